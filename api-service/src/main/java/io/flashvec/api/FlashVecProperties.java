@@ -1,0 +1,42 @@
+package io.flashvec.api;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Server settings under {@code flashvec.*} (environment: {@code FLASHVEC_*}).
+ *
+ * @param port REST port ({@code FLASHVEC_PORT})
+ * @param bind address to bind ({@code FLASHVEC_BIND})
+ * @param dataDir where collections live ({@code FLASHVEC_DATA_DIR})
+ * @param roles {@code proxy,query,index} (standalone runs all three)
+ */
+@ConfigurationProperties("flashvec")
+public record FlashVecProperties(
+    @DefaultValue("8080") int port,
+    @DefaultValue("127.0.0.1") String bind,
+    @DefaultValue("./data") Path dataDir,
+    @DefaultValue("proxy,query,index") List<String> roles,
+    @DefaultValue Wal wal,
+    @DefaultValue Segment segment,
+    @DefaultValue Limits limits) {
+
+  /** Write-ahead log settings. */
+  public record Wal(
+      @DefaultValue("always") String fsyncPolicy,
+      @DefaultValue("1s") Duration fsyncInterval,
+      @DefaultValue("64MB") DataSize segmentBytes) {}
+
+  /** Segment settings. */
+  public record Segment(@DefaultValue("100000") int sealThresholdPoints) {}
+
+  /** Request limits; exceeding one gives 413. */
+  public record Limits(
+      @DefaultValue("64MB") DataSize maxBodyBytes,
+      @DefaultValue("100000") int maxBatchPoints,
+      @DefaultValue("10000") int maxSearchLimit) {}
+}

@@ -1,0 +1,249 @@
+package io.flashvec.api.collections;
+
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.web.Blocking;
+import io.flashvec.api.web.Json;
+import io.flashvec.api.web.Requests;
+import io.flashvec.cluster.CollectionNames;
+import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.Collection;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InvalidInputException;
+import java.util.Locale;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.BooleanNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/** {@code /collections} in Qdrant's shapes. */
+@RestController
+public class CollectionsController {
+
+  private final CollectionService service;
+  private final Blocking blocking;
+  private final FlashVecProperties props;
+
+  CollectionsController(CollectionService service, Blocking blocking, FlashVecProperties props) {
+    this.service = service;
+    this.blocking = blocking;
+    this.props = props;
+  }
+
+  @GetMapping("/collections")
+  Mono<ResponseEntity<byte[]>> list() {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          ObjectNode r = Json.object();
+          ArrayNode arr = r.putArray("collections");
+          for (String n : service.listCollections()) {
+            arr.addObject().put("name", n);
+          }
+          return Json.ok(r, t0);
+        });
+  }
+
+  @PutMapping("/collections/{name}")
+  Mono<ResponseEntity<byte[]>> create(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          CollectionConfig config = parseConfig(Json.parse(body));
+          service.createCollection(name, config);
+          return Json.ok(BooleanNode.TRUE, t0);
+        });
+  }
+
+  @GetMapping("/collections/{name}")
+  Mono<ResponseEntity<byte[]>> get(@PathVariable String name) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> Json.ok(describe(service.describe(CollectionNames.validate(name))), t0));
+  }
+
+  @GetMapping("/collections/{name}/exists")
+  Mono<ResponseEntity<byte[]>> exists(@PathVariable String name) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          ObjectNode r = Json.object();
+          r.put("exists", service.exists(CollectionNames.validate(name)));
+          return Json.ok(r, t0);
+        });
+  }
+
+  @DeleteMapping("/collections/{name}")
+  Mono<ResponseEntity<byte[]>> delete(@PathVariable String name) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () ->
+            Json.ok(
+                BooleanNode.valueOf(service.deleteCollection(CollectionNames.validate(name))), t0));
+  }
+
+  /** FlashVec extension: seal the growing segments now (Qdrant has no such call). */
+  @PostMapping("/collections/{name}/flush")
+  Mono<ResponseEntity<byte[]>> flush(@PathVariable String name) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          service.flush(CollectionNames.validate(name));
+          return Json.ok(BooleanNode.TRUE, t0);
+        });
+  }
+
+  static CollectionConfig parseConfig(JsonNode body) {
+    if (!body.isObject()) {
+      throw new InvalidInputException("Wrong input: collection config must be a JSON object");
+    }
+    JsonNode vectors = body.get("vectors");
+    if (vectors == null || !vectors.isObject()) {
+      throw new InvalidInputException(
+          "Wrong input: missing field `vectors` ({\"size\": N, \"distance\": \"Cosine|Dot|Euclid\"})");
+    }
+    if (!vectors.has("size")) {
+      if (vectors.size() == 1 && vectors.has("")) {
+        vectors = vectors.get("");
+      } else {
+        throw new InvalidInputException(
+            "Wrong input: named vectors are not supported, use {\"size\": N, \"distance\": ...} [vectors="
+                + Requests.abbreviate(vectors)
+                + "]");
+      }
+    }
+    JsonNode size = vectors.get("size");
+    if (size == null || !size.isIntegralNumber()) {
+      throw new InvalidInputException(
+          "Wrong input: vectors.size must be an integer [size=" + Requests.abbreviate(size) + "]");
+    }
+    if (size.bigIntegerValue().signum() <= 0
+        || size.bigIntegerValue()
+                .compareTo(java.math.BigInteger.valueOf(CollectionConfig.MAX_DIMENSION))
+            > 0) {
+      throw new InvalidInputException(
+          "Wrong input: vector size out of range [size="
+              + size
+              + ", allowed=1.."
+              + CollectionConfig.MAX_DIMENSION
+              + "]");
+    }
+    JsonNode dist = vectors.get("distance");
+    if (dist == null || !dist.isString()) {
+      throw new InvalidInputException(
+          "Wrong input: vectors.distance must be one of Cosine, Dot, Euclid [distance="
+              + Requests.abbreviate(dist)
+              + "]");
+    }
+    Distance distance = Distance.parse(dist.asString());
+    int shards = Requests.nonNegativeInt(body, "shard_number", 1, CollectionConfig.MAX_SHARDS);
+    int replicas = Requests.nonNegativeInt(body, "replication_factor", 1, 16);
+    IndexParams index = IndexParams.DEFAULT;
+    JsonNode hnsw = body.get("hnsw_config");
+    if (hnsw != null && hnsw.isObject()) {
+      // Qdrant's HNSW m bounds layer 0 at 2m links; ef_construct is the build search list.
+      int m = Requests.nonNegativeInt(hnsw, "m", index.maxDegree() / 2, 256);
+      int ef = Requests.nonNegativeInt(hnsw, "ef_construct", index.buildSearchList(), 10_000);
+      index = new IndexParams(index.type(), Math.max(2, 2 * m), Math.max(1, ef), index.alpha(), 0);
+    }
+    JsonNode idx = body.get("index");
+    if (idx != null && !idx.isNull()) {
+      if (!idx.isObject()) {
+        throw new InvalidInputException(
+            "Wrong input: index must be an object [index=" + Requests.abbreviate(idx) + "]");
+      }
+      JsonNode type = idx.get("type");
+      float alpha = index.alpha();
+      JsonNode a = idx.get("alpha");
+      if (a != null && !a.isNull()) {
+        if (!a.isNumber()) {
+          throw new InvalidInputException(
+              "Wrong input: index.alpha must be a number [alpha=" + Requests.abbreviate(a) + "]");
+        }
+        alpha = (float) a.doubleValue();
+      }
+      index =
+          new IndexParams(
+              type == null || type.isNull()
+                  ? index.type()
+                  : type.asString().toLowerCase(Locale.ROOT),
+              Requests.nonNegativeInt(idx, "max_degree", index.maxDegree(), 512),
+              Requests.nonNegativeInt(idx, "build_search_list", index.buildSearchList(), 10_000),
+              alpha,
+              Requests.nonNegativeInt(idx, "pq_subspaces", 0, CollectionConfig.MAX_DIMENSION));
+    }
+    return new CollectionConfig(
+        size.intValue(), distance, Math.max(1, shards), Math.max(1, replicas), index);
+  }
+
+  private ObjectNode describe(CollectionService.CollectionDescription d) {
+    CollectionConfig c = d.config();
+    Collection.Info info = d.info();
+    ObjectNode r = Json.object();
+    r.put("status", "green");
+    r.put("optimizer_status", "ok");
+    r.put("indexed_vectors_count", 0);
+    r.put("points_count", info.points());
+    r.put("segments_count", info.segments());
+    ObjectNode config = r.putObject("config");
+    ObjectNode params = config.putObject("params");
+    ObjectNode vectors = params.putObject("vectors");
+    vectors.put("size", c.dimension());
+    vectors.put("distance", c.distance().apiName());
+    params.put("shard_number", c.shardNumber());
+    params.put("replication_factor", c.replicationFactor());
+    params.put("write_consistency_factor", 1);
+    params.put("on_disk_payload", false);
+    ObjectNode hnsw = config.putObject("hnsw_config");
+    hnsw.put("m", Math.max(1, c.index().maxDegree() / 2));
+    hnsw.put("ef_construct", c.index().buildSearchList());
+    hnsw.put("full_scan_threshold", 10_000);
+    hnsw.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
+    ObjectNode opt = config.putObject("optimizer_config");
+    opt.put("deleted_threshold", 0.2);
+    opt.put("vacuum_min_vector_number", 1000);
+    opt.put("default_segment_number", 0);
+    opt.putNull("max_segment_size");
+    opt.putNull("memmap_threshold");
+    opt.put("indexing_threshold", props.segment().sealThresholdPoints());
+    opt.put("flush_interval_sec", 5);
+    opt.putNull("max_optimization_threads");
+    ObjectNode wal = config.putObject("wal_config");
+    wal.put("wal_capacity_mb", props.wal().segmentBytes().toMegabytes());
+    wal.put("wal_segments_ahead", 0);
+    config.putNull("quantization_config");
+    r.putObject("payload_schema");
+    // FlashVec's own view: index settings, segments and their states, bytes.
+    ObjectNode fv = r.putObject("flashvec");
+    ObjectNode index = fv.putObject("index");
+    index.put("type", c.index().type());
+    index.put("max_degree", c.index().maxDegree());
+    index.put("build_search_list", c.index().buildSearchList());
+    index.put("alpha", c.index().alpha());
+    index.put("pq_subspaces", c.index().pqSubspaces());
+    fv.put("disk_bytes", info.diskBytes());
+    fv.put("memory_bytes", info.memoryBytes());
+    ArrayNode segs = fv.putArray("segments");
+    for (Collection.SegmentInfo s : info.segmentInfos()) {
+      ObjectNode o = segs.addObject();
+      o.put("shard", s.shard());
+      o.put("id", s.id());
+      o.put("state", s.state().name().toLowerCase(Locale.ROOT));
+      o.put("points", s.points());
+      o.put("deleted", s.deleted());
+    }
+    return r;
+  }
+}

@@ -1,0 +1,249 @@
+package io.flashvec.api.points;
+
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.web.Blocking;
+import io.flashvec.api.web.Json;
+import io.flashvec.api.web.Output;
+import io.flashvec.api.web.Requests;
+import io.flashvec.cluster.CollectionNames;
+import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.Collection;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.NotFoundException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.TooLargeException;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/** {@code /collections/{name}/points…} except search, in Qdrant's shapes. */
+@RestController
+public class PointsController {
+
+  private final CollectionService service;
+  private final Blocking blocking;
+  private final int maxBatch;
+
+  PointsController(CollectionService service, Blocking blocking, FlashVecProperties props) {
+    this.service = service;
+    this.blocking = blocking;
+    this.maxBatch = props.limits().maxBatchPoints();
+  }
+
+  @PutMapping("/collections/{name}/points")
+  Mono<ResponseEntity<byte[]>> upsert(
+      @PathVariable String name,
+      @RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          List<Point> points = parsePoints(Json.parse(body));
+          return Json.ok(update(service.upsert(name, points, wait)), t0);
+        });
+  }
+
+  @PostMapping("/collections/{name}/points/delete")
+  Mono<ResponseEntity<byte[]>> delete(
+      @PathVariable String name,
+      @RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          JsonNode b = Json.parse(body);
+          Requests.rejectFilter(b);
+          JsonNode pts = b.get("points");
+          if (pts == null) {
+            throw new InvalidInputException(
+                "Wrong input: delete needs `points` (a list of ids) or `filter`");
+          }
+          List<PointId> ids = Requests.ids(pts, "points");
+          checkBatch(ids.size());
+          return Json.ok(update(service.delete(name, ids, wait)), t0);
+        });
+  }
+
+  @GetMapping("/collections/{name}/points/{id}")
+  Mono<ResponseEntity<byte[]>> getOne(@PathVariable String name, @PathVariable String id) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          PointId pid = PointId.parse(id);
+          List<Record> r = service.retrieve(name, List.of(pid), true, true);
+          if (r.isEmpty()) {
+            throw new NotFoundException("Not found: No point with id " + pid + " found");
+          }
+          return Json.ok(Output.record(r.getFirst(), Output.PayloadSelector.ALL, true), t0);
+        });
+  }
+
+  @PostMapping("/collections/{name}/points")
+  Mono<ResponseEntity<byte[]>> retrieve(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          JsonNode b = Json.parse(body);
+          List<PointId> ids = Requests.ids(b.get("ids"), "ids");
+          checkBatch(ids.size());
+          Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
+          boolean withVector = Output.withVector(b, "with_vector", false);
+          ArrayNode out = Json.array();
+          for (Record r : service.retrieve(name, ids, sel.any(), withVector)) {
+            out.add(Output.record(r, sel, withVector));
+          }
+          return Json.ok(out, t0);
+        });
+  }
+
+  @PostMapping("/collections/{name}/points/count")
+  Mono<ResponseEntity<byte[]>> count(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          Requests.rejectFilter(Json.parseOptional(body));
+          ObjectNode r = Json.object();
+          r.put("count", service.count(name));
+          return Json.ok(r, t0);
+        });
+  }
+
+  @PostMapping("/collections/{name}/points/scroll")
+  Mono<ResponseEntity<byte[]>> scroll(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          JsonNode b = Json.parseOptional(body);
+          Requests.rejectFilter(b);
+          JsonNode off = b.get("offset");
+          PointId offset = off == null || off.isNull() ? null : Requests.id(off, "offset");
+          int limit = Requests.nonNegativeInt(b, "limit", 10, maxBatch);
+          if (limit == 0) {
+            throw new InvalidInputException("Wrong input: limit must be positive [limit=0]");
+          }
+          Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
+          boolean withVector = Output.withVector(b, "with_vector", false);
+          ScrollPage page = service.scroll(name, offset, limit, sel.any(), withVector);
+          ObjectNode r = Json.object();
+          ArrayNode pts = r.putArray("points");
+          for (Record rec : page.points()) {
+            pts.add(Output.record(rec, sel, withVector));
+          }
+          if (page.nextOffset() == null) {
+            r.putNull("next_page_offset");
+          } else {
+            Json.putId(r, "next_page_offset", page.nextOffset());
+          }
+          return Json.ok(r, t0);
+        });
+  }
+
+  private void checkBatch(int n) {
+    if (n > maxBatch) {
+      throw new TooLargeException(
+          "Payload too large: batch has too many points [points=" + n + ", max=" + maxBatch + "]");
+    }
+  }
+
+  private static ObjectNode update(Collection.UpdateResult r) {
+    ObjectNode o = Json.object();
+    o.put("operation_id", r.operationId());
+    o.put("status", r.completed() ? "completed" : "acknowledged");
+    return o;
+  }
+
+  /** Parses {@code {"points": [...]}} or the columnar {@code {"batch": {...}}}. */
+  List<Point> parsePoints(JsonNode b) {
+    JsonNode list = b.get("points");
+    JsonNode batch = b.get("batch");
+    List<Point> out;
+    if (list != null && !list.isNull()) {
+      if (!list.isArray()) {
+        throw new InvalidInputException("Wrong input: points must be an array");
+      }
+      checkBatch(list.size());
+      out = new ArrayList<>(list.size());
+      for (int i = 0; i < list.size(); i++) {
+        JsonNode p = list.get(i);
+        if (!p.isObject()) {
+          throw new InvalidInputException("Wrong input: points[" + i + "] must be an object");
+        }
+        PointId id = Requests.id(p.get("id"), "points[" + i + "].id");
+        float[] v = Requests.vector(p.get("vector"), "points[" + i + "].vector");
+        out.add(new Point(id, v, payload(p.get("payload"), "points[" + i + "].payload")));
+      }
+    } else if (batch != null && batch.isObject()) {
+      List<PointId> ids = Requests.ids(batch.get("ids"), "batch.ids");
+      checkBatch(ids.size());
+      JsonNode vectors = batch.get("vectors");
+      if (vectors == null || !vectors.isArray() || vectors.size() != ids.size()) {
+        throw new InvalidInputException(
+            "Wrong input: batch.vectors must be an array with one vector per id [ids="
+                + ids.size()
+                + ", vectors="
+                + (vectors != null && vectors.isArray() ? vectors.size() : 0)
+                + "]");
+      }
+      JsonNode payloads = batch.get("payloads");
+      if (payloads != null
+          && !payloads.isNull()
+          && (!payloads.isArray() || payloads.size() != ids.size())) {
+        throw new InvalidInputException(
+            "Wrong input: batch.payloads must be an array with one payload per id [ids="
+                + ids.size()
+                + "]");
+      }
+      out = new ArrayList<>(ids.size());
+      for (int i = 0; i < ids.size(); i++) {
+        float[] v = Requests.vector(vectors.get(i), "batch.vectors[" + i + "]");
+        byte[] payload =
+            payloads == null || payloads.isNull()
+                ? null
+                : payload(payloads.get(i), "batch.payloads[" + i + "]");
+        out.add(new Point(ids.get(i), v, payload));
+      }
+    } else {
+      throw new InvalidInputException(
+          "Wrong input: upsert needs `points` (a list of {id, vector, payload}) or `batch` ({ids, vectors, payloads})");
+    }
+    return out;
+  }
+
+  private static byte[] payload(JsonNode p, String field) {
+    if (p == null || p.isNull()) {
+      return null;
+    }
+    if (!p.isObject()) {
+      throw new InvalidInputException(
+          "Wrong input: payload must be a JSON object ["
+              + field
+              + "="
+              + Requests.abbreviate(p)
+              + "]");
+    }
+    return Json.MAPPER.writeValueAsBytes(p);
+  }
+}

@@ -1,0 +1,2 @@
+/** Point endpoints: upsert (list or columnar batch), get, retrieve, delete, count, scroll. */
+package io.flashvec.api.points;

@@ -1,0 +1,118 @@
+package io.flashvec.api.system;
+
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.cluster.LocalCollectionService;
+import io.flashvec.index.Shard;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.FsyncPolicy;
+import io.flashvec.storage.Wal;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.event.EventListener;
+
+/**
+ * Creates the standalone engine (all roles in this JVM) and recovers it in the background once the
+ * HTTP server is up, so {@code /healthz} answers at once and {@code /readyz} turns 200 only when
+ * every WAL has been replayed.
+ */
+@Configuration(proxyBeanMethods = false)
+public class EngineConfiguration {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EngineConfiguration.class);
+
+  /** Owns the WAL flusher thread; shut down with the context. */
+  @Bean(destroyMethod = "shutdownNow")
+  ScheduledExecutorService walScheduler() {
+    return Executors.newSingleThreadScheduledExecutor(
+        Thread.ofPlatform().name("flashvec-wal-flusher").daemon(true).factory());
+  }
+
+  @Bean(destroyMethod = "close")
+  LocalCollectionService collectionService(
+      FlashVecProperties props, MeterRegistry registry, ScheduledExecutorService walScheduler) {
+    Timer fsync =
+        Timer.builder("flashvec.wal.fsync").description("WAL fsync latency").register(registry);
+    Counter appended =
+        Counter.builder("flashvec.wal.appended.bytes")
+            .description("Bytes appended to WALs")
+            .baseUnit("bytes")
+            .register(registry);
+    Wal.Listener listener =
+        new Wal.Listener() {
+          @Override
+          public void onAppend(int recordBytes) {
+            appended.increment(recordBytes);
+          }
+
+          @Override
+          public void onFsync(long nanos) {
+            fsync.record(nanos, TimeUnit.NANOSECONDS);
+          }
+        };
+    FsyncPolicy policy = FsyncPolicy.parse(props.wal().fsyncPolicy());
+    Wal.Options walOptions =
+        Wal.Options.defaults()
+            .withPolicy(policy)
+            .withSegmentBytes(props.wal().segmentBytes().toBytes())
+            .withScheduler(walScheduler, props.wal().fsyncInterval())
+            .withListener(listener);
+    Shard.Options shardOptions =
+        new Shard.Options(props.segment().sealThresholdPoints(), walOptions, FileIO.DEFAULT);
+    LOG.info(
+        "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}]",
+        props.dataDir().toAbsolutePath().normalize(),
+        props.bind(),
+        props.port(),
+        String.join(",", props.roles()),
+        policy.configName());
+    return new LocalCollectionService(props.dataDir(), shardOptions);
+  }
+
+  /**
+   * Replays the WALs off the startup thread; readiness follows {@link
+   * LocalCollectionService#ready()}.
+   */
+  @Bean
+  RecoveryStarter recoveryStarter(LocalCollectionService service) {
+    return new RecoveryStarter(service);
+  }
+
+  /** Starts recovery when the application is ready. */
+  public static final class RecoveryStarter {
+    private final LocalCollectionService service;
+    private volatile Throwable failure;
+
+    RecoveryStarter(LocalCollectionService service) {
+      this.service = service;
+    }
+
+    @EventListener(ApplicationReadyEvent.class)
+    public void start() {
+      Thread.ofPlatform()
+          .name("flashvec-recovery")
+          .start(
+              () -> {
+                try {
+                  service.recover();
+                } catch (Throwable t) {
+                  failure = t;
+                  LOG.error("recovery failed; the server stays unready", t);
+                }
+              });
+    }
+
+    /** Why recovery failed, or {@code null}. */
+    public Throwable failure() {
+      return failure;
+    }
+  }
+}

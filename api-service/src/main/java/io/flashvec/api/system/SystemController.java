@@ -1,0 +1,53 @@
+package io.flashvec.api.system;
+
+import io.flashvec.api.web.Json;
+import io.flashvec.cluster.LocalCollectionService;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.databind.node.ObjectNode;
+
+/** Version info ({@code GET /}, which Qdrant clients call at start-up), liveness and readiness. */
+@RestController
+public class SystemController {
+
+  static final String VERSION = "0.1.0";
+
+  private final LocalCollectionService service;
+  private final EngineConfiguration.RecoveryStarter recovery;
+
+  SystemController(LocalCollectionService service, EngineConfiguration.RecoveryStarter recovery) {
+    this.service = service;
+    this.recovery = recovery;
+  }
+
+  @GetMapping("/")
+  ResponseEntity<byte[]> root() {
+    ObjectNode o = Json.object();
+    o.put("title", "flashvec - vector search engine");
+    o.put("version", VERSION);
+    return Json.raw(HttpStatus.OK, o);
+  }
+
+  /** Liveness: the process serves HTTP. */
+  @GetMapping({"/healthz", "/livez"})
+  ResponseEntity<byte[]> healthz() {
+    ObjectNode o = Json.object();
+    o.put("title", "healthz check passed");
+    return Json.raw(HttpStatus.OK, o);
+  }
+
+  /** Readiness: WAL recovery finished. */
+  @GetMapping("/readyz")
+  ResponseEntity<byte[]> readyz() {
+    ObjectNode o = Json.object();
+    if (service.ready()) {
+      o.put("title", "all shards are ready");
+      return Json.raw(HttpStatus.OK, o);
+    }
+    Throwable f = recovery.failure();
+    o.put("title", f == null ? "recovering write-ahead logs" : "recovery failed: " + f);
+    return Json.raw(HttpStatus.SERVICE_UNAVAILABLE, o);
+  }
+}

@@ -1,0 +1,96 @@
+package io.flashvec.api.web;
+
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.PointId;
+import java.math.BigInteger;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.json.JsonReadFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * JSON in and out, and the Qdrant envelope {@code {"result": …, "status": "ok", "time": s}}.
+ *
+ * <p>Reading accepts {@code NaN} and {@code Infinity} literals (Python's {@code json} writes them)
+ * so that validation can reject them with a message naming the value rather than a parse error.
+ */
+public final class Json {
+
+  public static final JsonMapper MAPPER =
+      JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
+
+  private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
+
+  private Json() {}
+
+  public static ObjectNode object() {
+    return MAPPER.createObjectNode();
+  }
+
+  public static ArrayNode array() {
+    return MAPPER.createArrayNode();
+  }
+
+  /** Parses a request body; an empty or malformed body is a 400 naming the problem. */
+  public static JsonNode parse(byte[] body) {
+    if (body == null || body.length == 0) {
+      throw new InvalidInputException("Format error in JSON body: request body is empty");
+    }
+    try {
+      return MAPPER.readTree(body);
+    } catch (JacksonException e) {
+      throw new InvalidInputException("Format error in JSON body: " + e.getOriginalMessage());
+    }
+  }
+
+  /** Parses a body that may be absent (treated as {@code {}}). */
+  public static JsonNode parseOptional(byte[] body) {
+    if (body == null || body.length == 0) {
+      return object();
+    }
+    return parse(body);
+  }
+
+  /** A successful response in the envelope. */
+  public static ResponseEntity<byte[]> ok(JsonNode result, long startNanos) {
+    ObjectNode o = object();
+    o.set("result", result);
+    o.put("status", "ok");
+    o.put("time", seconds(startNanos));
+    return raw(HttpStatus.OK, o);
+  }
+
+  /** An error response: {@code {"status": {"error": message}, "time": s}}. */
+  public static ResponseEntity<byte[]> error(HttpStatus status, String message, long startNanos) {
+    ObjectNode o = object();
+    o.putObject("status").put("error", message);
+    o.put("time", seconds(startNanos));
+    return raw(status, o);
+  }
+
+  public static ResponseEntity<byte[]> raw(HttpStatus status, JsonNode body) {
+    return ResponseEntity.status(status)
+        .contentType(MediaType.APPLICATION_JSON)
+        .body(MAPPER.writeValueAsBytes(body));
+  }
+
+  public static double seconds(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1e9;
+  }
+
+  /** Writes an id as Qdrant does: a JSON number (unsigned 64-bit) or a UUID string. */
+  public static void putId(ObjectNode o, String field, PointId id) {
+    if (id.isUuid()) {
+      o.put(field, id.toString());
+    } else if (id.number() >= 0) {
+      o.put(field, id.number());
+    } else {
+      o.put(field, BigInteger.valueOf(id.number()).add(TWO_64));
+    }
+  }
+}

@@ -1,0 +1,162 @@
+package io.flashvec.api.web;
+
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.Record;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Renders stored points as Qdrant does, and parses {@code with_payload} / {@code with_vector}.
+ *
+ * <p>{@code with_payload} may be a boolean, a list of top-level keys to include, or {@code
+ * {"include": [...]}} / {@code {"exclude": [...]}}.
+ */
+public final class Output {
+
+  private Output() {}
+
+  /** Which payload keys to return. */
+  public record PayloadSelector(boolean any, Set<String> include, Set<String> exclude) {
+    public static final PayloadSelector ALL = new PayloadSelector(true, null, null);
+    public static final PayloadSelector NONE = new PayloadSelector(false, null, null);
+
+    /** Parses {@code field} of {@code parent}, defaulting to {@code dflt}. */
+    public static PayloadSelector parse(JsonNode parent, String field, boolean dflt) {
+      JsonNode n = parent.get(field);
+      if (n == null || n.isNull()) {
+        return dflt ? ALL : NONE;
+      }
+      if (n.isBoolean()) {
+        return n.booleanValue() ? ALL : NONE;
+      }
+      if (n.isArray()) {
+        return new PayloadSelector(true, keys(n, field), null);
+      }
+      if (n.isObject() && n.has("include")) {
+        return new PayloadSelector(true, keys(n.get("include"), field + ".include"), null);
+      }
+      if (n.isObject() && n.has("exclude")) {
+        return new PayloadSelector(true, null, keys(n.get("exclude"), field + ".exclude"));
+      }
+      throw new InvalidInputException(
+          "Wrong input: "
+              + field
+              + " must be a boolean, a list of keys, or {include|exclude: [...]} ["
+              + field
+              + "="
+              + Requests.abbreviate(n)
+              + "]");
+    }
+
+    private static Set<String> keys(JsonNode arr, String field) {
+      if (arr == null || !arr.isArray()) {
+        throw new InvalidInputException(
+            "Wrong input: " + field + " must be a list of payload keys");
+      }
+      Set<String> s = new HashSet<>();
+      for (JsonNode k : arr) {
+        if (!k.isString()) {
+          throw new InvalidInputException(
+              "Wrong input: payload key must be a string ["
+                  + field
+                  + "="
+                  + Requests.abbreviate(k)
+                  + "]");
+        }
+        s.add(k.asString());
+      }
+      return s;
+    }
+  }
+
+  /** Parses {@code with_vector}: a boolean (named-vector lists select the default vector). */
+  public static boolean withVector(JsonNode parent, String field, boolean dflt) {
+    JsonNode n = parent.get(field);
+    if (n == null || n.isNull()) {
+      return dflt;
+    }
+    if (n.isBoolean()) {
+      return n.booleanValue();
+    }
+    if (n.isArray()) {
+      return !n.isEmpty();
+    }
+    throw new InvalidInputException(
+        "Wrong input: "
+            + field
+            + " must be a boolean ["
+            + field
+            + "="
+            + Requests.abbreviate(n)
+            + "]");
+  }
+
+  /** A point as returned by get/retrieve/scroll. */
+  public static ObjectNode record(Record r, PayloadSelector sel, boolean withVector) {
+    ObjectNode o = Json.object();
+    Json.putId(o, "id", r.id());
+    putPayload(o, r.payload(), sel);
+    putVector(o, r.vector(), withVector);
+    return o;
+  }
+
+  /** A search hit (ScoredPoint). */
+  public static ObjectNode scored(Record r, PayloadSelector sel, boolean withVector) {
+    ObjectNode o = Json.object();
+    Json.putId(o, "id", r.id());
+    o.put("version", 0);
+    o.put("score", r.score());
+    putPayload(o, r.payload(), sel);
+    putVector(o, r.vector(), withVector);
+    return o;
+  }
+
+  public static ArrayNode scoredList(List<Record> hits, PayloadSelector sel, boolean withVector) {
+    ArrayNode a = Json.array();
+    for (Record r : hits) {
+      a.add(scored(r, sel, withVector));
+    }
+    return a;
+  }
+
+  private static void putPayload(ObjectNode o, byte[] payload, PayloadSelector sel) {
+    if (!sel.any()) {
+      o.putNull("payload");
+      return;
+    }
+    if (payload == null) {
+      o.putObject("payload");
+      return;
+    }
+    JsonNode p = Json.MAPPER.readTree(payload);
+    if (sel.include() != null || sel.exclude() != null) {
+      ObjectNode filtered = Json.object();
+      for (var e : p.properties()) {
+        boolean keep =
+            sel.include() != null
+                ? sel.include().contains(e.getKey())
+                : !sel.exclude().contains(e.getKey());
+        if (keep) {
+          filtered.set(e.getKey(), e.getValue());
+        }
+      }
+      p = filtered;
+    }
+    o.set("payload", p);
+  }
+
+  private static void putVector(ObjectNode o, float[] v, boolean withVector) {
+    if (!withVector || v == null) {
+      o.putNull("vector");
+      return;
+    }
+    ArrayNode a = o.putArray("vector");
+    for (float x : v) {
+      a.add(x);
+    }
+  }
+}

@@ -1,0 +1,228 @@
+package io.flashvec.api.web;
+
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.PointId;
+import io.flashvec.index.SearchParams;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.List;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Reads request fields from JSON with Qdrant's conventions and exact error messages that name the
+ * field and the offending value.
+ */
+public final class Requests {
+
+  private static final BigInteger MAX_U64 = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
+
+  private Requests() {}
+
+  /** A point id: a non-negative integer below 2^64 or a UUID string. */
+  public static PointId id(JsonNode n, String field) {
+    if (n == null || n.isMissingNode() || n.isNull()) {
+      throw new InvalidInputException("Wrong input: missing point id [field=" + field + "]");
+    }
+    if (n.isIntegralNumber()) {
+      BigInteger v = n.bigIntegerValue();
+      if (v.signum() < 0 || v.compareTo(MAX_U64) > 0) {
+        throw new InvalidInputException(
+            "Wrong input: point id must be an unsigned 64-bit integer or a UUID ["
+                + field
+                + "="
+                + v
+                + "]");
+      }
+      return PointId.of(v.longValue());
+    }
+    if (n.isString()) {
+      String s = n.asString();
+      try {
+        PointId id = PointId.parse(s);
+        if (!id.isUuid()) {
+          // Qdrant accepts only UUID strings; a numeric string is a type error there too.
+          throw new InvalidInputException(
+              "Wrong input: point id string must be a UUID [" + field + "=" + s + "]");
+        }
+        return id;
+      } catch (InvalidInputException e) {
+        throw new InvalidInputException(
+            "Wrong input: point id must be an unsigned 64-bit integer or a UUID ["
+                + field
+                + "="
+                + s
+                + "]");
+      }
+    }
+    throw new InvalidInputException(
+        "Wrong input: point id must be an unsigned 64-bit integer or a UUID ["
+            + field
+            + "="
+            + n
+            + "]");
+  }
+
+  /** A list of point ids. */
+  public static List<PointId> ids(JsonNode arr, String field) {
+    if (arr == null || !arr.isArray()) {
+      throw new InvalidInputException("Wrong input: " + field + " must be an array of point ids");
+    }
+    List<PointId> out = new ArrayList<>(arr.size());
+    for (int i = 0; i < arr.size(); i++) {
+      out.add(id(arr.get(i), field + "[" + i + "]"));
+    }
+    return out;
+  }
+
+  /**
+   * A dense vector: an array of numbers, or Qdrant's named form with the default (empty) name
+   * ({@code {"": [...]}}, {@code {"name": "", "vector": [...]}}).
+   */
+  public static float[] vector(JsonNode n, String field) {
+    if (n != null && n.isObject()) {
+      if (n.has("vector") && n.size() <= 2 && (n.path("name").asString("").isEmpty())) {
+        return vector(n.get("vector"), field + ".vector");
+      }
+      if (n.size() == 1 && n.has("")) {
+        return vector(n.get(""), field);
+      }
+      throw new InvalidInputException(
+          "Wrong input: named vectors are not supported, use one unnamed dense vector ["
+              + field
+              + "="
+              + abbreviate(n)
+              + "]");
+    }
+    if (n == null || !n.isArray()) {
+      throw new InvalidInputException(
+          "Wrong input: "
+              + field
+              + " must be an array of numbers ["
+              + field
+              + "="
+              + abbreviate(n)
+              + "]");
+    }
+    float[] v = new float[n.size()];
+    for (int i = 0; i < v.length; i++) {
+      JsonNode x = n.get(i);
+      if (!x.isNumber()) {
+        throw new InvalidInputException(
+            "Wrong input: vector element is not a number [field="
+                + field
+                + ", index="
+                + i
+                + ", value="
+                + abbreviate(x)
+                + "]");
+      }
+      double d = x.doubleValue();
+      v[i] = (float) d;
+      if (!Float.isFinite(v[i])) {
+        throw new InvalidInputException(
+            "Wrong input: vector contains a non-finite value [field="
+                + field
+                + ", index="
+                + i
+                + ", value="
+                + d
+                + "]");
+      }
+    }
+    return v;
+  }
+
+  /** An optional boolean with a default. */
+  public static boolean bool(JsonNode parent, String field, boolean dflt) {
+    JsonNode n = parent.get(field);
+    if (n == null || n.isNull()) {
+      return dflt;
+    }
+    if (!n.isBoolean()) {
+      throw new InvalidInputException(
+          "Wrong input: " + field + " must be a boolean [" + field + "=" + abbreviate(n) + "]");
+    }
+    return n.booleanValue();
+  }
+
+  /** An optional non-negative integer with a default, at most {@code max}. */
+  public static int nonNegativeInt(JsonNode parent, String field, int dflt, int max) {
+    JsonNode n = parent.get(field);
+    if (n == null || n.isNull()) {
+      return dflt;
+    }
+    if (!n.isIntegralNumber() || n.bigIntegerValue().signum() < 0) {
+      throw new InvalidInputException(
+          "Wrong input: "
+              + field
+              + " must be a non-negative integer ["
+              + field
+              + "="
+              + abbreviate(n)
+              + "]");
+    }
+    if (n.bigIntegerValue().compareTo(BigInteger.valueOf(max)) > 0) {
+      throw new InvalidInputException(
+          "Wrong input: " + field + " is too large [" + field + "=" + n + ", max=" + max + "]");
+    }
+    return n.intValue();
+  }
+
+  /** An optional finite number. */
+  public static Float optionalFloat(JsonNode parent, String field) {
+    JsonNode n = parent.get(field);
+    if (n == null || n.isNull()) {
+      return null;
+    }
+    if (!n.isNumber() || !Float.isFinite((float) n.doubleValue())) {
+      throw new InvalidInputException(
+          "Wrong input: "
+              + field
+              + " must be a finite number ["
+              + field
+              + "="
+              + abbreviate(n)
+              + "]");
+    }
+    return (float) n.doubleValue();
+  }
+
+  /** Search params: {@code hnsw_ef} (alias of {@code search_list}), {@code beam_width}, ... */
+  public static SearchParams params(JsonNode parent) {
+    JsonNode p = parent.get("params");
+    if (p == null || p.isNull()) {
+      return SearchParams.DEFAULT;
+    }
+    if (!p.isObject()) {
+      throw new InvalidInputException(
+          "Wrong input: params must be an object [params=" + abbreviate(p) + "]");
+    }
+    int searchList = nonNegativeInt(p, "search_list", 0, 100_000);
+    if (searchList == 0) {
+      searchList = nonNegativeInt(p, "hnsw_ef", 0, 100_000);
+    }
+    return new SearchParams(
+        searchList,
+        nonNegativeInt(p, "beam_width", 0, 1024),
+        nonNegativeInt(p, "rerank_k", 0, 100_000),
+        bool(p, "exact", false));
+  }
+
+  /** Rejects a filter until payload filtering exists, rather than ignoring it silently. */
+  public static void rejectFilter(JsonNode body) {
+    JsonNode f = body.get("filter");
+    if (f != null && !f.isNull() && !(f.isObject() && f.isEmpty())) {
+      throw new InvalidInputException(
+          "Wrong input: payload filters are not supported yet [filter=" + abbreviate(f) + "]");
+    }
+  }
+
+  /** A short rendering of a value for error messages. */
+  public static String abbreviate(JsonNode n) {
+    if (n == null) {
+      return "null";
+    }
+    String s = n.toString();
+    return s.length() > 80 ? s.substring(0, 77) + "..." : s;
+  }
+}

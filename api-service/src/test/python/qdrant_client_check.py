@@ -1,0 +1,93 @@
+"""Drives a FlashVec server with the official Qdrant Python client in REST mode.
+
+Usage: python qdrant_client_check.py URL
+Exits non-zero with a message on the first mismatch. Run by QdrantClientIT.
+"""
+import math
+import sys
+import uuid
+
+from qdrant_client import QdrantClient, models
+
+
+def check(cond, msg):
+    if not cond:
+        raise SystemExit("FAILED: " + msg)
+
+
+def main(url):
+    client = QdrantClient(url=url, prefer_grpc=False, timeout=30, check_compatibility=False)
+    name = "qdrant_client_check"
+    if client.collection_exists(name):
+        client.delete_collection(name)
+    check(client.create_collection(
+        name, vectors_config=models.VectorParams(size=4, distance=models.Distance.COSINE)),
+        "create_collection returned false")
+    check(client.collection_exists(name), "collection_exists after create")
+    names = [c.name for c in client.get_collections().collections]
+    check(name in names, f"get_collections lists the collection: {names}")
+
+    u = str(uuid.UUID(int=42))
+    points = [
+        models.PointStruct(id=1, vector=[1.0, 0.0, 0.0, 0.0], payload={"city": "Berlin", "n": 1}),
+        models.PointStruct(id=2, vector=[0.0, 1.0, 0.0, 0.0], payload={"city": "London", "n": 2}),
+        models.PointStruct(id=u, vector=[0.0, 0.0, 1.0, 0.0], payload={"city": "Paris"}),
+    ]
+    res = client.upsert(name, points=points, wait=True)
+    check(res.status == models.UpdateStatus.COMPLETED, f"upsert status {res.status}")
+    # Columnar batch form.
+    client.upsert(name, points=models.Batch(ids=[3, 4], vectors=[[0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]],
+                                            payloads=[{"city": "Rome"}, {"city": "Oslo"}]), wait=True)
+
+    info = client.get_collection(name)
+    check(info.points_count == 5, f"points_count {info.points_count}")
+    check(info.config.params.vectors.size == 4, "vector size in config")
+    check(client.count(name, exact=True).count == 5, "count")
+
+    got = client.retrieve(name, ids=[1, u], with_payload=True, with_vectors=True)
+    check(len(got) == 2, f"retrieve returned {len(got)}")
+    by_id = {str(p.id): p for p in got}
+    check(by_id["1"].payload == {"city": "Berlin", "n": 1}, f"payload {by_id['1'].payload}")
+    check(by_id[u].vector is not None and abs(by_id[u].vector[2] - 1.0) < 1e-6, "vector returned")
+
+    hits = client.query_points(name, query=[0.9, 0.1, 0.0, 0.0], limit=3, with_payload=True).points
+    check([h.id for h in hits][:2] == [1, 4], f"query_points order {[h.id for h in hits]}")
+    check(hits[0].payload["city"] == "Berlin", "query payload")
+    check(abs(hits[0].score - 0.9 / math.sqrt(0.82)) < 1e-4, f"cosine score {hits[0].score}")
+
+    hits = client.query_points(name, query=models.NearestQuery(nearest=[0.0, 1.0, 0.0, 0.0]), limit=1).points
+    check(hits[0].id == 2, "nearest query")
+
+    batch = client.query_batch_points(name, requests=[
+        models.QueryRequest(query=[1.0, 0.0, 0.0, 0.0], limit=1),
+        models.QueryRequest(query=[0.0, 0.0, 1.0, 0.0], limit=1),
+    ])
+    check([r.points[0].id for r in batch] == [1, u], "query batch")
+
+    hits = client.query_points(name, query=[1.0, 0.0, 0.0, 0.0], limit=10, score_threshold=0.5).points
+    check({h.id for h in hits} == {1, 4}, f"score_threshold {[h.id for h in hits]}")
+
+    page, nxt = client.scroll(name, limit=2, with_payload=True)
+    seen = [p.id for p in page]
+    while nxt is not None:
+        page, nxt = client.scroll(name, limit=2, offset=nxt)
+        seen += [p.id for p in page]
+    check(seen == [1, 2, 3, 4, u], f"scroll order {seen}")
+
+    client.delete(name, points_selector=models.PointIdsList(points=[2, u]), wait=True)
+    check(client.count(name).count == 3, "count after delete")
+    check(client.retrieve(name, ids=[2]) == [], "deleted point is gone")
+
+    try:
+        client.upsert(name, points=[models.PointStruct(id=9, vector=[1.0, 2.0])], wait=True)
+        check(False, "wrong dimension accepted")
+    except Exception as e:  # UnexpectedResponse
+        check("expected dim: 4, got 2" in str(e), f"dimension error message: {e}")
+
+    check(client.delete_collection(name), "delete_collection")
+    check(not client.collection_exists(name), "collection gone")
+    print("qdrant-client check passed")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

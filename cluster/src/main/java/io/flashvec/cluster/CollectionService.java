@@ -1,0 +1,53 @@
+package io.flashvec.cluster;
+
+import io.flashvec.index.Collection;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchRequest;
+import java.util.List;
+
+/**
+ * Everything the REST layer can ask of the database. Standalone implements it in-process ({@link
+ * LocalCollectionService}); a cluster proxy implements it with gRPC calls to query nodes. Errors
+ * are {@link io.flashvec.index.FlashVecException}s carrying their HTTP status.
+ */
+public interface CollectionService {
+
+  /** A collection's configuration and current statistics. */
+  record CollectionDescription(String name, CollectionConfig config, Collection.Info info) {}
+
+  /** Whether recovery finished and requests can be served. */
+  boolean ready();
+
+  /** Creates a collection; {@link io.flashvec.index.ConflictException} if it exists. */
+  void createCollection(String name, CollectionConfig config);
+
+  /** Deletes a collection and its data; returns false if it did not exist. */
+  boolean deleteCollection(String name);
+
+  List<String> listCollections();
+
+  boolean exists(String name);
+
+  CollectionDescription describe(String name);
+
+  Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait);
+
+  Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait);
+
+  List<Record> retrieve(
+      String collection, List<PointId> ids, boolean withPayload, boolean withVector);
+
+  long count(String collection);
+
+  ScrollPage scroll(
+      String collection, PointId offset, int limit, boolean withPayload, boolean withVector);
+
+  List<Record> search(String collection, SearchRequest request);
+
+  /** Seals the growing segments of a collection. */
+  void flush(String collection);
+}

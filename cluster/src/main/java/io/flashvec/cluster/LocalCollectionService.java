@@ -1,0 +1,319 @@
+package io.flashvec.cluster;
+
+import io.flashvec.index.Collection;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.ConflictException;
+import io.flashvec.index.NotFoundException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchRequest;
+import io.flashvec.index.Shard;
+import io.flashvec.index.UnavailableException;
+import io.flashvec.storage.FileIO;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The standalone {@link CollectionService}: every collection's shards live in this process under
+ * {@code <data>/collections/<name>}, metadata in a {@link LocalMetadataStore}.
+ *
+ * <p>Life cycle: construct (locks the data directory against a second server), then {@link
+ * #recover()} (opens every collection and replays its WALs; {@link #ready()} turns true when it
+ * returns), then serve, then {@link #close()}. Creation writes the metadata before opening the
+ * shards, deletion removes the metadata before deleting files, and recovery deletes collection
+ * directories without metadata, so a crash at any point leaves no half-created collection.
+ */
+public final class LocalCollectionService implements CollectionService, Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(LocalCollectionService.class);
+
+  private final Path dataDir;
+  private final Path collectionsDir;
+  private final Shard.Options shardOptions;
+  private final FileIO io;
+  private final MetadataStore metadata;
+  private final Map<String, Collection> collections = new ConcurrentHashMap<>();
+  private final Object ddlLock = new Object();
+  private final FileChannel lockChannel;
+  private final FileLock lock;
+  private volatile boolean ready;
+  private volatile boolean closed;
+
+  public LocalCollectionService(Path dataDir, Shard.Options shardOptions) {
+    this.dataDir = dataDir.toAbsolutePath();
+    this.collectionsDir = this.dataDir.resolve("collections");
+    this.shardOptions = shardOptions;
+    this.io = shardOptions.io();
+    FileChannel ch = null;
+    try {
+      io.createDirectories(collectionsDir);
+      ch =
+          FileChannel.open(
+              this.dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLock l = ch.tryLock();
+      if (l == null) {
+        throw new IllegalStateException(
+            "data directory is used by another FlashVec process [dataDir=" + this.dataDir + "]");
+      }
+      this.lockChannel = ch;
+      this.lock = l;
+      this.metadata = new LocalMetadataStore(this.dataDir, io);
+    } catch (IOException e) {
+      closeQuietly(ch);
+      throw new UncheckedIOException(
+          "cannot open data directory [dataDir=" + this.dataDir + "]", e);
+    } catch (RuntimeException e) {
+      closeQuietly(ch);
+      throw e;
+    }
+  }
+
+  /** Opens every collection and replays the WALs; then {@link #ready()} is true. */
+  public void recover() {
+    long t0 = System.nanoTime();
+    List<MetadataStore.CollectionMeta> metas = metadata.list();
+    for (MetadataStore.CollectionMeta m : metas) {
+      collections.put(
+          m.name(),
+          Collection.open(m.name(), collectionsDir.resolve(m.name()), m.config(), shardOptions));
+    }
+    removeOrphans();
+    ready = true;
+    long points = 0;
+    for (Collection c : collections.values()) {
+      points += c.count();
+    }
+    LOG.info(
+        "recovery finished [dataDir={}, collections={}, points={}, millis={}]",
+        dataDir,
+        collections.size(),
+        points,
+        (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  private void removeOrphans() {
+    try (var stream = Files.list(collectionsDir)) {
+      for (Path p : stream.toList()) {
+        String name = p.getFileName().toString();
+        if (!collections.containsKey(name)) {
+          LOG.warn(
+              "removing collection directory without metadata (interrupted create or delete) [dir={}]",
+              p);
+          deleteRecursively(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list collections [dir=" + collectionsDir + "]", e);
+    }
+  }
+
+  @Override
+  public boolean ready() {
+    return ready && !closed;
+  }
+
+  private void checkReady() {
+    if (!ready) {
+      throw new UnavailableException("Service is not ready: recovering the write-ahead logs");
+    }
+    if (closed) {
+      throw new UnavailableException("Service is shutting down");
+    }
+  }
+
+  private Collection collection(String name) {
+    checkReady();
+    Collection c = collections.get(name);
+    if (c == null) {
+      throw new NotFoundException("Not found: Collection `" + name + "` doesn't exist!");
+    }
+    return c;
+  }
+
+  @Override
+  public void createCollection(String name, CollectionConfig config) {
+    CollectionNames.validate(name);
+    checkReady();
+    synchronized (ddlLock) {
+      if (collections.containsKey(name)) {
+        throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
+      }
+      Path dir = collectionsDir.resolve(name);
+      if (!metadata.createIfAbsent(
+          new MetadataStore.CollectionMeta(name, config, System.currentTimeMillis()))) {
+        throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
+      }
+      try {
+        collections.put(name, Collection.open(name, dir, config, shardOptions));
+      } catch (RuntimeException e) {
+        metadata.remove(name);
+        throw e;
+      }
+      LOG.info("collection created [name={}, config={}]", name, config);
+    }
+  }
+
+  @Override
+  public boolean deleteCollection(String name) {
+    CollectionNames.validate(name);
+    checkReady();
+    synchronized (ddlLock) {
+      Collection c = collections.remove(name);
+      if (c == null) {
+        return false;
+      }
+      metadata.remove(name);
+      try {
+        c.close();
+      } catch (IOException e) {
+        LOG.warn("error closing deleted collection [name={}]", name, e);
+      }
+      deleteRecursively(c.directory());
+      LOG.info("collection deleted [name={}]", name);
+      return true;
+    }
+  }
+
+  @Override
+  public List<String> listCollections() {
+    checkReady();
+    List<String> names = new ArrayList<>(collections.keySet());
+    names.sort(null);
+    return names;
+  }
+
+  @Override
+  public boolean exists(String name) {
+    checkReady();
+    return collections.containsKey(name);
+  }
+
+  @Override
+  public CollectionDescription describe(String name) {
+    Collection c = collection(name);
+    return new CollectionDescription(name, c.config(), c.info());
+  }
+
+  @Override
+  public Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait) {
+    return collection(collection).upsert(points, wait);
+  }
+
+  @Override
+  public Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait) {
+    return collection(collection).delete(ids, wait);
+  }
+
+  @Override
+  public List<Record> retrieve(
+      String collection, List<PointId> ids, boolean withPayload, boolean withVector) {
+    return collection(collection).retrieve(ids, withPayload, withVector);
+  }
+
+  @Override
+  public long count(String collection) {
+    return collection(collection).count();
+  }
+
+  @Override
+  public ScrollPage scroll(
+      String collection, PointId offset, int limit, boolean withPayload, boolean withVector) {
+    return collection(collection).scroll(offset, limit, withPayload, withVector);
+  }
+
+  @Override
+  public List<Record> search(String collection, SearchRequest request) {
+    return collection(collection).search(request);
+  }
+
+  @Override
+  public void flush(String collection) {
+    collection(collection).flush();
+  }
+
+  /** The open collections, for metrics. */
+  public Map<String, Collection> collections() {
+    return Map.copyOf(collections);
+  }
+
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    synchronized (ddlLock) {
+      for (Collection c : collections.values()) {
+        try {
+          c.close();
+        } catch (IOException | RuntimeException e) {
+          LOG.warn("error closing collection [name={}]", c.name(), e);
+        }
+      }
+      collections.clear();
+    }
+    try {
+      lock.release();
+    } catch (IOException e) {
+      LOG.warn("cannot release data directory lock [dataDir={}]", dataDir, e);
+    }
+    closeQuietly(lockChannel);
+  }
+
+  private static void closeQuietly(Closeable c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (IOException e) {
+        // nothing more to do
+      }
+    }
+  }
+
+  private static void deleteRecursively(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try {
+      Files.walkFileTree(
+          dir,
+          new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+                throws IOException {
+              Files.delete(file);
+              return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
+              Files.delete(d);
+              return FileVisitResult.CONTINUE;
+            }
+          });
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete directory [dir=" + dir + "]", e);
+    }
+  }
+}

@@ -1,0 +1,2 @@
+/** Implementation details of the cluster module; not API. */
+package io.flashvec.cluster.internal;

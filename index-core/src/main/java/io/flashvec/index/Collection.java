@@ -1,0 +1,328 @@
+package io.flashvec.index;
+
+import io.flashvec.index.segment.Segment;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A named set of points hashed over {@link CollectionConfig#shardNumber()} local shards.
+ *
+ * <p>Validates vectors (dimension, finite values), prepares them for the metric (cosine vectors are
+ * normalised), routes each point to {@code hash(id) mod shards}, and merges per-shard results.
+ * Thread-safe; the shards do their own locking. Shard {@code i} lives in {@code dir/shards/i}.
+ */
+public final class Collection implements Closeable {
+
+  /** Result of a write: a collection-wide operation number and whether it is durable. */
+  public record UpdateResult(long operationId, boolean completed) {}
+
+  /** Statistics for {@code GET /collections/{name}}. */
+  public record Info(
+      long points,
+      int segments,
+      long diskBytes,
+      long memoryBytes,
+      List<SegmentInfo> segmentInfos) {}
+
+  /** One segment as reported to users. */
+  public record SegmentInfo(int shard, int id, Segment.State state, int points, int deleted) {}
+
+  private final String name;
+  private final Path dir;
+  private final CollectionConfig config;
+  private final Shard[] shards;
+  private final AtomicLong operations = new AtomicLong();
+
+  private Collection(String name, Path dir, CollectionConfig config, Shard[] shards) {
+    this.name = name;
+    this.dir = dir;
+    this.config = config;
+    this.shards = shards;
+    long ops = 0;
+    for (Shard s : shards) {
+      ops += s.wal().lastSeq();
+    }
+    operations.set(ops);
+  }
+
+  /** Opens (creating if needed) the collection's shards under {@code dir} and recovers them. */
+  public static Collection open(
+      String name, Path dir, CollectionConfig config, Shard.Options options) {
+    Shard[] shards = new Shard[config.shardNumber()];
+    boolean success = false;
+    try {
+      for (int i = 0; i < shards.length; i++) {
+        shards[i] =
+            Shard.open(
+                dir.resolve("shards").resolve(Integer.toString(i)),
+                i,
+                config.dimension(),
+                config.distance(),
+                options);
+      }
+      success = true;
+      return new Collection(name, dir, config, shards);
+    } finally {
+      if (!success) {
+        closeQuietly(shards);
+      }
+    }
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public CollectionConfig config() {
+    return config;
+  }
+
+  public Path directory() {
+    return dir;
+  }
+
+  /** The shard that owns an id. */
+  public int shardOf(PointId id) {
+    return id.shard(shards.length);
+  }
+
+  /**
+   * Validates a vector for this collection and returns it prepared for the metric.
+   *
+   * @throws InvalidInputException naming the id, the expected and the actual dimension, or the
+   *     first non-finite value
+   */
+  public float[] validateVector(PointId id, float[] v) {
+    if (v == null) {
+      throw new InvalidInputException("Wrong input: point has no vector [id=" + id + "]");
+    }
+    if (v.length != config.dimension()) {
+      throw new InvalidInputException(
+          "Wrong input: Vector dimension error: expected dim: "
+              + config.dimension()
+              + ", got "
+              + v.length
+              + (id == null ? "" : " [id=" + id + "]"));
+    }
+    for (int i = 0; i < v.length; i++) {
+      if (!Float.isFinite(v[i])) {
+        throw new InvalidInputException(
+            "Wrong input: vector contains a non-finite value ["
+                + (id == null ? "" : "id=" + id + ", ")
+                + "index="
+                + i
+                + ", value="
+                + v[i]
+                + "]");
+      }
+    }
+    return config.distance().prepare(v);
+  }
+
+  /**
+   * Stores points; with {@code wait} returns once they are durable (per the WAL policy) and
+   * visible. Every point is validated before anything is written, so a rejected batch changes
+   * nothing.
+   */
+  public UpdateResult upsert(List<Point> points, boolean wait) {
+    List<List<Point>> perShard = new ArrayList<>(shards.length);
+    for (int i = 0; i < shards.length; i++) {
+      perShard.add(new ArrayList<>());
+    }
+    for (Point p : points) {
+      float[] v = validateVector(p.id(), p.vector());
+      perShard.get(shardOf(p.id())).add(new Point(p.id(), v, p.payload()));
+    }
+    long[] seqs = new long[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      if (!perShard.get(i).isEmpty()) {
+        seqs[i] = shards[i].upsert(perShard.get(i));
+      }
+    }
+    return finish(seqs, wait);
+  }
+
+  /** Deletes points by id; ids that do not exist are ignored. */
+  public UpdateResult delete(List<PointId> ids, boolean wait) {
+    List<List<PointId>> perShard = new ArrayList<>(shards.length);
+    for (int i = 0; i < shards.length; i++) {
+      perShard.add(new ArrayList<>());
+    }
+    for (PointId id : ids) {
+      perShard.get(shardOf(id)).add(id);
+    }
+    long[] seqs = new long[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      if (!perShard.get(i).isEmpty()) {
+        seqs[i] = shards[i].delete(perShard.get(i));
+      }
+    }
+    return finish(seqs, wait);
+  }
+
+  private UpdateResult finish(long[] seqs, boolean wait) {
+    long op = operations.incrementAndGet();
+    if (wait) {
+      for (int i = 0; i < shards.length; i++) {
+        if (seqs[i] > 0) {
+          shards[i].awaitDurable(seqs[i]);
+        }
+      }
+    }
+    return new UpdateResult(op, wait);
+  }
+
+  /** The live version of a point or {@code null}. */
+  public Record get(PointId id, boolean withPayload, boolean withVector) {
+    return shards[shardOf(id)].get(id, withPayload, withVector);
+  }
+
+  /** Points for ids that exist, in request order, each at most once. */
+  public List<Record> retrieve(List<PointId> ids, boolean withPayload, boolean withVector) {
+    List<Record> out = new ArrayList<>(ids.size());
+    java.util.Set<PointId> seen = new java.util.HashSet<>();
+    for (PointId id : ids) {
+      if (!seen.add(id)) {
+        continue;
+      }
+      Record r = get(id, withPayload, withVector);
+      if (r != null) {
+        out.add(r);
+      }
+    }
+    return out;
+  }
+
+  public long count() {
+    long n = 0;
+    for (Shard s : shards) {
+      n += s.count();
+    }
+    return n;
+  }
+
+  /** Points in id order starting at {@code offset} (inclusive; {@code null}: from the start). */
+  public ScrollPage scroll(PointId offset, int limit, boolean withPayload, boolean withVector) {
+    if (limit < 1) {
+      throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
+    }
+    List<PointId> ids = new ArrayList<>();
+    for (Shard s : shards) {
+      ids.addAll(s.scrollIds(offset, limit + 1));
+    }
+    ids.sort(null);
+    List<Record> page = new ArrayList<>(Math.min(limit, ids.size()));
+    PointId next = null;
+    for (PointId id : ids) {
+      if (page.size() == limit) {
+        next = id;
+        break;
+      }
+      Record r = get(id, withPayload, withVector);
+      if (r != null) {
+        page.add(r);
+      }
+    }
+    return new ScrollPage(page, next);
+  }
+
+  /** Nearest neighbours over all shards, best first, after {@code offset}. */
+  public List<Record> search(SearchRequest req) {
+    float[] q = validateVector(null, req.vector());
+    int k = req.limit() + req.offset();
+    if (k == 0) {
+      return List.of();
+    }
+    List<Record> all = new ArrayList<>();
+    for (Shard s : shards) {
+      all.addAll(
+          s.search(q, k, req.params(), req.scoreThreshold(), req.withPayload(), req.withVector()));
+    }
+    Comparator<Record> order = Comparator.comparingDouble(Record::score);
+    if (config.distance().higherIsBetter()) {
+      order = order.reversed();
+    }
+    all.sort(order);
+    if (req.offset() >= all.size()) {
+      return List.of();
+    }
+    return List.copyOf(all.subList(req.offset(), Math.min(all.size(), k)));
+  }
+
+  /** Seals every shard's growing segment. */
+  public void flush() {
+    for (Shard s : shards) {
+      s.flush();
+    }
+  }
+
+  public Info info() {
+    long points = 0;
+    long disk = 0;
+    long mem = 0;
+    List<SegmentInfo> segs = new ArrayList<>();
+    for (Shard s : shards) {
+      for (Segment seg : s.snapshot().segments()) {
+        points += seg.liveCount();
+        segs.add(
+            new SegmentInfo(
+                s.shardId(), seg.id(), seg.state(), seg.liveCount(), seg.size() - seg.liveCount()));
+      }
+      disk += s.diskBytes();
+      mem += s.memoryBytes();
+    }
+    return new Info(points, segs.size(), disk, mem, segs);
+  }
+
+  /** Total bytes of all shards' WALs. */
+  public long walBytes() {
+    long n = 0;
+    for (Shard s : shards) {
+      n += s.wal().sizeBytes();
+    }
+    return n;
+  }
+
+  public List<Shard> shards() {
+    return List.of(shards);
+  }
+
+  @Override
+  public void close() throws IOException {
+    IOException first = null;
+    for (Shard s : shards) {
+      try {
+        if (s != null) {
+          s.close();
+        }
+      } catch (IOException e) {
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  private static void closeQuietly(Shard[] shards) {
+    for (Shard s : shards) {
+      if (s != null) {
+        try {
+          s.close();
+        } catch (IOException | UncheckedIOException e) {
+          // already failing; the original exception is what matters
+        }
+      }
+    }
+  }
+}

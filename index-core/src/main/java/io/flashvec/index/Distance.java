@@ -1,0 +1,86 @@
+package io.flashvec.index;
+
+import io.flashvec.index.internal.VectorOps;
+
+/**
+ * Similarity metrics with Qdrant's semantics.
+ *
+ * <ul>
+ *   <li>{@link #COSINE}: vectors are normalised to unit length when stored; the score is their dot
+ *       product (higher is better), and stored vectors are returned normalised.
+ *   <li>{@link #DOT}: the raw dot product (higher is better).
+ *   <li>{@link #EUCLID}: the Euclidean (L2) distance (lower is better).
+ * </ul>
+ */
+public enum Distance {
+  COSINE("Cosine"),
+  DOT("Dot"),
+  EUCLID("Euclid");
+
+  private final String apiName;
+
+  Distance(String apiName) {
+    this.apiName = apiName;
+  }
+
+  /** The name used in the REST API ({@code Cosine}, {@code Dot}, {@code Euclid}). */
+  public String apiName() {
+    return apiName;
+  }
+
+  /** Parses an API name, case-insensitively; {@code L2} and {@code Euclidean} are accepted too. */
+  public static Distance parse(String name) {
+    if (name != null) {
+      for (Distance d : values()) {
+        if (d.apiName.equalsIgnoreCase(name)) {
+          return d;
+        }
+      }
+      if (name.equalsIgnoreCase("L2") || name.equalsIgnoreCase("Euclidean")) {
+        return EUCLID;
+      }
+    }
+    throw new InvalidInputException(
+        "unknown distance [distance=" + name + ", allowed=Cosine|Dot|Euclid]");
+  }
+
+  /** Whether larger scores rank first. */
+  public boolean higherIsBetter() {
+    return this != EUCLID;
+  }
+
+  /** Prepares a vector for storage or as a query (normalises for cosine); may return its input. */
+  public float[] prepare(float[] v) {
+    if (this != COSINE) {
+      return v;
+    }
+    double norm = Math.sqrt(VectorOps.dot(v, 0, v, 0, v.length));
+    if (norm == 0) {
+      return v;
+    }
+    float[] out = new float[v.length];
+    float inv = (float) (1.0 / norm);
+    for (int i = 0; i < v.length; i++) {
+      out[i] = v[i] * inv;
+    }
+    return out;
+  }
+
+  /** Scores a prepared query against {@code data[off, off+dim)}. */
+  public float score(float[] query, float[] data, int off) {
+    return switch (this) {
+      case COSINE, DOT -> VectorOps.dot(query, 0, data, off, query.length);
+      case EUCLID -> (float) Math.sqrt(VectorOps.squareDistance(query, 0, data, off, query.length));
+    };
+  }
+
+  /** Whether {@code a} ranks before {@code b}. */
+  public boolean better(float a, float b) {
+    return higherIsBetter() ? a > b : a < b;
+  }
+
+  /** Whether a score passes a threshold (at least it for similarities, at most for distances). */
+  public boolean passes(float score, float threshold) {
+    return higherIsBetter() ? score >= threshold : score <= threshold;
+  }
+}

@@ -1,0 +1,17 @@
+package io.flashvec.index;
+
+/** Maps to HTTP 404: a collection or point does not exist. */
+public class NotFoundException extends FlashVecException {
+  public NotFoundException(String message) {
+    super(message);
+  }
+
+  public NotFoundException(String message, Throwable cause) {
+    super(message, cause);
+  }
+
+  @Override
+  public int httpStatus() {
+    return 404;
+  }
+}

@@ -1,0 +1,2 @@
+/** Implementation details of index-core; not API. */
+package io.flashvec.index.internal;

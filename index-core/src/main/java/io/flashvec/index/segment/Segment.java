@@ -1,0 +1,58 @@
+package io.flashvec.index.segment;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.PointId;
+import io.flashvec.index.SearchParams;
+
+/**
+ * A set of points addressed by dense ordinals {@code 0..size()-1}.
+ *
+ * <p>Points are never modified in place: an update appends a new version elsewhere and marks the
+ * old ordinal deleted. Reads are thread-safe and lock-free; {@link #markDeleted} may be called by
+ * the shard's single writer while readers run.
+ */
+public interface Segment {
+
+  /** Lifecycle of a segment as shown to users. */
+  enum State {
+    /** Accepting appends. */
+    GROWING,
+    /** Frozen, waiting for (or without) an index build. */
+    SEALED,
+    /** Frozen, an index build is running. */
+    INDEXING
+  }
+
+  /** Unique within its shard; also orders segments by age. */
+  int id();
+
+  State state();
+
+  /** Ordinals assigned so far (including deleted ones). */
+  int size();
+
+  /** Points not deleted. */
+  int liveCount();
+
+  PointId idAt(int ord);
+
+  /** A copy of the stored vector. */
+  float[] vectorAt(int ord);
+
+  /** The payload JSON bytes, or {@code null}. */
+  byte[] payloadAt(int ord);
+
+  boolean isDeleted(int ord);
+
+  /** Marks an ordinal deleted; returns whether it was live. */
+  boolean markDeleted(int ord);
+
+  /** Offers every live point's score against a prepared query to {@code out}. */
+  void search(float[] query, Distance distance, SearchParams params, TopK out, int slot);
+
+  /** Heap and off-heap bytes held in memory by this segment. */
+  long memoryBytes();
+
+  /** Bytes this segment occupies on disk (0 for a memory-only segment). */
+  long diskBytes();
+}

@@ -1,0 +1,41 @@
+package io.flashvec.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Replaces small files (manifests, collection metadata) so that a crash leaves either the old or
+ * the new content, never a mix: write a temporary file, fsync it, rename it over the target, fsync
+ * the directory.
+ */
+public final class AtomicFiles {
+
+  private AtomicFiles() {}
+
+  /** Durably replaces {@code target} with {@code content}. */
+  public static void write(FileIO io, Path target, byte[] content) throws IOException {
+    Path dir = target.toAbsolutePath().getParent();
+    io.createDirectories(dir);
+    Path tmp = dir.resolve(target.getFileName() + ".tmp");
+    try (FileChannel ch =
+        io.open(
+            tmp,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
+      io.writeFully(ch, ByteBuffer.wrap(content));
+      io.force(ch, true);
+    }
+    io.atomicMove(tmp, target);
+    io.fsyncDirectory(dir);
+  }
+
+  /** Deletes a file and makes the deletion durable. */
+  public static void delete(FileIO io, Path target) throws IOException {
+    io.deleteIfExists(target);
+    io.fsyncDirectory(target.toAbsolutePath().getParent());
+  }
+}

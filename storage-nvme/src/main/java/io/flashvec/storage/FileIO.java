@@ -1,0 +1,116 @@
+package io.flashvec.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The one seam through which storage code touches the file system.
+ *
+ * <p>Every write, fsync, rename and delete of the storage engine goes through an instance of this
+ * class so that tests can subclass it to fail exactly one call, or to simulate a power loss that
+ * drops bytes which were written but never fsynced (see {@code CrashSimulatingFileIO} in the test
+ * jar). Production code uses {@link #DEFAULT}. Instances are stateless and thread-safe.
+ */
+public class FileIO {
+
+  /** The real file system. */
+  public static final FileIO DEFAULT = new FileIO();
+
+  protected FileIO() {}
+
+  /** Opens a channel; see {@link FileChannel#open(Path, OpenOption...)}. */
+  public FileChannel open(Path path, OpenOption... options) throws IOException {
+    return FileChannel.open(path, options);
+  }
+
+  /** Writes the whole buffer at the channel's position. */
+  public void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {
+    while (buffer.hasRemaining()) {
+      channel.write(buffer);
+    }
+  }
+
+  /** Reads until the buffer is full or the end of the file; returns the bytes read. */
+  public int readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+    int total = 0;
+    while (buffer.hasRemaining()) {
+      int n = channel.read(buffer, position + total);
+      if (n < 0) {
+        break;
+      }
+      total += n;
+    }
+    return total;
+  }
+
+  /** Makes the file's data durable (fdatasync when {@code metadata} is false). */
+  public void force(FileChannel channel, boolean metadata) throws IOException {
+    channel.force(metadata);
+  }
+
+  /** Cuts the file to {@code size} bytes. */
+  public void truncate(FileChannel channel, long size) throws IOException {
+    channel.truncate(size);
+  }
+
+  /** Renames atomically, replacing the target. */
+  public void atomicMove(Path source, Path target) throws IOException {
+    try {
+      Files.move(
+          source, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (AtomicMoveNotSupportedException e) {
+      throw new IOException(
+          "file system cannot rename atomically [from=" + source + ", to=" + target + "]", e);
+    }
+  }
+
+  /** Deletes a file if it exists. */
+  public void deleteIfExists(Path path) throws IOException {
+    Files.deleteIfExists(path);
+  }
+
+  /** Creates a directory and its parents. */
+  public void createDirectories(Path dir) throws IOException {
+    Files.createDirectories(dir);
+  }
+
+  /** Fsyncs a directory so that creations, renames and deletions in it are durable. */
+  public void fsyncDirectory(Path dir) throws IOException {
+    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+      ch.force(true);
+    }
+  }
+
+  /** Lists the entries of a directory whose file name matches a glob, sorted by name. */
+  public List<Path> list(Path dir, String glob) throws IOException {
+    List<Path> out = new ArrayList<>();
+    if (!Files.isDirectory(dir)) {
+      return out;
+    }
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, glob)) {
+      ds.forEach(out::add);
+    }
+    out.sort(null);
+    return out;
+  }
+
+  /** Returns the size of a file in bytes. */
+  public long size(Path path) throws IOException {
+    return Files.size(path);
+  }
+
+  /** Reads a whole (small) file. */
+  public byte[] readAllBytes(Path path) throws IOException {
+    return Files.readAllBytes(path);
+  }
+}

@@ -1,0 +1,701 @@
+package io.flashvec.storage;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A segmented, checksummed, append-only write-ahead log with group commit.
+ *
+ * <h2>Files</h2>
+ *
+ * A log is a directory of segment files named {@code wal-<first sequence, 20 digits>.log}. A new
+ * segment starts when the current one passes {@link Options#segmentBytes()}.
+ *
+ * <pre>
+ * segment header (20 bytes, little-endian)
+ *   0  u32  magic 0x4C415746 ("FWAL")
+ *   4  u16  format version (1)
+ *   6  u16  reserved (0)
+ *   8  u64  sequence number of the first record in this segment
+ *   16 u32  CRC32C of bytes 0..15
+ * record (17 + N bytes)
+ *   0  u32  N, the body length
+ *   4  u32  CRC32C of bytes 8..(17+N) (sequence, op, body)
+ *   8  u64  sequence number (the previous record's + 1)
+ *   16 u8   operation code (opaque to the log)
+ *   17 N    body
+ * </pre>
+ *
+ * There is no footer: a log's end is wherever the last valid record ends. Each record carries its
+ * own checksum instead, so a torn tail (a crash during a write) or a flipped bit is found by the
+ * recovery scan.
+ *
+ * <h2>Recovery</h2>
+ *
+ * {@link #open} scans every segment in order, hands each valid record at or after the requested
+ * sequence to the caller, and stops at the first record that is incomplete, fails its checksum or
+ * breaks the sequence. Everything from there on is discarded (the segment is truncated, later
+ * segments deleted) and logged, so that new appends continue a clean log.
+ *
+ * <h2>Durability and threads</h2>
+ *
+ * {@link #append} is thread-safe and only writes to the OS; {@link #sync} makes every record up to
+ * a sequence durable. Concurrent {@code sync} callers share one fsync (group commit): whoever gets
+ * the sync lock forces everything appended so far, and the others find their record already
+ * durable. With {@link FsyncPolicy#INTERVAL} a background task calls {@code sync} periodically and
+ * {@code sync} itself returns at once; with {@link FsyncPolicy#NEVER} nothing is forced. After an
+ * I/O error the log marks itself failed and refuses further appends until it is reopened.
+ */
+public final class Wal implements Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
+
+  static final int MAGIC = 0x4C415746;
+  static final short FORMAT_VERSION = 1;
+  static final int HEADER_BYTES = 20;
+  static final int RECORD_HEADER_BYTES = 17;
+
+  /** Hard cap on one record's body; anything larger in a length field is corruption. */
+  public static final int MAX_BODY_BYTES = 1 << 30;
+
+  private static final String PREFIX = "wal-";
+  private static final String SUFFIX = ".log";
+
+  /** Tuning of a log. */
+  public record Options(
+      FsyncPolicy fsyncPolicy,
+      Duration fsyncInterval,
+      long segmentBytes,
+      ScheduledExecutorService scheduler,
+      Listener listener) {
+    public Options {
+      Objects.requireNonNull(fsyncPolicy, "fsyncPolicy");
+      Objects.requireNonNull(fsyncInterval, "fsyncInterval");
+      if (segmentBytes < 4096) {
+        throw new IllegalArgumentException(
+            "segmentBytes too small [segmentBytes=" + segmentBytes + "]");
+      }
+      if (listener == null) {
+        listener = Listener.NONE;
+      }
+    }
+
+    /** Defaults: fsync always, 1 s flusher interval, 64 MiB segments, no scheduler. */
+    public static Options defaults() {
+      return new Options(FsyncPolicy.ALWAYS, Duration.ofSeconds(1), 64L << 20, null, Listener.NONE);
+    }
+
+    public Options withPolicy(FsyncPolicy policy) {
+      return new Options(policy, fsyncInterval, segmentBytes, scheduler, listener);
+    }
+
+    public Options withSegmentBytes(long bytes) {
+      return new Options(fsyncPolicy, fsyncInterval, bytes, scheduler, listener);
+    }
+
+    public Options withScheduler(ScheduledExecutorService s, Duration interval) {
+      return new Options(fsyncPolicy, interval, segmentBytes, s, listener);
+    }
+
+    public Options withListener(Listener l) {
+      return new Options(fsyncPolicy, fsyncInterval, segmentBytes, scheduler, l);
+    }
+  }
+
+  /** Observes the log's I/O, for metrics. Called on the appending or syncing thread. */
+  public interface Listener {
+    Listener NONE = new Listener() {};
+
+    default void onAppend(int recordBytes) {}
+
+    default void onFsync(long nanos) {}
+  }
+
+  /** Receives replayed records; the body buffer is only valid during the call. */
+  @FunctionalInterface
+  public interface RecordConsumer {
+    void accept(long seq, byte op, ByteBuffer body);
+  }
+
+  /** What recovery found. */
+  public record RecoveryReport(
+      int segments,
+      long recordsScanned,
+      long recordsReplayed,
+      long lastSeq,
+      long bytesDiscarded,
+      String discardReason) {}
+
+  private final Path dir;
+  private final FileIO io;
+  private final Options options;
+  private final RecoveryReport recovery;
+
+  private final ReentrantLock appendLock = new ReentrantLock();
+  private final ReentrantLock syncLock = new ReentrantLock();
+  private final AtomicLong durableSeq = new AtomicLong();
+  private final AtomicLong totalBytes = new AtomicLong();
+  private final CRC32C crc = new CRC32C(); // guarded by appendLock
+  private ByteBuffer scratch = ByteBuffer.allocate(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
+
+  // guarded by appendLock
+  private FileChannel current;
+  private long currentFirstSeq;
+  private long currentSize;
+  private long lastSeq;
+  private final List<Long> segmentFirstSeqs = new ArrayList<>();
+  private volatile IOException failure;
+  private volatile boolean closed;
+  private final ScheduledFuture<?> flusher;
+
+  private Wal(
+      Path dir,
+      FileIO io,
+      Options options,
+      RecoveryReport recovery,
+      long lastSeq,
+      List<Long> segmentFirstSeqs,
+      long totalBytes)
+      throws IOException {
+    this.dir = dir;
+    this.io = io;
+    this.options = options;
+    this.recovery = recovery;
+    this.lastSeq = lastSeq;
+    this.durableSeq.set(lastSeq);
+    this.segmentFirstSeqs.addAll(segmentFirstSeqs);
+    this.totalBytes.set(totalBytes);
+    if (options.fsyncPolicy() != FsyncPolicy.NEVER && options.scheduler() != null) {
+      long ms = Math.max(1, options.fsyncInterval().toMillis());
+      this.flusher =
+          options
+              .scheduler()
+              .scheduleWithFixedDelay(this::backgroundSync, ms, ms, TimeUnit.MILLISECONDS);
+    } else {
+      this.flusher = null;
+    }
+  }
+
+  /**
+   * Opens (creating if needed) the log in {@code dir}, recovers it and replays every valid record
+   * with a sequence number at or after {@code fromSeq} to {@code consumer}.
+   */
+  public static Wal open(
+      Path dir, FileIO io, Options options, long fromSeq, RecordConsumer consumer)
+      throws IOException {
+    io.createDirectories(dir);
+    List<Path> files = io.list(dir, PREFIX + "*" + SUFFIX);
+    List<Long> firstSeqs = new ArrayList<>();
+    long expectedSeq = -1;
+    long scanned = 0;
+    long replayed = 0;
+    long discarded = 0;
+    long total = 0;
+    String reason = null;
+    for (int i = 0; i < files.size(); i++) {
+      Path file = files.get(i);
+      long nameSeq = parseFirstSeq(file);
+      ScanResult r;
+      try (FileChannel ch = io.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        r = scanSegment(io, file, ch, nameSeq, expectedSeq, fromSeq, consumer);
+        if (r.validEnd >= HEADER_BYTES && r.validEnd < r.fileSize) {
+          io.truncate(ch, r.validEnd);
+          io.force(ch, true);
+        }
+      }
+      scanned += r.records;
+      replayed += r.replayed;
+      if (r.validEnd < HEADER_BYTES) {
+        io.deleteIfExists(file);
+      } else {
+        firstSeqs.add(nameSeq);
+        total += r.validEnd;
+        expectedSeq = r.records > 0 ? r.lastSeq + 1 : nameSeq;
+      }
+      if (r.problem != null) {
+        discarded += r.fileSize - Math.max(r.validEnd, 0);
+        reason = r.problem;
+        for (int j = i + 1; j < files.size(); j++) {
+          discarded += io.size(files.get(j));
+          io.deleteIfExists(files.get(j));
+        }
+        io.fsyncDirectory(dir);
+        break;
+      }
+    }
+    // With no segment left, continue numbering after the caller's checkpoint.
+    long last = expectedSeq < 0 ? Math.max(0, fromSeq - 1) : expectedSeq - 1;
+    RecoveryReport report =
+        new RecoveryReport(firstSeqs.size(), scanned, replayed, last, discarded, reason);
+    if (reason != null) {
+      LOG.warn(
+          "WAL recovery stopped at a torn or corrupt record, discarding the rest [dir={}, recovered={}, lastSeq={}, discardedBytes={}, reason={}]",
+          dir,
+          scanned,
+          last,
+          discarded,
+          reason);
+    } else {
+      LOG.info(
+          "WAL recovered [dir={}, segments={}, records={}, replayed={}, lastSeq={}]",
+          dir,
+          firstSeqs.size(),
+          scanned,
+          replayed,
+          last);
+    }
+    Wal wal = new Wal(dir, io, options, report, last, firstSeqs, total);
+    wal.openTail();
+    return wal;
+  }
+
+  private void openTail() throws IOException {
+    if (segmentFirstSeqs.isEmpty()) {
+      startSegment(lastSeq + 1);
+    } else {
+      long first = segmentFirstSeqs.getLast();
+      Path file = segmentPath(first);
+      current = io.open(file, StandardOpenOption.WRITE, StandardOpenOption.READ);
+      currentSize = current.size();
+      current.position(currentSize);
+      currentFirstSeq = first;
+    }
+  }
+
+  private void startSegment(long firstSeq) throws IOException {
+    Path file = segmentPath(firstSeq);
+    FileChannel ch =
+        io.open(
+            file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.READ);
+    try {
+      ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+      h.putInt(MAGIC).putShort(FORMAT_VERSION).putShort((short) 0).putLong(firstSeq);
+      CRC32C c = new CRC32C();
+      c.update(h.array(), 0, 16);
+      h.putInt((int) c.getValue());
+      h.flip();
+      io.writeFully(ch, h);
+      if (options.fsyncPolicy() != FsyncPolicy.NEVER) {
+        io.force(ch, true);
+        io.fsyncDirectory(dir);
+      }
+    } catch (IOException | RuntimeException e) {
+      ch.close();
+      throw e;
+    }
+    current = ch;
+    currentFirstSeq = firstSeq;
+    currentSize = HEADER_BYTES;
+    segmentFirstSeqs.add(firstSeq);
+    totalBytes.addAndGet(HEADER_BYTES);
+  }
+
+  /**
+   * Appends one record and returns its sequence number. The record is written to the OS but not
+   * necessarily durable: call {@link #sync} for that.
+   *
+   * @throws UncheckedIOException if the write fails; the log is then failed
+   * @throws IllegalStateException if the log has failed before or is closed
+   */
+  public long append(byte op, byte[] body) {
+    return append(op, body, 0, body.length);
+  }
+
+  /** Appends {@code body[off, off+len)}; see {@link #append(byte, byte[])}. */
+  public long append(byte op, byte[] body, int off, int len) {
+    if (len > MAX_BODY_BYTES) {
+      throw new IllegalArgumentException(
+          "WAL record too large [bytes=" + len + ", max=" + MAX_BODY_BYTES + "]");
+    }
+    appendLock.lock();
+    try {
+      checkUsable();
+      long seq = lastSeq + 1;
+      int size = RECORD_HEADER_BYTES + len;
+      if (currentSize + size > options.segmentBytes() && currentSize > HEADER_BYTES) {
+        roll(seq);
+      }
+      if (scratch.capacity() < size) {
+        scratch =
+            ByteBuffer.allocate(Math.max(size, scratch.capacity() * 2))
+                .order(ByteOrder.LITTLE_ENDIAN);
+      }
+      ByteBuffer b = scratch.clear();
+      b.putInt(len).putInt(0).putLong(seq).put(op).put(body, off, len);
+      crc.reset();
+      crc.update(b.array(), 8, 9 + len);
+      b.putInt(4, (int) crc.getValue());
+      b.flip();
+      try {
+        io.writeFully(current, b);
+      } catch (IOException e) {
+        fail(e);
+        throw new UncheckedIOException("WAL append failed [dir=" + dir + ", seq=" + seq + "]", e);
+      }
+      currentSize += size;
+      totalBytes.addAndGet(size);
+      lastSeq = seq;
+      options.listener().onAppend(size);
+      return seq;
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  private void roll(long nextSeq) {
+    try {
+      if (options.fsyncPolicy() != FsyncPolicy.NEVER) {
+        long t0 = System.nanoTime();
+        io.force(current, false);
+        options.listener().onFsync(System.nanoTime() - t0);
+        durableSeq.accumulateAndGet(lastSeq, Math::max);
+      }
+      current.close();
+      startSegment(nextSeq);
+    } catch (IOException e) {
+      fail(e);
+      throw new UncheckedIOException(
+          "WAL segment roll failed [dir=" + dir + ", seq=" + nextSeq + "]", e);
+    }
+  }
+
+  /**
+   * Makes every record up to {@code seq} durable under the log's policy: with {@link
+   * FsyncPolicy#ALWAYS} this fsyncs (shared with concurrent callers); otherwise it returns at once.
+   */
+  public void sync(long seq) {
+    if (options.fsyncPolicy() != FsyncPolicy.ALWAYS) {
+      checkUsable();
+      return;
+    }
+    forceUpTo(seq);
+  }
+
+  /** Forces everything appended so far, whatever the policy (used at close and by the flusher). */
+  public void syncAll() {
+    long target;
+    appendLock.lock();
+    try {
+      target = lastSeq;
+    } finally {
+      appendLock.unlock();
+    }
+    forceUpTo(target);
+  }
+
+  private void forceUpTo(long seq) {
+    if (durableSeq.get() >= seq) {
+      return;
+    }
+    syncLock.lock();
+    try {
+      if (durableSeq.get() >= seq) {
+        return;
+      }
+      checkUsable();
+      FileChannel ch;
+      long target;
+      appendLock.lock();
+      try {
+        ch = current;
+        target = lastSeq;
+      } finally {
+        appendLock.unlock();
+      }
+      long t0 = System.nanoTime();
+      try {
+        io.force(ch, false);
+      } catch (ClosedChannelException e) {
+        // The segment rolled meanwhile; roll() forced everything up to its last record.
+        if (durableSeq.get() < seq) {
+          checkUsable();
+          throw new UncheckedIOException("WAL closed during sync [dir=" + dir + "]", e);
+        }
+        return;
+      } catch (IOException e) {
+        fail(e);
+        throw new UncheckedIOException("WAL fsync failed [dir=" + dir + ", seq=" + seq + "]", e);
+      }
+      options.listener().onFsync(System.nanoTime() - t0);
+      durableSeq.accumulateAndGet(target, Math::max);
+    } finally {
+      syncLock.unlock();
+    }
+  }
+
+  private void backgroundSync() {
+    if (closed || failure != null) {
+      return;
+    }
+    try {
+      syncAll();
+    } catch (RuntimeException e) {
+      LOG.error("WAL background fsync failed [dir={}]", dir, e);
+    }
+  }
+
+  /**
+   * Deletes whole segments all of whose records have a sequence number below {@code seq} (they are
+   * covered by a checkpoint). The segment being written is never deleted.
+   */
+  public void truncateBefore(long seq) {
+    appendLock.lock();
+    try {
+      checkUsable();
+      boolean deleted = false;
+      while (segmentFirstSeqs.size() > 1 && segmentFirstSeqs.get(1) <= seq) {
+        long first = segmentFirstSeqs.removeFirst();
+        Path p = segmentPath(first);
+        long size = io.size(p);
+        io.deleteIfExists(p);
+        totalBytes.addAndGet(-size);
+        deleted = true;
+      }
+      if (deleted) {
+        io.fsyncDirectory(dir);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("WAL truncation failed [dir=" + dir + ", seq=" + seq + "]", e);
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  private void checkUsable() {
+    IOException f = failure;
+    if (f != null) {
+      throw new IllegalStateException(
+          "WAL failed after an I/O error and must be reopened [dir=" + dir + "]", f);
+    }
+    if (closed) {
+      throw new IllegalStateException("WAL is closed [dir=" + dir + "]");
+    }
+  }
+
+  private void fail(IOException e) {
+    if (failure == null) {
+      failure = e;
+      LOG.error("WAL failed; refusing further appends until reopened [dir={}]", dir, e);
+    }
+  }
+
+  /** The sequence number of the last appended record (0 when empty). */
+  public long lastSeq() {
+    appendLock.lock();
+    try {
+      return lastSeq;
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** The highest sequence number known to be durable. */
+  public long durableSeq() {
+    return durableSeq.get();
+  }
+
+  /** Bytes the log occupies on disk. */
+  public long sizeBytes() {
+    return totalBytes.get();
+  }
+
+  /** Number of segment files. */
+  public int segmentCount() {
+    appendLock.lock();
+    try {
+      return segmentFirstSeqs.size();
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** Whether an I/O error failed the log. */
+  public boolean failed() {
+    return failure != null;
+  }
+
+  public RecoveryReport recovery() {
+    return recovery;
+  }
+
+  public Path directory() {
+    return dir;
+  }
+
+  public FsyncPolicy policy() {
+    return options.fsyncPolicy();
+  }
+
+  /** Forces outstanding records (unless the policy is {@code never}) and closes; idempotent. */
+  @Override
+  public void close() throws IOException {
+    if (closed) {
+      return;
+    }
+    if (flusher != null) {
+      flusher.cancel(false);
+    }
+    try {
+      if (failure == null && options.fsyncPolicy() != FsyncPolicy.NEVER) {
+        syncAll();
+      }
+    } finally {
+      closed = true;
+      appendLock.lock();
+      try {
+        if (current != null) {
+          current.close();
+          current = null;
+        }
+      } finally {
+        appendLock.unlock();
+      }
+    }
+  }
+
+  private Path segmentPath(long firstSeq) {
+    return dir.resolve(String.format("%s%020d%s", PREFIX, firstSeq, SUFFIX));
+  }
+
+  private static long parseFirstSeq(Path file) {
+    String name = file.getFileName().toString();
+    try {
+      return Long.parseLong(name.substring(PREFIX.length(), name.length() - SUFFIX.length()));
+    } catch (NumberFormatException e) {
+      throw new CorruptFileException("WAL segment name is not a sequence number", file, e);
+    }
+  }
+
+  private record ScanResult(
+      long fileSize, long validEnd, long records, long replayed, long lastSeq, String problem) {}
+
+  private static ScanResult scanSegment(
+      FileIO io,
+      Path file,
+      FileChannel ch,
+      long nameSeq,
+      long expectedSeq,
+      long fromSeq,
+      RecordConsumer consumer)
+      throws IOException {
+    long size = ch.size();
+    ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+    if (io.readFully(ch, h, 0) < HEADER_BYTES) {
+      return new ScanResult(size, 0, 0, 0, 0, "segment header incomplete [file=" + file + "]");
+    }
+    h.flip();
+    int magic = h.getInt();
+    short version = h.getShort();
+    h.getShort();
+    long headerSeq = h.getLong();
+    int storedCrc = h.getInt();
+    CRC32C c = new CRC32C();
+    c.update(h.array(), 0, 16);
+    if (magic != MAGIC || (int) c.getValue() != storedCrc || headerSeq != nameSeq) {
+      return new ScanResult(size, 0, 0, 0, 0, "segment header corrupt [file=" + file + "]");
+    }
+    if (version != FORMAT_VERSION) {
+      throw new CorruptFileException(
+          "unsupported WAL format version [version="
+              + version
+              + ", supported="
+              + FORMAT_VERSION
+              + "]",
+          file);
+    }
+    if (expectedSeq >= 0 && headerSeq != expectedSeq) {
+      return new ScanResult(
+          size,
+          0,
+          0,
+          0,
+          0,
+          "segment does not continue the sequence [expected="
+              + expectedSeq
+              + ", got="
+              + headerSeq
+              + "]");
+    }
+    long pos = HEADER_BYTES;
+    long seqWanted = headerSeq;
+    long records = 0;
+    long replayed = 0;
+    ByteBuffer rh = ByteBuffer.allocate(RECORD_HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer body = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    CRC32C rc = new CRC32C();
+    String problem = null;
+    while (pos < size) {
+      if (size - pos < RECORD_HEADER_BYTES) {
+        problem = "torn record header at offset " + pos;
+        break;
+      }
+      rh.clear();
+      io.readFully(ch, rh, pos);
+      rh.flip();
+      int len = rh.getInt();
+      int crcStored = rh.getInt();
+      long seq = rh.getLong();
+      byte op = rh.get();
+      if (len < 0 || len > MAX_BODY_BYTES) {
+        problem = "impossible record length " + len + " at offset " + pos;
+        break;
+      }
+      if (size - pos - RECORD_HEADER_BYTES < len) {
+        problem = "torn record body at offset " + pos + " (seq " + seq + ")";
+        break;
+      }
+      if (body.capacity() < len) {
+        body =
+            ByteBuffer.allocate(Math.max(len, body.capacity() * 2)).order(ByteOrder.LITTLE_ENDIAN);
+      }
+      body.clear().limit(len);
+      io.readFully(ch, body, pos + RECORD_HEADER_BYTES);
+      body.flip();
+      rc.reset();
+      rc.update(rh.array(), 8, 9);
+      rc.update(body.array(), 0, len);
+      if ((int) rc.getValue() != crcStored) {
+        problem = "record checksum mismatch at offset " + pos;
+        break;
+      }
+      if (seq != seqWanted) {
+        problem =
+            "record breaks the sequence at offset "
+                + pos
+                + " [expected="
+                + seqWanted
+                + ", got="
+                + seq
+                + "]";
+        break;
+      }
+      if (seq >= fromSeq) {
+        consumer.accept(seq, op, body.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN));
+        replayed++;
+      }
+      records++;
+      seqWanted++;
+      pos += RECORD_HEADER_BYTES + len;
+    }
+    return new ScanResult(size, pos, records, replayed, seqWanted - 1, problem);
+  }
+}
