@@ -120,7 +120,7 @@ public final class Requests {
       v[i] = (float) d;
       if (!Float.isFinite(v[i])) {
         throw new InvalidInputException(
-            "Wrong input: vector contains a non-finite value [field="
+            "Wrong input: vector value is NaN, infinite or outside the float range [field="
                 + field
                 + ", index="
                 + i

@@ -1,0 +1,81 @@
+package io.flashvec.api.it;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** A tiny JSON-over-HTTP client for integration tests. */
+public final class Http {
+
+  public static final JsonMapper JSON = JsonMapper.builder().build();
+
+  /** Status and parsed body. */
+  public record Response(int status, JsonNode body, String raw) {
+    public JsonNode result() {
+      return body.get("result");
+    }
+
+    public String error() {
+      return body.path("status").path("error").asString("");
+    }
+  }
+
+  private final HttpClient client =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final String base;
+
+  public Http(String base) {
+    this.base = base;
+  }
+
+  public Response get(String path) {
+    return send("GET", path, null);
+  }
+
+  public Response put(String path, String body) {
+    return send("PUT", path, body);
+  }
+
+  public Response post(String path, String body) {
+    return send("POST", path, body);
+  }
+
+  public Response delete(String path) {
+    return send("DELETE", path, null);
+  }
+
+  /** Sends a request; throws {@link UncheckedIOException} when the server is unreachable. */
+  public Response send(String method, String path, String body) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60));
+    if (body != null) {
+      b.header("Content-Type", "application/json");
+    }
+    b.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
+    try {
+      HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      JsonNode n;
+      try {
+        n = JSON.readTree(r.body());
+      } catch (RuntimeException e) {
+        n = JSON.createObjectNode();
+      }
+      return new Response(r.statusCode(), n, r.body());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,289 @@
+package io.flashvec.api.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The REST API against a real server process: Qdrant's shapes, exact errors with the right
+ * statuses, rejected requests that change nothing, and data that survives a restart.
+ */
+class RestApiIT {
+
+  @TempDir static Path tmp;
+  static ServerProcess server;
+  static Http http;
+
+  @BeforeAll
+  static void start() {
+    server =
+        new ServerProcess(
+                tmp.resolve("data"),
+                tmp.resolve("server.log"),
+                "--flashvec.limits.max-batch-points=1000")
+            .start();
+    http = new Http(server.url());
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      server.stop();
+    }
+  }
+
+  private static void create(String name, int dim, String distance) {
+    Http.Response r =
+        http.put(
+            "/collections/" + name,
+            "{\"vectors\":{\"size\":" + dim + ",\"distance\":\"" + distance + "\"}}");
+    assertThat(r.status()).as(r.raw()).isEqualTo(200);
+    assertThat(r.body().get("status").asString()).isEqualTo("ok");
+    assertThat(r.body().get("time").isNumber()).isTrue();
+  }
+
+  @Test
+  void rootHealthReadinessAndMetrics() {
+    assertThat(http.get("/").body().get("version").asString()).isNotEmpty();
+    assertThat(http.get("/healthz").status()).isEqualTo(200);
+    assertThat(http.get("/readyz").status()).isEqualTo(200);
+    create("metrics_probe", 2, "Dot");
+    http.put(
+        "/collections/metrics_probe/points?wait=true",
+        "{\"points\":[{\"id\":1,\"vector\":[1,2]}]}");
+    Http.Response m = http.send("GET", "/metrics", null);
+    assertThat(m.status()).isEqualTo(200);
+    assertThat(m.raw())
+        .contains("http_server_requests_seconds_bucket")
+        .contains("flashvec_wal_fsync_seconds_count")
+        .contains("flashvec_wal_appended_bytes_total");
+  }
+
+  @Test
+  void collectionLifecycleInQdrantShapes() {
+    create("life", 3, "Cosine");
+    assertThat(http.get("/collections/life/exists").result().get("exists").asBoolean()).isTrue();
+    List<String> names = new ArrayList<>();
+    http.get("/collections")
+        .result()
+        .get("collections")
+        .forEach(c -> names.add(c.get("name").asString()));
+    assertThat(names).contains("life");
+    JsonNode info = http.get("/collections/life").result();
+    assertThat(info.get("status").asString()).isEqualTo("green");
+    assertThat(info.get("optimizer_status").asString()).isEqualTo("ok");
+    assertThat(info.get("segments_count").asInt()).isEqualTo(1);
+    assertThat(info.get("points_count").asLong()).isZero();
+    assertThat(info.at("/config/params/vectors/size").asInt()).isEqualTo(3);
+    assertThat(info.at("/config/params/vectors/distance").asString()).isEqualTo("Cosine");
+    assertThat(info.at("/config/params/shard_number").asInt()).isEqualTo(1);
+    assertThat(info.at("/config/hnsw_config").isObject()).isTrue();
+    assertThat(info.at("/config/optimizer_config/flush_interval_sec").isNumber()).isTrue();
+    assertThat(info.get("payload_schema").isObject()).isTrue();
+    assertThat(http.delete("/collections/life").result().asBoolean()).isTrue();
+    assertThat(http.get("/collections/life").status()).isEqualTo(404);
+    assertThat(http.delete("/collections/life").result().asBoolean()).isFalse();
+  }
+
+  @Test
+  void pointsUpsertGetScrollSearchAndDelete() {
+    create("pts", 2, "Euclid");
+    String uuid = "550e8400-e29b-41d4-a716-446655440000";
+    Http.Response up =
+        http.put(
+            "/collections/pts/points?wait=true",
+            "{\"points\":[{\"id\":1,\"vector\":[0,0],\"payload\":{\"a\":1}},"
+                + "{\"id\":18446744073709551615,\"vector\":[3,4]},"
+                + "{\"id\":\""
+                + uuid
+                + "\",\"vector\":[1,1],\"payload\":{\"tags\":[\"x\",\"y\"]}}]}");
+    assertThat(up.status()).as(up.raw()).isEqualTo(200);
+    assertThat(up.result().get("status").asString()).isEqualTo("completed");
+    Http.Response batch =
+        http.put(
+            "/collections/pts/points?wait=true",
+            "{\"batch\":{\"ids\":[2,3],\"vectors\":[[10,10],[-1,0]],\"payloads\":[{\"b\":2},null]}}");
+    assertThat(batch.status()).as(batch.raw()).isEqualTo(200);
+
+    JsonNode one = http.get("/collections/pts/points/18446744073709551615").result();
+    assertThat(one.get("id").bigIntegerValue().toString()).isEqualTo("18446744073709551615");
+    assertThat(one.get("vector").get(1).floatValue()).isEqualTo(4f);
+    assertThat(http.get("/collections/pts/points/99").status()).isEqualTo(404);
+
+    JsonNode many =
+        http.post(
+                "/collections/pts/points", "{\"ids\":[\"" + uuid + "\",2,77],\"with_vector\":true}")
+            .result();
+    assertThat(many).hasSize(2);
+    assertThat(many.get(0).get("payload").toString()).isEqualTo("{\"tags\":[\"x\",\"y\"]}");
+
+    assertThat(
+            http.post("/collections/pts/points/count", "{\"exact\":true}")
+                .result()
+                .get("count")
+                .asLong())
+        .isEqualTo(5);
+
+    // Scroll in id order: numbers (unsigned) first, then UUIDs.
+    List<String> order = new ArrayList<>();
+    JsonNode offset = null;
+    do {
+      String body = "{\"limit\":2" + (offset == null ? "" : ",\"offset\":" + offset) + "}";
+      JsonNode page = http.post("/collections/pts/points/scroll", body).result();
+      page.get("points").forEach(p -> order.add(p.get("id").asString()));
+      offset = page.get("next_page_offset");
+    } while (offset != null && !offset.isNull());
+    assertThat(order).containsExactly("1", "2", "3", "18446744073709551615", uuid);
+
+    // Euclid: the score is the distance, ascending.
+    JsonNode hits =
+        http.post(
+                "/collections/pts/points/search",
+                "{\"vector\":[0,0],\"limit\":3,\"with_payload\":true}")
+            .result();
+    assertThat(hits.get(0).get("id").asLong()).isEqualTo(1);
+    assertThat(hits.get(0).get("score").floatValue()).isZero();
+    assertThat(hits.get(0).get("payload").get("a").asInt()).isEqualTo(1);
+    assertThat(hits.get(1).get("id").asLong()).isEqualTo(3);
+    assertThat(hits.get(2).get("id").asString()).isEqualTo(uuid);
+    JsonNode offsetHits =
+        http.post("/collections/pts/points/search", "{\"vector\":[0,0],\"limit\":2,\"offset\":1}")
+            .result();
+    assertThat(offsetHits.get(0).get("id").asLong()).isEqualTo(3);
+    JsonNode near =
+        http.post(
+                "/collections/pts/points/search",
+                "{\"vector\":[0,0],\"limit\":10,\"score_threshold\":1.5}")
+            .result();
+    assertThat(near).hasSize(3);
+
+    JsonNode q =
+        http.post("/collections/pts/points/query", "{\"query\":{\"nearest\":[10,9]},\"limit\":1}")
+            .result();
+    assertThat(q.get("points").get(0).get("id").asLong()).isEqualTo(2);
+    JsonNode qb =
+        http.post(
+                "/collections/pts/points/search/batch",
+                "{\"searches\":[{\"vector\":[0,0],\"limit\":1},{\"vector\":[3,4],\"limit\":1}]}")
+            .result();
+    assertThat(qb.get(0).get(0).get("id").asLong()).isEqualTo(1);
+    assertThat(qb.get(1).get(0).get("id").asString()).isEqualTo("18446744073709551615");
+
+    // Upsert of an existing id replaces it everywhere.
+    http.put("/collections/pts/points?wait=true", "{\"points\":[{\"id\":1,\"vector\":[100,100]}]}");
+    JsonNode after =
+        http.post("/collections/pts/points/search", "{\"vector\":[0,0],\"limit\":1}").result();
+    assertThat(after.get(0).get("id").asLong()).isEqualTo(3);
+    assertThat(http.post("/collections/pts/points/count", "{}").result().get("count").asLong())
+        .isEqualTo(5);
+
+    Http.Response del =
+        http.post("/collections/pts/points/delete?wait=true", "{\"points\":[1,\"" + uuid + "\"]}");
+    assertThat(del.status()).isEqualTo(200);
+    assertThat(http.post("/collections/pts/points/count", "{}").result().get("count").asLong())
+        .isEqualTo(3);
+    assertThat(http.get("/collections/pts/points/1").status()).isEqualTo(404);
+  }
+
+  @Test
+  void badInputGetsTheRightStatusAndChangesNothing() {
+    create("bad", 4, "Dot");
+    http.put("/collections/bad/points?wait=true", "{\"points\":[{\"id\":1,\"vector\":[1,2,3,4]}]}");
+
+    Http.Response dim =
+        http.put(
+            "/collections/bad/points?wait=true",
+            "{\"points\":[{\"id\":2,\"vector\":[1,2,3,4]},{\"id\":3,\"vector\":[1,2,3]}]}");
+    assertThat(dim.status()).isEqualTo(400);
+    assertThat(dim.error())
+        .isEqualTo("Wrong input: Vector dimension error: expected dim: 4, got 3 [id=3]");
+
+    Http.Response nan =
+        http.put(
+            "/collections/bad/points?wait=true",
+            "{\"points\":[{\"id\":2,\"vector\":[1,NaN,3,4]}]}");
+    assertThat(nan.status()).isEqualTo(400);
+    assertThat(nan.error()).contains("NaN, infinite").contains("index=1").contains("value=NaN");
+    Http.Response inf =
+        http.put(
+            "/collections/bad/points?wait=true",
+            "{\"points\":[{\"id\":2,\"vector\":[1,1e39,3,4]}]}");
+    assertThat(inf.status()).isEqualTo(400);
+    assertThat(inf.error()).contains("index=1").contains("1.0E39");
+
+    Http.Response q = http.post("/collections/bad/points/search", "{\"vector\":[1,2],\"limit\":1}");
+    assertThat(q.status()).isEqualTo(400);
+    assertThat(q.error()).contains("expected dim: 4, got 2");
+
+    assertThat(http.put("/collections/missing/points?wait=true", "{\"points\":[]}").status())
+        .isEqualTo(404);
+    assertThat(http.get("/collections/missing").error())
+        .isEqualTo("Not found: Collection `missing` doesn't exist!");
+
+    Http.Response exists =
+        http.put("/collections/bad", "{\"vectors\":{\"size\":4,\"distance\":\"Dot\"}}");
+    assertThat(exists.status()).isEqualTo(409);
+    assertThat(exists.error()).isEqualTo("Wrong input: Collection `bad` already exists!");
+
+    for (String name : List.of("..%2Fx", "a%2Fb", ".hidden", "x%00y", "a%20b")) {
+      Http.Response r =
+          http.put("/collections/" + name, "{\"vectors\":{\"size\":4,\"distance\":\"Dot\"}}");
+      assertThat(r.status()).as(name + ": " + r.raw()).isEqualTo(400);
+      assertThat(r.error()).contains("invalid collection name");
+    }
+    assertThat(http.put("/collections/x", "{\"vectors\":{\"size\":4,").status()).isEqualTo(400);
+    Http.Response dist =
+        http.put("/collections/x", "{\"vectors\":{\"size\":4,\"distance\":\"Manhattan\"}}");
+    assertThat(dist.status()).isEqualTo(400);
+    assertThat(dist.error()).contains("Manhattan");
+    assertThat(
+            http.put("/collections/x", "{\"vectors\":{\"size\":0,\"distance\":\"Dot\"}}").status())
+        .isEqualTo(400);
+    assertThat(http.get("/collections/x").status())
+        .as("rejected creates create nothing")
+        .isEqualTo(404);
+
+    Http.Response badId =
+        http.put("/collections/bad/points", "{\"points\":[{\"id\":-5,\"vector\":[1,2,3,4]}]}");
+    assertThat(badId.status()).isEqualTo(400);
+    assertThat(badId.error()).contains("-5");
+
+    StringBuilder big = new StringBuilder("{\"points\":[");
+    for (int i = 0; i < 1001; i++) {
+      big.append(i == 0 ? "" : ",")
+          .append("{\"id\":")
+          .append(100 + i)
+          .append(",\"vector\":[1,2,3,4]}");
+    }
+    Http.Response tooMany =
+        http.put("/collections/bad/points?wait=true", big.append("]}").toString());
+    assertThat(tooMany.status()).isEqualTo(413);
+    assertThat(tooMany.error()).contains("1001").contains("1000");
+
+    assertThat(http.post("/collections/bad/points/count", "{}").result().get("count").asLong())
+        .as("rejected writes stored nothing")
+        .isEqualTo(1);
+    assertThat(http.get("/no/such/endpoint").status()).isEqualTo(404);
+  }
+
+  @Test
+  void dataSurvivesAGracefulRestart() {
+    create("durable", 2, "Dot");
+    http.put(
+        "/collections/durable/points?wait=true",
+        "{\"points\":[{\"id\":7,\"vector\":[1,2],\"payload\":{\"k\":\"v\"}}]}");
+    server.stop();
+    server = new ServerProcess(server.dataDir(), tmp.resolve("server-restart.log")).start();
+    http = new Http(server.url());
+    JsonNode p = http.get("/collections/durable/points/7").result();
+    assertThat(p.get("payload").get("k").asString()).isEqualTo("v");
+    assertThat(server.logTail()).contains("WAL recovered");
+  }
+}

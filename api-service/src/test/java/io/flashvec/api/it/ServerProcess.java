@@ -1,0 +1,166 @@
+package io.flashvec.api.it;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A FlashVec server started from the packaged jar as a separate process, bound to 127.0.0.1 on a
+ * free port, with its own data directory and a log file. {@link #kill()} sends SIGKILL; {@link
+ * #stop()} SIGTERM (graceful).
+ */
+public final class ServerProcess implements AutoCloseable {
+
+  private final Path dataDir;
+  private final Path log;
+  private final int port;
+  private final List<String> extraArgs;
+  private Process process;
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  public ServerProcess(Path dataDir, Path log, String... extraArgs) {
+    this.dataDir = dataDir;
+    this.log = log;
+    this.port = freePort();
+    this.extraArgs = List.of(extraArgs);
+  }
+
+  static int freePort() {
+    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Starts the process and waits until {@code /readyz} answers 200. */
+  public ServerProcess start() {
+    String jar = System.getProperty("flashvec.server.jar", "target/flashvec.jar");
+    if (!Files.exists(Path.of(jar))) {
+      throw new IllegalStateException(
+          "server jar not found; run `mvn package` first [jar=" + jar + "]");
+    }
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("--add-modules");
+    cmd.add("jdk.incubator.vector");
+    cmd.add("--enable-native-access=ALL-UNNAMED");
+    cmd.add("-Xmx512m");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-jar");
+    cmd.add(jar);
+    cmd.add("--flashvec.port=" + port);
+    cmd.add("--flashvec.bind=127.0.0.1");
+    cmd.add("--flashvec.data-dir=" + dataDir);
+    cmd.addAll(extraArgs);
+    try {
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+      pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+      process = pb.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("server exited during start-up; log:\n" + logTail());
+      }
+      try {
+        HttpResponse<String> r =
+            http.send(
+                HttpRequest.newBuilder(URI.create(url() + "/readyz"))
+                    .timeout(Duration.ofSeconds(2))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) {
+          return this;
+        }
+      } catch (IOException e) {
+        // not listening yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      sleep(100);
+    }
+    throw new IllegalStateException("server not ready within 60 s; log:\n" + logTail());
+  }
+
+  public String url() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  /** SIGKILL, then wait for the process to be gone. */
+  public void kill() {
+    if (process != null && process.isAlive()) {
+      process.destroyForcibly();
+      waitGone();
+    }
+  }
+
+  /** SIGTERM (graceful shutdown), then wait. */
+  public void stop() {
+    if (process != null && process.isAlive()) {
+      process.destroy();
+      waitGone();
+    }
+  }
+
+  private void waitGone() {
+    try {
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  public String logTail() {
+    try {
+      String s = Files.readString(log, StandardCharsets.UTF_8);
+      return s.length() > 8000 ? s.substring(s.length() - 8000) : s;
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    kill();
+  }
+}

@@ -1,0 +1,114 @@
+package io.flashvec.api.points;
+
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyBoolean;
+import static org.mockito.ArgumentMatchers.anyList;
+import static org.mockito.ArgumentMatchers.eq;
+import static org.mockito.Mockito.never;
+import static org.mockito.Mockito.verify;
+import static org.mockito.Mockito.when;
+
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.web.Blocking;
+import io.flashvec.api.web.BodyLimitFilter;
+import io.flashvec.api.web.ErrorHandler;
+import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.Collection;
+import io.flashvec.index.NotFoundException;
+import io.flashvec.index.Point;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.mockito.ArgumentCaptor;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.webflux.test.autoconfigure.WebFluxTest;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.bean.override.mockito.MockitoBean;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** The points endpoints' parsing and error mapping, with the engine mocked. */
+@WebFluxTest(controllers = PointsController.class)
+@Import({Blocking.class, ErrorHandler.class, BodyLimitFilter.class})
+@EnableConfigurationProperties(FlashVecProperties.class)
+class PointsControllerTests {
+
+  @Autowired WebTestClient client;
+  @MockitoBean CollectionService service;
+
+  @Test
+  void upsertParsesListFormAndWaits() {
+    when(service.upsert(eq("c"), anyList(), eq(true)))
+        .thenReturn(new Collection.UpdateResult(7, true));
+    client
+        .put()
+        .uri("/collections/c/points?wait=true")
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue(
+            "{\"points\":[{\"id\":1,\"vector\":[1,2],\"payload\":{\"a\":\"b\"}},"
+                + "{\"id\":\"00000000-0000-0000-0000-00000000002a\",\"vector\":[3,4]}]}")
+        .exchange()
+        .expectStatus()
+        .isOk()
+        .expectBody()
+        .jsonPath("$.result.operation_id")
+        .isEqualTo(7)
+        .jsonPath("$.result.status")
+        .isEqualTo("completed")
+        .jsonPath("$.status")
+        .isEqualTo("ok");
+    @SuppressWarnings("unchecked")
+    ArgumentCaptor<List<Point>> points = ArgumentCaptor.forClass(List.class);
+    verify(service).upsert(eq("c"), points.capture(), eq(true));
+    org.assertj.core.api.Assertions.assertThat(points.getValue()).hasSize(2);
+    org.assertj.core.api.Assertions.assertThat(new String(points.getValue().getFirst().payload()))
+        .isEqualTo("{\"a\":\"b\"}");
+    org.assertj.core.api.Assertions.assertThat(points.getValue().get(1).id().toString())
+        .isEqualTo("00000000-0000-0000-0000-00000000002a");
+  }
+
+  @Test
+  void malformedPointsAreRejectedBeforeTheEngineSeesThem() {
+    String[][] cases = {
+      {"{\"points\":[{\"id\":1,\"vector\":[1,\"x\"]}]}", "vector element is not a number"},
+      {"{\"points\":[{\"id\":1.5,\"vector\":[1,2]}]}", "point id must be"},
+      {
+        "{\"points\":[{\"id\":1,\"vector\":[1,2],\"payload\":[1]}]}",
+        "payload must be a JSON object"
+      },
+      {"{\"batch\":{\"ids\":[1,2],\"vectors\":[[1,2]]}}", "one vector per id [ids=2, vectors=1]"},
+      {"{\"nothing\":1}", "upsert needs `points`"},
+      {"[1,2", "Format error in JSON body"},
+      {"{\"points\":[{\"id\":1,\"vector\":{\"image\":[1,2]}}]}", "named vectors are not supported"},
+    };
+    for (String[] c : cases) {
+      client
+          .put()
+          .uri("/collections/c/points")
+          .contentType(MediaType.APPLICATION_JSON)
+          .bodyValue(c[0])
+          .exchange()
+          .expectStatus()
+          .isBadRequest()
+          .expectBody()
+          .jsonPath("$.status.error")
+          .value(String.class, e -> org.assertj.core.api.Assertions.assertThat(e).contains(c[1]));
+    }
+    verify(service, never()).upsert(any(), anyList(), anyBoolean());
+  }
+
+  @Test
+  void engineErrorsKeepTheirStatus() {
+    when(service.count("gone"))
+        .thenThrow(new NotFoundException("Not found: Collection `gone` doesn't exist!"));
+    client
+        .post()
+        .uri("/collections/gone/points/count")
+        .exchange()
+        .expectStatus()
+        .isNotFound()
+        .expectBody()
+        .jsonPath("$.status.error")
+        .isEqualTo("Not found: Collection `gone` doesn't exist!");
+  }
+}
