@@ -23,7 +23,11 @@ public record FlashVecProperties(
     @DefaultValue("proxy,query,index") List<String> roles,
     @DefaultValue Wal wal,
     @DefaultValue Segment segment,
+    @DefaultValue Search search,
     @DefaultValue Limits limits) {
+
+  /** Search defaults. */
+  public record Search(@DefaultValue("100") int defaultSearchList) {}
 
   /** Write-ahead log settings. */
   public record Wal(

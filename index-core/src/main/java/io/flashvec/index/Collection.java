@@ -28,7 +28,9 @@ public final class Collection implements Closeable {
       int segments,
       long diskBytes,
       long memoryBytes,
-      List<SegmentInfo> segmentInfos) {}
+      List<SegmentInfo> segmentInfos,
+      boolean indexing,
+      String buildFailure) {}
 
   /** One segment as reported to users. */
   public record SegmentInfo(int shard, int id, Segment.State state, int points, int deleted) {}
@@ -266,8 +268,14 @@ public final class Collection implements Closeable {
     long points = 0;
     long disk = 0;
     long mem = 0;
+    boolean indexing = false;
+    String failure = null;
     List<SegmentInfo> segs = new ArrayList<>();
     for (Shard s : shards) {
+      indexing |= s.indexing();
+      if (s.buildFailure() != null) {
+        failure = s.buildFailure();
+      }
       for (Segment seg : s.snapshot().segments()) {
         points += seg.liveCount();
         segs.add(
@@ -277,7 +285,7 @@ public final class Collection implements Closeable {
       disk += s.diskBytes();
       mem += s.memoryBytes();
     }
-    return new Info(points, segs.size(), disk, mem, segs);
+    return new Info(points, segs.size(), disk, mem, segs, indexing, failure);
   }
 
   /** Total bytes of all shards' WALs. */

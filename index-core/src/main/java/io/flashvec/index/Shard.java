@@ -1,6 +1,7 @@
 package io.flashvec.index;
 
 import io.flashvec.index.internal.WalCodec;
+import io.flashvec.index.jvector.DiskAnnSegment;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
@@ -10,6 +11,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -18,6 +20,7 @@ import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,7 +55,12 @@ public final class Shard implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(Shard.class);
 
   /** Tuning of a shard. */
-  public record Options(int sealThresholdPoints, Wal.Options wal, FileIO io) {
+  public record Options(
+      int sealThresholdPoints,
+      Wal.Options wal,
+      FileIO io,
+      Executor buildExecutor,
+      int defaultSearchList) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -60,17 +68,46 @@ public final class Shard implements Closeable {
       }
       Objects.requireNonNull(wal, "wal");
       Objects.requireNonNull(io, "io");
+      if (defaultSearchList < 1) {
+        defaultSearchList = 100;
+      }
+    }
+
+    /** Options without background index builds: sealed segments stay in memory. */
+    public Options(int sealThresholdPoints, Wal.Options wal, FileIO io) {
+      this(sealThresholdPoints, wal, io, null, 100);
     }
 
     public static Options defaults() {
       return new Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT);
     }
+
+    /** The same options with index builds on {@code executor}. */
+    public Options withBuildExecutor(Executor executor) {
+      return new Options(sealThresholdPoints, wal, io, executor, defaultSearchList);
+    }
   }
 
-  /** An immutable view of the shard's segments; the growing segment is last. */
-  public record Snapshot(List<Segment> segments) {
+  /** A frozen segment waiting for its index build, and the WAL position it covers. */
+  private record Pending(GrowingSegment segment, long sealSeq) {}
+
+  /**
+   * An immutable view of the shard's segments; the growing segment is last. {@code retired} holds
+   * segments just replaced by their index, still readable through point locations that a reader
+   * fetched before the replacement; they are not searched or counted.
+   */
+  public record Snapshot(List<Segment> segments, List<Segment> retired) {
+    public Snapshot(List<Segment> segments) {
+      this(segments, List.of());
+    }
+
     Segment byId(int id) {
       for (Segment s : segments) {
+        if (s.id() == id) {
+          return s;
+        }
+      }
+      for (Segment s : retired) {
         if (s.id() == id) {
           return s;
         }
@@ -92,18 +129,90 @@ public final class Shard implements Closeable {
   private volatile Snapshot snapshot;
   private GrowingSegment growing; // guarded by writeLock
   private int nextSegmentId; // guarded by writeLock
+  private long checkpointSeq; // guarded by writeLock
+  private final ArrayDeque<Pending> pending = new ArrayDeque<>(); // guarded by writeLock
+  private final IndexParams index;
+  private final Path segmentsDir;
   private final Wal wal;
+  private boolean recovering = true; // guarded by writeLock
+  private volatile boolean closed;
+  private volatile String buildFailure;
 
-  private Shard(Path dir, int shardId, int dim, Distance distance, Options options, Wal.Options wo)
+  private Shard(
+      Path dir, int shardId, int dim, Distance distance, IndexParams index, Options options)
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
     this.dim = dim;
     this.distance = distance;
+    this.index = index;
     this.options = options;
+    this.segmentsDir = dir.resolve("segments");
+    List<Segment> sealed = openSegments();
     this.growing = new GrowingSegment(nextSegmentId++, dim);
-    this.snapshot = new Snapshot(List.of(growing));
-    this.wal = Wal.open(dir.resolve("wal"), options.io(), wo, 1, this::replay);
+    List<Segment> segs = new ArrayList<>(sealed);
+    segs.add(growing);
+    this.snapshot = new Snapshot(Collections.unmodifiableList(segs));
+    this.wal =
+        Wal.open(dir.resolve("wal"), options.io(), options.wal(), checkpointSeq + 1, this::replay);
+    writeLock.lock();
+    try {
+      recovering = false;
+      for (Pending p : pending) {
+        submitBuild(p);
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * Reads the manifest, opens its segments (verifying checksums), indexes their live ids and
+   * removes segment directories the manifest does not list (builds a crash interrupted).
+   */
+  private List<Segment> openSegments() throws IOException {
+    List<Segment> out = new ArrayList<>();
+    ShardManifest m = ShardManifest.read(options.io(), dir);
+    checkpointSeq = m.checkpointSeq();
+    nextSegmentId = m.nextSegmentId();
+    Set<String> keep = new HashSet<>();
+    try {
+      for (int id : m.segmentIds()) {
+        Path p = segmentsDir.resolve(segmentDirName(id));
+        keep.add(p.getFileName().toString());
+        DiskAnnSegment s = DiskAnnSegment.open(options.io(), p, id, options.defaultSearchList());
+        out.add(s);
+        for (int ord = 0; ord < s.size(); ord++) {
+          if (!s.isDeleted(ord)) {
+            locations.put(s.idAt(ord), pack(id, ord));
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      for (Segment s : out) {
+        ((DiskAnnSegment) s).close();
+      }
+      throw e;
+    }
+    for (Path p : options.io().list(segmentsDir, "seg-*")) {
+      if (!keep.contains(p.getFileName().toString())) {
+        LOG.warn("removing segment files not in the manifest (interrupted build) [dir={}]", p);
+        deleteTree(p);
+      }
+    }
+    return out;
+  }
+
+  private static String segmentDirName(int id) {
+    return String.format("seg-%010d", id);
+  }
+
+  private static void deleteTree(Path p) throws IOException {
+    try (var walk = java.nio.file.Files.walk(p)) {
+      for (Path x : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        java.nio.file.Files.delete(x);
+      }
+    }
   }
 
   /**
@@ -112,9 +221,19 @@ public final class Shard implements Closeable {
    * @throws UncheckedIOException if the WAL cannot be read or recovered
    */
   public static Shard open(Path dir, int shardId, int dim, Distance distance, Options options) {
+    return open(dir, shardId, dim, distance, IndexParams.DEFAULT, options);
+  }
+
+  /**
+   * Opens the shard stored in {@code dir} with the given index settings; see {@link #open(Path,
+   * int, int, Distance, Options)}. Sealed segments are built into DiskANN segments on the options'
+   * build executor when the index type is {@code diskann} and an executor is given.
+   */
+  public static Shard open(
+      Path dir, int shardId, int dim, Distance distance, IndexParams index, Options options) {
     try {
       options.io().createDirectories(dir);
-      Shard s = new Shard(dir, shardId, dim, distance, options, options.wal());
+      Shard s = new Shard(dir, shardId, dim, distance, index, options);
       Wal.RecoveryReport r = s.wal.recovery();
       LOG.info(
           "shard opened [dir={}, shard={}, points={}, segments={}, walRecords={}, walLastSeq={}, discardedBytes={}]",
@@ -134,7 +253,7 @@ public final class Shard implements Closeable {
 
   private void replay(long seq, byte op, java.nio.ByteBuffer body) {
     switch (op) {
-      case WalCodec.OP_UPSERT -> applyUpsert(WalCodec.decodeUpsert(body));
+      case WalCodec.OP_UPSERT -> applyUpsert(WalCodec.decodeUpsert(body), seq);
       case WalCodec.OP_DELETE -> applyDelete(WalCodec.decodeDelete(body));
       default ->
           throw new IllegalStateException(
@@ -160,7 +279,7 @@ public final class Shard implements Closeable {
     writeLock.lock();
     try {
       long seq = wal.append(WalCodec.OP_UPSERT, body);
-      applyUpsert(points);
+      applyUpsert(points, seq);
       return seq;
     } finally {
       writeLock.unlock();
@@ -186,11 +305,12 @@ public final class Shard implements Closeable {
   }
 
   // Called with writeLock held, or during recovery before the shard is published.
-  private void applyUpsert(List<Point> points) {
+  private void applyUpsert(List<Point> points, long seq) {
+    // Seal only at record boundaries, so the sealed segment covers exactly the records < seq.
+    if (growing.size() >= options.sealThresholdPoints()) {
+      sealGrowing(seq - 1);
+    }
     for (Point p : points) {
-      if (growing.size() >= options.sealThresholdPoints()) {
-        sealGrowing();
-      }
       int ord = growing.append(p.id(), p.vector(), p.payload());
       Long old = locations.put(p.id(), pack(growing.id(), ord));
       if (old != null) {
@@ -220,16 +340,21 @@ public final class Shard implements Closeable {
     writeLock.lock();
     try {
       if (growing.size() > 0) {
-        sealGrowing();
+        sealGrowing(wal.lastSeq());
       }
     } finally {
       writeLock.unlock();
     }
   }
 
-  private void sealGrowing() {
+  private void sealGrowing(long sealSeq) {
     GrowingSegment sealed = growing;
     sealed.freeze();
+    Pending p = new Pending(sealed, sealSeq);
+    pending.addLast(p);
+    if (!recovering) {
+      submitBuild(p);
+    }
     GrowingSegment next = new GrowingSegment(nextSegmentId++, dim);
     List<Segment> segs = new ArrayList<>(snapshot.segments().size() + 1);
     for (Segment s : snapshot.segments()) {
@@ -242,6 +367,142 @@ public final class Shard implements Closeable {
     snapshot = new Snapshot(Collections.unmodifiableList(segs));
   }
 
+  private void submitBuild(Pending p) {
+    Executor ex = options.buildExecutor();
+    if (ex == null || !index.type().equals(IndexParams.DISKANN)) {
+      return; // stays a memory-resident, exactly searched segment; the WAL keeps its records
+    }
+    p.segment().markIndexing(true);
+    ex.execute(() -> build(p));
+  }
+
+  /** Runs on the build executor: builds the segment's index, then installs and checkpoints. */
+  private void build(Pending p) {
+    if (closed) {
+      return;
+    }
+    GrowingSegment f = p.segment();
+    int newId;
+    writeLock.lock();
+    try {
+      newId = nextSegmentId++;
+    } finally {
+      writeLock.unlock();
+    }
+    Path target = segmentsDir.resolve(segmentDirName(newId));
+    try {
+      long t0 = System.nanoTime();
+      int[] liveOrds = liveOrdinals(f);
+      DiskAnnSegment built = null;
+      if (liveOrds.length > 0) {
+        options.io().createDirectories(segmentsDir);
+        DiskAnnSegment.build(options.io(), target, newId, f, liveOrds, distance, index);
+        built = DiskAnnSegment.open(options.io(), target, newId, options.defaultSearchList());
+      }
+      install(p, built, liveOrds);
+      LOG.info(
+          "segment indexed [dir={}, segment={}, from={}, points={}, millis={}, checkpointSeq={}]",
+          dir,
+          newId,
+          f.id(),
+          liveOrds.length,
+          (System.nanoTime() - t0) / 1_000_000,
+          p.sealSeq());
+    } catch (Throwable t) {
+      buildFailure = t.toString();
+      f.markIndexing(false);
+      LOG.error(
+          "index build failed; the segment stays in memory and searched exactly [dir={}, segment={}]",
+          dir,
+          f.id(),
+          t);
+    }
+  }
+
+  private static int[] liveOrdinals(GrowingSegment f) {
+    int n = f.size();
+    int[] out = new int[n];
+    int c = 0;
+    for (int ord = 0; ord < n; ord++) {
+      if (!f.isDeleted(ord)) {
+        out[c++] = ord;
+      }
+    }
+    return java.util.Arrays.copyOf(out, c);
+  }
+
+  /**
+   * Replaces a frozen segment by its built index and checkpoints the WAL. Under the write lock:
+   * deletions that happened during the build move to the new segment; the new snapshot searches the
+   * index instead of the frozen segment (kept readable as retired); locations move; then the
+   * retired segment is dropped. Finally deletion bitmaps and the manifest are written and the WAL
+   * is truncated up to the seal.
+   */
+  private void install(Pending p, DiskAnnSegment built, int[] liveOrds) throws IOException {
+    GrowingSegment f = p.segment();
+    writeLock.lock();
+    try {
+      if (closed) {
+        if (built != null) {
+          built.close();
+          deleteTree(built.directory());
+        }
+        return;
+      }
+      if (built != null) {
+        for (int i = 0; i < liveOrds.length; i++) {
+          if (f.isDeleted(liveOrds[i])) {
+            built.markDeleted(i);
+          }
+        }
+      }
+      List<Segment> segs = new ArrayList<>(snapshot.segments().size());
+      for (Segment s : snapshot.segments()) {
+        if (s == f) {
+          if (built != null) {
+            segs.add(built);
+          }
+        } else {
+          segs.add(s);
+        }
+      }
+      snapshot = new Snapshot(Collections.unmodifiableList(segs), List.of(f));
+      if (built != null) {
+        long fromPrefix = pack(f.id(), 0) >>> 32;
+        for (int i = 0; i < liveOrds.length; i++) {
+          PointId pid = f.idAt(liveOrds[i]);
+          Long loc = locations.get(pid);
+          if (loc != null && (loc >>> 32) == fromPrefix && (int) (long) loc == liveOrds[i]) {
+            locations.put(pid, pack(built.id(), i));
+          }
+        }
+      }
+      snapshot = new Snapshot(snapshot.segments());
+      pending.remove(p);
+      checkpoint(p.sealSeq());
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Persists what the WAL up to {@code seq} described, then truncates the WAL. */
+  private void checkpoint(long seq) throws IOException {
+    // An older segment whose build failed still needs its records: keep the checkpoint below it.
+    // Listing newer segments with a lower checkpoint is safe: replaying their records again
+    // re-applies the same operations and the newest version of every id wins.
+    long cp = !pending.isEmpty() && pending.peekFirst().sealSeq() < seq ? checkpointSeq : seq;
+    List<Integer> ids = new ArrayList<>();
+    for (Segment s : snapshot.segments()) {
+      if (s instanceof DiskAnnSegment d) {
+        d.writeDeleted(options.io());
+        ids.add(d.id());
+      }
+    }
+    checkpointSeq = Math.max(checkpointSeq, cp);
+    ShardManifest.write(options.io(), dir, new ShardManifest(checkpointSeq, nextSegmentId, ids));
+    wal.truncateBefore(checkpointSeq + 1);
+  }
+
   /** The live version of a point, or {@code null}. */
   public Record get(PointId id, boolean withPayload, boolean withVector) {
     Long loc = locations.get(id);
@@ -249,6 +510,14 @@ public final class Shard implements Closeable {
       return null;
     }
     Segment s = snapshot.byId((int) (loc >>> 32));
+    if (s == null) {
+      // The location was read just before an index install swapped segments: read it again.
+      loc = locations.get(id);
+      if (loc == null) {
+        return null;
+      }
+      s = snapshot.byId((int) (loc >>> 32));
+    }
     int ord = (int) (long) loc;
     if (s == null || s.isDeleted(ord)) {
       return null;
@@ -372,8 +641,42 @@ public final class Shard implements Closeable {
     return dir;
   }
 
+  /** Whether segments wait for (or are in) an index build. */
+  public boolean indexing() {
+    writeLock.lock();
+    try {
+      return !pending.isEmpty()
+          && options.buildExecutor() != null
+          && index.type().equals(IndexParams.DISKANN);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** The last index build failure, or {@code null}. */
+  public String buildFailure() {
+    return buildFailure;
+  }
+
   @Override
   public void close() throws IOException {
-    wal.close();
+    writeLock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    } finally {
+      writeLock.unlock();
+    }
+    try {
+      wal.close();
+    } finally {
+      for (Segment s : snapshot.segments()) {
+        if (s instanceof DiskAnnSegment d) {
+          d.close();
+        }
+      }
+    }
   }
 }

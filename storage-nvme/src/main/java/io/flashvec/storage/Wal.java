@@ -220,6 +220,13 @@ public final class Wal implements Closeable {
         if (r.validEnd >= HEADER_BYTES && r.validEnd < r.fileSize) {
           io.truncate(ch, r.validEnd);
           io.force(ch, true);
+        } else if (r.validEnd >= HEADER_BYTES && options.fsyncPolicy() != FsyncPolicy.NEVER) {
+          // What we replay may only be in the page cache (the previous process died before its
+          // fsync, or wrote with policy never). The caller acts on replayed records and we report
+          // them as durable, and new acknowledged records will sit behind them, so make them
+          // durable now: a power loss must not take back what recovery handed out. Forcing an
+          // already clean segment writes nothing.
+          io.force(ch, true);
         }
       }
       scanned += r.records;
@@ -241,6 +248,9 @@ public final class Wal implements Closeable {
         io.fsyncDirectory(dir);
         break;
       }
+    }
+    if (reason == null && !firstSeqs.isEmpty() && options.fsyncPolicy() != FsyncPolicy.NEVER) {
+      io.fsyncDirectory(dir); // the segments' names, too, may never have been made durable
     }
     // With no segment left, continue numbering after the caller's checkpoint.
     long last = expectedSeq < 0 ? Math.max(0, fromSeq - 1) : expectedSeq - 1;
@@ -264,8 +274,29 @@ public final class Wal implements Closeable {
           last);
     }
     Wal wal = new Wal(dir, io, options, report, last, firstSeqs, total);
-    wal.openTail();
+    try {
+      wal.openTail();
+    } catch (IOException | RuntimeException e) {
+      wal.abandon();
+      throw e;
+    }
     return wal;
+  }
+
+  /** Undoes the constructor after a failed open: stops the flusher and releases the tail. */
+  private void abandon() {
+    closed = true;
+    if (flusher != null) {
+      flusher.cancel(false);
+    }
+    if (current != null) {
+      try {
+        current.close();
+      } catch (IOException suppressed) {
+        // The open is failing already; its exception is the one to report.
+      }
+      current = null;
+    }
   }
 
   private void openTail() throws IOException {

@@ -192,8 +192,14 @@ public class CollectionsController {
     CollectionConfig c = d.config();
     Collection.Info info = d.info();
     ObjectNode r = Json.object();
-    r.put("status", "green");
-    r.put("optimizer_status", "ok");
+    // green: nothing pending; yellow: segments wait for or are in an index build; red: a build
+    // failed (its segment keeps being searched exactly from memory).
+    r.put("status", info.buildFailure() != null ? "red" : info.indexing() ? "yellow" : "green");
+    if (info.buildFailure() != null) {
+      r.putObject("optimizer_status").put("error", info.buildFailure());
+    } else {
+      r.put("optimizer_status", "ok");
+    }
     r.put("indexed_vectors_count", 0);
     r.put("points_count", info.points());
     r.put("segments_count", info.segments());

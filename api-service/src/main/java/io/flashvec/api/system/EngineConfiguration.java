@@ -9,6 +9,7 @@ import io.flashvec.storage.Wal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -36,9 +37,22 @@ public class EngineConfiguration {
         Thread.ofPlatform().name("flashvec-wal-flusher").daemon(true).factory());
   }
 
+  /**
+   * Builds segment indexes one at a time, off the request path (jvector parallelises inside a
+   * build); owned and shut down with the context.
+   */
+  @Bean(destroyMethod = "shutdownNow")
+  ExecutorService indexBuildExecutor() {
+    return Executors.newSingleThreadExecutor(
+        Thread.ofPlatform().name("flashvec-index-build").daemon(true).factory());
+  }
+
   @Bean(destroyMethod = "close")
   LocalCollectionService collectionService(
-      FlashVecProperties props, MeterRegistry registry, ScheduledExecutorService walScheduler) {
+      FlashVecProperties props,
+      MeterRegistry registry,
+      ScheduledExecutorService walScheduler,
+      ExecutorService indexBuildExecutor) {
     Timer fsync =
         Timer.builder("flashvec.wal.fsync").description("WAL fsync latency").register(registry);
     Counter appended =
@@ -66,7 +80,12 @@ public class EngineConfiguration {
             .withScheduler(walScheduler, props.wal().fsyncInterval())
             .withListener(listener);
     Shard.Options shardOptions =
-        new Shard.Options(props.segment().sealThresholdPoints(), walOptions, FileIO.DEFAULT);
+        new Shard.Options(
+            props.segment().sealThresholdPoints(),
+            walOptions,
+            FileIO.DEFAULT,
+            indexBuildExecutor,
+            props.search().defaultSearchList());
     LOG.info(
         "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}]",
         props.dataDir().toAbsolutePath().normalize(),

@@ -52,7 +52,10 @@ class CrashRecoveryIT {
     Path log = tmp.resolve("server-" + round + ".log");
     Map<Long, Acked> acked = new ConcurrentHashMap<>();
     int shards = 1 + rnd.nextInt(3);
-    try (ServerProcess server = new ServerProcess(data, log).start()) {
+    // Odd rounds seal small segments so that index builds, checkpoints and WAL truncation run
+    // (and get killed) while the writers write.
+    String seal = "--flashvec.segment.seal-threshold-points=" + (round % 2 == 1 ? 300 : 100000);
+    try (ServerProcess server = new ServerProcess(data, log, seal).start()) {
       Http http = new Http(server.url());
       assertThat(
               http.put(
@@ -95,7 +98,10 @@ class CrashRecoveryIT {
               + acked.size()
               + " acknowledged points, "
               + shards
-              + " shard(s)");
+              + " shard(s), "
+              + seal
+              + ", indexed segments before the kill: "
+              + (java.nio.file.Files.readString(log).split("segment indexed", -1).length - 1));
     }
     assertThat(acked).as("the writers got something acknowledged before the kill").isNotEmpty();
 

@@ -279,9 +279,7 @@ class RestApiIT {
     http.put(
         "/collections/durable/points?wait=true",
         "{\"points\":[{\"id\":7,\"vector\":[1,2],\"payload\":{\"k\":\"v\"}}]}");
-    server.stop();
-    server = new ServerProcess(server.dataDir(), tmp.resolve("server-restart.log")).start();
-    http = new Http(server.url());
+    server.restart();
     JsonNode p = http.get("/collections/durable/points/7").result();
     assertThat(p.get("payload").get("k").asString()).isEqualTo("v");
     assertThat(server.logTail()).contains("WAL recovered");

@@ -114,6 +114,12 @@ public final class ServerProcess implements AutoCloseable {
     return process.pid();
   }
 
+  /** Graceful stop, then start again with the same port, data directory and arguments. */
+  public ServerProcess restart() {
+    stop();
+    return start();
+  }
+
   /** SIGKILL, then wait for the process to be gone. */
   public void kill() {
     if (process != null && process.isAlive()) {

@@ -42,6 +42,7 @@ public final class GrowingSegment implements Segment {
   private volatile int size;
   private final AtomicInteger live = new AtomicInteger();
   private volatile boolean frozen;
+  private volatile boolean indexing;
   private long payloadBytes; // written by the writer only; read racy for stats
 
   public GrowingSegment(int id, int dim) {
@@ -91,6 +92,11 @@ public final class GrowingSegment implements Segment {
     return frozen;
   }
 
+  /** Reports {@link State#INDEXING} while a background build turns this segment into an index. */
+  public void markIndexing(boolean on) {
+    indexing = on;
+  }
+
   public int dimension() {
     return dim;
   }
@@ -102,7 +108,7 @@ public final class GrowingSegment implements Segment {
 
   @Override
   public State state() {
-    return frozen ? State.SEALED : State.GROWING;
+    return !frozen ? State.GROWING : indexing ? State.INDEXING : State.SEALED;
   }
 
   @Override

@@ -63,6 +63,11 @@ public final class TopK {
     return size;
   }
 
+  /** The {@code k} this heap keeps. */
+  public int capacity() {
+    return k;
+  }
+
   /**
    * Empties the heap into the arrays best-first; returns the count. Arrays must hold {@link
    * #size()} entries.
