@@ -7,6 +7,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchRequest;
+import io.flashvec.index.SearchStats;
 import java.util.List;
 
 /**
@@ -46,7 +47,13 @@ public interface CollectionService {
   ScrollPage scroll(
       String collection, PointId offset, int limit, boolean withPayload, boolean withVector);
 
-  List<Record> search(String collection, SearchRequest request);
+  /** Nearest neighbours, adding what the search cost to {@code stats}. */
+  List<Record> search(String collection, SearchRequest request, SearchStats stats);
+
+  /** Nearest neighbours without statistics. */
+  default List<Record> search(String collection, SearchRequest request) {
+    return search(collection, request, new SearchStats());
+  }
 
   /** Seals the growing segments of a collection. */
   void flush(String collection);

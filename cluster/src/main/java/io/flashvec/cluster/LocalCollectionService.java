@@ -9,6 +9,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchRequest;
+import io.flashvec.index.SearchStats;
 import io.flashvec.index.Shard;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.storage.FileIO;
@@ -239,8 +240,8 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   }
 
   @Override
-  public List<Record> search(String collection, SearchRequest request) {
-    return collection(collection).search(request);
+  public List<Record> search(String collection, SearchRequest request, SearchStats stats) {
+    return collection(collection).search(request, stats);
   }
 
   @Override

@@ -236,6 +236,11 @@ public final class Collection implements Closeable {
 
   /** Nearest neighbours over all shards, best first, after {@code offset}. */
   public List<Record> search(SearchRequest req) {
+    return search(req, new SearchStats());
+  }
+
+  /** {@link #search(SearchRequest)}, adding what it cost to {@code stats}. */
+  public List<Record> search(SearchRequest req, SearchStats stats) {
     float[] q = validateVector(null, req.vector());
     int k = req.limit() + req.offset();
     if (k == 0) {
@@ -244,7 +249,14 @@ public final class Collection implements Closeable {
     List<Record> all = new ArrayList<>();
     for (Shard s : shards) {
       all.addAll(
-          s.search(q, k, req.params(), req.scoreThreshold(), req.withPayload(), req.withVector()));
+          s.search(
+              q,
+              k,
+              req.params(),
+              req.scoreThreshold(),
+              req.withPayload(),
+              req.withVector(),
+              stats));
     }
     Comparator<Record> order = Comparator.comparingDouble(Record::score);
     if (config.distance().higherIsBetter()) {

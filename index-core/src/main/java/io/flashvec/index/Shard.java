@@ -568,6 +568,21 @@ public final class Shard implements Closeable {
       Float threshold,
       boolean withPayload,
       boolean withVector) {
+    return search(query, k, params, threshold, withPayload, withVector, new SearchStats());
+  }
+
+  /**
+   * {@link #search(float[], int, SearchParams, Float, boolean, boolean)}, adding its costs to
+   * {@code stats}.
+   */
+  public List<Record> search(
+      float[] query,
+      int k,
+      SearchParams params,
+      Float threshold,
+      boolean withPayload,
+      boolean withVector,
+      SearchStats stats) {
     if (query.length != dim) {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: " + dim + ", got " + query.length);
@@ -575,7 +590,7 @@ public final class Shard implements Closeable {
     List<Segment> segs = snapshot.segments();
     TopK top = new TopK(distance, k);
     for (int i = 0; i < segs.size(); i++) {
-      segs.get(i).search(query, distance, params, top, i);
+      segs.get(i).search(query, distance, params, top, i, stats);
     }
     int n = top.size();
     float[] scores = new float[n];

@@ -1,6 +1,7 @@
 package io.flashvec.api.search;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.metrics.SearchMetrics;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Output;
@@ -13,7 +14,9 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchRequest;
+import io.flashvec.index.SearchStats;
 import io.flashvec.index.TooLargeException;
+import io.flashvec.storage.ThreadIo;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.http.ResponseEntity;
@@ -40,8 +43,15 @@ public class SearchController {
   private final int maxLimit;
   private final int maxBatch;
 
-  SearchController(CollectionService service, Blocking blocking, FlashVecProperties props) {
+  private final SearchMetrics metrics;
+
+  SearchController(
+      CollectionService service,
+      Blocking blocking,
+      FlashVecProperties props,
+      SearchMetrics metrics) {
     this.service = service;
+    this.metrics = metrics;
     this.blocking = blocking;
     this.maxLimit = props.limits().maxSearchLimit();
     this.maxBatch = props.limits().maxBatchPoints();
@@ -58,8 +68,10 @@ public class SearchController {
     return blocking.call(
         () -> {
           CollectionNames.validate(name);
-          Parsed p = parseSearch(Json.parse(body), "");
-          return Json.ok(run(name, p), t0);
+          JsonNode b = Json.parse(body);
+          Parsed p = parseSearch(b, "");
+          SearchStats stats = new SearchStats();
+          return respond(run(name, p, stats), t0, b, stats, 1);
         });
   }
 
@@ -70,16 +82,18 @@ public class SearchController {
     return blocking.call(
         () -> {
           CollectionNames.validate(name);
-          JsonNode searches = batchOf(Json.parse(body));
+          JsonNode b = Json.parse(body);
+          JsonNode searches = batchOf(b);
           List<Parsed> parsed = new ArrayList<>();
           for (int i = 0; i < searches.size(); i++) {
             parsed.add(parseSearch(searches.get(i), "searches[" + i + "]."));
           }
+          SearchStats stats = new SearchStats();
           ArrayNode out = Json.array();
           for (Parsed p : parsed) {
-            out.add(run(name, p));
+            out.add(run(name, p, stats));
           }
-          return Json.ok(out, t0);
+          return respond(out, t0, b, stats, parsed.size());
         });
   }
 
@@ -90,7 +104,9 @@ public class SearchController {
     return blocking.call(
         () -> {
           CollectionNames.validate(name);
-          return Json.ok(runQuery(name, Json.parseOptional(body), ""), t0);
+          JsonNode b = Json.parseOptional(body);
+          SearchStats stats = new SearchStats();
+          return respond(runQuery(name, b, "", stats), t0, b, stats, 1);
         });
   }
 
@@ -101,12 +117,14 @@ public class SearchController {
     return blocking.call(
         () -> {
           CollectionNames.validate(name);
-          JsonNode searches = batchOf(Json.parse(body));
+          JsonNode b = Json.parse(body);
+          JsonNode searches = batchOf(b);
+          SearchStats stats = new SearchStats();
           ArrayNode out = Json.array();
           for (int i = 0; i < searches.size(); i++) {
-            out.add(runQuery(name, searches.get(i), "searches[" + i + "]."));
+            out.add(runQuery(name, searches.get(i), "searches[" + i + "].", stats));
           }
-          return Json.ok(out, t0);
+          return respond(out, t0, b, stats, searches.size());
         });
   }
 
@@ -126,8 +144,32 @@ public class SearchController {
     return searches;
   }
 
-  private ArrayNode run(String name, Parsed p) {
-    return Output.scoredList(service.search(name, p.request()), p.payload(), p.withVector());
+  /**
+   * Records the search costs in the metrics and, when the body asks with {@code "with_stats":
+   * true}, returns them as {@code flashvec_stats} beside {@code result} (off by default so Qdrant
+   * clients see their usual envelope).
+   */
+  private ResponseEntity<byte[]> respond(
+      JsonNode result, long t0, JsonNode body, SearchStats stats, int searches) {
+    metrics.record(searches, stats);
+    if (!Requests.bool(body, "with_stats", false)) {
+      return Json.ok(result, t0);
+    }
+    ObjectNode extra = Json.object();
+    ObjectNode o = extra.putObject("flashvec_stats");
+    o.put("searches", searches);
+    o.put("segments", stats.segments);
+    o.put("nodes_visited", stats.visited);
+    o.put("nodes_expanded", stats.expanded);
+    o.put("reranked", stats.reranked);
+    o.put("distance_computations", stats.distanceComputations);
+    o.put("pages_read", stats.pagesRead);
+    o.put("bytes_read", stats.pagesRead * ThreadIo.PAGE_BYTES);
+    return Json.ok(result, t0, extra);
+  }
+
+  private ArrayNode run(String name, Parsed p, SearchStats stats) {
+    return Output.scoredList(service.search(name, p.request(), stats), p.payload(), p.withVector());
   }
 
   private Parsed parseSearch(JsonNode b, String prefix) {
@@ -163,7 +205,7 @@ public class SearchController {
     return new Parsed(req, sel, withVector);
   }
 
-  private ObjectNode runQuery(String name, JsonNode b, String prefix) {
+  private ObjectNode runQuery(String name, JsonNode b, String prefix, SearchStats stats) {
     if (!b.isObject()) {
       throw new InvalidInputException("Wrong input: " + prefix + "query request must be an object");
     }
@@ -192,7 +234,7 @@ public class SearchController {
       return out;
     }
     float[] v = queryVector(name, q, prefix + "query");
-    out.set("points", run(name, build(b, v, 10, prefix)));
+    out.set("points", run(name, build(b, v, 10, prefix), stats));
     return out;
   }
 

@@ -65,6 +65,21 @@ public final class Json {
     return raw(HttpStatus.OK, o);
   }
 
+  /**
+   * A successful response with FlashVec's extra envelope fields (e.g. {@code flashvec_stats}),
+   * which Qdrant clients ignore.
+   */
+  public static ResponseEntity<byte[]> ok(JsonNode result, long startNanos, ObjectNode extra) {
+    ObjectNode o = object();
+    o.set("result", result);
+    o.put("status", "ok");
+    o.put("time", seconds(startNanos));
+    if (extra != null) {
+      o.setAll(extra);
+    }
+    return raw(HttpStatus.OK, o);
+  }
+
   /** An error response: {@code {"status": {"error": message}, "time": s}}. */
   public static ResponseEntity<byte[]> error(HttpStatus status, String message, long startNanos) {
     ObjectNode o = object();

@@ -58,12 +58,26 @@ class RestApiIT {
     http.put(
         "/collections/metrics_probe/points?wait=true",
         "{\"points\":[{\"id\":1,\"vector\":[1,2]}]}");
+    Http.Response stats =
+        http.post(
+            "/collections/metrics_probe/points/search",
+            "{\"vector\":[1,0],\"limit\":1,\"with_stats\":true}");
+    assertThat(stats.body().at("/flashvec_stats/distance_computations").asLong()).isEqualTo(1);
+    assertThat(stats.body().at("/flashvec_stats/segments").asLong()).isEqualTo(1);
+    assertThat(
+            http.post("/collections/metrics_probe/points/search", "{\"vector\":[1,0],\"limit\":1}")
+                .body()
+                .has("flashvec_stats"))
+        .as("statistics only when asked")
+        .isFalse();
     Http.Response m = http.send("GET", "/metrics", null);
     assertThat(m.status()).isEqualTo(200);
     assertThat(m.raw())
         .contains("http_server_requests_seconds_bucket")
         .contains("flashvec_wal_fsync_seconds_count")
-        .contains("flashvec_wal_appended_bytes_total");
+        .contains("flashvec_wal_appended_bytes_total")
+        .contains("flashvec_search_distance_computations_total")
+        .contains("flashvec_io_pages_read_total");
   }
 
   @Test

@@ -4,12 +4,14 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
+import io.flashvec.storage.ThreadIo;
 import io.github.jbellis.jvector.disk.BufferedRandomAccessWriter;
 import io.github.jbellis.jvector.disk.RandomAccessReader;
 import io.github.jbellis.jvector.disk.ReaderSupplier;
@@ -431,11 +433,27 @@ public final class DiskAnnSegment implements Segment, Closeable {
   }
 
   @Override
-  public void search(float[] query, Distance d, SearchParams params, TopK out, int slot) {
+  public void search(
+      float[] query, Distance d, SearchParams params, TopK out, int slot, SearchStats stats) {
     int k = out.capacity();
     if (k == 0 || live.get() == 0) {
       return;
     }
+    stats.segments++;
+    long faults0 = ThreadIo.majorFaults();
+    try {
+      searchGraph(query, params, out, slot, stats);
+    } finally {
+      long faults1 = ThreadIo.majorFaults();
+      if (faults0 >= 0 && faults1 >= faults0) {
+        stats.pagesRead += faults1 - faults0;
+      }
+    }
+  }
+
+  private void searchGraph(
+      float[] query, SearchParams params, TopK out, int slot, SearchStats stats) {
+    int k = out.capacity();
     VectorFloat<?> q = VTS.createFloatVector(query);
     GraphSearcher s = borrow();
     try {
@@ -446,6 +464,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
           if (liveBits.get(ord)) {
             view.getVectorInto(ord, tmp, 0);
             out.offer(toScore(distance, vsf.compare(q, tmp)), slot, ord);
+            stats.distanceComputations++;
           }
         }
         return;
@@ -460,6 +479,10 @@ public final class DiskAnnSegment implements Segment, Closeable {
       for (SearchResult.NodeScore ns : r.getNodes()) {
         out.offer(toScore(distance, ns.score), slot, ns.node);
       }
+      stats.visited += r.getVisitedCount();
+      stats.expanded += r.getExpandedCountBaseLayer();
+      stats.reranked += r.getRerankedCount();
+      stats.distanceComputations += r.getVisitedCount() + r.getRerankedCount();
     } finally {
       release(s);
     }

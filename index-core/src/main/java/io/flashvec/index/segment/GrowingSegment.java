@@ -3,6 +3,7 @@ package io.flashvec.index.segment;
 import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -165,9 +166,17 @@ public final class GrowingSegment implements Segment {
   }
 
   @Override
-  public void search(float[] query, Distance distance, SearchParams params, TopK out, int slot) {
+  public void search(
+      float[] query,
+      Distance distance,
+      SearchParams params,
+      TopK out,
+      int slot,
+      SearchStats stats) {
     int n = size;
+    stats.segments++;
     Chunk[] cs = chunks;
+    long scored = 0;
     for (int base = 0; base < n; base += CHUNK) {
       Chunk c = cs[base >>> CHUNK_SHIFT];
       int end = Math.min(CHUNK, n - base);
@@ -177,8 +186,10 @@ public final class GrowingSegment implements Segment {
           continue;
         }
         out.offer(distance.score(query, vectors, i * dim), slot, base + i);
+        scored++;
       }
     }
+    stats.distanceComputations += scored;
   }
 
   @Override

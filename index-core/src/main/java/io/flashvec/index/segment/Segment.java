@@ -3,6 +3,7 @@ package io.flashvec.index.segment;
 import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
 
 /**
  * A set of points addressed by dense ordinals {@code 0..size()-1}.
@@ -47,8 +48,19 @@ public interface Segment {
   /** Marks an ordinal deleted; returns whether it was live. */
   boolean markDeleted(int ord);
 
-  /** Offers every live point's score against a prepared query to {@code out}. */
-  void search(float[] query, Distance distance, SearchParams params, TopK out, int slot);
+  /**
+   * Offers the best live points for a prepared query to {@code out} (every live point for an exact
+   * segment) and adds what it cost to {@code stats}.
+   */
+  void search(
+      float[] query, Distance distance, SearchParams params, TopK out, int slot, SearchStats stats);
+
+  /**
+   * {@link #search(float[], Distance, SearchParams, TopK, int, SearchStats)} without statistics.
+   */
+  default void search(float[] query, Distance distance, SearchParams params, TopK out, int slot) {
+    search(query, distance, params, out, slot, new SearchStats());
+  }
 
   /** Heap and off-heap bytes held in memory by this segment. */
   long memoryBytes();

@@ -1,0 +1,28 @@
+package io.flashvec.index;
+
+/**
+ * What one search cost, summed over the segments and shards it touched: nodes visited (scored
+ * approximately) and expanded (adjacency read) in graphs, candidates reranked with full vectors,
+ * exact distance computations in flat scans, and pages read from the device (major page faults on
+ * the searching thread, see {@link io.flashvec.storage.ThreadIo}). Not thread-safe: one instance
+ * per request, filled by the shards in turn.
+ */
+public final class SearchStats {
+
+  public long segments;
+  public long visited;
+  public long expanded;
+  public long reranked;
+  public long distanceComputations;
+  public long pagesRead;
+
+  /** Adds another search's statistics to this one. */
+  public void add(SearchStats o) {
+    segments += o.segments;
+    visited += o.visited;
+    expanded += o.expanded;
+    reranked += o.reranked;
+    distanceComputations += o.distanceComputations;
+    pagesRead += o.pagesRead;
+  }
+}

@@ -1,0 +1,204 @@
+package io.flashvec.index.jvector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.PointId;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.TopK;
+import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.testing.TestSeeds;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Path;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Build, write, reopen and search a DiskANN segment against brute force; detect corruption. */
+class DiskAnnSegmentTest {
+
+  static final int DIM = 48;
+  static final int N = 2000;
+
+  @TempDir Path tmp;
+
+  /** Embedding-like data: a low-dimensional latent Gaussian mapped to DIM, plus small noise. */
+  static float[][] latent(Random r, int n, int dim) {
+    int latent = 8;
+    float[][] proj = new float[latent][dim];
+    for (float[] row : proj) {
+      for (int j = 0; j < dim; j++) {
+        row[j] = (float) r.nextGaussian();
+      }
+    }
+    float[][] out = new float[n][dim];
+    for (int i = 0; i < n; i++) {
+      double[] z = new double[latent];
+      for (int l = 0; l < latent; l++) {
+        z[l] = r.nextGaussian();
+      }
+      for (int j = 0; j < dim; j++) {
+        double v = 0.05 * r.nextGaussian();
+        for (int l = 0; l < latent; l++) {
+          v += z[l] * proj[l][j];
+        }
+        out[i][j] = (float) v;
+      }
+    }
+    return out;
+  }
+
+  private GrowingSegment source(float[][] data, Distance d) {
+    GrowingSegment g = new GrowingSegment(0, DIM);
+    for (int i = 0; i < data.length; i++) {
+      g.append(PointId.of(i), d.prepare(data[i]), ("{\"i\":" + i + "}").getBytes());
+    }
+    g.freeze();
+    return g;
+  }
+
+  private static int[] all(int n) {
+    int[] a = new int[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = i;
+    }
+    return a;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Distance.class)
+  void recallAgainstBruteForceAndExactScores(Distance d) throws IOException {
+    Random r = TestSeeds.random("diskann-recall-" + d);
+    float[][] data = latent(r, N, DIM);
+    GrowingSegment src = source(data, d);
+    Path dir = tmp.resolve("seg");
+    DiskAnnSegment.build(
+        FileIO.DEFAULT, dir, 7, src, all(N), d, new IndexParams("diskann", 32, 64, 1.2f, 0));
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 7, 100)) {
+      assertThat(seg.size()).isEqualTo(N);
+      assertThat(seg.liveCount()).isEqualTo(N);
+      int k = 10;
+      int hits = 0;
+      int queries = 50;
+      for (int q = 0; q < queries; q++) {
+        float[] query = d.prepare(latent(r, 1, DIM)[0]);
+        TopK exact = new TopK(d, k);
+        src.search(query, d, SearchParams.DEFAULT, exact, 0);
+        float[] es = new float[k];
+        int[] eslot = new int[k];
+        int[] eord = new int[k];
+        exact.drainBestFirst(es, eslot, eord);
+        TopK approx = new TopK(d, k);
+        seg.search(query, d, SearchParams.DEFAULT, approx, 0);
+        float[] as = new float[k];
+        int[] aslot = new int[k];
+        int[] aord = new int[k];
+        int n = approx.drainBestFirst(as, aslot, aord);
+        assertThat(n).isEqualTo(k);
+        java.util.Set<Integer> truth = new java.util.HashSet<>();
+        for (int o : eord) {
+          truth.add(o);
+        }
+        for (int i = 0; i < n; i++) {
+          if (truth.contains(aord[i])) {
+            hits++;
+          }
+          // Returned scores are exact (reranked with the full vectors) in our units.
+          float expected = d.score(query, seg.vectorAt(aord[i]), 0);
+          assertThat(as[i])
+              .isCloseTo(
+                  expected,
+                  org.assertj.core.data.Offset.offset(1e-3f * Math.max(1, Math.abs(expected))));
+        }
+      }
+      double recall = hits / (double) (queries * k);
+      System.out.println("[flashvec] diskann recall@10 " + d + " = " + recall);
+      // Maximum inner product over unnormalised vectors is the hard case for graph indexes
+      // (measured 0.73 here at search_list 100); normalised data (cosine) and L2 reach > 0.95.
+      assertThat(recall).isGreaterThan(d == Distance.DOT ? 0.6 : 0.9);
+      assertThat(seg.idAt(5)).isEqualTo(PointId.of(5));
+      assertThat(new String(seg.payloadAt(5))).isEqualTo("{\"i\":5}");
+    }
+  }
+
+  @Test
+  void deletedPointsAreNeverReturnedAndSurviveReopen() throws IOException {
+    Random r = TestSeeds.random("diskann-delete");
+    float[][] data = latent(r, 500, DIM);
+    GrowingSegment src = source(data, Distance.EUCLID);
+    Path dir = tmp.resolve("seg");
+    DiskAnnSegment.build(
+        FileIO.DEFAULT, dir, 1, src, all(500), Distance.EUCLID, IndexParams.DEFAULT);
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 1, 100)) {
+      TopK top = new TopK(Distance.EUCLID, 1);
+      seg.search(data[42], Distance.EUCLID, SearchParams.DEFAULT, top, 0);
+      int[] ord = new int[1];
+      top.drainBestFirst(new float[1], new int[1], ord);
+      assertThat(ord[0]).isEqualTo(42);
+      assertThat(seg.markDeleted(42)).isTrue();
+      assertThat(seg.markDeleted(42)).isFalse();
+      seg.writeDeleted(FileIO.DEFAULT);
+    }
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 1, 100)) {
+      assertThat(seg.isDeleted(42)).isTrue();
+      assertThat(seg.liveCount()).isEqualTo(499);
+      for (SearchParams p :
+          new SearchParams[] {SearchParams.DEFAULT, new SearchParams(0, 0, 0, true)}) {
+        TopK top = new TopK(Distance.EUCLID, 5);
+        seg.search(data[42], Distance.EUCLID, p, top, 0);
+        int[] ords = new int[top.size()];
+        top.drainBestFirst(new float[ords.length], new int[ords.length], ords);
+        assertThat(ords).doesNotContain(42).hasSize(5);
+      }
+    }
+  }
+
+  @Test
+  void corruptedOrTruncatedFilesAreDetectedAtOpen() throws IOException {
+    Random r = TestSeeds.random("diskann-corrupt");
+    float[][] data = latent(r, 300, DIM);
+    for (String file : new String[] {"graph.jvg", "pq.bin", "meta.fvs"}) {
+      Path dir = tmp.resolve("seg-" + file);
+      DiskAnnSegment.build(
+          FileIO.DEFAULT,
+          dir,
+          3,
+          source(data, Distance.DOT),
+          all(300),
+          Distance.DOT,
+          IndexParams.DEFAULT);
+      try (RandomAccessFile f = new RandomAccessFile(dir.resolve(file).toFile(), "rw")) {
+        long pos = f.length() / 2;
+        f.seek(pos);
+        int b = f.read();
+        f.seek(pos);
+        f.write(b ^ 0x10);
+      }
+      assertThatThrownBy(() -> DiskAnnSegment.open(FileIO.DEFAULT, dir, 3, 100))
+          .isInstanceOf(CorruptFileException.class)
+          .hasMessageContaining(file);
+      Path dir2 = tmp.resolve("trunc-" + file);
+      DiskAnnSegment.build(
+          FileIO.DEFAULT,
+          dir2,
+          3,
+          source(data, Distance.DOT),
+          all(300),
+          Distance.DOT,
+          IndexParams.DEFAULT);
+      try (RandomAccessFile f = new RandomAccessFile(dir2.resolve(file).toFile(), "rw")) {
+        f.setLength(f.length() - 7);
+      }
+      assertThatThrownBy(() -> DiskAnnSegment.open(FileIO.DEFAULT, dir2, 3, 100))
+          .isInstanceOf(CorruptFileException.class)
+          .hasMessageContaining(file);
+    }
+  }
+}
