@@ -51,6 +51,10 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   private final FileIO io;
   private final MetadataStore metadata;
   private final Map<String, Collection> collections = new ConcurrentHashMap<>();
+
+  /** Collections whose files could not be opened at recovery, with the reason. */
+  private final Map<String, String> failed = new ConcurrentHashMap<>();
+
   private final Object ddlLock = new Object();
   private final FileChannel lockChannel;
   private final FileLock lock;
@@ -91,9 +95,19 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     long t0 = System.nanoTime();
     List<MetadataStore.CollectionMeta> metas = metadata.list();
     for (MetadataStore.CollectionMeta m : metas) {
-      collections.put(
-          m.name(),
-          Collection.open(m.name(), collectionsDir.resolve(m.name()), m.config(), shardOptions));
+      try {
+        collections.put(
+            m.name(),
+            Collection.open(m.name(), collectionsDir.resolve(m.name()), m.config(), shardOptions));
+      } catch (RuntimeException e) {
+        // One damaged collection must not take the others down: it answers 503 with the reason
+        // (never silently wrong results) and can still be deleted.
+        failed.put(m.name(), e.getMessage() == null ? e.toString() : e.getMessage());
+        LOG.error(
+            "collection failed to open; it answers 503 until repaired or deleted [name={}]",
+            m.name(),
+            e);
+      }
     }
     removeOrphans();
     ready = true;
@@ -113,7 +127,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     try (var stream = Files.list(collectionsDir)) {
       for (Path p : stream.toList()) {
         String name = p.getFileName().toString();
-        if (!collections.containsKey(name)) {
+        if (!collections.containsKey(name) && !failed.containsKey(name)) {
           LOG.warn(
               "removing collection directory without metadata (interrupted create or delete) [dir={}]",
               p);
@@ -143,6 +157,11 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     checkReady();
     Collection c = collections.get(name);
     if (c == null) {
+      String why = failed.get(name);
+      if (why != null) {
+        throw new UnavailableException(
+            "Service unavailable: collection `" + name + "` failed to open [reason=" + why + "]");
+      }
       throw new NotFoundException("Not found: Collection `" + name + "` doesn't exist!");
     }
     return c;
@@ -153,7 +172,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     CollectionNames.validate(name);
     checkReady();
     synchronized (ddlLock) {
-      if (collections.containsKey(name)) {
+      if (collections.containsKey(name) || failed.containsKey(name)) {
         throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
       }
       Path dir = collectionsDir.resolve(name);
@@ -178,6 +197,12 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     synchronized (ddlLock) {
       Collection c = collections.remove(name);
       if (c == null) {
+        if (failed.remove(name) != null) {
+          metadata.remove(name);
+          deleteRecursively(collectionsDir.resolve(name));
+          LOG.info("collection that had failed to open deleted [name={}]", name);
+          return true;
+        }
         return false;
       }
       metadata.remove(name);
@@ -196,6 +221,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   public List<String> listCollections() {
     checkReady();
     List<String> names = new ArrayList<>(collections.keySet());
+    names.addAll(failed.keySet());
     names.sort(null);
     return names;
   }
@@ -203,7 +229,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   @Override
   public boolean exists(String name) {
     checkReady();
-    return collections.containsKey(name);
+    return collections.containsKey(name) || failed.containsKey(name);
   }
 
   @Override
