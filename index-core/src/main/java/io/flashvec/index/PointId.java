@@ -47,7 +47,7 @@ public final class PointId implements Comparable<PointId> {
       }
     }
     String t = s;
-    if (t.length() == 32 && t.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+    if (t.length() == 32 && t.chars().allMatch(PointId::isAsciiHex)) {
       t =
           t.substring(0, 8)
               + "-"
@@ -59,7 +59,8 @@ public final class PointId implements Comparable<PointId> {
               + "-"
               + t.substring(20);
     }
-    if (t.length() == 36) {
+    // UUID.fromString alone would accept a sign and non-ASCII digits ("+0000000-...").
+    if (t.length() == 36 && isUuidShape(t)) {
       try {
         return of(UUID.fromString(t));
       } catch (IllegalArgumentException e) {
@@ -68,6 +69,22 @@ public final class PointId implements Comparable<PointId> {
     }
     throw new InvalidInputException(
         "point id must be an unsigned integer or a UUID [id=" + s + "]");
+  }
+
+  private static boolean isAsciiHex(int c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  }
+
+  /** 8-4-4-4-12 ASCII hex digits. */
+  private static boolean isUuidShape(String t) {
+    for (int i = 0; i < 36; i++) {
+      char c = t.charAt(i);
+      boolean dash = i == 8 || i == 13 || i == 18 || i == 23;
+      if (dash ? c != '-' : !isAsciiHex(c)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   public boolean isUuid() {

@@ -180,7 +180,8 @@ public final class Shard implements Closeable {
       for (int id : m.segmentIds()) {
         Path p = segmentsDir.resolve(segmentDirName(id));
         keep.add(p.getFileName().toString());
-        DiskAnnSegment s = DiskAnnSegment.open(options.io(), p, id, options.defaultSearchList());
+        DiskAnnSegment s =
+            DiskAnnSegment.open(options.io(), p, id, options.defaultSearchList(), inMemoryGraph());
         out.add(s);
         for (int ord = 0; ord < s.size(); ord++) {
           if (!s.isDeleted(ord)) {
@@ -201,6 +202,11 @@ public final class Shard implements Closeable {
       }
     }
     return out;
+  }
+
+  /** {@code hnsw} keeps the whole graph and vectors on the heap, for comparison with diskann. */
+  private boolean inMemoryGraph() {
+    return index.type().equals(IndexParams.HNSW);
   }
 
   private static String segmentDirName(int id) {
@@ -369,7 +375,7 @@ public final class Shard implements Closeable {
 
   private void submitBuild(Pending p) {
     Executor ex = options.buildExecutor();
-    if (ex == null || !index.type().equals(IndexParams.DISKANN)) {
+    if (ex == null || index.type().equals(IndexParams.FLAT)) {
       return; // stays a memory-resident, exactly searched segment; the WAL keeps its records
     }
     p.segment().markIndexing(true);
@@ -397,7 +403,9 @@ public final class Shard implements Closeable {
       if (liveOrds.length > 0) {
         options.io().createDirectories(segmentsDir);
         DiskAnnSegment.build(options.io(), target, newId, f, liveOrds, distance, index);
-        built = DiskAnnSegment.open(options.io(), target, newId, options.defaultSearchList());
+        built =
+            DiskAnnSegment.open(
+                options.io(), target, newId, options.defaultSearchList(), inMemoryGraph());
       }
       install(p, built, liveOrds);
       LOG.info(
@@ -662,7 +670,7 @@ public final class Shard implements Closeable {
     try {
       return !pending.isEmpty()
           && options.buildExecutor() != null
-          && index.type().equals(IndexParams.DISKANN);
+          && !index.type().equals(IndexParams.FLAT);
     } finally {
       writeLock.unlock();
     }

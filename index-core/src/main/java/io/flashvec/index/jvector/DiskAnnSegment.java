@@ -13,6 +13,7 @@ import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.ThreadIo;
 import io.github.jbellis.jvector.disk.BufferedRandomAccessWriter;
+import io.github.jbellis.jvector.disk.ByteBufferReader;
 import io.github.jbellis.jvector.disk.RandomAccessReader;
 import io.github.jbellis.jvector.disk.ReaderSupplier;
 import io.github.jbellis.jvector.disk.ReaderSupplierFactory;
@@ -112,6 +113,8 @@ public final class DiskAnnSegment implements Segment, Closeable {
   private final PQVectors pq;
   private final long diskBytes;
   private final int defaultSearchList;
+  private final boolean inMemory;
+  private final long heapBytes;
   private final ConcurrentLinkedDeque<GraphSearcher> searchers = new ConcurrentLinkedDeque<>();
   private final Bits liveBits;
 
@@ -129,7 +132,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
       OnDiskGraphIndex graph,
       PQVectors pq,
       long diskBytes,
-      int defaultSearchList) {
+      int defaultSearchList,
+      boolean inMemory,
+      long heapBytes) {
     this.id = id;
     this.dir = dir;
     this.count = count;
@@ -153,6 +158,8 @@ public final class DiskAnnSegment implements Segment, Closeable {
     this.pq = pq;
     this.diskBytes = diskBytes;
     this.defaultSearchList = defaultSearchList;
+    this.inMemory = inMemory;
+    this.heapBytes = heapBytes;
     this.liveBits = ord -> (deleted.get(ord >>> 6) & (1L << ord)) == 0;
   }
 
@@ -300,6 +307,17 @@ public final class DiskAnnSegment implements Segment, Closeable {
    */
   public static DiskAnnSegment open(FileIO io, Path dir, int segmentId, int defaultSearchList)
       throws IOException {
+    return open(io, dir, segmentId, defaultSearchList, false);
+  }
+
+  /**
+   * Opens a segment; with {@code inMemory} (the {@code hnsw} index type, kept for comparison) the
+   * whole graph file, vectors included, is read onto the heap and searched with exact scores
+   * instead of being mapped and searched with PQ.
+   */
+  public static DiskAnnSegment open(
+      FileIO io, Path dir, int segmentId, int defaultSearchList, boolean inMemory)
+      throws IOException {
     ChecksummedFile.Contents meta;
     try {
       meta =
@@ -351,7 +369,13 @@ public final class DiskAnnSegment implements Segment, Closeable {
         RandomAccessReader r = rs.get()) {
       pq = PQVectors.load(r);
     }
-    ReaderSupplier readers = ReaderSupplierFactory.open(dir.resolve(GRAPH_FILE));
+    ReaderSupplier readers;
+    if (inMemory) {
+      ByteBuffer heap = ByteBuffer.wrap(io.readAllBytes(dir.resolve(GRAPH_FILE)));
+      readers = () -> new ByteBufferReader(heap.duplicate());
+    } else {
+      readers = ReaderSupplierFactory.open(dir.resolve(GRAPH_FILE));
+    }
     try {
       OnDiskGraphIndex graph = OnDiskGraphIndex.load(readers);
       if (graph.size(0) != n || graph.getDimension() != dim || pq.count() != n) {
@@ -383,7 +407,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
           graph,
           pq,
           graphLen + pqLen + Files.size(dir.resolve(META_FILE)),
-          defaultSearchList);
+          defaultSearchList,
+          inMemory,
+          inMemory ? graphLen : 0);
     } catch (IOException | RuntimeException e) {
       readers.close();
       throw e;
@@ -472,8 +498,10 @@ public final class DiskAnnSegment implements Segment, Closeable {
       int searchList =
           Math.max(k, params.searchList() > 0 ? params.searchList() : defaultSearchList);
       var ssp =
-          new DefaultSearchScoreProvider(
-              pq.precomputedScoreFunctionFor(q, vsf), view.rerankerFor(q, vsf));
+          inMemory
+              ? DefaultSearchScoreProvider.exact(q, vsf, view)
+              : new DefaultSearchScoreProvider(
+                  pq.precomputedScoreFunctionFor(q, vsf), view.rerankerFor(q, vsf));
       SearchResult r =
           s.search(ssp, k, searchList, 0f, 0f, live.get() == count ? Bits.ALL : liveBits);
       for (SearchResult.NodeScore ns : r.getNodes()) {
@@ -551,7 +579,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public long memoryBytes() {
-    return pq.ramBytesUsed() + graph.ramBytesUsed() + (long) count * 48 + payloadBytes;
+    return pq.ramBytesUsed() + graph.ramBytesUsed() + heapBytes + (long) count * 48 + payloadBytes;
   }
 
   @Override

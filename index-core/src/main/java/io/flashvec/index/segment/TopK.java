@@ -38,7 +38,7 @@ public final class TopK {
 
   /** Whether a score would enter the heap now. */
   public boolean accepts(float score) {
-    return size < k || worse(scores[0], score);
+    return size < k || (k > 0 && worse(scores[0], score));
   }
 
   public void offer(float score, int slot, int ord) {
