@@ -1,0 +1,296 @@
+package io.flashvec.loadgen.bench;
+
+import io.flashvec.loadgen.client.SearchParams;
+import io.flashvec.loadgen.client.VectorDbClient;
+import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
+import io.flashvec.loadgen.metrics.MetricSnapshot;
+import io.flashvec.loadgen.metrics.PrometheusText;
+import io.flashvec.loadgen.metrics.ServerIo;
+import io.flashvec.loadgen.report.SearchPoint;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongUnaryOperator;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Closed-loop search sweep: for each (search params, concurrency) point, {@code C} client threads
+ * each keep exactly one request in flight, cycling through the query set from query 0, for a
+ * duration or until a query count is reached. Per point it reports QPS, latency percentiles
+ * (HdrHistogram, recorded in ns), recall@k against ground truth, errors, and the deltas of the
+ * server's Prometheus metrics scraped just before and just after the point.
+ *
+ * <p>QPS is successful queries divided by the wall-clock time from the start signal until the last
+ * client stopped. One instance runs one sweep at a time; client threads are created per point and
+ * joined before the point returns.
+ */
+public final class SearchBench {
+
+  /**
+   * What to run.
+   *
+   * @param duration per point when {@code queriesPerPoint} is 0
+   * @param queriesPerPoint stop after this many queries (0 = use duration)
+   * @param warmup run each point unmeasured for this long first (zero = no warm-up)
+   * @param metricPrefixes which server metrics to report (name prefixes)
+   * @param beforePoint run before each measured point, after its warm-up (e.g. drop the page cache
+   *     for a cold run); may be null
+   */
+  public record Config(
+      String collection,
+      int k,
+      List<Integer> concurrency,
+      List<SearchParams> params,
+      Duration duration,
+      long queriesPerPoint,
+      Duration warmup,
+      List<String> metricPrefixes,
+      Runnable beforePoint,
+      PrintStream out) {}
+
+  /** The id mapper of a plain search: ids are base rows, recall is {@link Recall#atK}. */
+  public static final LongUnaryOperator IDENTITY = id -> id;
+
+  private final VectorDbClient client;
+  private final Config cfg;
+
+  /** Creates a sweep over {@code client}; the client is not closed by this class. */
+  public SearchBench(VectorDbClient client, Config cfg) {
+    this.client = client;
+    this.cfg = cfg;
+    if (cfg.duration.isZero() && cfg.queriesPerPoint <= 0) {
+      throw new IllegalArgumentException("need a duration or a query count per point");
+    }
+  }
+
+  /** Prepares query vectors once (serialisation off the measured path). */
+  public static PreparedVector[] prepare(VectorDbClient client, float[][] queries) {
+    PreparedVector[] out = new PreparedVector[queries.length];
+    for (int i = 0; i < queries.length; i++) {
+      out[i] = client.prepare(queries[i]);
+    }
+    return out;
+  }
+
+  /** Runs all points: params outer, concurrency inner. {@code gt} may be null (no recall). */
+  public List<SearchPoint> run(PreparedVector[] queries, int[][] gt) {
+    List<SearchPoint> points = new ArrayList<>();
+    for (SearchParams p : cfg.params) {
+      for (int c : cfg.concurrency) {
+        points.add(runPoint(queries, gt, c, p, null, IDENTITY));
+      }
+    }
+    return points;
+  }
+
+  /**
+   * Runs one point.
+   *
+   * @param idMapper maps returned ids before recall is computed (the mixed workload maps copies of
+   *     base rows back to their row)
+   */
+  public SearchPoint runPoint(
+      PreparedVector[] queries,
+      int[][] gt,
+      int concurrency,
+      SearchParams params,
+      String label,
+      LongUnaryOperator idMapper) {
+    if (queries.length == 0) {
+      throw new IllegalArgumentException("no queries [collection=" + cfg.collection + "]");
+    }
+    if (gt != null && gt.length > 0 && gt[0].length < cfg.k) {
+      throw new IllegalArgumentException(
+          "ground truth is shallower than k [depth=" + gt[0].length + ", k=" + cfg.k + "]");
+    }
+    if (!cfg.warmup.isZero()) {
+      drive(queries, null, concurrency, params, cfg.warmup, 0, idMapper);
+    }
+    if (cfg.beforePoint != null) {
+      cfg.beforePoint.run();
+    }
+    MetricSnapshot before = scrape();
+    Outcome o =
+        drive(queries, gt, concurrency, params, cfg.duration, cfg.queriesPerPoint, idMapper);
+    MetricSnapshot after = scrape();
+    Map<String, Double> deltas = MetricSnapshot.deltas(before, after, cfg.metricPrefixes);
+    Map<String, Double> gauges = MetricSnapshot.gauges(after, cfg.metricPrefixes);
+    LatencySummary lat = LatencySummary.of(o.histogram);
+    double qps = o.seconds > 0 ? o.ok / o.seconds : 0;
+    double recall = gt == null || o.ok == 0 ? Double.NaN : o.recallSum / o.ok;
+    SearchPoint point =
+        new SearchPoint(
+            label,
+            concurrency,
+            cfg.k,
+            params.asMap(),
+            o.ok,
+            o.errors,
+            o.seconds,
+            qps,
+            lat.p50Ms(),
+            lat.p95Ms(),
+            lat.p99Ms(),
+            lat.p999Ms(),
+            lat.maxMs(),
+            lat.meanMs(),
+            recall,
+            deltas,
+            gauges,
+            ServerIo.derive(deltas, o.ok, o.seconds));
+    if (cfg.out != null) {
+      cfg.out.printf(
+          "%s c=%-3d %-16s qps=%9.1f p50=%7.2fms p95=%7.2fms p99=%7.2fms max=%7.2fms"
+              + " recall@%d=%s errors=%d%s%n",
+          label == null ? "search" : label,
+          concurrency,
+          params.label(),
+          qps,
+          lat.p50Ms(),
+          lat.p95Ms(),
+          lat.p99Ms(),
+          lat.maxMs(),
+          cfg.k,
+          Double.isNaN(recall) ? "n/a" : String.format("%.4f", recall),
+          o.errors,
+          o.firstError == null ? "" : " first error: " + o.firstError);
+    }
+    return point;
+  }
+
+  private MetricSnapshot scrape() {
+    String text = client.metricsText();
+    return text == null ? MetricSnapshot.EMPTY : PrometheusText.parse(text);
+  }
+
+  private record Outcome(
+      long ok,
+      long errors,
+      double seconds,
+      double recallSum,
+      Histogram histogram,
+      String firstError) {}
+
+  private Outcome drive(
+      PreparedVector[] queries,
+      int[][] gt,
+      int concurrency,
+      SearchParams params,
+      Duration duration,
+      long maxQueries,
+      LongUnaryOperator idMapper) {
+    AtomicLong seq = new AtomicLong();
+    CountDownLatch start = new CountDownLatch(1);
+    Worker[] workers = new Worker[concurrency];
+    Thread[] threads = new Thread[concurrency];
+    long durationNanos = duration.toNanos();
+    long[] deadline = new long[1];
+    for (int i = 0; i < concurrency; i++) {
+      Worker w = new Worker();
+      workers[i] = w;
+      threads[i] =
+          new Thread(
+              () -> {
+                try {
+                  start.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                  return;
+                }
+                w.loop(queries, gt, params, seq, maxQueries, deadline[0], idMapper);
+              },
+              "search-c" + concurrency + "-" + i);
+      threads[i].setDaemon(true);
+      threads[i].start();
+    }
+    long t0 = System.nanoTime();
+    deadline[0] = maxQueries > 0 ? Long.MAX_VALUE : t0 + durationNanos;
+    start.countDown();
+    for (Thread t : threads) {
+      try {
+        t.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for search clients", e);
+      }
+    }
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    Histogram h = LatencySummary.newHistogram();
+    long ok = 0;
+    long errors = 0;
+    double recall = 0;
+    String firstError = null;
+    for (Worker w : workers) {
+      h.add(w.histogram);
+      ok += w.ok;
+      errors += w.errors;
+      recall += w.recallSum;
+      if (firstError == null) {
+        firstError = w.firstError;
+      }
+    }
+    return new Outcome(ok, errors, seconds, recall, h, firstError);
+  }
+
+  /** One closed-loop client; its fields are read only after its thread has been joined. */
+  private final class Worker {
+    final Histogram histogram = LatencySummary.newHistogram();
+    long ok;
+    long errors;
+    double recallSum;
+    String firstError;
+
+    void loop(
+        PreparedVector[] queries,
+        int[][] gt,
+        SearchParams params,
+        AtomicLong seq,
+        long maxQueries,
+        long deadline,
+        LongUnaryOperator idMapper) {
+      int k = cfg.k;
+      while (true) {
+        long s = seq.getAndIncrement();
+        if (maxQueries > 0 && s >= maxQueries) {
+          return;
+        }
+        long t0 = System.nanoTime();
+        if (t0 >= deadline) {
+          return;
+        }
+        int q = (int) (s % queries.length);
+        try {
+          long[] ids = client.search(cfg.collection, queries[q], k, params);
+          LatencySummary.record(histogram, System.nanoTime() - t0);
+          ok++;
+          if (gt != null) {
+            if (idMapper == IDENTITY) {
+              recallSum += Recall.atK(ids, gt[q], k);
+            } else {
+              for (int i = 0; i < ids.length; i++) {
+                ids[i] = idMapper.applyAsLong(ids[i]);
+              }
+              recallSum += Recall.atKDistinct(ids, gt[q], k);
+            }
+          }
+        } catch (RuntimeException e) {
+          errors++;
+          if (firstError == null) {
+            firstError = e.getMessage();
+          }
+          try {
+            // do not spin on a dead server: it would only burn the CPU the server needs
+            Thread.sleep(5);
+          } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            return;
+          }
+        }
+      }
+    }
+  }
+}

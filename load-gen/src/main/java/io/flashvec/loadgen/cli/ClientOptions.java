@@ -1,0 +1,61 @@
+package io.flashvec.loadgen.cli;
+
+import io.flashvec.loadgen.client.PgVectorClient;
+import io.flashvec.loadgen.client.QdrantRestClient;
+import io.flashvec.loadgen.client.VectorDbClient;
+import java.time.Duration;
+import picocli.CommandLine.Option;
+
+/** Options that pick and reach the system under test; a picocli mixin. */
+public final class ClientOptions {
+  @Option(
+      names = "--url",
+      defaultValue = "http://127.0.0.1:8080",
+      description = "Server base URL (default: ${DEFAULT-VALUE}).")
+  String url;
+
+  @Option(
+      names = "--target",
+      defaultValue = "rest",
+      description =
+          "System under test: rest (FlashVec or Qdrant REST API) or pgvector (JDBC, see --jdbc-url)"
+              + " (default: ${DEFAULT-VALUE}).")
+  String target;
+
+  @Option(
+      names = "--jdbc-url",
+      description =
+          "JDBC URL for --target pgvector, e.g. jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres.")
+  String jdbcUrl;
+
+  @Option(names = "--api-key", description = "Sent as header api-key.")
+  String apiKey;
+
+  @Option(
+      names = "--timeout",
+      defaultValue = "60s",
+      converter = DurationConverter.class,
+      description = "Per-request timeout (default: ${DEFAULT-VALUE}).")
+  Duration timeout;
+
+  /** Opens the client for the chosen target. */
+  VectorDbClient open() {
+    return switch (target) {
+      case "rest", "flashvec", "qdrant" -> new QdrantRestClient(url, apiKey, timeout);
+      case "pgvector" -> {
+        if (jdbcUrl == null) {
+          throw new IllegalArgumentException("--target pgvector needs --jdbc-url");
+        }
+        yield new PgVectorClient(jdbcUrl);
+      }
+      default ->
+          throw new IllegalArgumentException(
+              "unknown target [target=" + target + ", expected rest or pgvector]");
+    };
+  }
+
+  /** Where results say they ran against. */
+  String describe() {
+    return target.equals("pgvector") ? jdbcUrl.replaceAll("password=[^&]*", "password=***") : url;
+  }
+}

@@ -1,0 +1,118 @@
+package io.flashvec.loadgen.cli;
+
+import io.flashvec.loadgen.bench.IngestBench;
+import io.flashvec.loadgen.client.VectorDbClient;
+import io.flashvec.loadgen.dataset.Dataset;
+import io.flashvec.loadgen.internal.Json;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code ingest}: creates the collection and uploads the base vectors. */
+@Command(
+    name = "ingest",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Create the collection if absent (PUT /collections/{name}) and upsert the dataset's base"
+          + " vectors (ids = row numbers) in batches from parallel clients, with a progress line.",
+      "Reports vectors/s, the time until all points are searchable and until the collection"
+          + " reports status green (fully indexed)."
+    })
+public final class IngestCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Mixin ClientOptions client;
+
+  @Mixin DatasetOptions data;
+
+  @Option(names = "--collection", required = true, description = "Collection name.")
+  String collection;
+
+  @Option(
+      names = "--index",
+      description = "Index type sent as index.type: diskann, hnsw or flat (default: server's).")
+  String index;
+
+  @Option(
+      names = "--index-param",
+      description = "Extra index parameter passed through, e.g. --index-param max_degree=64.")
+  Map<String, String> indexParams = new LinkedHashMap<>();
+
+  @Option(
+      names = "--batch",
+      defaultValue = "256",
+      description = "Points per upsert request (default: ${DEFAULT-VALUE}).")
+  int batch;
+
+  @Option(
+      names = "--clients",
+      defaultValue = "2",
+      description = "Parallel upload clients (default: ${DEFAULT-VALUE}).")
+  int clients;
+
+  @Option(names = "--recreate", description = "Delete the collection first if it exists.")
+  boolean recreate;
+
+  @Option(
+      names = "--index-timeout",
+      defaultValue = "30m",
+      converter = DurationConverter.class,
+      description =
+          "How long to wait for status green; 0 = do not wait (default: ${DEFAULT-VALUE}).")
+  Duration indexTimeout;
+
+  @Option(names = "--no-progress", description = "No progress line on stderr.")
+  boolean noProgress;
+
+  @Option(names = "--out", description = "Write the ingest result as JSON here.")
+  Path out;
+
+  @Override
+  public Integer call() {
+    PrintWriter o = spec.commandLine().getOut();
+    Dataset d = data.load(false, false, 0, System.err);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    try (VectorDbClient c = client.open()) {
+      IngestBench.Result r =
+          new IngestBench(
+                  c,
+                  new IngestBench.Config(
+                      collection,
+                      d.distance(),
+                      index,
+                      indexParams,
+                      batch,
+                      clients,
+                      recreate,
+                      indexTimeout,
+                      noProgress ? null : System.err,
+                      log))
+              .run(d.base());
+      if (out != null) {
+        Map<String, Object> root = Metadata.of("ingest", d, client, collection);
+        root.put("index", index);
+        root.putAll(r.toMap());
+        try {
+          Files.writeString(out, Json.MAPPER.writeValueAsString(root) + "\n");
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot write result [file=" + out + "]", e);
+        }
+        o.printf("wrote %s%n", out);
+      }
+      o.flush();
+      return r.failedBatches() == 0 ? 0 : 1;
+    }
+  }
+}

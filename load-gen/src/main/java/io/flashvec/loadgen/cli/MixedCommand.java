@@ -1,0 +1,158 @@
+package io.flashvec.loadgen.cli;
+
+import io.flashvec.loadgen.bench.MixedBench;
+import io.flashvec.loadgen.bench.SearchBench;
+import io.flashvec.loadgen.client.SearchParams;
+import io.flashvec.loadgen.client.VectorDbClient;
+import io.flashvec.loadgen.dataset.Dataset;
+import io.flashvec.loadgen.internal.Json;
+import io.flashvec.loadgen.metrics.ServerIo;
+import io.flashvec.loadgen.report.BenchmarkResult;
+import io.flashvec.loadgen.report.HtmlReport;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code mixed}: queries with and without a steady insert stream. */
+@Command(
+    name = "mixed",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Mixed read/write workload: the same closed-loop query stream (fixed --concurrency) runs"
+          + " first alone, then beside an insert stream of --insert-rate vectors/s (ids from"
+          + " the base size up, copies of base rows), each for --duration.",
+      "Reports QPS and P50/P99 of both runs and their ratios (with inserts / queries only) as JSON."
+    })
+public final class MixedCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Mixin ClientOptions client;
+
+  @Mixin DatasetOptions data;
+
+  @Option(names = "--collection", required = true, description = "Collection name.")
+  String collection;
+
+  @Option(
+      names = "--concurrency",
+      defaultValue = "4",
+      description = "Query clients (default: ${DEFAULT-VALUE}).")
+  int concurrency;
+
+  @Option(
+      names = "--duration",
+      defaultValue = "30s",
+      converter = DurationConverter.class,
+      description = "Duration of each run (default: ${DEFAULT-VALUE}).")
+  Duration duration;
+
+  @Option(
+      names = "--warmup",
+      defaultValue = "1s",
+      converter = DurationConverter.class,
+      description = "Unmeasured warm-up before each run (default: ${DEFAULT-VALUE}).")
+  Duration warmup;
+
+  @Option(
+      names = "--insert-rate",
+      defaultValue = "1000",
+      description = "Inserted vectors per second (default: ${DEFAULT-VALUE}).")
+  double insertRate;
+
+  @Option(
+      names = "--insert-batch",
+      defaultValue = "100",
+      description = "Vectors per insert request (default: ${DEFAULT-VALUE}).")
+  int insertBatch;
+
+  @Option(
+      names = "--insert-id-start",
+      description = "First id of inserted points (default: the base size).")
+  Long insertIdStart;
+
+  @Option(
+      names = "--keep-inserts",
+      description = "Keep the inserted points (default: delete them after the run).")
+  boolean keepInserts;
+
+  @Option(names = "--k", defaultValue = "10", description = "Top-k (default: ${DEFAULT-VALUE}).")
+  int k;
+
+  @Option(names = "--search-list", description = "search_list (also sent as hnsw_ef).")
+  Integer searchList;
+
+  @Option(names = "--beam-width", description = "beam_width.")
+  Integer beamWidth;
+
+  @Option(names = "--rerank-k", description = "rerank_k.")
+  Integer rerankK;
+
+  @Option(names = "--out", required = true, description = "JSON result file.")
+  Path out;
+
+  @Option(names = "--html", description = "Also write an HTML report of both runs here.")
+  Path html;
+
+  @Override
+  public Integer call() {
+    PrintWriter o = spec.commandLine().getOut();
+    Dataset d = data.load(true, true, k, System.err);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    SearchParams params = new SearchParams(searchList, beamWidth, rerankK);
+    try (VectorDbClient c = client.open()) {
+      MixedBench.Result r =
+          new MixedBench(
+                  c,
+                  new MixedBench.Config(
+                      collection,
+                      k,
+                      concurrency,
+                      params,
+                      duration,
+                      warmup,
+                      insertRate,
+                      insertBatch,
+                      keepInserts,
+                      ServerIo.DEFAULT_PREFIXES,
+                      log))
+              .run(
+                  d.base(),
+                  SearchBench.prepare(c, d.queries()),
+                  d.groundTruth(),
+                  insertIdStart == null ? d.size() : insertIdStart);
+      Map<String, Object> root = Metadata.of("mixed", d, client, collection);
+      root.put("k", k);
+      root.put("duration_s", duration.toMillis() / 1000.0);
+      root.putAll(r.toMap());
+      root.put(
+          "points",
+          List.of(BenchmarkResult.toMap(r.queriesOnly()), BenchmarkResult.toMap(r.withInserts())));
+      try {
+        Files.writeString(out, Json.MAPPER.writeValueAsString(root) + "\n");
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot write result [file=" + out + "]", e);
+      }
+      o.printf("ratios (with inserts / queries only): %s%nwrote %s%n", r.ratios(), out);
+      if (html != null) {
+        HtmlReport.write(
+            html,
+            List.of(new HtmlReport.Named(out.getFileName().toString(), BenchmarkResult.read(out))));
+        o.printf("wrote %s%n", html);
+      }
+      o.flush();
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,180 @@
+package io.flashvec.loadgen.cli;
+
+import io.flashvec.loadgen.bench.SearchBench;
+import io.flashvec.loadgen.client.SearchParams;
+import io.flashvec.loadgen.client.VectorDbClient;
+import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
+import io.flashvec.loadgen.dataset.Dataset;
+import io.flashvec.loadgen.metrics.ServerIo;
+import io.flashvec.loadgen.report.BenchmarkResult;
+import io.flashvec.loadgen.report.HtmlReport;
+import io.flashvec.loadgen.report.SearchPoint;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code search}: the concurrency and search-parameter sweep. */
+@Command(
+    name = "search",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Concurrency sweep (and optional search-parameter sweep): for each point, C closed-loop"
+          + " clients each keep one search in flight, cycling through query.fvecs, for --duration"
+          + " or --queries.",
+      "Per point: QPS, P50/P95/P99/max latency, recall@k against ground truth (computed and"
+          + " cached when missing), errors, and the deltas of the server's /metrics.",
+      "Writes a JSON result (--out) and optionally an HTML report (--html)."
+    })
+public final class SearchCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Mixin ClientOptions client;
+
+  @Mixin DatasetOptions data;
+
+  @Option(names = "--collection", required = true, description = "Collection name.")
+  String collection;
+
+  @Option(
+      names = "--concurrency",
+      split = ",",
+      defaultValue = "1",
+      description = "Clients per point, e.g. 1,2,4,8 (default: ${DEFAULT-VALUE}).")
+  int[] concurrency;
+
+  @Option(
+      names = "--duration",
+      defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Duration of each point (default: ${DEFAULT-VALUE}); ignored with --queries.")
+  Duration duration;
+
+  @Option(
+      names = "--queries",
+      defaultValue = "0",
+      description = "Queries per point instead of a duration.")
+  long queries;
+
+  @Option(
+      names = "--warmup",
+      defaultValue = "1s",
+      converter = DurationConverter.class,
+      description = "Unmeasured warm-up before each point (default: ${DEFAULT-VALUE}).")
+  Duration warmup;
+
+  @Option(names = "--k", defaultValue = "10", description = "Top-k (default: ${DEFAULT-VALUE}).")
+  int k;
+
+  @Option(
+      names = "--search-list",
+      split = ",",
+      description = "search_list values to sweep (also sent as hnsw_ef).")
+  int[] searchList;
+
+  @Option(names = "--beam-width", split = ",", description = "beam_width values to sweep.")
+  int[] beamWidth;
+
+  @Option(names = "--rerank-k", split = ",", description = "rerank_k values to sweep.")
+  int[] rerankK;
+
+  @Option(
+      names = "--metric-prefix",
+      split = ",",
+      description =
+          "Server metric name prefixes to report deltas of (default: flashvec_,process_cpu,"
+              + "system_cpu,http_server_requests).")
+  List<String> metricPrefixes;
+
+  @Option(
+      names = "--drop-caches",
+      description =
+          "Cold runs: sync and write 1 to /proc/sys/vm/drop_caches before each measured point"
+              + " (needs root and the server on this machine; BENCHMARKS.md, workload 3).")
+  boolean dropCaches;
+
+  @Option(names = "--out", required = true, description = "JSON result file.")
+  Path out;
+
+  @Option(names = "--html", description = "Also write an HTML report here.")
+  Path html;
+
+  @Override
+  public Integer call() {
+    PrintWriter o = spec.commandLine().getOut();
+    Dataset d = data.load(true, true, k, System.err);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    List<SearchParams> params = sweep(searchList, beamWidth, rerankK);
+    try (VectorDbClient c = client.open()) {
+      PreparedVector[] prepared = SearchBench.prepare(c, d.queries());
+      SearchBench bench =
+          new SearchBench(
+              c,
+              new SearchBench.Config(
+                  collection,
+                  k,
+                  Arrays.stream(concurrency).boxed().toList(),
+                  params,
+                  duration,
+                  queries,
+                  warmup,
+                  metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
+                  dropCaches ? () -> PageCache.drop(log) : null,
+                  log));
+      List<SearchPoint> points = bench.run(prepared, d.groundTruth());
+      Map<String, Object> meta = Metadata.of("search", d, client, collection);
+      meta.put("k", k);
+      meta.put("duration_s", queries > 0 ? null : duration.toMillis() / 1000.0);
+      meta.put("queries_per_point", queries > 0 ? queries : null);
+      meta.put("warmup_s", warmup.toMillis() / 1000.0);
+      meta.put(
+          "page_cache",
+          dropCaches
+              ? "cold: dropped before each point (after its warm-up)"
+              : "warm (not dropped)");
+      BenchmarkResult result = new BenchmarkResult(meta, points);
+      result.write(out);
+      o.printf("wrote %s%n", out);
+      if (html != null) {
+        HtmlReport.write(html, List.of(new HtmlReport.Named(out.getFileName().toString(), result)));
+        o.printf("wrote %s%n", html);
+      }
+      o.flush();
+      long errors = points.stream().mapToLong(SearchPoint::errors).sum();
+      long ok = points.stream().mapToLong(SearchPoint::queries).sum();
+      return ok == 0 && errors > 0 ? 1 : 0;
+    }
+  }
+
+  /** The cartesian product of the given parameter lists (a missing list = server default). */
+  static List<SearchParams> sweep(int[] searchList, int[] beamWidth, int[] rerankK) {
+    List<SearchParams> out = new ArrayList<>();
+    for (Integer l : values(searchList)) {
+      for (Integer w : values(beamWidth)) {
+        for (Integer r : values(rerankK)) {
+          out.add(new SearchParams(l, w, r));
+        }
+      }
+    }
+    return out;
+  }
+
+  private static List<Integer> values(int[] a) {
+    if (a == null || a.length == 0) {
+      List<Integer> none = new ArrayList<>();
+      none.add(null);
+      return none;
+    }
+    return Arrays.stream(a).boxed().toList();
+  }
+}

@@ -1,0 +1,63 @@
+package io.flashvec.loadgen.client;
+
+import io.flashvec.loadgen.dataset.Distance;
+import java.util.Map;
+
+/**
+ * What the benchmarks need from a system under test. Implementations are thread-safe: many
+ * benchmark clients share one instance, each with one request in flight.
+ */
+public interface VectorDbClient extends AutoCloseable {
+
+  /**
+   * A query vector prepared once for many requests (the REST client serialises it to JSON up front,
+   * so the benchmark loop does not spend its CPU formatting floats).
+   */
+  record PreparedVector(float[] vector, String json) {}
+
+  /** A collection's state: {@code status} is e.g. {@code green} when fully indexed. */
+  record CollectionInfo(String status, long pointsCount) {}
+
+  /** True if the collection exists. */
+  boolean collectionExists(String collection);
+
+  /**
+   * Creates a collection.
+   *
+   * @param indexType {@code diskann}, {@code hnsw}, {@code flat}, or null for the server default
+   * @param indexParams extra index parameters ({@code max_degree=64}, ...), passed through
+   */
+  void createCollection(
+      String collection,
+      int dim,
+      Distance distance,
+      String indexType,
+      Map<String, String> indexParams);
+
+  /** Deletes a collection (no error if it does not exist). */
+  void deleteCollection(String collection);
+
+  /** Inserts or replaces points {@code ids[i] → vectors[i]} and waits until they are visible. */
+  void upsert(String collection, long[] ids, float[][] vectors);
+
+  /** Deletes points by id and waits until the deletion is visible. */
+  void delete(String collection, long[] ids);
+
+  /** Prepares a query vector for {@link #search}. */
+  PreparedVector prepare(float[] vector);
+
+  /** Returns the ids of the {@code k} nearest points, best first. */
+  long[] search(String collection, PreparedVector vector, int k, SearchParams params);
+
+  /** The collection's status and point count. */
+  CollectionInfo collectionInfo(String collection);
+
+  /** The server's metrics in Prometheus text format, or null if it has none. */
+  String metricsText();
+
+  /** A short name of the target for reports, e.g. {@code rest} or {@code pgvector}. */
+  String target();
+
+  @Override
+  void close();
+}

@@ -1,0 +1,268 @@
+package io.flashvec.loadgen.report;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Renders one or more JSON results as a self-contained HTML page (inline CSS and SVG, no scripts,
+ * nothing fetched): recall vs QPS, QPS and latency percentiles vs concurrency, and, when the server
+ * exported them, bytes and pages read per query and read bandwidth vs concurrency, followed by a
+ * table of every point. Several results are overlaid, one colour per (result, params) or (result,
+ * concurrency) series, with a legend. Stateless.
+ */
+public final class HtmlReport {
+  private HtmlReport() {}
+
+  /** A result and the name it is shown under (usually its file name). */
+  public record Named(String name, BenchmarkResult result) {}
+
+  /** Renders and writes the report. */
+  public static void write(Path file, List<Named> results) {
+    try {
+      Path parent = file.toAbsolutePath().getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      Files.writeString(file, render(results));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write report [file=" + file + "]", e);
+    }
+  }
+
+  /** Renders the report. */
+  public static String render(List<Named> results) {
+    StringBuilder sb = new StringBuilder();
+    sb.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
+        .append("<title>FlashVec load-gen report</title>\n<style>\n")
+        .append("body{font-family:sans-serif;margin:24px;color:#222}")
+        .append("h1{font-size:20px}h2{font-size:16px;margin-top:28px}")
+        .append(".charts{display:flex;flex-wrap:wrap;gap:16px}")
+        .append("table{border-collapse:collapse;font-size:12px;margin:8px 0}")
+        .append("td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}")
+        .append("th{background:#f3f3f3}td.l,th.l{text-align:left}")
+        .append(".meta td{text-align:left}\n</style></head><body>\n")
+        .append("<h1>FlashVec load-gen report</h1>\n");
+    for (Named n : results) {
+      sb.append("<h2>").append(escape(n.name)).append("</h2>\n<table class=\"meta\">");
+      for (var e : n.result.metadata().entrySet()) {
+        sb.append("<tr><th class=\"l\">")
+            .append(escape(e.getKey()))
+            .append("</th><td>")
+            .append(escape(String.valueOf(e.getValue())))
+            .append("</td></tr>");
+      }
+      sb.append("</table>\n");
+    }
+    sb.append("<h2>Charts</h2>\n<div class=\"charts\">\n");
+    int charts = 0;
+    for (SvgChart c : charts(results)) {
+      if (!c.isEmpty()) {
+        sb.append(c.render(560, 420));
+        charts++;
+      }
+    }
+    if (charts == 0) {
+      sb.append("<p>No points to chart.</p>\n");
+    }
+    sb.append("</div>\n<h2>Points</h2>\n");
+    for (Named n : results) {
+      sb.append(table(n));
+    }
+    sb.append("</body></html>\n");
+    return sb.toString();
+  }
+
+  private static List<SvgChart> charts(List<Named> results) {
+    List<SvgChart> out = new ArrayList<>();
+    boolean multi = results.size() > 1;
+
+    // recall vs QPS: one series per (result, concurrency), the params sweep along the curve
+    SvgChart recall =
+        new SvgChart(
+                "Recall vs QPS", "recall@k", "QPS", SvgChart.Scale.LINEAR, SvgChart.Scale.LINEAR)
+            .xMax(1.0);
+    int color = 0;
+    for (Named n : results) {
+      Map<Integer, List<SearchPoint>> byC = new LinkedHashMap<>();
+      for (SearchPoint p : n.result.points()) {
+        if (!Double.isNaN(p.recallAtK())) {
+          byC.computeIfAbsent(p.concurrency(), c -> new ArrayList<>()).add(p);
+        }
+      }
+      for (var e : byC.entrySet()) {
+        List<double[]> pts = new ArrayList<>();
+        e.getValue().stream()
+            .sorted(Comparator.comparingDouble(SearchPoint::recallAtK))
+            .forEach(p -> pts.add(new double[] {p.recallAtK(), p.qps()}));
+        recall.add(
+            new SvgChart.Series(
+                (multi ? n.name + " " : "") + "c=" + e.getKey(), color(color++), "", pts));
+      }
+    }
+    out.add(recall);
+
+    out.add(
+        perConcurrency(
+            results, "QPS vs concurrency", "QPS", List.of(new Metric("", "", SearchPoint::qps))));
+    out.add(
+        perConcurrency(
+            results,
+            "Latency percentiles vs concurrency",
+            "latency (ms)",
+            List.of(
+                new Metric("P50", SvgChart.DASHES[0], SearchPoint::p50Ms),
+                new Metric("P95", SvgChart.DASHES[1], SearchPoint::p95Ms),
+                new Metric("P99", SvgChart.DASHES[2], SearchPoint::p99Ms))));
+    out.add(
+        ioChart(
+            results, "Bytes read per query vs concurrency", "bytes/query", "bytes_read_per_query"));
+    out.add(
+        ioChart(
+            results, "Pages read per query vs concurrency", "pages/query", "pages_read_per_query"));
+    out.add(ioChart(results, "Read bandwidth vs concurrency", "MB/s", "read_mb_per_s"));
+    out.add(
+        ioChart(
+            results, "Server CPU per query vs concurrency", "CPU ms/query", "cpu_ms_per_query"));
+    return out;
+  }
+
+  private record Metric(String name, String dash, ToDoubleFunction<SearchPoint> value) {}
+
+  private static SvgChart ioChart(List<Named> results, String title, String y, String key) {
+    return perConcurrency(
+        results,
+        title,
+        y,
+        List.of(
+            new Metric(
+                "", "", p -> p.io() == null ? Double.NaN : p.io().getOrDefault(key, Double.NaN))));
+  }
+
+  /** One series per (result, params[, metric]) with concurrency on a log2 x axis. */
+  private static SvgChart perConcurrency(
+      List<Named> results, String title, String yLabel, List<Metric> metrics) {
+    SvgChart chart =
+        new SvgChart(title, "concurrency", yLabel, SvgChart.Scale.LOG2, SvgChart.Scale.LINEAR);
+    boolean multi = results.size() > 1;
+    int color = 0;
+    for (Named n : results) {
+      Map<String, List<SearchPoint>> byParams = new LinkedHashMap<>();
+      for (SearchPoint p : n.result.points()) {
+        String key = (p.label() == null ? "" : p.label() + " ") + p.paramsLabel();
+        byParams.computeIfAbsent(key, k -> new ArrayList<>()).add(p);
+      }
+      for (var e : byParams.entrySet()) {
+        String c = color(color++);
+        for (Metric m : metrics) {
+          List<double[]> pts = new ArrayList<>();
+          e.getValue().stream()
+              .sorted(Comparator.comparingInt(SearchPoint::concurrency))
+              .forEach(p -> pts.add(new double[] {p.concurrency(), m.value.applyAsDouble(p)}));
+          String name =
+              (multi ? n.name + " " : "") + e.getKey() + (m.name.isEmpty() ? "" : " " + m.name);
+          chart.add(new SvgChart.Series(name, c, m.dash, pts));
+        }
+      }
+    }
+    return chart;
+  }
+
+  private static String table(Named n) {
+    StringBuilder sb = new StringBuilder();
+    sb.append("<h3>").append(escape(n.name)).append("</h3>\n<table><tr>");
+    for (String h :
+        new String[] {
+          "label",
+          "concurrency",
+          "params",
+          "k",
+          "queries",
+          "errors",
+          "QPS",
+          "P50 ms",
+          "P95 ms",
+          "P99 ms",
+          "max ms",
+          "recall@k",
+          "bytes/query",
+          "pages/query",
+          "read MB/s",
+          "CPU ms/query"
+        }) {
+      sb.append("<th>").append(escape(h)).append("</th>");
+    }
+    sb.append("</tr>\n");
+    for (SearchPoint p : n.result.points()) {
+      sb.append("<tr><td class=\"l\">")
+          .append(escape(p.label() == null ? "" : p.label()))
+          .append("</td><td>")
+          .append(p.concurrency())
+          .append("</td><td class=\"l\">")
+          .append(escape(p.paramsLabel()))
+          .append("</td><td>")
+          .append(p.k())
+          .append("</td><td>")
+          .append(p.queries())
+          .append("</td><td>")
+          .append(p.errors())
+          .append("</td>");
+      for (double v :
+          new double[] {
+            p.qps(),
+            p.p50Ms(),
+            p.p95Ms(),
+            p.p99Ms(),
+            p.maxMs(),
+            p.recallAtK(),
+            io(p, "bytes_read_per_query"),
+            io(p, "pages_read_per_query"),
+            io(p, "read_mb_per_s"),
+            io(p, "cpu_ms_per_query")
+          }) {
+        sb.append("<td>").append(Double.isNaN(v) ? "" : cell(v)).append("</td>");
+      }
+      sb.append("</tr>\n");
+    }
+    return sb.append("</table>\n").toString();
+  }
+
+  private static double io(SearchPoint p, String key) {
+    return p.io() == null ? Double.NaN : p.io().getOrDefault(key, Double.NaN);
+  }
+
+  private static String cell(double v) {
+    return Math.abs(v) >= 100
+        ? String.format(Locale.ROOT, "%.1f", v)
+        : String.format(Locale.ROOT, "%.4f", v);
+  }
+
+  private static String color(int i) {
+    return SvgChart.PALETTE[i % SvgChart.PALETTE.length];
+  }
+
+  /** Escapes text for HTML and SVG. */
+  static String escape(String s) {
+    StringBuilder sb = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '<' -> sb.append("&lt;");
+        case '>' -> sb.append("&gt;");
+        case '&' -> sb.append("&amp;");
+        case '"' -> sb.append("&quot;");
+        case '\'' -> sb.append("&#39;");
+        default -> sb.append(c);
+      }
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,312 @@
+package io.flashvec.loadgen.report;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A small line chart rendered as inline SVG: axes with "nice" ticks (linear, log2 for concurrency
+ * or log10), grid lines, one polyline with markers per series, a tooltip ({@code <title>}) per
+ * point and a legend. No scripts, no external resources. Not thread-safe; build, render, drop.
+ */
+final class SvgChart {
+  /** Line styles for up to three overlaid families (e.g. P50/P95/P99). */
+  static final String[] DASHES = {"", "6 3", "2 3"};
+
+  static final String[] PALETTE = {
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"
+  };
+
+  /** A named series of (x, y) points drawn in {@code color} with a dash pattern. */
+  record Series(String name, String color, String dash, List<double[]> points) {}
+
+  enum Scale {
+    LINEAR,
+    LOG2,
+    LOG10
+  }
+
+  private final String title;
+  private final String xLabel;
+  private final String yLabel;
+  private final Scale xScale;
+  private Scale yScale;
+  private final List<Series> series = new ArrayList<>();
+  private double xMax = Double.NaN;
+
+  SvgChart(String title, String xLabel, String yLabel, Scale xScale, Scale yScale) {
+    this.title = title;
+    this.xLabel = xLabel;
+    this.yLabel = yLabel;
+    this.xScale = xScale;
+    this.yScale = yScale;
+  }
+
+  /** Caps the x axis (recall never exceeds 1). */
+  SvgChart xMax(double max) {
+    this.xMax = max;
+    return this;
+  }
+
+  void add(Series s) {
+    List<double[]> finite = new ArrayList<>();
+    for (double[] p : s.points) {
+      if (Double.isFinite(p[0]) && Double.isFinite(p[1])) {
+        finite.add(p);
+      }
+    }
+    if (!finite.isEmpty()) {
+      series.add(new Series(s.name, s.color, s.dash, finite));
+    }
+  }
+
+  boolean isEmpty() {
+    return series.isEmpty();
+  }
+
+  String render(int width, int height) {
+    int legendRows = (series.size() + 1) / 2;
+    int left = 70;
+    int right = 20;
+    int top = 30;
+    int bottom = 50 + legendRows * 16;
+    int pw = width - left - right;
+    int ph = height - top - bottom;
+    double[] xr = range(0, xScale);
+    if (!Double.isNaN(xMax) && xScale == Scale.LINEAR) {
+      xr[1] = Math.min(xr[1], xMax);
+      if (xr[1] - xr[0] < 0.05) {
+        xr[0] = xr[1] - 0.05;
+      }
+    }
+    if (yScale == Scale.LINEAR) {
+      double[] raw = range(1, Scale.LINEAR);
+      if (raw[0] > 0 && raw[1] / raw[0] > 50) {
+        yScale = Scale.LOG10;
+      }
+    }
+    double[] yr = range(1, yScale);
+    StringBuilder sb = new StringBuilder();
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
+                + " font-family=\"sans-serif\" font-size=\"11\">%n",
+            width,
+            height,
+            width,
+            height));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "<text x=\"%d\" y=\"18\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">%s</text>%n",
+            width / 2,
+            HtmlReport.escape(title)));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#999\"/>%n",
+            left,
+            top,
+            pw,
+            ph));
+    List<Double> xt = ticks(xr, xScale);
+    for (double t : xt) {
+      double x = left + pos(t, xr, xScale) * pw;
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
+                  + "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>%n",
+              x,
+              top,
+              x,
+              top + ph,
+              x,
+              top + ph + 14,
+              tickLabel(t, xt, xScale)));
+    }
+    List<Double> yt = ticks(yr, yScale);
+    for (double t : yt) {
+      double y = top + ph - pos(t, yr, yScale) * ph;
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                  + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>%n",
+              left,
+              y,
+              left + pw,
+              y,
+              left - 4,
+              y + 4,
+              tickLabel(t, yt, yScale)));
+    }
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>%n",
+            left + pw / 2,
+            top + ph + 30,
+            HtmlReport.escape(xLabel + (xScale == Scale.LINEAR ? "" : " (log)"))));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "<text x=\"14\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 14 %d)\">%s</text>%n",
+            top + ph / 2,
+            top + ph / 2,
+            HtmlReport.escape(yLabel + (yScale == Scale.LINEAR ? "" : " (log)"))));
+    for (Series s : series) {
+      List<double[]> pts = new ArrayList<>(s.points);
+      StringBuilder poly = new StringBuilder();
+      StringBuilder marks = new StringBuilder();
+      for (double[] p : pts) {
+        double x = left + pos(p[0], xr, xScale) * pw;
+        double y = top + ph - pos(p[1], yr, yScale) * ph;
+        poly.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
+        marks.append(
+            String.format(
+                Locale.ROOT,
+                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s: x=%s, y=%s</title></circle>",
+                x,
+                y,
+                s.color,
+                HtmlReport.escape(s.name),
+                fmt(p[0]),
+                fmt(p[1])));
+      }
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\"%s points=\"%s\"/>%s%n",
+              s.color,
+              s.dash.isEmpty() ? "" : " stroke-dasharray=\"" + s.dash + "\"",
+              poly.toString().trim(),
+              marks));
+    }
+    int ly = top + ph + 46;
+    for (int i = 0; i < series.size(); i++) {
+      Series s = series.get(i);
+      int lx = left + (i % 2) * (pw / 2);
+      int y = ly + (i / 2) * 16;
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>"
+                  + "<text x=\"%d\" y=\"%d\">%s</text>%n",
+              lx,
+              y - 4,
+              lx + 24,
+              y - 4,
+              s.color,
+              s.dash.isEmpty() ? "" : " stroke-dasharray=\"" + s.dash + "\"",
+              lx + 30,
+              y,
+              HtmlReport.escape(s.name)));
+    }
+    sb.append("</svg>\n");
+    return sb.toString();
+  }
+
+  private double[] range(int axis, Scale scale) {
+    double lo = Double.POSITIVE_INFINITY;
+    double hi = Double.NEGATIVE_INFINITY;
+    for (Series s : series) {
+      for (double[] p : s.points) {
+        double v = p[axis];
+        if (scale != Scale.LINEAR && v <= 0) {
+          continue;
+        }
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
+      }
+    }
+    if (lo > hi) {
+      return scale == Scale.LINEAR ? new double[] {0, 1} : new double[] {1, 10};
+    }
+    if (scale == Scale.LINEAR) {
+      if (lo >= 0 && axis == 1) {
+        lo = 0;
+      }
+      if (hi == lo) {
+        hi = lo + (lo == 0 ? 1 : Math.abs(lo) * 0.1);
+      }
+      double pad = (hi - lo) * 0.05;
+      return new double[] {axis == 1 && lo == 0 ? 0 : lo - pad, hi + pad};
+    }
+    double base = scale == Scale.LOG2 ? 2 : 10;
+    double l = Math.pow(base, Math.floor(Math.log(lo) / Math.log(base)));
+    double h = Math.pow(base, Math.ceil(Math.log(hi) / Math.log(base)));
+    if (h <= l) {
+      h = l * base;
+    }
+    return new double[] {l, h};
+  }
+
+  private static double pos(double v, double[] r, Scale scale) {
+    if (scale == Scale.LINEAR) {
+      return (v - r[0]) / (r[1] - r[0]);
+    }
+    if (v <= 0) {
+      return 0;
+    }
+    return (Math.log(v) - Math.log(r[0])) / (Math.log(r[1]) - Math.log(r[0]));
+  }
+
+  private static List<Double> ticks(double[] r, Scale scale) {
+    List<Double> out = new ArrayList<>();
+    if (scale == Scale.LOG2) {
+      for (double v = r[0]; v <= r[1] * 1.0001; v *= 2) {
+        out.add(v);
+      }
+      return out;
+    }
+    if (scale == Scale.LOG10) {
+      for (double d = r[0]; d <= r[1] * 1.0001; d *= 10) {
+        for (double m : new double[] {1, 2, 5}) {
+          if (d * m <= r[1] * 1.0001) {
+            out.add(d * m);
+          }
+        }
+      }
+      return out;
+    }
+    double span = r[1] - r[0];
+    double raw = span / 6;
+    double mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    double step =
+        raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+    for (double v = Math.ceil(r[0] / step) * step; v <= r[1] + step * 1e-9; v += step) {
+      out.add(Math.abs(v) < step * 1e-9 ? 0 : v);
+    }
+    return out;
+  }
+
+  /** Linear ticks share the decimals their step needs; log ticks use {@link #fmt}. */
+  private static String tickLabel(double v, List<Double> ticks, Scale scale) {
+    if (scale != Scale.LINEAR || ticks.size() < 2) {
+      return fmt(v);
+    }
+    double step = ticks.get(1) - ticks.get(0);
+    int decimals = (int) Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
+    return String.format(Locale.ROOT, "%." + decimals + "f", v);
+  }
+
+  static String fmt(double v) {
+    if (v == Math.rint(v) && Math.abs(v) < 1e7) {
+      return String.format(Locale.ROOT, "%d", (long) v);
+    }
+    double a = Math.abs(v);
+    if (a >= 1000) {
+      return String.format(Locale.ROOT, "%.0f", v);
+    }
+    if (a >= 10) {
+      return String.format(Locale.ROOT, "%.1f", v);
+    }
+    if (a >= 0.01) {
+      return String.format(Locale.ROOT, "%.3f", v);
+    }
+    return String.format(Locale.ROOT, "%.2g", v);
+  }
+}

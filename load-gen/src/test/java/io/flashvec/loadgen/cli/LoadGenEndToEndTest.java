@@ -1,0 +1,397 @@
+package io.flashvec.loadgen.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.flashvec.loadgen.LoadGen;
+import io.flashvec.loadgen.internal.Json;
+import io.flashvec.loadgen.report.BenchmarkResult;
+import io.flashvec.loadgen.report.SearchPoint;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+import tools.jackson.databind.JsonNode;
+
+/** generate → ingest → search → report → mixed against a fake server on 127.0.0.1. */
+class LoadGenEndToEndTest {
+  @TempDir Path dir;
+  FakeQdrantServer server;
+  StringWriter out;
+  StringWriter err;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = new FakeQdrantServer();
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+  }
+
+  int run(String... args) {
+    out = new StringWriter();
+    err = new StringWriter();
+    CommandLine cl = LoadGen.commandLine();
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(err, true));
+    int rc = cl.execute(args);
+    System.out.println("$ loadgen " + String.join(" ", args) + "\n" + out + err);
+    return rc;
+  }
+
+  @Test
+  void everyCommandHasHelp() {
+    for (String cmd :
+        new String[] {"generate", "groundtruth", "ingest", "search", "mixed", "report"}) {
+      assertThat(run(cmd, "--help")).isZero();
+      assertThat(out.toString()).contains("Usage: loadgen " + cmd).contains("--help");
+    }
+    assertThat(run("--help")).isZero();
+    assertThat(out.toString()).contains("generate").contains("ingest").contains("mixed");
+  }
+
+  @Test
+  void generateIngestSearchReportAndMixedEndToEnd() throws Exception {
+    Path data = dir.resolve("data");
+    System.out.println("generate seed=3");
+    assertThat(
+            run(
+                "generate",
+                "--out",
+                data.toString(),
+                "--n",
+                "600",
+                "--dim",
+                "16",
+                "--queries",
+                "20",
+                "--clusters",
+                "10",
+                "--latent-dim",
+                "4",
+                "--normalize",
+                "--seed",
+                "3",
+                "--threads",
+                "2"))
+        .isZero();
+    assertThat(data.resolve("base.fvecs")).exists();
+    assertThat(data.resolve("groundtruth.ivecs")).exists();
+    assertThat(Files.readString(data.resolve("manifest.json"))).contains("\"metric\" : \"cosine\"");
+
+    String url = server.url();
+    server.failUpserts.set(2); // two 503s: retried with back-off, no batch lost
+    Path ingestJson = dir.resolve("ingest.json");
+    assertThat(
+            run(
+                "ingest",
+                "--url",
+                url,
+                "--collection",
+                "bench",
+                "--dataset",
+                data.toString(),
+                "--index",
+                "flat",
+                "--batch",
+                "64",
+                "--clients",
+                "3",
+                "--index-timeout",
+                "10s",
+                "--out",
+                ingestJson.toString()))
+        .isZero();
+    assertThat(server.collections.get("bench").points).hasSize(600);
+    assertThat(server.createBodies.get(0))
+        .isEqualTo(
+            "{\"vectors\":{\"size\":16,\"distance\":\"Cosine\"},\"index\":{\"type\":\"flat\"}}");
+    JsonNode ingest = Json.MAPPER.readTree(ingestJson.toFile());
+    assertThat(ingest.path("uploaded").asLong()).isEqualTo(600);
+    assertThat(ingest.path("failed_batches").asLong()).isZero();
+    assertThat(ingest.path("vectors_per_second").asDouble()).isPositive();
+    assertThat(ingest.path("indexed_seconds").asDouble())
+        .isGreaterThanOrEqualTo(ingest.path("searchable_seconds").asDouble());
+    assertThat(ingest.path("final_status").asString()).isEqualTo("green");
+    assertThat(ingest.path("raw_vector_bytes").asLong()).isEqualTo(600L * 16 * 4);
+    assertThat(ingest.path("write_amplification").asDouble()).isEqualTo(2.0);
+
+    server.searchBodies.clear(); // drop ingest's probe searches
+    Path result = dir.resolve("result.json");
+    Path html = dir.resolve("report.html");
+    assertThat(
+            run(
+                "search",
+                "--url",
+                url,
+                "--collection",
+                "bench",
+                "--dataset",
+                data.toString(),
+                "--concurrency",
+                "1,2",
+                "--queries",
+                "40",
+                "--warmup",
+                "0s",
+                "--k",
+                "10",
+                "--search-list",
+                "10,20",
+                "--beam-width",
+                "4",
+                "--out",
+                result.toString(),
+                "--html",
+                html.toString()))
+        .isZero();
+    assertThat(server.searchBodies.get(0))
+        .contains("\"limit\":10")
+        .contains("\"params\":{\"search_list\":10,\"hnsw_ef\":10,\"beam_width\":4}");
+
+    JsonNode root = Json.MAPPER.readTree(result.toFile());
+    assertThat(root.path("n").asInt()).isEqualTo(600);
+    assertThat(root.path("dim").asInt()).isEqualTo(16);
+    assertThat(root.path("url").asString()).isEqualTo(url);
+    assertThat(root.path("collection").asString()).isEqualTo("bench");
+    assertThat(root.path("machine").path("nproc").asInt()).isPositive();
+    assertThat(root.path("date").asString()).isNotEmpty();
+    assertThat(root.path("points")).hasSize(4);
+    JsonNode p0 = root.path("points").get(0);
+    for (String f :
+        new String[] {
+          "concurrency",
+          "qps",
+          "p50_ms",
+          "p95_ms",
+          "p99_ms",
+          "max_ms",
+          "recall_at_k",
+          "k",
+          "errors",
+          "params",
+          "server"
+        }) {
+      assertThat(p0.has(f)).as(f).isTrue();
+    }
+
+    BenchmarkResult r = BenchmarkResult.read(result);
+    for (SearchPoint p : r.points()) {
+      assertThat(p.queries()).isEqualTo(40);
+      assertThat(p.errors()).isZero();
+      assertThat(p.recallAtK()).isEqualTo(1.0);
+      assertThat(p.qps()).isPositive();
+      assertThat(p.p50Ms()).isPositive().isLessThanOrEqualTo(p.p95Ms());
+      assertThat(p.p95Ms()).isLessThanOrEqualTo(p.p99Ms());
+      assertThat(p.p99Ms()).isLessThanOrEqualTo(p.maxMs() + 1e-9);
+      assertThat(p.io().get("bytes_read_per_query"))
+          .isCloseTo(FakeQdrantServer.PAGES_PER_SEARCH * 4096.0, within(1e-9));
+      assertThat(p.io().get("pages_read_per_query"))
+          .isCloseTo(FakeQdrantServer.PAGES_PER_SEARCH, within(1e-9));
+      assertThat(p.server()).containsEntry("flashvec_io_pages_read_total{shard=\"0\"}", 120.0);
+      assertThat(p.serverGauges()).containsEntry("process_cpu_usage", 0.5);
+    }
+    assertThat(r.points().get(1).concurrency()).isEqualTo(2);
+    assertThat(r.points().get(2).params())
+        .containsEntry("search_list", 20)
+        .containsEntry("beam_width", 4);
+    assertThat(Files.readString(html)).contains("<svg").contains("Recall vs QPS");
+
+    // a second result (duration mode) overlaid by `report`
+    Path result2 = dir.resolve("result2.json");
+    assertThat(
+            run(
+                "search",
+                "--url",
+                url,
+                "--collection",
+                "bench",
+                "--dataset",
+                data.toString(),
+                "--concurrency",
+                "2",
+                "--duration",
+                "300ms",
+                "--warmup",
+                "0s",
+                "--out",
+                result2.toString()))
+        .isZero();
+    SearchPoint timed = BenchmarkResult.read(result2).points().get(0);
+    assertThat(timed.queries()).isPositive();
+    assertThat(timed.seconds()).isGreaterThanOrEqualTo(0.3);
+    Path merged = dir.resolve("merged.html");
+    assertThat(run("report", result.toString(), result2.toString(), "--html", merged.toString()))
+        .isZero();
+    assertThat(Files.readString(merged))
+        .contains("result.json")
+        .contains("result2.json")
+        .contains("<svg");
+
+    // mixed: queries alone, then with an insert stream (ids from 600 up)
+    Path mixed = dir.resolve("mixed.json");
+    assertThat(
+            run(
+                "mixed",
+                "--url",
+                url,
+                "--collection",
+                "bench",
+                "--dataset",
+                data.toString(),
+                "--concurrency",
+                "2",
+                "--duration",
+                "400ms",
+                "--warmup",
+                "0s",
+                "--insert-rate",
+                "500",
+                "--insert-batch",
+                "20",
+                "--out",
+                mixed.toString()))
+        .isZero();
+    JsonNode m = Json.MAPPER.readTree(mixed.toFile());
+    assertThat(m.path("queries_only").path("qps").asDouble()).isPositive();
+    assertThat(m.path("with_inserts").path("qps").asDouble()).isPositive();
+    assertThat(m.path("ratios").path("qps").asDouble()).isPositive();
+    assertThat(m.path("ratios").has("p99")).isTrue();
+    assertThat(m.path("inserts").path("vectors").asLong()).isPositive();
+    assertThat(m.path("inserts").path("errors").asLong()).isZero();
+    // copies of base rows map back to their row: exact search keeps recall at 1
+    assertThat(m.path("with_inserts").path("recall_at_k").asDouble()).isEqualTo(1.0);
+    // the inserted points were deleted again after the run
+    assertThat(m.path("inserts").path("deleted_after_run").asLong())
+        .isEqualTo(m.path("inserts").path("vectors").asLong());
+    assertThat(server.deletes.get()).isEqualTo(m.path("inserts").path("vectors").asLong());
+    assertThat(server.collections.get("bench").points).hasSize(600);
+    assertThat(m.path("points")).hasSize(2);
+  }
+
+  @Test
+  void searchAgainstAMissingCollectionCountsErrorsAndFails() throws Exception {
+    Path data = dir.resolve("d");
+    assertThat(
+            run(
+                "generate",
+                "--out",
+                data.toString(),
+                "--n",
+                "50",
+                "--dim",
+                "4",
+                "--queries",
+                "5",
+                "--clusters",
+                "3",
+                "--latent-dim",
+                "2",
+                "--seed",
+                "9"))
+        .isZero();
+    Path result = dir.resolve("r.json");
+    assertThat(
+            run(
+                "search",
+                "--url",
+                server.url(),
+                "--collection",
+                "absent",
+                "--dataset",
+                data.toString(),
+                "--queries",
+                "5",
+                "--warmup",
+                "0s",
+                "--out",
+                result.toString()))
+        .isEqualTo(1);
+    SearchPoint p = BenchmarkResult.read(result).points().get(0);
+    assertThat(p.errors()).isEqualTo(5);
+    assertThat(p.queries()).isZero();
+    assertThat(out.toString()).contains("status=404");
+  }
+
+  @Test
+  void ingestPassesIndexParamsThroughAndRecreates() throws Exception {
+    Path data = dir.resolve("d");
+    assertThat(
+            run(
+                "generate",
+                "--out",
+                data.toString(),
+                "--n",
+                "30",
+                "--dim",
+                "3",
+                "--queries",
+                "2",
+                "--clusters",
+                "2",
+                "--latent-dim",
+                "2",
+                "--seed",
+                "4",
+                "--distance",
+                "Euclid"))
+        .isZero();
+    String[] ingest = {
+      "ingest",
+      "--url",
+      server.url(),
+      "--collection",
+      "c2",
+      "--dataset",
+      data.toString(),
+      "--index",
+      "diskann",
+      "--index-param",
+      "max_degree=64",
+      "--index-param",
+      "alpha=1.2",
+      "--index-param",
+      "note=x",
+      "--recreate",
+      "--index-timeout",
+      "0s",
+      "--no-progress"
+    };
+    assertThat(run(ingest)).isZero();
+    assertThat(run(ingest)).isZero();
+    assertThat(server.createBodies)
+        .hasSize(2)
+        .allMatch(
+            b ->
+                b.equals(
+                    "{\"vectors\":{\"size\":3,\"distance\":\"Euclid\"},\"index\":{\"type\":\"diskann\","
+                        + "\"max_degree\":64,\"alpha\":1.2,\"note\":\"x\"}}"));
+    assertThat(out.toString()).contains("created").doesNotContain("fully indexed");
+  }
+
+  @Test
+  void badOptionsGiveUsageErrors() {
+    assertThat(run("search", "--url", "http://127.0.0.1:1")).isEqualTo(2);
+    assertThat(err.toString()).contains("Missing required options");
+    assertThat(
+            run(
+                "generate",
+                "--out",
+                dir.toString(),
+                "--n",
+                "10",
+                "--dim",
+                "2",
+                "--distance",
+                "hamming"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("unknown distance [distance=hamming");
+  }
+}

@@ -1,0 +1,57 @@
+package io.flashvec.loadgen.dataset;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.loadgen.TestSeeds;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DatasetLoaderTest {
+  @TempDir Path dir;
+
+  static DatasetLoader.Options opts(Distance d) {
+    return new DatasetLoader.Options(d, true, true, 100, 10, 2, null);
+  }
+
+  @Test
+  void computesAndCachesGroundTruthInADirectory() {
+    SplittableRandom r = TestSeeds.random("loaderDirectory");
+    float[][] base = TestSeeds.gaussian(r, 300, 6);
+    float[][] q = TestSeeds.gaussian(r, 9, 6);
+    VecsFiles.writeFvecs(dir.resolve("base.fvecs"), base);
+    VecsFiles.writeFvecs(dir.resolve("query.fvecs"), q);
+
+    Dataset d = DatasetLoader.load(dir, opts(null));
+
+    assertThat(d.distance()).isEqualTo(Distance.COSINE);
+    assertThat(d.groundTruthDepth()).isEqualTo(100);
+    assertThat(Files.exists(dir.resolve("groundtruth.ivecs"))).isTrue();
+    assertThat(DatasetLoader.manifestMetric(dir)).isEqualTo(Distance.COSINE);
+    assertThat(VecsFiles.readIvecs(dir.resolve("groundtruth.ivecs")))
+        .isDeepEqualTo(GroundTruth.compute(base, q, 100, Distance.COSINE, 1));
+
+    // another metric gets its own cache file; the declared one stays untouched
+    Dataset l2 = DatasetLoader.load(dir, opts(Distance.EUCLID));
+    assertThat(Files.exists(dir.resolve("groundtruth.l2.ivecs"))).isTrue();
+    assertThat(l2.groundTruth())
+        .isDeepEqualTo(GroundTruth.compute(base, q, 100, Distance.EUCLID, 1));
+  }
+
+  @Test
+  void npyWithoutQueryFileHoldsOutTheLastRows() {
+    SplittableRandom r = TestSeeds.random("loaderNpy");
+    float[][] all = TestSeeds.gaussian(r, 120, 4);
+    Path f = dir.resolve("emb.npy");
+    NpyFiles.writeFloats(f, all);
+
+    Dataset d = DatasetLoader.load(f, opts(Distance.DOT));
+
+    assertThat(d.size()).isEqualTo(110);
+    assertThat(d.queries()).hasNumberOfRows(10);
+    assertThat(d.queries()[0]).containsExactly(all[110]);
+    assertThat(Files.exists(dir.resolve("emb.groundtruth.dot.ivecs"))).isTrue();
+  }
+}
