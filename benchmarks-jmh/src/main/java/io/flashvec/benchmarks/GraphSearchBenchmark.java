@@ -1,0 +1,180 @@
+package io.flashvec.benchmarks;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.PointId;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.internal.VectorOps;
+import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.TopK;
+import io.flashvec.storage.FileIO;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * One top-10 query against a built {@link DiskAnnSegment}: PQ-guided beam search over the on-disk
+ * graph plus exact rerank from the inline vectors, at several {@code search_list} sizes.
+ *
+ * <p>The segment ({@link Index}) is built once per trial from {@code n × dim} {@link
+ * SyntheticVectors} (latent Gaussian mixture, unit length, {@link Distance#COSINE}) with {@link
+ * IndexParams#DEFAULT} (PQ subspaces overridable with {@code -p pqSubspaces=N}), in a temporary
+ * directory that is deleted afterwards. It is shared by all benchmark threads ({@code -t 2}
+ * measures concurrent searches). The files were just written, so the page cache is <b>warm</b>:
+ * this measures CPU per query, not device reads.
+ *
+ * <p>Speed without recall means nothing (BENCHMARKS.md): setup prints recall@10 against brute force
+ * and the mean visited nodes per query for the trial's {@code search_list}, as a line starting with
+ * {@code # recall@10} in the run's output.
+ */
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class GraphSearchBenchmark extends AbstractBenchmark {
+
+  static final int K = 10;
+  static final int QUERIES = 256;
+  static final Distance DISTANCE = Distance.COSINE;
+
+  @Param({"20", "50", "100"})
+  public int searchList;
+
+  SearchParams params;
+  TopK topK;
+  final float[] scores = new float[K];
+  final int[] slots = new int[K];
+  final int[] ords = new int[K];
+  int cursor;
+
+  /** Recall@10 at this trial's search list, from setup; for the smoke test and the log. */
+  double recall;
+
+  /** The built segment, its queries and their exact top-k; shared by all threads. */
+  @State(Scope.Benchmark)
+  public static class Index {
+
+    @Param("20000")
+    public int n;
+
+    @Param("128")
+    public int dim;
+
+    /** PQ subspaces of the segment; 0 lets the index choose ({@code dim / 8}). */
+    @Param("0")
+    public int pqSubspaces;
+
+    Path root;
+    DiskAnnSegment segment;
+    float[][] data;
+    float[][] queries;
+    int[][] truth;
+
+    @Setup(Level.Trial)
+    public void build() throws IOException {
+      SyntheticVectors model = new SyntheticVectors(SEED, dim);
+      data = model.sample(n, 1);
+      queries = model.sample(QUERIES, 2);
+      GrowingSegment src = new GrowingSegment(0, dim);
+      int[] live = new int[n];
+      for (int i = 0; i < n; i++) {
+        src.append(PointId.of(i), DISTANCE.prepare(data[i]), null);
+        live[i] = i;
+      }
+      src.freeze();
+      root = createTempDir("flashvec-jmh-segment-");
+      Path dir = root.resolve("seg-0");
+      long t0 = System.nanoTime();
+      IndexParams d = IndexParams.DEFAULT;
+      IndexParams params =
+          new IndexParams(d.type(), d.maxDegree(), d.buildSearchList(), d.alpha(), pqSubspaces);
+      DiskAnnSegment.build(FileIO.DEFAULT, dir, 0, src, live, DISTANCE, params);
+      segment = DiskAnnSegment.open(FileIO.DEFAULT, dir, 0, IndexParams.DEFAULT.buildSearchList());
+      System.out.printf(
+          Locale.ROOT,
+          "# built segment [n=%d, dim=%d, seconds=%.1f, disk_bytes=%d]%n",
+          n,
+          dim,
+          (System.nanoTime() - t0) / 1e9,
+          segment.diskBytes());
+      truth = new int[QUERIES][];
+      for (int q = 0; q < QUERIES; q++) {
+        truth[q] = exactTopK(data, queries[q]);
+      }
+    }
+
+    @TearDown(Level.Trial)
+    public void close() {
+      try {
+        if (segment != null) {
+          segment.close();
+        }
+      } finally {
+        segment = null;
+        deleteTree(root);
+      }
+    }
+
+    private static int[] exactTopK(float[][] data, float[] query) {
+      TopK top = new TopK(DISTANCE, K);
+      for (int i = 0; i < data.length; i++) {
+        top.offer(VectorOps.dot(query, 0, data[i], 0, query.length), 0, i);
+      }
+      int[] out = new int[top.size()];
+      top.drainBestFirst(new float[out.length], new int[out.length], out);
+      return out;
+    }
+  }
+
+  @Setup(Level.Trial)
+  public void setup(Index index) {
+    params = new SearchParams(searchList, 0, 0, false);
+    topK = new TopK(DISTANCE, K);
+    SearchStats stats = new SearchStats();
+    long hits = 0;
+    for (int q = 0; q < QUERIES; q++) {
+      topK.reset(K);
+      index.segment.search(index.queries[q], DISTANCE, params, topK, 0, stats);
+      int got = topK.drainBestFirst(scores, slots, ords);
+      for (int i = 0; i < got; i++) {
+        for (int t : index.truth[q]) {
+          if (ords[i] == t) {
+            hits++;
+            break;
+          }
+        }
+      }
+    }
+    recall = hits / (double) (QUERIES * K);
+    System.out.printf(
+        Locale.ROOT,
+        "# recall@10=%.4f visited/query=%.0f [n=%d, dim=%d, pq_subspaces=%d, search_list=%d,"
+            + " queries=%d, cache=warm]%n",
+        recall,
+        stats.visited / (double) QUERIES,
+        index.n,
+        index.dim,
+        index.pqSubspaces,
+        searchList,
+        QUERIES);
+  }
+
+  @Benchmark
+  public void search(Index index, Blackhole bh) {
+    float[] query = index.queries[cursor];
+    cursor = cursor + 1 == QUERIES ? 0 : cursor + 1;
+    topK.reset(K);
+    index.segment.search(query, DISTANCE, params, topK, 0);
+    bh.consume(topK.drainBestFirst(scores, slots, ords));
+    bh.consume(ords);
+  }
+}
