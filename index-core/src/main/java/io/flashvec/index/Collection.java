@@ -66,6 +66,7 @@ public final class Collection implements Closeable {
                 i,
                 config.dimension(),
                 config.distance(),
+                config.index(),
                 options);
       }
       success = true;

@@ -9,7 +9,7 @@ import java.util.Locale;
  * @param maxDegree graph max degree R
  * @param buildSearchList construction search list L
  * @param alpha pruning factor
- * @param pqSubspaces PQ subspaces (0: dimension / 8... chosen by the index)
+ * @param pqSubspaces PQ subspaces, i.e. bytes per vector in RAM (0: dimension / 4)
  */
 public record IndexParams(
     String type, int maxDegree, int buildSearchList, float alpha, int pqSubspaces) {

@@ -499,6 +499,10 @@ public final class Shard implements Closeable {
     // Listing newer segments with a lower checkpoint is safe: replaying their records again
     // re-applies the same operations and the newest version of every id wins.
     long cp = !pending.isEmpty() && pending.peekFirst().sealSeq() < seq ? checkpointSeq : seq;
+    // The deletion bitmaps written below include deletions (and the delete half of replacements)
+    // by records after `seq`. Make those records durable first, or a crash could keep their
+    // deletions and lose their WAL records: a replaced point would vanish, old and new version.
+    wal.syncAll();
     List<Integer> ids = new ArrayList<>();
     for (Segment s : snapshot.segments()) {
       if (s instanceof DiskAnnSegment d) {
