@@ -18,15 +18,13 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +56,16 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   private final Object ddlLock = new Object();
   private final FileChannel lockChannel;
   private final FileLock lock;
+
+  /**
+   * Data directories locked by services of this JVM. The OS lock cannot refuse a second service in
+   * the same process: {@code tryLock} throws {@link java.nio.channels.OverlappingFileLockException}
+   * there, and closing the second channel would release the first service's POSIX lock, letting
+   * another process in. So this process checks here before it opens the lock file.
+   */
+  private static final Set<Path> LOCKED_IN_THIS_JVM = ConcurrentHashMap.newKeySet();
+
+  private final Path lockKey;
   private volatile boolean ready;
   private volatile boolean closed;
 
@@ -67,8 +75,15 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     this.shardOptions = shardOptions;
     this.io = shardOptions.io();
     FileChannel ch = null;
+    Path key = null;
     try {
       io.createDirectories(collectionsDir);
+      Path real = this.dataDir.toRealPath();
+      if (!LOCKED_IN_THIS_JVM.add(real)) {
+        throw new IllegalStateException(
+            "data directory is used by another FlashVec process [dataDir=" + this.dataDir + "]");
+      }
+      key = real;
       ch =
           FileChannel.open(
               this.dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -79,13 +94,16 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       }
       this.lockChannel = ch;
       this.lock = l;
+      this.lockKey = key;
       this.metadata = new LocalMetadataStore(this.dataDir, io);
     } catch (IOException e) {
       closeQuietly(ch);
+      unregister(key);
       throw new UncheckedIOException(
           "cannot open data directory [dataDir=" + this.dataDir + "]", e);
     } catch (RuntimeException e) {
       closeQuietly(ch);
+      unregister(key);
       throw e;
     }
   }
@@ -306,6 +324,13 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       LOG.warn("cannot release data directory lock [dataDir={}]", dataDir, e);
     }
     closeQuietly(lockChannel);
+    unregister(lockKey);
+  }
+
+  private static void unregister(Path key) {
+    if (key != null) {
+      LOCKED_IN_THIS_JVM.remove(key);
+    }
   }
 
   private static void closeQuietly(Closeable c) {
@@ -318,27 +343,9 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     }
   }
 
-  private static void deleteRecursively(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
+  private void deleteRecursively(Path dir) {
     try {
-      Files.walkFileTree(
-          dir,
-          new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-                throws IOException {
-              Files.delete(file);
-              return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
-              Files.delete(d);
-              return FileVisitResult.CONTINUE;
-            }
-          });
+      io.deleteTree(dir);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot delete directory [dir=" + dir + "]", e);
     }

@@ -198,7 +198,7 @@ public final class Shard implements Closeable {
     for (Path p : options.io().list(segmentsDir, "seg-*")) {
       if (!keep.contains(p.getFileName().toString())) {
         LOG.warn("removing segment files not in the manifest (interrupted build) [dir={}]", p);
-        deleteTree(p);
+        options.io().deleteTree(p);
       }
     }
     return out;
@@ -211,14 +211,6 @@ public final class Shard implements Closeable {
 
   private static String segmentDirName(int id) {
     return String.format("seg-%010d", id);
-  }
-
-  private static void deleteTree(Path p) throws IOException {
-    try (var walk = java.nio.file.Files.walk(p)) {
-      for (Path x : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-        java.nio.file.Files.delete(x);
-      }
-    }
   }
 
   /**
@@ -453,7 +445,7 @@ public final class Shard implements Closeable {
       if (closed) {
         if (built != null) {
           built.close();
-          deleteTree(built.directory());
+          options.io().deleteTree(built.directory());
         }
         return;
       }

@@ -79,6 +79,18 @@ public class FileIO {
     Files.deleteIfExists(path);
   }
 
+  /** Deletes a file or a directory with everything below it, if it exists. */
+  public void deleteTree(Path path) throws IOException {
+    if (!Files.exists(path)) {
+      return;
+    }
+    try (var walk = Files.walk(path)) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        deleteIfExists(p);
+      }
+    }
+  }
+
   /** Creates a directory and its parents. */
   public void createDirectories(Path dir) throws IOException {
     Files.createDirectories(dir);

@@ -197,7 +197,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
     int n = liveOrds.length;
     int dim = src.dimension();
     Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
-    deleteTree(tmp);
+    io.deleteTree(tmp);
     io.createDirectories(tmp);
     List<VectorFloat<?>> vectors = new ArrayList<>(n);
     PointId[] ids = new PointId[n];
@@ -613,17 +613,6 @@ public final class DiskAnnSegment implements Segment, Closeable {
       c.close();
     } catch (IOException e) {
       // a searcher holds only a view; nothing to recover
-    }
-  }
-
-  static void deleteTree(Path p) throws IOException {
-    if (!Files.exists(p)) {
-      return;
-    }
-    try (var walk = Files.walk(p)) {
-      for (Path x : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-        Files.delete(x);
-      }
     }
   }
 }

@@ -7,6 +7,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.TestVectors;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.CorruptFileException;
@@ -29,30 +30,8 @@ class DiskAnnSegmentTest {
 
   @TempDir Path tmp;
 
-  /** Embedding-like data: a low-dimensional latent Gaussian mapped to DIM, plus small noise. */
   static float[][] latent(Random r, int n, int dim) {
-    int latent = 8;
-    float[][] proj = new float[latent][dim];
-    for (float[] row : proj) {
-      for (int j = 0; j < dim; j++) {
-        row[j] = (float) r.nextGaussian();
-      }
-    }
-    float[][] out = new float[n][dim];
-    for (int i = 0; i < n; i++) {
-      double[] z = new double[latent];
-      for (int l = 0; l < latent; l++) {
-        z[l] = r.nextGaussian();
-      }
-      for (int j = 0; j < dim; j++) {
-        double v = 0.05 * r.nextGaussian();
-        for (int l = 0; l < latent; l++) {
-          v += z[l] * proj[l][j];
-        }
-        out[i][j] = (float) v;
-      }
-    }
-    return out;
+    return TestVectors.latent(r, n, dim);
   }
 
   private GrowingSegment source(float[][] data, Distance d) {
