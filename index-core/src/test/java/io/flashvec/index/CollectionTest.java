@@ -1,0 +1,438 @@
+package io.flashvec.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.offset;
+
+import io.flashvec.index.TestVectors.Hit;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.storage.Wal;
+import io.flashvec.storage.testing.CrashSimulatingFileIO;
+import io.flashvec.storage.testing.TestSeeds;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Validation, routing over shards, merged search and scroll of a {@link Collection}. */
+@ExtendWith(TestSeeds.Reporter.class)
+class CollectionTest {
+
+  static final int DIM = 4;
+
+  @TempDir Path tmp;
+
+  /** Tracks every channel the collections open: the leak check (STYLE rule 40). */
+  private final CrashSimulatingFileIO io = new DirectoryTolerantCrashIO();
+
+  private final List<Collection> open = new ArrayList<>();
+  private Random random;
+
+  @BeforeEach
+  void seed(TestInfo info) {
+    random =
+        TestSeeds.random(
+            "CollectionTest."
+                + info.getTestMethod().orElseThrow().getName()
+                + info.getDisplayName());
+  }
+
+  @AfterEach
+  void closeAndCheckLeaks() throws IOException {
+    for (Collection c : open) {
+      c.close();
+    }
+    io.assertNoOpenChannels();
+  }
+
+  private Shard.Options options() {
+    return new Shard.Options(50, Wal.Options.defaults().withSegmentBytes(32 << 10), io);
+  }
+
+  private Collection open(String name, int dim, Distance d, int shards) {
+    Collection c =
+        Collection.open(
+            name,
+            tmp.resolve(name),
+            new CollectionConfig(dim, d, shards, 1, IndexParams.DEFAULT),
+            options());
+    open.add(c);
+    return c;
+  }
+
+  private static SearchRequest query(float[] v, int limit, int offset, Float threshold) {
+    return new SearchRequest(v, limit, offset, threshold, SearchParams.DEFAULT, true, true);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Validation: exact messages (STYLE rule 42).
+
+  @Test
+  void wrongDimensionNamesExpectedActualAndId() {
+    Collection c = open("c", 4, Distance.COSINE, 1);
+    assertThatThrownBy(
+            () -> c.upsert(List.of(new Point(PointId.of(5), new float[] {1, 2, 3}, null)), true))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage("Wrong input: Vector dimension error: expected dim: 4, got 3 [id=5]");
+    assertThatThrownBy(
+            () ->
+                c.upsert(
+                    List.of(
+                        new Point(
+                            PointId.parse("550E8400-E29B-41D4-A716-446655440000"),
+                            new float[5],
+                            null)),
+                    false))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage(
+            "Wrong input: Vector dimension error: expected dim: 4, got 5"
+                + " [id=550e8400-e29b-41d4-a716-446655440000]");
+    assertThatThrownBy(() -> c.search(query(new float[] {1, 2, 3}, 3, 0, null)))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage("Wrong input: Vector dimension error: expected dim: 4, got 3");
+    assertThatThrownBy(() -> c.upsert(List.of(new Point(PointId.of(5), null, null)), true))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage("Wrong input: point has no vector [id=5]");
+    assertThat(c.count()).isZero();
+  }
+
+  @Test
+  void nonFiniteValuesAreRejectedNamingIndexAndValue() {
+    Collection c = open("c", 4, Distance.DOT, 1);
+    assertThatThrownBy(
+            () ->
+                c.upsert(
+                    List.of(new Point(PointId.of(7), new float[] {1, 2, Float.NaN, 4}, null)),
+                    true))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage("Wrong input: vector contains a non-finite value [id=7, index=2, value=NaN]");
+    assertThatThrownBy(
+            () ->
+                c.upsert(
+                    List.of(
+                        new Point(
+                            PointId.of(8), new float[] {Float.POSITIVE_INFINITY, 0, 0, 0}, null)),
+                    true))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage(
+            "Wrong input: vector contains a non-finite value [id=8, index=0, value=Infinity]");
+    assertThatThrownBy(
+            () ->
+                c.upsert(
+                    List.of(
+                        new Point(
+                            PointId.of(9), new float[] {0, 0, 0, Float.NEGATIVE_INFINITY}, null)),
+                    true))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage(
+            "Wrong input: vector contains a non-finite value [id=9, index=3, value=-Infinity]");
+    assertThatThrownBy(() -> c.search(query(new float[] {0, Float.NaN, 0, 0}, 3, 0, null)))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage("Wrong input: vector contains a non-finite value [index=1, value=NaN]");
+    // Large finite values are fine.
+    c.upsert(
+        List.of(new Point(PointId.of(10), new float[] {Float.MAX_VALUE, 0, 0, 0}, null)), true);
+    assertThat(c.count()).isEqualTo(1);
+  }
+
+  @Test
+  void aBatchWithOneBadVectorStoresNothing() {
+    Collection c = open("c", DIM, Distance.EUCLID, 3);
+    Map<PointId, float[]> stored = new HashMap<>();
+    List<Point> good = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      Point p = new Point(PointId.of(i), TestVectors.gaussian(random, DIM), null);
+      good.add(p);
+      stored.put(p.id(), p.vector());
+    }
+    c.upsert(good, true);
+    long[] seqs = c.shards().stream().mapToLong(s -> s.wal().lastSeq()).toArray();
+    int rounds = TestSeeds.atLeast(random, 5);
+    for (int round = 0; round < rounds; round++) {
+      List<Point> batch = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        // New ids and replacements of stored ones, spread over every shard.
+        PointId id = PointId.of(random.nextBoolean() ? random.nextInt(30) : 1000 + i);
+        batch.add(new Point(id, TestVectors.gaussian(random, DIM), null));
+      }
+      float[] bad = TestVectors.gaussian(random, DIM);
+      bad[random.nextInt(DIM)] = random.nextBoolean() ? Float.NaN : Float.NEGATIVE_INFINITY;
+      batch.add(random.nextInt(batch.size() + 1), new Point(PointId.of(5000 + round), bad, null));
+      assertThatThrownBy(() -> c.upsert(batch, true)).isInstanceOf(InvalidInputException.class);
+      assertThat(c.count()).isEqualTo(30);
+      for (int i = 0; i < 20; i++) {
+        assertThat(c.get(PointId.of(1000 + i), false, false)).isNull();
+      }
+      for (Map.Entry<PointId, float[]> e : stored.entrySet()) {
+        assertThat(c.get(e.getKey(), false, true).vector()).isEqualTo(e.getValue());
+      }
+      assertThat(c.shards().stream().mapToLong(s -> s.wal().lastSeq()).toArray())
+          .as("nothing logged")
+          .isEqualTo(seqs);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Routing and merging.
+
+  /** Loads the same operations into every collection; returns the live prepared vectors. */
+  private Map<PointId, float[]> loadSame(Distance d, List<Collection> cs, int n) {
+    Map<PointId, float[]> live = new HashMap<>();
+    List<PointId> ids = new ArrayList<>();
+    int done = 0;
+    while (done < n) {
+      List<Point> batch = new ArrayList<>();
+      for (int i = 0; i < 1 + random.nextInt(40) && done < n; i++, done++) {
+        PointId id =
+            !ids.isEmpty() && random.nextInt(5) == 0
+                ? ids.get(random.nextInt(ids.size()))
+                : TestVectors.randomId(random);
+        ids.add(id);
+        float[] v = TestVectors.gaussian(random, DIM);
+        batch.add(new Point(id, v, TestVectors.payload(id, done)));
+        live.put(id, d.prepare(v));
+      }
+      for (Collection c : cs) {
+        c.upsert(batch, random.nextBoolean());
+      }
+      if (random.nextInt(8) == 0) {
+        List<PointId> del = List.of(ids.get(random.nextInt(ids.size())), PointId.of(123456789));
+        for (Collection c : cs) {
+          c.delete(del, false);
+        }
+        del.forEach(live::remove);
+      }
+      if (random.nextInt(10) == 0) {
+        cs.forEach(Collection::flush);
+      }
+    }
+    for (Collection c : cs) {
+      assertThat(c.count()).isEqualTo(live.size());
+    }
+    return live;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Distance.class)
+  void threeShardsAnswerLikeOne(Distance d) {
+    Collection one = open("one", DIM, d, 1);
+    Collection three = open("three", DIM, d, 3);
+    Map<PointId, float[]> live = loadSame(d, List.of(one, three), 400);
+    int[] perShard = new int[3];
+    for (PointId id : live.keySet()) {
+      perShard[three.shardOf(id)]++;
+    }
+    for (int i = 0; i < 3; i++) {
+      assertThat(three.shards().get(i).count()).as("shard %d", i).isEqualTo(perShard[i]);
+      assertThat(perShard[i]).as("every shard holds points").isPositive();
+    }
+    int queries = TestSeeds.atLeast(random, 40);
+    for (int i = 0; i < queries; i++) {
+      float[] q = TestVectors.gaussian(random, DIM);
+      int limit = random.nextInt(4) == 0 ? 0 : 1 + random.nextInt(30);
+      int off = random.nextInt(3) == 0 ? random.nextInt(20) : 0;
+      Float threshold = null;
+      List<Hit> truth = TestVectors.bruteForce(live, d.prepare(q), d, limit + off, null);
+      if (random.nextInt(3) == 0 && truth.size() > 1) {
+        threshold = truth.get(random.nextInt(truth.size())).score();
+      }
+      SearchRequest req = query(q, limit, off, threshold);
+      List<Record> a = one.search(req);
+      List<Record> b = three.search(req);
+      String what = "query " + i + " limit=" + limit + " offset=" + off + " t=" + threshold;
+      assertThat(b).as(what).hasSameSizeAs(a);
+      for (int j = 0; j < a.size(); j++) {
+        assertThat(b.get(j).id()).as(what + " at " + j).isEqualTo(a.get(j).id());
+        assertThat(b.get(j).score()).as(what + " at " + j).isEqualTo(a.get(j).score());
+        assertThat(b.get(j).vector()).isEqualTo(a.get(j).vector());
+        assertThat(b.get(j).payload()).isEqualTo(a.get(j).payload());
+      }
+      // And both are brute force, after the offset.
+      List<Hit> want = TestVectors.bruteForce(live, d.prepare(q), d, limit + off, threshold);
+      want = want.subList(Math.min(off, want.size()), want.size());
+      assertThat(a.stream().map(Record::score).toList())
+          .as(what)
+          .isEqualTo(want.stream().map(Hit::score).toList());
+    }
+  }
+
+  @Test
+  void cosineStoresUnitVectorsAndIgnoresQueryLength() {
+    Collection c = open("c", DIM, Distance.COSINE, 2);
+    c.upsert(
+        List.of(
+            new Point(PointId.of(1), new float[] {3, 0, 4, 0}, null),
+            new Point(PointId.of(2), new float[] {0, 1, 0, 0}, null)),
+        true);
+    assertThat(c.get(PointId.of(1), false, true).vector())
+        .containsExactly(new float[] {0.6f, 0, 0.8f, 0}, offset(1e-6f));
+    List<Record> small = c.search(query(new float[] {0.3f, 0, 0.4f, 0}, 2, 0, null));
+    List<Record> large = c.search(query(new float[] {300, 0, 400, 0}, 2, 0, null));
+    assertThat(small).extracting(Record::id).containsExactly(PointId.of(1), PointId.of(2));
+    assertThat(small.get(0).score()).isCloseTo(1f, offset(1e-6f));
+    assertThat(small.get(1).score()).isCloseTo(0f, offset(1e-6f));
+    assertThat(large.stream().map(Record::score).toList())
+        .isEqualTo(small.stream().map(Record::score).toList());
+  }
+
+  @Test
+  void scrollOverShardsReturnsEveryIdOnceInOrder() {
+    Collection c = open("c", DIM, Distance.DOT, 3);
+    Set<PointId> idSet = new HashSet<>();
+    idSet.add(PointId.of(0));
+    idSet.add(PointId.of(-1)); // 2^64 - 1: after every smaller number, before every UUID
+    idSet.add(PointId.of(new UUID(0, 0)));
+    while (idSet.size() < 257) {
+      idSet.add(TestVectors.randomId(random));
+    }
+    List<Point> pts = new ArrayList<>();
+    for (PointId id : idSet) {
+      pts.add(new Point(id, TestVectors.gaussian(random, DIM), TestVectors.payload(id, 1)));
+    }
+    c.upsert(pts, true);
+    c.flush();
+    List<PointId> sorted = new ArrayList<>(idSet);
+    sorted.sort(null);
+    for (int limit : new int[] {1, 7, 64, 256, 257, 258, 1000}) {
+      List<PointId> seen = new ArrayList<>();
+      PointId offset = null;
+      int pages = 0;
+      while (true) {
+        ScrollPage page = c.scroll(offset, limit, pages % 2 == 0, pages % 3 == 0);
+        pages++;
+        for (Record r : page.points()) {
+          seen.add(r.id());
+          assertThat(r.payload() != null).isEqualTo((pages - 1) % 2 == 0);
+          assertThat(r.vector() != null).isEqualTo((pages - 1) % 3 == 0);
+        }
+        int start = seen.size() - page.points().size();
+        if (page.nextOffset() == null) {
+          assertThat(seen).as("limit=%d: the last page ends the ids", limit).hasSize(sorted.size());
+          break;
+        }
+        assertThat(page.points()).as("limit=%d: a full page before the last", limit).hasSize(limit);
+        assertThat(page.nextOffset())
+            .as("limit=%d: next offset is the first id of the next page", limit)
+            .isEqualTo(sorted.get(start + limit));
+        offset = page.nextOffset();
+        assertThat(pages).as("terminates").isLessThanOrEqualTo(sorted.size() + 1);
+      }
+      assertThat(seen).as("limit=%d", limit).isEqualTo(sorted);
+      assertThat(pages).isEqualTo(Math.max(1, (sorted.size() + limit - 1) / limit));
+    }
+    // An offset that is not a stored id starts at the next stored one.
+    PointId between = PointId.of(sorted.get(0).number() + 1);
+    ScrollPage page = c.scroll(between, 2, false, false);
+    int from = sorted.indexOf(between) >= 0 ? sorted.indexOf(between) : 1;
+    assertThat(page.points())
+        .extracting(Record::id)
+        .containsExactlyElementsOf(sorted.subList(from, from + 2));
+    assertThat(page.nextOffset()).isEqualTo(sorted.get(from + 2));
+    assertThatThrownBy(() -> c.scroll(null, 0, false, false))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage("limit must be positive [limit=0]");
+    // Deleted ids disappear from the scroll.
+    c.delete(sorted.subList(0, 10), true);
+    assertThat(c.scroll(null, 5, false, false).points())
+        .extracting(Record::id)
+        .containsExactlyElementsOf(sorted.subList(10, 15));
+  }
+
+  @Test
+  void retrieveKeepsRequestOrderSkipsMissingAndDuplicates() {
+    Collection c = open("c", DIM, Distance.DOT, 3);
+    List<Point> pts = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      pts.add(new Point(PointId.of(i), TestVectors.gaussian(random, DIM), null));
+    }
+    c.upsert(pts, false);
+    List<Record> got =
+        c.retrieve(
+            List.of(PointId.of(9), PointId.of(3), PointId.of(99), PointId.of(9), PointId.of(0)),
+            false,
+            true);
+    assertThat(got)
+        .extracting(Record::id)
+        .containsExactly(PointId.of(9), PointId.of(3), PointId.of(0));
+    assertThat(got.getFirst().vector()).isEqualTo(pts.get(9).vector());
+  }
+
+  @Test
+  void searchOffsetAndLimit() {
+    Collection c = open("c", DIM, Distance.EUCLID, 3);
+    Map<PointId, float[]> live = loadSame(Distance.EUCLID, List.of(c), 60);
+    float[] q = TestVectors.gaussian(random, DIM);
+    List<Record> all = c.search(query(q, 100, 0, null));
+    assertThat(all).hasSize(live.size());
+    assertThat(c.search(query(q, 5, 10, null)))
+        .extracting(Record::id)
+        .containsExactlyElementsOf(all.subList(10, 15).stream().map(Record::id).toList());
+    assertThat(c.search(query(q, 5, live.size() - 2, null))).hasSize(2);
+    assertThat(c.search(query(q, 5, live.size(), null))).isEmpty();
+    assertThat(c.search(query(q, 0, 0, null))).isEmpty();
+  }
+
+  @Test
+  void dataSurvivesCloseAndReopen() throws IOException {
+    Collection c = open("c", DIM, Distance.COSINE, 3);
+    Map<PointId, float[]> live = loadSame(Distance.COSINE, List.of(c), 200);
+    float[] q = TestVectors.gaussian(random, DIM);
+    List<Record> before = c.search(query(q, 20, 0, null));
+    c.close();
+    open.remove(c);
+    Collection again = open("c", DIM, Distance.COSINE, 3);
+    assertThat(again.count()).isEqualTo(live.size());
+    List<Record> after = again.search(query(q, 20, 0, null));
+    assertThat(after).extracting(Record::id).isEqualTo(before.stream().map(Record::id).toList());
+    for (Map.Entry<PointId, float[]> e : live.entrySet()) {
+      assertThat(again.get(e.getKey(), false, true).vector()).isEqualTo(e.getValue());
+    }
+  }
+
+  @Test
+  void theConfiguredIndexTypeIsUsed() throws Exception {
+    ExecutorService builds = Executors.newSingleThreadExecutor();
+    try {
+      Collection c =
+          Collection.open(
+              "flat",
+              tmp.resolve("flat"),
+              new CollectionConfig(
+                  DIM, Distance.DOT, 1, 1, new IndexParams(IndexParams.FLAT, 16, 32, 1.2f, 0)),
+              options().withBuildExecutor(builds));
+      open.add(c);
+      List<Point> pts = new ArrayList<>();
+      for (int i = 0; i < 120; i++) {
+        pts.add(new Point(PointId.of(i), TestVectors.gaussian(random, DIM), null));
+      }
+      c.upsert(pts, true);
+      c.flush();
+      builds.shutdown();
+      assertThat(builds.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(c.info().segmentInfos())
+          .as("flat: sealed segments stay in memory, never built into DiskANN")
+          .allMatch(s -> s.state() != Segment.State.INDEXING);
+      assertThat(c.info().diskBytes()).isEqualTo(c.walBytes());
+      assertThat(c.info().indexing()).isFalse();
+    } finally {
+      builds.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,80 @@
+package io.flashvec.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shard contract when sealed segments are built into on-disk DiskANN segments in the background
+ * (installed, checkpointed and the WAL truncated while the test runs). Searches ask for {@code
+ * exact}, so they must still match brute force; scores come from jvector's similarity functions,
+ * converted back to our units, so they may differ from {@link Distance#score} by float rounding.
+ */
+class ShardDiskAnnTest extends ShardContractTest {
+
+  private final ExecutorService builds =
+      Executors.newSingleThreadExecutor(Thread.ofPlatform().name("diskann-build").factory());
+
+  @AfterEach
+  void stopBuilds() throws InterruptedException {
+    // Runs before the leak check of the superclass: no build may hold a file open by then.
+    builds.shutdown();
+    assertThat(builds.awaitTermination(60, TimeUnit.SECONDS)).as("builds stopped").isTrue();
+  }
+
+  @Override
+  protected int sealThreshold() {
+    return 60;
+  }
+
+  @Override
+  protected java.util.concurrent.Executor buildExecutor() {
+    return builds;
+  }
+
+  @Override
+  protected SearchParams searchParams() {
+    return new SearchParams(0, 0, 0, true);
+  }
+
+  @Override
+  protected float tolerance(float score) {
+    return 1e-4f * Math.max(1f, Math.abs(score));
+  }
+
+  @Override
+  protected void settle(Shard s) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (s.indexing() && s.buildFailure() == null && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(5);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+    assertThat(s.buildFailure()).as("index build failure").isNull();
+    assertThat(s.indexing()).as("index builds finished").isFalse();
+  }
+
+  @Test
+  void aSegmentWithOneLivePointIsIndexed() throws IOException {
+    try (Shard s = open(Distance.EUCLID)) {
+      float[] v = new float[DIM];
+      v[3] = 1;
+      s.upsert(List.of(new Point(PointId.of(1), v, null)));
+      s.flush();
+      settle(s);
+      assertThat(s.snapshot().segments()).anyMatch(seg -> seg.diskBytes() > 0);
+      List<Record> hits = s.search(v, 3, searchParams(), null, false, true);
+      assertThat(hits).extracting(Record::id).containsExactly(PointId.of(1));
+      assertThat(s.search(v, 3, SearchParams.DEFAULT, null, false, false)).hasSize(1);
+    }
+  }
+}

@@ -1,0 +1,10 @@
+package io.flashvec.index;
+
+/** The shard contract with one growing segment that only {@link Shard#flush()} seals. */
+class ShardTest extends ShardContractTest {
+
+  @Override
+  protected int sealThreshold() {
+    return 100_000;
+  }
+}

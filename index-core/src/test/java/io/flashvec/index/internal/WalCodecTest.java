@@ -1,0 +1,160 @@
+package io.flashvec.index.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.storage.testing.TestSeeds;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(TestSeeds.Reporter.class)
+class WalCodecTest {
+
+  private static PointId randomId(Random r) {
+    return switch (r.nextInt(3)) {
+      case 0 -> PointId.of(r.nextInt(1000));
+      case 1 -> PointId.of(r.nextLong()); // includes ids >= 2^63
+      default -> PointId.of(new UUID(r.nextLong(), r.nextLong()));
+    };
+  }
+
+  private static float[] randomVector(Random r, int dim) {
+    float[] v = new float[dim];
+    for (int i = 0; i < dim; i++) {
+      v[i] =
+          switch (r.nextInt(10)) {
+            case 0 -> -0.0f;
+            case 1 -> Float.MIN_VALUE;
+            case 2 -> Float.MAX_VALUE;
+            default -> (float) r.nextGaussian();
+          };
+    }
+    return v;
+  }
+
+  private static byte[] randomPayload(Random r) {
+    return switch (r.nextInt(3)) {
+      case 0 -> null;
+      case 1 -> new byte[0];
+      default -> ("{\"k\":" + r.nextInt() + ",\"s\":\"é\"}").getBytes(StandardCharsets.UTF_8);
+    };
+  }
+
+  /** What the WAL hands back on replay: a read-only little-endian view, maybe mid-buffer. */
+  private static ByteBuffer asReplayed(byte[] body, int junkBefore) {
+    ByteBuffer b = ByteBuffer.allocate(junkBefore + body.length + 7);
+    b.position(junkBefore);
+    b.put(body);
+    b.flip();
+    b.position(junkBefore);
+    return b.slice().asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  @Test
+  void upsertRoundTripsIdsVectorsAndPayloads() {
+    Random r = TestSeeds.random("WalCodecTest.upsert");
+    int rounds = TestSeeds.atLeast(r, 100);
+    for (int round = 0; round < rounds; round++) {
+      int dim = 1 + r.nextInt(40);
+      int n = r.nextInt(30);
+      List<Point> points = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        points.add(new Point(randomId(r), randomVector(r, dim), randomPayload(r)));
+      }
+      ByteBuffer body = asReplayed(WalCodec.encodeUpsert(points), r.nextInt(9));
+      List<Point> decoded = WalCodec.decodeUpsert(body);
+      assertThat(body.remaining()).as("the whole body is consumed").isZero();
+      assertThat(decoded).hasSize(n);
+      for (int i = 0; i < n; i++) {
+        Point want = points.get(i);
+        Point got = decoded.get(i);
+        String what = "round=" + round + ", i=" + i + ", " + TestSeeds.reproduceWith();
+        assertThat(got.id()).as(what).isEqualTo(want.id());
+        assertThat(got.id().isUuid()).as(what).isEqualTo(want.id().isUuid());
+        // Bitwise: -0.0 stays -0.0.
+        assertThat(floatBits(got.vector())).as(what).isEqualTo(floatBits(want.vector()));
+        if (want.payload() == null) {
+          assertThat(got.payload()).as(what).isNull();
+        } else {
+          assertThat(got.payload()).as(what).isEqualTo(want.payload());
+        }
+      }
+    }
+  }
+
+  private static int[] floatBits(float[] v) {
+    int[] out = new int[v.length];
+    for (int i = 0; i < v.length; i++) {
+      out[i] = Float.floatToRawIntBits(v[i]);
+    }
+    return out;
+  }
+
+  @Test
+  void deleteRoundTripsIds() {
+    Random r = TestSeeds.random("WalCodecTest.delete");
+    int rounds = TestSeeds.atLeast(r, 100);
+    for (int round = 0; round < rounds; round++) {
+      List<PointId> ids = new ArrayList<>();
+      int n = r.nextInt(50);
+      for (int i = 0; i < n; i++) {
+        ids.add(randomId(r));
+      }
+      ByteBuffer body = asReplayed(WalCodec.encodeDelete(ids), r.nextInt(9));
+      assertThat(WalCodec.decodeDelete(body)).containsExactlyElementsOf(ids);
+      assertThat(body.remaining()).isZero();
+    }
+  }
+
+  @Test
+  void layoutIsLittleEndianAsDocumented() {
+    // The on-disk format: changing it breaks existing WALs.
+    byte[] body =
+        WalCodec.encodeUpsert(
+            List.of(
+                new Point(PointId.of(0x0102030405060708L), new float[] {1.0f}, null),
+                new Point(
+                    PointId.of(new UUID(0x1111111111111111L, 0x2222222222222222L)),
+                    new float[] {},
+                    new byte[] {'x'})));
+    ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+    assertThat(b.getInt()).isEqualTo(2);
+    assertThat(b.get()).isEqualTo((byte) 0);
+    assertThat(b.getLong()).isEqualTo(0x0102030405060708L);
+    assertThat(b.getInt()).isEqualTo(1);
+    assertThat(b.getInt()).isEqualTo(Float.floatToIntBits(1.0f));
+    assertThat(b.getInt()).isEqualTo(-1);
+    assertThat(b.get()).isEqualTo((byte) 1);
+    assertThat(b.getLong()).as("lo first").isEqualTo(0x2222222222222222L);
+    assertThat(b.getLong()).as("then hi").isEqualTo(0x1111111111111111L);
+    assertThat(b.getInt()).isZero();
+    assertThat(b.getInt()).isEqualTo(1);
+    assertThat(b.get()).isEqualTo((byte) 'x');
+    assertThat(b.hasRemaining()).isFalse();
+    assertThat(body[0]).as("little-endian count").isEqualTo((byte) 2);
+
+    byte[] del = WalCodec.encodeDelete(List.of(PointId.of(3)));
+    assertThat(del).containsExactly(1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0);
+    assertThat(WalCodec.OP_UPSERT).isEqualTo((byte) 1);
+    assertThat(WalCodec.OP_DELETE).isEqualTo((byte) 2);
+  }
+
+  @Test
+  void unknownIdKindIsRejected() {
+    byte[] body = WalCodec.encodeDelete(List.of(PointId.of(3)));
+    body[4] = 9;
+    assertThatThrownBy(
+            () -> WalCodec.decodeDelete(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("unknown point id kind in WAL record [kind=9]");
+  }
+}
