@@ -20,6 +20,7 @@ import io.flashvec.index.SearchStats;
 import io.flashvec.index.Shard;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.storage.Wal;
+import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.storage.testing.TestSeeds;
 import java.io.IOException;
@@ -44,7 +45,7 @@ class LocalCollectionServiceTest {
   @TempDir Path data;
 
   /** Never calls the real fsync; both layers track channels for the leak check. */
-  private final FaultyFileIO io = new FaultyFileIO(new DirectoryTolerantCrashIO());
+  private final FaultyFileIO io = new FaultyFileIO(new CrashSimulatingFileIO());
 
   private final List<LocalCollectionService> services = new ArrayList<>();
 

@@ -540,8 +540,8 @@ public final class Shard implements Closeable {
   }
 
   /**
-   * Adds to {@code out} the smallest live ids that are {@code >= from} (all if null), at most
-   * {@code limit}.
+   * Returns, in order, the smallest live ids that are {@code >= from} (all if null), at most {@code
+   * limit}.
    */
   public List<PointId> scrollIds(PointId from, int limit) {
     PriorityQueue<PointId> heap = new PriorityQueue<>(Collections.reverseOrder());

@@ -40,7 +40,7 @@ class CollectionTest {
   @TempDir Path tmp;
 
   /** Tracks every channel the collections open: the leak check (STYLE rule 40). */
-  private final CrashSimulatingFileIO io = new DirectoryTolerantCrashIO();
+  private final CrashSimulatingFileIO io = new CrashSimulatingFileIO();
 
   private final List<Collection> open = new ArrayList<>();
   private Random random;

@@ -47,7 +47,7 @@ abstract class ShardContractTest {
   @TempDir Path tmp;
 
   /** The file system of the current shard; replaced after a simulated crash. */
-  protected CrashSimulatingFileIO io = new DirectoryTolerantCrashIO();
+  protected CrashSimulatingFileIO io = new CrashSimulatingFileIO();
 
   private final List<CrashSimulatingFileIO> ios = new ArrayList<>(List.of(io));
   private String testName;
@@ -628,7 +628,7 @@ abstract class ShardContractTest {
         // the simulated power loss killed its files
       }
     }
-    io = new DirectoryTolerantCrashIO();
+    io = new CrashSimulatingFileIO();
     ios.add(io);
     try (Shard reopened = open(d)) {
       settle(reopened);

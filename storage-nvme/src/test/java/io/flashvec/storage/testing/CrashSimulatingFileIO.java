@@ -371,6 +371,12 @@ public class CrashSimulatingFileIO extends FileIO {
             if (!Files.exists(p)) {
               return null;
             }
+            if (Files.isDirectory(p)) {
+              // Directories (FileIO.deleteTree deletes them after their files) carry no bytes to
+              // restore; their deletion is treated as durable at once.
+              super.deleteIfExists(path);
+              return null;
+            }
             byte[] content = durableContent(p);
             super.deleteIfExists(path);
             files.remove(p);
