@@ -16,20 +16,25 @@ OUT="${OUT:-$ROOT/bench-results}"
 mkdir -p "$OUT"
 "$ROOT/flashvec" build >/dev/null
 JAVA="${JAVA_HOME:-$(ls -d /usr/lib/jvm/*25* | head -n 1)}/bin/java"
+# Run copies of the jars: a rebuild during the run must not replace the classes under the server.
+mkdir -p "$DATA"
+cp "$ROOT/api-service/target/flashvec.jar" "$DATA/flashvec-server.jar"
+cp "$ROOT/load-gen/target/load-gen.jar" "$DATA/load-gen.jar"
+loadgen() { "$JAVA" --add-modules jdk.incubator.vector -Xmx4g -jar "$DATA/load-gen.jar" "$@"; }
 URL="http://127.0.0.1:$PORT"
 
 rss_anon_kb() { awk '/^RssAnon/ {print $2}' "/proc/$1/status"; }
 
 FLASHVEC_PORT=$PORT FLASHVEC_DATA_DIR="$DATA" FLASHVEC_SEGMENT_SEAL_THRESHOLD_POINTS=100000000 \
   "$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED ${JAVA_OPTS:--Xmx6g -XX:MinHeapFreeRatio=5 -XX:MaxHeapFreeRatio=10} \
-  -jar "$ROOT/api-service/target/flashvec.jar" >"$OUT/$COLLECTION-server.log" 2>&1 &
+  -jar "$DATA/flashvec-server.jar" >"$OUT/$COLLECTION-server.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null || true' EXIT
 until curl -sf "$URL/readyz" >/dev/null; do sleep 0.5; kill -0 $PID || { cat "$OUT/$COLLECTION-server.log"; exit 1; }; done
 jcmd $PID GC.run >/dev/null 2>&1 || true
 RSS0=$(rss_anon_kb $PID)
 
-"$ROOT/flashvec" loadgen ingest --url "$URL" --collection "$COLLECTION" --dataset "$DATASET" \
+loadgen ingest --url "$URL" --collection "$COLLECTION" --dataset "$DATASET" \
   --index "$INDEX" --batch 256 --clients 2 --index-timeout 0 --no-progress --out "$OUT/$COLLECTION-ingest.json"
 T0=$(date +%s)
 curl -sf -X POST "$URL/collections/$COLLECTION/flush" >/dev/null
@@ -40,7 +45,7 @@ sleep 1
 RSS1=$(rss_anon_kb $PID)
 echo "RssAnon growth: $(( (RSS1 - RSS0) / 1024 )) MiB" | tee "$OUT/$COLLECTION-memory.txt"
 
-"$ROOT/flashvec" loadgen search --url "$URL" --collection "$COLLECTION" --dataset "$DATASET" \
+loadgen search --url "$URL" --collection "$COLLECTION" --dataset "$DATASET" \
   --concurrency "${CONCURRENCY:-1,2}" --duration "${DURATION:-10s}" \
   --search-list "${SEARCH_LIST:-20,40,60,100,150,200}" "$@" \
   --out "$OUT/$COLLECTION-search.json" --html "$OUT/$COLLECTION-search.html"

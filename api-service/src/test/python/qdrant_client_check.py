@@ -74,6 +74,20 @@ def main(url):
         seen += [p.id for p in page]
     check(seen == [1, 2, 3, 4, u], f"scroll order {seen}")
 
+    # Payload-only updates keep the vector.
+    client.set_payload(name, payload={"country": "DE"}, points=[1], wait=True)
+    p1 = client.retrieve(name, ids=[1], with_payload=True, with_vectors=True)[0]
+    check(p1.payload == {"city": "Berlin", "n": 1, "country": "DE"}, f"set_payload merged: {p1.payload}")
+    check(abs(p1.vector[0] - 1.0) < 1e-6, "set_payload kept the vector")
+    client.overwrite_payload(name, payload={"only": True}, points=[1], wait=True)
+    check(client.retrieve(name, ids=[1])[0].payload == {"only": True}, "overwrite_payload")
+    client.delete_payload(name, keys=["only"], points=[1], wait=True)
+    check(client.retrieve(name, ids=[1])[0].payload == {}, "delete_payload")
+    client.set_payload(name, payload={"a": 1}, points=[3], wait=True)
+    client.clear_payload(name, points_selector=[3], wait=True)
+    check(client.retrieve(name, ids=[3])[0].payload in ({}, None), "clear_payload")
+    check(client.count(name).count == 5, "payload updates do not change the count")
+
     client.delete(name, points_selector=models.PointIdsList(points=[2, u]), wait=True)
     check(client.count(name).count == 3, "count after delete")
     check(client.retrieve(name, ids=[2]) == [], "deleted point is gone")

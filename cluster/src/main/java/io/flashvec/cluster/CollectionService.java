@@ -9,6 +9,7 @@ import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchRequest;
 import io.flashvec.index.SearchStats;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
  * Everything the REST layer can ask of the database. Standalone implements it in-process ({@link
@@ -38,6 +39,13 @@ public interface CollectionService {
   Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait);
 
   Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait);
+
+  /**
+   * Rewrites the payloads of existing points with {@code update} (current payload JSON bytes or
+   * {@code null} in, new payload out) and keeps their vectors.
+   */
+  Collection.UpdateResult updatePayloads(
+      String collection, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait);
 
   List<Record> retrieve(
       String collection, List<PointId> ids, boolean withPayload, boolean withVector);

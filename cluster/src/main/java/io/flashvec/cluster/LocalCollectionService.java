@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -264,6 +265,12 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   @Override
   public Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait) {
     return collection(collection).delete(ids, wait);
+  }
+
+  @Override
+  public Collection.UpdateResult updatePayloads(
+      String collection, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
+    return collection(collection).updatePayloads(ids, update, wait);
   }
 
   @Override

@@ -169,6 +169,28 @@ public final class Collection implements Closeable {
     return finish(seqs, wait);
   }
 
+  /**
+   * Rewrites the payloads of existing points ({@code update} maps the current payload, possibly
+   * {@code null}, to the new one) and keeps their vectors; absent ids are ignored.
+   */
+  public UpdateResult updatePayloads(
+      List<PointId> ids, java.util.function.UnaryOperator<byte[]> update, boolean wait) {
+    List<List<PointId>> perShard = new ArrayList<>(shards.length);
+    for (int i = 0; i < shards.length; i++) {
+      perShard.add(new ArrayList<>());
+    }
+    for (PointId id : ids) {
+      perShard.get(shardOf(id)).add(id);
+    }
+    long[] seqs = new long[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      if (!perShard.get(i).isEmpty()) {
+        seqs[i] = shards[i].updatePayloads(perShard.get(i), update);
+      }
+    }
+    return finish(seqs, wait);
+  }
+
   private UpdateResult finish(long[] seqs, boolean wait) {
     long op = operations.incrementAndGet();
     if (wait) {

@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -291,6 +292,33 @@ public final class Shard implements Closeable {
     try {
       long seq = wal.append(WalCodec.OP_DELETE, body);
       applyDelete(ids);
+      return seq;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * Replaces the payloads of existing points with {@code update.apply(current payload)} and keeps
+   * their vectors; absent ids are ignored. Written as one upsert record of the points' new
+   * versions, under the write lock so no concurrent write to the same ids is lost. Returns the WAL
+   * sequence number, or 0 when no id exists.
+   */
+  public long updatePayloads(List<PointId> ids, UnaryOperator<byte[]> update) {
+    writeLock.lock();
+    try {
+      List<Point> points = new ArrayList<>(ids.size());
+      for (PointId id : ids) {
+        Record r = get(id, true, true);
+        if (r != null) {
+          points.add(new Point(id, r.vector(), update.apply(r.payload())));
+        }
+      }
+      if (points.isEmpty()) {
+        return 0;
+      }
+      long seq = wal.append(WalCodec.OP_UPSERT, WalCodec.encodeUpsert(points));
+      applyUpsert(points, seq);
       return seq;
     } finally {
       writeLock.unlock();

@@ -207,6 +207,45 @@ class RestApiIT {
   }
 
   @Test
+  void payloadUpdatesKeepVectorsAndSurviveInTheWal() {
+    create("pay", 2, "Dot");
+    http.put(
+        "/collections/pay/points?wait=true",
+        "{\"points\":[{\"id\":1,\"vector\":[1,2],\"payload\":{\"a\":1,\"b\":2}},{\"id\":2,\"vector\":[3,4]}]}");
+    assertThat(
+            http.post(
+                    "/collections/pay/points/payload?wait=true",
+                    "{\"payload\":{\"c\":3},\"points\":[1,2,99]}")
+                .status())
+        .isEqualTo(200);
+    JsonNode p1 = http.get("/collections/pay/points/1").result();
+    assertThat(p1.get("payload").toString()).isEqualTo("{\"a\":1,\"b\":2,\"c\":3}");
+    assertThat(p1.get("vector").get(1).floatValue()).isEqualTo(2f);
+    assertThat(http.get("/collections/pay/points/2").result().get("payload").toString())
+        .isEqualTo("{\"c\":3}");
+    http.put("/collections/pay/points/payload?wait=true", "{\"payload\":{\"z\":0},\"points\":[1]}");
+    assertThat(http.get("/collections/pay/points/1").result().get("payload").toString())
+        .isEqualTo("{\"z\":0}");
+    http.post(
+        "/collections/pay/points/payload/delete?wait=true", "{\"keys\":[\"z\"],\"points\":[1]}");
+    assertThat(http.get("/collections/pay/points/1").result().get("payload").toString())
+        .isEqualTo("{}");
+    http.post("/collections/pay/points/payload/clear?wait=true", "{\"points\":[2]}");
+    assertThat(http.get("/collections/pay/points/2").result().get("payload").toString())
+        .isEqualTo("{}");
+    assertThat(http.post("/collections/pay/points/count", "{}").result().get("count").asLong())
+        .isEqualTo(2);
+    Http.Response bad =
+        http.post("/collections/pay/points/payload", "{\"payload\":[1],\"points\":[1]}");
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.error()).contains("payload");
+    Http.Response byFilter =
+        http.post(
+            "/collections/pay/points/payload", "{\"payload\":{\"a\":1},\"filter\":{\"must\":[]}}");
+    assertThat(byFilter.status()).isEqualTo(400);
+  }
+
+  @Test
   void badInputGetsTheRightStatusAndChangesNothing() {
     create("bad", 4, "Dot");
     http.put("/collections/bad/points?wait=true", "{\"points\":[{\"id\":1,\"vector\":[1,2,3,4]}]}");

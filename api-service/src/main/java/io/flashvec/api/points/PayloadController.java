@@ -1,0 +1,170 @@
+package io.flashvec.api.points;
+
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.web.Blocking;
+import io.flashvec.api.web.Json;
+import io.flashvec.api.web.Requests;
+import io.flashvec.cluster.CollectionNames;
+import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.Collection;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.PointId;
+import io.flashvec.index.TooLargeException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Payload-only updates in Qdrant's shapes: set (merge top-level keys), overwrite, delete keys and
+ * clear, for points given by id; the vectors stay as they are. Selecting points by {@code filter}
+ * arrives with payload filters and is rejected with 400 until then.
+ */
+@RestController
+public class PayloadController {
+
+  private final CollectionService service;
+  private final Blocking blocking;
+  private final int maxBatch;
+
+  PayloadController(CollectionService service, Blocking blocking, FlashVecProperties props) {
+    this.service = service;
+    this.blocking = blocking;
+    this.maxBatch = props.limits().maxBatchPoints();
+  }
+
+  @PostMapping("/collections/{name}/points/payload")
+  Mono<ResponseEntity<byte[]>> setPayload(
+      @PathVariable String name,
+      @RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    return update(name, wait, body, b -> merge(payload(b)));
+  }
+
+  @PutMapping("/collections/{name}/points/payload")
+  Mono<ResponseEntity<byte[]>> overwritePayload(
+      @PathVariable String name,
+      @RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    return update(
+        name,
+        wait,
+        body,
+        b -> {
+          byte[] replacement = Json.MAPPER.writeValueAsBytes(payload(b));
+          return old -> replacement;
+        });
+  }
+
+  @PostMapping("/collections/{name}/points/payload/delete")
+  Mono<ResponseEntity<byte[]>> deletePayloadKeys(
+      @PathVariable String name,
+      @RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    return update(
+        name,
+        wait,
+        body,
+        b -> {
+          JsonNode keys = b.get("keys");
+          if (keys == null || !keys.isArray()) {
+            throw new InvalidInputException("Wrong input: `keys` must be an array of payload keys");
+          }
+          List<String> names = new ArrayList<>();
+          for (JsonNode k : keys) {
+            if (!k.isString()) {
+              throw new InvalidInputException(
+                  "Wrong input: payload key must be a string [keys="
+                      + Requests.abbreviate(keys)
+                      + "]");
+            }
+            names.add(k.asString());
+          }
+          return old -> {
+            if (old == null) {
+              return null;
+            }
+            ObjectNode o = (ObjectNode) Json.MAPPER.readTree(old);
+            o.remove(names);
+            return Json.MAPPER.writeValueAsBytes(o);
+          };
+        });
+  }
+
+  @PostMapping("/collections/{name}/points/payload/clear")
+  Mono<ResponseEntity<byte[]>> clearPayload(
+      @PathVariable String name,
+      @RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    return update(name, wait, body, b -> old -> null);
+  }
+
+  /** Parses the body, the point selector and the change, then applies it. */
+  private Mono<ResponseEntity<byte[]>> update(
+      String name,
+      boolean wait,
+      byte[] body,
+      java.util.function.Function<JsonNode, UnaryOperator<byte[]>> change) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          JsonNode b = Json.parse(body);
+          Requests.rejectFilter(b);
+          // Qdrant's clear_payload takes {"points": [...]}; the others take "points" beside the
+          // change.
+          JsonNode pts = b.isArray() ? b : b.get("points");
+          if (pts == null) {
+            throw new InvalidInputException(
+                "Wrong input: payload updates need `points` (a list of ids); filters are not supported yet");
+          }
+          List<PointId> ids = Requests.ids(pts, "points");
+          if (ids.size() > maxBatch) {
+            throw new TooLargeException(
+                "Payload too large: too many points [points="
+                    + ids.size()
+                    + ", max="
+                    + maxBatch
+                    + "]");
+          }
+          UnaryOperator<byte[]> fn = change.apply(b);
+          Collection.UpdateResult r = service.updatePayloads(name, ids, fn, wait);
+          ObjectNode o = Json.object();
+          o.put("operation_id", r.operationId());
+          o.put("status", r.completed() ? "completed" : "acknowledged");
+          return Json.ok(o, t0);
+        });
+  }
+
+  private static ObjectNode payload(JsonNode b) {
+    JsonNode p = b.get("payload");
+    if (p == null || !p.isObject()) {
+      throw new InvalidInputException(
+          "Wrong input: `payload` must be a JSON object [payload=" + Requests.abbreviate(p) + "]");
+    }
+    if (b.has("key") && !b.get("key").isNull()) {
+      throw new InvalidInputException(
+          "Wrong input: setting a payload under a nested `key` is not supported yet [key="
+              + Requests.abbreviate(b.get("key"))
+              + "]");
+    }
+    return (ObjectNode) p;
+  }
+
+  private static UnaryOperator<byte[]> merge(ObjectNode add) {
+    return old -> {
+      ObjectNode o = old == null ? Json.object() : (ObjectNode) Json.MAPPER.readTree(old);
+      o.setAll(add);
+      return Json.MAPPER.writeValueAsBytes(o);
+    };
+  }
+}
