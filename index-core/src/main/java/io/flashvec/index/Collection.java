@@ -153,20 +153,7 @@ public final class Collection implements Closeable {
 
   /** Deletes points by id; ids that do not exist are ignored. */
   public UpdateResult delete(List<PointId> ids, boolean wait) {
-    List<List<PointId>> perShard = new ArrayList<>(shards.length);
-    for (int i = 0; i < shards.length; i++) {
-      perShard.add(new ArrayList<>());
-    }
-    for (PointId id : ids) {
-      perShard.get(shardOf(id)).add(id);
-    }
-    long[] seqs = new long[shards.length];
-    for (int i = 0; i < shards.length; i++) {
-      if (!perShard.get(i).isEmpty()) {
-        seqs[i] = shards[i].delete(perShard.get(i));
-      }
-    }
-    return finish(seqs, wait);
+    return perShard(ids, Shard::delete, wait);
   }
 
   /**
@@ -175,17 +162,25 @@ public final class Collection implements Closeable {
    */
   public UpdateResult updatePayloads(
       List<PointId> ids, java.util.function.UnaryOperator<byte[]> update, boolean wait) {
-    List<List<PointId>> perShard = new ArrayList<>(shards.length);
+    return perShard(ids, (shard, shardIds) -> shard.updatePayloads(shardIds, update), wait);
+  }
+
+  /** Splits ids by shard, applies {@code write} to each non-empty part, and finishes. */
+  private UpdateResult perShard(
+      List<PointId> ids,
+      java.util.function.ToLongBiFunction<Shard, List<PointId>> write,
+      boolean wait) {
+    List<List<PointId>> parts = new ArrayList<>(shards.length);
     for (int i = 0; i < shards.length; i++) {
-      perShard.add(new ArrayList<>());
+      parts.add(new ArrayList<>());
     }
     for (PointId id : ids) {
-      perShard.get(shardOf(id)).add(id);
+      parts.get(shardOf(id)).add(id);
     }
     long[] seqs = new long[shards.length];
     for (int i = 0; i < shards.length; i++) {
-      if (!perShard.get(i).isEmpty()) {
-        seqs[i] = shards[i].updatePayloads(perShard.get(i), update);
+      if (!parts.get(i).isEmpty()) {
+        seqs[i] = write.applyAsLong(shards[i], parts.get(i));
       }
     }
     return finish(seqs, wait);

@@ -6,7 +6,6 @@ import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
-import io.flashvec.index.Collection;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.TooLargeException;
@@ -137,11 +136,7 @@ public class PayloadController {
                     + "]");
           }
           UnaryOperator<byte[]> fn = change.apply(b);
-          Collection.UpdateResult r = service.updatePayloads(name, ids, fn, wait);
-          ObjectNode o = Json.object();
-          o.put("operation_id", r.operationId());
-          o.put("status", r.completed() ? "completed" : "acknowledged");
-          return Json.ok(o, t0);
+          return Json.ok(PointsController.update(service.updatePayloads(name, ids, fn, wait)), t0);
         });
   }
 

@@ -168,7 +168,8 @@ public class PointsController {
     }
   }
 
-  private static ObjectNode update(Collection.UpdateResult r) {
+  /** Qdrant's UpdateResult: {@code {"operation_id": n, "status": "completed|acknowledged"}}. */
+  static ObjectNode update(Collection.UpdateResult r) {
     ObjectNode o = Json.object();
     o.put("operation_id", r.operationId());
     o.put("status", r.completed() ? "completed" : "acknowledged");
