@@ -11,6 +11,7 @@ import io.flashvec.storage.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -638,7 +639,14 @@ abstract class ShardContractTest {
       Model match = null;
       for (int j = states.size() - 1; j >= acknowledged && match == null; j--) {
         Model candidate = states.get(j);
-        if (candidate.vectors.size() == count && candidate.sortedIds().equals(ids)) {
+        // Upserts that overwrite ids leave the id set unchanged: the vectors decide.
+        if (candidate.vectors.size() == count
+            && candidate.sortedIds().equals(ids)
+            && candidate.vectors.entrySet().stream()
+                .allMatch(
+                    e ->
+                        Arrays.equals(
+                            reopened.get(e.getKey(), false, true).vector(), e.getValue()))) {
           match = candidate;
         }
       }
