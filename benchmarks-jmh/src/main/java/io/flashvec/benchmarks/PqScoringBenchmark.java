@@ -1,6 +1,8 @@
 package io.flashvec.benchmarks;
 
+import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.internal.VectorOps;
+import io.flashvec.index.jvector.DiskAnnSegment;
 import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
 import io.github.jbellis.jvector.graph.similarity.ScoreFunction;
 import io.github.jbellis.jvector.quantization.PQVectors;
@@ -30,6 +32,10 @@ import org.openjdk.jmh.infra.Blackhole;
  *       products), paid once per query and segment.
  *   <li>{@code pqScore}: the table plus {@value #CANDIDATES} lookups ({@code similarityTo}); {@code
  *       pqScore − pqTable} is the lookup cost.
+ *   <li>{@code flashvecTable} / {@code flashvecScore}: the same with FlashVec's own {@link PqCodes}
+ *       (same codebook and codes), scoring the candidates in batches of {@value #BATCH} — one
+ *       neighbour list at a time, as {@code BeamSearcher} does — with one tight loop per batch
+ *       instead of a virtual call per candidate.
  *   <li>{@code exactScore}: {@value #CANDIDATES} {@link VectorOps#dot} calls on the full vectors of
  *       the same ordinals (on-heap, one flat array), the rerank cost PQ saves.
  * </ul>
@@ -45,6 +51,7 @@ public class PqScoringBenchmark extends AbstractBenchmark {
 
   static final int CANDIDATES = 1000;
   static final int QUERIES = 256;
+  static final int BATCH = 64;
   static final VectorSimilarityFunction VSF = VectorSimilarityFunction.DOT_PRODUCT;
   private static final VectorTypeSupport VTS =
       VectorizationProvider.getInstance().getVectorTypeSupport();
@@ -59,6 +66,12 @@ public class PqScoringBenchmark extends AbstractBenchmark {
   public int subspaces;
 
   PQVectors codes;
+  PqCodes ours;
+  float[] table;
+  float[] scratch;
+  int[] batch = new int[BATCH];
+  float[] batchOut = new float[BATCH];
+  int[] idx = new int[64];
   float[] flat; // n × dim, the full vectors back to back
   float[][] queries;
   VectorFloat<?>[] jvQueries;
@@ -87,6 +100,9 @@ public class PqScoringBenchmark extends AbstractBenchmark {
     ProductQuantization pq =
         ProductQuantization.compute(ravv, subspaces, Math.max(2, Math.min(256, n)), false);
     codes = pq.encodeAll(ravv, ForkJoinPool.commonPool());
+    ours = DiskAnnSegment.trainPq(ravv, n, dim, subspaces, false);
+    table = ours.newTable();
+    scratch = new float[dim];
     queries = model.sample(QUERIES, 2);
     jvQueries = new VectorFloat<?>[QUERIES];
     candidates = new int[QUERIES][CANDIDATES];
@@ -125,6 +141,38 @@ public class PqScoringBenchmark extends AbstractBenchmark {
     float[] query = queries[q];
     for (int ord : candidates[q]) {
       bh.consume(VectorOps.dot(query, 0, flat, ord * dim, dim));
+    }
+  }
+
+  @Benchmark
+  public void flashvecTable(Blackhole bh) {
+    ours.fillTable(queries[next()], false, table, scratch);
+    bh.consume(table);
+  }
+
+  @Benchmark
+  public void flashvecScore(Blackhole bh) {
+    int q = next();
+    ours.fillTable(queries[q], false, table, scratch);
+    int[] c = candidates[q];
+    for (int i = 0; i < CANDIDATES; i += BATCH) {
+      int len = Math.min(BATCH, CANDIDATES - i);
+      System.arraycopy(c, i, batch, 0, len);
+      ours.distances(table, batch, len, batchOut);
+      bh.consume(batchOut);
+    }
+  }
+
+  @Benchmark
+  public void flashvecScoreGather(Blackhole bh) {
+    int q = next();
+    ours.fillTable(queries[q], false, table, scratch);
+    int[] c = candidates[q];
+    for (int i = 0; i < CANDIDATES; i += BATCH) {
+      int len = Math.min(BATCH, CANDIDATES - i);
+      System.arraycopy(c, i, batch, 0, len);
+      ours.distancesGather(table, batch, len, batchOut, idx);
+      bh.consume(batchOut);
     }
   }
 }

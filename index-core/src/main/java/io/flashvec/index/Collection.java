@@ -1,5 +1,6 @@
 package io.flashvec.index;
 
+import io.flashvec.index.jvector.DiskAnnSegment;
 import io.flashvec.index.segment.Segment;
 import java.io.Closeable;
 import java.io.IOException;
@@ -285,6 +286,23 @@ public final class Collection implements Closeable {
       return List.of();
     }
     return List.copyOf(all.subList(req.offset(), Math.min(all.size(), k)));
+  }
+
+  /**
+   * Drops the collection's on-disk index pages from memory (this process's mappings and the page
+   * cache), so the next searches read from the device: for cold-cache measurements. Returns the
+   * number of segment files evicted.
+   */
+  public int evictFromPageCache() {
+    int files = 0;
+    for (Shard s : shards) {
+      for (Segment seg : s.snapshot().segments()) {
+        if (seg instanceof DiskAnnSegment d && d.evictFromPageCache()) {
+          files++;
+        }
+      }
+    }
+    return files;
   }
 
   /** Seals every shard's growing segment. */

@@ -5,41 +5,31 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.disk.BeamSearcher;
+import io.flashvec.index.disk.GraphFile;
+import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
+import io.flashvec.storage.MappedFile;
 import io.flashvec.storage.ThreadIo;
-import io.github.jbellis.jvector.disk.BufferedRandomAccessWriter;
-import io.github.jbellis.jvector.disk.ByteBufferReader;
-import io.github.jbellis.jvector.disk.RandomAccessReader;
-import io.github.jbellis.jvector.disk.ReaderSupplier;
-import io.github.jbellis.jvector.disk.ReaderSupplierFactory;
 import io.github.jbellis.jvector.graph.GraphIndexBuilder;
-import io.github.jbellis.jvector.graph.GraphSearcher;
 import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
 import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
-import io.github.jbellis.jvector.graph.SearchResult;
-import io.github.jbellis.jvector.graph.disk.OnDiskGraphIndex;
-import io.github.jbellis.jvector.graph.disk.OnDiskGraphIndexWriter;
-import io.github.jbellis.jvector.graph.disk.OrdinalMapper;
-import io.github.jbellis.jvector.graph.disk.feature.Feature;
-import io.github.jbellis.jvector.graph.disk.feature.FeatureId;
-import io.github.jbellis.jvector.graph.disk.feature.InlineVectors;
+import io.github.jbellis.jvector.graph.NodesIterator;
 import io.github.jbellis.jvector.graph.similarity.BuildScoreProvider;
-import io.github.jbellis.jvector.graph.similarity.DefaultSearchScoreProvider;
 import io.github.jbellis.jvector.quantization.PQVectors;
 import io.github.jbellis.jvector.quantization.ProductQuantization;
-import io.github.jbellis.jvector.util.Bits;
 import io.github.jbellis.jvector.vector.VectorSimilarityFunction;
 import io.github.jbellis.jvector.vector.VectorizationProvider;
+import io.github.jbellis.jvector.vector.types.ByteSequence;
 import io.github.jbellis.jvector.vector.types.VectorFloat;
 import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -55,44 +45,77 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.IntPredicate;
 
 /**
- * A sealed, immutable segment on disk: a jvector Vamana graph with the full vectors inline
- * (memory-mapped, {@code MADV_RANDOM}), PQ codes in RAM guiding the beam search, and an exact
- * rerank of the best {@code search_list} candidates from the inline vectors.
+ * A sealed, immutable segment on disk: a Vamana graph built by jvector and written in FlashVec's
+ * own page-aligned format with the full vectors inline ({@link GraphFile}, memory-mapped, {@code
+ * MADV_RANDOM}), PQ codes in RAM ({@link PqCodes}) guiding FlashVec's beam search ({@link
+ * BeamSearcher}), and an exact rescoring of every expanded node from the vector read with it.
  *
  * <h2>Files (one directory per segment, {@code seg-<id>/})</h2>
  *
  * <ul>
- *   <li>{@code graph.jvg} — jvector's on-disk graph (format v6: header, fixed-size layer-0 records
- *       {@code ordinal | vector | neighbour count | neighbours}, upper layers, footer).
- *   <li>{@code pq.bin} — jvector's PQ codebook and one code per point.
- *   <li>{@code meta.fvs} — a {@link ChecksummedFile} ({@code segment-meta} v1): point count,
+ *   <li>{@code graph.fvg} — the graph: a header page, then fixed-size node records {@code vector |
+ *       degree | neighbours} that never straddle a 4 KiB page.
+ *   <li>{@code pq.fvs} — the PQ codebook and one code per point (checksummed).
+ *   <li>{@code meta.fvs} — a {@link ChecksummedFile} ({@code segment-meta} v2): point count,
  *       dimension, metric, length and CRC32C of the two files above (verified at open), then every
  *       ordinal's point id and payload.
  *   <li>{@code deleted.fvs} — optional {@link ChecksummedFile} ({@code segment-deleted} v1): the
  *       deletion bitmap as of the last WAL checkpoint.
  * </ul>
  *
- * Graph ordinal {@code i} is segment ordinal {@code i} (identity mapping).
+ * Graph ordinal {@code i} is segment ordinal {@code i}.
  *
  * <h2>Threads</h2>
  *
- * Searches are thread-safe: each borrows a {@link GraphSearcher} (one reader view and scratch
- * arrays, not thread-safe) from a pool. Deletions set atomic bits that searches pass to jvector as
- * the accepted-ordinals filter, so deleted points are traversed but never returned. The segment
- * owns its mappings; {@link #close()} releases them once no search can use them (the shard closes
- * segments only when they leave every snapshot and the process stops).
+ * Searches are thread-safe: each borrows a {@link BeamSearcher} (scratch sized to the segment, not
+ * thread-safe) from a pool. Deletions set atomic bits that searches pass as the accepted-ordinals
+ * predicate, so deleted points are traversed but never returned. The segment owns its mapping;
+ * {@link #close()} unmaps it (a search still running then fails with an exception, it cannot read
+ * freed memory).
  */
 public final class DiskAnnSegment implements Segment, Closeable {
 
   static final String META_FORMAT = "segment-meta";
   static final String DELETED_FORMAT = "segment-deleted";
-  static final int META_VERSION = 1;
-  static final String GRAPH_FILE = "graph.jvg";
-  static final String PQ_FILE = "pq.bin";
+  static final int META_VERSION = 2;
+  static final String GRAPH_FILE = "graph.fvg";
+  static final String PQ_FILE = "pq.fvs";
   static final String META_FILE = "meta.fvs";
   static final String DELETED_FILE = "deleted.fvs";
+
+  /** When a search prefetches the records of each beam step ({@code flashvec.search.prefetch}). */
+  public enum Prefetch {
+    /** Never: each record is read by a page fault when touched. */
+    OFF,
+    /** Always: one {@code madvise(WILLNEED)} per record per step, even when cached. */
+    ON,
+    /** While the segment's recent searches read from the device (the default). */
+    AUTO
+  }
+
+  private static volatile Prefetch prefetchMode = Prefetch.AUTO;
+  private static volatile int defaultBeamWidth = 0;
+
+  /** Beam width when reads go to the device and the request leaves it to the server. */
+  static final int COLD_BEAM_WIDTH = 4;
+
+  /**
+   * Sets the process-wide prefetch mode and default beam width (server configuration). Beam width 0
+   * means automatic: {@value #COLD_BEAM_WIDTH} while the segment prefetches (its reads go to the
+   * device, so reading several records per round trip pays), 1 while it is cached (a wider beam
+   * only expands more nodes).
+   */
+  public static void configureIo(Prefetch mode, int beamWidth) {
+    prefetchMode = mode;
+    defaultBeamWidth = Math.clamp(beamWidth, 0, 64);
+  }
+
+  public static Prefetch prefetchMode() {
+    return prefetchMode;
+  }
 
   private static final VectorTypeSupport VTS =
       VectorizationProvider.getInstance().getVectorTypeSupport();
@@ -102,21 +125,21 @@ public final class DiskAnnSegment implements Segment, Closeable {
   private final int count;
   private final int dim;
   private final Distance distance;
-  private final VectorSimilarityFunction vsf;
   private final PointId[] ids;
   private final byte[][] payloads;
   private final long payloadBytes;
   private final AtomicLongArray deleted;
   private final AtomicInteger live;
-  private final ReaderSupplier readers;
-  private final OnDiskGraphIndex graph;
-  private final PQVectors pq;
+  private final GraphFile graph;
+  private final PqCodes pq;
   private final long diskBytes;
   private final int defaultSearchList;
   private final boolean inMemory;
-  private final long heapBytes;
-  private final ConcurrentLinkedDeque<GraphSearcher> searchers = new ConcurrentLinkedDeque<>();
-  private final Bits liveBits;
+  private final ConcurrentLinkedDeque<BeamSearcher> searchers = new ConcurrentLinkedDeque<>();
+  private final IntPredicate liveOrds;
+
+  /** Searches left to prefetch for since one last read from the device ({@link Prefetch#AUTO}). */
+  private volatile int coldCredit;
 
   private DiskAnnSegment(
       int id,
@@ -128,19 +151,16 @@ public final class DiskAnnSegment implements Segment, Closeable {
       byte[][] payloads,
       long payloadBytes,
       BitSet deletedBits,
-      ReaderSupplier readers,
-      OnDiskGraphIndex graph,
-      PQVectors pq,
+      GraphFile graph,
+      PqCodes pq,
       long diskBytes,
       int defaultSearchList,
-      boolean inMemory,
-      long heapBytes) {
+      boolean inMemory) {
     this.id = id;
     this.dir = dir;
     this.count = count;
     this.dim = dim;
     this.distance = distance;
-    this.vsf = similarity(distance);
     this.ids = ids;
     this.payloads = payloads;
     this.payloadBytes = payloadBytes;
@@ -153,14 +173,12 @@ public final class DiskAnnSegment implements Segment, Closeable {
       dead++;
     }
     this.live = new AtomicInteger(count - dead);
-    this.readers = readers;
     this.graph = graph;
     this.pq = pq;
     this.diskBytes = diskBytes;
     this.defaultSearchList = defaultSearchList;
     this.inMemory = inMemory;
-    this.heapBytes = heapBytes;
-    this.liveBits = ord -> (deleted.get(ord >>> 6) & (1L << ord)) == 0;
+    this.liveOrds = ord -> (deleted.get(ord >>> 6) & (1L << ord)) == 0;
   }
 
   /** Cosine vectors are stored normalised, so cosine and dot both search by dot product. */
@@ -170,14 +188,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
         : VectorSimilarityFunction.DOT_PRODUCT;
   }
 
-  /** Converts jvector's similarity back to our score: the dot product or the L2 distance. */
-  static float toScore(Distance d, float similarity) {
-    if (d == Distance.EUCLID) {
-      // jvector: 1 / (1 + d^2)
-      return (float) Math.sqrt(Math.max(0.0, 1.0 / similarity - 1.0));
-    }
-    // jvector: (1 + dot) / 2
-    return 2f * similarity - 1f;
+  /** Converts the searcher's exact distance (lower is better) to our score. */
+  static float toScore(Distance d, float distance) {
+    return d == Distance.EUCLID ? (float) Math.sqrt(Math.max(0f, distance)) : -distance;
   }
 
   /**
@@ -210,17 +223,12 @@ public final class DiskAnnSegment implements Segment, Closeable {
     var ravv = new ListRandomAccessVectorValues(vectors, dim);
     VectorSimilarityFunction vsf = similarity(distance);
 
-    // Default dim/4 one-byte codes: at dim/8 the PQ-guided beam loses the true neighbours on
-    // clustered embedding-like data (GraphSearchBenchmark, 20k x 128: recall@10 0.77 at
-    // search_list 100 with dim/8, 0.92 with dim/4; the exact-score graph reaches 0.995). Still
-    // 1/16 of the raw float vectors in RAM.
+    // PQ only guides the beam (every expanded node is rescored exactly), so the code size trades
+    // RAM for how many extra nodes the beam expands. Default dim/4 one-byte codes.
     int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : Math.max(1, dim / 4);
     subspaces = Math.min(subspaces, dim);
-    ProductQuantization pq =
-        ProductQuantization.compute(ravv, subspaces, Math.min(256, n), distance == Distance.EUCLID);
-    PQVectors codes = (PQVectors) pq.encodeAll(ravv, ForkJoinPool.commonPool());
+    PqCodes codes = trainPq(ravv, n, dim, subspaces, distance == Distance.EUCLID);
 
-    ImmutableGraphIndex g;
     try (GraphIndexBuilder builder =
         GraphIndexBuilder.builder(
                 BuildScoreProvider.randomAccessScoreProvider(ravv, vsf), dim, params.maxDegree())
@@ -228,24 +236,37 @@ public final class DiskAnnSegment implements Segment, Closeable {
             .withNeighborOverflow(1.2f)
             .withAlpha(params.alpha())
             .build()) {
-      g = builder.build(ravv);
-      Path graphPath = tmp.resolve(GRAPH_FILE);
-      try (var writer =
-          new OnDiskGraphIndexWriter.Builder(g, graphPath)
-              .with(new InlineVectors(dim))
-              .withMapper(new OrdinalMapper.IdentityMapper(n - 1))
-              .build()) {
-        writer.write(
-            Feature.singleStateFactory(
-                FeatureId.INLINE_VECTORS, i -> new InlineVectors.State(ravv.getVector(i))));
+      ImmutableGraphIndex g = builder.build(ravv);
+      try (var view = g.getView()) {
+        int entry = n == 0 ? 0 : view.entryNode().node;
+        GraphFile.write(
+            io,
+            tmp.resolve(GRAPH_FILE),
+            n,
+            dim,
+            params.maxDegree(),
+            entry,
+            new GraphFile.NodeSource() {
+              @Override
+              public float[] vector(int ord) {
+                return src.vectorAt(liveOrds[ord]);
+              }
+
+              @Override
+              public int neighbours(int ord, int[] out) {
+                NodesIterator it = view.getNeighborsIterator(0, ord);
+                int c = 0;
+                while (it.hasNext() && c < out.length) {
+                  out[c++] = it.nextInt();
+                }
+                return c;
+              }
+            });
       }
     }
     Path pqPath = tmp.resolve(PQ_FILE);
-    try (var w = new BufferedRandomAccessWriter(pqPath)) {
-      codes.write(w);
-    }
+    codes.write(io, pqPath, segmentId);
     fsync(io, tmp.resolve(GRAPH_FILE));
-    fsync(io, pqPath);
     long[] graphCrc = ChecksummedFile.crcAndLength(io, tmp.resolve(GRAPH_FILE));
     long[] pqCrc = ChecksummedFile.crcAndLength(io, pqPath);
     ChecksummedFile.write(
@@ -259,6 +280,57 @@ public final class DiskAnnSegment implements Segment, Closeable {
     io.atomicMove(tmp, dir);
     io.fsyncDirectory(dir.getParent());
     return n;
+  }
+
+  /** Trains jvector's product quantizer and copies codebook and codes into {@link PqCodes}. */
+  public static PqCodes trainPq(
+      ListRandomAccessVectorValues ravv, int n, int dim, int subspaces, boolean euclid) {
+    if (n == 0) {
+      int[] sizes = new int[subspaces];
+      for (int s = 0; s < subspaces; s++) {
+        sizes[s] = dim / subspaces + (s < dim % subspaces ? 1 : 0);
+      }
+      return new PqCodes(0, 1, dim, null, sizes, new float[dim], new byte[0]);
+    }
+    int clusters = Math.min(256, n);
+    ProductQuantization pq = ProductQuantization.compute(ravv, subspaces, clusters, euclid);
+    PQVectors encoded = (PQVectors) pq.encodeAll(ravv, ForkJoinPool.commonPool());
+    int m = pq.getSubspaceCount();
+    int[] sizes = new int[m];
+    int total = 0;
+    for (int s = 0; s < m; s++) {
+      sizes[s] = pq.getSubvectorSize(s);
+      total += sizes[s];
+    }
+    float[] books = new float[clusters * total];
+    int at = 0;
+    for (int s = 0; s < m; s++) {
+      VectorFloat<?> cb = pq.getCodebookVector(s);
+      for (int i = 0; i < clusters * sizes[s]; i++) {
+        books[at++] = cb.get(i);
+      }
+    }
+    float[] centroid = null;
+    VectorFloat<?> gc = pq.getGlobalCentroid();
+    if (gc != null) {
+      boolean zero = true;
+      centroid = new float[dim];
+      for (int i = 0; i < dim; i++) {
+        centroid[i] = gc.get(i);
+        zero &= centroid[i] == 0f;
+      }
+      if (zero) {
+        centroid = null;
+      }
+    }
+    byte[] codes = new byte[Math.multiplyExact(n, m)];
+    for (int i = 0; i < n; i++) {
+      ByteSequence<?> c = encoded.get(i);
+      for (int s = 0; s < m; s++) {
+        codes[i * m + s] = c.get(s);
+      }
+    }
+    return new PqCodes(n, clusters, dim, centroid, sizes, books, codes);
   }
 
   private static void fsync(FileIO io, Path p) throws IOException {
@@ -367,30 +439,19 @@ public final class DiskAnnSegment implements Segment, Closeable {
       d.body().asLongBuffer().get(words);
       del = BitSet.valueOf(words);
     }
-    PQVectors pq;
-    try (ReaderSupplier rs = ReaderSupplierFactory.open(dir.resolve(PQ_FILE));
-        RandomAccessReader r = rs.get()) {
-      pq = PQVectors.load(r);
-    }
-    ReaderSupplier readers;
-    if (inMemory) {
-      ByteBuffer heap = ByteBuffer.wrap(io.readAllBytes(dir.resolve(GRAPH_FILE)));
-      readers = () -> new ByteBufferReader(heap.duplicate());
-    } else {
-      readers = ReaderSupplierFactory.open(dir.resolve(GRAPH_FILE));
-    }
+    PqCodes pq = PqCodes.read(io, dir.resolve(PQ_FILE), segmentId);
+    GraphFile graph = GraphFile.open(io, dir.resolve(GRAPH_FILE), inMemory);
     try {
-      OnDiskGraphIndex graph = OnDiskGraphIndex.load(readers);
-      if (graph.size(0) != n || graph.getDimension() != dim || pq.count() != n) {
+      if (graph.count() != n || graph.dimension() != dim || pq.count() != n) {
         throw new CorruptFileException(
             "segment files disagree [meta="
                 + n
                 + "x"
                 + dim
                 + ", graph="
-                + graph.size(0)
+                + graph.count()
                 + "x"
-                + graph.getDimension()
+                + graph.dimension()
                 + ", pq="
                 + pq.count()
                 + "]",
@@ -406,15 +467,13 @@ public final class DiskAnnSegment implements Segment, Closeable {
           payloads,
           payloadBytes,
           del,
-          readers,
           graph,
           pq,
           graphLen + pqLen + Files.size(dir.resolve(META_FILE)),
           defaultSearchList,
-          inMemory,
-          inMemory ? graphLen : 0);
-    } catch (IOException | RuntimeException e) {
-      readers.close();
+          inMemory);
+    } catch (RuntimeException e) {
+      graph.close();
       throw e;
     }
   }
@@ -448,16 +507,16 @@ public final class DiskAnnSegment implements Segment, Closeable {
     ChecksummedFile.write(io, dir.resolve(DELETED_FILE), DELETED_FORMAT, 1, id, b.array());
   }
 
-  private GraphSearcher borrow() {
-    GraphSearcher s = searchers.pollFirst();
-    return s != null ? s : new GraphSearcher(graph);
+  private BeamSearcher borrow() {
+    BeamSearcher s = searchers.pollFirst();
+    return s != null
+        ? s
+        : new BeamSearcher(graph, inMemory ? null : pq, distance == Distance.EUCLID);
   }
 
-  private void release(GraphSearcher s) {
+  private void release(BeamSearcher s) {
     if (searchers.size() < 64) {
       searchers.addFirst(s);
-    } else {
-      closeQuietly(s);
     }
   }
 
@@ -469,54 +528,52 @@ public final class DiskAnnSegment implements Segment, Closeable {
       return;
     }
     stats.segments++;
+    long pages0 = stats.pagesRead;
     long faults0 = ThreadIo.majorFaults();
+    IntPredicate accept = live.get() == count ? null : liveOrds;
+    BeamSearcher s = borrow();
     try {
-      searchGraph(query, params, out, slot, stats);
+      if (params.exact()) {
+        s.scan(query, k, accept, stats);
+      } else {
+        int searchList =
+            Math.max(
+                Math.max(k, params.rerankK()),
+                params.searchList() > 0 ? params.searchList() : defaultSearchList);
+        Prefetch mode = prefetchMode;
+        boolean prefetch =
+            !inMemory && (mode == Prefetch.ON || (mode == Prefetch.AUTO && coldCredit > 0));
+        int beamWidth =
+            params.beamWidth() > 0
+                ? params.beamWidth()
+                : defaultBeamWidth > 0 ? defaultBeamWidth : prefetch ? COLD_BEAM_WIDTH : 1;
+        s.search(query, k, searchList, beamWidth, prefetch, accept, stats);
+      }
+      for (int i = 0; i < s.resultCount(); i++) {
+        out.offer(toScore(distance, s.resultDistance(i)), slot, s.resultOrdinal(i));
+      }
     } finally {
+      release(s);
       long faults1 = ThreadIo.majorFaults();
       if (faults0 >= 0 && faults1 >= faults0) {
         stats.pagesRead += faults1 - faults0;
       }
+      if (stats.pagesRead > pages0) {
+        coldCredit = 64;
+      } else if (coldCredit > 0) {
+        coldCredit--;
+      }
     }
   }
 
-  private void searchGraph(
-      float[] query, SearchParams params, TopK out, int slot, SearchStats stats) {
-    int k = out.capacity();
-    VectorFloat<?> q = VTS.createFloatVector(query);
-    GraphSearcher s = borrow();
-    try {
-      var view = (OnDiskGraphIndex.View) s.getView();
-      if (params.exact()) {
-        VectorFloat<?> tmp = VTS.createFloatVector(dim);
-        for (int ord = 0; ord < count; ord++) {
-          if (liveBits.get(ord)) {
-            view.getVectorInto(ord, tmp, 0);
-            out.offer(toScore(distance, vsf.compare(q, tmp)), slot, ord);
-            stats.distanceComputations++;
-          }
-        }
-        return;
-      }
-      int searchList =
-          Math.max(k, params.searchList() > 0 ? params.searchList() : defaultSearchList);
-      var ssp =
-          inMemory
-              ? DefaultSearchScoreProvider.exact(q, vsf, view)
-              : new DefaultSearchScoreProvider(
-                  pq.precomputedScoreFunctionFor(q, vsf), view.rerankerFor(q, vsf));
-      SearchResult r =
-          s.search(ssp, k, searchList, 0f, 0f, live.get() == count ? Bits.ALL : liveBits);
-      for (SearchResult.NodeScore ns : r.getNodes()) {
-        out.offer(toScore(distance, ns.score), slot, ns.node);
-      }
-      stats.visited += r.getVisitedCount();
-      stats.expanded += r.getExpandedCountBaseLayer();
-      stats.reranked += r.getRerankedCount();
-      stats.distanceComputations += r.getVisitedCount() + r.getRerankedCount();
-    } finally {
-      release(s);
-    }
+  /**
+   * Drops this segment's graph pages from memory (unmapping them from this process and advising the
+   * kernel to drop them from the page cache), for cold-cache measurements. Returns whether the
+   * kernel accepted the advice.
+   */
+  public boolean evictFromPageCache() {
+    graph.file().dropMappedPages();
+    return MappedFile.evictFromPageCache(graph.file().path());
   }
 
   @Override
@@ -546,17 +603,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public float[] vectorAt(int ord) {
-    GraphSearcher s = borrow();
-    try {
-      VectorFloat<?> v = ((OnDiskGraphIndex.View) s.getView()).getVector(ord);
-      float[] out = new float[dim];
-      for (int i = 0; i < dim; i++) {
-        out[i] = v.get(i);
-      }
-      return out;
-    } finally {
-      release(s);
-    }
+    return graph.vector(ord);
   }
 
   @Override
@@ -566,7 +613,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public boolean isDeleted(int ord) {
-    return !liveBits.get(ord);
+    return !liveOrds.test(ord);
   }
 
   @Override
@@ -582,7 +629,13 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public long memoryBytes() {
-    return pq.ramBytesUsed() + graph.ramBytesUsed() + heapBytes + (long) count * 48 + payloadBytes;
+    // PQ codes, ids (~48 B each with the object), payloads, and the graph if it is on the heap;
+    // each pooled searcher also holds a visited stamp per node.
+    return pq.memoryBytes()
+        + (inMemory ? graph.file().size() : 0)
+        + (long) count * 48
+        + payloadBytes
+        + (long) searchers.size() * count * 4;
   }
 
   @Override
@@ -596,23 +649,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public void close() {
-    GraphSearcher s;
-    while ((s = searchers.pollFirst()) != null) {
-      closeQuietly(s);
-    }
-    try {
-      graph.close();
-      readers.close();
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot close segment [dir=" + dir + "]", e);
-    }
-  }
-
-  private static void closeQuietly(Closeable c) {
-    try {
-      c.close();
-    } catch (IOException e) {
-      // a searcher holds only a view; nothing to recover
-    }
+    searchers.clear();
+    graph.close();
   }
 }

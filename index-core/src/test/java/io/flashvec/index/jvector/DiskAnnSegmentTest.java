@@ -143,7 +143,7 @@ class DiskAnnSegmentTest {
   void corruptedOrTruncatedFilesAreDetectedAtOpen() throws IOException {
     Random r = TestSeeds.random("diskann-corrupt");
     float[][] data = latent(r, 300, DIM);
-    for (String file : new String[] {"graph.jvg", "pq.bin", "meta.fvs"}) {
+    for (String file : new String[] {"graph.fvg", "pq.fvs", "meta.fvs"}) {
       Path dir = tmp.resolve("seg-" + file);
       DiskAnnSegment.build(
           FileIO.DEFAULT,

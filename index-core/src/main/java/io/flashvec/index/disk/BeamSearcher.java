@@ -1,0 +1,296 @@
+package io.flashvec.index.disk;
+
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.internal.VectorOps;
+import io.flashvec.storage.MappedFile;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.function.IntPredicate;
+
+/**
+ * FlashVec's own DiskANN beam search over a {@link GraphFile}: the candidate list is ordered by PQ
+ * distance (codes in RAM), each step expands the {@code beamWidth} best unexpanded candidates, and
+ * every expanded node is scored exactly with the full vector that came in the same page as its
+ * neighbour list — the rerank costs no extra reads. Per step:
+ *
+ * <ol>
+ *   <li>the records of the whole beam are prefetched together ({@link MappedFile#prefetch}) when
+ *       {@code prefetch} is on, so a cold step waits for one device round trip, not {@code
+ *       beamWidth} of them;
+ *   <li>the unvisited neighbours of each expanded node are collected and scored as one batch
+ *       ({@link PqCodes#distances}), not one at a time through a virtual call per neighbour.
+ * </ol>
+ *
+ * Without PQ codes (the in-memory {@code hnsw} comparison type) neighbours are scored exactly.
+ * Nodes rejected by the {@code accept} predicate (deleted, or filtered out) are traversed but never
+ * returned. Not thread-safe: one searcher per thread, reused across queries (its scratch is sized
+ * to the graph).
+ */
+public final class BeamSearcher {
+
+  private final GraphFile g;
+  private final PqCodes pq;
+  private final boolean euclid;
+  private final int dim;
+  private final MemorySegment seg;
+
+  private final int[] stamp;
+  private int epoch;
+
+  private final float[] table;
+  private final float[] centered;
+  private final int[] batch;
+  private final float[] batchDist;
+  private final int[] beam;
+  private final boolean gather;
+  private final int[] gatherIdx;
+  private final MemorySegment pages; // mincore scratch
+
+  private int[] candIds = new int[0];
+  private float[] candDist = new float[0];
+  private boolean[] candExpanded = new boolean[0];
+  private int candSize;
+
+  private int[] resIds;
+  private float[] resDist;
+  private int resSize;
+  private int k;
+
+  /** What the last search found: ordinals and exact distances, best first. */
+  public int resultCount() {
+    return resSize;
+  }
+
+  public int resultOrdinal(int i) {
+    return resIds[i];
+  }
+
+  /** Exact distance, lower is better: squared L2, or the negated dot product. */
+  public float resultDistance(int i) {
+    return resDist[i];
+  }
+
+  public BeamSearcher(GraphFile g, PqCodes pq, boolean euclid) {
+    this.g = g;
+    this.pq = pq;
+    this.euclid = euclid;
+    this.dim = g.dimension();
+    this.seg = g.segment();
+    this.stamp = new int[g.count()];
+    this.table = pq == null ? null : pq.newTable();
+    this.centered = new float[dim];
+    this.batch = new int[g.maxDegree()];
+    this.batchDist = new float[g.maxDegree()];
+    this.beam = new int[64];
+    // SIMD gathers win once a point has at least one vector of codes (JMH PqScoringBenchmark)
+    this.gather = pq != null && pq.subspaces() >= pq.gatherScratchLength();
+    this.gatherIdx = new int[pq == null ? 0 : pq.gatherScratchLength()];
+    this.pages = Arena.ofAuto().allocate(64);
+    this.resIds = new int[16];
+    this.resDist = new float[16];
+  }
+
+  private void startResults(int k) {
+    if (resIds.length < k) {
+      resIds = new int[k];
+      resDist = new float[k];
+    }
+    this.k = k;
+    resSize = 0;
+  }
+
+  private float exact(float[] q, long off) {
+    return euclid ? VectorOps.squareDistance(q, seg, off, dim) : -VectorOps.dot(q, seg, off, dim);
+  }
+
+  /**
+   * Searches for the {@code k} nearest accepted nodes.
+   *
+   * @param q the prepared query (normalised for cosine)
+   * @param searchList candidate list size L
+   * @param beamWidth nodes expanded per step (1..64)
+   * @param prefetch issue each step's reads together with {@code madvise(WILLNEED)}
+   * @param accept which ordinals may be returned, or null for all
+   */
+  public void search(
+      float[] q,
+      int k,
+      int searchList,
+      int beamWidth,
+      boolean prefetch,
+      IntPredicate accept,
+      SearchStats stats) {
+    startResults(k);
+    int n = g.count();
+    if (n == 0 || k == 0) {
+      return;
+    }
+    int cap = Math.max(searchList, k);
+    if (candIds.length < cap + 1) {
+      candIds = new int[cap + 1];
+      candDist = new float[cap + 1];
+      candExpanded = new boolean[cap + 1];
+    }
+    if (++epoch == 0) {
+      Arrays.fill(stamp, 0);
+      epoch = 1;
+    }
+    if (pq != null) {
+      pq.fillTable(q, euclid, table, centered);
+    }
+    int w = Math.clamp(beamWidth, 1, beam.length);
+    candSize = 0;
+    int entry = g.entry();
+    stamp[entry] = epoch;
+    batch[0] = entry;
+    scoreBatch(q, 1);
+    insert(entry, batchDist[0], cap);
+    stats.visited++;
+    int cur = 0; // first unexpanded candidate
+    boolean mapped = prefetch && g.file().mapped();
+    long visited = 1;
+    long expanded = 0;
+    long pagesRead = 0;
+    while (cur < candSize) {
+      // pick the beam: the best unexpanded candidates
+      int nb = 0;
+      for (int i = cur; i < candSize && nb < w; i++) {
+        if (!candExpanded[i]) {
+          candExpanded[i] = true;
+          beam[nb++] = candIds[i];
+        }
+      }
+      if (nb == 0) {
+        break;
+      }
+      if (mapped) {
+        int rb = g.recordBytes();
+        for (int i = 0; i < nb; i++) {
+          long off = g.recordOffset(beam[i]);
+          int resident = g.file().residentPages(off, rb, pages);
+          if (resident >= 0) {
+            pagesRead += MappedFile.pagesSpanned(off, rb) - resident;
+          }
+          g.file().prefetch(off, rb);
+        }
+      }
+      int lowest = Integer.MAX_VALUE; // lowest list position touched this step
+      for (int i = 0; i < nb; i++) {
+        int u = beam[i];
+        long off = g.recordOffset(u);
+        expanded++;
+        if (accept == null || accept.test(u)) {
+          offerResult(u, exact(q, off));
+        }
+        int deg = g.degree(off);
+        int fresh = 0;
+        for (int j = 0; j < deg; j++) {
+          int v = g.neighbour(off, j);
+          if (v >= 0 && v < n && stamp[v] != epoch) {
+            stamp[v] = epoch;
+            batch[fresh++] = v;
+          }
+        }
+        visited += fresh;
+        scoreBatch(q, fresh);
+        for (int j = 0; j < fresh; j++) {
+          int pos = insert(batch[j], batchDist[j], cap);
+          if (pos >= 0 && pos < lowest) {
+            lowest = pos;
+          }
+        }
+      }
+      // advance to the first unexpanded candidate (inserts may have put one before cur)
+      cur = Math.min(cur, lowest);
+      while (cur < candSize && candExpanded[cur]) {
+        cur++;
+      }
+    }
+    stats.visited += visited - 1;
+    stats.expanded += expanded;
+    stats.reranked += expanded;
+    stats.distanceComputations += visited + expanded;
+    stats.pagesRead += pagesRead;
+  }
+
+  private void scoreBatch(float[] q, int count) {
+    if (count == 0) {
+      return;
+    }
+    if (pq != null) {
+      if (gather) {
+        pq.distancesGather(table, batch, count, batchDist, gatherIdx);
+      } else {
+        pq.distances(table, batch, count, batchDist);
+      }
+    } else {
+      for (int j = 0; j < count; j++) {
+        batchDist[j] = exact(q, g.recordOffset(batch[j]));
+      }
+    }
+  }
+
+  /** Inserts into the sorted candidate list; returns its position or -1 if it did not fit. */
+  private int insert(int id, float dist, int cap) {
+    if (candSize == cap && dist >= candDist[cap - 1]) {
+      return -1;
+    }
+    // binary search for the first position with a larger distance
+    int lo = 0;
+    int hi = candSize;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (candDist[mid] <= dist) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    int tail = Math.min(candSize, cap - 1) - lo;
+    if (tail > 0) {
+      System.arraycopy(candIds, lo, candIds, lo + 1, tail);
+      System.arraycopy(candDist, lo, candDist, lo + 1, tail);
+      System.arraycopy(candExpanded, lo, candExpanded, lo + 1, tail);
+    }
+    candIds[lo] = id;
+    candDist[lo] = dist;
+    candExpanded[lo] = false;
+    if (candSize < cap) {
+      candSize++;
+    }
+    return lo;
+  }
+
+  private void offerResult(int id, float dist) {
+    if (resSize == k && dist >= resDist[k - 1]) {
+      return;
+    }
+    int i = Math.min(resSize, k - 1);
+    while (i > 0 && resDist[i - 1] > dist) {
+      resIds[i] = resIds[i - 1];
+      resDist[i] = resDist[i - 1];
+      i--;
+    }
+    resIds[i] = id;
+    resDist[i] = dist;
+    if (resSize < k) {
+      resSize++;
+    }
+  }
+
+  /** Scans every accepted node exactly (the {@code exact} search parameter). */
+  public void scan(float[] q, int k, IntPredicate accept, SearchStats stats) {
+    startResults(k);
+    if (k == 0) {
+      return;
+    }
+    int n = g.count();
+    for (int ord = 0; ord < n; ord++) {
+      if (accept == null || accept.test(ord)) {
+        offerResult(ord, exact(q, g.recordOffset(ord)));
+        stats.distanceComputations++;
+      }
+    }
+  }
+}

@@ -1,0 +1,253 @@
+package io.flashvec.index.disk;
+
+import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.FormatVersionException;
+import io.flashvec.storage.MappedFile;
+import java.io.Closeable;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * FlashVec's on-disk graph ({@code graph.fvg}): the layer-0 adjacency of a Vamana graph with each
+ * node's full vector inline, laid out so that one hop reads one 4 KiB page.
+ *
+ * <h2>Format (version 1, little-endian)</h2>
+ *
+ * <pre>
+ * page 0, header: long magic "FVGRAPH1" | int version | int count | int dim | int maxDegree
+ *                 | int recordBytes | int recordsPerPage | int pagesPerRecord | int entry | zeros
+ * page 1..      : node records; record = float[dim] vector | int degree | int[maxDegree] neighbours
+ *                 (unused slots -1). Records never straddle a page: small records are packed
+ *                 {@code recordsPerPage} to a page, a record larger than a page starts on a page
+ *                 boundary and takes {@code pagesPerRecord} pages.
+ * </pre>
+ *
+ * The header and record layout are what the beam search needs: node {@code i}'s record is at {@link
+ * #recordOffset(int)}, computable without reading anything. The file's length and CRC32C are
+ * recorded in the segment's metadata and verified at open, so this file carries no checksum.
+ */
+public final class GraphFile implements Closeable {
+
+  static final long MAGIC = 0x314850415247_5646L; // "FVGRAPH1" read little-endian
+  static final int VERSION = 1;
+  static final int PAGE = MappedFile.PAGE;
+
+  private static final ValueLayout.OfInt INT =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private final MappedFile file;
+  private final MemorySegment seg;
+  private final int count;
+  private final int dim;
+  private final int maxDegree;
+  private final int recordBytes;
+  private final int recordsPerPage;
+  private final int pagesPerRecord;
+  private final int entry;
+
+  private GraphFile(MappedFile file) {
+    this.file = file;
+    this.seg = file.segment();
+    if (seg.byteSize() < PAGE) {
+      throw new CorruptFileException("graph file is shorter than its header", file.path());
+    }
+    ByteBuffer h = seg.asSlice(0, 64).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    if (h.getLong() != MAGIC) {
+      throw new CorruptFileException("not a FlashVec graph file (bad magic)", file.path());
+    }
+    int version = h.getInt();
+    if (version != VERSION) {
+      throw new FormatVersionException(file.path(), "graph", version, VERSION, VERSION);
+    }
+    this.count = h.getInt();
+    this.dim = h.getInt();
+    this.maxDegree = h.getInt();
+    this.recordBytes = h.getInt();
+    this.recordsPerPage = h.getInt();
+    this.pagesPerRecord = h.getInt();
+    this.entry = h.getInt();
+    if (count < 0
+        || dim <= 0
+        || maxDegree <= 0
+        || recordBytes != recordBytes(dim, maxDegree)
+        || (count > 0 && (entry < 0 || entry >= count))
+        || seg.byteSize() < fileBytes(count, dim, maxDegree)) {
+      throw new CorruptFileException(
+          "graph header is inconsistent [count="
+              + count
+              + ", dim="
+              + dim
+              + ", maxDegree="
+              + maxDegree
+              + ", entry="
+              + entry
+              + ", bytes="
+              + seg.byteSize()
+              + "]",
+          file.path());
+    }
+  }
+
+  /** Maps a graph file (see {@link MappedFile}); with {@code inMemory} reads it onto the heap. */
+  public static GraphFile open(FileIO io, Path path, boolean inMemory) throws IOException {
+    MappedFile f =
+        inMemory ? MappedFile.onHeap(path, io.readAllBytes(path)) : MappedFile.open(io, path);
+    try {
+      return new GraphFile(f);
+    } catch (RuntimeException e) {
+      f.close();
+      throw e;
+    }
+  }
+
+  static int recordBytes(int dim, int maxDegree) {
+    return 4 * dim + 4 + 4 * maxDegree;
+  }
+
+  static long fileBytes(int count, int dim, int maxDegree) {
+    int rb = recordBytes(dim, maxDegree);
+    if (rb <= PAGE) {
+      int rpp = PAGE / rb;
+      return PAGE + (long) ((count + rpp - 1) / rpp) * PAGE;
+    }
+    return PAGE + (long) count * ((rb + PAGE - 1) / PAGE) * PAGE;
+  }
+
+  private static long offset(int ord, int rb, int rpp, int ppr) {
+    return rpp > 0
+        ? PAGE + (long) (ord / rpp) * PAGE + (long) (ord % rpp) * rb
+        : PAGE + (long) ord * ppr * PAGE;
+  }
+
+  /** Byte offset of node {@code ord}'s record. */
+  public long recordOffset(int ord) {
+    return offset(ord, recordBytes, recordsPerPage, pagesPerRecord);
+  }
+
+  public int count() {
+    return count;
+  }
+
+  public int dimension() {
+    return dim;
+  }
+
+  public int maxDegree() {
+    return maxDegree;
+  }
+
+  public int recordBytes() {
+    return recordBytes;
+  }
+
+  public int entry() {
+    return entry;
+  }
+
+  public MappedFile file() {
+    return file;
+  }
+
+  MemorySegment segment() {
+    return seg;
+  }
+
+  /** Node {@code ord}'s degree; its neighbours follow at {@code recordOffset + 4*dim + 4}. */
+  int degree(long recordOffset) {
+    return seg.get(INT, recordOffset + 4L * dim);
+  }
+
+  int neighbour(long recordOffset, int i) {
+    return seg.get(INT, recordOffset + 4L * dim + 4 + 4L * i);
+  }
+
+  /** Copies node {@code ord}'s vector. */
+  public float[] vector(int ord) {
+    float[] out = new float[dim];
+    MemorySegment.copy(
+        seg,
+        ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN),
+        recordOffset(ord),
+        out,
+        0,
+        dim);
+    return out;
+  }
+
+  @Override
+  public void close() {
+    file.close();
+  }
+
+  /** Supplies what the writer needs for one node. */
+  public interface NodeSource {
+    float[] vector(int ord);
+
+    /** Writes node {@code ord}'s neighbours into {@code out}; returns how many. */
+    int neighbours(int ord, int[] out);
+  }
+
+  /**
+   * Writes a graph file (not fsynced: the caller syncs it with the rest of the segment). Neighbour
+   * lists longer than {@code maxDegree} are cut.
+   */
+  public static void write(
+      FileIO io, Path path, int count, int dim, int maxDegree, int entry, NodeSource nodes)
+      throws IOException {
+    int rb = recordBytes(dim, maxDegree);
+    int rpp = rb <= PAGE ? PAGE / rb : 0;
+    int ppr = rb <= PAGE ? 1 : (rb + PAGE - 1) / PAGE;
+    ByteBuffer header = ByteBuffer.allocate(PAGE).order(ByteOrder.LITTLE_ENDIAN);
+    header.putLong(MAGIC).putInt(VERSION).putInt(count).putInt(dim).putInt(maxDegree);
+    header.putInt(rb).putInt(rpp).putInt(ppr).putInt(count == 0 ? 0 : entry);
+    header.clear();
+    int[] nbrs = new int[Math.max(maxDegree, 1024)];
+    // Write one page (or one multi-page record) at a time.
+    int unit = rpp > 0 ? PAGE : ppr * PAGE;
+    ByteBuffer buf = ByteBuffer.allocateDirect(unit * 16).order(ByteOrder.LITTLE_ENDIAN);
+    try (FileChannel ch =
+        io.open(
+            path,
+            StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.READ)) {
+      io.writeFully(ch, header);
+      int perUnit = rpp > 0 ? rpp : 1;
+      for (int first = 0; first < count; first += perUnit) {
+        if (buf.remaining() < unit) {
+          buf.flip();
+          io.writeFully(ch, buf);
+          buf.clear();
+        }
+        int start = buf.position();
+        for (int ord = first; ord < Math.min(count, first + perUnit); ord++) {
+          float[] v = nodes.vector(ord);
+          if (v.length != dim) {
+            throw new IllegalArgumentException(
+                "vector dimension mismatch [ord=" + ord + ", dim=" + v.length + "]");
+          }
+          for (float x : v) {
+            buf.putFloat(x);
+          }
+          int d = Math.min(maxDegree, nodes.neighbours(ord, nbrs));
+          buf.putInt(d);
+          for (int i = 0; i < maxDegree; i++) {
+            buf.putInt(i < d ? nbrs[i] : -1);
+          }
+        }
+        while (buf.position() < start + unit) {
+          buf.put((byte) 0);
+        }
+      }
+      buf.flip();
+      io.writeFully(ch, buf);
+    }
+  }
+}
