@@ -26,8 +26,19 @@ public record FlashVecProperties(
     @DefaultValue Search search,
     @DefaultValue Limits limits) {
 
-  /** Search defaults. */
-  public record Search(@DefaultValue("100") int defaultSearchList) {}
+  /**
+   * Search defaults.
+   *
+   * @param defaultSearchList candidate list size when a request does not set {@code search_list}
+   * @param beamWidth records read together per beam step when a request does not set {@code
+   *     beam_width}; 0 = automatic (4 while the index is read from the device, else 1)
+   * @param prefetch {@code auto} (prefetch each step's records while searches read from the
+   *     device), {@code on} or {@code off}
+   */
+  public record Search(
+      @DefaultValue("100") int defaultSearchList,
+      @DefaultValue("0") int beamWidth,
+      @DefaultValue("auto") String prefetch) {}
 
   /** Write-ahead log settings. */
   public record Wal(

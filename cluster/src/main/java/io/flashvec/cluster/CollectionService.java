@@ -65,4 +65,7 @@ public interface CollectionService {
 
   /** Seals the growing segments of a collection. */
   void flush(String collection);
+
+  /** Evicts a collection's index files from memory (cold-cache benchmarks); returns the count. */
+  int evictFromPageCache(String collection);
 }

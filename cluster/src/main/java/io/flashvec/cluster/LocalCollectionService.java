@@ -300,6 +300,11 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     collection(collection).flush();
   }
 
+  @Override
+  public int evictFromPageCache(String collection) {
+    return collection(collection).evictFromPageCache();
+  }
+
   /** The open collections, for metrics. */
   public Map<String, Collection> collections() {
     return Map.copyOf(collections);

@@ -105,6 +105,22 @@ public class CollectionsController {
         });
   }
 
+  /**
+   * FlashVec extension for cold-cache benchmarks: drop the collection's index pages from this
+   * process's mappings and from the page cache, so the next searches read from the device.
+   */
+  @PostMapping("/collections/{name}/evict")
+  Mono<ResponseEntity<byte[]>> evict(@PathVariable String name) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          int files = service.evictFromPageCache(CollectionNames.validate(name));
+          ObjectNode o = Json.MAPPER.createObjectNode();
+          o.put("evicted_files", files);
+          return Json.ok(o, t0);
+        });
+  }
+
   static CollectionConfig parseConfig(JsonNode body) {
     if (!body.isObject()) {
       throw new InvalidInputException("Wrong input: collection config must be a JSON object");

@@ -3,12 +3,14 @@ package io.flashvec.api.system;
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.cluster.LocalCollectionService;
 import io.flashvec.index.Shard;
+import io.flashvec.index.jvector.DiskAnnSegment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.Wal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -86,13 +88,17 @@ public class EngineConfiguration {
             FileIO.DEFAULT,
             indexBuildExecutor,
             props.search().defaultSearchList());
+    DiskAnnSegment.configureIo(prefetch(props.search().prefetch()), props.search().beamWidth());
     LOG.info(
-        "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}]",
+        "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}, prefetch={},"
+            + " beamWidth={}]",
         props.dataDir().toAbsolutePath().normalize(),
         props.bind(),
         props.port(),
         String.join(",", props.roles()),
-        policy.configName());
+        policy.configName(),
+        DiskAnnSegment.prefetchMode().name().toLowerCase(Locale.ROOT),
+        props.search().beamWidth());
     return new LocalCollectionService(props.dataDir(), shardOptions);
   }
 
@@ -132,6 +138,15 @@ public class EngineConfiguration {
     /** Why recovery failed, or {@code null}. */
     public Throwable failure() {
       return failure;
+    }
+  }
+
+  private static DiskAnnSegment.Prefetch prefetch(String value) {
+    try {
+      return DiskAnnSegment.Prefetch.valueOf(value.trim().toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "flashvec.search.prefetch must be auto, on or off [value=" + value + "]", e);
     }
   }
 }

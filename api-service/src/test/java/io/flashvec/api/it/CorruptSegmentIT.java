@@ -76,7 +76,7 @@ class CorruptSegmentIT {
     try (var files = Files.walk(data.resolve("collections").resolve("bad"))) {
       graph =
           files
-              .filter(p -> p.getFileName().toString().equals("graph.jvg"))
+              .filter(p -> p.getFileName().toString().equals("graph.fvg"))
               .findFirst()
               .orElseThrow();
     }
@@ -91,7 +91,7 @@ class CorruptSegmentIT {
       Http.Response bad =
           http.post("/collections/bad/points/search", "{\"vector\":[1,0,0,0,0,0,0,0],\"limit\":3}");
       assertThat(bad.status()).isEqualTo(503);
-      assertThat(bad.error()).contains("bad").contains("checksum").contains("graph.jvg");
+      assertThat(bad.error()).contains("bad").contains("checksum").contains("graph.fvg");
       assertThat(http.get("/collections/bad").status()).isEqualTo(503);
       assertThat(http.get("/collections/bad/exists").result().get("exists").asBoolean()).isTrue();
       assertThat(http.post("/collections/good/points/count", "{}").result().get("count").asLong())
