@@ -2,6 +2,12 @@ package io.flashvec.loadgen.cli;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -19,6 +25,33 @@ final class PageCache {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while dropping the page cache", e);
+    }
+  }
+
+  /** Asks a FlashVec server to evict a collection's index files; logs and goes on on failure. */
+  static void evict(String url, String collection, PrintStream log) {
+    try (HttpClient http = HttpClient.newHttpClient()) {
+      HttpResponse<String> r =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create(
+                          url.replaceAll("/+$", "")
+                              + "/collections/"
+                              + URLEncoder.encode(collection, StandardCharsets.UTF_8)
+                              + "/evict"))
+                  .POST(HttpRequest.BodyPublishers.noBody())
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      if (r.statusCode() != 200) {
+        log.printf(
+            "could not evict, the point runs warm [status=%d, body=%s]%n",
+            r.statusCode(), r.body());
+      }
+    } catch (IOException e) {
+      log.printf("could not evict, the point runs warm [error=%s]%n", e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while evicting", e);
     }
   }
 }

@@ -103,6 +103,14 @@ public final class SearchCommand implements Callable<Integer> {
               + " (needs root and the server on this machine; BENCHMARKS.md, workload 3).")
   boolean dropCaches;
 
+  @Option(
+      names = "--evict",
+      description =
+          "Cold runs against FlashVec: POST /collections/{c}/evict before each measured point"
+              + " (after its warm-up), which unmaps the collection's index pages in the server and"
+              + " drops them from the page cache. Use with --warmup 0s.")
+  boolean evict;
+
   @Option(names = "--out", required = true, description = "JSON result file.")
   Path out;
 
@@ -129,7 +137,7 @@ public final class SearchCommand implements Callable<Integer> {
                   queries,
                   warmup,
                   metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
-                  dropCaches ? () -> PageCache.drop(log) : null,
+                  coldHook(log),
                   log));
       List<SearchPoint> points = bench.run(prepared, d.groundTruth());
       Map<String, Object> meta = Metadata.of("search", d, client, collection);
@@ -139,9 +147,11 @@ public final class SearchCommand implements Callable<Integer> {
       meta.put("warmup_s", warmup.toMillis() / 1000.0);
       meta.put(
           "page_cache",
-          dropCaches
-              ? "cold: dropped before each point (after its warm-up)"
-              : "warm (not dropped)");
+          evict
+              ? "cold: index files evicted (POST /collections/{c}/evict) before each point"
+              : dropCaches
+                  ? "cold: dropped before each point (after its warm-up)"
+                  : "warm (not dropped)");
       BenchmarkResult result = new BenchmarkResult(meta, points);
       result.write(out);
       o.printf("wrote %s%n", out);
@@ -154,6 +164,13 @@ public final class SearchCommand implements Callable<Integer> {
       long ok = points.stream().mapToLong(SearchPoint::queries).sum();
       return ok == 0 && errors > 0 ? 1 : 0;
     }
+  }
+
+  private Runnable coldHook(PrintStream log) {
+    if (evict) {
+      return () -> PageCache.evict(client.url, collection, log);
+    }
+    return dropCaches ? () -> PageCache.drop(log) : null;
   }
 
   /** The cartesian product of the given parameter lists (a missing list = server default). */
