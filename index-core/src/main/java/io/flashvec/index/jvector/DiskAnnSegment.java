@@ -194,18 +194,64 @@ public final class DiskAnnSegment implements Segment, Closeable {
       Distance distance,
       IndexParams params)
       throws IOException {
-    int n = liveOrds.length;
-    int dim = src.dimension();
+    return build(
+        io,
+        dir,
+        segmentId,
+        List.of(src),
+        List.of(liveOrds),
+        src.dimension(),
+        distance,
+        params,
+        null);
+  }
+
+  /**
+   * Builds one segment from points of any segments (compaction: merging small segments, dropping
+   * deleted points): new ordinal {@code i} is the {@code i}-th entry of the concatenated {@code
+   * ords}, in order. Written like {@link #build(FileIO, Path, int, GrowingSegment, int[], Distance,
+   * IndexParams)}. With a {@code pool}, PQ encoding and the graph build run on it (compaction
+   * passes a one-thread, low-priority pool so that it cannot take the CPU from queries); otherwise
+   * on jvector's default pools. The sources must stay open until this returns.
+   */
+  public static int build(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int dim,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool)
+      throws IOException {
+    if (sources.size() != ords.size()) {
+      throw new IllegalArgumentException(
+          "one ordinal array per source [sources="
+              + sources.size()
+              + ", ords="
+              + ords.size()
+              + "]");
+    }
+    int n = 0;
+    for (int[] o : ords) {
+      n += o.length;
+    }
     Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
     io.deleteTree(tmp);
     io.createDirectories(tmp);
     List<VectorFloat<?>> vectors = new ArrayList<>(n);
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      vectors.add(VTS.createFloatVector(src.vectorAt(liveOrds[i])));
-      ids[i] = src.idAt(liveOrds[i]);
-      payloads[i] = src.payloadAt(liveOrds[i]);
+    int at = 0;
+    for (int s = 0; s < sources.size(); s++) {
+      Segment src = sources.get(s);
+      for (int ord : ords.get(s)) {
+        vectors.add(VTS.createFloatVector(src.vectorAt(ord)));
+        ids[at] = src.idAt(ord);
+        payloads[at] = src.payloadAt(ord);
+        at++;
+      }
     }
     var ravv = new ListRandomAccessVectorValues(vectors, dim);
     VectorSimilarityFunction vsf = similarity(distance);
@@ -218,16 +264,20 @@ public final class DiskAnnSegment implements Segment, Closeable {
     subspaces = Math.min(subspaces, dim);
     ProductQuantization pq =
         ProductQuantization.compute(ravv, subspaces, Math.min(256, n), distance == Distance.EUCLID);
-    PQVectors codes = (PQVectors) pq.encodeAll(ravv, ForkJoinPool.commonPool());
+    PQVectors codes =
+        (PQVectors) pq.encodeAll(ravv, pool != null ? pool : ForkJoinPool.commonPool());
 
     ImmutableGraphIndex g;
-    try (GraphIndexBuilder builder =
+    GraphIndexBuilder.Builder gb =
         GraphIndexBuilder.builder(
                 BuildScoreProvider.randomAccessScoreProvider(ravv, vsf), dim, params.maxDegree())
             .withBeamWidth(params.buildSearchList())
             .withNeighborOverflow(1.2f)
-            .withAlpha(params.alpha())
-            .build()) {
+            .withAlpha(params.alpha());
+    if (pool != null) {
+      gb = gb.withSimdExecutor(pool).withParallelExecutor(pool);
+    }
+    try (GraphIndexBuilder builder = gb.build()) {
       g = builder.build(ravv);
       Path graphPath = tmp.resolve(GRAPH_FILE);
       try (var writer =
