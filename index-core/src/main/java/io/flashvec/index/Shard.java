@@ -130,13 +130,16 @@ public final class Shard implements Closeable {
    *     deleted points
    * @param maxSmallSegments more sealed segments than this that are smaller than the seal threshold
    *     are merged (two or more whose live points together fit the threshold always are)
+   * @param automatic whether thresholds start compactions by themselves (else only {@link
+   *     #compact})
    */
   public record Compaction(
       Executor executor,
       java.util.concurrent.ForkJoinPool pool,
       double deletedFraction,
-      int maxSmallSegments) {
-    public static final Compaction DISABLED = new Compaction(null, null, 0.2, 4);
+      int maxSmallSegments,
+      boolean automatic) {
+    public static final Compaction DISABLED = new Compaction(null, null, 0.2, 4, false);
 
     public Compaction {
       if (!(deletedFraction > 0 && deletedFraction <= 1)) {

@@ -90,7 +90,10 @@ final class ShardCompactor {
   /** Queues a threshold-driven pass on the executor unless one is queued or there is none. */
   void maybeSchedule() {
     Executor ex = config.executor();
-    if (ex == null || shard.isClosed() || !scheduled.compareAndSet(false, true)) {
+    if (ex == null
+        || !config.automatic()
+        || shard.isClosed()
+        || !scheduled.compareAndSet(false, true)) {
       return;
     }
     try {

@@ -66,7 +66,7 @@ class ShardCompactionTest extends ShardContractTest {
 
   @Override
   protected Shard.Compaction compaction() {
-    return new Shard.Compaction(compactions, null, 0.2, 2);
+    return new Shard.Compaction(compactions, null, 0.2, 2, true);
   }
 
   @Override
