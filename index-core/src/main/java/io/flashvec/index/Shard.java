@@ -315,6 +315,11 @@ public final class Shard implements Closeable {
       for (int id : m.segmentIds()) {
         Path p = segmentsDir.resolve(segmentDirName(id));
         keep.add(p.getFileName().toString());
+        for (Path t : options.io().list(p, "*.tmp")) {
+          // A checkpoint killed while replacing deleted.fvs: the old file is still in place.
+          LOG.warn("removing temp file of an interrupted checkpoint [file={}]", t);
+          options.io().deleteIfExists(t);
+        }
         DiskAnnSegment s =
             DiskAnnSegment.open(options.io(), p, id, options.defaultSearchList(), inMemoryGraph());
         out.add(s);
