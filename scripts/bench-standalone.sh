@@ -6,6 +6,7 @@
 #   scripts/bench-standalone.sh DATASET_DIR COLLECTION [diskann|hnsw|flat] [extra search args...]
 #
 # Env: PORT (18090), DATA (a fresh temp dir), OUT (bench-results), CONCURRENCY (1,2),
+#      INGEST_ARGS (extra load-gen ingest options, e.g. "--index-param pq_subspaces=96"),
 #      SEARCH_LIST (20,40,60,100,150,200), DURATION (10s), JAVA_OPTS (-Xmx6g and a heap that shrinks after GC, so RssAnon shows live memory)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,7 +36,8 @@ jcmd $PID GC.run >/dev/null 2>&1 || true
 RSS0=$(rss_anon_kb $PID)
 
 loadgen ingest --url "$URL" --collection "$COLLECTION" --dataset "$DATASET" \
-  --index "$INDEX" --batch 256 --clients 2 --index-timeout 0 --no-progress --out "$OUT/$COLLECTION-ingest.json"
+  --index "$INDEX" --batch 256 --clients 2 --index-timeout 0 --no-progress ${INGEST_ARGS:-} \
+  --out "$OUT/$COLLECTION-ingest.json"
 T0=$(date +%s)
 curl -sf -X POST "$URL/collections/$COLLECTION/flush" >/dev/null
 until curl -sf "$URL/collections/$COLLECTION" | grep -q '"status":"green"'; do sleep 2; done

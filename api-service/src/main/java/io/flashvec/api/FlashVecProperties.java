@@ -24,7 +24,20 @@ public record FlashVecProperties(
     @DefaultValue Wal wal,
     @DefaultValue Segment segment,
     @DefaultValue Search search,
-    @DefaultValue Limits limits) {
+    @DefaultValue Limits limits,
+    @DefaultValue Compaction compaction) {
+
+  /**
+   * Background compaction of sealed segments.
+   *
+   * @param enabled run compactions automatically (a {@code POST .../compact} works either way)
+   * @param deletedFraction rewrite a segment once this share of its points is deleted
+   * @param maxSmallSegments merge when a shard has more segments below the seal threshold
+   */
+  public record Compaction(
+      @DefaultValue("true") boolean enabled,
+      @DefaultValue("0.2") double deletedFraction,
+      @DefaultValue("4") int maxSmallSegments) {}
 
   /**
    * Search defaults.

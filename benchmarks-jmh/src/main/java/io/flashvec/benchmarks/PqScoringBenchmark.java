@@ -100,7 +100,7 @@ public class PqScoringBenchmark extends AbstractBenchmark {
     ProductQuantization pq =
         ProductQuantization.compute(ravv, subspaces, Math.max(2, Math.min(256, n)), false);
     codes = pq.encodeAll(ravv, ForkJoinPool.commonPool());
-    ours = DiskAnnSegment.trainPq(ravv, n, dim, subspaces, false);
+    ours = DiskAnnSegment.trainPq(ravv, n, dim, subspaces, false, null);
     table = ours.newTable();
     scratch = new float[dim];
     queries = model.sample(QUERIES, 2);

@@ -68,4 +68,23 @@ public interface CollectionService {
 
   /** Evicts a collection's index files from memory (cold-cache benchmarks); returns the count. */
   int evictFromPageCache(String collection);
+
+  /** Creates a collection with changeable settings (bulk load: fsync override, deferred builds). */
+  default void createCollection(
+      String name, CollectionConfig config, io.flashvec.index.CollectionTuning tuning) {
+    if (tuning != null && !tuning.equals(io.flashvec.index.CollectionTuning.DEFAULT)) {
+      throw new UnsupportedOperationException("collection tuning is not supported here");
+    }
+    createCollection(name, config);
+  }
+
+  /**
+   * Changes a collection's changeable settings ({@code null} parts stay); persisted before they
+   * apply. Returns the settings now in force.
+   */
+  io.flashvec.index.CollectionTuning updateCollection(
+      String collection, Integer indexingThreshold, io.flashvec.storage.FsyncPolicy fsyncPolicy);
+
+  /** Starts a background compaction of a collection's segments and returns at once. */
+  void compact(String collection, boolean force);
 }

@@ -2,6 +2,7 @@ package io.flashvec.cluster;
 
 import io.flashvec.index.Collection;
 import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.ConflictException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
@@ -13,6 +14,7 @@ import io.flashvec.index.SearchStats;
 import io.flashvec.index.Shard;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.storage.FileIO;
+import io.flashvec.storage.FsyncPolicy;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -117,7 +119,8 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       try {
         collections.put(
             m.name(),
-            Collection.open(m.name(), collectionsDir.resolve(m.name()), m.config(), shardOptions));
+            Collection.open(
+                m.name(), collectionsDir.resolve(m.name()), m.config(), m.tuning(), shardOptions));
       } catch (RuntimeException e) {
         // One damaged collection must not take the others down: it answers 503 with the reason
         // (never silently wrong results) and can still be deleted.
@@ -188,7 +191,15 @@ public final class LocalCollectionService implements CollectionService, Closeabl
 
   @Override
   public void createCollection(String name, CollectionConfig config) {
+    createCollection(name, config, CollectionTuning.DEFAULT);
+  }
+
+  @Override
+  public void createCollection(String name, CollectionConfig config, CollectionTuning tuning) {
     CollectionNames.validate(name);
+    if (tuning == null) {
+      tuning = CollectionTuning.DEFAULT;
+    }
     checkReady();
     synchronized (ddlLock) {
       if (collections.containsKey(name) || failed.containsKey(name)) {
@@ -196,11 +207,11 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       }
       Path dir = collectionsDir.resolve(name);
       if (!metadata.createIfAbsent(
-          new MetadataStore.CollectionMeta(name, config, System.currentTimeMillis()))) {
+          new MetadataStore.CollectionMeta(name, config, System.currentTimeMillis(), tuning))) {
         throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
       }
       try {
-        collections.put(name, Collection.open(name, dir, config, shardOptions));
+        collections.put(name, Collection.open(name, dir, config, tuning, shardOptions));
       } catch (RuntimeException e) {
         metadata.remove(name);
         throw e;
@@ -303,6 +314,25 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   @Override
   public int evictFromPageCache(String collection) {
     return collection(collection).evictFromPageCache();
+  }
+
+  @Override
+  public CollectionTuning updateCollection(
+      String collection, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+    synchronized (ddlLock) {
+      Collection c = collection(collection);
+      CollectionTuning next = c.tuning().merge(indexingThreshold, fsyncPolicy);
+      // Persist first: a crash after this reopens the collection with the new settings anyway.
+      metadata.updateTuning(collection, next);
+      c.retune(next);
+      LOG.info("collection settings changed [name={}, tuning={}]", collection, next);
+      return next;
+    }
+  }
+
+  @Override
+  public void compact(String collection, boolean force) {
+    collection(collection).compact(force);
   }
 
   /** The open collections, for metrics. */

@@ -1,11 +1,13 @@
 package io.flashvec.cluster;
 
 import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.storage.AtomicFiles;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
+import io.flashvec.storage.FsyncPolicy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -34,7 +36,8 @@ import tools.jackson.databind.node.ObjectNode;
  *                              "replication_factor": 1,
  *                              "index": {"type": "diskann", "max_degree": 64,
  *                                        "build_search_list": 100, "alpha": 1.2,
- *                                        "pq_subspaces": 0}}}]}
+ *                                        "pq_subspaces": 0}},
+ *                   "tuning": {"indexing_threshold": -1, "wal_fsync_policy": null}}]}
  * </pre>
  */
 public final class LocalMetadataStore implements MetadataStore {
@@ -90,7 +93,14 @@ public final class LocalMetadataStore implements MetadataStore {
                   (float) idx.path("alpha").asDouble(1.2),
                   idx.path("pq_subspaces").asInt(0)));
       String name = c.path("name").asString();
-      collections.put(name, new CollectionMeta(name, config, c.path("created_at").asLong()));
+      JsonNode t = c.path("tuning");
+      String fsync = t.path("wal_fsync_policy").asString(null);
+      CollectionTuning tuning =
+          new CollectionTuning(
+              t.path("indexing_threshold").asInt(-1),
+              fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync));
+      collections.put(
+          name, new CollectionMeta(name, config, c.path("created_at").asLong(), tuning));
     }
   }
 
@@ -114,6 +124,13 @@ public final class LocalMetadataStore implements MetadataStore {
       idx.put("build_search_list", k.index().buildSearchList());
       idx.put("alpha", k.index().alpha());
       idx.put("pq_subspaces", k.index().pqSubspaces());
+      ObjectNode t = c.putObject("tuning");
+      t.put("indexing_threshold", m.tuning().indexingThreshold());
+      if (m.tuning().fsyncPolicy() == null) {
+        t.putNull("wal_fsync_policy");
+      } else {
+        t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
+      }
     }
     try {
       AtomicFiles.write(io, file, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root));
@@ -142,6 +159,22 @@ public final class LocalMetadataStore implements MetadataStore {
       save();
     } catch (RuntimeException e) {
       collections.remove(meta.name());
+      throw e;
+    }
+    return true;
+  }
+
+  @Override
+  public synchronized boolean updateTuning(String name, CollectionTuning tuning) {
+    CollectionMeta old = collections.get(name);
+    if (old == null) {
+      return false;
+    }
+    collections.put(name, new CollectionMeta(name, old.config(), old.createdAtMillis(), tuning));
+    try {
+      save();
+    } catch (RuntimeException e) {
+      collections.put(name, old);
       throw e;
     }
     return true;

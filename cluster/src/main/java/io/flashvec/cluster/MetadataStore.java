@@ -13,8 +13,22 @@ import java.util.Optional;
  */
 public interface MetadataStore extends Closeable {
 
-  /** A collection's metadata. */
-  record CollectionMeta(String name, CollectionConfig config, long createdAtMillis) {}
+  /** A collection's metadata; {@code tuning} is what {@code PATCH} may change. */
+  record CollectionMeta(
+      String name,
+      CollectionConfig config,
+      long createdAtMillis,
+      io.flashvec.index.CollectionTuning tuning) {
+    public CollectionMeta {
+      if (tuning == null) {
+        tuning = io.flashvec.index.CollectionTuning.DEFAULT;
+      }
+    }
+
+    public CollectionMeta(String name, CollectionConfig config, long createdAtMillis) {
+      this(name, config, createdAtMillis, null);
+    }
+  }
 
   List<CollectionMeta> list();
 
@@ -22,6 +36,9 @@ public interface MetadataStore extends Closeable {
 
   /** Records a new collection; returns false if one with that name exists. */
   boolean createIfAbsent(CollectionMeta meta);
+
+  /** Replaces a collection's changeable settings; returns false if it does not exist. */
+  boolean updateTuning(String name, io.flashvec.index.CollectionTuning tuning);
 
   /** Removes a collection; returns false if it did not exist. */
   boolean remove(String name);

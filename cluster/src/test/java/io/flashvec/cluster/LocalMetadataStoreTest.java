@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.cluster.MetadataStore.CollectionMeta;
 import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.storage.testing.TestSeeds;
@@ -95,7 +97,18 @@ class LocalMetadataStoreTest {
             "{\"format_version\":1,\"collections\":[{\"name\":\"docs\",\"created_at\":1732250000000,"
                 + "\"config\":{\"size\":768,\"distance\":\"Cosine\",\"shard_number\":1,"
                 + "\"replication_factor\":1,\"index\":{\"type\":\"diskann\",\"max_degree\":64,"
-                + "\"build_search_list\":100,\"alpha\":1.2,\"pq_subspaces\":0}}}]}");
+                + "\"build_search_list\":100,\"alpha\":1.2,\"pq_subspaces\":0}},"
+                + "\"tuning\":{\"indexing_threshold\":-1,\"wal_fsync_policy\":null}}]}");
+  }
+
+  @Test
+  void updatedTuningIsPersisted() {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("docs", 4));
+    CollectionTuning t = new CollectionTuning(0, FsyncPolicy.NEVER);
+    assertThat(s.updateTuning("docs", t)).isTrue();
+    assertThat(s.updateTuning("absent", t)).isFalse();
+    assertThat(new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning()).isEqualTo(t);
   }
 
   @Test

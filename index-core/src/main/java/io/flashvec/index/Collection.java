@@ -31,7 +31,13 @@ public final class Collection implements Closeable {
       long memoryBytes,
       List<SegmentInfo> segmentInfos,
       boolean indexing,
-      String buildFailure) {}
+      String buildFailure,
+      boolean compacting,
+      long compactions,
+      String compactionFailure,
+      int deferredBuilds,
+      CollectionTuning tuning,
+      io.flashvec.storage.FsyncPolicy fsyncPolicy) {}
 
   /** One segment as reported to users. */
   public record SegmentInfo(int shard, int id, Segment.State state, int points, int deleted) {}
@@ -41,8 +47,11 @@ public final class Collection implements Closeable {
   private final CollectionConfig config;
   private final Shard[] shards;
   private final AtomicLong operations = new AtomicLong();
+  private volatile CollectionTuning tuning;
 
-  private Collection(String name, Path dir, CollectionConfig config, Shard[] shards) {
+  private Collection(
+      String name, Path dir, CollectionConfig config, Shard[] shards, CollectionTuning tuning) {
+    this.tuning = tuning;
     this.name = name;
     this.dir = dir;
     this.config = config;
@@ -57,6 +66,25 @@ public final class Collection implements Closeable {
   /** Opens (creating if needed) the collection's shards under {@code dir} and recovers them. */
   public static Collection open(
       String name, Path dir, CollectionConfig config, Shard.Options options) {
+    return open(name, dir, config, CollectionTuning.DEFAULT, options);
+  }
+
+  /**
+   * Opens the collection with its changeable settings: a fsync override replaces the options' WAL
+   * policy, and {@code indexing_threshold 0} defers index builds from the start.
+   */
+  public static Collection open(
+      String name,
+      Path dir,
+      CollectionConfig config,
+      CollectionTuning tuning,
+      Shard.Options options) {
+    if (tuning == null) {
+      tuning = CollectionTuning.DEFAULT;
+    }
+    if (tuning.fsyncPolicy() != null) {
+      options = options.withFsyncPolicy(tuning.fsyncPolicy());
+    }
     Shard[] shards = new Shard[config.shardNumber()];
     boolean success = false;
     try {
@@ -69,9 +97,10 @@ public final class Collection implements Closeable {
                 config.distance(),
                 config.index(),
                 options);
+        shards[i].setDeferBuilds(tuning.deferBuilds());
       }
       success = true;
-      return new Collection(name, dir, config, shards);
+      return new Collection(name, dir, config, shards, tuning);
     } finally {
       if (!success) {
         closeQuietly(shards);
@@ -312,28 +341,86 @@ public final class Collection implements Closeable {
     }
   }
 
+  /**
+   * Starts a compaction of every shard on the compaction executor and returns at once; with {@code
+   * force} every segment with deleted points is rewritten and all small segments are merged.
+   */
+  public void compact(boolean force) {
+    for (Shard s : shards) {
+      s.compact(force);
+    }
+  }
+
+  /** The changeable settings in force. */
+  public CollectionTuning tuning() {
+    return tuning;
+  }
+
+  /**
+   * Applies new changeable settings: a new fsync policy applies at once (leaving {@code never}
+   * first makes everything written so far durable), and raising {@code indexing_threshold} from 0
+   * starts the deferred index builds. The caller persists the settings first.
+   */
+  public synchronized void retune(CollectionTuning next) {
+    for (Shard s : shards) {
+      if (next.fsyncPolicy() != null) {
+        s.wal().setPolicy(next.fsyncPolicy());
+      }
+      s.setDeferBuilds(next.deferBuilds());
+    }
+    tuning = next;
+  }
+
   public Info info() {
     long points = 0;
     long disk = 0;
     long mem = 0;
     boolean indexing = false;
     String failure = null;
+    boolean compacting = false;
+    long compactions = 0;
+    String compactionFailure = null;
+    int deferred = 0;
     List<SegmentInfo> segs = new ArrayList<>();
     for (Shard s : shards) {
       indexing |= s.indexing();
       if (s.buildFailure() != null) {
         failure = s.buildFailure();
       }
+      compacting |= s.compacting();
+      compactions += s.compactionsDone();
+      if (s.compactionFailure() != null) {
+        compactionFailure = s.compactionFailure();
+      }
+      deferred += s.deferredBuilds();
+      java.util.Set<Integer> busy = s.compactingSegments();
       for (Segment seg : s.snapshot().segments()) {
         points += seg.liveCount();
         segs.add(
             new SegmentInfo(
-                s.shardId(), seg.id(), seg.state(), seg.liveCount(), seg.size() - seg.liveCount()));
+                s.shardId(),
+                seg.id(),
+                busy.contains(seg.id()) ? Segment.State.COMPACTING : seg.state(),
+                seg.liveCount(),
+                seg.size() - seg.liveCount()));
       }
       disk += s.diskBytes();
       mem += s.memoryBytes();
     }
-    return new Info(points, segs.size(), disk, mem, segs, indexing, failure);
+    return new Info(
+        points,
+        segs.size(),
+        disk,
+        mem,
+        segs,
+        indexing,
+        failure,
+        compacting,
+        compactions,
+        compactionFailure,
+        deferred,
+        tuning,
+        shards[0].wal().policy());
   }
 
   /** Total bytes of all shards' WALs. */

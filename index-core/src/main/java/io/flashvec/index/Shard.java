@@ -61,7 +61,8 @@ public final class Shard implements Closeable {
       Wal.Options wal,
       FileIO io,
       Executor buildExecutor,
-      int defaultSearchList) {
+      int defaultSearchList,
+      Compaction compaction) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -72,6 +73,19 @@ public final class Shard implements Closeable {
       if (defaultSearchList < 1) {
         defaultSearchList = 100;
       }
+      if (compaction == null) {
+        compaction = Compaction.DISABLED;
+      }
+    }
+
+    /** Options without background compaction. */
+    public Options(
+        int sealThresholdPoints,
+        Wal.Options wal,
+        FileIO io,
+        Executor buildExecutor,
+        int defaultSearchList) {
+      this(sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, Compaction.DISABLED);
     }
 
     /** Options without background index builds: sealed segments stay in memory. */
@@ -85,7 +99,57 @@ public final class Shard implements Closeable {
 
     /** The same options with index builds on {@code executor}. */
     public Options withBuildExecutor(Executor executor) {
-      return new Options(sealThresholdPoints, wal, io, executor, defaultSearchList);
+      return new Options(sealThresholdPoints, wal, io, executor, defaultSearchList, compaction);
+    }
+
+    /** The same options with background compaction as given. */
+    public Options withCompaction(Compaction c) {
+      return new Options(sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, c);
+    }
+
+    /** The same options with another WAL fsync policy (a collection's bulk-load override). */
+    public Options withFsyncPolicy(io.flashvec.storage.FsyncPolicy policy) {
+      return new Options(
+          sealThresholdPoints,
+          wal.withPolicy(policy),
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction);
+    }
+  }
+
+  /**
+   * How sealed disk segments are compacted (see {@link ShardCompactor}).
+   *
+   * @param executor runs compaction jobs ({@code null}: only {@link #compact} on the caller
+   *     thread); the server gives one low-priority thread shared by all shards
+   * @param pool jvector's build pool for compaction builds ({@code null}: jvector's default pools);
+   *     a one-thread pool bounds a compaction's CPU share to one core
+   * @param deletedFraction a segment whose deleted share reaches this is rewritten without its
+   *     deleted points
+   * @param maxSmallSegments more sealed segments than this that are smaller than the seal threshold
+   *     are merged (two or more whose live points together fit the threshold always are)
+   * @param automatic whether thresholds start compactions by themselves (else only {@link
+   *     #compact})
+   */
+  public record Compaction(
+      Executor executor,
+      java.util.concurrent.ForkJoinPool pool,
+      double deletedFraction,
+      int maxSmallSegments,
+      boolean automatic) {
+    public static final Compaction DISABLED = new Compaction(null, null, 0.2, 4, false);
+
+    public Compaction {
+      if (!(deletedFraction > 0 && deletedFraction <= 1)) {
+        throw new IllegalArgumentException(
+            "deleted fraction must be in (0, 1] [deletedFraction=" + deletedFraction + "]");
+      }
+      if (maxSmallSegments < 1) {
+        throw new IllegalArgumentException(
+            "maxSmallSegments must be positive [maxSmallSegments=" + maxSmallSegments + "]");
+      }
     }
   }
 
@@ -94,12 +158,59 @@ public final class Shard implements Closeable {
 
   /**
    * An immutable view of the shard's segments; the growing segment is last. {@code retired} holds
-   * segments just replaced by their index, still readable through point locations that a reader
-   * fetched before the replacement; they are not searched or counted.
+   * segments just replaced (by their index or by a compaction), still readable through point
+   * locations that a reader fetched before the replacement; they are not searched or counted.
+   *
+   * <p>Reference counted: the shard holds one reference while the snapshot is current, and a reader
+   * that touches mapped segment data (search, get) holds one from {@link Shard#acquire} to {@link
+   * #release}. When the count reaches zero the snapshot gives up its references on its disk
+   * segments; a segment is closed (and, once a compaction replaced it, its files deleted) when no
+   * snapshot and no manifest refers to it, so no search ever runs on an unmapped segment.
    */
-  public record Snapshot(List<Segment> segments, List<Segment> retired) {
-    public Snapshot(List<Segment> segments) {
-      this(segments, List.of());
+  public static final class Snapshot {
+    private final List<Segment> segments;
+    private final List<Segment> retired;
+    private final Shard owner;
+    private final java.util.concurrent.atomic.AtomicInteger refs =
+        new java.util.concurrent.atomic.AtomicInteger(1);
+
+    private Snapshot(Shard owner, List<Segment> segments, List<Segment> retired) {
+      this.owner = owner;
+      this.segments = segments;
+      this.retired = retired;
+    }
+
+    public List<Segment> segments() {
+      return segments;
+    }
+
+    public List<Segment> retired() {
+      return retired;
+    }
+
+    boolean tryAcquire() {
+      int r;
+      do {
+        r = refs.get();
+        if (r == 0) {
+          return false;
+        }
+      } while (!refs.compareAndSet(r, r + 1));
+      return true;
+    }
+
+    /** Gives back a reference taken by {@link Shard#acquire}. */
+    public void release() {
+      int r = refs.decrementAndGet();
+      assert r >= 0 : "snapshot released too often";
+      if (r == 0) {
+        for (Segment s : segments) {
+          owner.unref(s);
+        }
+        for (Segment s : retired) {
+          owner.unref(s);
+        }
+      }
     }
 
     Segment byId(int id) {
@@ -117,6 +228,23 @@ public final class Shard implements Closeable {
     }
   }
 
+  /**
+   * Lifetime of one open disk segment: one reference while the shard's manifest (or its next
+   * checkpoint) lists it, one per snapshot that holds it. At zero the segment is closed, and its
+   * directory deleted if a committed compaction replaced it.
+   */
+  private static final class Lifetime {
+    final DiskAnnSegment segment;
+    final java.util.concurrent.atomic.AtomicInteger refs =
+        new java.util.concurrent.atomic.AtomicInteger(1);
+    volatile boolean dropFiles;
+    boolean member = true; // the manifest reference is held; guarded by the shard's writeLock
+
+    Lifetime(DiskAnnSegment segment) {
+      this.segment = segment;
+    }
+  }
+
   private final Path dir;
   private final int shardId;
   private final int dim;
@@ -128,6 +256,11 @@ public final class Shard implements Closeable {
   private final ConcurrentHashMap<PointId, Long> locations = new ConcurrentHashMap<>();
 
   private volatile Snapshot snapshot;
+  private final ConcurrentHashMap<Segment, Lifetime> lifetimes = new ConcurrentHashMap<>();
+  private final ShardCompactor compactor;
+  private volatile boolean deferBuilds;
+  private final Object jobs = new Object();
+  private int runningJobs; // background builds and compactions touching files; guarded by jobs
   private GrowingSegment growing; // guarded by writeLock
   private int nextSegmentId; // guarded by writeLock
   private long checkpointSeq; // guarded by writeLock
@@ -149,11 +282,12 @@ public final class Shard implements Closeable {
     this.index = index;
     this.options = options;
     this.segmentsDir = dir.resolve("segments");
+    this.compactor = new ShardCompactor(this, options.compaction());
     List<Segment> sealed = openSegments();
     this.growing = new GrowingSegment(nextSegmentId++, dim);
     List<Segment> segs = new ArrayList<>(sealed);
     segs.add(growing);
-    this.snapshot = new Snapshot(Collections.unmodifiableList(segs));
+    publish(segs, List.of());
     this.wal =
         Wal.open(dir.resolve("wal"), options.io(), options.wal(), checkpointSeq + 1, this::replay);
     writeLock.lock();
@@ -181,9 +315,15 @@ public final class Shard implements Closeable {
       for (int id : m.segmentIds()) {
         Path p = segmentsDir.resolve(segmentDirName(id));
         keep.add(p.getFileName().toString());
+        for (Path t : options.io().list(p, "*.tmp")) {
+          // A checkpoint killed while replacing deleted.fvs: the old file is still in place.
+          LOG.warn("removing temp file of an interrupted checkpoint [file={}]", t);
+          options.io().deleteIfExists(t);
+        }
         DiskAnnSegment s =
             DiskAnnSegment.open(options.io(), p, id, options.defaultSearchList(), inMemoryGraph());
         out.add(s);
+        lifetimes.put(s, new Lifetime(s));
         for (int ord = 0; ord < s.size(); ord++) {
           if (!s.isDeleted(ord)) {
             locations.put(s.idAt(ord), pack(id, ord));
@@ -194,6 +334,7 @@ public final class Shard implements Closeable {
       for (Segment s : out) {
         ((DiskAnnSegment) s).close();
       }
+      lifetimes.clear();
       throw e;
     }
     for (Path p : options.io().list(segmentsDir, "seg-*")) {
@@ -356,8 +497,8 @@ public final class Shard implements Closeable {
 
   private void deleteAt(long loc) {
     Segment s = snapshot.byId((int) (loc >>> 32));
-    if (s != null) {
-      s.markDeleted((int) loc);
+    if (s != null && s.markDeleted((int) loc) && s instanceof DiskAnnSegment) {
+      compactor.onDelete(s);
     }
   }
 
@@ -384,13 +525,93 @@ public final class Shard implements Closeable {
     GrowingSegment next = new GrowingSegment(nextSegmentId++, dim);
     List<Segment> segs = new ArrayList<>(snapshot.segments().size() + 1);
     for (Segment s : snapshot.segments()) {
-      if (s.liveCount() > 0 || s == sealed) {
+      // Empty memory segments go at once; an empty disk segment stays listed until a compaction
+      // drops it and its files after a manifest without it is committed.
+      if (s.liveCount() > 0 || s == sealed || s instanceof DiskAnnSegment) {
         segs.add(s);
       }
     }
     segs.add(next);
     growing = next;
-    snapshot = new Snapshot(Collections.unmodifiableList(segs));
+    publish(segs, List.of());
+  }
+
+  /**
+   * Makes a new snapshot current (writer lock held, or in the constructor): it takes a reference on
+   * each of its disk segments, then the previous snapshot loses the shard's reference.
+   */
+  private void publish(List<Segment> segs, List<Segment> retired) {
+    for (Segment s : segs) {
+      ref(s);
+    }
+    for (Segment s : retired) {
+      ref(s);
+    }
+    Snapshot old = snapshot;
+    snapshot =
+        new Snapshot(
+            this, Collections.unmodifiableList(new ArrayList<>(segs)), List.copyOf(retired));
+    if (old != null) {
+      old.release();
+    }
+  }
+
+  private void ref(Segment s) {
+    Lifetime lt = lifetimes.get(s);
+    if (lt != null) {
+      int r = lt.refs.getAndIncrement();
+      assert r > 0 : "segment revived after close [segment=" + s.id() + "]";
+    }
+  }
+
+  /** Drops the manifest's reference on a disk segment (writer lock held). */
+  private void dropMembership(Segment s, boolean dropFiles) {
+    Lifetime lt = lifetimes.get(s);
+    if (lt != null && lt.member) {
+      lt.member = false;
+      lt.dropFiles = dropFiles;
+      unref(s);
+    }
+  }
+
+  /** Drops one reference on a disk segment; the last one closes it (and deletes dropped files). */
+  void unref(Segment s) {
+    Lifetime lt = lifetimes.get(s);
+    if (lt == null || lt.refs.decrementAndGet() > 0) {
+      return;
+    }
+    lifetimes.remove(s);
+    try {
+      lt.segment.close();
+    } catch (RuntimeException e) {
+      LOG.warn("error closing segment [dir={}]", lt.segment.directory(), e);
+    }
+    if (lt.dropFiles) {
+      try {
+        options.io().deleteTree(lt.segment.directory());
+        LOG.info("segment files deleted [dir={}]", lt.segment.directory());
+      } catch (IOException e) {
+        // Not in the manifest any more: the next open removes the directory.
+        LOG.warn("cannot delete replaced segment [dir={}]", lt.segment.directory(), e);
+      }
+    }
+  }
+
+  /**
+   * The current snapshot with a reference held: its disk segments stay open until {@link
+   * Snapshot#release}. Lock-free; retries only when it raced with a swap.
+   */
+  public Snapshot acquire() {
+    while (true) {
+      Snapshot s = snapshot;
+      if (s.tryAcquire()) {
+        return s;
+      }
+      if (closed && s == snapshot) {
+        throw new UnavailableException("Service unavailable: shard is closed [dir=" + dir + "]");
+      }
+      Thread.onSpinWait();
+    }
   }
 
   private void submitBuild(Pending p) {
@@ -398,15 +619,48 @@ public final class Shard implements Closeable {
     if (ex == null || index.type().equals(IndexParams.FLAT)) {
       return; // stays a memory-resident, exactly searched segment; the WAL keeps its records
     }
+    if (deferBuilds) {
+      return; // bulk load (indexing_threshold 0): built when the load ends, see setDeferBuilds
+    }
     p.segment().markIndexing(true);
     ex.execute(() -> build(p));
   }
 
   /** Runs on the build executor: builds the segment's index, then installs and checkpoints. */
   private void build(Pending p) {
-    if (closed) {
+    if (!enterJob()) {
       return;
     }
+    try {
+      buildJob(p);
+    } finally {
+      exitJob();
+    }
+  }
+
+  /**
+   * Registers a background job that writes segment files; false once the shard is closed. {@link
+   * #close} waits for registered jobs, so no job writes into a directory that is being reopened or
+   * deleted.
+   */
+  boolean enterJob() {
+    synchronized (jobs) {
+      if (closed) {
+        return false;
+      }
+      runningJobs++;
+      return true;
+    }
+  }
+
+  void exitJob() {
+    synchronized (jobs) {
+      runningJobs--;
+      jobs.notifyAll();
+    }
+  }
+
+  private void buildJob(Pending p) {
     GrowingSegment f = p.segment();
     int newId;
     writeLock.lock();
@@ -447,7 +701,7 @@ public final class Shard implements Closeable {
     }
   }
 
-  private static int[] liveOrdinals(GrowingSegment f) {
+  private static int[] liveOrdinals(Segment f) {
     int n = f.size();
     int[] out = new int[n];
     int c = 0;
@@ -483,6 +737,7 @@ public final class Shard implements Closeable {
             built.markDeleted(i);
           }
         }
+        lifetimes.put(built, new Lifetime(built));
       }
       List<Segment> segs = new ArrayList<>(snapshot.segments().size());
       for (Segment s : snapshot.segments()) {
@@ -494,7 +749,7 @@ public final class Shard implements Closeable {
           segs.add(s);
         }
       }
-      snapshot = new Snapshot(Collections.unmodifiableList(segs), List.of(f));
+      publish(segs, List.of(f));
       if (built != null) {
         long fromPrefix = pack(f.id(), 0) >>> 32;
         for (int i = 0; i < liveOrds.length; i++) {
@@ -505,9 +760,221 @@ public final class Shard implements Closeable {
           }
         }
       }
-      snapshot = new Snapshot(snapshot.segments());
+      publish(snapshot.segments(), List.of());
       pending.remove(p);
       checkpoint(p.sealSeq());
+    } finally {
+      writeLock.unlock();
+    }
+    compactor.maybeSchedule();
+  }
+
+  /**
+   * Installs a compaction's result (writer thread of the compaction, not holding the lock): under
+   * the write lock, deletions that hit the sources during the build are applied to the new segment,
+   * a snapshot with the new segment instead of the sources is published (the sources stay readable
+   * as retired for readers holding old locations), locations move, and the manifest without the
+   * sources is written: that is the commit point. Only then do the sources lose their manifest
+   * reference; their files are deleted when the last snapshot holding them is released.
+   *
+   * @param built the new segment, or {@code null} when no source had a live point left
+   * @return false if the shard was closed meanwhile (the new segment is then discarded)
+   */
+  boolean installCompaction(List<DiskAnnSegment> sources, List<int[]> ords, DiskAnnSegment built)
+      throws IOException {
+    writeLock.lock();
+    try {
+      if (closed) {
+        return false;
+      }
+      if (built != null) {
+        int i = 0;
+        for (int j = 0; j < sources.size(); j++) {
+          DiskAnnSegment src = sources.get(j);
+          for (int ord : ords.get(j)) {
+            if (src.isDeleted(ord)) {
+              built.markDeleted(i);
+            }
+            i++;
+          }
+        }
+        lifetimes.put(built, new Lifetime(built));
+      }
+      List<Segment> segs = new ArrayList<>(snapshot.segments().size());
+      boolean placed = false;
+      for (Segment s : snapshot.segments()) {
+        if (sources.contains(s)) {
+          if (!placed && built != null) {
+            segs.add(built);
+          }
+          placed = true;
+        } else {
+          segs.add(s);
+        }
+      }
+      publish(segs, List.copyOf(sources));
+      if (built != null) {
+        int i = 0;
+        for (int j = 0; j < sources.size(); j++) {
+          DiskAnnSegment src = sources.get(j);
+          for (int ord : ords.get(j)) {
+            PointId pid = src.idAt(ord);
+            Long loc = locations.get(pid);
+            if (loc != null && loc == pack(src.id(), ord)) {
+              locations.put(pid, pack(built.id(), i));
+            }
+            i++;
+          }
+        }
+      }
+      publish(segs, List.of());
+      checkpoint(
+          checkpointSeq); // commit point: the manifest lists the new segment, not the sources
+      for (DiskAnnSegment src : sources) {
+        dropMembership(src, true);
+      }
+      return true;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Allocates a segment id (writer lock taken here). */
+  int allocateSegmentId() {
+    writeLock.lock();
+    try {
+      return nextSegmentId++;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * Under the write lock, calls {@code planner} with the current disk segments (in snapshot order);
+   * when it returns sources, captures their live ordinals (consistent with the locations) and a
+   * snapshot reference that keeps them open, and returns them. {@code null} if the shard is closed
+   * or there is nothing to do.
+   */
+  ShardCompactor.Job planCompaction(
+      java.util.function.Function<List<DiskAnnSegment>, ShardCompactor.Plan> planner) {
+    writeLock.lock();
+    try {
+      if (closed || recovering) {
+        return null;
+      }
+      List<DiskAnnSegment> disk = new ArrayList<>();
+      for (Segment s : snapshot.segments()) {
+        if (s instanceof DiskAnnSegment d) {
+          disk.add(d);
+        }
+      }
+      ShardCompactor.Plan plan = planner.apply(disk);
+      if (plan == null || plan.sources().isEmpty()) {
+        return null;
+      }
+      List<int[]> ords = new ArrayList<>(plan.sources().size());
+      for (DiskAnnSegment d : plan.sources()) {
+        ords.add(liveOrdinals(d));
+      }
+      return new ShardCompactor.Job(plan, ords, acquire(), nextSegmentId++);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  Path segmentPath(int id) {
+    return segmentsDir.resolve(segmentDirName(id));
+  }
+
+  Path segmentsDirectory() {
+    return segmentsDir;
+  }
+
+  int dimension() {
+    return dim;
+  }
+
+  Distance distance() {
+    return distance;
+  }
+
+  IndexParams indexParams() {
+    return index;
+  }
+
+  Options options() {
+    return options;
+  }
+
+  boolean inMemoryGraphSegments() {
+    return inMemoryGraph();
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  /**
+   * Compacts now, on the compaction executor when there is one (else on this thread): with {@code
+   * force} every segment with a deleted point is rewritten and all small segments are merged, else
+   * only what the thresholds ask for. Completes with the number of compactions run.
+   */
+  public java.util.concurrent.CompletableFuture<Integer> compact(boolean force) {
+    return compactor.request(force);
+  }
+
+  /** Whether a compaction is running or queued. */
+  public boolean compacting() {
+    return compactor.busy();
+  }
+
+  /** Ids of the segments the running compaction reads. */
+  public Set<Integer> compactingSegments() {
+    return compactor.sourceIds();
+  }
+
+  /** Compactions completed since the shard opened. */
+  public long compactionsDone() {
+    return compactor.done();
+  }
+
+  /** The last compaction failure, or {@code null}. */
+  public String compactionFailure() {
+    return compactor.failure();
+  }
+
+  /**
+   * Bulk-load mode: while {@code defer} is true sealed segments are not indexed (they stay in
+   * memory, searched exactly, and the WAL is not truncated); setting it back to false submits the
+   * deferred builds.
+   */
+  public void setDeferBuilds(boolean defer) {
+    writeLock.lock();
+    try {
+      deferBuilds = defer;
+      if (!defer && !recovering) {
+        for (Pending p : pending) {
+          if (p.segment().state() != Segment.State.INDEXING) {
+            submitBuild(p);
+          }
+        }
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Sealed segments waiting for a deferred index build. */
+  public int deferredBuilds() {
+    writeLock.lock();
+    try {
+      int n = 0;
+      for (Pending p : pending) {
+        if (p.segment().state() != Segment.State.INDEXING) {
+          n++;
+        }
+      }
+      return options.buildExecutor() == null || index.type().equals(IndexParams.FLAT) ? 0 : n;
     } finally {
       writeLock.unlock();
     }
@@ -541,21 +1008,28 @@ public final class Shard implements Closeable {
     if (loc == null) {
       return null;
     }
-    Segment s = snapshot.byId((int) (loc >>> 32));
-    if (s == null) {
-      // The location was read just before an index install swapped segments: read it again.
-      loc = locations.get(id);
-      if (loc == null) {
+    Snapshot snap = acquire();
+    try {
+      Segment s = snap.byId((int) (loc >>> 32));
+      if (s == null) {
+        // The location was read just before an install swapped segments: read both again.
+        snap.release();
+        snap = acquire();
+        loc = locations.get(id);
+        if (loc == null) {
+          return null;
+        }
+        s = snap.byId((int) (loc >>> 32));
+      }
+      int ord = (int) (long) loc;
+      if (s == null || s.isDeleted(ord)) {
         return null;
       }
-      s = snapshot.byId((int) (loc >>> 32));
+      return new Record(
+          id, 0f, withVector ? s.vectorAt(ord) : null, withPayload ? s.payloadAt(ord) : null);
+    } finally {
+      snap.release();
     }
-    int ord = (int) (long) loc;
-    if (s == null || s.isDeleted(ord)) {
-      return null;
-    }
-    return new Record(
-        id, 0f, withVector ? s.vectorAt(ord) : null, withPayload ? s.payloadAt(ord) : null);
   }
 
   /** Exact number of live points. */
@@ -619,7 +1093,23 @@ public final class Shard implements Closeable {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: " + dim + ", got " + query.length);
     }
-    List<Segment> segs = snapshot.segments();
+    Snapshot snap = acquire();
+    try {
+      return search(snap.segments(), query, k, params, threshold, withPayload, withVector, stats);
+    } finally {
+      snap.release();
+    }
+  }
+
+  private List<Record> search(
+      List<Segment> segs,
+      float[] query,
+      int k,
+      SearchParams params,
+      Float threshold,
+      boolean withPayload,
+      boolean withVector,
+      SearchStats stats) {
     TopK top = new TopK(distance, k);
     for (int i = 0; i < segs.size(); i++) {
       segs.get(i).search(query, distance, params, top, i, stats);
@@ -692,9 +1182,15 @@ public final class Shard implements Closeable {
   public boolean indexing() {
     writeLock.lock();
     try {
-      return !pending.isEmpty()
-          && options.buildExecutor() != null
-          && !index.type().equals(IndexParams.FLAT);
+      if (options.buildExecutor() == null || index.type().equals(IndexParams.FLAT)) {
+        return false;
+      }
+      for (Pending p : pending) {
+        if (p.segment().state() == Segment.State.INDEXING) {
+          return true;
+        }
+      }
+      return false;
     } finally {
       writeLock.unlock();
     }
@@ -712,18 +1208,41 @@ public final class Shard implements Closeable {
       if (closed) {
         return;
       }
-      closed = true;
+      synchronized (jobs) {
+        closed = true;
+      }
     } finally {
       writeLock.unlock();
+    }
+    // Running jobs notice `closed` at their next step (a jvector build runs to its end first).
+    synchronized (jobs) {
+      boolean interrupted = false;
+      while (runningJobs > 0) {
+        try {
+          jobs.wait();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
     try {
       wal.close();
     } finally {
-      for (Segment s : snapshot.segments()) {
-        if (s instanceof DiskAnnSegment d) {
-          d.close();
+      // Drop the shard's references: segments close now, or when the last search (or a running
+      // compaction) releases its snapshot.
+      Snapshot last = snapshot;
+      writeLock.lock();
+      try {
+        for (Segment s : List.copyOf(lifetimes.keySet())) {
+          dropMembership(s, false);
         }
+      } finally {
+        writeLock.unlock();
       }
+      last.release();
     }
   }
 }

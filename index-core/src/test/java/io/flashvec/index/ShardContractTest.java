@@ -109,7 +109,13 @@ abstract class ShardContractTest {
             Wal.Options.defaults().withSegmentBytes(32 << 10),
             io,
             buildExecutor(),
-            64));
+            64,
+            compaction()));
+  }
+
+  /** Background compaction of sealed disk segments; none by default. */
+  protected Shard.Compaction compaction() {
+    return null;
   }
 
   // ---------------------------------------------------------------------------------------------

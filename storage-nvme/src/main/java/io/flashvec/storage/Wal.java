@@ -166,6 +166,7 @@ public final class Wal implements Closeable {
   private volatile IOException failure;
   private volatile boolean closed;
   private final ScheduledFuture<?> flusher;
+  private volatile FsyncPolicy policy; // options' policy until setPolicy (bulk-load override)
 
   private Wal(
       Path dir,
@@ -184,7 +185,9 @@ public final class Wal implements Closeable {
     this.durableSeq.set(lastSeq);
     this.segmentFirstSeqs.addAll(segmentFirstSeqs);
     this.totalBytes.set(totalBytes);
-    if (options.fsyncPolicy() != FsyncPolicy.NEVER && options.scheduler() != null) {
+    this.policy = options.fsyncPolicy();
+    // Scheduled even under `never`: setPolicy may switch to `interval` later.
+    if (options.scheduler() != null) {
       long ms = Math.max(1, options.fsyncInterval().toMillis());
       this.flusher =
           options
@@ -325,7 +328,7 @@ public final class Wal implements Closeable {
       h.putInt((int) c.getValue());
       h.flip();
       io.writeFully(ch, h);
-      if (options.fsyncPolicy() != FsyncPolicy.NEVER) {
+      if (policy != FsyncPolicy.NEVER) {
         io.force(ch, true);
         io.fsyncDirectory(dir);
       }
@@ -394,7 +397,7 @@ public final class Wal implements Closeable {
 
   private void roll(long nextSeq) {
     try {
-      if (options.fsyncPolicy() != FsyncPolicy.NEVER) {
+      if (policy != FsyncPolicy.NEVER) {
         long t0 = System.nanoTime();
         io.force(current, false);
         options.listener().onFsync(System.nanoTime() - t0);
@@ -414,7 +417,7 @@ public final class Wal implements Closeable {
    * FsyncPolicy#ALWAYS} this fsyncs (shared with concurrent callers); otherwise it returns at once.
    */
   public void sync(long seq) {
-    if (options.fsyncPolicy() != FsyncPolicy.ALWAYS) {
+    if (policy != FsyncPolicy.ALWAYS) {
       checkUsable();
       return;
     }
@@ -474,7 +477,7 @@ public final class Wal implements Closeable {
   }
 
   private void backgroundSync() {
-    if (closed || failure != null) {
+    if (closed || failure != null || policy == FsyncPolicy.NEVER) {
       return;
     }
     try {
@@ -573,7 +576,42 @@ public final class Wal implements Closeable {
   }
 
   public FsyncPolicy policy() {
-    return options.fsyncPolicy();
+    return policy;
+  }
+
+  /**
+   * Switches the fsync policy of an open log (a collection leaving or entering bulk-load mode).
+   * Leaving {@code never} first forces every segment file and the directory, so that every record
+   * appended so far is durable before the stricter policy applies.
+   */
+  public void setPolicy(FsyncPolicy next) {
+    Objects.requireNonNull(next, "policy");
+    syncLock.lock();
+    try {
+      if (policy == FsyncPolicy.NEVER && next != FsyncPolicy.NEVER) {
+        checkUsable();
+        long target;
+        appendLock.lock();
+        try {
+          target = lastSeq;
+          for (Path p : io.list(dir, PREFIX + "*" + SUFFIX)) {
+            try (FileChannel ch = io.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+              io.force(ch, false);
+            }
+          }
+          io.fsyncDirectory(dir);
+        } catch (IOException e) {
+          fail(e);
+          throw new UncheckedIOException("WAL fsync failed [dir=" + dir + "]", e);
+        } finally {
+          appendLock.unlock();
+        }
+        durableSeq.accumulateAndGet(target, Math::max);
+      }
+      policy = next;
+    } finally {
+      syncLock.unlock();
+    }
   }
 
   /** Forces outstanding records (unless the policy is {@code never}) and closes; idempotent. */
@@ -586,7 +624,7 @@ public final class Wal implements Closeable {
       flusher.cancel(false);
     }
     try {
-      if (failure == null && options.fsyncPolicy() != FsyncPolicy.NEVER) {
+      if (failure == null && policy != FsyncPolicy.NEVER) {
         syncAll();
       }
     } finally {

@@ -8,13 +8,16 @@ import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.Collection;
 import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
+import io.flashvec.storage.FsyncPolicy;
 import java.util.Locale;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PatchMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.PutMapping;
@@ -61,8 +64,15 @@ public class CollectionsController {
     return blocking.call(
         () -> {
           CollectionNames.validate(name);
-          CollectionConfig config = parseConfig(Json.parse(body));
-          service.createCollection(name, config);
+          JsonNode json = Json.parse(body);
+          CollectionConfig config = parseConfig(json);
+          CollectionTuning t = CollectionTuning.DEFAULT;
+          Integer threshold = indexingThreshold(json);
+          FsyncPolicy fsync = fsyncPolicy(json);
+          if (threshold != null || fsync != null) {
+            t = t.merge(threshold, fsync);
+          }
+          service.createCollection(name, config, t);
           return Json.ok(BooleanNode.TRUE, t0);
         });
   }
@@ -119,6 +129,88 @@ public class CollectionsController {
           o.put("evicted_files", files);
           return Json.ok(o, t0);
         });
+  }
+
+  /**
+   * Qdrant's collection update: {@code optimizers_config.indexing_threshold} (0 defers index builds
+   * for a bulk load; raising it starts them) and the FlashVec extension {@code
+   * wal_config.fsync_policy} ({@code always | interval | never}). Other Qdrant fields are accepted
+   * and ignored, as Qdrant's clients send them.
+   */
+  @PatchMapping("/collections/{name}")
+  Mono<ResponseEntity<byte[]>> update(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          JsonNode json = Json.parse(body);
+          if (!json.isObject()) {
+            throw new InvalidInputException("Wrong input: collection update must be a JSON object");
+          }
+          service.updateCollection(name, indexingThreshold(json), fsyncPolicy(json));
+          return Json.ok(BooleanNode.TRUE, t0);
+        });
+  }
+
+  /**
+   * FlashVec extension: compact the collection's segments now, in the background (merge small
+   * segments, drop deleted points). {@code ?force=false} only does what the thresholds ask for.
+   */
+  @PostMapping("/collections/{name}/compact")
+  Mono<ResponseEntity<byte[]>> compact(
+      @PathVariable String name,
+      @org.springframework.web.bind.annotation.RequestParam(defaultValue = "true") boolean force) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          service.compact(CollectionNames.validate(name), force);
+          return Json.ok(BooleanNode.TRUE, t0);
+        });
+  }
+
+  private static Integer indexingThreshold(JsonNode body) {
+    JsonNode opt = body.get("optimizers_config");
+    if (opt == null || opt.isNull()) {
+      return null;
+    }
+    if (!opt.isObject()) {
+      throw new InvalidInputException(
+          "Wrong input: optimizers_config must be an object [optimizers_config="
+              + Requests.abbreviate(opt)
+              + "]");
+    }
+    JsonNode t = opt.get("indexing_threshold");
+    if (t == null || t.isNull()) {
+      return null;
+    }
+    if (!t.isIntegralNumber() || t.longValue() < 0 || t.longValue() > Integer.MAX_VALUE) {
+      throw new InvalidInputException(
+          "Wrong input: optimizers_config.indexing_threshold must be a non-negative integer"
+              + " [indexing_threshold="
+              + Requests.abbreviate(t)
+              + "]");
+    }
+    return t.intValue();
+  }
+
+  private static FsyncPolicy fsyncPolicy(JsonNode body) {
+    JsonNode wal = body.get("wal_config");
+    if (wal == null || !wal.isObject()) {
+      return null;
+    }
+    JsonNode p = wal.get("fsync_policy");
+    if (p == null || p.isNull()) {
+      return null;
+    }
+    try {
+      return FsyncPolicy.parse(p.asString());
+    } catch (IllegalArgumentException e) {
+      throw new InvalidInputException(
+          "Wrong input: wal_config.fsync_policy must be always, interval or never [fsync_policy="
+              + Requests.abbreviate(p)
+              + "]");
+    }
   }
 
   static CollectionConfig parseConfig(JsonNode body) {
@@ -210,9 +302,18 @@ public class CollectionsController {
     ObjectNode r = Json.object();
     // green: nothing pending; yellow: segments wait for or are in an index build; red: a build
     // failed (its segment keeps being searched exactly from memory).
-    r.put("status", info.buildFailure() != null ? "red" : info.indexing() ? "yellow" : "green");
-    if (info.buildFailure() != null) {
-      r.putObject("optimizer_status").put("error", info.buildFailure());
+    // yellow also while compacting; grey: index builds deferred by indexing_threshold 0 (as in
+    // Qdrant: optimizations pending but not triggered).
+    String failure = info.buildFailure() != null ? info.buildFailure() : info.compactionFailure();
+    r.put(
+        "status",
+        info.buildFailure() != null
+            ? "red"
+            : info.indexing() || info.compacting()
+                ? "yellow"
+                : info.deferredBuilds() > 0 ? "grey" : "green");
+    if (failure != null) {
+      r.putObject("optimizer_status").put("error", failure);
     } else {
       r.put("optimizer_status", "ok");
     }
@@ -234,12 +335,14 @@ public class CollectionsController {
     hnsw.put("full_scan_threshold", 10_000);
     hnsw.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
     ObjectNode opt = config.putObject("optimizer_config");
-    opt.put("deleted_threshold", 0.2);
+    opt.put("deleted_threshold", props.compaction().deletedFraction());
     opt.put("vacuum_min_vector_number", 1000);
     opt.put("default_segment_number", 0);
     opt.putNull("max_segment_size");
     opt.putNull("memmap_threshold");
-    opt.put("indexing_threshold", props.segment().sealThresholdPoints());
+    int threshold = info.tuning().indexingThreshold();
+    opt.put(
+        "indexing_threshold", threshold < 0 ? props.segment().sealThresholdPoints() : threshold);
     opt.put("flush_interval_sec", 5);
     opt.putNull("max_optimization_threads");
     ObjectNode wal = config.putObject("wal_config");
@@ -255,6 +358,16 @@ public class CollectionsController {
     index.put("build_search_list", c.index().buildSearchList());
     index.put("alpha", c.index().alpha());
     index.put("pq_subspaces", c.index().pqSubspaces());
+    ObjectNode optimizer = fv.putObject("optimizer");
+    optimizer.put("compacting", info.compacting());
+    optimizer.put("compactions", info.compactions());
+    optimizer.put("deferred_builds", info.deferredBuilds());
+    if (info.compactionFailure() == null) {
+      optimizer.putNull("last_compaction_error");
+    } else {
+      optimizer.put("last_compaction_error", info.compactionFailure());
+    }
+    fv.put("wal_fsync_policy", info.fsyncPolicy().configName());
     fv.put("disk_bytes", info.diskBytes());
     fv.put("memory_bytes", info.memoryBytes());
     ArrayNode segs = fv.putArray("segments");

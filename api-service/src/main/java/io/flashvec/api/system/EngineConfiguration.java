@@ -13,10 +13,13 @@ import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -49,12 +52,47 @@ public class EngineConfiguration {
         Thread.ofPlatform().name("flashvec-index-build").daemon(true).factory());
   }
 
+  /**
+   * Runs compactions one at a time for all shards on one low-priority thread (issue 5: compaction
+   * must not starve queries); owned and shut down with the context.
+   */
+  @Bean(destroyMethod = "shutdownNow")
+  ExecutorService compactionExecutor() {
+    return Executors.newSingleThreadExecutor(
+        Thread.ofPlatform()
+            .name("flashvec-compaction")
+            .daemon(true)
+            .priority(Thread.MIN_PRIORITY)
+            .factory());
+  }
+
+  /**
+   * jvector's build work for compactions: one low-priority worker, so a compaction uses at most one
+   * core however many jvector would take (index builds of new data keep jvector's pools).
+   */
+  @Bean(destroyMethod = "shutdownNow")
+  ForkJoinPool compactionBuildPool() {
+    return new ForkJoinPool(
+        1,
+        pool -> {
+          ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+          t.setName("flashvec-compaction-build-" + t.getPoolIndex());
+          t.setPriority(Thread.MIN_PRIORITY);
+          t.setDaemon(true);
+          return t;
+        },
+        null,
+        false);
+  }
+
   @Bean(destroyMethod = "close")
   LocalCollectionService collectionService(
       FlashVecProperties props,
       MeterRegistry registry,
       ScheduledExecutorService walScheduler,
-      ExecutorService indexBuildExecutor) {
+      @Qualifier("indexBuildExecutor") ExecutorService indexBuildExecutor,
+      @Qualifier("compactionExecutor") ExecutorService compactionExecutor,
+      ForkJoinPool compactionBuildPool) {
     Timer fsync =
         Timer.builder("flashvec.wal.fsync").description("WAL fsync latency").register(registry);
     Counter appended =
@@ -87,7 +125,13 @@ public class EngineConfiguration {
             walOptions,
             FileIO.DEFAULT,
             indexBuildExecutor,
-            props.search().defaultSearchList());
+            props.search().defaultSearchList(),
+            new Shard.Compaction(
+                compactionExecutor,
+                compactionBuildPool,
+                props.compaction().deletedFraction(),
+                props.compaction().maxSmallSegments(),
+                props.compaction().enabled()));
     DiskAnnSegment.configureIo(prefetch(props.search().prefetch()), props.search().beamWidth());
     LOG.info(
         "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}, prefetch={},"

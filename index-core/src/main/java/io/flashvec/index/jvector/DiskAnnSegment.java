@@ -207,18 +207,66 @@ public final class DiskAnnSegment implements Segment, Closeable {
       Distance distance,
       IndexParams params)
       throws IOException {
-    int n = liveOrds.length;
-    int dim = src.dimension();
+    return build(
+        io,
+        dir,
+        segmentId,
+        List.of(src),
+        List.of(liveOrds),
+        src.dimension(),
+        distance,
+        params,
+        null);
+  }
+
+  /**
+   * Builds one segment from points of any segments (compaction: merging small segments, dropping
+   * deleted points): new ordinal {@code i} is the {@code i}-th entry of the concatenated {@code
+   * ords}, in order. Written like {@link #build(FileIO, Path, int, GrowingSegment, int[], Distance,
+   * IndexParams)}. With a {@code pool}, PQ encoding and the graph build run on it (compaction
+   * passes a one-thread, low-priority pool so that it cannot take the CPU from queries); otherwise
+   * on jvector's default pools. The sources must stay open until this returns.
+   */
+  public static int build(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int dim,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool)
+      throws IOException {
+    if (sources.size() != ords.size()) {
+      throw new IllegalArgumentException(
+          "one ordinal array per source [sources="
+              + sources.size()
+              + ", ords="
+              + ords.size()
+              + "]");
+    }
+    int n = 0;
+    for (int[] o : ords) {
+      n += o.length;
+    }
     Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
     io.deleteTree(tmp);
     io.createDirectories(tmp);
     List<VectorFloat<?>> vectors = new ArrayList<>(n);
+    float[][] raw = new float[n][];
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      vectors.add(VTS.createFloatVector(src.vectorAt(liveOrds[i])));
-      ids[i] = src.idAt(liveOrds[i]);
-      payloads[i] = src.payloadAt(liveOrds[i]);
+    int at = 0;
+    for (int s = 0; s < sources.size(); s++) {
+      Segment src = sources.get(s);
+      for (int ord : ords.get(s)) {
+        raw[at] = src.vectorAt(ord);
+        vectors.add(VTS.createFloatVector(raw[at]));
+        ids[at] = src.idAt(ord);
+        payloads[at] = src.payloadAt(ord);
+        at++;
+      }
     }
     var ravv = new ListRandomAccessVectorValues(vectors, dim);
     VectorSimilarityFunction vsf = similarity(distance);
@@ -227,15 +275,18 @@ public final class DiskAnnSegment implements Segment, Closeable {
     // RAM for how many extra nodes the beam expands. Default dim/4 one-byte codes.
     int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : Math.max(1, dim / 4);
     subspaces = Math.min(subspaces, dim);
-    PqCodes codes = trainPq(ravv, n, dim, subspaces, distance == Distance.EUCLID);
+    PqCodes codes = trainPq(ravv, n, dim, subspaces, distance == Distance.EUCLID, pool);
 
-    try (GraphIndexBuilder builder =
+    GraphIndexBuilder.Builder gb =
         GraphIndexBuilder.builder(
                 BuildScoreProvider.randomAccessScoreProvider(ravv, vsf), dim, params.maxDegree())
             .withBeamWidth(params.buildSearchList())
             .withNeighborOverflow(1.2f)
-            .withAlpha(params.alpha())
-            .build()) {
+            .withAlpha(params.alpha());
+    if (pool != null) {
+      gb = gb.withSimdExecutor(pool).withParallelExecutor(pool);
+    }
+    try (GraphIndexBuilder builder = gb.build()) {
       ImmutableGraphIndex g = builder.build(ravv);
       try (var view = g.getView()) {
         int entry = n == 0 ? 0 : view.entryNode().node;
@@ -249,7 +300,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
             new GraphFile.NodeSource() {
               @Override
               public float[] vector(int ord) {
-                return src.vectorAt(liveOrds[ord]);
+                return raw[ord];
               }
 
               @Override
@@ -284,7 +335,12 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   /** Trains jvector's product quantizer and copies codebook and codes into {@link PqCodes}. */
   public static PqCodes trainPq(
-      ListRandomAccessVectorValues ravv, int n, int dim, int subspaces, boolean euclid) {
+      ListRandomAccessVectorValues ravv,
+      int n,
+      int dim,
+      int subspaces,
+      boolean euclid,
+      ForkJoinPool pool) {
     if (n == 0) {
       int[] sizes = new int[subspaces];
       for (int s = 0; s < subspaces; s++) {
@@ -294,7 +350,8 @@ public final class DiskAnnSegment implements Segment, Closeable {
     }
     int clusters = Math.min(256, n);
     ProductQuantization pq = ProductQuantization.compute(ravv, subspaces, clusters, euclid);
-    PQVectors encoded = (PQVectors) pq.encodeAll(ravv, ForkJoinPool.commonPool());
+    PQVectors encoded =
+        (PQVectors) pq.encodeAll(ravv, pool != null ? pool : ForkJoinPool.commonPool());
     int m = pq.getSubspaceCount();
     int[] sizes = new int[m];
     int total = 0;

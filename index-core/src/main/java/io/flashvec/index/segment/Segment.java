@@ -21,7 +21,9 @@ public interface Segment {
     /** Frozen, waiting for (or without) an index build. */
     SEALED,
     /** Frozen, an index build is running. */
-    INDEXING
+    INDEXING,
+    /** On disk, being rewritten or merged by a compaction (still searched until replaced). */
+    COMPACTING
   }
 
   /** Unique within its shard; also orders segments by age. */

@@ -206,6 +206,11 @@ public class CrashSimulatingFileIO extends FileIO {
         files.remove(c.path());
       }
       case Deleted d -> {
+        if (!Files.isDirectory(d.path().getParent())) {
+          // FileIO.deleteTree removed the directory after its files, and directory deletions are
+          // durable at once here: the file went with its directory.
+          return;
+        }
         Files.write(d.path(), d.durableContent());
         files.put(d.path(), new FileState(d.path(), d.durableContent().length));
       }

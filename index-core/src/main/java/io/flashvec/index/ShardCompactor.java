@@ -1,0 +1,287 @@
+package io.flashvec.index;
+
+import io.flashvec.index.jvector.DiskAnnSegment;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Background compaction of one shard's sealed disk segments (issue 5).
+ *
+ * <h2>What is compacted</h2>
+ *
+ * <ul>
+ *   <li><b>Rewrite:</b> a segment whose deleted share reaches {@link
+ *       Shard.Compaction#deletedFraction()} is rebuilt from its live points only (a segment with no
+ *       live point is simply dropped). Deleted nodes cost graph hops and disk, and PQ/graph quality
+ *       of the survivors improves with a rebuild.
+ *   <li><b>Merge:</b> sealed segments smaller than the seal threshold (flushes seal early) are
+ *       merged into one when there are more than {@link Shard.Compaction#maxSmallSegments()} of
+ *       them, or when two or more together hold no more live points than the threshold. Fewer
+ *       segments mean fewer graph searches per query.
+ * </ul>
+ *
+ * <h2>How</h2>
+ *
+ * {@link Shard#planCompaction} picks the sources under the shard's write lock and captures their
+ * live ordinals and a snapshot reference (so the sources stay mapped however long the build takes).
+ * The new segment is built outside the lock with {@link
+ * DiskAnnSegment#build(io.flashvec.storage.FileIO, Path, int, List, List, int, Distance,
+ * IndexParams, java.util.concurrent.ForkJoinPool)} into {@code seg-<new>.tmp/}, renamed to {@code
+ * seg-<new>/}, then {@link Shard#installCompaction} swaps it in and commits by writing the
+ * manifest. See ADR 0006 for the crash analysis.
+ *
+ * <h2>Threads and throttling</h2>
+ *
+ * At most one compaction per shard runs at a time ({@link #lock}); jobs run on the configured
+ * executor (the server's single low-priority {@code flashvec-compaction} thread, shared by all
+ * shards), and jvector's build work runs on {@link Shard.Compaction#pool()} (one low-priority
+ * thread), so a compaction never takes more than one core from queries.
+ */
+final class ShardCompactor {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardCompactor.class);
+
+  /** Why sources were chosen. */
+  enum Reason {
+    DELETED,
+    MERGE
+  }
+
+  /** The segments one compaction replaces. */
+  record Plan(Reason reason, List<DiskAnnSegment> sources) {}
+
+  /**
+   * A planned compaction: its sources' live ordinals at planning time, a snapshot reference that
+   * keeps them open, and the new segment's id.
+   */
+  record Job(Plan plan, List<int[]> ords, Shard.Snapshot held, int newId) {}
+
+  private final Shard shard;
+  private final Shard.Compaction config;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final AtomicBoolean scheduled = new AtomicBoolean();
+  private final AtomicLong done = new AtomicLong();
+  private volatile Set<Integer> running = Set.of();
+  private volatile String failure;
+
+  ShardCompactor(Shard shard, Shard.Compaction config) {
+    this.shard = shard;
+    this.config = config;
+  }
+
+  /** Called by the shard's writer after it deleted a point of a disk segment. */
+  void onDelete(io.flashvec.index.segment.Segment s) {
+    int size = s.size();
+    if (size > 0 && (size - s.liveCount()) >= config.deletedFraction() * size) {
+      maybeSchedule();
+    }
+  }
+
+  /** Queues a threshold-driven pass on the executor unless one is queued or there is none. */
+  void maybeSchedule() {
+    Executor ex = config.executor();
+    if (ex == null
+        || !config.automatic()
+        || shard.isClosed()
+        || !scheduled.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      ex.execute(
+          () -> {
+            scheduled.set(false);
+            runAll(false);
+          });
+    } catch (RuntimeException e) {
+      scheduled.set(false); // executor shut down: the server is stopping
+    }
+  }
+
+  /** See {@link Shard#compact(boolean)}. */
+  CompletableFuture<Integer> request(boolean force) {
+    Executor ex = config.executor();
+    if (ex == null) {
+      try {
+        return CompletableFuture.completedFuture(runAll(force));
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
+    return CompletableFuture.supplyAsync(() -> runAll(force), ex);
+  }
+
+  boolean busy() {
+    return scheduled.get() || lock.isLocked();
+  }
+
+  Set<Integer> sourceIds() {
+    return running;
+  }
+
+  long done() {
+    return done.get();
+  }
+
+  String failure() {
+    return failure;
+  }
+
+  /** Runs compactions until the policy finds nothing more to do; returns how many ran. */
+  private int runAll(boolean force) {
+    if (!shard.enterJob()) {
+      return 0;
+    }
+    lock.lock();
+    try {
+      int n = 0;
+      // Bounded: each pass removes at least one source segment, a forced pass at most once each.
+      for (int pass = 0; pass < 64 && !shard.isClosed(); pass++) {
+        Job job = shard.planCompaction(disk -> plan(disk, force));
+        if (job == null) {
+          break;
+        }
+        if (!runOne(job)) {
+          break;
+        }
+        n++;
+        if (force && n > 64) {
+          break;
+        }
+      }
+      return n;
+    } finally {
+      running = Set.of();
+      lock.unlock();
+      shard.exitJob();
+    }
+  }
+
+  /** The compaction policy; pure, over the shard's disk segments in snapshot order. */
+  Plan plan(List<DiskAnnSegment> disk, boolean force) {
+    for (DiskAnnSegment d : disk) {
+      int size = d.size();
+      int dead = size - d.liveCount();
+      if (size > 0 && dead > 0 && (force || dead >= config.deletedFraction() * size)) {
+        return new Plan(Reason.DELETED, List.of(d));
+      }
+    }
+    int threshold = shard.options().sealThresholdPoints();
+    List<DiskAnnSegment> small = new ArrayList<>();
+    long smallLive = 0;
+    for (DiskAnnSegment d : disk) {
+      if (d.liveCount() < threshold) {
+        small.add(d);
+        smallLive += d.liveCount();
+      }
+    }
+    if (small.size() < 2) {
+      return null;
+    }
+    if (force || small.size() > config.maxSmallSegments() || smallLive <= threshold) {
+      // Merge the smallest first, up to about one sealed segment's worth, so that a merge never
+      // rewrites more than it has to (and repeated merges do not grow without bound).
+      small.sort(java.util.Comparator.comparingInt(DiskAnnSegment::liveCount));
+      List<DiskAnnSegment> pick = new ArrayList<>();
+      long live = 0;
+      for (DiskAnnSegment d : small) {
+        if (pick.size() >= 2 && live + d.liveCount() > 2L * threshold) {
+          break;
+        }
+        pick.add(d);
+        live += d.liveCount();
+      }
+      return pick.size() >= 2 ? new Plan(Reason.MERGE, pick) : null;
+    }
+    return null;
+  }
+
+  /** Builds and installs one planned compaction; false if it failed or the shard closed. */
+  private boolean runOne(Job job) {
+    List<DiskAnnSegment> sources = job.plan().sources();
+    List<Integer> ids = new ArrayList<>();
+    for (DiskAnnSegment d : sources) {
+      ids.add(d.id());
+    }
+    running = Set.copyOf(ids);
+    Path target = shard.segmentPath(job.newId());
+    DiskAnnSegment built = null;
+    boolean installed = false;
+    long t0 = System.nanoTime();
+    int points = 0;
+    try {
+      for (int[] o : job.ords()) {
+        points += o.length;
+      }
+      if (points > 0) {
+        var io = shard.options().io();
+        io.createDirectories(shard.segmentsDirectory());
+        DiskAnnSegment.build(
+            io,
+            target,
+            job.newId(),
+            sources,
+            job.ords(),
+            shard.dimension(),
+            shard.distance(),
+            shard.indexParams(),
+            config.pool());
+        if (shard.isClosed()) {
+          return false;
+        }
+        built =
+            DiskAnnSegment.open(
+                io,
+                target,
+                job.newId(),
+                shard.options().defaultSearchList(),
+                shard.inMemoryGraphSegments());
+      }
+      installed = shard.installCompaction(sources, job.ords(), built);
+      if (installed) {
+        done.incrementAndGet();
+        failure = null;
+        LOG.info(
+            "segments compacted [dir={}, reason={}, from={}, to={}, points={}, millis={}]",
+            shard.directory(),
+            job.plan().reason(),
+            ids,
+            built == null ? "none" : job.newId(),
+            points,
+            (System.nanoTime() - t0) / 1_000_000);
+      }
+      return installed;
+    } catch (IOException | RuntimeException e) {
+      failure = e.toString();
+      LOG.error(
+          "compaction failed; the source segments stay in use [dir={}, from={}]",
+          shard.directory(),
+          ids,
+          e);
+      return false;
+    } finally {
+      job.held().release();
+      if (!installed) {
+        if (built != null) {
+          built.close();
+        }
+        try {
+          // Not in any manifest: safe to remove (a crash instead leaves it to the next open).
+          shard.options().io().deleteTree(target);
+          shard.options().io().deleteTree(target.resolveSibling(target.getFileName() + ".tmp"));
+        } catch (IOException e) {
+          LOG.warn("cannot remove an abandoned compaction output [dir={}]", target, e);
+        }
+      }
+    }
+  }
+}
