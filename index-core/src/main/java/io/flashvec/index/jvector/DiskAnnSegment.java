@@ -5,6 +5,8 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.filter.FilterPlanner;
+import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
@@ -463,15 +465,38 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public void search(
-      float[] query, Distance d, SearchParams params, TopK out, int slot, SearchStats stats) {
+      float[] query,
+      Distance d,
+      SearchParams params,
+      AcceptedOrdinals accept,
+      TopK out,
+      int slot,
+      SearchStats stats) {
+    search(query, params, accept, out, slot, stats, null);
+  }
+
+  /** How a filtered search runs; {@code null} lets {@link FilterPlanner} decide. Tests force it. */
+  enum Plan {
+    EXACT,
+    GRAPH
+  }
+
+  void search(
+      float[] query,
+      SearchParams params,
+      AcceptedOrdinals accept,
+      TopK out,
+      int slot,
+      SearchStats stats,
+      Plan plan) {
     int k = out.capacity();
-    if (k == 0 || live.get() == 0) {
+    if (k == 0 || live.get() == 0 || (accept != null && accept.count() == 0)) {
       return;
     }
     stats.segments++;
     long faults0 = ThreadIo.majorFaults();
     try {
-      searchGraph(query, params, out, slot, stats);
+      searchGraph(query, params, accept, out, slot, stats, plan);
     } finally {
       long faults1 = ThreadIo.majorFaults();
       if (faults0 >= 0 && faults1 >= faults0) {
@@ -481,32 +506,54 @@ public final class DiskAnnSegment implements Segment, Closeable {
   }
 
   private void searchGraph(
-      float[] query, SearchParams params, TopK out, int slot, SearchStats stats) {
+      float[] query,
+      SearchParams params,
+      AcceptedOrdinals accept,
+      TopK out,
+      int slot,
+      SearchStats stats,
+      Plan plan) {
     int k = out.capacity();
     VectorFloat<?> q = VTS.createFloatVector(query);
     GraphSearcher s = borrow();
     try {
       var view = (OnDiskGraphIndex.View) s.getView();
-      if (params.exact()) {
+      int searchList =
+          Math.max(k, params.searchList() > 0 ? params.searchList() : defaultSearchList);
+      boolean exact =
+          plan != null
+              ? plan == Plan.EXACT
+              : params.exact()
+                  || (accept != null && FilterPlanner.exact(accept.count(), count, searchList));
+      if (exact) {
+        // Exact: every live point, or only the accepted ones (the planner's choice for selective
+        // filters). Ordinals are visited in increasing order, so the inline vectors are read
+        // front to back.
         VectorFloat<?> tmp = VTS.createFloatVector(dim);
-        for (int ord = 0; ord < count; ord++) {
+        int ord = accept == null ? 0 : accept.next(0);
+        while (ord >= 0 && ord < count) {
           if (liveBits.get(ord)) {
             view.getVectorInto(ord, tmp, 0);
             out.offer(toScore(distance, vsf.compare(q, tmp)), slot, ord);
             stats.distanceComputations++;
           }
+          ord = accept == null ? ord + 1 : accept.next(ord + 1);
         }
         return;
       }
-      int searchList =
-          Math.max(k, params.searchList() > 0 ? params.searchList() : defaultSearchList);
+      Bits acceptBits;
+      if (accept != null) {
+        searchList = FilterPlanner.searchList(searchList, accept.count(), count);
+        acceptBits = ord -> accept.get(ord) && liveBits.get(ord);
+      } else {
+        acceptBits = live.get() == count ? Bits.ALL : liveBits;
+      }
       var ssp =
           inMemory
               ? DefaultSearchScoreProvider.exact(q, vsf, view)
               : new DefaultSearchScoreProvider(
                   pq.precomputedScoreFunctionFor(q, vsf), view.rerankerFor(q, vsf));
-      SearchResult r =
-          s.search(ssp, k, searchList, 0f, 0f, live.get() == count ? Bits.ALL : liveBits);
+      SearchResult r = s.search(ssp, k, searchList, 0f, 0f, acceptBits);
       for (SearchResult.NodeScore ns : r.getNodes()) {
         out.offer(toScore(distance, ns.score), slot, ns.node);
       }
