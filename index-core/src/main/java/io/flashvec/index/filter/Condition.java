@@ -2,7 +2,6 @@ package io.flashvec.index.filter;
 
 import io.flashvec.index.PointId;
 import java.time.Instant;
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -21,14 +20,6 @@ public sealed interface Condition
         Condition.IsEmpty,
         Condition.IsNull,
         Condition.Nested {
-
-  /**
-   * A keyword, integer or bool: a {@link String}, a {@link Long} or a {@link Boolean}. Integers and
-   * strings never equal each other (Qdrant's typed match).
-   */
-  static boolean isMatchable(Object v) {
-    return v instanceof String || v instanceof Long || v instanceof Boolean;
-  }
 
   /** {@code {"key": k, "match": {"value": v}}}: some value of the field equals {@code value}. */
   record MatchValue(FieldPath key, Object value) implements Condition {}
@@ -83,9 +74,4 @@ public sealed interface Condition
    * whole filter {@code f}, whose keys are relative to that object.
    */
   record Nested(FieldPath key, Filter filter) implements Condition {}
-
-  /** The conditions of a list, for building filters in code. */
-  static List<Condition> of(Condition... cs) {
-    return List.of(cs);
-  }
 }
