@@ -8,6 +8,7 @@ import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchRequest;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.filter.Filter;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
@@ -39,6 +40,28 @@ public interface CollectionService {
   Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait);
 
   Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait);
+
+  /**
+   * Deletes the points that match {@code filter}; logged as deletes of the ids that matched when
+   * each shard ran it.
+   */
+  Collection.UpdateResult deleteByFilter(String collection, Filter filter, boolean wait);
+
+  /** {@link #updatePayloads} for the points that match {@code filter}. */
+  Collection.UpdateResult updatePayloadsByFilter(
+      String collection, Filter filter, UnaryOperator<byte[]> update, boolean wait);
+
+  /** Live points that match {@code filter}. */
+  long count(String collection, Filter filter);
+
+  /** {@link #scroll(String, PointId, int, boolean, boolean)} over the points that match. */
+  ScrollPage scroll(
+      String collection,
+      PointId offset,
+      int limit,
+      boolean withPayload,
+      boolean withVector,
+      Filter filter);
 
   /**
    * Rewrites the payloads of existing points with {@code update} (current payload JSON bytes or

@@ -13,6 +13,7 @@ import io.flashvec.index.SearchRequest;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.Shard;
 import io.flashvec.index.UnavailableException;
+import io.flashvec.index.filter.Filter;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
 import java.io.Closeable;
@@ -288,6 +289,33 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   public List<Record> retrieve(
       String collection, List<PointId> ids, boolean withPayload, boolean withVector) {
     return collection(collection).retrieve(ids, withPayload, withVector);
+  }
+
+  @Override
+  public Collection.UpdateResult deleteByFilter(String collection, Filter filter, boolean wait) {
+    return collection(collection).delete(filter, wait);
+  }
+
+  @Override
+  public Collection.UpdateResult updatePayloadsByFilter(
+      String collection, Filter filter, UnaryOperator<byte[]> update, boolean wait) {
+    return collection(collection).updatePayloads(filter, update, wait);
+  }
+
+  @Override
+  public long count(String collection, Filter filter) {
+    return collection(collection).count(filter);
+  }
+
+  @Override
+  public ScrollPage scroll(
+      String collection,
+      PointId offset,
+      int limit,
+      boolean withPayload,
+      boolean withVector,
+      Filter filter) {
+    return collection(collection).scroll(offset, limit, withPayload, withVector, filter);
   }
 
   @Override

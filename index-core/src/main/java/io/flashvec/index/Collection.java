@@ -1,5 +1,7 @@
 package io.flashvec.index;
 
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.jvector.DiskAnnSegment;
 import io.flashvec.index.segment.Segment;
 import java.io.Closeable;
@@ -187,6 +189,30 @@ public final class Collection implements Closeable {
   }
 
   /**
+   * Deletes the points that match {@code filter}; each shard logs the concrete ids that matched
+   * when it ran (see {@link Shard#delete(FilterEvaluator)}).
+   */
+  public UpdateResult delete(Filter filter, boolean wait) {
+    FilterEvaluator f = new FilterEvaluator(filter);
+    long[] seqs = new long[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      seqs[i] = shards[i].delete(f);
+    }
+    return finish(seqs, wait);
+  }
+
+  /** {@link #updatePayloads(List, java.util.function.UnaryOperator, boolean)} by filter. */
+  public UpdateResult updatePayloads(
+      Filter filter, java.util.function.UnaryOperator<byte[]> update, boolean wait) {
+    FilterEvaluator f = new FilterEvaluator(filter);
+    long[] seqs = new long[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      seqs[i] = shards[i].updatePayloads(f, update);
+    }
+    return finish(seqs, wait);
+  }
+
+  /**
    * Rewrites the payloads of existing points ({@code update} maps the current payload, possibly
    * {@code null}, to the new one) and keeps their vectors; absent ids are ignored.
    */
@@ -257,14 +283,38 @@ public final class Collection implements Closeable {
     return n;
   }
 
+  /** Live points that match {@code filter} ({@code null}: all). */
+  public long count(Filter filter) {
+    if (filter == null || filter.isEmpty()) {
+      return count();
+    }
+    FilterEvaluator f = new FilterEvaluator(filter);
+    long n = 0;
+    for (Shard s : shards) {
+      n += s.count(f);
+    }
+    return n;
+  }
+
   /** Points in id order starting at {@code offset} (inclusive; {@code null}: from the start). */
   public ScrollPage scroll(PointId offset, int limit, boolean withPayload, boolean withVector) {
+    return scroll(offset, limit, withPayload, withVector, null);
+  }
+
+  /**
+   * Points that match {@code filter} ({@code null}: all) in id order starting at {@code offset}. A
+   * point rewritten between the id scan and the read is checked again and left out if it no longer
+   * matches.
+   */
+  public ScrollPage scroll(
+      PointId offset, int limit, boolean withPayload, boolean withVector, Filter filter) {
     if (limit < 1) {
       throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
     }
+    FilterEvaluator f = filter == null || filter.isEmpty() ? null : new FilterEvaluator(filter);
     List<PointId> ids = new ArrayList<>();
     for (Shard s : shards) {
-      ids.addAll(s.scrollIds(offset, limit + 1));
+      ids.addAll(s.scrollIds(offset, limit + 1, f));
     }
     ids.sort(null);
     List<Record> page = new ArrayList<>(Math.min(limit, ids.size()));
@@ -274,7 +324,15 @@ public final class Collection implements Closeable {
         next = id;
         break;
       }
-      Record r = get(id, withPayload, withVector);
+      Record r = get(id, withPayload || f != null, withVector);
+      if (r != null && f != null) {
+        if (!f.matches(id, r.payload())) {
+          continue;
+        }
+        if (!withPayload) {
+          r = new Record(r.id(), r.score(), r.vector(), null);
+        }
+      }
       if (r != null) {
         page.add(r);
       }
@@ -294,6 +352,7 @@ public final class Collection implements Closeable {
     if (k == 0) {
       return List.of();
     }
+    FilterEvaluator filter = req.filter() == null ? null : new FilterEvaluator(req.filter());
     List<Record> all = new ArrayList<>();
     for (Shard s : shards) {
       all.addAll(
@@ -304,6 +363,7 @@ public final class Collection implements Closeable {
               req.scoreThreshold(),
               req.withPayload(),
               req.withVector(),
+              filter,
               stats));
     }
     Comparator<Record> order = Comparator.comparingDouble(Record::score);

@@ -1,5 +1,7 @@
 package io.flashvec.index;
 
+import io.flashvec.index.filter.Filter;
+
 /**
  * A nearest-neighbour query.
  *
@@ -8,6 +10,7 @@ package io.flashvec.index;
  * @param offset results to skip
  * @param scoreThreshold only results at least this similar ({@code null}: no threshold); for
  *     Euclid, at most this distance
+ * @param filter only points that match ({@code null} or empty: all)
  */
 public record SearchRequest(
     float[] vector,
@@ -16,8 +19,25 @@ public record SearchRequest(
     Float scoreThreshold,
     SearchParams params,
     boolean withPayload,
-    boolean withVector) {
+    boolean withVector,
+    Filter filter) {
+
+  /** A request without a filter. */
+  public SearchRequest(
+      float[] vector,
+      int limit,
+      int offset,
+      Float scoreThreshold,
+      SearchParams params,
+      boolean withPayload,
+      boolean withVector) {
+    this(vector, limit, offset, scoreThreshold, params, withPayload, withVector, null);
+  }
+
   public SearchRequest {
+    if (filter != null && filter.isEmpty()) {
+      filter = null;
+    }
     if (limit < 0) {
       throw new InvalidInputException("limit must not be negative [limit=" + limit + "]");
     }

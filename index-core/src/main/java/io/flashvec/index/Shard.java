@@ -1,7 +1,9 @@
 package io.flashvec.index;
 
+import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.internal.WalCodec;
 import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
@@ -19,6 +21,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
@@ -437,6 +440,49 @@ public final class Shard implements Closeable {
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /**
+   * Deletes the points that match {@code filter} now: under the write lock, so no write
+   * interleaves, the matching ids are collected and logged as one ordinary delete record of those
+   * concrete ids, which replays deterministically whatever the payloads become later. Returns the
+   * WAL sequence number, or 0 when nothing matched (nothing is logged).
+   */
+  public long delete(FilterEvaluator filter) {
+    writeLock.lock();
+    try {
+      List<PointId> ids = matchingIds(filter);
+      return ids.isEmpty() ? 0 : delete(ids);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * {@link #updatePayloads(List, UnaryOperator)} for the points that match {@code filter} now (ids
+   * collected under the write lock).
+   */
+  public long updatePayloads(FilterEvaluator filter, UnaryOperator<byte[]> update) {
+    writeLock.lock();
+    try {
+      return updatePayloads(matchingIds(filter), update);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Ids of the live points that match; deduplicated (an upsert can briefly show two versions). */
+  private List<PointId> matchingIds(FilterEvaluator filter) {
+    Set<PointId> out = new HashSet<>();
+    for (Segment seg : snapshot.segments()) {
+      int n = seg.size();
+      for (int ord = 0; ord < n; ord++) {
+        if (!seg.isDeleted(ord) && filter.matches(seg.idAt(ord), seg.payloadAt(ord))) {
+          out.add(seg.idAt(ord));
+        }
+      }
+    }
+    return new ArrayList<>(out);
   }
 
   /**
@@ -1041,6 +1087,51 @@ public final class Shard implements Closeable {
     return n;
   }
 
+  /** Live points that match {@code filter} ({@code null}: all). */
+  public long count(FilterEvaluator filter) {
+    if (filter == null || filter.matchesAll()) {
+      return count();
+    }
+    long n = 0;
+    for (Segment seg : snapshot.segments()) {
+      n += AcceptedOrdinals.evaluate(seg, filter::matches).count();
+    }
+    return n;
+  }
+
+  /**
+   * {@link #scrollIds(PointId, int)} over the live points that match {@code filter} ({@code null}:
+   * all). The filter is evaluated only for ids that would enter the page.
+   */
+  public List<PointId> scrollIds(PointId from, int limit, FilterEvaluator filter) {
+    if (filter == null || filter.matchesAll()) {
+      return scrollIds(from, limit);
+    }
+    TreeSet<PointId> page = new TreeSet<>();
+    if (limit <= 0) {
+      return List.of();
+    }
+    for (Segment seg : snapshot.segments()) {
+      int n = seg.size();
+      for (int ord = 0; ord < n; ord++) {
+        if (seg.isDeleted(ord)) {
+          continue;
+        }
+        PointId id = seg.idAt(ord);
+        if ((from != null && id.compareTo(from) < 0)
+            || (page.size() >= limit && id.compareTo(page.last()) >= 0)
+            || !filter.matches(id, seg.payloadAt(ord))) {
+          continue;
+        }
+        page.add(id);
+        if (page.size() > limit) {
+          page.pollLast();
+        }
+      }
+    }
+    return new ArrayList<>(page);
+  }
+
   /**
    * Returns, in order, the smallest live ids that are {@code >= from} (all if null), at most {@code
    * limit}.
@@ -1089,13 +1180,32 @@ public final class Shard implements Closeable {
       boolean withPayload,
       boolean withVector,
       SearchStats stats) {
+    return search(query, k, params, threshold, withPayload, withVector, null, stats);
+  }
+
+  /**
+   * {@link #search(float[], int, SearchParams, Float, boolean, boolean, SearchStats)} among the
+   * points that match {@code filter} ({@code null}: all). Each segment's matching ordinals are
+   * evaluated first (their count is the planner's cardinality); see {@link
+   * io.flashvec.index.filter.FilterPlanner}.
+   */
+  public List<Record> search(
+      float[] query,
+      int k,
+      SearchParams params,
+      Float threshold,
+      boolean withPayload,
+      boolean withVector,
+      FilterEvaluator filter,
+      SearchStats stats) {
     if (query.length != dim) {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: " + dim + ", got " + query.length);
     }
     Snapshot snap = acquire();
     try {
-      return search(snap.segments(), query, k, params, threshold, withPayload, withVector, stats);
+      return search(
+          snap.segments(), query, k, params, threshold, withPayload, withVector, filter, stats);
     } finally {
       snap.release();
     }
@@ -1109,10 +1219,14 @@ public final class Shard implements Closeable {
       Float threshold,
       boolean withPayload,
       boolean withVector,
+      FilterEvaluator filter,
       SearchStats stats) {
     TopK top = new TopK(distance, k);
+    boolean filtered = filter != null && !filter.matchesAll();
     for (int i = 0; i < segs.size(); i++) {
-      segs.get(i).search(query, distance, params, top, i, stats);
+      Segment seg = segs.get(i);
+      AcceptedOrdinals accept = filtered ? AcceptedOrdinals.evaluate(seg, filter::matches) : null;
+      seg.search(query, distance, params, accept, top, i, stats);
     }
     int n = top.size();
     float[] scores = new float[n];

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.offset;
 
 import io.flashvec.index.TestVectors.Hit;
+import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.filter.FilterParser;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.TestSeeds;
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * What every shard configuration must do (STYLE rule 38): subclasses vary when segments are sealed
@@ -317,6 +320,75 @@ abstract class ShardContractTest {
       settle(s);
       assertSearchMatchesBruteForce(r, s, d, m, 20);
       assertHolds(s, d, m);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Distance.class)
+  void filtersAgreeWithTheModelAndDeleteByFilterReplaysAsIds(Distance d) throws IOException {
+    Random r = random();
+    Model m = new Model();
+    int mid;
+    FilterEvaluator f;
+    try (Shard s = open(d)) {
+      fill(r, d, s, m, 250, 0.2);
+      s.flush();
+      fill(r, d, s, m, 120, 0.2);
+      settle(s);
+      mid = m.version / 2;
+      // versions up to mid, or no payload at all (20% of the points)
+      f =
+          new FilterEvaluator(
+              FilterParser.parse(
+                  JsonMapper.builder()
+                      .build()
+                      .readTree(
+                          "{\"should\":[{\"key\":\"v\",\"range\":{\"lte\":"
+                              + mid
+                              + "}},{\"is_empty\":{\"key\":\"v\"}}]}"),
+                  "filter"));
+      Model matching = new Model();
+      for (PointId id : m.sortedIds()) {
+        if (f.matches(id, m.payloads.get(id))) {
+          matching.vectors.put(id, m.vectors.get(id));
+          matching.payloads.put(id, m.payloads.get(id));
+        }
+      }
+      assertThat(matching.vectors.size()).as("the filter splits the points").isBetween(1, 369);
+      assertThat(s.count(f)).as("filtered count").isEqualTo(matching.vectors.size());
+      assertThat(s.scrollIds(null, Integer.MAX_VALUE, f))
+          .as("filtered scroll")
+          .isEqualTo(matching.sortedIds());
+      List<PointId> firstPage = s.scrollIds(null, 7, f);
+      assertThat(firstPage)
+          .isEqualTo(matching.sortedIds().subList(0, Math.min(7, matching.vectors.size())));
+      for (int i = 0; i < 10; i++) {
+        float[] q = d.prepare(TestVectors.gaussian(r, DIM));
+        int k = 1 + r.nextInt(20);
+        List<Record> got = s.search(q, k, searchParams(), null, true, true, f, new SearchStats());
+        List<Hit> want = TestVectors.bruteForce(matching.vectors, q, d, k, null);
+        assertThat(got).as("filtered search " + i).hasSize(want.size());
+        for (int j = 0; j < got.size(); j++) {
+          assertThat(matching.vectors).containsKey(got.get(j).id());
+          assertThat(got.get(j).score())
+              .as("filtered search %d at %d", i, j)
+              .isCloseTo(want.get(j).score(), offset(tolerance(want.get(j).score())));
+        }
+      }
+      long seq = s.delete(f);
+      assertThat(seq).isPositive();
+      m.delete(matching.sortedIds());
+      assertThat(s.count(f)).isZero();
+      assertThat(s.delete(f)).as("nothing left to delete logs nothing").isZero();
+      // Points written after the delete may match the filter too: the WAL holds the ids that
+      // matched then, so they must survive a reopen.
+      fill(r, d, s, m, 60, 0);
+      assertHolds(s, d, m);
+    }
+    try (Shard s = open(d)) {
+      settle(s);
+      assertHolds(s, d, m);
+      assertThat(s.count(f)).as("points written after the delete by filter survive").isPositive();
     }
   }
 

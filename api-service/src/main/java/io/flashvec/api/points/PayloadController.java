@@ -9,6 +9,8 @@ import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.TooLargeException;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterParser;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
@@ -25,8 +27,8 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Payload-only updates in Qdrant's shapes: set (merge top-level keys), overwrite, delete keys and
- * clear, for points given by id; the vectors stay as they are. Selecting points by {@code filter}
- * arrives with payload filters and is rejected with 400 until then.
+ * clear, for points given by id ({@code points}) or by a Qdrant {@code filter}; the vectors stay as
+ * they are.
  */
 @RestController
 public class PayloadController {
@@ -118,13 +120,20 @@ public class PayloadController {
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parse(body);
-          Requests.rejectFilter(b);
-          // Qdrant's clear_payload takes {"points": [...]}; the others take "points" beside the
-          // change.
+          // Qdrant's clear_payload takes {"points": [...]} or {"filter": {...}}; the others take
+          // "points" or "filter" beside the change.
           JsonNode pts = b.isArray() ? b : b.get("points");
-          if (pts == null) {
+          boolean hasFilter = b.isObject() && b.has("filter") && !b.get("filter").isNull();
+          if ((pts == null || pts.isNull()) == !hasFilter) {
             throw new InvalidInputException(
-                "Wrong input: payload updates need `points` (a list of ids); filters are not supported yet");
+                "Wrong input: payload updates need either `points` (a list of ids) or `filter`");
+          }
+          if (hasFilter) {
+            Filter filter = FilterParser.parse(b.get("filter"), "filter");
+            UnaryOperator<byte[]> fn = change.apply(b);
+            return Json.ok(
+                PointsController.update(service.updatePayloadsByFilter(name, filter, fn, wait)),
+                t0);
           }
           List<PointId> ids = Requests.ids(pts, "points");
           if (ids.size() > maxBatch) {

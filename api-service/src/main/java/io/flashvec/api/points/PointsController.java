@@ -15,6 +15,8 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.TooLargeException;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterParser;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.http.ResponseEntity;
@@ -68,11 +70,15 @@ public class PointsController {
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parse(body);
-          Requests.rejectFilter(b);
           JsonNode pts = b.get("points");
-          if (pts == null) {
+          boolean hasFilter = b.has("filter") && !b.get("filter").isNull();
+          if ((pts == null || pts.isNull()) == !hasFilter) {
             throw new InvalidInputException(
-                "Wrong input: delete needs `points` (a list of ids) or `filter`");
+                "Wrong input: delete needs either `points` (a list of ids) or `filter`");
+          }
+          if (hasFilter) {
+            Filter filter = FilterParser.parse(b.get("filter"), "filter");
+            return Json.ok(update(service.deleteByFilter(name, filter, wait)), t0);
           }
           List<PointId> ids = Requests.ids(pts, "points");
           checkBatch(ids.size());
@@ -122,9 +128,11 @@ public class PointsController {
     return blocking.call(
         () -> {
           CollectionNames.validate(name);
-          Requests.rejectFilter(Json.parseOptional(body));
+          JsonNode b = Json.parseOptional(body);
+          Requests.bool(b, "exact", true); // always exact: counted from the live bitmaps
+          Filter filter = Requests.filter(b, "");
           ObjectNode r = Json.object();
-          r.put("count", service.count(name));
+          r.put("count", filter == null ? service.count(name) : service.count(name, filter));
           return Json.ok(r, t0);
         });
   }
@@ -137,7 +145,7 @@ public class PointsController {
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parseOptional(body);
-          Requests.rejectFilter(b);
+          Filter filter = Requests.filter(b, "");
           JsonNode off = b.get("offset");
           PointId offset = off == null || off.isNull() ? null : Requests.id(off, "offset");
           int limit = Requests.nonNegativeInt(b, "limit", 10, maxBatch);
@@ -146,7 +154,10 @@ public class PointsController {
           }
           Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
           boolean withVector = Output.withVector(b, "with_vector", false);
-          ScrollPage page = service.scroll(name, offset, limit, sel.any(), withVector);
+          ScrollPage page =
+              filter == null
+                  ? service.scroll(name, offset, limit, sel.any(), withVector)
+                  : service.scroll(name, offset, limit, sel.any(), withVector, filter);
           ObjectNode r = Json.object();
           ArrayNode pts = r.putArray("points");
           for (Record rec : page.points()) {

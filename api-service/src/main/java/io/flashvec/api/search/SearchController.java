@@ -32,8 +32,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * {@code POST …/points/search}, {@code …/search/batch}, {@code …/query} and {@code …/query/batch}.
  * The query accepts a bare vector, {@code {"nearest": vector}}, or a point id (search with that
- * point's vector); hybrid {@code prefetch}/fusion is not supported yet and is rejected rather than
- * ignored.
+ * point's vector); every form takes a Qdrant {@code filter}. Hybrid {@code prefetch}/fusion is not
+ * supported yet and is rejected rather than ignored.
  */
 @RestController
 public class SearchController {
@@ -177,7 +177,6 @@ public class SearchController {
       throw new InvalidInputException(
           "Wrong input: " + prefix + "search request must be an object");
     }
-    Requests.rejectFilter(b);
     if (!b.has("vector")) {
       throw new InvalidInputException("Wrong input: missing field `" + prefix + "vector`");
     }
@@ -201,7 +200,8 @@ public class SearchController {
             Requests.optionalFloat(b, "score_threshold"),
             Requests.params(b),
             sel.any(),
-            withVector);
+            withVector,
+            Requests.filter(b, prefix));
     return new Parsed(req, sel, withVector);
   }
 
@@ -209,7 +209,6 @@ public class SearchController {
     if (!b.isObject()) {
       throw new InvalidInputException("Wrong input: " + prefix + "query request must be an object");
     }
-    Requests.rejectFilter(b);
     JsonNode prefetch = b.get("prefetch");
     if (prefetch != null && !prefetch.isNull() && !(prefetch.isArray() && prefetch.isEmpty())) {
       throw new InvalidInputException(
@@ -229,7 +228,11 @@ public class SearchController {
       int limit = Math.max(1, Requests.nonNegativeInt(b, "limit", 10, maxLimit));
       Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
       boolean withVector = Output.withVector(b, "with_vector", false);
-      ScrollPage page = service.scroll(name, null, limit, sel.any(), withVector);
+      io.flashvec.index.filter.Filter filter = Requests.filter(b, prefix);
+      ScrollPage page =
+          filter == null
+              ? service.scroll(name, null, limit, sel.any(), withVector)
+              : service.scroll(name, null, limit, sel.any(), withVector, filter);
       out.set("points", Output.scoredList(page.points(), sel, withVector));
       return out;
     }

@@ -3,6 +3,8 @@ package io.flashvec.api.web;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterParser;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -208,13 +210,16 @@ public final class Requests {
         bool(p, "exact", false));
   }
 
-  /** Rejects a filter until payload filtering exists, rather than ignoring it silently. */
-  public static void rejectFilter(JsonNode body) {
-    JsonNode f = body.get("filter");
-    if (f != null && !f.isNull() && !(f.isObject() && f.isEmpty())) {
-      throw new InvalidInputException(
-          "Wrong input: payload filters are not supported yet [filter=" + abbreviate(f) + "]");
-    }
+  /**
+   * The body's {@code filter} in Qdrant's language, or {@code null} when absent, {@code null} or
+   * empty (matches everything). Errors name the bad part, e.g. {@code filter.must[1].range: unknown
+   * field 'gtx'}.
+   *
+   * @param prefix the body's own path in messages ({@code ""} or {@code searches[2].})
+   */
+  public static Filter filter(JsonNode body, String prefix) {
+    Filter f = FilterParser.parse(body.get("filter"), prefix + "filter");
+    return f.isEmpty() ? null : f;
   }
 
   /** A short rendering of a value for error messages. */

@@ -241,8 +241,129 @@ class RestApiIT {
     assertThat(bad.error()).contains("payload");
     Http.Response byFilter =
         http.post(
-            "/collections/pay/points/payload", "{\"payload\":{\"a\":1},\"filter\":{\"must\":[]}}");
-    assertThat(byFilter.status()).isEqualTo(400);
+            "/collections/pay/points/payload?wait=true",
+            "{\"payload\":{\"a\":7},\"filter\":{\"must\":[{\"has_id\":[2]}]}}");
+    assertThat(byFilter.status()).as(byFilter.raw()).isEqualTo(200);
+    assertThat(http.get("/collections/pay/points/2").result().get("payload").toString())
+        .isEqualTo("{\"a\":7}");
+    assertThat(http.get("/collections/pay/points/1").result().get("payload").toString())
+        .isEqualTo("{}");
+    Http.Response both =
+        http.post(
+            "/collections/pay/points/payload",
+            "{\"payload\":{\"a\":1},\"points\":[1],\"filter\":{}}");
+    assertThat(both.status()).isEqualTo(400);
+    assertThat(both.error()).contains("either `points`");
+  }
+
+  @Test
+  void filtersInSearchQueryScrollCountAndDeleteSurviveARestart() {
+    create("flt", 2, "Dot");
+    StringBuilder pts = new StringBuilder("{\"points\":[");
+    String[] cities = {"Berlin", "London", "Paris"};
+    for (int i = 1; i <= 30; i++) {
+      pts.append(i == 1 ? "" : ",")
+          .append("{\"id\":")
+          .append(i)
+          .append(",\"vector\":[1,")
+          .append(i)
+          .append("],\"payload\":{\"city\":\"")
+          .append(cities[i % 3])
+          .append("\",\"n\":")
+          .append(i)
+          .append(",\"meta\":{\"tags\":[\"t")
+          .append(i % 5)
+          .append("\"]},\"at\":\"2024-05-")
+          .append(String.format("%02d", i))
+          .append("T12:00:00Z\"}}");
+    }
+    assertThat(http.put("/collections/flt/points?wait=true", pts.append("]}").toString()).status())
+        .isEqualTo(200);
+    String berlin = "{\"must\":[{\"key\":\"city\",\"match\":{\"value\":\"Berlin\"}}]}";
+
+    Http.Response search =
+        http.post(
+            "/collections/flt/points/search",
+            "{\"vector\":[0,1],\"limit\":3,\"with_payload\":true,\"filter\":" + berlin + "}");
+    assertThat(search.status()).as(search.raw()).isEqualTo(200);
+    List<Long> ids = new ArrayList<>();
+    search.result().forEach(h -> ids.add(h.get("id").asLong()));
+    assertThat(ids).containsExactly(30L, 27L, 24L); // i % 3 == 0 is Berlin; largest dot first
+
+    Http.Response query =
+        http.post(
+            "/collections/flt/points/query",
+            "{\"query\":[0,1],\"limit\":2,\"filter\":{\"must\":[{\"key\":\"meta.tags\","
+                + "\"match\":{\"any\":[\"t1\"]}},{\"key\":\"n\",\"range\":{\"lt\":20}}]}}");
+    assertThat(query.status()).as(query.raw()).isEqualTo(200);
+    assertThat(query.result().get("points").get(0).get("id").asLong()).isEqualTo(16);
+    assertThat(query.result().get("points").get(1).get("id").asLong()).isEqualTo(11);
+
+    Http.Response batch =
+        http.post(
+            "/collections/flt/points/search/batch",
+            "{\"searches\":[{\"vector\":[0,1],\"limit\":1,\"filter\":"
+                + berlin
+                + "},{\"vector\":[0,1],\"limit\":1,\"filter\":{\"must_not\":[{\"key\":\"n\","
+                + "\"range\":{\"gte\":10}}]}}]}");
+    assertThat(batch.result().get(0).get(0).get("id").asLong()).isEqualTo(30);
+    assertThat(batch.result().get(1).get(0).get("id").asLong()).isEqualTo(9);
+
+    Http.Response scroll =
+        http.post(
+            "/collections/flt/points/scroll",
+            "{\"limit\":4,\"filter\":{\"must\":[{\"key\":\"at\",\"range\":"
+                + "{\"gte\":\"2024-05-10T00:00:00Z\",\"lt\":\"2024-05-20\"}}]}}");
+    assertThat(scroll.status()).as(scroll.raw()).isEqualTo(200);
+    List<Long> page = new ArrayList<>();
+    scroll.result().get("points").forEach(p -> page.add(p.get("id").asLong()));
+    assertThat(page).containsExactly(10L, 11L, 12L, 13L);
+    assertThat(scroll.result().get("next_page_offset").asLong()).isEqualTo(14);
+
+    assertThat(
+            http.post("/collections/flt/points/count", "{\"exact\":true,\"filter\":" + berlin + "}")
+                .result()
+                .get("count")
+                .asLong())
+        .isEqualTo(10);
+
+    Http.Response bad =
+        http.post(
+            "/collections/flt/points/search",
+            "{\"vector\":[0,1],\"limit\":3,\"filter\":{\"must\":[{\"key\":\"n\",\"range\":{\"gtx\":1}}]}}");
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.error()).isEqualTo("Wrong input: filter.must[0].range: unknown field 'gtx'");
+    Http.Response badBatch =
+        http.post(
+            "/collections/flt/points/query/batch",
+            "{\"searches\":[{\"query\":[0,1]},{\"query\":[0,1],\"filter\":{\"should\":[{\"has_id\":[-1]}]}}]}");
+    assertThat(badBatch.status()).isEqualTo(400);
+    assertThat(badBatch.error()).startsWith("Wrong input: searches[1].filter.should[0].has_id[0]:");
+    assertThat(http.post("/collections/flt/points/delete", "{\"filter\":{\"must\":1}}").status())
+        .isEqualTo(400);
+    assertThat(http.post("/collections/flt/points/count", "{}").result().get("count").asLong())
+        .as("rejected requests deleted nothing")
+        .isEqualTo(30);
+
+    Http.Response del =
+        http.post("/collections/flt/points/delete?wait=true", "{\"filter\":" + berlin + "}");
+    assertThat(del.status()).as(del.raw()).isEqualTo(200);
+    assertThat(del.result().get("status").asString()).isEqualTo("completed");
+    // New Berlin points written after the delete must not be deleted by the WAL replay.
+    http.put(
+        "/collections/flt/points?wait=true",
+        "{\"points\":[{\"id\":100,\"vector\":[1,1],\"payload\":{\"city\":\"Berlin\"}}]}");
+    server.restart();
+    assertThat(http.post("/collections/flt/points/count", "{}").result().get("count").asLong())
+        .isEqualTo(21);
+    assertThat(
+            http.post("/collections/flt/points/count", "{\"filter\":" + berlin + "}")
+                .result()
+                .get("count")
+                .asLong())
+        .isEqualTo(1);
+    assertThat(http.get("/collections/flt/points/30").status()).isEqualTo(404);
+    assertThat(http.get("/collections/flt/points/100").status()).isEqualTo(200);
   }
 
   @Test

@@ -16,6 +16,12 @@ import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.Collection;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.filter.Condition;
+import io.flashvec.index.filter.FieldPath;
+import io.flashvec.index.filter.Filter;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.mockito.ArgumentCaptor;
@@ -95,6 +101,95 @@ class PointsControllerTests {
           .value(String.class, e -> org.assertj.core.api.Assertions.assertThat(e).contains(c[1]));
     }
     verify(service, never()).upsert(any(), anyList(), anyBoolean());
+  }
+
+  @Test
+  void deleteCountAndScrollPassTheParsedFilter() {
+    when(service.deleteByFilter(eq("c"), any(Filter.class), eq(true)))
+        .thenReturn(new Collection.UpdateResult(3, true));
+    when(service.count(eq("c"), any(Filter.class))).thenReturn(5L);
+    when(service.scroll(eq("c"), any(), eq(2), anyBoolean(), anyBoolean(), any(Filter.class)))
+        .thenReturn(new ScrollPage(List.of(new Record(PointId.of(4), 0f, null, null)), null));
+    String f = "{\"must\":[{\"key\":\"city\",\"match\":{\"value\":\"Berlin\"}}]}";
+    Filter expected = Filter.must(new Condition.MatchValue(FieldPath.parse("city", "k"), "Berlin"));
+    client
+        .post()
+        .uri("/collections/c/points/delete?wait=true")
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue("{\"filter\":" + f + "}")
+        .exchange()
+        .expectStatus()
+        .isOk()
+        .expectBody()
+        .jsonPath("$.result.operation_id")
+        .isEqualTo(3);
+    verify(service).deleteByFilter("c", expected, true);
+    client
+        .post()
+        .uri("/collections/c/points/count")
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue("{\"exact\":false,\"filter\":" + f + "}")
+        .exchange()
+        .expectStatus()
+        .isOk()
+        .expectBody()
+        .jsonPath("$.result.count")
+        .isEqualTo(5);
+    verify(service).count("c", expected);
+    client
+        .post()
+        .uri("/collections/c/points/scroll")
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue("{\"limit\":2,\"filter\":" + f + "}")
+        .exchange()
+        .expectStatus()
+        .isOk()
+        .expectBody()
+        .jsonPath("$.result.points[0].id")
+        .isEqualTo(4);
+  }
+
+  @Test
+  void badFiltersAreRejectedNamingThePart() {
+    String[][] cases = {
+      {
+        "/collections/c/points/delete",
+        "{\"filter\":{\"must\":[{\"key\":\"a\",\"match\":{\"value\":1}},"
+            + "{\"key\":\"a\",\"range\":{\"gtx\":1}}]}}",
+        "Wrong input: filter.must[1].range: unknown field 'gtx'"
+      },
+      {
+        "/collections/c/points/delete",
+        "{\"points\":[1],\"filter\":{}}",
+        "Wrong input: delete needs either `points` (a list of ids) or `filter`"
+      },
+      {
+        "/collections/c/points/count",
+        "{\"filter\":{\"must\":[{\"key\":\"\",\"match\":{\"value\":1}}]}}",
+        "Wrong input: filter.must[0].key: key must not be empty"
+      },
+      {
+        "/collections/c/points/scroll",
+        "{\"filter\":{\"should\":[{\"is_empty\":{\"field\":\"a\"}}]}}",
+        "Wrong input: filter.should[0].is_empty: expected {\"key\": ...}"
+            + " [filter.should[0].is_empty={\"field\":\"a\"}]"
+      },
+    };
+    for (String[] c : cases) {
+      client
+          .post()
+          .uri(c[0])
+          .contentType(MediaType.APPLICATION_JSON)
+          .bodyValue(c[1])
+          .exchange()
+          .expectStatus()
+          .isBadRequest()
+          .expectBody()
+          .jsonPath("$.status.error")
+          .isEqualTo(c[2]);
+    }
+    verify(service, never()).deleteByFilter(any(), any(), anyBoolean());
+    verify(service, never()).delete(any(), anyList(), anyBoolean());
   }
 
   @Test

@@ -279,6 +279,29 @@ public final class BeamSearcher {
     }
   }
 
+  /**
+   * Scans the ordinals produced by {@code next} ({@code next(from)}: the first candidate at or
+   * after {@code from}, or -1) that {@code live} accepts, exactly.
+   */
+  public void scan(
+      float[] q,
+      int k,
+      java.util.function.IntUnaryOperator next,
+      IntPredicate live,
+      SearchStats stats) {
+    startResults(k);
+    if (k == 0) {
+      return;
+    }
+    int n = g.count();
+    for (int ord = next.applyAsInt(0); ord >= 0 && ord < n; ord = next.applyAsInt(ord + 1)) {
+      if (live == null || live.test(ord)) {
+        offerResult(ord, exact(q, g.recordOffset(ord)));
+        stats.distanceComputations++;
+      }
+    }
+  }
+
   /** Scans every accepted node exactly (the {@code exact} search parameter). */
   public void scan(float[] q, int k, IntPredicate accept, SearchStats stats) {
     startResults(k);

@@ -8,6 +8,8 @@ import io.flashvec.index.SearchStats;
 import io.flashvec.index.disk.BeamSearcher;
 import io.flashvec.index.disk.GraphFile;
 import io.flashvec.index.disk.PqCodes;
+import io.flashvec.index.filter.FilterPlanner;
+import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
@@ -579,24 +581,64 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public void search(
-      float[] query, Distance d, SearchParams params, TopK out, int slot, SearchStats stats) {
+      float[] query,
+      Distance d,
+      SearchParams params,
+      AcceptedOrdinals accept,
+      TopK out,
+      int slot,
+      SearchStats stats) {
+    search(query, params, accept, out, slot, stats, null);
+  }
+
+  /** How a filtered search runs; {@code null} lets {@link FilterPlanner} decide. Tests force it. */
+  enum Plan {
+    EXACT,
+    GRAPH
+  }
+
+  void search(
+      float[] query,
+      SearchParams params,
+      AcceptedOrdinals accept,
+      TopK out,
+      int slot,
+      SearchStats stats,
+      Plan plan) {
     int k = out.capacity();
-    if (k == 0 || live.get() == 0) {
+    if (k == 0 || live.get() == 0 || (accept != null && accept.count() == 0)) {
       return;
     }
     stats.segments++;
     long pages0 = stats.pagesRead;
     long faults0 = ThreadIo.majorFaults();
-    IntPredicate accept = live.get() == count ? null : liveOrds;
+    int searchList =
+        Math.max(
+            Math.max(k, params.rerankK()),
+            params.searchList() > 0 ? params.searchList() : defaultSearchList);
+    boolean exact =
+        plan != null
+            ? plan == Plan.EXACT
+            : params.exact()
+                || (accept != null && FilterPlanner.exact(accept.count(), count, searchList));
     BeamSearcher s = borrow();
     try {
-      if (params.exact()) {
-        s.scan(query, k, accept, stats);
+      if (exact) {
+        // Exact: every live point, or only the accepted ones (the planner's choice for selective
+        // filters), in increasing ordinal order so the records are read front to back.
+        if (accept == null) {
+          s.scan(query, k, live.get() == count ? null : liveOrds, stats);
+        } else {
+          s.scan(query, k, accept::next, liveOrds, stats);
+        }
       } else {
-        int searchList =
-            Math.max(
-                Math.max(k, params.rerankK()),
-                params.searchList() > 0 ? params.searchList() : defaultSearchList);
+        IntPredicate ok;
+        if (accept != null) {
+          searchList = FilterPlanner.searchList(searchList, accept.count(), count);
+          ok = ord -> accept.get(ord) && liveOrds.test(ord);
+        } else {
+          ok = live.get() == count ? null : liveOrds;
+        }
         Prefetch mode = prefetchMode;
         boolean prefetch =
             !inMemory && (mode == Prefetch.ON || (mode == Prefetch.AUTO && coldCredit > 0));
@@ -604,7 +646,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
             params.beamWidth() > 0
                 ? params.beamWidth()
                 : defaultBeamWidth > 0 ? defaultBeamWidth : prefetch ? COLD_BEAM_WIDTH : 1;
-        s.search(query, k, searchList, beamWidth, prefetch, accept, stats);
+        s.search(query, k, searchList, beamWidth, prefetch, ok, stats);
       }
       for (int i = 0; i < s.resultCount(); i++) {
         out.offer(toScore(distance, s.resultDistance(i)), slot, s.resultOrdinal(i));

@@ -170,10 +170,11 @@ public final class GrowingSegment implements Segment {
       float[] query,
       Distance distance,
       SearchParams params,
+      AcceptedOrdinals accept,
       TopK out,
       int slot,
       SearchStats stats) {
-    int n = size;
+    int n = accept == null ? size : Math.min(size, accept.size());
     stats.segments++;
     Chunk[] cs = chunks;
     long scored = 0;
@@ -182,7 +183,8 @@ public final class GrowingSegment implements Segment {
       int end = Math.min(CHUNK, n - base);
       float[] vectors = c.vectors;
       for (int i = 0; i < end; i++) {
-        if ((c.deleted.get(i >>> 6) & (1L << i)) != 0) {
+        if ((c.deleted.get(i >>> 6) & (1L << i)) != 0
+            || (accept != null && !accept.get(base + i))) {
           continue;
         }
         out.offer(distance.score(query, vectors, i * dim), slot, base + i);

@@ -54,8 +54,29 @@ public interface Segment {
    * Offers the best live points for a prepared query to {@code out} (every live point for an exact
    * segment) and adds what it cost to {@code stats}.
    */
+  default void search(
+      float[] query,
+      Distance distance,
+      SearchParams params,
+      TopK out,
+      int slot,
+      SearchStats stats) {
+    search(query, distance, params, null, out, slot, stats);
+  }
+
+  /**
+   * Offers the best live points among {@code accept} ({@code null}: all points) to {@code out}. A
+   * graph segment decides with {@link io.flashvec.index.filter.FilterPlanner} whether to score the
+   * accepted points exactly or to search its graph with them as the accept filter.
+   */
   void search(
-      float[] query, Distance distance, SearchParams params, TopK out, int slot, SearchStats stats);
+      float[] query,
+      Distance distance,
+      SearchParams params,
+      AcceptedOrdinals accept,
+      TopK out,
+      int slot,
+      SearchStats stats);
 
   /**
    * {@link #search(float[], Distance, SearchParams, TopK, int, SearchStats)} without statistics.

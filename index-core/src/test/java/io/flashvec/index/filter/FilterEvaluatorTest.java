@@ -1,0 +1,496 @@
+package io.flashvec.index.filter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.index.PointId;
+import io.flashvec.storage.testing.TestSeeds;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Filter semantics against a small independent evaluator that interprets the filter JSON directly
+ * over payloads decoded into plain maps and lists, on seeded random payloads (nested objects,
+ * arrays, missing keys, nulls, numbers, strings, bools, datetimes) and random filters.
+ */
+@ExtendWith(TestSeeds.Reporter.class)
+class FilterEvaluatorTest {
+
+  private static final JsonMapper M = JsonMapper.builder().build();
+  private static final String[] WORDS = {"red", "green", "blue", "Berlin", "London"};
+  private static final String[] KEYS = {
+    "color",
+    "n",
+    "f",
+    "ok",
+    "tags",
+    "ts",
+    "obj.x",
+    "obj.y",
+    "arr[].x",
+    "arr.y",
+    "nums",
+    "obj.deep.z"
+  };
+
+  // ------------------------------------------------------------------------------------------
+  // Random payloads
+
+  private static Object scalar(Random r) {
+    return switch (r.nextInt(7)) {
+      case 0 -> WORDS[r.nextInt(WORDS.length)];
+      case 1 -> (long) r.nextInt(10) - 3;
+      case 2 -> r.nextInt(20) / 4.0 - 1;
+      case 3 -> r.nextBoolean();
+      case 4 -> null;
+      case 5 -> String.format("2024-01-%02dT%02d:00:00Z", 1 + r.nextInt(9), r.nextInt(24));
+      default -> "the " + WORDS[r.nextInt(WORDS.length)] + " city";
+    };
+  }
+
+  private static Object valueOrArray(Random r) {
+    if (r.nextInt(4) == 0) {
+      List<Object> l = new ArrayList<>();
+      int n = r.nextInt(4);
+      for (int i = 0; i < n; i++) {
+        l.add(scalar(r));
+      }
+      return l;
+    }
+    return scalar(r);
+  }
+
+  private static Map<String, Object> object(Random r, int depth) {
+    Map<String, Object> o = new LinkedHashMap<>();
+    for (String k : new String[] {"x", "y"}) {
+      if (r.nextInt(4) != 0) {
+        o.put(k, valueOrArray(r));
+      }
+    }
+    if (depth > 0 && r.nextBoolean()) {
+      Map<String, Object> deep = new LinkedHashMap<>();
+      if (r.nextBoolean()) {
+        deep.put("z", valueOrArray(r));
+      }
+      o.put("deep", deep);
+    }
+    return o;
+  }
+
+  static Map<String, Object> payload(Random r) {
+    Map<String, Object> p = new LinkedHashMap<>();
+    for (String k : new String[] {"color", "n", "f", "ok", "tags", "ts", "nums"}) {
+      if (r.nextInt(5) != 0) {
+        p.put(k, valueOrArray(r));
+      }
+    }
+    if (r.nextInt(4) != 0) {
+      p.put("obj", r.nextInt(6) == 0 ? null : object(r, 1));
+    }
+    if (r.nextInt(3) != 0) {
+      List<Object> arr = new ArrayList<>();
+      int n = r.nextInt(4);
+      for (int i = 0; i < n; i++) {
+        arr.add(object(r, 0));
+      }
+      p.put("arr", arr);
+    }
+    p.put("big", "x".repeat(r.nextInt(50))); // never referenced: skipped by the streaming parse
+    return p;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Random filters, as the JSON a client sends
+
+  private static Map<String, Object> fieldCondition(Random r) {
+    String key = KEYS[r.nextInt(KEYS.length)];
+    Map<String, Object> c = new LinkedHashMap<>();
+    switch (r.nextInt(9)) {
+      case 0, 1 -> {
+        c.put("key", key);
+        Object v = r.nextInt(3) == 0 ? (Object) r.nextBoolean() : scalar(r);
+        if (v == null || v instanceof Double) {
+          v = (long) r.nextInt(5);
+        }
+        c.put("match", Map.of("value", v));
+      }
+      case 2 -> {
+        c.put("key", key);
+        c.put("match", Map.of("any", List.of(WORDS[r.nextInt(5)], WORDS[r.nextInt(5)], 1L)));
+      }
+      case 3 -> {
+        c.put("key", key);
+        c.put("match", Map.of("except", List.of(WORDS[r.nextInt(5)], (long) r.nextInt(4))));
+      }
+      case 4 -> {
+        c.put("key", key);
+        c.put("match", Map.of("text", WORDS[r.nextInt(5)].substring(0, 3)));
+      }
+      case 5 -> {
+        c.put("key", key);
+        Map<String, Object> range = new LinkedHashMap<>();
+        String[] ops = {"gt", "gte", "lt", "lte"};
+        range.put(ops[r.nextInt(2)], r.nextInt(8) - 3);
+        if (r.nextBoolean()) {
+          range.put(ops[2 + r.nextInt(2)], r.nextInt(8) / 2.0);
+        }
+        c.put("range", range);
+      }
+      case 6 -> {
+        c.put("key", key);
+        Map<String, Object> range = new LinkedHashMap<>();
+        range.put(r.nextBoolean() ? "gte" : "gt", "2024-01-0" + (1 + r.nextInt(5)) + "T06:00:00Z");
+        if (r.nextBoolean()) {
+          range.put(
+              r.nextBoolean() ? "lte" : "lt", "2024-01-0" + (5 + r.nextInt(5)) + "T00:00:00Z");
+        }
+        c.put("range", range);
+      }
+      case 7 -> c.put("is_empty", Map.of("key", key));
+      default -> c.put("is_null", Map.of("key", key));
+    }
+    return c;
+  }
+
+  private static Map<String, Object> condition(Random r, int depth) {
+    int kind = r.nextInt(12);
+    if (kind == 0 && depth > 0) {
+      return filter(r, depth - 1);
+    }
+    if (kind == 1) {
+      return Map.of("has_id", List.of((long) r.nextInt(40), (long) r.nextInt(40)));
+    }
+    if (kind == 2 && depth > 0) {
+      Map<String, Object> inner = new LinkedHashMap<>();
+      inner.put("must", List.of(nestedField(r)));
+      if (r.nextBoolean()) {
+        inner.put("must_not", List.of(nestedField(r)));
+      }
+      return Map.of("nested", Map.of("key", "arr", "filter", inner));
+    }
+    return fieldCondition(r);
+  }
+
+  private static Map<String, Object> nestedField(Random r) {
+    Map<String, Object> c = new LinkedHashMap<>(fieldCondition(r));
+    String k = r.nextBoolean() ? "x" : "y";
+    if (c.containsKey("key")) {
+      c.put("key", k);
+    } else if (c.containsKey("is_empty")) {
+      c.put("is_empty", Map.of("key", k));
+    } else {
+      c.put("is_null", Map.of("key", k));
+    }
+    return c;
+  }
+
+  static Map<String, Object> filter(Random r, int depth) {
+    Map<String, Object> f = new LinkedHashMap<>();
+    for (String clause : new String[] {"must", "should", "must_not"}) {
+      if (r.nextInt(3) == 0) {
+        List<Object> cs = new ArrayList<>();
+        int n = r.nextInt(3);
+        for (int i = 0; i < n; i++) {
+          cs.add(condition(r, depth));
+        }
+        f.put(clause, cs);
+      }
+    }
+    if (r.nextInt(6) == 0) {
+      List<Object> cs = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        cs.add(condition(r, depth));
+      }
+      f.put("min_should", Map.of("conditions", cs, "min_count", r.nextInt(4)));
+    }
+    return f;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The reference: interprets the JSON filter over plain maps and lists.
+
+  @SuppressWarnings("unchecked")
+  static boolean ref(Map<String, Object> f, long id, Object payload) {
+    for (Object c : (List<Object>) f.getOrDefault("must", List.of())) {
+      if (!refCond((Map<String, Object>) c, id, payload)) {
+        return false;
+      }
+    }
+    List<Object> should = (List<Object>) f.getOrDefault("should", List.of());
+    if (!should.isEmpty()
+        && should.stream().noneMatch(c -> refCond((Map<String, Object>) c, id, payload))) {
+      return false;
+    }
+    for (Object c : (List<Object>) f.getOrDefault("must_not", List.of())) {
+      if (refCond((Map<String, Object>) c, id, payload)) {
+        return false;
+      }
+    }
+    Map<String, Object> ms = (Map<String, Object>) f.get("min_should");
+    if (ms != null) {
+      long hits =
+          ((List<Object>) ms.get("conditions"))
+              .stream().filter(c -> refCond((Map<String, Object>) c, id, payload)).count();
+      return hits >= ((Number) ms.get("min_count")).longValue();
+    }
+    return true;
+  }
+
+  @SuppressWarnings("unchecked")
+  static boolean refCond(Map<String, Object> c, long id, Object payload) {
+    if (c.containsKey("has_id")) {
+      return ((List<Object>) c.get("has_id")).contains(id);
+    }
+    if (c.containsKey("is_empty")) {
+      String key = (String) ((Map<String, Object>) c.get("is_empty")).get("key");
+      return leaves(payload, key).stream().allMatch(Objects::isNull);
+    }
+    if (c.containsKey("is_null")) {
+      String key = (String) ((Map<String, Object>) c.get("is_null")).get("key");
+      List<Object> raw = new ArrayList<>();
+      walk(payload, key.split("\\."), 0, raw);
+      return raw.contains(null);
+    }
+    if (c.containsKey("nested")) {
+      Map<String, Object> n = (Map<String, Object>) c.get("nested");
+      for (Object o : leaves(payload, (String) n.get("key"))) {
+        if (o instanceof Map && ref((Map<String, Object>) n.get("filter"), id, o)) {
+          return true;
+        }
+      }
+      return false;
+    }
+    if (!c.containsKey("key")) {
+      return ref(c, id, payload);
+    }
+    List<Object> vals = leaves(payload, (String) c.get("key"));
+    if (c.containsKey("match")) {
+      Map<String, Object> m = (Map<String, Object>) c.get("match");
+      if (m.containsKey("value")) {
+        return vals.stream().anyMatch(v -> same(v, m.get("value")));
+      }
+      if (m.containsKey("any")) {
+        List<Object> any = (List<Object>) m.get("any");
+        return vals.stream().anyMatch(v -> any.stream().anyMatch(a -> same(v, a)));
+      }
+      if (m.containsKey("except")) {
+        List<Object> ex = (List<Object>) m.get("except");
+        List<Object> nonNull = vals.stream().filter(Objects::nonNull).toList();
+        return nonNull.isEmpty()
+            || nonNull.stream().anyMatch(v -> ex.stream().noneMatch(a -> same(v, a)));
+      }
+      String t = (String) m.get("text");
+      return vals.stream().anyMatch(v -> v instanceof String s && s.contains(t));
+    }
+    Map<String, Object> range = (Map<String, Object>) c.get("range");
+    boolean dt = range.values().stream().anyMatch(v -> v instanceof String);
+    for (Object v : vals) {
+      if (dt) {
+        if (v instanceof String s && s.length() == 20 && s.startsWith("2024-")) {
+          Instant t = Instant.parse(s);
+          if (range.entrySet().stream()
+              .allMatch(e -> cmp(t.compareTo(Instant.parse((String) e.getValue())), e.getKey()))) {
+            return true;
+          }
+        }
+      } else if (v instanceof Number num) {
+        double d = num.doubleValue();
+        if (range.entrySet().stream()
+            .allMatch(
+                e -> cmp(Double.compare(d, ((Number) e.getValue()).doubleValue()), e.getKey()))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static boolean cmp(int c, String op) {
+    return switch (op) {
+      case "gt" -> c > 0;
+      case "gte" -> c >= 0;
+      case "lt" -> c < 0;
+      default -> c <= 0;
+    };
+  }
+
+  private static boolean same(Object payloadValue, Object operand) {
+    if (payloadValue instanceof String || payloadValue instanceof Boolean) {
+      return payloadValue.equals(operand);
+    }
+    if ((payloadValue instanceof Integer || payloadValue instanceof Long)
+        && operand instanceof Number o) {
+      return ((Number) payloadValue).longValue() == o.longValue();
+    }
+    return false;
+  }
+
+  /** Values at a dotted key, arrays along the way and at the end flattened. */
+  static List<Object> leaves(Object payload, String key) {
+    List<Object> raw = new ArrayList<>();
+    walk(payload, key.split("\\."), 0, raw);
+    List<Object> out = new ArrayList<>();
+    for (Object o : raw) {
+      if (o instanceof List<?> l) {
+        out.addAll(l);
+      } else {
+        out.add(o);
+      }
+    }
+    return out;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void walk(Object node, String[] parts, int i, List<Object> out) {
+    if (i == parts.length) {
+      out.add(node);
+      return;
+    }
+    if (node instanceof List<?> l) {
+      for (Object o : l) {
+        walk(o, parts, i, out);
+      }
+      return;
+    }
+    if (!(node instanceof Map)) {
+      return;
+    }
+    Map<String, Object> m = (Map<String, Object>) node;
+    boolean all = parts[i].endsWith("[]");
+    String name = all ? parts[i].substring(0, parts[i].length() - 2) : parts[i];
+    if (!m.containsKey(name)) {
+      return;
+    }
+    Object child = m.get(name);
+    if (all) {
+      if (child instanceof List<?> l) {
+        for (Object o : l) {
+          walk(o, parts, i + 1, out);
+        }
+      }
+      return;
+    }
+    walk(child, parts, i + 1, out);
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  @Test
+  void randomFiltersAgreeWithTheReferenceEvaluator() {
+    Random r = TestSeeds.random("filter-semantics");
+    int nPayloads = 300;
+    List<byte[]> bytes = new ArrayList<>();
+    List<Object> decoded = new ArrayList<>();
+    for (int i = 0; i < nPayloads; i++) {
+      Map<String, Object> p = payload(r);
+      byte[] b = M.writeValueAsBytes(p);
+      bytes.add(b);
+      decoded.add(M.readValue(b, Map.class));
+    }
+    int filters = 400;
+    long matchedTotal = 0;
+    for (int f = 0; f < filters; f++) {
+      Map<String, Object> fj = filter(r, 2);
+      JsonNode node = M.valueToTree(fj);
+      FilterEvaluator ev = new FilterEvaluator(FilterParser.parse(node, "filter"));
+      for (int i = 0; i < nPayloads; i++) {
+        boolean expected = ref(fj, i, decoded.get(i));
+        boolean actual = ev.matches(PointId.of(i), bytes.get(i));
+        if (expected != actual) {
+          throw new AssertionError(
+              "filter "
+                  + node
+                  + " on payload "
+                  + new String(bytes.get(i), StandardCharsets.UTF_8)
+                  + " [id="
+                  + i
+                  + ", expected="
+                  + expected
+                  + "]");
+        }
+        matchedTotal += actual ? 1 : 0;
+      }
+    }
+    // The generator must produce both outcomes often, or the comparison proves little.
+    assertThat(matchedTotal).isBetween(filters * nPayloads / 20L, filters * nPayloads * 19L / 20);
+  }
+
+  private static boolean eval(String filter, String payload) {
+    return eval(filter, payload, 1);
+  }
+
+  private static boolean eval(String filter, String payload, long id) {
+    return new FilterEvaluator(FilterParser.parse(M.readTree(filter), "filter"))
+        .matches(PointId.of(id), payload == null ? null : payload.getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void documentedExamples() {
+    String london = "{\"must\":[{\"key\":\"city\",\"match\":{\"value\":\"London\"}}]}";
+    assertThat(eval(london, "{\"city\":\"London\"}")).isTrue();
+    assertThat(eval(london, "{\"city\":[\"Berlin\",\"London\"]}")).isTrue();
+    assertThat(eval(london, "{\"city\":\"Berlin\"}")).isFalse();
+    assertThat(eval(london, null)).isFalse();
+    assertThat(eval("{}", null)).isTrue();
+    assertThat(eval("{\"must_not\":[{\"key\":\"city\",\"match\":{\"value\":\"London\"}}]}", null))
+        .isTrue();
+    assertThat(eval("{\"should\":[]}", "{}")).isTrue();
+    // integers and strings do not mix; floats are not integers
+    assertThat(eval("{\"must\":{\"key\":\"n\",\"match\":{\"value\":1}}}", "{\"n\":\"1\"}"))
+        .isFalse();
+    assertThat(eval("{\"must\":{\"key\":\"n\",\"match\":{\"value\":1}}}", "{\"n\":1.0}")).isFalse();
+    assertThat(eval("{\"must\":{\"key\":\"n\",\"match\":{\"value\":1}}}", "{\"n\":1}")).isTrue();
+    // nested keys, arrays of objects with and without []
+    String deep = "{\"must\":[{\"key\":\"a.b[].c\",\"match\":{\"value\":true}}]}";
+    assertThat(eval(deep, "{\"a\":{\"b\":[{\"c\":false},{\"c\":true}]}}")).isTrue();
+    assertThat(eval(deep.replace("b[]", "b"), "{\"a\":{\"b\":[{\"c\":true}]}}")).isTrue();
+    assertThat(eval(deep.replace("b[]", "b[1]"), "{\"a\":{\"b\":[{\"c\":true},{\"c\":0}]}}"))
+        .isFalse();
+    // is_empty / is_null
+    String empty = "{\"must\":[{\"is_empty\":{\"key\":\"r\"}}]}";
+    assertThat(eval(empty, "{}")).isTrue();
+    assertThat(eval(empty, "{\"r\":null}")).isTrue();
+    assertThat(eval(empty, "{\"r\":[]}")).isTrue();
+    assertThat(eval(empty, "{\"r\":[1]}")).isFalse();
+    String isNull = "{\"must\":[{\"is_null\":{\"key\":\"r\"}}]}";
+    assertThat(eval(isNull, "{\"r\":null}")).isTrue();
+    assertThat(eval(isNull, "{}")).isFalse();
+    assertThat(eval(isNull, "{\"r\":[]}")).isFalse();
+    // datetimes in several accepted spellings
+    String dt =
+        "{\"must\":[{\"key\":\"t\",\"range\":{\"gte\":\"2024-05-01T00:00:00Z\",\"lt\":\"2024-05-02\"}}]}";
+    assertThat(eval(dt, "{\"t\":\"2024-05-01T10:00:00+02:00\"}")).isTrue();
+    assertThat(eval(dt, "{\"t\":\"2024-05-01 23:59:59\"}")).isTrue();
+    assertThat(eval(dt, "{\"t\":\"2024-05-02T00:00:00.000Z\"}")).isFalse();
+    assertThat(eval(dt, "{\"t\":\"2024-04-30T23:00:00-02:00\"}")).isTrue();
+    assertThat(eval(dt, "{\"t\":\"yesterday\"}")).isFalse();
+    // has_id with UUIDs; nested filter over array elements
+    assertThat(
+            eval("{\"must\":[{\"has_id\":[1,\"550e8400-e29b-41d4-a716-446655440000\"]}]}", null, 1))
+        .isTrue();
+    String nested =
+        "{\"must\":[{\"nested\":{\"key\":\"d\",\"filter\":{\"must\":["
+            + "{\"key\":\"k\",\"match\":{\"value\":\"a\"}},{\"key\":\"v\",\"range\":{\"gt\":1}}]}}}]}";
+    assertThat(eval(nested, "{\"d\":[{\"k\":\"a\",\"v\":0},{\"k\":\"b\",\"v\":5}]}")).isFalse();
+    assertThat(eval(nested, "{\"d\":[{\"k\":\"a\",\"v\":2}]}")).isTrue();
+    // min_should
+    String ms =
+        "{\"min_should\":{\"min_count\":2,\"conditions\":[{\"key\":\"a\",\"match\":{\"value\":1}},"
+            + "{\"key\":\"b\",\"match\":{\"value\":1}},{\"key\":\"c\",\"match\":{\"value\":1}}]}}";
+    assertThat(eval(ms, "{\"a\":1,\"c\":1}")).isTrue();
+    assertThat(eval(ms, "{\"a\":1,\"c\":2}")).isFalse();
+    // text is a case-sensitive substring
+    assertThat(
+            eval("{\"must\":[{\"key\":\"s\",\"match\":{\"text\":\"lin\"}}]}", "{\"s\":\"Berlin\"}"))
+        .isTrue();
+  }
+}

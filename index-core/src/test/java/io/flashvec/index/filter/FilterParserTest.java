@@ -1,0 +1,114 @@
+package io.flashvec.index.filter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.PointId;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The parser builds the expected tree and rejects bad filters naming the bad part and value. */
+class FilterParserTest {
+
+  private static final JsonMapper M = JsonMapper.builder().build();
+
+  private static Filter parse(String json) {
+    return FilterParser.parse(M.readTree(json), "filter");
+  }
+
+  @Test
+  void parsesQdrantShapes() {
+    Filter f =
+        parse(
+            "{\"must\":[{\"key\":\"city\",\"match\":{\"value\":\"London\"}},"
+                + "{\"key\":\"n\",\"range\":{\"gte\":1,\"lt\":2.5}},{\"has_id\":[1,2]}],"
+                + "\"should\":{\"is_empty\":{\"key\":\"a.b\"}},"
+                + "\"must_not\":[{\"must\":[{\"is_null\":{\"key\":\"x\"}}]}]}");
+    FieldPath city = FieldPath.parse("city", "k");
+    assertThat(f.must())
+        .containsExactly(
+            new Condition.MatchValue(city, "London"),
+            new Condition.Range(FieldPath.parse("n", "k"), Double.NaN, 1, 2.5, Double.NaN),
+            new Condition.HasId(Set.of(PointId.of(1), PointId.of(2))));
+    assertThat(f.should()).containsExactly(new Condition.IsEmpty(FieldPath.parse("a.b", "k")));
+    assertThat(f.mustNot())
+        .containsExactly(Filter.must(new Condition.IsNull(FieldPath.parse("x", "k"))));
+    assertThat(parse("{}").isEmpty()).isTrue();
+    assertThat(FilterParser.parse(null, "filter")).isEqualTo(Filter.ALL);
+    assertThat(FieldPath.parse("a[].b[2].c", "k").steps())
+        .containsExactly(
+            new FieldPath.Step("a", FieldPath.ALL),
+            new FieldPath.Step("b", 2),
+            new FieldPath.Step("c", FieldPath.NO_INDEX));
+    assertThat(parse("{\"must\":[{\"key\":\"t\",\"range\":{\"gt\":\"2024-01-01\"}}]}").must())
+        .singleElement()
+        .isInstanceOf(Condition.DatetimeRange.class);
+    assertThat(List.of(parse("{\"must\":[{\"key\":\"c\",\"match\":{\"any\":[\"a\",1]}}]}")))
+        .isNotEmpty();
+  }
+
+  @Test
+  void rejectsBadFiltersNamingThePart() {
+    String[][] cases = {
+      {
+        "{\"must\":[{}, {\"key\":\"a\",\"range\":{\"gtx\":1}}]}",
+        "Wrong input: filter.must[1].range: unknown field 'gtx'"
+      },
+      {
+        "{\"must\":[{\"key\":\"a\",\"match\":{\"value\":1.5}}]}",
+        "Wrong input: filter.must[0].match.value: expected a string, integer or bool"
+            + " [filter.must[0].match.value=1.5]"
+      },
+      {
+        "{\"musts\":[]}",
+        "Wrong input: filter: unknown field 'musts', expected must, should, must_not or min_should"
+      },
+      {
+        "{\"should\":[{\"key\":\"a\"}]}",
+        "Wrong input: filter.should[0]: key needs a match or range [key=a]"
+      },
+      {
+        "{\"must\":[{\"key\":\"t\",\"range\":{\"gt\":\"soon\"}}]}",
+        "Wrong input: filter.must[0].range.gt: expected an RFC 3339 datetime"
+            + " [filter.must[0].range.gt=\"soon\"]"
+      },
+      {
+        "{\"must\":[{\"key\":\"t\",\"range\":{\"gt\":\"2024-01-01\",\"lt\":5}}]}",
+        "Wrong input: filter.must[0].range: bounds must be all numbers or all datetimes"
+      },
+      {
+        "{\"must\":[{\"has_id\":[-1]}]}",
+        "Wrong input: filter.must[0].has_id[0]: point id must be an unsigned 64-bit integer or a"
+            + " UUID [filter.must[0].has_id[0]=-1]"
+      },
+      {
+        "{\"must\":[{\"key\":\"a..b\",\"match\":{\"value\":1}}]}",
+        "Wrong input: filter.must[0].key: invalid key"
+      },
+      {
+        "{\"must\":[{\"key\":\"loc\",\"geo_radius\":{}}]}",
+        "Wrong input: filter.must[0].geo_radius: condition is not supported yet"
+      },
+      {"{\"must\":[{\"foo\":1}]}", "Wrong input: filter.must[0]: unknown condition 'foo'"},
+      {
+        "{\"must\":[{\"key\":\"a\",\"match\":{\"like\":\"x\"}}]}",
+        "Wrong input: filter.must[0].match: unknown field 'like'"
+      },
+      {"[1]", "Wrong input: filter: expected an object [filter=[1]]"},
+      {
+        "{\"must\":[{\"nested\":{\"key\":\"d\",\"filter\":{\"must\":[{\"has_id\":[1]}]}}}]}",
+        "Wrong input: filter.must[0].nested.filter: has_id is not allowed inside nested"
+      },
+    };
+    for (String[] c : cases) {
+      assertThatThrownBy(() -> parse(c[0]))
+          .as(c[0])
+          .isInstanceOf(InvalidInputException.class)
+          .message()
+          .startsWith(c[1]);
+    }
+  }
+}
