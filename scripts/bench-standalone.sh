@@ -7,7 +7,8 @@
 #
 # Env: PORT (18090), DATA (a fresh temp dir), OUT (bench-results), CONCURRENCY (1,2),
 #      INGEST_ARGS (extra load-gen ingest options, e.g. "--index-param pq_subspaces=96"),
-#      SEARCH_LIST (20,40,60,100,150,200), DURATION (10s), JAVA_OPTS (-Xmx6g and a heap that shrinks after GC, so RssAnon shows live memory)
+#      SEARCH_LIST (20,40,60,100,150,200), DURATION (10s), WARMUP (3s per point; the first point
+#      after start-up still runs partly before the JIT settles), JAVA_OPTS (-Xmx6g and a heap that shrinks after GC, so RssAnon shows live memory)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DATASET="$1"; COLLECTION="$2"; INDEX="${3:-diskann}"; shift $(( $# >= 3 ? 3 : $# ))
@@ -48,6 +49,6 @@ RSS1=$(rss_anon_kb $PID)
 echo "RssAnon growth: $(( (RSS1 - RSS0) / 1024 )) MiB" | tee "$OUT/$COLLECTION-memory.txt"
 
 loadgen search --url "$URL" --collection "$COLLECTION" --dataset "$DATASET" \
-  --concurrency "${CONCURRENCY:-1,2}" --duration "${DURATION:-10s}" \
+  --concurrency "${CONCURRENCY:-1,2}" --duration "${DURATION:-10s}" --warmup "${WARMUP:-3s}" \
   --search-list "${SEARCH_LIST:-20,40,60,100,150,200}" "$@" \
   --out "$OUT/$COLLECTION-search.json" --html "$OUT/$COLLECTION-search.html"
