@@ -4,6 +4,7 @@
 # base.fvecs has those 30,000 vectors), flush, compact, and search against the ground truth of
 # the final data (dataset dir FINAL); then build the same final data fresh and search again.
 #
+#   python3 scripts/make-churn-dataset.py DATASET NEW30K FINAL   # once
 #   WORK=/tmp/churn SRC_DATA=... NEW30K=... FINAL=... scripts/bench-churn.sh
 set -euxo pipefail
 J="${JAVA_HOME:-$(ls -d /usr/lib/jvm/*25* | head -n 1)}/bin/java"
