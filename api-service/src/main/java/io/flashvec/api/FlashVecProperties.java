@@ -59,8 +59,15 @@ public record FlashVecProperties(
       @DefaultValue("1s") Duration fsyncInterval,
       @DefaultValue("64MB") DataSize segmentBytes) {}
 
-  /** Segment settings. */
-  public record Segment(@DefaultValue("100000") int sealThresholdPoints) {}
+  /**
+   * Segment settings.
+   *
+   * @param sealThresholdPoints growing segment size before it is sealed and indexed
+   * @param buildThreads threads of an index build; 0 = one per core (fastest builds), fewer bound
+   *     the CPU a build takes from concurrent queries
+   */
+  public record Segment(
+      @DefaultValue("100000") int sealThresholdPoints, @DefaultValue("0") int buildThreads) {}
 
   /** Request limits; exceeding one gives 413. */
   public record Limits(

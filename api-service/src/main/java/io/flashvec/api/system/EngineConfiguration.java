@@ -133,6 +133,21 @@ public class EngineConfiguration {
                 props.compaction().maxSmallSegments(),
                 props.compaction().enabled()));
     DiskAnnSegment.configureIo(prefetch(props.search().prefetch()), props.search().beamWidth());
+    int buildThreads = props.segment().buildThreads();
+    DiskAnnSegment.configureBuildPool(
+        buildThreads > 0
+            ? new ForkJoinPool(
+                buildThreads,
+                pool -> {
+                  ForkJoinWorkerThread t =
+                      ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+                  t.setName("flashvec-index-build-" + t.getPoolIndex());
+                  t.setDaemon(true);
+                  return t;
+                },
+                null,
+                false)
+            : null);
     LOG.info(
         "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}, prefetch={},"
             + " beamWidth={}]",

@@ -115,6 +115,17 @@ public final class DiskAnnSegment implements Segment, Closeable {
     defaultBeamWidth = Math.clamp(beamWidth, 0, 64);
   }
 
+  private static volatile ForkJoinPool defaultBuildPool;
+
+  /**
+   * Sets the pool that index builds without their own pool run on ({@code
+   * flashvec.index.build-threads}); {@code null} lets jvector use one thread per core. A small pool
+   * bounds the CPU a build takes from concurrent queries, at the price of slower builds.
+   */
+  public static void configureBuildPool(ForkJoinPool pool) {
+    defaultBuildPool = pool;
+  }
+
   public static Prefetch prefetchMode() {
     return prefetchMode;
   }
@@ -248,6 +259,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
               + ords.size()
               + "]");
     }
+    if (pool == null) {
+      pool = defaultBuildPool;
+    }
     int n = 0;
     for (int[] o : ords) {
       n += o.length;
@@ -351,7 +365,10 @@ public final class DiskAnnSegment implements Segment, Closeable {
       return new PqCodes(0, 1, dim, null, sizes, new float[dim], new byte[0]);
     }
     int clusters = Math.min(256, n);
-    ProductQuantization pq = ProductQuantization.compute(ravv, subspaces, clusters, euclid);
+    ProductQuantization pq =
+        pool != null
+            ? ProductQuantization.compute(ravv, subspaces, clusters, euclid, -1f, pool, pool)
+            : ProductQuantization.compute(ravv, subspaces, clusters, euclid);
     PQVectors encoded =
         (PQVectors) pq.encodeAll(ravv, pool != null ? pool : ForkJoinPool.commonPool());
     int m = pq.getSubspaceCount();
