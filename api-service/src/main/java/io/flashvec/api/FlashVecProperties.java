@@ -25,7 +25,17 @@ public record FlashVecProperties(
     @DefaultValue Segment segment,
     @DefaultValue Search search,
     @DefaultValue Limits limits,
-    @DefaultValue Compaction compaction) {
+    @DefaultValue Compaction compaction,
+    @DefaultValue Security security) {
+
+  /**
+   * API keys, Qdrant-compatible (header {@code api-key} or {@code Authorization: Bearer}). Unset:
+   * no authentication (the server binds to 127.0.0.1 by default).
+   *
+   * @param apiKey full access
+   * @param readOnlyApiKey reads and searches only
+   */
+  public record Security(String apiKey, String readOnlyApiKey) {}
 
   /**
    * Background compaction of sealed segments.

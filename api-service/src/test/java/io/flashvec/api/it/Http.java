@@ -52,8 +52,16 @@ public final class Http {
 
   /** Sends a request; throws {@link UncheckedIOException} when the server is unreachable. */
   public Response send(String method, String path, String body) {
+    return send(method, path, body, new String[0]);
+  }
+
+  /** Sends a request with extra headers given as name, value pairs. */
+  public Response send(String method, String path, String body, String... headers) {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60));
+    for (int i = 0; i + 1 < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
     if (body != null) {
       b.header("Content-Type", "application/json");
     }
