@@ -152,26 +152,26 @@ public class PqScoringBenchmark extends AbstractBenchmark {
 
   @Benchmark
   public void flashvecScore(Blackhole bh) {
-    int q = next();
-    ours.fillTable(queries[q], false, table, scratch);
-    int[] c = candidates[q];
-    for (int i = 0; i < CANDIDATES; i += BATCH) {
-      int len = Math.min(BATCH, CANDIDATES - i);
-      System.arraycopy(c, i, batch, 0, len);
-      ours.distances(table, batch, len, batchOut);
-      bh.consume(batchOut);
-    }
+    scoreBatches(bh, false);
   }
 
   @Benchmark
   public void flashvecScoreGather(Blackhole bh) {
+    scoreBatches(bh, true);
+  }
+
+  private void scoreBatches(Blackhole bh, boolean gather) {
     int q = next();
     ours.fillTable(queries[q], false, table, scratch);
     int[] c = candidates[q];
     for (int i = 0; i < CANDIDATES; i += BATCH) {
       int len = Math.min(BATCH, CANDIDATES - i);
       System.arraycopy(c, i, batch, 0, len);
-      ours.distancesGather(table, batch, len, batchOut, idx);
+      if (gather) {
+        ours.distancesGather(table, batch, len, batchOut, idx);
+      } else {
+        ours.distances(table, batch, len, batchOut);
+      }
       bh.consume(batchOut);
     }
   }

@@ -88,10 +88,6 @@ public class ApiKeyFilter implements WebFilter {
   }
 
   private static Mono<Void> reject(ServerWebExchange exchange, HttpStatus status, String message) {
-    var r = Json.error(status, message, System.nanoTime());
-    var response = exchange.getResponse();
-    response.setStatusCode(r.getStatusCode());
-    response.getHeaders().putAll(r.getHeaders());
-    return response.writeWith(Mono.just(response.bufferFactory().wrap(r.getBody())));
+    return Json.writeError(exchange, status, message);
   }
 }

@@ -28,19 +28,14 @@ public class BodyLimitFilter implements WebFilter {
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
     long len = exchange.getRequest().getHeaders().getContentLength();
     if (len > maxBytes) {
-      var r =
-          Json.error(
-              HttpStatus.CONTENT_TOO_LARGE,
-              "Payload too large: request body exceeds the limit [bytes="
-                  + len
-                  + ", max="
-                  + maxBytes
-                  + "]",
-              System.nanoTime());
-      var response = exchange.getResponse();
-      response.setStatusCode(r.getStatusCode());
-      response.getHeaders().putAll(r.getHeaders());
-      return response.writeWith(Mono.just(response.bufferFactory().wrap(r.getBody())));
+      return Json.writeError(
+          exchange,
+          HttpStatus.CONTENT_TOO_LARGE,
+          "Payload too large: request body exceeds the limit [bytes="
+              + len
+              + ", max="
+              + maxBytes
+              + "]");
     }
     return chain.filter(exchange);
   }

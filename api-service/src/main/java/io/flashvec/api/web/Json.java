@@ -6,6 +6,8 @@ import java.math.BigInteger;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.server.ServerWebExchange;
+import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.json.JsonReadFeature;
 import tools.jackson.databind.JsonNode;
@@ -86,6 +88,16 @@ public final class Json {
     o.putObject("status").put("error", message);
     o.put("time", seconds(startNanos));
     return raw(status, o);
+  }
+
+  /** Writes a Qdrant-style error straight to the response (web filters, before any handler). */
+  public static Mono<Void> writeError(
+      ServerWebExchange exchange, HttpStatus status, String message) {
+    ResponseEntity<byte[]> r = error(status, message, System.nanoTime());
+    var response = exchange.getResponse();
+    response.setStatusCode(r.getStatusCode());
+    response.getHeaders().putAll(r.getHeaders());
+    return response.writeWith(Mono.just(response.bufferFactory().wrap(r.getBody())));
   }
 
   public static ResponseEntity<byte[]> raw(HttpStatus status, JsonNode body) {
