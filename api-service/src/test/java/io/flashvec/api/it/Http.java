@@ -26,12 +26,18 @@ public final class Http {
     }
   }
 
-  private final HttpClient client =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient client;
   private final String base;
 
   public Http(String base) {
+    this(base, null);
+  }
+
+  /** A client for an HTTPS server whose certificate {@code ssl} trusts. */
+  public Http(String base, javax.net.ssl.SSLContext ssl) {
     this.base = base;
+    HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+    this.client = ssl == null ? b.build() : b.sslContext(ssl).build();
   }
 
   public Response get(String path) {

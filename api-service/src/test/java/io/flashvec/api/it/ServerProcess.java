@@ -27,8 +27,16 @@ public final class ServerProcess implements AutoCloseable {
   private final int port;
   private final List<String> extraArgs;
   private Process process;
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private String scheme = "http";
+
+  /** Talks HTTPS to the server (started with {@code --server.ssl.*}), trusting {@code ssl}. */
+  public ServerProcess withTls(javax.net.ssl.SSLContext ssl) {
+    this.http =
+        HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(ssl).build();
+    this.scheme = "https";
+    return this;
+  }
 
   public ServerProcess(Path dataDir, Path log, String... extraArgs) {
     this.dataDir = dataDir;
@@ -99,7 +107,7 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   public String url() {
-    return "http://127.0.0.1:" + port;
+    return scheme + "://127.0.0.1:" + port;
   }
 
   public int port() {
