@@ -23,6 +23,9 @@ until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.5; kill -0
 LG=("$JAVA" --add-modules jdk.incubator.vector -Xmx4g -jar "$DATA/load-gen.jar" search --dataset "$DATASET"
     --concurrency 2 --duration 8s --warmup 3s)
 fv() { "${LG[@]}" --url "http://127.0.0.1:$PORT" --collection "$COLLECTION" --search-list "${SEARCH_LIST:-50,60,80,100}" --out "$DATA/peers-flashvec-$1.json" | grep "search c="; }
+# one unmeasured pass first: the first point after start-up runs before the JIT has settled
+"${LG[@]}" --url "http://127.0.0.1:$PORT" --collection "$COLLECTION" --search-list 50 --duration 10s \
+  --out "$DATA/peers-warmup.json" >/dev/null
 fv 1
 # shellcheck disable=SC2086
 BENCHDATA="$BENCHDATA" "${PEER_PYTHON:-$BENCHDATA/venv/bin/python}" "$ROOT/scripts/diskannpy-warm-quick.py" \
