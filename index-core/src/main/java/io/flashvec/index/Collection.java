@@ -385,10 +385,16 @@ public final class Collection implements Closeable {
   public int evictFromPageCache() {
     int files = 0;
     for (Shard s : shards) {
-      for (Segment seg : s.snapshot().segments()) {
-        if (seg instanceof DiskAnnSegment d && d.evictFromPageCache()) {
-          files++;
+      // hold the snapshot: a compaction must not unmap a segment while we advise on its pages
+      Shard.Snapshot snap = s.acquire();
+      try {
+        for (Segment seg : snap.segments()) {
+          if (seg instanceof DiskAnnSegment d && d.evictFromPageCache()) {
+            files++;
+          }
         }
+      } finally {
+        snap.release();
       }
     }
     return files;

@@ -147,7 +147,9 @@ public final class MappedFile implements Closeable {
   }
 
   private void madvise(long offset, long length, int advice) {
-    if (MADVISE == null || length <= 0) {
+    // Callers hold the mapping open (a segment reference); a closed arena means a bug upstream,
+    // and advising on an address range that may be reused by another mapping must never happen.
+    if (MADVISE == null || length <= 0 || (arena != null && !arena.scope().isAlive())) {
       return;
     }
     long start = offset & -PAGE;
