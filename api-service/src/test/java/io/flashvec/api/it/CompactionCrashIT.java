@@ -38,14 +38,7 @@ class CompactionCrashIT {
 
   @Test
   void acknowledgedWritesAndDeletesSurviveSigkillDuringCompactionAndBulkLoad() throws Exception {
-    long master = Seeds.master("CompactionCrashIT");
-    Random seeds = new Random(master);
-    for (int round = 0; round < 4; round++) {
-      long seed = seeds.nextLong();
-      System.out.println(
-          "[flashvec] CompactionCrashIT round " + round + " seed=" + Long.toHexString(seed));
-      runRound(round, seed, round % 2 == 1);
-    }
+    Seeds.rounds("CompactionCrashIT", 4, (round, seed) -> runRound(round, seed, round % 2 == 1));
   }
 
   private void runRound(int round, long seed, boolean bulk) throws Exception {

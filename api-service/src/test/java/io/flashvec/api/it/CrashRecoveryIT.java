@@ -36,14 +36,7 @@ class CrashRecoveryIT {
 
   @Test
   void everyAcknowledgedWriteSurvivesSigkill() throws Exception {
-    long master = Seeds.master("CrashRecoveryIT");
-    Random seeds = new Random(master);
-    for (int round = 0; round < 4; round++) {
-      long seed = seeds.nextLong();
-      System.out.println(
-          "[flashvec] CrashRecoveryIT round " + round + " seed=" + Long.toHexString(seed));
-      runRound(round, seed);
-    }
+    Seeds.rounds("CrashRecoveryIT", 4, this::runRound);
   }
 
   private void runRound(int round, long seed) throws Exception {

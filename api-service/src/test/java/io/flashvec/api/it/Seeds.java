@@ -14,4 +14,20 @@ final class Seeds {
     System.out.println("[flashvec] " + test + " tests.seed=" + Long.toHexString(seed));
     return seed;
   }
+
+  /** One round of a seeded test. */
+  interface Round {
+    void run(int round, long seed) throws Exception;
+  }
+
+  /** Runs {@code rounds} rounds, each with its own seed derived from the printed master seed. */
+  static void rounds(String test, int rounds, Round body) throws Exception {
+    java.util.Random seeds = new java.util.Random(master(test));
+    for (int round = 0; round < rounds; round++) {
+      long seed = seeds.nextLong();
+      System.out.println(
+          "[flashvec] " + test + " round " + round + " seed=" + Long.toHexString(seed));
+      body.run(round, seed);
+    }
+  }
 }
