@@ -56,6 +56,11 @@ public final class LocalMetadataStore implements MetadataStore {
   }
 
   private void load() {
+    try {
+      AtomicFiles.removeStaleTemp(io, file);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot remove a stale temp file [file=" + file + "]", e);
+    }
     if (!Files.exists(file)) {
       return;
     }

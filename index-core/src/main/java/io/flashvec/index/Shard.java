@@ -305,11 +305,19 @@ public final class Shard implements Closeable {
   }
 
   /**
-   * Reads the manifest, opens its segments (verifying checksums), indexes their live ids and
-   * removes segment directories the manifest does not list (builds a crash interrupted).
+   * Removes temp files of interrupted manifest writes, reads the manifest, opens its segments
+   * (verifying checksums), indexes their live ids and removes segment directories the manifest does
+   * not list (builds a crash interrupted).
    */
   private List<Segment> openSegments() throws IOException {
     List<Segment> out = new ArrayList<>();
+    for (Path t : options.io().list(dir, "*.tmp")) {
+      // A manifest write killed before its rename: the previous manifest is still in place.
+      if (java.nio.file.Files.isRegularFile(t)) {
+        LOG.warn("removing temp file of an interrupted manifest write [file={}]", t);
+        options.io().deleteIfExists(t);
+      }
+    }
     ShardManifest m = ShardManifest.read(options.io(), dir);
     checkpointSeq = m.checkpointSeq();
     nextSegmentId = m.nextSegmentId();

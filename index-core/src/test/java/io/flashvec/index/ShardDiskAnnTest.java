@@ -77,4 +77,22 @@ class ShardDiskAnnTest extends ShardContractTest {
       assertThat(s.search(v, 3, SearchParams.DEFAULT, null, false, false)).hasSize(1);
     }
   }
+
+  @Test
+  void aTempFileOfAnInterruptedManifestWriteIsRemovedAtOpen() throws IOException {
+    float[] v = new float[DIM];
+    v[2] = 1;
+    try (Shard s = open(Distance.EUCLID)) {
+      s.upsert(List.of(new Point(PointId.of(7), v, null)));
+      s.flush();
+      settle(s);
+    }
+    // what a SIGKILL between writing the new manifest and renaming it leaves behind
+    java.nio.file.Path stray = tmp.resolve("shard").resolve("manifest.fvs.tmp");
+    java.nio.file.Files.write(stray, new byte[] {1, 2, 3});
+    try (Shard s = open(Distance.EUCLID)) {
+      assertThat(stray).doesNotExist();
+      assertThat(s.get(PointId.of(7), false, true).vector()).containsExactly(v);
+    }
+  }
 }

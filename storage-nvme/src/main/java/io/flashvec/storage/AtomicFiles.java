@@ -33,6 +33,19 @@ public final class AtomicFiles {
     io.fsyncDirectory(dir);
   }
 
+  /**
+   * Removes the temp file a {@link #write} of {@code target} leaves when the process dies before
+   * its rename (the previous {@code target} is still intact). Returns whether there was one.
+   */
+  public static boolean removeStaleTemp(FileIO io, Path target) throws IOException {
+    Path tmp = target.toAbsolutePath().getParent().resolve(target.getFileName() + ".tmp");
+    if (!java.nio.file.Files.isRegularFile(tmp)) {
+      return false;
+    }
+    io.deleteIfExists(tmp);
+    return true;
+  }
+
   /** Deletes a file and makes the deletion durable. */
   public static void delete(FileIO io, Path target) throws IOException {
     io.deleteIfExists(target);
