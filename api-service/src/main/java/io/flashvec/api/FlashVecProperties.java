@@ -14,6 +14,7 @@ import org.springframework.util.unit.DataSize;
  * @param bind address to bind ({@code FLASHVEC_BIND})
  * @param dataDir where collections live ({@code FLASHVEC_DATA_DIR})
  * @param roles {@code proxy,query,index} (standalone runs all three)
+ * @param cluster cluster mode settings (off unless {@code etcd-endpoints} is set)
  */
 @ConfigurationProperties("flashvec")
 public record FlashVecProperties(
@@ -26,7 +27,8 @@ public record FlashVecProperties(
     @DefaultValue Search search,
     @DefaultValue Limits limits,
     @DefaultValue Compaction compaction,
-    @DefaultValue Security security) {
+    @DefaultValue Security security,
+    @DefaultValue Cluster cluster) {
 
   /**
    * API keys, Qdrant-compatible (header {@code api-key} or {@code Authorization: Bearer}). Unset:
@@ -36,6 +38,41 @@ public record FlashVecProperties(
    * @param readOnlyApiKey reads and searches only
    */
   public record Security(String apiKey, String readOnlyApiKey) {}
+
+  /**
+   * Cluster mode (DESIGN.md §6). Off, i.e. standalone, while {@code etcdEndpoints} is empty.
+   *
+   * @param etcdEndpoints etcd client URLs, e.g. {@code http://127.0.0.1:2379}
+   * @param etcdPrefix key prefix of this cluster in etcd
+   * @param nodeId this node's id in the registry (default {@code <advertise-host>:<grpc-port>})
+   * @param grpcPort port of the query role's gRPC server (bound on {@code flashvec.bind})
+   * @param advertiseHost host other nodes use to reach this one (default {@code flashvec.bind})
+   * @param leaseTtl how long a node stays registered after its last heartbeat
+   * @param searchDeadline deadline of one shard call of a search or read
+   * @param writeDeadline deadline of one shard write (including its replication)
+   */
+  public record Cluster(
+      @DefaultValue("") List<String> etcdEndpoints,
+      @DefaultValue("/flashvec/") String etcdPrefix,
+      @DefaultValue("") String nodeId,
+      @DefaultValue("7070") int grpcPort,
+      @DefaultValue("") String advertiseHost,
+      @DefaultValue("5s") Duration leaseTtl,
+      @DefaultValue("2s") Duration searchDeadline,
+      @DefaultValue("10s") Duration writeDeadline) {
+
+    /** The endpoints without blanks. */
+    public List<String> endpoints() {
+      return etcdEndpoints == null
+          ? List.of()
+          : etcdEndpoints.stream().map(String::trim).filter(e -> !e.isEmpty()).toList();
+    }
+
+    /** Whether this node runs in cluster mode. */
+    public boolean enabled() {
+      return !endpoints().isEmpty();
+    }
+  }
 
   /**
    * Background compaction of sealed segments.

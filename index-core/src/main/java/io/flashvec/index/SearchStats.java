@@ -16,6 +16,12 @@ public final class SearchStats {
   public long distanceComputations;
   public long pagesRead;
 
+  /**
+   * Set by a cluster proxy when some shard had no live replica that answered within the deadline:
+   * the results are then the best of the other shards only, and the response says so.
+   */
+  public boolean partial;
+
   /** Adds another search's statistics to this one. */
   public void add(SearchStats o) {
     segments += o.segments;
@@ -24,5 +30,6 @@ public final class SearchStats {
     reranked += o.reranked;
     distanceComputations += o.distanceComputations;
     pagesRead += o.pagesRead;
+    partial |= o.partial;
   }
 }

@@ -152,6 +152,14 @@ public class SearchController {
   private ResponseEntity<byte[]> respond(
       JsonNode result, long t0, JsonNode body, SearchStats stats, int searches) {
     metrics.record(searches, stats);
+    if (stats.partial) {
+      return PartialResults.mark(respondComplete(result, t0, body, stats, searches));
+    }
+    return respondComplete(result, t0, body, stats, searches);
+  }
+
+  private ResponseEntity<byte[]> respondComplete(
+      JsonNode result, long t0, JsonNode body, SearchStats stats, int searches) {
     if (!Requests.bool(body, "with_stats", false)) {
       return Json.ok(result, t0);
     }

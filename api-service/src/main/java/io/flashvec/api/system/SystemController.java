@@ -1,7 +1,7 @@
 package io.flashvec.api.system;
 
 import io.flashvec.api.web.Json;
-import io.flashvec.cluster.LocalCollectionService;
+import io.flashvec.cluster.CollectionService;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -14,10 +14,12 @@ public class SystemController {
 
   static final String VERSION = "0.1.0";
 
-  private final LocalCollectionService service;
+  /** The service the REST layer uses: standalone engine or, in cluster mode, the proxy. */
+  private final CollectionService service;
+
   private final EngineConfiguration.RecoveryStarter recovery;
 
-  SystemController(LocalCollectionService service, EngineConfiguration.RecoveryStarter recovery) {
+  SystemController(CollectionService service, EngineConfiguration.RecoveryStarter recovery) {
     this.service = service;
     this.recovery = recovery;
   }

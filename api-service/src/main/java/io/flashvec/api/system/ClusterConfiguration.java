@@ -1,0 +1,196 @@
+package io.flashvec.api.system;
+
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.cluster.ClusterCollectionService;
+import io.flashvec.cluster.CollectionService;
+import io.flashvec.cluster.EtcdMetadataStore;
+import io.flashvec.cluster.LocalCollectionService;
+import io.flashvec.cluster.ShardServer;
+import io.flashvec.cluster.internal.ShardClients;
+import io.flashvec.index.UnavailableException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+import org.springframework.context.event.EventListener;
+
+/**
+ * Cluster mode (when {@code flashvec.cluster.etcd-endpoints} is set): metadata in etcd, the query
+ * role's gRPC {@link ShardServer} over the local engine, and — with the proxy role — the {@link
+ * ClusterCollectionService} that the REST layer then uses instead of the local engine ({@link
+ * Primary}). Without etcd endpoints none of this exists and standalone runs exactly as before.
+ *
+ * <p>Start-up: the local engine recovers as in standalone ({@link EngineConfiguration}); then, on a
+ * background thread, the etcd cache is loaded, the gRPC server started, local replicas reconciled
+ * with the placement, and the node registered under a lease. Shut-down runs the other way round:
+ * the gRPC server stops, the lease is revoked (other nodes stop routing here at once), then the
+ * engine closes.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnExpression("'${flashvec.cluster.etcd-endpoints:}' != ''")
+public class ClusterConfiguration {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);
+
+  @Bean(destroyMethod = "close")
+  EtcdMetadataStore etcdMetadataStore(FlashVecProperties props) {
+    return new EtcdMetadataStore(props.cluster().endpoints(), props.cluster().etcdPrefix());
+  }
+
+  @Bean(destroyMethod = "close")
+  ShardClients shardClients() {
+    return new ShardClients();
+  }
+
+  private static boolean has(FlashVecProperties props, String role) {
+    return props.roles().stream().anyMatch(r -> r.trim().equalsIgnoreCase(role));
+  }
+
+  private static String nodeId(FlashVecProperties props) {
+    return props.cluster().nodeId().isBlank()
+        ? advertiseHost(props) + ":" + props.cluster().grpcPort()
+        : props.cluster().nodeId();
+  }
+
+  private static String advertiseHost(FlashVecProperties props) {
+    return props.cluster().advertiseHost().isBlank()
+        ? props.bind()
+        : props.cluster().advertiseHost();
+  }
+
+  @Bean(destroyMethod = "close")
+  ShardServer shardServer(
+      FlashVecProperties props,
+      LocalCollectionService local,
+      EtcdMetadataStore meta,
+      ShardClients clients) {
+    return new ShardServer(nodeId(props), local, meta, clients, props.cluster().writeDeadline());
+  }
+
+  /**
+   * What the REST layer calls: the proxy, or — on a node without the proxy role — a service that
+   * answers 503 for every data call and is ready once the node serves its shards.
+   */
+  @Bean(destroyMethod = "close")
+  @Primary
+  CollectionService clusterCollectionService(
+      FlashVecProperties props,
+      EtcdMetadataStore meta,
+      ShardClients clients,
+      LocalCollectionService local,
+      ClusterStarter starter) {
+    if (has(props, "proxy")) {
+      ClusterCollectionService proxy =
+          new ClusterCollectionService(
+              meta, clients, props.cluster().searchDeadline(), props.cluster().writeDeadline());
+      return (CollectionService)
+          Proxy.newProxyInstance(
+              CollectionService.class.getClassLoader(),
+              new Class<?>[] {CollectionService.class, AutoCloseable.class},
+              (self, m, args) -> {
+                if (m.getName().equals("ready") && m.getParameterCount() == 0) {
+                  return proxy.ready() && starter.started();
+                }
+                try {
+                  return m.invoke(proxy, args);
+                } catch (InvocationTargetException e) {
+                  throw e.getCause();
+                }
+              });
+    }
+    String roles = String.join(",", props.roles());
+    return (CollectionService)
+        Proxy.newProxyInstance(
+            CollectionService.class.getClassLoader(),
+            new Class<?>[] {CollectionService.class, AutoCloseable.class},
+            (self, m, args) ->
+                switch (m.getName()) {
+                  case "ready" -> local.ready() && starter.started();
+                  case "close" -> null;
+                  case "toString" -> "NoProxyRole[" + roles + "]";
+                  case "hashCode" -> System.identityHashCode(self);
+                  case "equals" -> self == args[0];
+                  default ->
+                      throw new UnavailableException(
+                          "Service unavailable: this node has no proxy role; send requests to a"
+                              + " proxy [roles="
+                              + roles
+                              + "]");
+                });
+  }
+
+  @Bean
+  ClusterStarter clusterStarter(
+      FlashVecProperties props,
+      EtcdMetadataStore meta,
+      ShardServer shardServer,
+      LocalCollectionService local) {
+    return new ClusterStarter(props, meta, shardServer, local);
+  }
+
+  /** Joins the cluster once the application and the local engine are up. */
+  public static final class ClusterStarter {
+    private final FlashVecProperties props;
+    private final EtcdMetadataStore meta;
+    private final ShardServer shardServer;
+    private final LocalCollectionService local;
+    private volatile boolean started;
+
+    ClusterStarter(
+        FlashVecProperties props,
+        EtcdMetadataStore meta,
+        ShardServer shardServer,
+        LocalCollectionService local) {
+      this.props = props;
+      this.meta = meta;
+      this.shardServer = shardServer;
+      this.local = local;
+    }
+
+    public boolean started() {
+      return started;
+    }
+
+    @EventListener(ApplicationReadyEvent.class)
+    public void start() {
+      Thread.ofPlatform()
+          .name("flashvec-cluster-join")
+          .daemon(true)
+          .start(
+              () -> {
+                try {
+                  meta.start();
+                  String id = nodeId(props);
+                  List<String> roles = props.roles().stream().map(String::trim).toList();
+                  EtcdMetadataStore.Node self =
+                      new EtcdMetadataStore.Node(
+                          id,
+                          advertiseHost(props) + ":" + props.cluster().grpcPort(),
+                          advertiseHost(props) + ":" + props.port(),
+                          roles);
+                  if (has(props, "query")) {
+                    while (!local.ready()) {
+                      Thread.sleep(50);
+                    }
+                    shardServer.start(
+                        props.bind(), props.cluster().grpcPort(), self, props.cluster().leaseTtl());
+                  } else {
+                    meta.register(self, props.cluster().leaseTtl());
+                  }
+                  started = true;
+                  LOG.info("joined the cluster [node={}, roles={}]", id, roles);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                } catch (RuntimeException e) {
+                  LOG.error("cannot join the cluster; this node stays unready", e);
+                }
+              });
+    }
+  }
+}

@@ -1,0 +1,381 @@
+package io.flashvec.api.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Cluster mode with real processes on 127.0.0.1 (issue 7): etcd, three query nodes and a proxy,
+ * plus a standalone server holding the same data as the reference. The tests run in order and share
+ * the cluster: routing first (all nodes up), then a node is SIGKILLed (partial results for a
+ * replication factor of 1, failover for 2), then it restarts and catches up from the primaries.
+ *
+ * <p>Needs the {@code etcd} binary ({@code ./flashvec test} installs Debian's etcd-server); skipped
+ * with a message when it is missing.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterIT {
+
+  private static final int DIM = 16;
+  private static final int POINTS = 600;
+
+  private Path tmp;
+
+  private Process etcd;
+  private final List<ServerProcess> queries = new ArrayList<>();
+  private ServerProcess proxy;
+  private ServerProcess standalone;
+  private Http api;
+  private Http reference;
+  private SplittableRandom random;
+  private final List<float[]> queryVectors = new ArrayList<>();
+  private int points;
+
+  @BeforeAll
+  void startCluster(@TempDir Path dir) throws Exception {
+    tmp = dir;
+    random = new SplittableRandom(Seeds.master("ClusterIT"));
+    String etcdBin = findEtcd();
+    Assumptions.assumeTrue(
+        etcdBin != null,
+        "etcd binary not found: install Debian's etcd-server (./flashvec test does) to run ClusterIT");
+    int client = ServerProcess.freePort();
+    int peer = ServerProcess.freePort();
+    String url = "http://127.0.0.1:" + client;
+    etcd =
+        new ProcessBuilder(
+                etcdBin,
+                "--name",
+                "it",
+                "--data-dir",
+                tmp.resolve("etcd").toString(),
+                "--listen-client-urls",
+                url,
+                "--advertise-client-urls",
+                url,
+                "--listen-peer-urls",
+                "http://127.0.0.1:" + peer,
+                "--initial-advertise-peer-urls",
+                "http://127.0.0.1:" + peer,
+                "--initial-cluster",
+                "it=http://127.0.0.1:" + peer)
+            .redirectErrorStream(true)
+            .redirectOutput(tmp.resolve("etcd.log").toFile())
+            .start();
+    waitHttp(url + "/health");
+    for (int i = 1; i <= 3; i++) {
+      queries.add(
+          new ServerProcess(
+                  tmp.resolve("query-" + i),
+                  tmp.resolve("query-" + i + ".log"),
+                  "--flashvec.roles=query",
+                  "--flashvec.cluster.etcd-endpoints=" + url,
+                  "--flashvec.cluster.node-id=query-" + i,
+                  "--flashvec.cluster.grpc-port=" + ServerProcess.freePort(),
+                  "--flashvec.cluster.lease-ttl=3s")
+              .start());
+    }
+    proxy =
+        new ServerProcess(
+                tmp.resolve("proxy"),
+                tmp.resolve("proxy.log"),
+                "--flashvec.roles=proxy",
+                "--flashvec.cluster.etcd-endpoints=" + url,
+                "--flashvec.cluster.node-id=proxy-1",
+                "--flashvec.cluster.search-deadline=2s")
+            .start();
+    standalone =
+        new ServerProcess(tmp.resolve("standalone"), tmp.resolve("standalone.log")).start();
+    api = new Http(proxy.url());
+    reference = new Http(standalone.url());
+  }
+
+  @AfterAll
+  void stopCluster() {
+    for (ServerProcess s : queries) {
+      s.kill();
+    }
+    if (proxy != null) {
+      proxy.kill();
+    }
+    if (standalone != null) {
+      standalone.kill();
+    }
+    if (etcd != null) {
+      etcd.destroyForcibly();
+      try {
+        etcd.waitFor(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static String findEtcd() {
+    for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
+      Path p = Path.of(dir, "etcd");
+      if (Files.isExecutable(p)) {
+        return p.toString();
+      }
+    }
+    return Files.isExecutable(Path.of("/usr/bin/etcd")) ? "/usr/bin/etcd" : null;
+  }
+
+  // ---------------------------------------------------------------- tests
+
+  @Test
+  @Order(1)
+  void routesEveryPointAndSearchesLikeStandalone() {
+    create(api, "docs", 4, 2);
+    create(reference, "docs", 4, 1);
+    create(api, "solo", 3, 1);
+    String batch = pointsJson(0, POINTS);
+    for (Http h : List.of(api, reference)) {
+      assertThat(h.put("/collections/docs/points?wait=true", batch).status()).isEqualTo(200);
+    }
+    assertThat(api.put("/collections/solo/points?wait=true", batch).status()).isEqualTo(200);
+    points = POINTS;
+    for (int i = 0; i < 20; i++) {
+      queryVectors.add(vector());
+    }
+
+    assertThat(count(api, "docs")).isEqualTo(POINTS);
+    assertThat(count(api, "solo")).isEqualTo(POINTS);
+    assertThat(scrollAll(api, "docs")).isEqualTo(ids(0, POINTS));
+    ArrayNode all = Http.JSON.createArrayNode();
+    for (int i = 0; i < POINTS; i++) {
+      all.add(i);
+    }
+    Http.Response got = api.post("/collections/docs/points", "{\"ids\":" + all + "}");
+    assertThat(got.result().size()).isEqualTo(POINTS);
+    assertSearchesMatchReference("docs");
+  }
+
+  @Test
+  @Order(2)
+  void deadNodeGivesPartialResultsWithoutReplicaAndCompleteOnesWithReplica() throws Exception {
+    queries.get(0).kill(); // SIGKILL: its lease lives on for up to 3 s; calls fail over at once
+    for (float[] q : queryVectors) {
+      HttpResponse<String> r = rawSearch("solo", q);
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.headers().firstValue("x-flashvec-partial")).contains("true");
+      assertThat(Http.JSON.readTree(r.body()).path("partial").asBoolean()).isTrue();
+
+      HttpResponse<String> full = rawSearch("docs", q);
+      assertThat(full.headers().firstValue("x-flashvec-partial")).isEmpty();
+      assertThat(Http.JSON.readTree(full.body()).has("partial")).isFalse();
+    }
+    assertSearchesMatchReference("docs");
+    assertThat(count(api, "docs")).isEqualTo(POINTS);
+    Http.Response c = api.post("/collections/solo/points/count", "{}");
+    assertThat(c.status()).isEqualTo(503);
+    assertThat(c.error()).contains("collection=solo").contains("shard=").contains("node=query-1");
+  }
+
+  @Test
+  @Order(3)
+  void restartedNodeCatchesUpFromThePrimaries() {
+    String more = pointsJson(POINTS, 200);
+    for (Http h : List.of(api, reference)) {
+      assertThat(h.put("/collections/docs/points?wait=true", more).status()).isEqualTo(200);
+    }
+    points = POINTS + 200;
+    queries.get(0).start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    // query-1 holds shards 0, 2 and 3 of `docs` (placement (s + r) mod 3 over the sorted node
+    // ids); all three missed writes, were marked stale and must be copied back.
+    while (caughtUp(queries.get(0).logTail()) < 3 && System.nanoTime() < deadline) {
+      sleep(100);
+    }
+    assertThat(caughtUp(queries.get(0).logTail())).isEqualTo(3);
+    sleep(500); // the cleared stale marks reach the proxy through its etcd watch
+    // Shards 0 and 3 of `docs` live on query-1 and query-2: with query-2 gone only the restarted
+    // node can answer for them, so complete answers prove it caught up.
+    queries.get(1).kill();
+    assertThat(count(api, "docs")).isEqualTo(points);
+    assertThat(scrollAll(api, "docs")).isEqualTo(ids(0, points));
+    assertSearchesMatchReference("docs");
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private static int caughtUp(String log) {
+    return log.split("replica caught up from the primary \\[collection=docs", -1).length - 1;
+  }
+
+  private void assertSearchesMatchReference(String coll) {
+    for (float[] q : queryVectors) {
+      String body = "{\"vector\":" + json(q) + ",\"limit\":10}";
+      Http.Response a = api.post("/collections/" + coll + "/points/search", body);
+      Http.Response b = reference.post("/collections/" + coll + "/points/search", body);
+      assertThat(a.status()).as(a.raw()).isEqualTo(200);
+      assertThat(a.body().has("partial")).isFalse();
+      assertThat(a.result().size()).isEqualTo(b.result().size());
+      for (int i = 0; i < a.result().size(); i++) {
+        assertThat(a.result().get(i).path("score").asDouble())
+            .isCloseTo(b.result().get(i).path("score").asDouble(), within(1e-5));
+      }
+      assertThat(idsOf(a.result())).isEqualTo(idsOf(b.result()));
+    }
+  }
+
+  private static Set<Long> idsOf(JsonNode arr) {
+    Set<Long> s = new HashSet<>();
+    for (JsonNode n : arr) {
+      s.add(n.path("id").asLong());
+    }
+    return s;
+  }
+
+  private static void create(Http h, String name, int shards, int rf) {
+    Http.Response r =
+        h.put(
+            "/collections/" + name,
+            "{\"vectors\":{\"size\":"
+                + DIM
+                + ",\"distance\":\"Cosine\"},\"shard_number\":"
+                + shards
+                + ",\"replication_factor\":"
+                + rf
+                + "}");
+    assertThat(r.status()).as(r.raw()).isEqualTo(200);
+  }
+
+  private String pointsJson(int from, int n) {
+    ObjectNode root = Http.JSON.createObjectNode();
+    ArrayNode arr = root.putArray("points");
+    for (int i = from; i < from + n; i++) {
+      ObjectNode p = arr.addObject();
+      p.put("id", i);
+      ArrayNode v = p.putArray("vector");
+      for (float f : vector()) {
+        v.add(f);
+      }
+      p.putObject("payload").put("i", i);
+    }
+    return root.toString();
+  }
+
+  private float[] vector() {
+    float[] v = new float[DIM];
+    for (int i = 0; i < DIM; i++) {
+      v[i] = (float) random.nextGaussian();
+    }
+    return v;
+  }
+
+  private static String json(float[] v) {
+    ArrayNode a = Http.JSON.createArrayNode();
+    for (float f : v) {
+      a.add(f);
+    }
+    return a.toString();
+  }
+
+  private static long count(Http h, String coll) {
+    Http.Response r = h.post("/collections/" + coll + "/points/count", "{}");
+    assertThat(r.status()).as(r.raw()).isEqualTo(200);
+    return r.result().path("count").asLong();
+  }
+
+  private static List<Long> ids(int from, int n) {
+    List<Long> out = new ArrayList<>();
+    for (long i = from; i < from + n; i++) {
+      out.add(i);
+    }
+    return out;
+  }
+
+  private static List<Long> scrollAll(Http h, String coll) {
+    List<Long> out = new ArrayList<>();
+    JsonNode offset = null;
+    do {
+      String body = "{\"limit\":97" + (offset == null ? "" : ",\"offset\":" + offset) + "}";
+      Http.Response r = h.post("/collections/" + coll + "/points/scroll", body);
+      assertThat(r.status()).as(r.raw()).isEqualTo(200);
+      for (JsonNode p : r.result().path("points")) {
+        out.add(p.path("id").asLong());
+      }
+      offset = r.result().get("next_page_offset");
+      if (offset != null && offset.isNull()) {
+        offset = null;
+      }
+    } while (offset != null);
+    return out;
+  }
+
+  private HttpResponse<String> rawSearch(String coll, float[] q) throws Exception {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(
+                    URI.create(proxy.url() + "/collections/" + coll + "/points/search"))
+                .header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(30))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"vector\":" + json(q) + ",\"limit\":10}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static void waitHttp(String url) {
+    HttpClient c = HttpClient.newHttpClient();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      try {
+        if (c.send(
+                    HttpRequest.newBuilder(URI.create(url)).build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode()
+            == 200) {
+          return;
+        }
+      } catch (IOException e) {
+        // not up yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      sleep(100);
+    }
+    throw new UncheckedIOException(
+        new IOException("etcd not healthy within 30 s [url=" + url + "]"));
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,819 @@
+package io.flashvec.cluster;
+
+import io.flashvec.cluster.EtcdMetadataStore.Node;
+import io.flashvec.cluster.EtcdMetadataStore.Placed;
+import io.flashvec.cluster.grpc.CreateShardRequest;
+import io.flashvec.cluster.grpc.DeleteRequest;
+import io.flashvec.cluster.grpc.GetRequest;
+import io.flashvec.cluster.grpc.MaintainRequest;
+import io.flashvec.cluster.grpc.RecordMsg;
+import io.flashvec.cluster.grpc.ScrollReply;
+import io.flashvec.cluster.grpc.ScrollRequest;
+import io.flashvec.cluster.grpc.ShardInfoReply;
+import io.flashvec.cluster.grpc.ShardRef;
+import io.flashvec.cluster.grpc.ShardSearchReply;
+import io.flashvec.cluster.grpc.ShardSearchRequest;
+import io.flashvec.cluster.grpc.ShardServiceGrpc.ShardServiceBlockingStub;
+import io.flashvec.cluster.grpc.UpsertRequest;
+import io.flashvec.cluster.internal.GrpcErrors;
+import io.flashvec.cluster.internal.Protos;
+import io.flashvec.cluster.internal.ShardClients;
+import io.flashvec.index.Collection;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.ConflictException;
+import io.flashvec.index.FlashVecException;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.NotFoundException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchRequest;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.UnavailableException;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.storage.FsyncPolicy;
+import io.grpc.StatusRuntimeException;
+import java.io.Closeable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The proxy role: the {@link CollectionService} of a cluster. Routing comes from the {@link
+ * EtcdMetadataStore} cache (so it keeps working from the last known table while etcd is
+ * unreachable); shards are called over gRPC.
+ *
+ * <ul>
+ *   <li>Writes: a point goes to shard {@code hash(id) mod shard_number} ({@link PointId#shard}, the
+ *       same hash as standalone {@link Collection}); each shard's part is sent to its primary — the
+ *       first live, non-stale replica in placement order — which replicates it before answering. If
+ *       the primary fails, the next replica is promoted for that call.
+ *   <li>Reads: one replica per shard, round-robin over the live non-stale ones; a failed call
+ *       (error, dead node, deadline) is retried on the next replica.
+ *   <li>Search: broadcast to every shard at once, each asked for {@code limit + offset} results
+ *       within the search deadline; merged with a bounded heap. A shard with no replica that
+ *       answers makes the result partial: {@link SearchStats#partial} is set, and the REST layer
+ *       says so in the body and a header. Counts, gets and scrolls never return partial results:
+ *       they fail with 503 naming {@code [collection, shard, node]}.
+ * </ul>
+ *
+ * <p>Thread-safe. Owns its fan-out executor (virtual threads); the store and the clients belong to
+ * the caller.
+ */
+public final class ClusterCollectionService implements CollectionService, Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterCollectionService.class);
+
+  /** A shard none of whose replicas answered; the message carries collection, shard and nodes. */
+  public static final class ShardUnavailableException extends UnavailableException {
+    public ShardUnavailableException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  private final EtcdMetadataStore meta;
+  private final ShardClients clients;
+  private final Duration searchDeadline;
+  private final Duration writeDeadline;
+  private final ExecutorService fanOut =
+      Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("flashvec-fanout-", 0).factory());
+  private final AtomicLong operations = new AtomicLong();
+  private final AtomicInteger roundRobin = new AtomicInteger();
+
+  public ClusterCollectionService(
+      EtcdMetadataStore meta,
+      ShardClients clients,
+      Duration searchDeadline,
+      Duration writeDeadline) {
+    this.meta = meta;
+    this.clients = clients;
+    this.searchDeadline = searchDeadline;
+    this.writeDeadline = writeDeadline;
+  }
+
+  @Override
+  public boolean ready() {
+    return meta.loaded();
+  }
+
+  private void checkReady() {
+    if (!meta.loaded()) {
+      throw new UnavailableException(
+          "Service is not ready: cluster metadata not loaded from etcd yet");
+    }
+  }
+
+  private Placed placed(String name) {
+    checkReady();
+    return meta.placed(name)
+        .orElseThrow(
+            () -> new NotFoundException("Not found: Collection `" + name + "` doesn't exist!"));
+  }
+
+  private static ShardRef ref(String collection, int shard) {
+    return ShardRef.newBuilder().setCollection(collection).setShard(shard).build();
+  }
+
+  // ---------------------------------------------------------------- shard calls
+
+  /** Replicas that may serve a shard now: live and not stale, in placement order. */
+  private List<Node> candidates(Placed p, int shard) {
+    List<Node> out = new ArrayList<>();
+    for (String id : p.replicas().get(shard)) {
+      if (meta.isStale(p.meta().name(), shard, id)) {
+        continue;
+      }
+      meta.node(id).ifPresent(out::add);
+    }
+    return out;
+  }
+
+  /**
+   * Calls one replica of a shard, then the next ones while the call fails in a way another replica
+   * may not: primary-first for writes, round-robin for reads.
+   */
+  private <T> T call(
+      Placed p,
+      int shard,
+      boolean write,
+      Duration deadline,
+      Function<ShardServiceBlockingStub, T> body) {
+    String coll = p.meta().name();
+    List<Node> nodes = candidates(p, shard);
+    if (nodes.isEmpty()) {
+      throw new ShardUnavailableException(
+          "Service unavailable: no live replica for shard [collection="
+              + coll
+              + ", shard="
+              + shard
+              + ", node="
+              + String.join("|", p.replicas().get(shard))
+              + "]",
+          null);
+    }
+    int start = write ? 0 : Math.floorMod(roundRobin.getAndIncrement(), nodes.size());
+    StatusRuntimeException last = null;
+    Node lastNode = null;
+    for (int i = 0; i < nodes.size(); i++) {
+      Node n = nodes.get((start + i) % nodes.size());
+      try {
+        return body.apply(
+            clients
+                .stub(n.grpcAddress())
+                .withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS));
+      } catch (StatusRuntimeException e) {
+        if (!GrpcErrors.retryable(e)) {
+          FlashVecException f = GrpcErrors.clientError(e);
+          throw f != null ? f : e;
+        }
+        LOG.warn(
+            "shard call failed; trying another replica [collection={}, shard={}, node={}]: {}",
+            coll,
+            shard,
+            n.id(),
+            e.getStatus());
+        last = e;
+        lastNode = n;
+      }
+    }
+    throw new ShardUnavailableException(
+        "Service unavailable: shard call failed on every replica [collection="
+            + coll
+            + ", shard="
+            + shard
+            + ", node="
+            + lastNode.id()
+            + ", cause="
+            + last.getStatus().getCode()
+            + ": "
+            + last.getStatus().getDescription()
+            + "]",
+        last);
+  }
+
+  /** Runs one task per shard on the fan-out executor and returns their results in shard order. */
+  private <T> List<T> perShard(int shards, java.util.function.IntFunction<T> task) {
+    List<Future<T>> fs = new ArrayList<>(shards);
+    for (int s = 0; s < shards; s++) {
+      int shard = s;
+      fs.add(fanOut.submit(() -> task.apply(shard)));
+    }
+    List<T> out = new ArrayList<>(shards);
+    for (Future<T> f : fs) {
+      out.add(join(f));
+    }
+    return out;
+  }
+
+  private static <T> T join(Future<T> f) {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new UnavailableException("Service unavailable: interrupted", e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
+    }
+  }
+
+  // ---------------------------------------------------------------- collections
+
+  @Override
+  public void createCollection(String name, CollectionConfig config) {
+    createCollection(name, config, CollectionTuning.DEFAULT);
+  }
+
+  @Override
+  public void createCollection(String name, CollectionConfig config, CollectionTuning tuning) {
+    CollectionNames.validate(name);
+    checkReady();
+    if (tuning == null) {
+      tuning = CollectionTuning.DEFAULT;
+    }
+    MetadataStore.CollectionMeta m =
+        new MetadataStore.CollectionMeta(name, config, System.currentTimeMillis(), tuning);
+    if (meta.placed(name).isPresent() || !meta.createIfAbsent(m)) {
+      throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
+    }
+    Placed p = meta.placed(name).orElseThrow();
+    var cfg = Protos.config(config, tuning);
+    List<String> failures =
+        perShard(
+            config.shardNumber(),
+            s -> {
+              int ok = 0;
+              StringBuilder why = new StringBuilder();
+              for (String nodeId : p.replicas().get(s)) {
+                try {
+                  Node n =
+                      meta.node(nodeId)
+                          .orElseThrow(() -> new UnavailableException("node not registered"));
+                  clients
+                      .stub(n.grpcAddress())
+                      .withDeadlineAfter(writeDeadline.toMillis(), TimeUnit.MILLISECONDS)
+                      .createShard(
+                          CreateShardRequest.newBuilder()
+                              .setShard(ref(name, s))
+                              .setConfig(cfg)
+                              .build());
+                  ok++;
+                } catch (RuntimeException e) {
+                  why.append(" [shard=").append(s).append(", node=").append(nodeId).append("] ");
+                  why.append(e.getMessage());
+                  if (p.replicas().get(s).size() > 1) {
+                    meta.markStale(name, s, nodeId); // created at its next start, then resynced
+                  }
+                }
+              }
+              return ok == 0 ? why.toString() : null;
+            });
+    failures.removeIf(java.util.Objects::isNull);
+    if (!failures.isEmpty()) {
+      deleteCollection(name);
+      throw new UnavailableException(
+          "Service unavailable: cannot create a shard on any of its nodes [collection="
+              + name
+              + "]"
+              + String.join(";", failures));
+    }
+    LOG.info("collection created [name={}, config={}, placement={}]", name, config, p.replicas());
+  }
+
+  @Override
+  public boolean deleteCollection(String name) {
+    CollectionNames.validate(name);
+    checkReady();
+    Placed p = meta.placed(name).orElse(null);
+    if (p == null) {
+      return false;
+    }
+    boolean removed = meta.remove(name);
+    // Nodes that are down drop their replicas when they reconcile at their next start.
+    perShard(
+        p.replicas().size(),
+        s -> {
+          for (String nodeId : p.replicas().get(s)) {
+            meta.node(nodeId)
+                .ifPresent(
+                    n -> {
+                      try {
+                        clients
+                            .stub(n.grpcAddress())
+                            .withDeadlineAfter(writeDeadline.toMillis(), TimeUnit.MILLISECONDS)
+                            .dropShard(ref(name, s));
+                      } catch (RuntimeException e) {
+                        LOG.warn(
+                            "cannot drop replica; the node drops it at its next start"
+                                + " [collection={}, shard={}, node={}]: {}",
+                            name,
+                            s,
+                            nodeId,
+                            e.toString());
+                      }
+                    });
+          }
+          return null;
+        });
+    LOG.info("collection deleted [name={}]", name);
+    return removed;
+  }
+
+  @Override
+  public List<String> listCollections() {
+    checkReady();
+    List<String> names = new ArrayList<>();
+    for (MetadataStore.CollectionMeta m : meta.list()) {
+      names.add(m.name());
+    }
+    return names;
+  }
+
+  @Override
+  public boolean exists(String name) {
+    checkReady();
+    return meta.placed(name).isPresent();
+  }
+
+  @Override
+  public CollectionDescription describe(String name) {
+    Placed p = placed(name);
+    List<ShardInfoReply> infos =
+        perShard(
+            p.replicas().size(),
+            s -> call(p, s, false, searchDeadline, st -> st.info(ref(name, s))));
+    long points = 0;
+    int segments = 0;
+    long disk = 0;
+    long mem = 0;
+    boolean indexing = false;
+    String failure = null;
+    String policy = "";
+    for (ShardInfoReply i : infos) {
+      points += i.getPoints();
+      segments += i.getSegments();
+      disk += i.getDiskBytes();
+      mem += i.getMemoryBytes();
+      indexing |= i.getIndexing();
+      if (!i.getBuildFailure().isEmpty()) {
+        failure = i.getBuildFailure();
+      }
+      policy = i.getFsyncPolicy();
+    }
+    CollectionTuning tuning = p.meta().tuning();
+    FsyncPolicy fsync =
+        !policy.isEmpty()
+            ? FsyncPolicy.parse(policy)
+            : tuning.fsyncPolicy() != null ? tuning.fsyncPolicy() : FsyncPolicy.ALWAYS;
+    Collection.Info info =
+        new Collection.Info(
+            points, segments, disk, mem, List.of(), indexing, failure, false, 0, null, 0, tuning,
+            fsync);
+    return new CollectionDescription(name, p.meta().config(), info);
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  private static float[] validate(CollectionConfig c, PointId id, float[] v) {
+    if (v == null) {
+      throw new InvalidInputException("Wrong input: point has no vector [id=" + id + "]");
+    }
+    if (v.length != c.dimension()) {
+      throw new InvalidInputException(
+          "Wrong input: Vector dimension error: expected dim: "
+              + c.dimension()
+              + ", got "
+              + v.length
+              + (id == null ? "" : " [id=" + id + "]"));
+    }
+    for (int i = 0; i < v.length; i++) {
+      if (!Float.isFinite(v[i])) {
+        throw new InvalidInputException(
+            "Wrong input: vector contains a non-finite value ["
+                + (id == null ? "" : "id=" + id + ", ")
+                + "index="
+                + i
+                + ", value="
+                + v[i]
+                + "]");
+      }
+    }
+    return v;
+  }
+
+  @Override
+  public Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait) {
+    Placed p = placed(collection);
+    int n = p.replicas().size();
+    List<List<Point>> parts = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      parts.add(new ArrayList<>());
+    }
+    for (Point pt : points) {
+      validate(p.meta().config(), pt.id(), pt.vector());
+      parts.get(pt.id().shard(n)).add(pt);
+    }
+    perShard(
+        n,
+        s -> {
+          if (parts.get(s).isEmpty()) {
+            return null;
+          }
+          UpsertRequest.Builder b =
+              UpsertRequest.newBuilder()
+                  .setShard(ref(collection, s))
+                  .setWait(wait)
+                  .setReplicate(true);
+          for (Point pt : parts.get(s)) {
+            b.addPoints(Protos.point(pt));
+          }
+          UpsertRequest req = b.build();
+          return call(p, s, true, writeDeadline, st -> st.upsert(req));
+        });
+    return new Collection.UpdateResult(operations.incrementAndGet(), wait);
+  }
+
+  @Override
+  public Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait) {
+    Placed p = placed(collection);
+    List<List<PointId>> parts = byShard(p, ids);
+    perShard(
+        parts.size(),
+        s -> {
+          if (parts.get(s).isEmpty()) {
+            return null;
+          }
+          DeleteRequest req =
+              DeleteRequest.newBuilder()
+                  .setShard(ref(collection, s))
+                  .addAllIds(Protos.ids(parts.get(s)))
+                  .setWait(wait)
+                  .setReplicate(true)
+                  .build();
+          return call(p, s, true, writeDeadline, st -> st.delete(req));
+        });
+    return new Collection.UpdateResult(operations.incrementAndGet(), wait);
+  }
+
+  private static List<List<PointId>> byShard(Placed p, List<PointId> ids) {
+    int n = p.replicas().size();
+    List<List<PointId>> parts = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      parts.add(new ArrayList<>());
+    }
+    for (PointId id : ids) {
+      parts.get(id.shard(n)).add(id);
+    }
+    return parts;
+  }
+
+  /**
+   * Read-modify-write through the proxy: reads the points, applies {@code update}, writes them
+   * back. Unlike standalone this is not atomic against a concurrent write of the same point.
+   */
+  @Override
+  public Collection.UpdateResult updatePayloads(
+      String collection, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
+    List<Record> current = retrieve(collection, ids, true, true);
+    List<Point> next = new ArrayList<>(current.size());
+    for (Record r : current) {
+      next.add(new Point(r.id(), r.vector(), update.apply(r.payload())));
+    }
+    if (next.isEmpty()) {
+      return new Collection.UpdateResult(operations.incrementAndGet(), wait);
+    }
+    return upsert(collection, next, wait);
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  @Override
+  public List<Record> retrieve(
+      String collection, List<PointId> ids, boolean withPayload, boolean withVector) {
+    Placed p = placed(collection);
+    List<PointId> unique = new ArrayList<>(new java.util.LinkedHashSet<>(ids));
+    List<List<PointId>> parts = byShard(p, unique);
+    List<List<RecordMsg>> got =
+        perShard(
+            parts.size(),
+            s -> {
+              if (parts.get(s).isEmpty()) {
+                return List.of();
+              }
+              GetRequest req =
+                  GetRequest.newBuilder()
+                      .setShard(ref(collection, s))
+                      .addAllIds(Protos.ids(parts.get(s)))
+                      .setWithPayload(withPayload)
+                      .setWithVector(withVector)
+                      .build();
+              return call(p, s, false, searchDeadline, st -> st.get(req).getRecordsList());
+            });
+    Map<PointId, Record> byId = new HashMap<>();
+    for (List<RecordMsg> l : got) {
+      for (RecordMsg m : l) {
+        Record r = Protos.record(m);
+        byId.put(r.id(), r);
+      }
+    }
+    List<Record> out = new ArrayList<>();
+    for (PointId id : unique) {
+      Record r = byId.get(id);
+      if (r != null) {
+        out.add(r);
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public long count(String collection) {
+    Placed p = placed(collection);
+    long n = 0;
+    for (long c :
+        perShard(
+            p.replicas().size(),
+            s ->
+                call(p, s, false, searchDeadline, st -> st.count(ref(collection, s)).getCount()))) {
+      n += c;
+    }
+    return n;
+  }
+
+  @Override
+  public ScrollPage scroll(
+      String collection, PointId offset, int limit, boolean withPayload, boolean withVector) {
+    if (limit < 1) {
+      throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
+    }
+    Placed p = placed(collection);
+    List<ScrollReply> pages =
+        perShard(
+            p.replicas().size(),
+            s -> {
+              ScrollRequest.Builder b =
+                  ScrollRequest.newBuilder()
+                      .setShard(ref(collection, s))
+                      .setLimit(limit)
+                      .setWithPayload(withPayload)
+                      .setWithVector(withVector);
+              if (offset != null) {
+                b.setOffset(Protos.id(offset));
+              }
+              ScrollRequest req = b.build();
+              return call(p, s, false, searchDeadline, st -> st.scroll(req));
+            });
+    // Each shard returned its first `limit` ids from `offset`, so the first `limit` of the union
+    // are the global page; the next offset is the smallest id not on it.
+    List<Record> all = new ArrayList<>();
+    PointId next = null;
+    for (ScrollReply r : pages) {
+      all.addAll(Protos.records(r.getRecordsList()));
+      if (r.hasNextOffset()) {
+        PointId n = Protos.id(r.getNextOffset());
+        if (next == null || n.compareTo(next) < 0) {
+          next = n;
+        }
+      }
+    }
+    all.sort(Comparator.comparing(Record::id));
+    if (all.size() > limit) {
+      PointId n = all.get(limit).id();
+      if (next == null || n.compareTo(next) < 0) {
+        next = n;
+      }
+      all = all.subList(0, limit);
+    }
+    return new ScrollPage(List.copyOf(all), next);
+  }
+
+  @Override
+  public List<Record> search(String collection, SearchRequest req, SearchStats stats) {
+    if (req.filter() != null) {
+      throw filtersUnsupported(collection);
+    }
+    Placed p = placed(collection);
+    CollectionConfig config = p.meta().config();
+    validate(config, null, req.vector());
+    int k = req.limit() + req.offset();
+    if (k == 0) {
+      return List.of();
+    }
+    ShardSearchRequest.Builder b =
+        ShardSearchRequest.newBuilder()
+            .setK(k)
+            .setSearchList(req.params().searchList())
+            .setBeamWidth(req.params().beamWidth())
+            .setRerankK(req.params().rerankK())
+            .setExact(req.params().exact())
+            .setWithPayload(req.withPayload())
+            .setWithVector(req.withVector());
+    for (float f : req.vector()) {
+      b.addVector(f);
+    }
+    if (req.scoreThreshold() != null) {
+      b.setScoreThreshold(req.scoreThreshold());
+    }
+    int n = p.replicas().size();
+    List<Future<ShardSearchReply>> fs = new ArrayList<>(n);
+    for (int s = 0; s < n; s++) {
+      ShardSearchRequest shardReq = b.setShard(ref(collection, s)).build();
+      int shard = s;
+      fs.add(fanOut.submit(() -> call(p, shard, false, searchDeadline, st -> st.search(shardReq))));
+    }
+    // Bounded heap of the k best, worst on top.
+    Comparator<Record> better = Comparator.comparingDouble(Record::score);
+    if (!config.distance().higherIsBetter()) {
+      better = better.reversed();
+    }
+    PriorityQueue<Record> heap = new PriorityQueue<>(k + 1, better);
+    Set<String> failed = new HashSet<>();
+    for (int s = 0; s < n; s++) {
+      ShardSearchReply r;
+      try {
+        r = join(fs.get(s));
+      } catch (ShardUnavailableException e) {
+        failed.add(e.getMessage());
+        continue;
+      }
+      Protos.addStats(stats, r.getStats());
+      for (RecordMsg m : r.getRecordsList()) {
+        Record rec = Protos.record(m);
+        heap.add(rec);
+        if (heap.size() > k) {
+          heap.poll();
+        }
+      }
+    }
+    if (!failed.isEmpty()) {
+      stats.partial = true;
+      LOG.warn("partial search result [collection={}, failed={}]", collection, failed);
+    }
+    List<Record> best = new ArrayList<>(heap);
+    best.sort(better.reversed());
+    if (req.offset() >= best.size()) {
+      return List.of();
+    }
+    return List.copyOf(best.subList(req.offset(), best.size()));
+  }
+
+  // ---------------------------------------------------------------- maintenance
+
+  /** Runs a maintenance action on every live replica of every shard. */
+  private int maintainAll(String collection, MaintainRequest.Builder req) {
+    Placed p = placed(collection);
+    int files = 0;
+    for (int f :
+        perShard(
+            p.replicas().size(),
+            s -> {
+              int sum = 0;
+              boolean any = false;
+              for (Node node : candidates(p, s)) {
+                sum +=
+                    clients
+                        .stub(node.grpcAddress())
+                        .withDeadlineAfter(writeDeadline.toMillis(), TimeUnit.MILLISECONDS)
+                        .maintain(req.clone().setShard(ref(collection, s)).build())
+                        .getFiles();
+                any = true;
+              }
+              if (!any) {
+                throw new ShardUnavailableException(
+                    "Service unavailable: no live replica for shard [collection="
+                        + collection
+                        + ", shard="
+                        + s
+                        + "]",
+                    null);
+              }
+              return sum;
+            })) {
+      files += f;
+    }
+    return files;
+  }
+
+  @Override
+  public void flush(String collection) {
+    maintainAll(collection, MaintainRequest.newBuilder().setAction(MaintainRequest.Action.FLUSH));
+  }
+
+  @Override
+  public int evictFromPageCache(String collection) {
+    return maintainAll(
+        collection, MaintainRequest.newBuilder().setAction(MaintainRequest.Action.EVICT));
+  }
+
+  @Override
+  public CollectionTuning updateCollection(
+      String collection, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+    Placed p = placed(collection);
+    CollectionTuning next = p.meta().tuning().merge(indexingThreshold, fsyncPolicy);
+    meta.updateTuning(collection, next);
+    maintainAll(
+        collection,
+        MaintainRequest.newBuilder()
+            .setAction(MaintainRequest.Action.TUNE)
+            .setIndexingThreshold(indexingThreshold == null ? -2 : indexingThreshold)
+            .setFsyncPolicy(fsyncPolicy == null ? "" : fsyncPolicy.configName()));
+    return next;
+  }
+
+  @Override
+  public void compact(String collection, boolean force) {
+    maintainAll(
+        collection,
+        MaintainRequest.newBuilder()
+            .setAction(
+                force ? MaintainRequest.Action.COMPACT_FORCE : MaintainRequest.Action.COMPACT));
+  }
+
+  /** Placement and liveness, for diagnostics. */
+  public Map<String, Object> describePlacement(String collection) {
+    Placed p = placed(collection);
+    Map<String, Object> out = new LinkedHashMap<>();
+    for (int s = 0; s < p.replicas().size(); s++) {
+      List<String> state = new ArrayList<>();
+      for (String id : p.replicas().get(s)) {
+        state.add(
+            id
+                + (meta.isLive(id) ? "" : "(down)")
+                + (meta.isStale(collection, s, id) ? "(stale)" : ""));
+      }
+      out.put(Integer.toString(s), state);
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    fanOut.shutdownNow();
+  }
+
+  /**
+   * Payload filters are not carried by the shard protocol yet: a filtered request fails with 400
+   * rather than running unfiltered.
+   */
+  private static InvalidInputException filtersUnsupported(String collection) {
+    return new InvalidInputException(
+        "Wrong input: payload filters are not supported in cluster mode yet [collection="
+            + collection
+            + "]");
+  }
+
+  @Override
+  public Collection.UpdateResult deleteByFilter(String collection, Filter filter, boolean wait) {
+    throw filtersUnsupported(collection);
+  }
+
+  @Override
+  public Collection.UpdateResult updatePayloadsByFilter(
+      String collection, Filter filter, UnaryOperator<byte[]> update, boolean wait) {
+    throw filtersUnsupported(collection);
+  }
+
+  @Override
+  public long count(String collection, Filter filter) {
+    if (filter == null || filter.isEmpty()) {
+      return count(collection);
+    }
+    throw filtersUnsupported(collection);
+  }
+
+  @Override
+  public ScrollPage scroll(
+      String collection,
+      PointId offset,
+      int limit,
+      boolean withPayload,
+      boolean withVector,
+      Filter filter) {
+    if (filter == null || filter.isEmpty()) {
+      return scroll(collection, offset, limit, withPayload, withVector);
+    }
+    throw filtersUnsupported(collection);
+  }
+}

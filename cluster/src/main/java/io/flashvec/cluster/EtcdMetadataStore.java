@@ -1,0 +1,592 @@
+package io.flashvec.cluster;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.support.CloseableClient;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.UnavailableException;
+import io.flashvec.storage.FsyncPolicy;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Cluster metadata in etcd (jetcd): collections with their config and shard placement, the node
+ * registry (one key per node, attached to a lease the node keeps alive) and the replicas that fell
+ * behind ("stale"). Every process keeps a cache of the whole prefix, loaded at {@link #start()} and
+ * kept current by one prefix watch, so routing reads never wait for etcd and keep working from the
+ * cached table while etcd is unreachable; changes go to etcd first (transactions where they must
+ * not race) and reach every cache through the watch.
+ *
+ * <p>Key layout under {@code <prefix>} (default {@code /flashvec/}):
+ *
+ * <pre>
+ * collections/&lt;name&gt;               {"name", "created_at", "config": {...}, "tuning": {...},
+ *                                   "placement": [["node-a","node-b"], ...]}  (one list per shard,
+ *                                   the replicas' node ids in primary-preference order)
+ * nodes/&lt;node-id&gt;                  {"id", "grpc": "127.0.0.1:7071", "http": "...", "roles": [...]}
+ *                                   (leased: disappears when the node stops heart-beating)
+ * stale/&lt;name&gt;/&lt;shard&gt;/&lt;node-id&gt;   a replica that missed writes; not read until resynced
+ * </pre>
+ *
+ * <p>Thread-safe. Owns the jetcd client, the watch and the lease keep-alive; {@link #close()}
+ * releases them (and so deregisters this node at once).
+ */
+public final class EtcdMetadataStore implements MetadataStore {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EtcdMetadataStore.class);
+  private static final ObjectMapper JSON = JsonMapper.builder().build();
+  private static final long TIMEOUT_MS = 5_000;
+
+  /** A registered node. */
+  public record Node(String id, String grpcAddress, String httpAddress, List<String> roles) {
+    public boolean hasRole(String role) {
+      return roles.contains(role);
+    }
+  }
+
+  /** A collection with its shard placement: {@code replicas.get(shard)} lists node ids. */
+  public record Placed(CollectionMeta meta, List<List<String>> replicas) {}
+
+  private final Client client;
+  private final String prefix;
+  private final Map<String, Placed> collections = new ConcurrentHashMap<>();
+  private final Map<String, Node> nodes = new ConcurrentHashMap<>();
+  private final Set<String> stale = ConcurrentHashMap.newKeySet();
+  private final ScheduledExecutorService scheduler;
+  private volatile Watch.Watcher watcher;
+  private volatile boolean loaded;
+  private volatile boolean closed;
+  private volatile Registration registration;
+
+  public EtcdMetadataStore(List<String> endpoints, String prefix) {
+    if (endpoints == null || endpoints.isEmpty()) {
+      throw new IllegalArgumentException("etcd endpoints are empty");
+    }
+    this.prefix = prefix.endsWith("/") ? prefix : prefix + "/";
+    this.client =
+        Client.builder()
+            .endpoints(endpoints.stream().map(EtcdMetadataStore::url).toArray(String[]::new))
+            .build();
+    ScheduledThreadPoolExecutor s =
+        new ScheduledThreadPoolExecutor(
+            1, Thread.ofPlatform().name("flashvec-etcd").daemon(true).factory());
+    s.setRemoveOnCancelPolicy(true);
+    this.scheduler = s;
+  }
+
+  private static String url(String endpoint) {
+    return endpoint.contains("://") ? endpoint : "http://" + endpoint;
+  }
+
+  // ---------------------------------------------------------------- cache: load and watch
+
+  /** Loads the whole prefix and starts the watch; retries until etcd answers. */
+  public void start() {
+    while (!closed) {
+      try {
+        reload();
+        return;
+      } catch (RuntimeException e) {
+        LOG.warn("cannot load cluster metadata from etcd; retrying [prefix={}]: {}", prefix, e);
+        sleep(500);
+      }
+    }
+  }
+
+  private synchronized void reload() {
+    GetResponse r =
+        await(client.getKVClient().get(key(""), GetOption.builder().isPrefix(true).build()));
+    Map<String, Placed> c = new ConcurrentHashMap<>();
+    Map<String, Node> n = new ConcurrentHashMap<>();
+    Set<String> s = ConcurrentHashMap.newKeySet();
+    for (KeyValue kv : r.getKvs()) {
+      apply(kv, false, c, n, s);
+    }
+    collections.keySet().retainAll(c.keySet());
+    collections.putAll(c);
+    nodes.keySet().retainAll(n.keySet());
+    nodes.putAll(n);
+    stale.retainAll(s);
+    stale.addAll(s);
+    loaded = true;
+    Watch.Watcher old = watcher;
+    if (old != null) {
+      old.close();
+    }
+    watcher =
+        client
+            .getWatchClient()
+            .watch(
+                key(""),
+                WatchOption.builder()
+                    .isPrefix(true)
+                    .withRevision(r.getHeader().getRevision() + 1)
+                    .build(),
+                Watch.listener(this::onWatch, this::onWatchError));
+    LOG.info(
+        "cluster metadata loaded [prefix={}, collections={}, nodes={}, revision={}]",
+        prefix,
+        collections.size(),
+        nodes.size(),
+        r.getHeader().getRevision());
+  }
+
+  private void onWatch(WatchResponse resp) {
+    for (WatchEvent e : resp.getEvents()) {
+      apply(
+          e.getKeyValue(),
+          e.getEventType() == WatchEvent.EventType.DELETE,
+          collections,
+          nodes,
+          stale);
+    }
+  }
+
+  private void onWatchError(Throwable t) {
+    if (closed) {
+      return;
+    }
+    // The cache stays as it was (reads keep working); reload and re-watch once etcd answers.
+    LOG.warn("etcd watch failed; reloading the metadata [prefix={}]: {}", prefix, t.toString());
+    scheduler.schedule(this::start, 500, TimeUnit.MILLISECONDS);
+  }
+
+  private void apply(
+      KeyValue kv, boolean deleted, Map<String, Placed> c, Map<String, Node> n, Set<String> s) {
+    String k = kv.getKey().toString(StandardCharsets.UTF_8).substring(prefix.length());
+    try {
+      if (k.startsWith("collections/")) {
+        String name = k.substring("collections/".length());
+        if (deleted) {
+          c.remove(name);
+        } else {
+          c.put(name, decodeCollection(kv.getValue().getBytes()));
+        }
+      } else if (k.startsWith("nodes/")) {
+        String id = k.substring("nodes/".length());
+        if (deleted) {
+          n.remove(id);
+        } else {
+          n.put(id, decodeNode(kv.getValue().getBytes()));
+        }
+      } else if (k.startsWith("stale/")) {
+        String rest = k.substring("stale/".length());
+        if (deleted) {
+          s.remove(rest);
+        } else {
+          s.add(rest);
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.error("ignoring unreadable metadata entry [key={}]", k, e);
+    }
+  }
+
+  /** Whether the cache was loaded once. */
+  public boolean loaded() {
+    return loaded;
+  }
+
+  // ---------------------------------------------------------------- MetadataStore
+
+  @Override
+  public List<CollectionMeta> list() {
+    List<CollectionMeta> out = new ArrayList<>();
+    for (Placed p : collections.values()) {
+      out.add(p.meta());
+    }
+    out.sort((a, b) -> a.name().compareTo(b.name()));
+    return out;
+  }
+
+  @Override
+  public Optional<CollectionMeta> get(String name) {
+    return placed(name).map(Placed::meta);
+  }
+
+  /** A collection with its placement, from the cache. */
+  public Optional<Placed> placed(String name) {
+    return Optional.ofNullable(collections.get(name));
+  }
+
+  /**
+   * Records a new collection and places its shards on the live query nodes: replica {@code r} of
+   * shard {@code s} goes to node {@code (s + r) mod n} of the nodes sorted by id, so replicas of a
+   * shard are on distinct nodes and primaries spread evenly.
+   *
+   * @throws InvalidInputException if fewer query nodes are live than {@code replication_factor}
+   */
+  @Override
+  public boolean createIfAbsent(CollectionMeta meta) {
+    List<String> live = new ArrayList<>();
+    for (Node n : nodes.values()) {
+      if (n.hasRole("query")) {
+        live.add(n.id());
+      }
+    }
+    live.sort(null);
+    int rf = meta.config().replicationFactor();
+    if (live.size() < rf) {
+      throw new UnavailableException(
+          "Service unavailable: not enough live query nodes for the replication factor"
+              + " [collection="
+              + meta.name()
+              + ", replication_factor="
+              + rf
+              + ", live_query_nodes="
+              + live.size()
+              + "]");
+    }
+    List<List<String>> placement = new ArrayList<>();
+    for (int s = 0; s < meta.config().shardNumber(); s++) {
+      List<String> replicas = new ArrayList<>();
+      for (int r = 0; r < rf; r++) {
+        replicas.add(live.get((s + r) % live.size()));
+      }
+      placement.add(replicas);
+    }
+    return createIfAbsent(new Placed(meta, placement));
+  }
+
+  /** Records a collection with a given placement; false if the name exists. */
+  public boolean createIfAbsent(Placed placed) {
+    ByteSequence k = key("collections/" + placed.meta().name());
+    boolean ok =
+        await(
+                client
+                    .getKVClient()
+                    .txn()
+                    .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.version(0)))
+                    .Then(Op.put(k, bytes(encodeCollection(placed)), PutOption.DEFAULT))
+                    .commit())
+            .isSucceeded();
+    if (ok) {
+      collections.put(placed.meta().name(), placed); // read-your-writes before the watch arrives
+    }
+    return ok;
+  }
+
+  @Override
+  public boolean updateTuning(String name, CollectionTuning tuning) {
+    Placed old = collections.get(name);
+    if (old == null) {
+      return false;
+    }
+    CollectionMeta m = old.meta();
+    Placed next =
+        new Placed(
+            new CollectionMeta(m.name(), m.config(), m.createdAtMillis(), tuning), old.replicas());
+    await(client.getKVClient().put(key("collections/" + name), bytes(encodeCollection(next))));
+    collections.put(name, next);
+    return true;
+  }
+
+  @Override
+  public boolean remove(String name) {
+    long deleted = await(client.getKVClient().delete(key("collections/" + name))).getDeleted();
+    await(
+        client
+            .getKVClient()
+            .delete(key("stale/" + name + "/"), DeleteOption.builder().isPrefix(true).build()));
+    collections.remove(name);
+    return deleted > 0;
+  }
+
+  // ---------------------------------------------------------------- nodes and stale replicas
+
+  /** Registered nodes (their leases are alive), from the cache. */
+  public Map<String, Node> nodes() {
+    return Map.copyOf(nodes);
+  }
+
+  public Optional<Node> node(String id) {
+    return Optional.ofNullable(nodes.get(id));
+  }
+
+  public boolean isLive(String nodeId) {
+    return nodes.containsKey(nodeId);
+  }
+
+  public boolean isStale(String collection, int shard, String nodeId) {
+    return stale.contains(collection + "/" + shard + "/" + nodeId);
+  }
+
+  /** Marks a replica as behind: it is not read until {@link #clearStale} after a resync. */
+  public void markStale(String collection, int shard, String nodeId) {
+    await(
+        client
+            .getKVClient()
+            .put(key("stale/" + collection + "/" + shard + "/" + nodeId), bytes("")));
+    stale.add(collection + "/" + shard + "/" + nodeId);
+  }
+
+  public void clearStale(String collection, int shard, String nodeId) {
+    await(client.getKVClient().delete(key("stale/" + collection + "/" + shard + "/" + nodeId)));
+    stale.remove(collection + "/" + shard + "/" + nodeId);
+  }
+
+  /**
+   * Registers this node under a lease of {@code ttl} and keeps it alive; if the lease is lost (etcd
+   * unreachable longer than the TTL) it registers again once etcd answers.
+   */
+  public void register(Node node, Duration ttl) {
+    Registration r = new Registration(node, Math.max(1, ttl.toSeconds()));
+    registration = r;
+    r.start();
+  }
+
+  /** One node's lease and keep-alive. */
+  private final class Registration {
+    private final Node node;
+    private final long ttlSeconds;
+    private volatile CloseableClient keepAlive;
+    private volatile long leaseId;
+
+    Registration(Node node, long ttlSeconds) {
+      this.node = node;
+      this.ttlSeconds = ttlSeconds;
+    }
+
+    void start() {
+      if (closed || registration != this) {
+        return;
+      }
+      try {
+        long id = await(client.getLeaseClient().grant(ttlSeconds)).getID();
+        await(
+            client
+                .getKVClient()
+                .put(
+                    key("nodes/" + node.id()),
+                    bytes(encodeNode(node)),
+                    PutOption.builder().withLeaseId(id).build()));
+        leaseId = id;
+        keepAlive =
+            client
+                .getLeaseClient()
+                .keepAlive(
+                    id,
+                    new io.grpc.stub.StreamObserver<LeaseKeepAliveResponse>() {
+                      @Override
+                      public void onNext(LeaseKeepAliveResponse value) {}
+
+                      @Override
+                      public void onError(Throwable t) {
+                        retry("keep-alive failed: " + t);
+                      }
+
+                      @Override
+                      public void onCompleted() {
+                        retry("lease expired");
+                      }
+                    });
+        nodes.put(node.id(), node);
+        LOG.info("node registered [node={}, lease={}, ttlSeconds={}]", node, id, ttlSeconds);
+      } catch (RuntimeException e) {
+        retry("cannot register: " + e);
+      }
+    }
+
+    private void retry(String why) {
+      if (closed || registration != this) {
+        return;
+      }
+      LOG.warn("node registration lost; registering again [node={}, reason={}]", node.id(), why);
+      CloseableClient k = keepAlive;
+      if (k != null) {
+        k.close();
+      }
+      scheduler.schedule(this::start, 1, TimeUnit.SECONDS);
+    }
+
+    void close() {
+      CloseableClient k = keepAlive;
+      if (k != null) {
+        k.close();
+      }
+      if (leaseId != 0) {
+        try {
+          client.getLeaseClient().revoke(leaseId).get(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+          LOG.debug("cannot revoke lease on shutdown [node={}]", node.id(), e);
+        }
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    Registration r = registration;
+    registration = null;
+    if (r != null) {
+      r.close();
+    }
+    Watch.Watcher w = watcher;
+    if (w != null) {
+      w.close();
+    }
+    scheduler.shutdownNow();
+    client.close();
+  }
+
+  // ---------------------------------------------------------------- encoding
+
+  private ByteSequence key(String k) {
+    return ByteSequence.from(prefix + k, StandardCharsets.UTF_8);
+  }
+
+  private static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
+  }
+
+  private static <T> T await(java.util.concurrent.CompletableFuture<T> f) {
+    try {
+      return f.get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new UnavailableException("Service unavailable: interrupted while calling etcd", e);
+    } catch (ExecutionException | TimeoutException e) {
+      f.cancel(true);
+      Throwable c = e instanceof ExecutionException ? e.getCause() : e;
+      throw new UnavailableException(
+          "Service unavailable: the metadata store (etcd) is unreachable [cause=" + c + "]", c);
+    }
+  }
+
+  static String encodeCollection(Placed p) {
+    ObjectNode c = JSON.createObjectNode();
+    CollectionMeta m = p.meta();
+    c.put("name", m.name());
+    c.put("created_at", m.createdAtMillis());
+    ObjectNode cfg = c.putObject("config");
+    CollectionConfig k = m.config();
+    cfg.put("size", k.dimension());
+    cfg.put("distance", k.distance().apiName());
+    cfg.put("shard_number", k.shardNumber());
+    cfg.put("replication_factor", k.replicationFactor());
+    ObjectNode idx = cfg.putObject("index");
+    idx.put("type", k.index().type());
+    idx.put("max_degree", k.index().maxDegree());
+    idx.put("build_search_list", k.index().buildSearchList());
+    idx.put("alpha", k.index().alpha());
+    idx.put("pq_subspaces", k.index().pqSubspaces());
+    ObjectNode t = c.putObject("tuning");
+    t.put("indexing_threshold", m.tuning().indexingThreshold());
+    if (m.tuning().fsyncPolicy() == null) {
+      t.putNull("wal_fsync_policy");
+    } else {
+      t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
+    }
+    ArrayNode pl = c.putArray("placement");
+    for (List<String> replicas : p.replicas()) {
+      ArrayNode a = pl.addArray();
+      replicas.forEach(a::add);
+    }
+    return JSON.writeValueAsString(c);
+  }
+
+  static Placed decodeCollection(byte[] json) {
+    JsonNode c = JSON.readTree(json);
+    JsonNode cfg = c.path("config");
+    JsonNode idx = cfg.path("index");
+    CollectionConfig config =
+        new CollectionConfig(
+            cfg.path("size").asInt(),
+            Distance.parse(cfg.path("distance").asString()),
+            cfg.path("shard_number").asInt(1),
+            cfg.path("replication_factor").asInt(1),
+            new IndexParams(
+                idx.path("type").asString(IndexParams.DISKANN),
+                idx.path("max_degree").asInt(64),
+                idx.path("build_search_list").asInt(100),
+                (float) idx.path("alpha").asDouble(1.2),
+                idx.path("pq_subspaces").asInt(0)));
+    JsonNode t = c.path("tuning");
+    String fsync = t.path("wal_fsync_policy").asString(null);
+    CollectionTuning tuning =
+        new CollectionTuning(
+            t.path("indexing_threshold").asInt(-1),
+            fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync));
+    List<List<String>> placement = new ArrayList<>();
+    for (JsonNode shard : c.path("placement")) {
+      List<String> replicas = new ArrayList<>();
+      for (JsonNode n : shard) {
+        replicas.add(n.asString());
+      }
+      placement.add(List.copyOf(replicas));
+    }
+    return new Placed(
+        new CollectionMeta(
+            c.path("name").asString(), config, c.path("created_at").asLong(), tuning),
+        List.copyOf(placement));
+  }
+
+  static String encodeNode(Node n) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("id", n.id());
+    o.put("grpc", n.grpcAddress());
+    o.put("http", n.httpAddress());
+    ArrayNode r = o.putArray("roles");
+    n.roles().forEach(r::add);
+    return JSON.writeValueAsString(o);
+  }
+
+  static Node decodeNode(byte[] json) {
+    JsonNode o = JSON.readTree(json);
+    List<String> roles = new ArrayList<>();
+    for (JsonNode r : o.path("roles")) {
+      roles.add(r.asString());
+    }
+    return new Node(
+        o.path("id").asString(), o.path("grpc").asString(), o.path("http").asString(), roles);
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,587 @@
+package io.flashvec.cluster;
+
+import io.flashvec.cluster.EtcdMetadataStore.Node;
+import io.flashvec.cluster.EtcdMetadataStore.Placed;
+import io.flashvec.cluster.grpc.CountReply;
+import io.flashvec.cluster.grpc.CreateShardReply;
+import io.flashvec.cluster.grpc.CreateShardRequest;
+import io.flashvec.cluster.grpc.DeleteRequest;
+import io.flashvec.cluster.grpc.DropShardReply;
+import io.flashvec.cluster.grpc.GetRequest;
+import io.flashvec.cluster.grpc.HealthReply;
+import io.flashvec.cluster.grpc.HealthRequest;
+import io.flashvec.cluster.grpc.MaintainReply;
+import io.flashvec.cluster.grpc.MaintainRequest;
+import io.flashvec.cluster.grpc.RecordsReply;
+import io.flashvec.cluster.grpc.ResyncReply;
+import io.flashvec.cluster.grpc.ResyncRequest;
+import io.flashvec.cluster.grpc.ScrollReply;
+import io.flashvec.cluster.grpc.ScrollRequest;
+import io.flashvec.cluster.grpc.ShardInfoReply;
+import io.flashvec.cluster.grpc.ShardRef;
+import io.flashvec.cluster.grpc.ShardSearchReply;
+import io.flashvec.cluster.grpc.ShardSearchRequest;
+import io.flashvec.cluster.grpc.ShardServiceGrpc;
+import io.flashvec.cluster.grpc.UpsertRequest;
+import io.flashvec.cluster.grpc.WriteReply;
+import io.flashvec.cluster.internal.GrpcErrors;
+import io.flashvec.cluster.internal.Protos;
+import io.flashvec.cluster.internal.ShardClients;
+import io.flashvec.index.Collection;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchRequest;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.UnavailableException;
+import io.flashvec.storage.FsyncPolicy;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The query role: serves this node's shard replicas over gRPC ({@code ShardService}).
+ *
+ * <p>Each replica is a one-shard local collection named {@code <collection>.s<shard>} in a {@link
+ * LocalCollectionService} (so WAL, segments, recovery and compaction are exactly the standalone
+ * engine's). A write with {@code replicate=true} makes this node the shard's primary for that
+ * write: under the shard's lock it applies the write locally, then forwards it synchronously to
+ * every other live, non-stale replica before answering, so replicas see a shard's writes in the
+ * primary's order and an acknowledged write is on every replica that is not marked stale. A replica
+ * that cannot be reached is marked stale in etcd (it is then neither read nor chosen as primary)
+ * and copies the whole shard from the primary when it is back ({@link #resyncLoop()}).
+ *
+ * <p>Life cycle: {@link #start} (gRPC server up, local replicas reconciled with the placement in
+ * etcd, node registered under a lease, stale replicas resynced in the background), then {@link
+ * #close()}. Thread-safe.
+ */
+public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase implements Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardServer.class);
+  private static final int COPY_BATCH = 512;
+
+  private final String nodeId;
+  private final LocalCollectionService local;
+  private final EtcdMetadataStore meta;
+  private final ShardClients clients;
+  private final Duration writeDeadline;
+  private final Map<String, Object> shardLocks = new ConcurrentHashMap<>();
+  private final ExecutorService executor =
+      Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("flashvec-grpc-", 0).factory());
+  private final ScheduledExecutorService resyncScheduler;
+  private Server server;
+  private volatile boolean closed;
+
+  public ShardServer(
+      String nodeId,
+      LocalCollectionService local,
+      EtcdMetadataStore meta,
+      ShardClients clients,
+      Duration writeDeadline) {
+    this.nodeId = nodeId;
+    this.local = local;
+    this.meta = meta;
+    this.clients = clients;
+    this.writeDeadline = writeDeadline;
+    ScheduledThreadPoolExecutor s =
+        new ScheduledThreadPoolExecutor(
+            1, Thread.ofPlatform().name("flashvec-resync").daemon(true).factory());
+    s.setRemoveOnCancelPolicy(true);
+    this.resyncScheduler = s;
+  }
+
+  /** The local collection that holds replica {@code shard} of {@code collection}. */
+  public static String localName(String collection, int shard) {
+    return collection + ".s" + shard;
+  }
+
+  /**
+   * Starts serving on {@code bind:port}, reconciles the local replicas with the placement, and
+   * registers {@code self} in etcd; the local service must have recovered already.
+   */
+  public void start(String bind, int port, Node self, Duration leaseTtl) {
+    try {
+      server =
+          NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
+              .maxInboundMessageSize(ShardClients.MAX_MESSAGE_BYTES)
+              .executor(executor)
+              .addService(this)
+              .build()
+              .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "cannot start the gRPC server [bind=" + bind + ", port=" + port + "]", e);
+    }
+    reconcile();
+    meta.register(self, leaseTtl);
+    resyncScheduler.scheduleWithFixedDelay(this::resyncLoop, 0, 1, TimeUnit.SECONDS);
+    LOG.info("query node serving shards over gRPC [node={}, address={}:{}]", nodeId, bind, port);
+  }
+
+  /** Creates missing replicas placed here (marked stale when others hold data) and drops others. */
+  private void reconcile() {
+    Map<String, Boolean> wanted = new ConcurrentHashMap<>();
+    for (MetadataStore.CollectionMeta m : meta.list()) {
+      Placed p = meta.placed(m.name()).orElse(null);
+      if (p == null) {
+        continue;
+      }
+      for (int s = 0; s < p.replicas().size(); s++) {
+        List<String> replicas = p.replicas().get(s);
+        if (!replicas.contains(nodeId)) {
+          continue;
+        }
+        String name = localName(m.name(), s);
+        wanted.put(name, true);
+        if (!local.exists(name)) {
+          createLocal(name, m.config(), m.tuning());
+          if (replicas.size() > 1) {
+            meta.markStale(m.name(), s, nodeId);
+          }
+        }
+      }
+    }
+    for (String name : local.listCollections()) {
+      if (!wanted.containsKey(name)) {
+        LOG.info("dropping replica that is no longer placed on this node [replica={}]", name);
+        local.deleteCollection(name);
+      }
+    }
+  }
+
+  private void createLocal(String name, CollectionConfig c, CollectionTuning t) {
+    local.createCollection(
+        name, new CollectionConfig(c.dimension(), c.distance(), 1, 1, c.index()), t);
+  }
+
+  /** Asks each stale replica's primary for a full copy; runs every second until none is left. */
+  private void resyncLoop() {
+    if (closed) {
+      return;
+    }
+    for (MetadataStore.CollectionMeta m : meta.list()) {
+      Placed p = meta.placed(m.name()).orElse(null);
+      if (p == null) {
+        continue;
+      }
+      for (int s = 0; s < p.replicas().size(); s++) {
+        if (!p.replicas().get(s).contains(nodeId) || !meta.isStale(m.name(), s, nodeId)) {
+          continue;
+        }
+        String primary = null;
+        for (String r : p.replicas().get(s)) {
+          if (!r.equals(nodeId) && meta.isLive(r) && !meta.isStale(m.name(), s, r)) {
+            primary = r;
+            break;
+          }
+        }
+        if (primary == null) {
+          continue; // no up-to-date copy reachable now; try again later
+        }
+        try {
+          long n =
+              clients
+                  .stub(meta.node(primary).orElseThrow().grpcAddress())
+                  .withDeadlineAfter(10, TimeUnit.MINUTES)
+                  .resync(
+                      ResyncRequest.newBuilder()
+                          .setShard(ref(m.name(), s))
+                          .setNodeId(nodeId)
+                          .build())
+                  .getPoints();
+          LOG.info(
+              "replica caught up from the primary [collection={}, shard={}, primary={}, points={}]",
+              m.name(),
+              s,
+              primary,
+              n);
+        } catch (RuntimeException e) {
+          LOG.warn(
+              "resync failed; retrying [collection={}, shard={}, primary={}]: {}",
+              m.name(),
+              s,
+              primary,
+              e.toString());
+        }
+      }
+    }
+  }
+
+  private static ShardRef ref(String collection, int shard) {
+    return ShardRef.newBuilder().setCollection(collection).setShard(shard).build();
+  }
+
+  private Object lock(String localName) {
+    return shardLocks.computeIfAbsent(localName, k -> new Object());
+  }
+
+  private <T> void answer(StreamObserver<T> out, ShardRef ref, Supplier<T> body) {
+    try {
+      out.onNext(body.get());
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(
+          GrpcErrors.toStatus(
+              e,
+              "[collection="
+                  + ref.getCollection()
+                  + ", shard="
+                  + ref.getShard()
+                  + ", node="
+                  + nodeId
+                  + "]"));
+    }
+  }
+
+  // ---------------------------------------------------------------- ShardService
+
+  @Override
+  public void createShard(CreateShardRequest req, StreamObserver<CreateShardReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          synchronized (lock(name)) {
+            if (req.getReset()) {
+              local.deleteCollection(name);
+            }
+            if (local.exists(name)) {
+              return CreateShardReply.newBuilder().setCreated(false).build();
+            }
+            createLocal(name, Protos.config(req.getConfig()), Protos.tuning(req.getConfig()));
+            return CreateShardReply.newBuilder().setCreated(true).build();
+          }
+        });
+  }
+
+  @Override
+  public void dropShard(ShardRef req, StreamObserver<DropShardReply> out) {
+    answer(
+        out,
+        req,
+        () -> {
+          String name = localName(req.getCollection(), req.getShard());
+          synchronized (lock(name)) {
+            return DropShardReply.newBuilder().setDropped(local.deleteCollection(name)).build();
+          }
+        });
+  }
+
+  @Override
+  public void upsert(UpsertRequest req, StreamObserver<WriteReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          List<Point> points = new ArrayList<>(req.getPointsCount());
+          for (var p : req.getPointsList()) {
+            points.add(Protos.point(p));
+          }
+          synchronized (lock(name)) {
+            Collection.UpdateResult r = local.upsert(name, points, req.getWait());
+            List<String> stale =
+                req.getReplicate()
+                    ? forward(
+                        req.getShard(), s -> s.upsert(req.toBuilder().setReplicate(false).build()))
+                    : List.of();
+            return WriteReply.newBuilder()
+                .setOperationId(r.operationId())
+                .addAllStaleReplicas(stale)
+                .build();
+          }
+        });
+  }
+
+  @Override
+  public void delete(DeleteRequest req, StreamObserver<WriteReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          synchronized (lock(name)) {
+            Collection.UpdateResult r =
+                local.delete(name, Protos.pointIds(req.getIdsList()), req.getWait());
+            List<String> stale =
+                req.getReplicate()
+                    ? forward(
+                        req.getShard(), s -> s.delete(req.toBuilder().setReplicate(false).build()))
+                    : List.of();
+            return WriteReply.newBuilder()
+                .setOperationId(r.operationId())
+                .addAllStaleReplicas(stale)
+                .build();
+          }
+        });
+  }
+
+  /**
+   * Sends a write to the shard's other replicas, in turn, each within the write deadline; returns
+   * the replicas marked stale because they were down or failed. Called under the shard's lock.
+   */
+  private List<String> forward(
+      ShardRef ref, java.util.function.Consumer<ShardServiceGrpc.ShardServiceBlockingStub> call) {
+    Placed p = meta.placed(ref.getCollection()).orElse(null);
+    if (p == null || ref.getShard() >= p.replicas().size()) {
+      return List.of();
+    }
+    List<String> staleNow = new ArrayList<>();
+    for (String r : p.replicas().get(ref.getShard())) {
+      if (r.equals(nodeId) || meta.isStale(ref.getCollection(), ref.getShard(), r)) {
+        continue;
+      }
+      Node n = meta.node(r).orElse(null);
+      try {
+        if (n == null) {
+          throw new UnavailableException("replica node is not registered (lease expired)");
+        }
+        call.accept(
+            clients
+                .stub(n.grpcAddress())
+                .withDeadlineAfter(writeDeadline.toMillis(), TimeUnit.MILLISECONDS));
+      } catch (RuntimeException e) {
+        LOG.warn(
+            "replica missed a write; marking it stale [collection={}, shard={}, node={}]: {}",
+            ref.getCollection(),
+            ref.getShard(),
+            r,
+            e.toString());
+        // If etcd cannot record this either, the write fails (it is not acknowledged).
+        meta.markStale(ref.getCollection(), ref.getShard(), r);
+        staleNow.add(r);
+      }
+    }
+    return staleNow;
+  }
+
+  @Override
+  public void get(GetRequest req, StreamObserver<RecordsReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          RecordsReply.Builder b = RecordsReply.newBuilder();
+          for (Record r :
+              local.retrieve(
+                  name,
+                  Protos.pointIds(req.getIdsList()),
+                  req.getWithPayload(),
+                  req.getWithVector())) {
+            b.addRecords(Protos.record(r));
+          }
+          return b.build();
+        });
+  }
+
+  @Override
+  public void scroll(ScrollRequest req, StreamObserver<ScrollReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          ScrollPage page =
+              local.scroll(
+                  name,
+                  req.hasOffset() ? Protos.id(req.getOffset()) : null,
+                  req.getLimit(),
+                  req.getWithPayload(),
+                  req.getWithVector());
+          ScrollReply.Builder b = ScrollReply.newBuilder();
+          for (Record r : page.points()) {
+            b.addRecords(Protos.record(r));
+          }
+          if (page.nextOffset() != null) {
+            b.setNextOffset(Protos.id(page.nextOffset()));
+          }
+          return b.build();
+        });
+  }
+
+  @Override
+  public void count(ShardRef req, StreamObserver<CountReply> out) {
+    answer(
+        out,
+        req,
+        () ->
+            CountReply.newBuilder()
+                .setCount(local.count(localName(req.getCollection(), req.getShard())))
+                .build());
+  }
+
+  @Override
+  public void search(ShardSearchRequest req, StreamObserver<ShardSearchReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          SearchStats stats = new SearchStats();
+          List<Record> hits =
+              local.search(
+                  name,
+                  new SearchRequest(
+                      Protos.floats(req.getVectorList()),
+                      req.getK(),
+                      0,
+                      req.hasScoreThreshold() ? req.getScoreThreshold() : null,
+                      new SearchParams(
+                          req.getSearchList(),
+                          req.getBeamWidth(),
+                          req.getRerankK(),
+                          req.getExact()),
+                      req.getWithPayload(),
+                      req.getWithVector()),
+                  stats);
+          ShardSearchReply.Builder b = ShardSearchReply.newBuilder().setStats(Protos.stats(stats));
+          for (Record r : hits) {
+            b.addRecords(Protos.record(r));
+          }
+          return b.build();
+        });
+  }
+
+  @Override
+  public void info(ShardRef req, StreamObserver<ShardInfoReply> out) {
+    answer(
+        out,
+        req,
+        () -> {
+          Collection.Info i = local.describe(localName(req.getCollection(), req.getShard())).info();
+          return ShardInfoReply.newBuilder()
+              .setPoints(i.points())
+              .setSegments(i.segments())
+              .setDiskBytes(i.diskBytes())
+              .setMemoryBytes(i.memoryBytes())
+              .setIndexing(i.indexing())
+              .setBuildFailure(i.buildFailure() == null ? "" : i.buildFailure())
+              .setFsyncPolicy(i.fsyncPolicy() == null ? "" : i.fsyncPolicy().configName())
+              .build();
+        });
+  }
+
+  @Override
+  public void maintain(MaintainRequest req, StreamObserver<MaintainReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          int files = 0;
+          switch (req.getAction()) {
+            case FLUSH -> local.flush(name);
+            case COMPACT -> local.compact(name, false);
+            case COMPACT_FORCE -> local.compact(name, true);
+            case EVICT -> files = local.evictFromPageCache(name);
+            case TUNE ->
+                local.updateCollection(
+                    name,
+                    req.getIndexingThreshold() == -2 ? null : req.getIndexingThreshold(),
+                    req.getFsyncPolicy().isEmpty()
+                        ? null
+                        : FsyncPolicy.parse(req.getFsyncPolicy()));
+            default -> throw new IllegalArgumentException("unknown action " + req.getAction());
+          }
+          return MaintainReply.newBuilder().setFiles(files).build();
+        });
+  }
+
+  /**
+   * Copies this (primary) replica to {@code node_id}: under the shard lock, so no write
+   * interleaves, the target replica is reset and receives every live point; then its stale mark is
+   * cleared.
+   */
+  @Override
+  public void resync(ResyncRequest req, StreamObserver<ResyncReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String coll = req.getShard().getCollection();
+          int shard = req.getShard().getShard();
+          String name = localName(coll, shard);
+          Placed p =
+              meta.placed(coll).orElseThrow(() -> new UnavailableException("collection is gone"));
+          Node target =
+              meta.node(req.getNodeId())
+                  .orElseThrow(() -> new UnavailableException("target node is not registered"));
+          var stub = clients.stub(target.grpcAddress()).withDeadlineAfter(10, TimeUnit.MINUTES);
+          long copied = 0;
+          synchronized (lock(name)) {
+            stub.createShard(
+                CreateShardRequest.newBuilder()
+                    .setShard(req.getShard())
+                    .setConfig(Protos.config(p.meta().config(), p.meta().tuning()))
+                    .setReset(true)
+                    .build());
+            PointId offset = null;
+            do {
+              ScrollPage page = local.scroll(name, offset, COPY_BATCH, true, true);
+              if (!page.points().isEmpty()) {
+                UpsertRequest.Builder b =
+                    UpsertRequest.newBuilder().setShard(req.getShard()).setWait(true);
+                for (Record r : page.points()) {
+                  b.addPoints(Protos.point(new Point(r.id(), r.vector(), r.payload())));
+                }
+                stub.upsert(b.build());
+                copied += page.points().size();
+              }
+              offset = page.nextOffset();
+            } while (offset != null);
+            meta.clearStale(coll, shard, req.getNodeId());
+          }
+          return ResyncReply.newBuilder().setPoints(copied).build();
+        });
+  }
+
+  @Override
+  public void health(HealthRequest req, StreamObserver<HealthReply> out) {
+    out.onNext(HealthReply.newBuilder().setNodeId(nodeId).setReady(local.ready()).build());
+    out.onCompleted();
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    resyncScheduler.shutdownNow();
+    if (server != null) {
+      server.shutdown();
+      try {
+        if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+          server.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        server.shutdownNow();
+      }
+    }
+    executor.shutdownNow();
+  }
+}

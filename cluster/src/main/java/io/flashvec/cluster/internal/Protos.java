@@ -1,0 +1,164 @@
+package io.flashvec.cluster.internal;
+
+import com.google.protobuf.ByteString;
+import io.flashvec.cluster.grpc.CollectionConfigMsg;
+import io.flashvec.cluster.grpc.Id;
+import io.flashvec.cluster.grpc.PointMsg;
+import io.flashvec.cluster.grpc.RecordMsg;
+import io.flashvec.cluster.grpc.SearchStatsMsg;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.SearchStats;
+import io.flashvec.storage.FsyncPolicy;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Conversions between the engine's types and the protobuf messages of {@code ShardService}. */
+public final class Protos {
+
+  private Protos() {}
+
+  public static Id id(PointId id) {
+    return Id.newBuilder().setUuid(id.isUuid()).setHi(id.hiBits()).setLo(id.loBits()).build();
+  }
+
+  public static PointId id(Id id) {
+    return id.getUuid()
+        ? PointId.of(new java.util.UUID(id.getHi(), id.getLo()))
+        : PointId.of(id.getLo());
+  }
+
+  public static List<Id> ids(List<PointId> ids) {
+    List<Id> out = new ArrayList<>(ids.size());
+    for (PointId i : ids) {
+      out.add(id(i));
+    }
+    return out;
+  }
+
+  public static List<PointId> pointIds(List<Id> ids) {
+    List<PointId> out = new ArrayList<>(ids.size());
+    for (Id i : ids) {
+      out.add(id(i));
+    }
+    return out;
+  }
+
+  public static PointMsg point(Point p) {
+    PointMsg.Builder b = PointMsg.newBuilder().setId(id(p.id()));
+    float[] v = p.vector();
+    for (float f : v) {
+      b.addVector(f);
+    }
+    if (p.payload() != null) {
+      b.setPayload(ByteString.copyFrom(p.payload()));
+    }
+    return b.build();
+  }
+
+  public static Point point(PointMsg m) {
+    return new Point(
+        id(m.getId()),
+        floats(m.getVectorList()),
+        m.hasPayload() ? m.getPayload().toByteArray() : null);
+  }
+
+  public static RecordMsg record(Record r) {
+    RecordMsg.Builder b = RecordMsg.newBuilder().setId(id(r.id())).setScore(r.score());
+    if (r.vector() != null) {
+      b.setHasVector(true);
+      for (float f : r.vector()) {
+        b.addVector(f);
+      }
+    }
+    if (r.payload() != null) {
+      b.setPayload(ByteString.copyFrom(r.payload()));
+    }
+    return b.build();
+  }
+
+  public static Record record(RecordMsg m) {
+    return new Record(
+        id(m.getId()),
+        m.getScore(),
+        m.getHasVector() ? floats(m.getVectorList()) : null,
+        m.hasPayload() ? m.getPayload().toByteArray() : null);
+  }
+
+  public static List<Record> records(List<RecordMsg> ms) {
+    List<Record> out = new ArrayList<>(ms.size());
+    for (RecordMsg m : ms) {
+      out.add(record(m));
+    }
+    return out;
+  }
+
+  public static float[] floats(List<Float> list) {
+    float[] v = new float[list.size()];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = list.get(i);
+    }
+    return v;
+  }
+
+  public static CollectionConfigMsg config(CollectionConfig c, CollectionTuning t) {
+    return CollectionConfigMsg.newBuilder()
+        .setDimension(c.dimension())
+        .setDistance(c.distance().apiName())
+        .setShardNumber(c.shardNumber())
+        .setReplicationFactor(c.replicationFactor())
+        .setIndexType(c.index().type())
+        .setMaxDegree(c.index().maxDegree())
+        .setBuildSearchList(c.index().buildSearchList())
+        .setAlpha(c.index().alpha())
+        .setPqSubspaces(c.index().pqSubspaces())
+        .setIndexingThreshold(t.indexingThreshold())
+        .setFsyncPolicy(t.fsyncPolicy() == null ? "" : t.fsyncPolicy().configName())
+        .build();
+  }
+
+  public static CollectionConfig config(CollectionConfigMsg m) {
+    return new CollectionConfig(
+        m.getDimension(),
+        Distance.parse(m.getDistance()),
+        m.getShardNumber(),
+        m.getReplicationFactor(),
+        new IndexParams(
+            m.getIndexType(),
+            m.getMaxDegree(),
+            m.getBuildSearchList(),
+            m.getAlpha(),
+            m.getPqSubspaces()));
+  }
+
+  public static CollectionTuning tuning(CollectionConfigMsg m) {
+    return new CollectionTuning(
+        m.getIndexingThreshold(),
+        m.getFsyncPolicy().isEmpty() ? null : FsyncPolicy.parse(m.getFsyncPolicy()));
+  }
+
+  public static SearchStatsMsg stats(SearchStats s) {
+    return SearchStatsMsg.newBuilder()
+        .setSegments(s.segments)
+        .setVisited(s.visited)
+        .setExpanded(s.expanded)
+        .setReranked(s.reranked)
+        .setDistanceComputations(s.distanceComputations)
+        .setPagesRead(s.pagesRead)
+        .build();
+  }
+
+  public static void addStats(SearchStats into, SearchStatsMsg m) {
+    into.segments += m.getSegments();
+    into.visited += m.getVisited();
+    into.expanded += m.getExpanded();
+    into.reranked += m.getReranked();
+    into.distanceComputations += m.getDistanceComputations();
+    into.pagesRead += m.getPagesRead();
+  }
+}

@@ -1,0 +1,56 @@
+package io.flashvec.cluster.internal;
+
+import io.flashvec.cluster.grpc.ShardServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.Closeable;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One gRPC channel per query-node address, created on first use and shared by all callers (channels
+ * multiplex calls and reconnect by themselves). Thread-safe; {@link #close()} shuts every channel
+ * down.
+ */
+public final class ShardClients implements Closeable {
+
+  /** Upsert batches can be as large as a REST body (64 MB by default) plus protobuf overhead. */
+  public static final int MAX_MESSAGE_BYTES = 512 * 1024 * 1024;
+
+  private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /** A blocking stub for {@code address} ({@code host:port}); set a deadline per call. */
+  public ShardServiceGrpc.ShardServiceBlockingStub stub(String address) {
+    if (closed) {
+      throw new IllegalStateException("shard clients are closed");
+    }
+    ManagedChannel ch =
+        channels.computeIfAbsent(
+            address,
+            a ->
+                NettyChannelBuilder.forTarget(a)
+                    .usePlaintext()
+                    .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+                    .build());
+    return ShardServiceGrpc.newBlockingStub(ch).withMaxOutboundMessageSize(MAX_MESSAGE_BYTES);
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    for (ManagedChannel ch : channels.values()) {
+      ch.shutdownNow();
+    }
+    for (ManagedChannel ch : channels.values()) {
+      try {
+        ch.awaitTermination(2, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    channels.clear();
+  }
+}

@@ -1,0 +1,78 @@
+package io.flashvec.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.cluster.EtcdMetadataStore.Node;
+import io.flashvec.cluster.EtcdMetadataStore.Placed;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.storage.FsyncPolicy;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The etcd value formats (the store against a live etcd is exercised by {@code ClusterIT} in
+ * api-service, which starts real processes).
+ */
+class EtcdMetadataStoreTest {
+
+  @Test
+  void collectionWithPlacementRoundTrips() {
+    Placed p =
+        new Placed(
+            new MetadataStore.CollectionMeta(
+                "docs",
+                new CollectionConfig(
+                    768, Distance.DOT, 3, 2, new IndexParams("hnsw", 32, 80, 1.1f, 96)),
+                1732250000000L,
+                new CollectionTuning(0, FsyncPolicy.NEVER)),
+            List.of(
+                List.of("query-1", "query-2"),
+                List.of("query-2", "query-3"),
+                List.of("query-3", "query-1")));
+
+    Placed back =
+        EtcdMetadataStore.decodeCollection(
+            EtcdMetadataStore.encodeCollection(p).getBytes(StandardCharsets.UTF_8));
+
+    assertThat(back).isEqualTo(p);
+  }
+
+  @Test
+  void defaultTuningRoundTripsWithoutFsyncOverride() {
+    Placed p =
+        new Placed(
+            new MetadataStore.CollectionMeta(
+                "a", new CollectionConfig(4, Distance.COSINE, 1, 1, null), 1L),
+            List.of(List.of("n1")));
+
+    Placed back =
+        EtcdMetadataStore.decodeCollection(
+            EtcdMetadataStore.encodeCollection(p).getBytes(StandardCharsets.UTF_8));
+
+    assertThat(back.meta().tuning()).isEqualTo(CollectionTuning.DEFAULT);
+    assertThat(back).isEqualTo(p);
+  }
+
+  @Test
+  void nodeRoundTrips() {
+    Node n = new Node("query-1", "127.0.0.1:7071", "127.0.0.1:8081", List.of("query", "index"));
+
+    Node back =
+        EtcdMetadataStore.decodeNode(
+            EtcdMetadataStore.encodeNode(n).getBytes(StandardCharsets.UTF_8));
+
+    assertThat(back).isEqualTo(n);
+    assertThat(back.hasRole("query")).isTrue();
+    assertThat(back.hasRole("proxy")).isFalse();
+  }
+
+  @Test
+  void shardServerNamesReplicasInjectively() {
+    assertThat(ShardServer.localName("docs", 3)).isEqualTo("docs.s3");
+    assertThat(ShardServer.localName("docs.s1", 0)).isNotEqualTo(ShardServer.localName("docs", 1));
+  }
+}
