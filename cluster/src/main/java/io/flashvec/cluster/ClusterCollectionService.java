@@ -397,29 +397,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
   // ---------------------------------------------------------------- writes
 
   private static float[] validate(CollectionConfig c, PointId id, float[] v) {
-    if (v == null) {
-      throw new InvalidInputException("Wrong input: point has no vector [id=" + id + "]");
-    }
-    if (v.length != c.dimension()) {
-      throw new InvalidInputException(
-          "Wrong input: Vector dimension error: expected dim: "
-              + c.dimension()
-              + ", got "
-              + v.length
-              + (id == null ? "" : " [id=" + id + "]"));
-    }
-    for (int i = 0; i < v.length; i++) {
-      if (!Float.isFinite(v[i])) {
-        throw new InvalidInputException(
-            "Wrong input: vector contains a non-finite value ["
-                + (id == null ? "" : "id=" + id + ", ")
-                + "index="
-                + i
-                + ", value="
-                + v[i]
-                + "]");
-      }
-    }
+    Collection.checkVector(c, id, v);
     return v;
   }
 

@@ -134,6 +134,17 @@ public final class Collection implements Closeable {
    *     first non-finite value
    */
   public float[] validateVector(PointId id, float[] v) {
+    checkVector(config, id, v);
+    return config.distance().prepare(v);
+  }
+
+  /**
+   * Checks a vector against a collection's config without preparing it (the cluster proxy checks
+   * before routing; the shard's collection prepares).
+   *
+   * @throws InvalidInputException as {@link #validateVector}
+   */
+  public static void checkVector(CollectionConfig config, PointId id, float[] v) {
     if (v == null) {
       throw new InvalidInputException("Wrong input: point has no vector [id=" + id + "]");
     }
@@ -157,7 +168,6 @@ public final class Collection implements Closeable {
                 + "]");
       }
     }
-    return config.distance().prepare(v);
   }
 
   /**
