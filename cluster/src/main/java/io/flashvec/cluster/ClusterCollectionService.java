@@ -781,6 +781,54 @@ public final class ClusterCollectionService implements CollectionService, Closea
     throw filtersUnsupported(collection);
   }
 
+  private static InvalidInputException payloadIndexesUnsupported(String collection) {
+    return new InvalidInputException(
+        "Wrong input: payload indexes, text search and order_by are not supported in cluster mode"
+            + " yet [collection="
+            + collection
+            + "]");
+  }
+
+  @Override
+  public Collection.UpdateResult createPayloadIndex(
+      String collection, io.flashvec.index.payload.PayloadFieldSchema field, boolean wait) {
+    placed(collection);
+    throw payloadIndexesUnsupported(collection);
+  }
+
+  @Override
+  public Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait) {
+    placed(collection);
+    throw payloadIndexesUnsupported(collection);
+  }
+
+  @Override
+  public List<Record> textSearch(
+      String collection,
+      String field,
+      String text,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector) {
+    placed(collection);
+    throw payloadIndexesUnsupported(collection);
+  }
+
+  @Override
+  public List<io.flashvec.index.Shard.Ordered> scrollOrdered(
+      String collection,
+      String key,
+      boolean ascending,
+      Double startFrom,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector) {
+    placed(collection);
+    throw payloadIndexesUnsupported(collection);
+  }
+
   @Override
   public ScrollPage scroll(
       String collection,

@@ -108,6 +108,34 @@ public interface CollectionService {
   io.flashvec.index.CollectionTuning updateCollection(
       String collection, Integer indexingThreshold, io.flashvec.storage.FsyncPolicy fsyncPolicy);
 
+  /** Creates or replaces a payload index ({@code PUT /collections/{c}/index}). */
+  Collection.UpdateResult createPayloadIndex(
+      String collection, io.flashvec.index.payload.PayloadFieldSchema field, boolean wait);
+
+  /** Drops a payload index ({@code DELETE /collections/{c}/index/{field}}). */
+  Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait);
+
+  /** BM25 search of {@code text} in a text-indexed payload key; best first. */
+  List<Record> textSearch(
+      String collection,
+      String field,
+      String text,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector);
+
+  /** Scroll ordered by an integer, float or datetime payload index. */
+  List<io.flashvec.index.Shard.Ordered> scrollOrdered(
+      String collection,
+      String key,
+      boolean ascending,
+      Double startFrom,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector);
+
   /** Starts a background compaction of a collection's segments and returns at once. */
   void compact(String collection, boolean force);
 }

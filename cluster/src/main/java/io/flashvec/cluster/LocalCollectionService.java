@@ -308,6 +308,51 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   }
 
   @Override
+  public Collection.UpdateResult createPayloadIndex(
+      String collection, io.flashvec.index.payload.PayloadFieldSchema field, boolean wait) {
+    Collection.UpdateResult r = collection(collection).createPayloadIndex(field, wait);
+    LOG.info(
+        "payload index created [collection={}, field={}, type={}]",
+        collection,
+        field.field(),
+        field.type().apiName());
+    return r;
+  }
+
+  @Override
+  public Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait) {
+    Collection.UpdateResult r = collection(collection).deletePayloadIndex(field, wait);
+    LOG.info("payload index dropped [collection={}, field={}]", collection, field);
+    return r;
+  }
+
+  @Override
+  public List<Record> textSearch(
+      String collection,
+      String field,
+      String text,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector) {
+    return collection(collection).textSearch(field, text, limit, filter, withPayload, withVector);
+  }
+
+  @Override
+  public List<io.flashvec.index.Shard.Ordered> scrollOrdered(
+      String collection,
+      String key,
+      boolean ascending,
+      Double startFrom,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector) {
+    return collection(collection)
+        .scrollOrdered(key, ascending, startFrom, limit, filter, withPayload, withVector);
+  }
+
+  @Override
   public ScrollPage scroll(
       String collection,
       PointId offset,

@@ -3,6 +3,8 @@ package io.flashvec.index;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.index.payload.PayloadFieldSchema;
+import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.segment.Segment;
 import java.io.Closeable;
 import java.io.IOException;
@@ -39,7 +41,43 @@ public final class Collection implements Closeable {
       String compactionFailure,
       int deferredBuilds,
       CollectionTuning tuning,
-      io.flashvec.storage.FsyncPolicy fsyncPolicy) {}
+      io.flashvec.storage.FsyncPolicy fsyncPolicy,
+      PayloadSchema payloadSchema,
+      java.util.Map<String, Long> payloadPoints) {
+
+    /** Statistics without payload indexes. */
+    public Info(
+        long points,
+        int segments,
+        long diskBytes,
+        long memoryBytes,
+        List<SegmentInfo> segmentInfos,
+        boolean indexing,
+        String buildFailure,
+        boolean compacting,
+        long compactions,
+        String compactionFailure,
+        int deferredBuilds,
+        CollectionTuning tuning,
+        io.flashvec.storage.FsyncPolicy fsyncPolicy) {
+      this(
+          points,
+          segments,
+          diskBytes,
+          memoryBytes,
+          segmentInfos,
+          indexing,
+          buildFailure,
+          compacting,
+          compactions,
+          compactionFailure,
+          deferredBuilds,
+          tuning,
+          fsyncPolicy,
+          PayloadSchema.EMPTY,
+          java.util.Map.of());
+    }
+  }
 
   /** One segment as reported to users. */
   public record SegmentInfo(int shard, int id, Segment.State state, int points, int deleted) {}
@@ -50,10 +88,20 @@ public final class Collection implements Closeable {
   private final Shard[] shards;
   private final AtomicLong operations = new AtomicLong();
   private volatile CollectionTuning tuning;
+  private volatile PayloadSchema payloadSchema;
+  private final io.flashvec.storage.FileIO fileIo;
 
   private Collection(
-      String name, Path dir, CollectionConfig config, Shard[] shards, CollectionTuning tuning) {
+      String name,
+      Path dir,
+      CollectionConfig config,
+      Shard[] shards,
+      CollectionTuning tuning,
+      PayloadSchema payloadSchema,
+      io.flashvec.storage.FileIO io) {
     this.tuning = tuning;
+    this.payloadSchema = payloadSchema;
+    this.fileIo = io;
     this.name = name;
     this.dir = dir;
     this.config = config;
@@ -101,8 +149,17 @@ public final class Collection implements Closeable {
                 options);
         shards[i].setDeferBuilds(tuning.deferBuilds());
       }
+      PayloadSchema schema;
+      try {
+        schema = PayloadSchema.read(options.io(), dir);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      for (Shard s : shards) {
+        s.setPayloadSchema(schema); // opens each segment's index, building missing ones
+      }
       success = true;
-      return new Collection(name, dir, config, shards, tuning);
+      return new Collection(name, dir, config, shards, tuning, schema, options.io());
     } finally {
       if (!success) {
         closeQuietly(shards);
@@ -203,7 +260,7 @@ public final class Collection implements Closeable {
    * when it ran (see {@link Shard#delete(FilterEvaluator)}).
    */
   public UpdateResult delete(Filter filter, boolean wait) {
-    FilterEvaluator f = new FilterEvaluator(filter);
+    FilterEvaluator f = evaluator(filter);
     long[] seqs = new long[shards.length];
     for (int i = 0; i < shards.length; i++) {
       seqs[i] = shards[i].delete(f);
@@ -214,7 +271,7 @@ public final class Collection implements Closeable {
   /** {@link #updatePayloads(List, java.util.function.UnaryOperator, boolean)} by filter. */
   public UpdateResult updatePayloads(
       Filter filter, java.util.function.UnaryOperator<byte[]> update, boolean wait) {
-    FilterEvaluator f = new FilterEvaluator(filter);
+    FilterEvaluator f = evaluator(filter);
     long[] seqs = new long[shards.length];
     for (int i = 0; i < shards.length; i++) {
       seqs[i] = shards[i].updatePayloads(f, update);
@@ -298,7 +355,7 @@ public final class Collection implements Closeable {
     if (filter == null || filter.isEmpty()) {
       return count();
     }
-    FilterEvaluator f = new FilterEvaluator(filter);
+    FilterEvaluator f = evaluator(filter);
     long n = 0;
     for (Shard s : shards) {
       n += s.count(f);
@@ -321,7 +378,7 @@ public final class Collection implements Closeable {
     if (limit < 1) {
       throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
     }
-    FilterEvaluator f = filter == null || filter.isEmpty() ? null : new FilterEvaluator(filter);
+    FilterEvaluator f = filter == null || filter.isEmpty() ? null : evaluator(filter);
     List<PointId> ids = new ArrayList<>();
     for (Shard s : shards) {
       ids.addAll(s.scrollIds(offset, limit + 1, f));
@@ -362,7 +419,7 @@ public final class Collection implements Closeable {
     if (k == 0) {
       return List.of();
     }
-    FilterEvaluator filter = req.filter() == null ? null : new FilterEvaluator(req.filter());
+    FilterEvaluator filter = req.filter() == null ? null : evaluator(req.filter());
     List<Record> all = new ArrayList<>();
     for (Shard s : shards) {
       all.addAll(
@@ -427,6 +484,145 @@ public final class Collection implements Closeable {
     }
   }
 
+  private FilterEvaluator evaluator(Filter filter) {
+    return new FilterEvaluator(filter, payloadSchema);
+  }
+
+  /** The payload indexes of this collection. */
+  public PayloadSchema payloadSchema() {
+    return payloadSchema;
+  }
+
+  /**
+   * Creates (or replaces) the payload index on {@code field.field()}: the schema is persisted
+   * first, then every segment's index is rebuilt, on this thread when {@code wait}, else in the
+   * background. Queries keep using the previous indexes until each segment's new one is ready.
+   */
+  public UpdateResult createPayloadIndex(PayloadFieldSchema field, boolean wait) {
+    return changeSchema(s -> s.with(field), wait);
+  }
+
+  /** Drops the payload index on {@code key} (nothing happens if there is none). */
+  public UpdateResult deletePayloadIndex(String key, boolean wait) {
+    return changeSchema(s -> s.without(key), wait);
+  }
+
+  private UpdateResult changeSchema(
+      java.util.function.UnaryOperator<PayloadSchema> change, boolean wait) {
+    synchronized (this) {
+      PayloadSchema next = change.apply(payloadSchema);
+      if (!next.equals(payloadSchema)) {
+        try {
+          next.write(fileIo, dir);
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(
+              "cannot write the payload schema [collection=" + name + "]", e);
+        }
+        payloadSchema = next;
+      }
+    }
+    long op = operations.incrementAndGet();
+    Runnable apply =
+        () -> {
+          // Applies the newest schema: of two quick changes, the later one wins either way.
+          synchronized (schemaApply) {
+            for (Shard s : shards) {
+              s.setPayloadSchema(payloadSchema);
+            }
+          }
+        };
+    if (wait) {
+      apply.run();
+    } else {
+      Thread.ofVirtual()
+          .name("payload-index-" + name)
+          .start(
+              () -> {
+                try {
+                  apply.run();
+                } catch (RuntimeException e) {
+                  org.slf4j.LoggerFactory.getLogger(Collection.class)
+                      .error("payload index build failed [collection={}]", name, e);
+                }
+              });
+    }
+    return new UpdateResult(op, wait);
+  }
+
+  private final Object schemaApply = new Object();
+
+  /** Live points with a non-null value of {@code key} (the {@code points} of a payload index). */
+  public long countWithValue(String key) {
+    return count(
+        new Filter(
+            List.of(),
+            List.of(),
+            List.of(
+                new io.flashvec.index.filter.Condition.IsEmpty(
+                    io.flashvec.index.filter.FieldPath.parse(key, "key"))),
+            null));
+  }
+
+  /**
+   * BM25 full-text search of {@code text} in the text-indexed payload key {@code field}, among the
+   * points that match {@code filter}; best first (highest score), at most {@code limit}.
+   */
+  public List<Record> textSearch(
+      String field,
+      String text,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector) {
+    List<String> tokens = payloadSchema.textQuery(field, text);
+    FilterEvaluator f = filter == null || filter.isEmpty() ? null : evaluator(filter);
+    List<Record> all = new ArrayList<>();
+    for (Shard s : shards) {
+      all.addAll(s.textSearch(field, tokens, limit, f, withPayload, withVector));
+    }
+    all.sort(Comparator.comparingDouble(Record::score).reversed());
+    return List.copyOf(all.subList(0, Math.min(limit, all.size())));
+  }
+
+  /**
+   * Qdrant's scroll with {@code order_by}: points that match {@code filter}, ordered by an integer,
+   * float or datetime payload index, from {@code startFrom} on.
+   */
+  public List<Shard.Ordered> scrollOrdered(
+      String key,
+      boolean ascending,
+      Double startFrom,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector) {
+    PayloadFieldSchema f = payloadSchema.field(key);
+    if (f == null
+        || !(f.type() == PayloadFieldSchema.Type.INTEGER
+            || f.type() == PayloadFieldSchema.Type.FLOAT
+            || f.type() == PayloadFieldSchema.Type.DATETIME)) {
+      throw new InvalidInputException(
+          "Wrong input: order_by needs an integer, float or datetime payload index on its key [key="
+              + key
+              + "]; create one with PUT /collections/"
+              + name
+              + "/index");
+    }
+    if (limit < 1) {
+      throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
+    }
+    FilterEvaluator fe = filter == null || filter.isEmpty() ? null : evaluator(filter);
+    List<Shard.Ordered> all = new ArrayList<>();
+    for (Shard s : shards) {
+      all.addAll(s.orderedScroll(f, ascending, startFrom, limit, fe, withPayload, withVector));
+    }
+    Comparator<Shard.Ordered> order =
+        Comparator.comparingDouble((Shard.Ordered o) -> ascending ? o.value() : -o.value())
+            .thenComparing(o -> o.record().id());
+    all.sort(order);
+    return List.copyOf(all.subList(0, Math.min(limit, all.size())));
+  }
+
   /** The changeable settings in force. */
   public CollectionTuning tuning() {
     return tuning;
@@ -448,6 +644,11 @@ public final class Collection implements Closeable {
   }
 
   public Info info() {
+    PayloadSchema schema = payloadSchema;
+    java.util.Map<String, Long> payloadPoints = new java.util.TreeMap<>();
+    for (String key : schema.fields().keySet()) {
+      payloadPoints.put(key, countWithValue(key));
+    }
     long points = 0;
     long disk = 0;
     long mem = 0;
@@ -496,7 +697,9 @@ public final class Collection implements Closeable {
         compactionFailure,
         deferred,
         tuning,
-        shards[0].wal().policy());
+        shards[0].wal().policy(),
+        schema,
+        payloadPoints);
   }
 
   /** Total bytes of all shards' WALs. */

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -254,6 +255,7 @@ public final class Shard implements Closeable {
   private final Distance distance;
   private final Options options;
   private final ReentrantLock writeLock = new ReentrantLock();
+  private final io.flashvec.index.payload.PayloadIndexes payloadIndexes;
 
   /** id -> (segment id << 32 | ordinal) of the id's live version. */
   private final ConcurrentHashMap<PointId, Long> locations = new ConcurrentHashMap<>();
@@ -286,6 +288,9 @@ public final class Shard implements Closeable {
     this.options = options;
     this.segmentsDir = dir.resolve("segments");
     this.compactor = new ShardCompactor(this, options.compaction());
+    this.payloadIndexes =
+        new io.flashvec.index.payload.PayloadIndexes(
+            options.io(), io.flashvec.index.payload.PayloadSchema.EMPTY);
     List<Segment> sealed = openSegments();
     this.growing = new GrowingSegment(nextSegmentId++, dim);
     List<Segment> segs = new ArrayList<>(sealed);
@@ -335,6 +340,7 @@ public final class Shard implements Closeable {
             DiskAnnSegment.open(options.io(), p, id, options.defaultSearchList(), inMemoryGraph());
         out.add(s);
         lifetimes.put(s, new Lifetime(s));
+        payloadIndexes.register(s, p);
         for (int ord = 0; ord < s.size(); ord++) {
           if (!s.isDeleted(ord)) {
             locations.put(s.idAt(ord), pack(id, ord));
@@ -482,13 +488,16 @@ public final class Shard implements Closeable {
   /** Ids of the live points that match; deduplicated (an upsert can briefly show two versions). */
   private List<PointId> matchingIds(FilterEvaluator filter) {
     Set<PointId> out = new HashSet<>();
-    for (Segment seg : snapshot.segments()) {
-      int n = seg.size();
-      for (int ord = 0; ord < n; ord++) {
-        if (!seg.isDeleted(ord) && filter.matches(seg.idAt(ord), seg.payloadAt(ord))) {
+    Snapshot snap = acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        AcceptedOrdinals a = payloadIndexes.accepted(seg, filter);
+        for (int ord = a.next(0); ord >= 0; ord = a.next(ord + 1)) {
           out.add(seg.idAt(ord));
         }
       }
+    } finally {
+      snap.release();
     }
     return new ArrayList<>(out);
   }
@@ -635,6 +644,7 @@ public final class Shard implements Closeable {
       return;
     }
     lifetimes.remove(s);
+    payloadIndexes.drop(lt.segment);
     try {
       lt.segment.close();
     } catch (RuntimeException e) {
@@ -734,6 +744,13 @@ public final class Shard implements Closeable {
         built =
             DiskAnnSegment.open(
                 options.io(), target, newId, options.defaultSearchList(), inMemoryGraph());
+        try {
+          payloadIndexes.openDisk(built, target);
+        } catch (IOException | RuntimeException e) {
+          payloadIndexes.drop(built);
+          built.close();
+          throw e;
+        }
       }
       install(p, built, liveOrds);
       LOG.info(
@@ -780,6 +797,7 @@ public final class Shard implements Closeable {
     try {
       if (closed) {
         if (built != null) {
+          payloadIndexes.drop(built);
           built.close();
           options.io().deleteTree(built.directory());
         }
@@ -815,6 +833,7 @@ public final class Shard implements Closeable {
         }
       }
       publish(snapshot.segments(), List.of());
+      payloadIndexes.drop(f);
       pending.remove(p);
       checkpoint(p.sealSeq());
     } finally {
@@ -891,6 +910,23 @@ public final class Shard implements Closeable {
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /**
+   * Switches the shard to a new payload schema: the index of every disk segment is rebuilt (or
+   * opened, when it exists) before this returns; queries use the old indexes meanwhile.
+   */
+  public void setPayloadSchema(io.flashvec.index.payload.PayloadSchema schema) {
+    try {
+      payloadIndexes.setSchema(schema);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot build payload indexes [dir=" + dir + "]", e);
+    }
+  }
+
+  /** The shard's payload indexes (text search, order_by, statistics). */
+  public io.flashvec.index.payload.PayloadIndexes payloadIndexes() {
+    return payloadIndexes;
   }
 
   /** Allocates a segment id (writer lock taken here). */
@@ -1101,8 +1137,13 @@ public final class Shard implements Closeable {
       return count();
     }
     long n = 0;
-    for (Segment seg : snapshot.segments()) {
-      n += AcceptedOrdinals.evaluate(seg, filter::matches).count();
+    Snapshot snap = acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        n += payloadIndexes.accepted(seg, filter).count();
+      }
+    } finally {
+      snap.release();
     }
     return n;
   }
@@ -1119,23 +1160,24 @@ public final class Shard implements Closeable {
     if (limit <= 0) {
       return List.of();
     }
-    for (Segment seg : snapshot.segments()) {
-      int n = seg.size();
-      for (int ord = 0; ord < n; ord++) {
-        if (seg.isDeleted(ord)) {
-          continue;
-        }
-        PointId id = seg.idAt(ord);
-        if ((from != null && id.compareTo(from) < 0)
-            || (page.size() >= limit && id.compareTo(page.last()) >= 0)
-            || !filter.matches(id, seg.payloadAt(ord))) {
-          continue;
-        }
-        page.add(id);
-        if (page.size() > limit) {
-          page.pollLast();
+    Snapshot snap = acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        AcceptedOrdinals a = payloadIndexes.accepted(seg, filter);
+        for (int ord = a.next(0); ord >= 0; ord = a.next(ord + 1)) {
+          PointId id = seg.idAt(ord);
+          if ((from != null && id.compareTo(from) < 0)
+              || (page.size() >= limit && id.compareTo(page.last()) >= 0)) {
+            continue;
+          }
+          page.add(id);
+          if (page.size() > limit) {
+            page.pollLast();
+          }
         }
       }
+    } finally {
+      snap.release();
     }
     return new ArrayList<>(page);
   }
@@ -1233,7 +1275,7 @@ public final class Shard implements Closeable {
     boolean filtered = filter != null && !filter.matchesAll();
     for (int i = 0; i < segs.size(); i++) {
       Segment seg = segs.get(i);
-      AcceptedOrdinals accept = filtered ? AcceptedOrdinals.evaluate(seg, filter::matches) : null;
+      AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
       seg.search(query, distance, params, accept, top, i, stats);
     }
     int n = top.size();
@@ -1261,6 +1303,117 @@ public final class Shard implements Closeable {
               withPayload ? s.payloadAt(ords[i]) : null));
     }
     return out;
+  }
+
+  /** A point and its {@code order_by} value. */
+  public record Ordered(Record record, double value) {}
+
+  /**
+   * BM25 search for {@code tokens} in text field {@code field} among the live points that match
+   * {@code filter} ({@code null}: all); best first, scores are BM25 scores.
+   */
+  public List<Record> textSearch(
+      String field,
+      List<String> tokens,
+      int k,
+      FilterEvaluator filter,
+      boolean withPayload,
+      boolean withVector) {
+    Snapshot snap = acquire();
+    try {
+      List<Segment> segs = snap.segments();
+      boolean filtered = filter != null && !filter.matchesAll();
+      List<io.flashvec.index.payload.PayloadIndexes.Hit> hits =
+          payloadIndexes.textSearch(
+              segs,
+              field,
+              tokens,
+              k,
+              filtered ? slot -> payloadIndexes.accepted(segs.get(slot), filter) : null);
+      List<Record> out = new ArrayList<>(hits.size());
+      Set<PointId> seen = new HashSet<>();
+      for (var h : hits) {
+        Segment seg = segs.get(h.slot());
+        PointId id = seg.idAt(h.ord());
+        if (seen.add(id)) {
+          out.add(
+              new Record(
+                  id,
+                  (float) h.score(),
+                  withVector ? seg.vectorAt(h.ord()) : null,
+                  withPayload ? seg.payloadAt(h.ord()) : null));
+        }
+      }
+      return out;
+    } finally {
+      snap.release();
+    }
+  }
+
+  /**
+   * The first {@code limit} live points that match {@code filter} ({@code null}: all) ordered by
+   * the value of an indexed numeric or datetime key (smallest value of each point ascending,
+   * largest descending; ties by id), starting at {@code startFrom} (inclusive; {@code null}: the
+   * start). Points without a value are left out.
+   */
+  public List<Ordered> orderedScroll(
+      io.flashvec.index.payload.PayloadFieldSchema key,
+      boolean ascending,
+      Double startFrom,
+      int limit,
+      FilterEvaluator filter,
+      boolean withPayload,
+      boolean withVector) {
+    record Cand(Segment seg, int ord, PointId id, double value) {}
+    Comparator<Cand> order =
+        Comparator.comparingDouble((Cand c) -> ascending ? c.value() : -c.value())
+            .thenComparing(Cand::id);
+    PriorityQueue<Cand> heap = new PriorityQueue<>(order.reversed());
+    Snapshot snap = acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        AcceptedOrdinals acc =
+            filter != null && !filter.matchesAll()
+                ? payloadIndexes.accepted(seg, filter)
+                : AcceptedOrdinals.evaluate(seg, (id, p) -> true);
+        payloadIndexes.orderValues(
+            seg,
+            key,
+            ascending,
+            acc,
+            (v, ord) -> {
+              if (startFrom != null && (ascending ? v < startFrom : v > startFrom)) {
+                return;
+              }
+              Cand c = new Cand(seg, ord, seg.idAt(ord), v);
+              if (heap.size() < limit) {
+                heap.add(c);
+              } else if (limit > 0 && order.compare(c, heap.peek()) < 0) {
+                heap.poll();
+                heap.add(c);
+              }
+            });
+      }
+      List<Cand> sorted = new ArrayList<>(heap);
+      sorted.sort(order);
+      List<Ordered> out = new ArrayList<>(sorted.size());
+      Set<PointId> seen = new HashSet<>();
+      for (Cand c : sorted) {
+        if (seen.add(c.id())) {
+          out.add(
+              new Ordered(
+                  new Record(
+                      c.id(),
+                      0f,
+                      withVector ? c.seg().vectorAt(c.ord()) : null,
+                      withPayload ? c.seg().payloadAt(c.ord()) : null),
+                  c.value()));
+        }
+      }
+      return out;
+    } finally {
+      snap.release();
+    }
   }
 
   private static long pack(int segmentId, int ord) {
@@ -1353,6 +1506,7 @@ public final class Shard implements Closeable {
     try {
       wal.close();
     } finally {
+      payloadIndexes.close();
       // Drop the shard's references: segments close now, or when the last search (or a running
       // compaction) releases its snapshot.
       Snapshot last = snapshot;

@@ -245,6 +245,7 @@ final class ShardCompactor {
                 job.newId(),
                 shard.options().defaultSearchList(),
                 shard.inMemoryGraphSegments());
+        shard.payloadIndexes().openDisk(built, target);
       }
       installed = shard.installCompaction(sources, job.ords(), built);
       if (installed) {
@@ -272,6 +273,7 @@ final class ShardCompactor {
       job.held().release();
       if (!installed) {
         if (built != null) {
+          shard.payloadIndexes().drop(built);
           built.close();
         }
         try {

@@ -12,6 +12,7 @@ import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.storage.FsyncPolicy;
 import java.util.Locale;
 import org.springframework.http.ResponseEntity;
@@ -167,6 +168,55 @@ public class CollectionsController {
           service.compact(CollectionNames.validate(name), force);
           return Json.ok(BooleanNode.TRUE, t0);
         });
+  }
+
+  /**
+   * Qdrant's create field index: {@code {"field_name": "tenant", "field_schema": "keyword"}} or
+   * with a parameter object ({@code {"type": "text", "tokenizer": "word", ...}}). With {@code
+   * ?wait=true} it returns once every segment's index is built.
+   */
+  @PutMapping("/collections/{name}/index")
+  Mono<ResponseEntity<byte[]>> createIndex(
+      @PathVariable String name,
+      @org.springframework.web.bind.annotation.RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          JsonNode json = Json.parse(body);
+          if (!json.isObject()) {
+            throw new InvalidInputException("Wrong input: index request must be a JSON object");
+          }
+          JsonNode field = json.get("field_name");
+          if (field == null || !field.isString()) {
+            throw new InvalidInputException(
+                "Wrong input: field_name must be a string [field_name="
+                    + Requests.abbreviate(field)
+                    + "]");
+          }
+          PayloadFieldSchema f =
+              PayloadFieldSchema.parse(field.asString(), json.get("field_schema"));
+          return Json.ok(
+              io.flashvec.api.points.PointsController.update(
+                  service.createPayloadIndex(name, f, wait)),
+              t0);
+        });
+  }
+
+  /** Qdrant's delete field index. */
+  @DeleteMapping("/collections/{name}/index/{field}")
+  Mono<ResponseEntity<byte[]>> deleteIndex(
+      @PathVariable String name,
+      @PathVariable String field,
+      @org.springframework.web.bind.annotation.RequestParam(defaultValue = "false") boolean wait) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () ->
+            Json.ok(
+                io.flashvec.api.points.PointsController.update(
+                    service.deletePayloadIndex(CollectionNames.validate(name), field, wait)),
+                t0));
   }
 
   private static Integer indexingThreshold(JsonNode body) {
@@ -349,7 +399,12 @@ public class CollectionsController {
     wal.put("wal_capacity_mb", props.wal().segmentBytes().toMegabytes());
     wal.put("wal_segments_ahead", 0);
     config.putNull("quantization_config");
-    r.putObject("payload_schema");
+    ObjectNode schema = r.putObject("payload_schema");
+    for (var f : info.payloadSchema().fields().values()) {
+      ObjectNode o = f.toJson();
+      o.put("points", info.payloadPoints().getOrDefault(f.field(), 0L));
+      schema.set(f.field(), o);
+    }
     // FlashVec's own view: index settings, segments and their states, bytes.
     ObjectNode fv = r.putObject("flashvec");
     ObjectNode index = fv.putObject("index");

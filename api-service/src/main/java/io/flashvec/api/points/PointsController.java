@@ -154,6 +154,17 @@ public class PointsController {
           }
           Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
           boolean withVector = Output.withVector(b, "with_vector", false);
+          JsonNode orderBy = b.get("order_by");
+          if (orderBy != null && !orderBy.isNull()) {
+            if (offset != null) {
+              throw new InvalidInputException(
+                  "Wrong input: offset cannot be used with order_by; use order_by.start_from"
+                      + " [offset="
+                      + Requests.abbreviate(off)
+                      + "]");
+            }
+            return Json.ok(orderedScroll(name, orderBy, limit, filter, sel, withVector), t0);
+          }
           ScrollPage page =
               filter == null
                   ? service.scroll(name, offset, limit, sel.any(), withVector)
@@ -172,6 +183,83 @@ public class PointsController {
         });
   }
 
+  /**
+   * Qdrant's {@code order_by}: a key, or {@code {"key": k, "direction": "asc|desc", "start_from":
+   * number or datetime}}; points come in value order, each with its {@code order_value}, and {@code
+   * next_page_offset} is null (continue with {@code start_from}).
+   */
+  private ObjectNode orderedScroll(
+      String name,
+      JsonNode orderBy,
+      int limit,
+      Filter filter,
+      Output.PayloadSelector sel,
+      boolean withVector) {
+    String key;
+    boolean ascending = true;
+    Double startFrom = null;
+    if (orderBy.isString()) {
+      key = orderBy.asString();
+    } else if (orderBy.isObject() && orderBy.path("key").isString()) {
+      key = orderBy.get("key").asString();
+      JsonNode dir = orderBy.get("direction");
+      if (dir != null && !dir.isNull()) {
+        String d = dir.asString("");
+        if (!d.equals("asc") && !d.equals("desc")) {
+          throw new InvalidInputException(
+              "Wrong input: order_by.direction must be asc or desc [direction="
+                  + Requests.abbreviate(dir)
+                  + "]");
+        }
+        ascending = d.equals("asc");
+      }
+      JsonNode start = orderBy.get("start_from");
+      if (start != null && !start.isNull()) {
+        if (start.isNumber()) {
+          startFrom = start.doubleValue();
+        } else if (start.isString()
+            && io.flashvec.index.filter.FilterParser.parseDatetime(start.asString()) != null) {
+          startFrom =
+              (double)
+                  io.flashvec.index.payload.PayloadDocuments.nanos(
+                      io.flashvec.index.filter.FilterParser.parseDatetime(start.asString()));
+        } else {
+          throw new InvalidInputException(
+              "Wrong input: order_by.start_from must be a number or an RFC 3339 datetime"
+                  + " [start_from="
+                  + Requests.abbreviate(start)
+                  + "]");
+        }
+      }
+    } else {
+      throw new InvalidInputException(
+          "Wrong input: order_by must be a key or an object with `key` [order_by="
+              + Requests.abbreviate(orderBy)
+              + "]");
+    }
+    List<io.flashvec.index.Shard.Ordered> page =
+        service.scrollOrdered(
+            name, key, ascending, startFrom, limit, filter, sel.any(), withVector);
+    var schema = service.describe(name).info().payloadSchema().field(key);
+    ObjectNode r = Json.object();
+    ArrayNode pts = r.putArray("points");
+    for (io.flashvec.index.Shard.Ordered o : page) {
+      ObjectNode p = Output.record(o.record(), sel, withVector);
+      double v = o.value();
+      if (schema != null
+          && schema.type() == io.flashvec.index.payload.PayloadFieldSchema.Type.DATETIME) {
+        p.put("order_value", Math.floorDiv((long) v, 1000L)); // microseconds, as Qdrant
+      } else if (v == Math.rint(v) && Math.abs(v) < 0x1p53) {
+        p.put("order_value", (long) v);
+      } else {
+        p.put("order_value", v);
+      }
+      pts.add(p);
+    }
+    r.putNull("next_page_offset");
+    return r;
+  }
+
   private void checkBatch(int n) {
     if (n > maxBatch) {
       throw new TooLargeException(
@@ -180,7 +268,7 @@ public class PointsController {
   }
 
   /** Qdrant's UpdateResult: {@code {"operation_id": n, "status": "completed|acknowledged"}}. */
-  static ObjectNode update(Collection.UpdateResult r) {
+  public static ObjectNode update(Collection.UpdateResult r) {
     ObjectNode o = Json.object();
     o.put("operation_id", r.operationId());
     o.put("status", r.completed() ? "completed" : "acknowledged");

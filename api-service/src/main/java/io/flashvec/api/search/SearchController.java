@@ -32,8 +32,9 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * {@code POST …/points/search}, {@code …/search/batch}, {@code …/query} and {@code …/query/batch}.
  * The query accepts a bare vector, {@code {"nearest": vector}}, or a point id (search with that
- * point's vector); every form takes a Qdrant {@code filter}. Hybrid {@code prefetch}/fusion is not
- * supported yet and is rejected rather than ignored.
+ * point's vector); every form takes a Qdrant {@code filter}. A BM25 text query is {@code {"text":
+ * "..."}} with {@code using} naming a text-indexed payload key; hybrid queries fuse {@code
+ * prefetch} lists of both kinds with {@code {"fusion": "rrf" | "dbsf"}} (see {@link Fusion}).
  */
 @RestController
 public class SearchController {
@@ -218,9 +219,32 @@ public class SearchController {
       throw new InvalidInputException("Wrong input: " + prefix + "query request must be an object");
     }
     JsonNode prefetch = b.get("prefetch");
+    JsonNode q = b.get("query");
+    ObjectNode out = Json.object();
     if (prefetch != null && !prefetch.isNull() && !(prefetch.isArray() && prefetch.isEmpty())) {
-      throw new InvalidInputException(
-          "Wrong input: prefetch (hybrid queries) is not supported yet");
+      out.set("points", hybrid(name, b, prefetch, prefix, stats));
+      return out;
+    }
+    if (isTextQuery(q)) {
+      Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
+      boolean withVector = Output.withVector(b, "with_vector", false);
+      int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
+      int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
+      List<Record> hits =
+          textSearch(
+              name,
+              b,
+              q,
+              limit + offset,
+              Requests.filter(b, prefix),
+              sel.any(),
+              withVector,
+              prefix);
+      out.set(
+          "points",
+          Output.scoredList(
+              hits.subList(Math.min(offset, hits.size()), hits.size()), sel, withVector));
+      return out;
     }
     JsonNode using = b.get("using");
     if (using != null && !using.isNull() && !using.asString("").isEmpty()) {
@@ -229,8 +253,6 @@ public class SearchController {
               + Requests.abbreviate(using)
               + "]");
     }
-    JsonNode q = b.get("query");
-    ObjectNode out = Json.object();
     if (q == null || q.isNull()) {
       // No query: points in id order, like scroll.
       int limit = Math.max(1, Requests.nonNegativeInt(b, "limit", 10, maxLimit));
@@ -247,6 +269,155 @@ public class SearchController {
     float[] v = queryVector(name, q, prefix + "query");
     out.set("points", run(name, build(b, v, 10, prefix), stats));
     return out;
+  }
+
+  /** {@code {"text": "..."}} (Qdrant's document query; {@code model}, if given, must be BM25). */
+  private static boolean isTextQuery(JsonNode q) {
+    return q != null && q.isObject() && q.has("text") && !q.has("nearest");
+  }
+
+  /**
+   * BM25 over the text-indexed payload key that {@code using} (or the query's {@code field}) names.
+   */
+  private List<Record> textSearch(
+      String name,
+      JsonNode b,
+      JsonNode q,
+      int limit,
+      io.flashvec.index.filter.Filter filter,
+      boolean withPayload,
+      boolean withVector,
+      String prefix) {
+    JsonNode text = q.get("text");
+    if (!text.isString()) {
+      throw new InvalidInputException(
+          "Wrong input: "
+              + prefix
+              + "query.text must be a string [text="
+              + Requests.abbreviate(text)
+              + "]");
+    }
+    JsonNode model = q.get("model");
+    if (model != null
+        && !model.isNull()
+        && !List.of("bm25", "qdrant/bm25")
+            .contains(model.asString("").toLowerCase(java.util.Locale.ROOT))) {
+      throw new InvalidInputException(
+          "Wrong input: only BM25 text queries are supported [model="
+              + Requests.abbreviate(model)
+              + "]");
+    }
+    JsonNode field = q.has("field") ? q.get("field") : b.get("using");
+    if (field == null || !field.isString() || field.asString().isEmpty()) {
+      throw new InvalidInputException(
+          "Wrong input: a text query names its text-indexed payload key with `"
+              + prefix
+              + "using` (or query.field)");
+    }
+    return service.textSearch(
+        name, field.asString(), text.asString(), limit, filter, withPayload, withVector);
+  }
+
+  /**
+   * Qdrant's hybrid query: every prefetch (a vector or a BM25 text query, each with its own {@code
+   * limit}, {@code filter} and {@code params}; the request's {@code filter} applies to all) runs,
+   * and their lists are fused by {@code query} ({@code {"fusion": "rrf" | "dbsf"}}).
+   */
+  private ArrayNode hybrid(
+      String name, JsonNode b, JsonNode prefetch, String prefix, SearchStats stats) {
+    Fusion fusion = Fusion.parse(b.get("query"), prefix + "query");
+    if (fusion == null) {
+      throw new InvalidInputException(
+          "Wrong input: with prefetch, "
+              + prefix
+              + "query must be a fusion ({\"fusion\": \"rrf\"} or \"dbsf\") [query="
+              + Requests.abbreviate(b.get("query"))
+              + "]");
+    }
+    List<JsonNode> parts = new ArrayList<>();
+    if (prefetch.isArray()) {
+      prefetch.forEach(parts::add);
+    } else {
+      parts.add(prefetch);
+    }
+    if (parts.size() > maxBatch) {
+      throw new TooLargeException(
+          "Payload too large: too many prefetches [prefetch=" + parts.size() + "]");
+    }
+    Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
+    boolean withVector = Output.withVector(b, "with_vector", false);
+    io.flashvec.index.filter.Filter top = Requests.filter(b, prefix);
+    boolean higherIsBetter = service.describe(name).config().distance().higherIsBetter();
+    List<Fusion.Ranked> lists = new ArrayList<>();
+    for (int i = 0; i < parts.size(); i++) {
+      JsonNode p = parts.get(i);
+      String pp = prefix + "prefetch[" + i + "].";
+      if (!p.isObject()) {
+        throw new InvalidInputException("Wrong input: " + pp + " must be an object");
+      }
+      JsonNode nested = p.get("prefetch");
+      if (nested != null && !nested.isNull() && !(nested.isArray() && nested.isEmpty())) {
+        throw new InvalidInputException(
+            "Wrong input: nested prefetch is not supported [" + pp + "prefetch]");
+      }
+      JsonNode pq = p.get("query");
+      if (pq == null || pq.isNull()) {
+        throw new InvalidInputException("Wrong input: missing field `" + pp + "query`");
+      }
+      io.flashvec.index.filter.Filter filter = and(top, Requests.filter(p, pp));
+      int limit = Requests.nonNegativeInt(p, "limit", 10, maxLimit);
+      if (isTextQuery(pq)) {
+        lists.add(
+            new Fusion.Ranked(
+                textSearch(name, p, pq, limit, filter, sel.any(), withVector, pp), true));
+      } else {
+        JsonNode using = p.get("using");
+        if (using != null && !using.isNull() && !using.asString("").isEmpty()) {
+          throw new InvalidInputException(
+              "Wrong input: named vectors are not supported ["
+                  + pp
+                  + "using="
+                  + Requests.abbreviate(using)
+                  + "]");
+        }
+        float[] v = queryVector(name, pq, pp + "query");
+        SearchRequest req =
+            new SearchRequest(
+                v,
+                limit,
+                0,
+                Requests.optionalFloat(p, "score_threshold"),
+                Requests.params(p),
+                sel.any(),
+                withVector,
+                filter);
+        lists.add(new Fusion.Ranked(service.search(name, req, stats), higherIsBetter));
+      }
+    }
+    List<Record> fused = fusion.fuse(lists);
+    int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
+    int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
+    Float threshold = Requests.optionalFloat(b, "score_threshold");
+    List<Record> page = new ArrayList<>();
+    for (int i = offset; i < fused.size() && page.size() < limit; i++) {
+      Record r = fused.get(i);
+      if (threshold != null && r.score() < threshold) {
+        break;
+      }
+      page.add(r);
+    }
+    return Output.scoredList(page, sel, withVector);
+  }
+
+  private static io.flashvec.index.filter.Filter and(
+      io.flashvec.index.filter.Filter a, io.flashvec.index.filter.Filter b) {
+    if (a == null) {
+      return b;
+    }
+    if (b == null) {
+      return a;
+    }
+    return io.flashvec.index.filter.Filter.must(a, b);
   }
 
   private float[] queryVector(String name, JsonNode q, String field) {

@@ -49,12 +49,37 @@ public final class FilterEvaluator {
   private static final JsonMapper MAPPER =
       JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
 
+  /**
+   * How {@code match.text} tokenizes, for keys with a full-text payload index: then a value matches
+   * when it contains every token of the query (Qdrant's semantics with a text index); without one
+   * the query must be a substring of the value.
+   */
+  public interface TextTokens {
+    /** The query's tokens for {@code key}, or {@code null} if the key has no text index. */
+    List<String> queryTokens(FieldPath key, String text);
+
+    /** The tokens of one value of {@code key} (a key with a text index). */
+    List<String> valueTokens(FieldPath key, String value);
+  }
+
   private final Filter filter;
   private final Set<String> heads;
   private final boolean needsPayload;
+  private final TextTokens text;
+  private final java.util.Map<Condition.MatchText, List<String>> textQueries =
+      new java.util.IdentityHashMap<>();
 
   public FilterEvaluator(Filter filter) {
+    this(filter, null);
+  }
+
+  /** An evaluator whose {@code match.text} tokenizes with {@code text} where it can. */
+  public FilterEvaluator(Filter filter, TextTokens text) {
     this.filter = filter;
+    this.text = text;
+    if (text != null) {
+      collectText(filter);
+    }
     Set<String> h = new HashSet<>();
     collectHeads(filter, h);
     this.heads = Set.copyOf(h);
@@ -68,6 +93,27 @@ public final class FilterEvaluator {
   /** Whether the filter matches every point (callers can skip evaluation). */
   public boolean matchesAll() {
     return filter.isEmpty();
+  }
+
+  private void collectText(Condition c) {
+    switch (c) {
+      case Filter f -> {
+        f.must().forEach(this::collectText);
+        f.should().forEach(this::collectText);
+        f.mustNot().forEach(this::collectText);
+        if (f.minShould() != null) {
+          f.minShould().conditions().forEach(this::collectText);
+        }
+      }
+      case Condition.Nested n -> {} // keys inside are relative to the array's objects
+      case Condition.MatchText m -> {
+        List<String> q = text.queryTokens(m.key(), m.text());
+        if (q != null) {
+          textQueries.put(m, q);
+        }
+      }
+      default -> {}
+    }
   }
 
   private static void collectHeads(Condition c, Set<String> out) {
@@ -133,7 +179,7 @@ public final class FilterEvaluator {
     }
   }
 
-  private static boolean eval(Condition c, PointId id, JsonNode root) {
+  private boolean eval(Condition c, PointId id, JsonNode root) {
     return switch (c) {
       case Filter f -> evalFilter(f, id, root);
       case Condition.HasId h -> h.ids().contains(id);
@@ -169,6 +215,10 @@ public final class FilterEvaluator {
         yield !any;
       }
       case Condition.MatchText m -> {
+        List<String> tokens = textQueries.get(m);
+        if (tokens != null) {
+          yield matchesTokens(m.key(), tokens, root);
+        }
         for (JsonNode v : values(m.key(), root)) {
           if (v.isString() && v.asString().contains(m.text())) {
             yield true;
@@ -224,7 +274,7 @@ public final class FilterEvaluator {
     };
   }
 
-  private static boolean evalFilter(Filter f, PointId id, JsonNode root) {
+  private boolean evalFilter(Filter f, PointId id, JsonNode root) {
     for (Condition c : f.must()) {
       if (!eval(c, id, root)) {
         return false;
@@ -262,6 +312,15 @@ public final class FilterEvaluator {
     return true;
   }
 
+  private boolean matchesTokens(FieldPath key, List<String> tokens, JsonNode root) {
+    for (JsonNode v : values(key, root)) {
+      if (v.isString() && new HashSet<>(text.valueTokens(key, v.asString())).containsAll(tokens)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static boolean inRange(double v, Condition.Range r) {
     return (Double.isNaN(r.gt()) || v > r.gt())
         && (Double.isNaN(r.gte()) || v >= r.gte())
@@ -291,7 +350,7 @@ public final class FilterEvaluator {
   }
 
   /** The values a path reaches, arrays at the end flattened into their elements. */
-  static List<JsonNode> values(FieldPath path, JsonNode root) {
+  public static List<JsonNode> values(FieldPath path, JsonNode root) {
     List<JsonNode> raw = new ArrayList<>(2);
     reach(root, path.steps(), 0, raw);
     List<JsonNode> out = raw;

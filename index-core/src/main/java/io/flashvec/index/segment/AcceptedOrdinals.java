@@ -36,6 +36,32 @@ public final class AcceptedOrdinals {
     return new AcceptedOrdinals(words, n, count);
   }
 
+  /**
+   * The live ordinals among {@code candidates} (a bitset over ordinals below {@code size}, taken
+   * over and modified) for which {@code verify(id, payload)} holds ({@code null}: all candidates
+   * are accepted as they are).
+   */
+  public static AcceptedOrdinals fromCandidates(
+      Segment segment, long[] candidates, int size, BiPredicate<PointId, byte[]> verify) {
+    int count = 0;
+    for (int w = 0; w < candidates.length; w++) {
+      long word = candidates[w];
+      long keep = word;
+      while (word != 0) {
+        int ord = (w << 6) + Long.numberOfTrailingZeros(word);
+        word &= word - 1;
+        if (ord >= size
+            || segment.isDeleted(ord)
+            || (verify != null && !verify.test(segment.idAt(ord), segment.payloadAt(ord)))) {
+          keep &= ~(1L << ord);
+        }
+      }
+      candidates[w] = keep;
+      count += Long.bitCount(keep);
+    }
+    return new AcceptedOrdinals(candidates, size, count);
+  }
+
   /** Whether {@code ord} was accepted (and live when evaluated). */
   public boolean get(int ord) {
     return ord < size && (words[ord >>> 6] & (1L << ord)) != 0;

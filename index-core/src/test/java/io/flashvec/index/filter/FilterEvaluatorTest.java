@@ -23,7 +23,7 @@ import tools.jackson.databind.json.JsonMapper;
  * arrays, missing keys, nulls, numbers, strings, bools, datetimes) and random filters.
  */
 @ExtendWith(TestSeeds.Reporter.class)
-class FilterEvaluatorTest {
+public class FilterEvaluatorTest {
 
   private static final JsonMapper M = JsonMapper.builder().build();
   private static final String[] WORDS = {"red", "green", "blue", "Berlin", "London"};
@@ -86,7 +86,7 @@ class FilterEvaluatorTest {
     return o;
   }
 
-  static Map<String, Object> payload(Random r) {
+  public static Map<String, Object> payload(Random r) {
     Map<String, Object> p = new LinkedHashMap<>();
     for (String k : new String[] {"color", "n", "f", "ok", "tags", "ts", "nums"}) {
       if (r.nextInt(5) != 0) {
@@ -193,7 +193,7 @@ class FilterEvaluatorTest {
     return c;
   }
 
-  static Map<String, Object> filter(Random r, int depth) {
+  public static Map<String, Object> filter(Random r, int depth) {
     Map<String, Object> f = new LinkedHashMap<>();
     for (String clause : new String[] {"must", "should", "must_not"}) {
       if (r.nextInt(3) == 0) {

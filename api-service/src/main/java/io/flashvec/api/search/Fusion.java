@@ -1,0 +1,121 @@
+package io.flashvec.api.search;
+
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Fusion of the result lists of a hybrid query's prefetches, as Qdrant's universal query does it.
+ *
+ * <ul>
+ *   <li>{@code rrf} (reciprocal rank fusion): a point scores {@code Σ 1 / (k + rank)} over the
+ *       lists it appears in, rank starting at 1; {@code k} is 2 as in Qdrant, or {@code {"rrf":
+ *       {"k": n}}}.
+ *   <li>{@code dbsf} (distribution-based score fusion): each list's scores are normalised with its
+ *       mean μ and standard deviation σ to {@code (s − (μ − 3σ)) / 6σ}, then summed per point.
+ *       Lists where lower scores are better (Euclidean and Manhattan distances) are negated first,
+ *       so for every list a higher normalised score is better.
+ * </ul>
+ *
+ * Ties break by point id, so fusion is deterministic.
+ *
+ * @param method {@code rrf} or {@code dbsf}
+ * @param k the RRF constant
+ */
+record Fusion(String method, int k) {
+
+  static final int DEFAULT_RRF_K = 2;
+
+  /** A result list and whether higher scores are better in it. */
+  record Ranked(List<Record> records, boolean higherIsBetter) {}
+
+  /**
+   * Parses {@code {"fusion": "rrf"}}, {@code {"fusion": "dbsf"}} or {@code {"rrf": {"k": n}}};
+   * {@code null} when {@code q} is not a fusion query.
+   */
+  static Fusion parse(JsonNode q, String field) {
+    if (q == null || !q.isObject()) {
+      return null;
+    }
+    if (q.has("fusion")) {
+      String m = q.get("fusion").asString("");
+      if (!m.equals("rrf") && !m.equals("dbsf")) {
+        throw new InvalidInputException(
+            "Wrong input: "
+                + field
+                + ".fusion must be rrf or dbsf [fusion="
+                + q.get("fusion")
+                + "]");
+      }
+      return new Fusion(m, DEFAULT_RRF_K);
+    }
+    if (q.has("rrf")) {
+      JsonNode kn = q.get("rrf").get("k");
+      int k = DEFAULT_RRF_K;
+      if (kn != null && !kn.isNull()) {
+        if (!kn.isIntegralNumber() || kn.longValue() < 0 || kn.longValue() > 1_000_000) {
+          throw new InvalidInputException(
+              "Wrong input: " + field + ".rrf.k must be a non-negative integer [k=" + kn + "]");
+        }
+        k = kn.intValue();
+      }
+      return new Fusion("rrf", k);
+    }
+    return null;
+  }
+
+  /** The fused list, best first, with the fused scores. */
+  List<Record> fuse(List<Ranked> lists) {
+    Map<PointId, Double> score = new LinkedHashMap<>();
+    Map<PointId, Record> first = new LinkedHashMap<>();
+    for (Ranked list : lists) {
+      List<Record> rs = list.records();
+      if (method.equals("rrf")) {
+        for (int i = 0; i < rs.size(); i++) {
+          Record r = rs.get(i);
+          score.merge(r.id(), 1.0 / (k + i + 1), Double::sum);
+          first.putIfAbsent(r.id(), r);
+        }
+      } else {
+        if (rs.isEmpty()) {
+          continue;
+        }
+        double sign = list.higherIsBetter() ? 1 : -1;
+        double mean = 0;
+        for (Record r : rs) {
+          mean += sign * r.score();
+        }
+        mean /= rs.size();
+        double var = 0;
+        for (Record r : rs) {
+          double d = sign * r.score() - mean;
+          var += d * d;
+        }
+        double sd = Math.sqrt(var / rs.size());
+        double low = mean - 3 * sd;
+        double range = 6 * sd;
+        for (Record r : rs) {
+          double s = range == 0 ? 0.5 : (sign * r.score() - low) / range;
+          score.merge(r.id(), s, Double::sum);
+          first.putIfAbsent(r.id(), r);
+        }
+      }
+    }
+    List<Map.Entry<PointId, Double>> ranked = new ArrayList<>(score.entrySet());
+    ranked.sort(
+        Comparator.comparingDouble((Map.Entry<PointId, Double> e) -> -e.getValue())
+            .thenComparing(Map.Entry::getKey));
+    List<Record> out = new ArrayList<>(ranked.size());
+    for (Map.Entry<PointId, Double> e : ranked) {
+      Record r = first.get(e.getKey());
+      out.add(new Record(r.id(), e.getValue().floatValue(), r.vector(), r.payload()));
+    }
+    return out;
+  }
+}

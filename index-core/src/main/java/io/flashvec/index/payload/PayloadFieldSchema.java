@@ -1,0 +1,230 @@
+package io.flashvec.index.payload;
+
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.filter.FieldPath;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One payload index: a payload key and how its values are indexed, as Qdrant's {@code PUT
+ * /collections/{c}/index} names them ({@code field_schema}: a type name, or an object with {@code
+ * type} and parameters).
+ *
+ * @param field the payload key as written (dots for nested objects, {@code []} for arrays)
+ * @param type what the index holds
+ * @param text tokenizer settings of a {@code text} index, else {@code null}
+ */
+public record PayloadFieldSchema(String field, Type type, TextOptions text) {
+
+  /** Index types. */
+  public enum Type {
+    /** Strings, matched exactly ({@code match.value}, {@code any}). */
+    KEYWORD,
+    /** Integers: exact matches, and ranges over every numeric value of the field. */
+    INTEGER,
+    /** Numbers: ranges. */
+    FLOAT,
+    /** Booleans: {@code match.value}. */
+    BOOL,
+    /** RFC 3339 strings: datetime ranges. */
+    DATETIME,
+    /** UUID strings, matched exactly. */
+    UUID,
+    /** Tokenized text: {@code match.text} and BM25 text queries. */
+    TEXT;
+
+    /** The name used in the API. */
+    public String apiName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /**
+   * Tokenizer settings of a text index, as Qdrant's {@code TextIndexParams}.
+   *
+   * @param tokenizer {@code word} (Unicode word boundaries), {@code whitespace}, {@code prefix}
+   *     (words indexed with all their prefixes, for prefix matching) or {@code multilingual} (the
+   *     same as {@code word} here)
+   * @param lowercase whether tokens are lower-cased (default true)
+   * @param minTokenLen tokens shorter than this are dropped (0: no limit)
+   * @param maxTokenLen tokens longer than this are dropped (0: no limit)
+   */
+  public record TextOptions(String tokenizer, boolean lowercase, int minTokenLen, int maxTokenLen) {
+
+    public static final TextOptions DEFAULT = new TextOptions("word", true, 0, 0);
+    static final Set<String> TOKENIZERS = Set.of("word", "whitespace", "prefix", "multilingual");
+  }
+
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+  private static final Set<String> IGNORED_PARAMS =
+      Set.of(
+          "type",
+          "is_tenant",
+          "on_disk",
+          "lookup",
+          "range",
+          "is_principal",
+          "phrase_matching",
+          "stopwords",
+          "stemmer",
+          "ascii_folding",
+          "enable_hnsw");
+
+  public PayloadFieldSchema {
+    FieldPath.parse(field, "field_name");
+    if (type == Type.TEXT && text == null) {
+      text = TextOptions.DEFAULT;
+    }
+    if (type != Type.TEXT) {
+      text = null;
+    }
+  }
+
+  /** The parsed key. */
+  public FieldPath path() {
+    return FieldPath.parse(field, "field_name");
+  }
+
+  /**
+   * Parses Qdrant's {@code field_schema}: {@code "keyword"} or {@code {"type": "text", "tokenizer":
+   * "word", "lowercase": true, "min_token_len": 2, "max_token_len": 20}}. Qdrant's storage hints
+   * ({@code on_disk}, {@code is_tenant}, {@code lookup}, …) are accepted and have no effect.
+   */
+  public static PayloadFieldSchema parse(String field, JsonNode schema) {
+    if (field == null || field.isEmpty()) {
+      throw new InvalidInputException("Wrong input: missing field `field_name`");
+    }
+    if (schema == null || schema.isNull() || schema.isMissingNode()) {
+      throw new InvalidInputException(
+          "Wrong input: missing field `field_schema` [field_name=" + field + "]");
+    }
+    if (schema.isString()) {
+      return new PayloadFieldSchema(field, type(schema.asString()), null);
+    }
+    if (!schema.isObject() || !schema.has("type") || !schema.get("type").isString()) {
+      throw new InvalidInputException(
+          "Wrong input: field_schema must be a type name or an object with `type` [field_schema="
+              + schema
+              + "]");
+    }
+    Type type = type(schema.get("type").asString());
+    TextOptions text = null;
+    if (type == Type.TEXT) {
+      String tokenizer = schema.path("tokenizer").asString("word");
+      if (!TextOptions.TOKENIZERS.contains(tokenizer)) {
+        throw new InvalidInputException(
+            "Wrong input: field_schema.tokenizer must be one of word, whitespace, prefix,"
+                + " multilingual [tokenizer="
+                + tokenizer
+                + "]");
+      }
+      text =
+          new TextOptions(
+              tokenizer,
+              bool(schema, "lowercase", true),
+              length(schema, "min_token_len"),
+              length(schema, "max_token_len"));
+      if (text.maxTokenLen() > 0 && text.minTokenLen() > text.maxTokenLen()) {
+        throw new InvalidInputException(
+            "Wrong input: field_schema.min_token_len must not exceed max_token_len [min_token_len="
+                + text.minTokenLen()
+                + ", max_token_len="
+                + text.maxTokenLen()
+                + "]");
+      }
+    }
+    for (Map.Entry<String, JsonNode> e : schema.properties()) {
+      String k = e.getKey();
+      boolean textParam =
+          Set.of("tokenizer", "lowercase", "min_token_len", "max_token_len").contains(k);
+      if (!IGNORED_PARAMS.contains(k) && !(textParam && type == Type.TEXT)) {
+        throw new InvalidInputException(
+            "Wrong input: field_schema: unknown parameter for a "
+                + type.apiName()
+                + " index ["
+                + k
+                + "="
+                + e.getValue()
+                + "]");
+      }
+    }
+    return new PayloadFieldSchema(field, type, text);
+  }
+
+  private static Type type(String name) {
+    try {
+      return Type.valueOf(name.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new InvalidInputException(
+          "Wrong input: field_schema type must be one of keyword, integer, float, bool, datetime,"
+              + " uuid, text [type="
+              + name
+              + "]");
+    }
+  }
+
+  private static boolean bool(JsonNode n, String key, boolean dflt) {
+    JsonNode v = n.get(key);
+    if (v == null || v.isNull()) {
+      return dflt;
+    }
+    if (!v.isBoolean()) {
+      throw new InvalidInputException(
+          "Wrong input: field_schema." + key + " must be a boolean [" + key + "=" + v + "]");
+    }
+    return v.booleanValue();
+  }
+
+  private static int length(JsonNode n, String key) {
+    JsonNode v = n.get(key);
+    if (v == null || v.isNull()) {
+      return 0;
+    }
+    if (!v.isIntegralNumber() || v.longValue() < 0 || v.longValue() > 1_000) {
+      throw new InvalidInputException(
+          "Wrong input: field_schema."
+              + key
+              + " must be an integer in [0, 1000] ["
+              + key
+              + "="
+              + v
+              + "]");
+    }
+    return v.intValue();
+  }
+
+  /**
+   * The schema as {@code GET /collections/{c}} shows it ({@code data_type}, {@code params}) and as
+   * it is persisted.
+   */
+  public ObjectNode toJson() {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("data_type", type.apiName());
+    if (text != null) {
+      ObjectNode p = o.putObject("params");
+      p.put("type", "text");
+      p.put("tokenizer", text.tokenizer());
+      p.put("lowercase", text.lowercase());
+      if (text.minTokenLen() > 0) {
+        p.put("min_token_len", text.minTokenLen());
+      }
+      if (text.maxTokenLen() > 0) {
+        p.put("max_token_len", text.maxTokenLen());
+      }
+    }
+    return o;
+  }
+
+  /** Reads {@link #toJson()} back. */
+  public static PayloadFieldSchema fromJson(String field, JsonNode o) {
+    JsonNode params = o.get("params");
+    if (params != null && params.isObject()) {
+      return parse(field, params);
+    }
+    return parse(field, o.get("data_type"));
+  }
+}

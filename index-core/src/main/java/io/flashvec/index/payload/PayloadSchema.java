@@ -1,0 +1,250 @@
+package io.flashvec.index.payload;
+
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.filter.FieldPath;
+import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.storage.AtomicFiles;
+import io.flashvec.storage.FileIO;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.LowerCaseFilter;
+import org.apache.lucene.analysis.TokenStream;
+import org.apache.lucene.analysis.Tokenizer;
+import org.apache.lucene.analysis.core.WhitespaceTokenizer;
+import org.apache.lucene.analysis.miscellaneous.LengthFilter;
+import org.apache.lucene.analysis.ngram.EdgeNGramTokenFilter;
+import org.apache.lucene.analysis.standard.StandardTokenizer;
+import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * A collection's payload indexes, keyed by payload key. Immutable: creating or dropping an index
+ * makes a new schema. Persisted as {@code payload_schema.json} in the collection directory (written
+ * atomically); each segment's Lucene index records the {@link #hash()} of the schema it was built
+ * for, so a schema change rebuilds exactly the indexes that no longer match.
+ */
+public final class PayloadSchema implements FilterEvaluator.TextTokens {
+
+  /** File name in the collection directory. */
+  public static final String FILE = "payload_schema.json";
+
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+  private static final int FORMAT = 1;
+
+  public static final PayloadSchema EMPTY = new PayloadSchema(Map.of());
+
+  private final Map<String, PayloadFieldSchema> fields;
+  private final String hash;
+
+  private PayloadSchema(Map<String, PayloadFieldSchema> fields) {
+    this.fields = Collections.unmodifiableMap(new TreeMap<>(fields));
+    this.hash = digest(toJson().toString());
+  }
+
+  public boolean isEmpty() {
+    return fields.isEmpty();
+  }
+
+  /** Indexed fields in key order. */
+  public Map<String, PayloadFieldSchema> fields() {
+    return fields;
+  }
+
+  public PayloadFieldSchema field(String key) {
+    return fields.get(key);
+  }
+
+  /** A short stable digest of the schema, used to name segment index directories. */
+  public String hash() {
+    return hash;
+  }
+
+  /** This schema with {@code f} added or replaced. */
+  public PayloadSchema with(PayloadFieldSchema f) {
+    Map<String, PayloadFieldSchema> m = new TreeMap<>(fields);
+    m.put(f.field(), f);
+    return new PayloadSchema(m);
+  }
+
+  /** This schema without the index on {@code key} (unchanged if there is none). */
+  public PayloadSchema without(String key) {
+    Map<String, PayloadFieldSchema> m = new TreeMap<>(fields);
+    m.remove(key);
+    return new PayloadSchema(m);
+  }
+
+  /** {@code {"format": 1, "fields": {"key": {"data_type": ..., "params": ...}}}}. */
+  public ObjectNode toJson() {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("format", FORMAT);
+    ObjectNode f = o.putObject("fields");
+    for (PayloadFieldSchema s : fields.values()) {
+      f.set(s.field(), s.toJson());
+    }
+    return o;
+  }
+
+  /** Reads the schema persisted in {@code collectionDir}, or {@link #EMPTY} if there is none. */
+  public static PayloadSchema read(FileIO io, Path collectionDir) throws IOException {
+    Path file = collectionDir.resolve(FILE);
+    AtomicFiles.removeStaleTemp(io, file);
+    if (!Files.exists(file)) {
+      return EMPTY;
+    }
+    JsonNode root;
+    try {
+      root = JSON.readTree(io.readAllBytes(file));
+    } catch (RuntimeException e) {
+      throw new IOException("unreadable payload schema [file=" + file + "]", e);
+    }
+    if (root.path("format").asInt() != FORMAT) {
+      throw new IOException(
+          "unsupported payload schema format [file="
+              + file
+              + ", format="
+              + root.path("format")
+              + "]");
+    }
+    Map<String, PayloadFieldSchema> m = new TreeMap<>();
+    for (Map.Entry<String, JsonNode> e : root.path("fields").properties()) {
+      try {
+        m.put(e.getKey(), PayloadFieldSchema.fromJson(e.getKey(), e.getValue()));
+      } catch (InvalidInputException ex) {
+        throw new IOException(
+            "bad payload schema entry [file=" + file + ", field=" + e.getKey() + "]", ex);
+      }
+    }
+    return new PayloadSchema(m);
+  }
+
+  /** Persists the schema atomically (temp file, fsync, rename, fsync directory). */
+  public void write(FileIO io, Path collectionDir) throws IOException {
+    AtomicFiles.write(
+        io, collectionDir.resolve(FILE), toJson().toString().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Lucene analyzer for the values of text field {@code key} (index time). */
+  Analyzer indexAnalyzer(String key) {
+    PayloadFieldSchema f = fields.get(key);
+    return analyzer(f.text(), true);
+  }
+
+  /**
+   * The tokens of {@code text} as a query on text field {@code key}, in order, without duplicates.
+   * Prefix indexes store every prefix of a word, so a query token matches words it begins.
+   */
+  public List<String> textQuery(String key, String text) {
+    PayloadFieldSchema f = fields.get(key);
+    if (f == null || f.type() != PayloadFieldSchema.Type.TEXT) {
+      throw new InvalidInputException(
+          "Wrong input: a text query needs a text payload index on its field [field="
+              + key
+              + "]; create one with PUT /collections/{name}/index");
+    }
+    return tokens(analyzer(f.text(), false), text);
+  }
+
+  @Override
+  public List<String> queryTokens(FieldPath key, String text) {
+    PayloadFieldSchema f = fields.get(key.key());
+    if (f == null || f.type() != PayloadFieldSchema.Type.TEXT) {
+      return null;
+    }
+    return tokens(analyzer(f.text(), false), text);
+  }
+
+  @Override
+  public List<String> valueTokens(FieldPath key, String value) {
+    return tokens(indexAnalyzer(key.key()), value);
+  }
+
+  static List<String> tokens(Analyzer a, String text) {
+    List<String> out = new ArrayList<>();
+    Set<String> seen = new java.util.HashSet<>();
+    try (TokenStream ts = a.tokenStream("t", text)) {
+      CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
+      ts.reset();
+      while (ts.incrementToken()) {
+        String t = term.toString();
+        if (seen.add(t)) {
+          out.add(t);
+        }
+      }
+      ts.end();
+    } catch (IOException e) {
+      throw new IllegalStateException("tokenizing a string cannot fail", e);
+    }
+    return out;
+  }
+
+  private final Map<String, Analyzer> analyzers = new java.util.concurrent.ConcurrentHashMap<>();
+
+  private Analyzer analyzer(PayloadFieldSchema.TextOptions o, boolean indexing) {
+    boolean prefixes = indexing && o.tokenizer().equals("prefix");
+    return analyzers.computeIfAbsent(
+        o + "/" + prefixes,
+        k ->
+            new Analyzer() {
+              @Override
+              protected TokenStreamComponents createComponents(String fieldName) {
+                Tokenizer src =
+                    o.tokenizer().equals("whitespace")
+                        ? new WhitespaceTokenizer()
+                        : new StandardTokenizer();
+                TokenStream ts = src;
+                if (o.lowercase()) {
+                  ts = new LowerCaseFilter(ts);
+                }
+                if (prefixes) {
+                  int max = o.maxTokenLen() > 0 ? o.maxTokenLen() : 255;
+                  ts = new EdgeNGramTokenFilter(ts, Math.max(1, o.minTokenLen()), max, true);
+                } else if (o.minTokenLen() > 0 || o.maxTokenLen() > 0) {
+                  ts =
+                      new LengthFilter(
+                          ts,
+                          o.minTokenLen(),
+                          o.maxTokenLen() > 0 ? o.maxTokenLen() : Integer.MAX_VALUE);
+                }
+                return new TokenStreamComponents(src, ts);
+              }
+            });
+  }
+
+  private static String digest(String s) {
+    try {
+      byte[] d = MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(d, 0, 6);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof PayloadSchema p && p.fields.equals(fields);
+  }
+
+  @Override
+  public int hashCode() {
+    return fields.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return "PayloadSchema" + fields.values();
+  }
+}

@@ -1,0 +1,398 @@
+package io.flashvec.index.payload;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.index.Collection;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.Shard;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.filter.FilterEvaluatorTest;
+import io.flashvec.index.filter.FilterParser;
+import io.flashvec.storage.Wal;
+import io.flashvec.storage.testing.CrashSimulatingFileIO;
+import io.flashvec.storage.testing.TestSeeds;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Payload indexes answer filters exactly as the evaluator does, across growing, sealed and
+ * compacted segments, schema changes and restarts; text indexes give Qdrant's token semantics and
+ * BM25 ranking; {@code order_by} scrolls in value order.
+ */
+class PayloadIndexTest {
+
+  private static final JsonMapper M = JsonMapper.builder().build();
+
+  @TempDir Path tmp;
+
+  private final CrashSimulatingFileIO io = new CrashSimulatingFileIO();
+  private final ExecutorService builds = Executors.newSingleThreadExecutor();
+  private final ExecutorService compactions = Executors.newSingleThreadExecutor();
+  private final List<Collection> open = new ArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (Collection c : open) {
+      c.close();
+    }
+    builds.shutdown();
+    compactions.shutdown();
+    assertThat(builds.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(compactions.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+    io.assertNoOpenChannels();
+  }
+
+  private Collection open(String name) {
+    Shard.Options o =
+        new Shard.Options(60, Wal.Options.defaults().withSegmentBytes(32 << 10), io)
+            .withBuildExecutor(builds)
+            .withCompaction(new Shard.Compaction(compactions, null, 0.2, 2, false));
+    Collection c =
+        Collection.open(
+            name,
+            tmp.resolve(name),
+            new CollectionConfig(4, Distance.COSINE, 2, 1, IndexParams.DEFAULT),
+            o);
+    open.add(c);
+    return c;
+  }
+
+  private void reopen(Collection c) throws IOException {
+    open.remove(c);
+    c.close();
+  }
+
+  private static void settle(Collection c) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      boolean busy = false;
+      for (Shard s : c.shards()) {
+        busy |= s.indexing() || s.compacting();
+        assertThat(s.buildFailure()).isNull();
+        assertThat(s.compactionFailure()).isNull();
+      }
+      if (!busy) {
+        return;
+      }
+      Thread.sleep(5);
+    }
+    throw new AssertionError("builds did not finish");
+  }
+
+  private static float[] vec(Random r) {
+    return new float[] {r.nextFloat() + 0.01f, r.nextFloat(), r.nextFloat(), r.nextFloat()};
+  }
+
+  private static PayloadFieldSchema field(String key, String type) {
+    return PayloadFieldSchema.parse(key, M.getNodeFactory().stringNode(type));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  @Test
+  void indexedFiltersAgreeWithTheEvaluatorThroughBuildsSchemaChangesRestartAndCompaction()
+      throws Exception {
+    Random r = TestSeeds.random("PayloadIndexTest.agree");
+    Collection c = open("agree");
+    c.createPayloadIndex(field("color", "keyword"), true);
+    c.createPayloadIndex(field("n", "integer"), true);
+    c.createPayloadIndex(field("ts", "datetime"), true);
+    Map<Long, byte[]> model = new TreeMap<>();
+    for (int round = 0; round < 3; round++) {
+      List<Point> batch = new ArrayList<>();
+      for (int i = 0; i < 150; i++) {
+        long id = r.nextInt(400);
+        byte[] p = M.writeValueAsBytes(FilterEvaluatorTest.payload(r));
+        batch.add(new Point(PointId.of(id), vec(r), p));
+        model.put(id, p);
+      }
+      c.upsert(batch, true);
+      List<PointId> gone = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        long id = r.nextInt(400);
+        gone.add(PointId.of(id));
+        model.remove(id);
+      }
+      c.delete(gone, true);
+      if (round == 1) {
+        c.flush();
+      }
+    }
+    settle(c);
+    check(c, model, r, "before schema change");
+    for (String[] f :
+        new String[][] {
+          {"f", "float"},
+          {"ok", "bool"},
+          {"tags", "keyword"},
+          {"obj.x", "keyword"},
+          {"arr[].x", "keyword"},
+          {"nums", "integer"},
+          {"obj.deep.z", "uuid"}
+        }) {
+      c.createPayloadIndex(field(f[0], f[1]), true);
+    }
+    check(c, model, r, "all keys indexed");
+    reopen(c);
+    c = open("agree");
+    assertThat(c.payloadSchema().fields()).hasSize(10);
+    check(c, model, r, "after restart");
+    c.compact(true);
+    settle(c);
+    check(c, model, r, "after compaction");
+    c.deletePayloadIndex("color", true);
+    check(c, model, r, "after dropping an index");
+  }
+
+  private static void check(Collection c, Map<Long, byte[]> model, Random r, String when) {
+    for (int i = 0; i < 150; i++) {
+      Map<String, Object> fj = FilterEvaluatorTest.filter(r, 2);
+      JsonNode node = M.valueToTree(fj);
+      Filter filter = FilterParser.parse(node, "filter");
+      FilterEvaluator ev = new FilterEvaluator(filter);
+      Set<Long> expected = new TreeSet<>();
+      model.forEach(
+          (id, p) -> {
+            if (ev.matches(PointId.of(id), p)) {
+              expected.add(id);
+            }
+          });
+      Set<Long> actual = new TreeSet<>();
+      for (Record rec : c.scroll(null, 1000, false, false, filter).points()) {
+        actual.add(rec.id().number());
+      }
+      assertThat(actual).as(when + ": scroll with filter " + node).isEqualTo(expected);
+      assertThat(c.count(filter))
+          .as(when + ": count with filter " + node)
+          .isEqualTo(expected.size());
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private static final String[] CORPUS = {
+    "the quick brown fox jumps over the lazy dog",
+    "Quick quick QUICK fox",
+    "a lazy afternoon",
+    "brown bread",
+  };
+
+  private Collection textCorpus(String name) {
+    Collection c = open(name);
+    List<Point> pts = new ArrayList<>();
+    for (int i = 0; i < CORPUS.length; i++) {
+      pts.add(
+          new Point(
+              PointId.of(i + 1),
+              new float[] {1, i, 0, 0},
+              ("{\"body\": \"" + CORPUS[i] + "\", \"n\": " + i + "}")
+                  .getBytes(StandardCharsets.UTF_8)));
+    }
+    pts.add(new Point(PointId.of(5), new float[] {1, 1, 1, 1}, "{\"n\": 9}".getBytes()));
+    c.upsert(pts, true);
+    c.createPayloadIndex(
+        PayloadFieldSchema.parse(
+            "body",
+            M.readTree("{\"type\": \"text\", \"tokenizer\": \"word\", \"lowercase\": true}")),
+        true);
+    return c;
+  }
+
+  private static List<Long> ids(List<Record> rs) {
+    return rs.stream().map(x -> x.id().number()).toList();
+  }
+
+  private static Filter filter(String json) {
+    return FilterParser.parse(M.readTree(json), "filter");
+  }
+
+  private void checkText(Collection c) {
+    assertThat(ids(c.textSearch("body", "quick fox", 10, null, false, false)))
+        .containsExactly(2L, 1L);
+    assertThat(ids(c.textSearch("body", "LAZY", 10, null, false, false))).containsExactly(3L, 1L);
+    assertThat(
+            ids(
+                c.textSearch(
+                    "body",
+                    "bread",
+                    10,
+                    filter("{\"must\": {\"key\": \"n\", \"range\": {\"lt\": 3}}}"),
+                    false,
+                    false)))
+        .isEmpty();
+    assertThat(ids(c.textSearch("body", "fox", 1, null, false, false))).containsExactly(2L);
+    assertThat(c.textSearch("body", "zebra", 10, null, false, false)).isEmpty();
+    // match.text on a text index: every query token, in any order and case
+    assertThat(
+            c.count(
+                filter("{\"must\": {\"key\": \"body\", \"match\": {\"text\": \"FOX quick\"}}}")))
+        .isEqualTo(2);
+    assertThat(c.count(filter("{\"must\": {\"key\": \"body\", \"match\": {\"text\": \"brown\"}}}")))
+        .isEqualTo(2);
+    assertThat(c.count(filter("{\"must\": {\"key\": \"body\", \"match\": {\"text\": \"brow\"}}}")))
+        .isZero();
+  }
+
+  @Test
+  void textIndexMatchesTokensAndRanksByBm25InGrowingSealedAndReopenedSegments() throws Exception {
+    Collection c = textCorpus("text");
+    checkText(c);
+    c.flush();
+    settle(c);
+    checkText(c);
+    reopen(c);
+    Collection again = open("text");
+    checkText(again);
+    assertThatThrownBy(() -> again.textSearch("n", "x", 3, null, false, false))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("[field=n]");
+  }
+
+  @Test
+  void prefixTokenizerMatchesWordBeginnings() {
+    Collection c = open("prefix");
+    c.upsert(
+        List.of(
+            new Point(
+                PointId.of(1), new float[] {1, 0, 0, 0}, "{\"t\": \"Lucene indexes\"}".getBytes())),
+        true);
+    c.createPayloadIndex(
+        PayloadFieldSchema.parse(
+            "t", M.readTree("{\"type\": \"text\", \"tokenizer\": \"prefix\"}")),
+        true);
+    assertThat(c.count(filter("{\"must\": {\"key\": \"t\", \"match\": {\"text\": \"luc ind\"}}}")))
+        .isEqualTo(1);
+    assertThat(c.count(filter("{\"must\": {\"key\": \"t\", \"match\": {\"text\": \"ucene\"}}}")))
+        .isZero();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  @Test
+  void orderByScrollsInValueOrderFromStartFrom() throws Exception {
+    Collection c = open("order");
+    List<Point> pts = new ArrayList<>();
+    Random r = TestSeeds.random("PayloadIndexTest.order");
+    Map<Long, Double> price = new LinkedHashMap<>();
+    for (int i = 0; i < 200; i++) {
+      String p;
+      if (i % 17 == 0) {
+        p = "{}";
+      } else {
+        double v = Math.round(r.nextDouble() * 1000) / 10.0;
+        price.put((long) i, v);
+        p =
+            "{\"price\": "
+                + v
+                + ", \"day\": \"2024-01-"
+                + String.format("%02d", 1 + i % 28)
+                + "\"}";
+      }
+      pts.add(new Point(PointId.of(i), vec(r), p.getBytes()));
+    }
+    c.upsert(pts.subList(0, 120), true);
+    c.flush();
+    c.upsert(pts.subList(120, 200), true);
+    settle(c);
+    assertThatThrownBy(() -> c.scrollOrdered("price", true, null, 5, null, false, false))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("[key=price]");
+    c.createPayloadIndex(field("price", "float"), true);
+    List<Long> expectedAsc =
+        price.entrySet().stream()
+            .sorted(
+                Map.Entry.<Long, Double>comparingByValue()
+                    .thenComparing(Map.Entry.comparingByKey()))
+            .map(Map.Entry::getKey)
+            .toList();
+    List<Long> asc =
+        c.scrollOrdered("price", true, null, 500, null, false, false).stream()
+            .map(o -> o.record().id().number())
+            .toList();
+    assertThat(asc).isEqualTo(expectedAsc);
+    List<Shard.Ordered> desc = c.scrollOrdered("price", false, 50.0, 10, null, true, false);
+    assertThat(desc).hasSize(10);
+    double prev = Double.MAX_VALUE;
+    for (Shard.Ordered o : desc) {
+      assertThat(o.value()).isLessThanOrEqualTo(50.0).isLessThanOrEqualTo(prev);
+      assertThat(o.value()).isEqualTo(price.get(o.record().id().number()));
+      prev = o.value();
+    }
+    c.createPayloadIndex(field("day", "datetime"), true);
+    List<Shard.Ordered> days =
+        c.scrollOrdered(
+            "day",
+            true,
+            null,
+            3,
+            filter("{\"must\": {\"key\": \"price\", \"range\": {\"gte\": 10}}}"),
+            false,
+            false);
+    assertThat(days).hasSize(3);
+    assertThat(days.getFirst().value()).isLessThanOrEqualTo(days.getLast().value());
+  }
+
+  @Test
+  void indexDirectoriesFollowTheSchema() throws Exception {
+    Collection c = open("dirs");
+    List<Point> pts = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      pts.add(
+          new Point(
+              PointId.of(i), new float[] {1, i, 0, 1}, ("{\"k\": \"v" + i % 3 + "\"}").getBytes()));
+    }
+    c.upsert(pts, true);
+    c.flush();
+    settle(c);
+    assertThat(payloadDirs(c)).isEmpty();
+    c.createPayloadIndex(field("k", "keyword"), true);
+    List<String> dirs = payloadDirs(c);
+    assertThat(dirs).isNotEmpty().allMatch(d -> d.endsWith("payload-" + c.payloadSchema().hash()));
+    assertThat(c.countWithValue("k")).isEqualTo(100);
+    assertThat(c.count(filter("{\"must\": {\"key\": \"k\", \"match\": {\"value\": \"v1\"}}}")))
+        .isEqualTo(33);
+    reopen(c);
+    Collection again = open("dirs");
+    assertThat(payloadDirs(again)).isEqualTo(dirs);
+    again.deletePayloadIndex("k", true);
+    assertThat(payloadDirs(again)).isEmpty();
+    assertThat(again.count(filter("{\"must\": {\"key\": \"k\", \"match\": {\"value\": \"v1\"}}}")))
+        .isEqualTo(33);
+  }
+
+  private List<String> payloadDirs(Collection c) throws IOException {
+    try (Stream<Path> st = Files.walk(c.directory())) {
+      return st.filter(p -> p.getFileName().toString().startsWith("payload-"))
+          .map(p -> c.directory().relativize(p).toString())
+          .sorted()
+          .toList();
+    }
+  }
+}
