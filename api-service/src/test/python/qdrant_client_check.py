@@ -88,6 +88,44 @@ def main(url):
     check(client.retrieve(name, ids=[3])[0].payload in ({}, None), "clear_payload")
     check(client.count(name).count == 5, "payload updates do not change the count")
 
+    # Payload indexes, filters over them, order_by, BM25 text queries and hybrid fusion.
+    client.upsert(name, points=[
+        models.PointStruct(id=10, vector=[0.5, 0.5, 0.0, 0.0], payload={"city": "Oslo", "n": 10, "body": "quick brown fox"}),
+        models.PointStruct(id=11, vector=[0.0, 0.5, 0.5, 0.0], payload={"city": "Rome", "n": 11, "body": "lazy dog sleeps"}),
+    ], wait=True)
+    client.create_payload_index(name, field_name="city", field_schema=models.PayloadSchemaType.KEYWORD, wait=True)
+    client.create_payload_index(name, field_name="n", field_schema=models.PayloadSchemaType.INTEGER, wait=True)
+    client.create_payload_index(
+        name, field_name="body",
+        field_schema=models.TextIndexParams(type="text", tokenizer=models.TokenizerType.WORD, lowercase=True),
+        wait=True)
+    schema = client.get_collection(name).payload_schema
+    check(set(schema) == {"city", "n", "body"}, f"payload_schema {schema}")
+    check(schema["city"].data_type == models.PayloadSchemaType.KEYWORD, f"keyword index {schema['city']}")
+    check(schema["body"].params.tokenizer == models.TokenizerType.WORD, f"text params {schema['body']}")
+    f = models.Filter(must=[models.FieldCondition(key="city", match=models.MatchValue(value="Oslo"))])
+    check(client.count(name, count_filter=f).count == 2, "count over a keyword index")
+    f = models.Filter(must=[models.FieldCondition(key="body", match=models.MatchText(text="FOX quick"))])
+    check([p.id for p in client.scroll(name, scroll_filter=f)[0]] == [10], "full-text match")
+    page, _ = client.scroll(name, order_by=models.OrderBy(key="n", direction=models.Direction.DESC), limit=2)
+    check([p.id for p in page] == [11, 10], f"order_by {[p.id for p in page]}")
+    # Text queries pass through to the server as documents (no local inference).
+    server_side = QdrantClient(url=url, cloud_inference=True, timeout=30, check_compatibility=False)
+    hits = server_side.query_points(
+        name, query=models.Document(text="lazy dog", model="qdrant/bm25"), using="body", limit=5).points
+    check([h.id for h in hits] == [11], f"BM25 text query {[h.id for h in hits]}")
+    hits = server_side.query_points(
+        name,
+        prefetch=[
+            models.Prefetch(query=[0.0, 0.5, 0.5, 0.0], limit=3),
+            models.Prefetch(query=models.Document(text="dog", model="qdrant/bm25"), using="body", limit=3),
+        ],
+        query=models.FusionQuery(fusion=models.Fusion.RRF), limit=2).points
+    check(hits[0].id == 11, f"hybrid RRF puts the point both lists rank first first {[h.id for h in hits]}")
+    client.delete_payload_index(name, field_name="n", wait=True)
+    check("n" not in client.get_collection(name).payload_schema, "payload index dropped")
+    client.delete(name, points_selector=models.PointIdsList(points=[10, 11]), wait=True)
+
     client.delete(name, points_selector=models.PointIdsList(points=[2, u]), wait=True)
     check(client.count(name).count == 3, "count after delete")
     check(client.retrieve(name, ids=[2]) == [], "deleted point is gone")

@@ -271,9 +271,12 @@ public class SearchController {
     return out;
   }
 
-  /** {@code {"text": "..."}} (Qdrant's document query; {@code model}, if given, must be BM25). */
+  /**
+   * {@code {"text": "..."}} (Qdrant's document query, also as {@code {"nearest": {"text": ...}}};
+   * {@code model}, if given, must be BM25).
+   */
   private static boolean isTextQuery(JsonNode q) {
-    return q != null && q.isObject() && q.has("text") && !q.has("nearest");
+    return q != null && q.isObject() && (q.has("text") || isTextQuery(q.get("nearest")));
   }
 
   /**
@@ -288,6 +291,9 @@ public class SearchController {
       boolean withPayload,
       boolean withVector,
       String prefix) {
+    if (!q.has("text")) {
+      q = q.get("nearest");
+    }
     JsonNode text = q.get("text");
     if (!text.isString()) {
       throw new InvalidInputException(
