@@ -38,10 +38,34 @@ public final class ClientOptions {
       description = "Per-request timeout (default: ${DEFAULT-VALUE}).")
   Duration timeout;
 
+  @Option(
+      names = "--payload-buckets",
+      defaultValue = "0",
+      description =
+          "REST ingest: give point i the payload {\"bucket\": i %% N}, for filtered benchmarks"
+              + " (0: no payload).")
+  int payloadBuckets;
+
+  @Option(
+      names = "--filter-buckets-below",
+      defaultValue = "0",
+      description =
+          "REST search: filter every query to bucket < X (selectivity X/N with --payload-buckets"
+              + " N); recall is measured against the filtered ground truth (0: no filter).")
+  int filterBucketsBelow;
+
   /** Opens the client for the chosen target. */
   VectorDbClient open() {
     return switch (target) {
-      case "rest", "flashvec", "qdrant" -> new QdrantRestClient(url, apiKey, timeout);
+      case "rest", "flashvec", "qdrant" -> {
+        QdrantRestClient c = new QdrantRestClient(url, apiKey, timeout);
+        c.setPayloadBuckets(payloadBuckets);
+        if (filterBucketsBelow > 0) {
+          c.setFilter(
+              "{\"must\":[{\"key\":\"bucket\",\"range\":{\"lt\":" + filterBucketsBelow + "}}]}");
+        }
+        yield c;
+      }
       case "pgvector" -> {
         if (jdbcUrl == null) {
           throw new IllegalArgumentException("--target pgvector needs --jdbc-url");

@@ -139,9 +139,18 @@ public final class SearchCommand implements Callable<Integer> {
                   metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
                   coldHook(log),
                   log));
-      List<SearchPoint> points = bench.run(prepared, d.groundTruth());
+      int[][] gt = d.groundTruth();
+      if (client.filterBucketsBelow > 0) {
+        gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);
+      }
+      List<SearchPoint> points = bench.run(prepared, gt);
       Map<String, Object> meta = Metadata.of("search", d, client, collection);
       meta.put("k", k);
+      if (client.filterBucketsBelow > 0) {
+        meta.put(
+            "filter",
+            "bucket < " + client.filterBucketsBelow + " of " + client.payloadBuckets + " buckets");
+      }
       meta.put("duration_s", queries > 0 ? null : duration.toMillis() / 1000.0);
       meta.put("queries_per_point", queries > 0 ? queries : null);
       meta.put("warmup_s", warmup.toMillis() / 1000.0);
@@ -193,5 +202,33 @@ public final class SearchCommand implements Callable<Integer> {
       return none;
     }
     return Arrays.stream(a).boxed().toList();
+  }
+
+  /**
+   * Exact top-k among the base rows whose bucket ({@code row % buckets}, the payload {@code
+   * --payload-buckets} ingested) is below {@code below}, as base row ids.
+   */
+  private int[][] filteredGroundTruth(Dataset d, int buckets, int below, PrintStream log) {
+    if (buckets <= 0) {
+      throw new IllegalArgumentException("--filter-buckets-below needs --payload-buckets");
+    }
+    int[] rows =
+        java.util.stream.IntStream.range(0, d.base().length)
+            .filter(r -> r % buckets < below)
+            .toArray();
+    float[][] sub = new float[rows.length][];
+    for (int i = 0; i < rows.length; i++) {
+      sub[i] = d.base()[rows[i]];
+    }
+    log.printf("filtered ground truth over %d of %d points%n", rows.length, d.base().length);
+    int[][] gt =
+        io.flashvec.loadgen.dataset.GroundTruth.compute(
+            sub, d.queries(), k, d.distance(), Runtime.getRuntime().availableProcessors());
+    for (int[] row : gt) {
+      for (int j = 0; j < row.length; j++) {
+        row[j] = rows[row[j]];
+      }
+    }
+    return gt;
   }
 }

@@ -120,6 +120,19 @@ public final class QdrantRestClient implements VectorDbClient {
     }
   }
 
+  private volatile int payloadBuckets;
+  private volatile String filterJson;
+
+  /** Ingest gives point {@code i} the payload {@code {"bucket": i % n}} (0: none). */
+  public void setPayloadBuckets(int n) {
+    payloadBuckets = n;
+  }
+
+  /** Every search carries this Qdrant filter ({@code null}: none). */
+  public void setFilter(String json) {
+    filterJson = json;
+  }
+
   @Override
   public void upsert(String collection, long[] ids, float[][] vectors) {
     StringBuilder body = new StringBuilder(32 + vectors.length * (vectors[0].length * 12 + 24));
@@ -130,6 +143,9 @@ public final class QdrantRestClient implements VectorDbClient {
       }
       body.append("{\"id\":").append(ids[i]).append(",\"vector\":");
       Json.appendVector(body, vectors[i]);
+      if (payloadBuckets > 0) {
+        body.append(",\"payload\":{\"bucket\":").append(ids[i] % payloadBuckets).append('}');
+      }
       body.append('}');
     }
     body.append("]}");
@@ -158,6 +174,9 @@ public final class QdrantRestClient implements VectorDbClient {
   public long[] search(String collection, PreparedVector vector, int k, SearchParams params) {
     StringBuilder body = new StringBuilder(vector.json().length() + 128);
     body.append("{\"vector\":").append(vector.json()).append(",\"limit\":").append(k);
+    if (filterJson != null) {
+      body.append(",\"filter\":").append(filterJson);
+    }
     if (params != null && !params.asMap().isEmpty()) {
       body.append(",\"params\":{");
       boolean first = true;
