@@ -9,7 +9,8 @@
 #   scripts/bench-filtered.sh DATASET_DIR [COLLECTION]
 #
 # Env: PORT (18091), DATA (a fresh temp dir), OUT (bench-results/filtered), CONCURRENCY (2),
-#      SEARCH_LIST (100), DURATION (10s), WARMUP (3s), SELECTIVITIES ("500 100 10 1")
+#      SEARCH_LIST (100), DURATION (10s), WARMUP (3s), SELECTIVITIES ("500 100 10 1"),
+#      SKIP_NOINDEX (set: only the indexed runs)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DATASET="$1"; COLLECTION="${2:-filtered}"
@@ -43,7 +44,7 @@ search() { # label, filter-below (0: none)
     --search-list "${SEARCH_LIST:-100}" --out "$OUT/$1.json" | grep -E "^ *(L|search_list|params)|recall" || true
 }
 search unfiltered 0
-for x in ${SELECTIVITIES:-500 100 10 1}; do search "noindex-$x" "$x"; done
+[ -n "${SKIP_NOINDEX:-}" ] || for x in ${SELECTIVITIES:-500 100 10 1}; do search "noindex-$x" "$x"; done
 T0=$(date +%s%N)
 curl -sf -X PUT "$URL/collections/$COLLECTION/index?wait=true" -H 'content-type: application/json' \
   -d '{"field_name": "bucket", "field_schema": "integer"}' >/dev/null

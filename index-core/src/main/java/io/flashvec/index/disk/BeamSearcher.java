@@ -280,6 +280,94 @@ public final class BeamSearcher {
   }
 
   /**
+   * Scores the ordinals produced by {@code next} that {@code live} accepts with their PQ codes (in
+   * memory, batched like a neighbour list), keeps the best {@code rerank} by PQ distance, and
+   * rescores those exactly from their records: the filtered plan for too many matches to score
+   * exactly and too few for a graph search (see {@code FilterPlanner}).
+   */
+  public void pqScan(
+      float[] q,
+      int k,
+      int rerank,
+      java.util.function.IntUnaryOperator next,
+      IntPredicate live,
+      SearchStats stats) {
+    startResults(k);
+    if (k == 0) {
+      return;
+    }
+    int r = Math.max(k, rerank);
+    if (candIds.length < r + 1) {
+      candIds = new int[r + 1];
+      candDist = new float[r + 1];
+      candExpanded = new boolean[r + 1];
+    }
+    pq.fillTable(q, euclid, table, centered);
+    int n = g.count();
+    int heap = 0; // max-heap on candDist of the best r so far
+    long scored = 0;
+    int ord = next.applyAsInt(0);
+    while (ord >= 0 && ord < n) {
+      int cnt = 0;
+      while (ord >= 0 && ord < n && cnt < batch.length) {
+        if (live == null || live.test(ord)) {
+          batch[cnt++] = ord;
+        }
+        ord = next.applyAsInt(ord + 1);
+      }
+      if (cnt == 0) {
+        break;
+      }
+      if (gather) {
+        pq.distancesGather(table, batch, cnt, batchDist, gatherIdx);
+      } else {
+        pq.distances(table, batch, cnt, batchDist);
+      }
+      scored += cnt;
+      for (int i = 0; i < cnt; i++) {
+        float d = batchDist[i];
+        if (heap < r) {
+          int j = heap++;
+          while (j > 0 && candDist[(j - 1) >>> 1] < d) {
+            candDist[j] = candDist[(j - 1) >>> 1];
+            candIds[j] = candIds[(j - 1) >>> 1];
+            j = (j - 1) >>> 1;
+          }
+          candDist[j] = d;
+          candIds[j] = batch[i];
+        } else if (d < candDist[0]) {
+          int j = 0;
+          while (true) {
+            int c = 2 * j + 1;
+            if (c >= heap) {
+              break;
+            }
+            if (c + 1 < heap && candDist[c + 1] > candDist[c]) {
+              c++;
+            }
+            if (candDist[c] <= d) {
+              break;
+            }
+            candDist[j] = candDist[c];
+            candIds[j] = candIds[c];
+            j = c;
+          }
+          candDist[j] = d;
+          candIds[j] = batch[i];
+        }
+      }
+    }
+    // Rescore in ordinal order, so the records are read front to back.
+    Arrays.sort(candIds, 0, heap);
+    for (int i = 0; i < heap; i++) {
+      offerResult(candIds[i], exact(q, g.recordOffset(candIds[i])));
+    }
+    stats.visited += scored;
+    stats.reranked += heap;
+    stats.distanceComputations += scored + heap;
+  }
+
+  /**
    * Scans the ordinals produced by {@code next} ({@code next(from)}: the first candidate at or
    * after {@code from}, or -1) that {@code live} accepts, exactly.
    */

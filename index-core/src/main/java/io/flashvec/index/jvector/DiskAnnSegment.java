@@ -611,6 +611,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
   /** How a filtered search runs; {@code null} lets {@link FilterPlanner} decide. Tests force it. */
   enum Plan {
     EXACT,
+    PQ_SCAN,
     GRAPH
   }
 
@@ -633,6 +634,14 @@ public final class DiskAnnSegment implements Segment, Closeable {
         Math.max(
             Math.max(k, params.rerankK()),
             params.searchList() > 0 ? params.searchList() : defaultSearchList);
+    if (plan == null && accept != null && !params.exact() && pq != null) {
+      plan =
+          switch (FilterPlanner.choose(accept.count(), count, searchList, true)) {
+            case EXACT -> Plan.EXACT;
+            case PQ_SCAN -> Plan.PQ_SCAN;
+            case GRAPH -> Plan.GRAPH;
+          };
+    }
     boolean exact =
         plan != null
             ? plan == Plan.EXACT
@@ -640,7 +649,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
                 || (accept != null && FilterPlanner.exact(accept.count(), count, searchList));
     BeamSearcher s = borrow();
     try {
-      if (exact) {
+      if (plan == Plan.PQ_SCAN && accept != null && pq != null) {
+        s.pqScan(query, k, searchList, accept::next, liveOrds, stats);
+      } else if (exact) {
         // Exact: every live point, or only the accepted ones (the planner's choice for selective
         // filters), in increasing ordinal order so the records are read front to back.
         if (accept == null) {

@@ -132,7 +132,8 @@ class FilteredSearchTest {
         new FilterEvaluator(FilterParser.parse(JsonMapper.builder().build().readTree(json), "f"));
     AcceptedOrdinals accept = AcceptedOrdinals.evaluate(seg, f::matches);
     double selectivity = (double) accept.count() / N;
-    boolean plannedExact = FilterPlanner.exact(accept.count(), N, 64);
+    FilterPlanner.Plan plan = FilterPlanner.choose(accept.count(), N, 64, true);
+    boolean plannedExact = plan == FilterPlanner.Plan.EXACT;
     SearchStats planned = new SearchStats();
     double plannedRecall = recall(accept, null, planned);
     System.out.printf(
@@ -140,11 +141,19 @@ class FilteredSearchTest {
         K,
         selectivity,
         accept.count(),
-        plannedExact ? "exact" : "graph",
+        plan,
         plannedRecall,
         planned.visited / QUERIES,
         planned.distanceComputations / QUERIES);
     assertThat(plannedRecall).as("planned recall at %s", selectivity).isGreaterThanOrEqualTo(0.95);
+    SearchStats pqStats = new SearchStats();
+    double pqRecall = recall(accept, DiskAnnSegment.Plan.PQ_SCAN, pqStats);
+    System.out.printf(
+        "  forced PQ scan: recall=%.3f PQ distances/q=%d%n", pqRecall, pqStats.visited / QUERIES);
+    assertThat(pqRecall).as("PQ scan recall at %s", selectivity).isGreaterThanOrEqualTo(0.95);
+    assertThat(pqStats.visited / QUERIES)
+        .as("PQ scan scores every accepted point")
+        .isEqualTo(accept.count());
     if (bucketsOf1000 >= 100) {
       SearchStats graph = new SearchStats();
       double graphRecall = recall(accept, DiskAnnSegment.Plan.GRAPH, graph);
