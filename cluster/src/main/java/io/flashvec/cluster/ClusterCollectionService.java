@@ -389,8 +389,21 @@ public final class ClusterCollectionService implements CollectionService, Closea
             : tuning.fsyncPolicy() != null ? tuning.fsyncPolicy() : FsyncPolicy.ALWAYS;
     Collection.Info info =
         new Collection.Info(
-            points, segments, disk, mem, List.of(), indexing, failure, false, 0, null, 0, tuning,
-            fsync);
+            points,
+            segments,
+            disk,
+            mem,
+            List.of(),
+            indexing,
+            failure,
+            false,
+            0,
+            null,
+            0,
+            tuning,
+            fsync,
+            io.flashvec.index.payload.PayloadSchema.EMPTY,
+            java.util.Map.of());
     return new CollectionDescription(name, p.meta().config(), info);
   }
 

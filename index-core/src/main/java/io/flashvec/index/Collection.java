@@ -43,41 +43,7 @@ public final class Collection implements Closeable {
       CollectionTuning tuning,
       io.flashvec.storage.FsyncPolicy fsyncPolicy,
       PayloadSchema payloadSchema,
-      java.util.Map<String, Long> payloadPoints) {
-
-    /** Statistics without payload indexes. */
-    public Info(
-        long points,
-        int segments,
-        long diskBytes,
-        long memoryBytes,
-        List<SegmentInfo> segmentInfos,
-        boolean indexing,
-        String buildFailure,
-        boolean compacting,
-        long compactions,
-        String compactionFailure,
-        int deferredBuilds,
-        CollectionTuning tuning,
-        io.flashvec.storage.FsyncPolicy fsyncPolicy) {
-      this(
-          points,
-          segments,
-          diskBytes,
-          memoryBytes,
-          segmentInfos,
-          indexing,
-          buildFailure,
-          compacting,
-          compactions,
-          compactionFailure,
-          deferredBuilds,
-          tuning,
-          fsyncPolicy,
-          PayloadSchema.EMPTY,
-          java.util.Map.of());
-    }
-  }
+      java.util.Map<String, Long> payloadPoints) {}
 
   /** One segment as reported to users. */
   public record SegmentInfo(int shard, int id, Segment.State state, int points, int deleted) {}

@@ -100,6 +100,14 @@ public final class BeamSearcher {
     resSize = 0;
   }
 
+  private void ensureCandidates(int cap) {
+    if (candIds.length < cap + 1) {
+      candIds = new int[cap + 1];
+      candDist = new float[cap + 1];
+      candExpanded = new boolean[cap + 1];
+    }
+  }
+
   private float exact(float[] q, long off) {
     return euclid ? VectorOps.squareDistance(q, seg, off, dim) : -VectorOps.dot(q, seg, off, dim);
   }
@@ -127,11 +135,7 @@ public final class BeamSearcher {
       return;
     }
     int cap = Math.max(searchList, k);
-    if (candIds.length < cap + 1) {
-      candIds = new int[cap + 1];
-      candDist = new float[cap + 1];
-      candExpanded = new boolean[cap + 1];
-    }
+    ensureCandidates(cap);
     if (++epoch == 0) {
       Arrays.fill(stamp, 0);
       epoch = 1;
@@ -297,11 +301,7 @@ public final class BeamSearcher {
       return;
     }
     int r = Math.max(k, rerank);
-    if (candIds.length < r + 1) {
-      candIds = new int[r + 1];
-      candDist = new float[r + 1];
-      candExpanded = new boolean[r + 1];
-    }
+    ensureCandidates(r);
     pq.fillTable(q, euclid, table, centered);
     int n = g.count();
     int heap = 0; // max-heap on candDist of the best r so far
