@@ -39,6 +39,14 @@ public final class ClientOptions {
   Duration timeout;
 
   @Option(
+      names = "--http",
+      defaultValue = "apache",
+      description =
+          "REST client implementation: apache (HttpClient 5 classic, least client CPU) or jdk"
+              + " (java.net.http) (default: ${DEFAULT-VALUE}).")
+  String http;
+
+  @Option(
       names = "--payload-buckets",
       defaultValue = "0",
       description =
@@ -58,7 +66,12 @@ public final class ClientOptions {
   VectorDbClient open() {
     return switch (target) {
       case "rest", "flashvec", "qdrant" -> {
-        QdrantRestClient c = new QdrantRestClient(url, apiKey, timeout);
+        QdrantRestClient c =
+            new QdrantRestClient(
+                url,
+                apiKey,
+                timeout,
+                QdrantRestClient.Http.valueOf(http.toUpperCase(java.util.Locale.ROOT)));
         c.setPayloadBuckets(payloadBuckets);
         if (filterBucketsBelow > 0) {
           c.setFilter(

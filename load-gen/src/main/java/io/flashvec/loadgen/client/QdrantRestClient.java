@@ -37,6 +37,7 @@ public final class QdrantRestClient implements VectorDbClient {
   private final Duration timeout;
   private final ExecutorService executor;
   private final HttpClient http;
+  private final org.apache.hc.client5.http.impl.classic.CloseableHttpClient apache;
 
   /**
    * Creates a client.
@@ -46,6 +47,21 @@ public final class QdrantRestClient implements VectorDbClient {
    * @param timeout per-request timeout
    */
   public QdrantRestClient(String baseUrl, String apiKey, Duration timeout) {
+    this(baseUrl, apiKey, timeout, Http.APACHE);
+  }
+
+  /**
+   * The HTTP implementation: {@code APACHE} (Apache HttpClient 5 classic, blocking on the calling
+   * thread over pooled keep-alive connections: the least client CPU per request) or {@code JDK}
+   * ({@code java.net.http}, whose asynchronous core hands every response between threads).
+   */
+  public enum Http {
+    APACHE,
+    JDK
+  }
+
+  /** A client using the given HTTP implementation. */
+  public QdrantRestClient(String baseUrl, String apiKey, Duration timeout, Http impl) {
     URI uri = URI.create(baseUrl);
     if (uri.getScheme() == null || uri.getHost() == null) {
       throw new IllegalArgumentException("invalid server url [url=" + baseUrl + "]");
@@ -53,13 +69,37 @@ public final class QdrantRestClient implements VectorDbClient {
     this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
     this.apiKey = apiKey;
     this.timeout = timeout;
-    this.executor = Executors.newCachedThreadPool(Parallel.namedFactory("loadgen-http"));
-    this.http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10))
-            .executor(executor)
-            .build();
+    if (impl == Http.JDK) {
+      this.executor = Executors.newCachedThreadPool(Parallel.namedFactory("loadgen-http"));
+      this.http =
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .connectTimeout(Duration.ofSeconds(10))
+              .executor(executor)
+              .build();
+      this.apache = null;
+    } else {
+      this.executor = null;
+      this.http = null;
+      var cm =
+          org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder.create()
+              .setMaxConnTotal(1024)
+              .setMaxConnPerRoute(1024)
+              .setDefaultConnectionConfig(
+                  org.apache.hc.client5.http.config.ConnectionConfig.custom()
+                      .setConnectTimeout(org.apache.hc.core5.util.Timeout.ofSeconds(10))
+                      .setSocketTimeout(org.apache.hc.core5.util.Timeout.of(timeout))
+                      .build())
+              .build();
+      this.apache =
+          org.apache.hc.client5.http.impl.classic.HttpClients.custom()
+              .setConnectionManager(cm)
+              .disableAutomaticRetries()
+              .disableCookieManagement()
+              .disableRedirectHandling()
+              .disableContentCompression()
+              .build();
+    }
   }
 
   @Override
@@ -234,8 +274,12 @@ public final class QdrantRestClient implements VectorDbClient {
 
   @Override
   public void close() {
-    http.close();
-    executor.shutdownNow();
+    if (http != null) {
+      http.close();
+      executor.shutdownNow();
+    } else {
+      apache.close(org.apache.hc.core5.io.CloseMode.IMMEDIATE);
+    }
   }
 
   private static long parseIdOrMinusOne(String s) {
@@ -264,6 +308,36 @@ public final class QdrantRestClient implements VectorDbClient {
   }
 
   private Response send(String method, String path, String body) {
+    if (apache != null) {
+      var b =
+          org.apache.hc.core5.http.io.support.ClassicRequestBuilder.create(method)
+              .setUri(baseUrl + path);
+      if (body != null) {
+        b.setEntity(
+            new org.apache.hc.core5.http.io.entity.ByteArrayEntity(
+                body.getBytes(StandardCharsets.UTF_8),
+                org.apache.hc.core5.http.ContentType.APPLICATION_JSON));
+      }
+      if (apiKey != null) {
+        b.addHeader("api-key", apiKey);
+      }
+      try {
+        return apache.execute(
+            b.build(),
+            resp ->
+                new Response(
+                    method,
+                    baseUrl + path,
+                    resp.getCode(),
+                    resp.getEntity() == null
+                        ? new byte[0]
+                        : org.apache.hc.core5.http.io.entity.EntityUtils.toByteArray(
+                            resp.getEntity())));
+      } catch (IOException e) {
+        throw new UncheckedIOException(
+            "request failed [method=" + method + ", url=" + baseUrl + path + "]", e);
+      }
+    }
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create(baseUrl + path))
             .timeout(timeout)
