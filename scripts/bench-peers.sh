@@ -21,8 +21,8 @@ PID=$!
 trap 'kill $PID 2>/dev/null || true' EXIT
 until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.5; kill -0 $PID; done
 LG=("$JAVA" --add-modules jdk.incubator.vector -Xmx4g -jar "$DATA/load-gen.jar" search --dataset "$DATASET"
-    --concurrency 2 --duration 8s --warmup 3s)
-fv() { "${LG[@]}" --url "http://127.0.0.1:$PORT" --collection "$COLLECTION" --search-list "${SEARCH_LIST:-50,60,80,100}" --out "$DATA/peers-flashvec-$1.json" | grep "search c="; }
+    --concurrency 2 --warmup 3s)
+fv() { "${LG[@]}" --url "http://127.0.0.1:$PORT" --collection "$COLLECTION" --search-list "${SEARCH_LIST:-50,60,80,100}" --duration 8s --out "$DATA/peers-flashvec-$1.json" | grep "search c="; }
 # one unmeasured pass first: the first point after start-up runs before the JIT has settled
 "${LG[@]}" --url "http://127.0.0.1:$PORT" --collection "$COLLECTION" --search-list 50 --duration 10s \
   --out "$DATA/peers-warmup.json" >/dev/null
@@ -32,6 +32,6 @@ BENCHDATA="$BENCHDATA" "${PEER_PYTHON:-$BENCHDATA/venv/bin/python}" "$ROOT/scrip
   "$(basename "$DATASET")" ${DAP_LISTS:-100 120 150} 2>/dev/null | grep '^diskannpy'
 "$ROOT/scripts/pgvector-server.sh" start >/dev/null
 "${LG[@]}" --target pgvector --jdbc-url "$("$ROOT/scripts/pgvector-server.sh" url)" \
-  --collection "${PG_COLLECTION:-$COLLECTION}" --search-list "${PG_LISTS:-10,20,40}" --out "$DATA/peers-pgvector.json" | grep "search c="
+  --collection "${PG_COLLECTION:-$COLLECTION}" --search-list "${PG_LISTS:-10,20,40}" --duration 8s --out "$DATA/peers-pgvector.json" | grep "search c="
 "$ROOT/scripts/pgvector-server.sh" stop >/dev/null
 fv 2
