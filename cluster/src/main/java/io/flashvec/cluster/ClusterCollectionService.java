@@ -2,10 +2,13 @@ package io.flashvec.cluster;
 
 import io.flashvec.cluster.EtcdMetadataStore.Node;
 import io.flashvec.cluster.EtcdMetadataStore.Placed;
+import io.flashvec.cluster.grpc.CountRequest;
 import io.flashvec.cluster.grpc.CreateShardRequest;
 import io.flashvec.cluster.grpc.DeleteRequest;
 import io.flashvec.cluster.grpc.GetRequest;
 import io.flashvec.cluster.grpc.MaintainRequest;
+import io.flashvec.cluster.grpc.OrderedMsg;
+import io.flashvec.cluster.grpc.OrderedScrollRequest;
 import io.flashvec.cluster.grpc.RecordMsg;
 import io.flashvec.cluster.grpc.ScrollReply;
 import io.flashvec.cluster.grpc.ScrollRequest;
@@ -14,6 +17,7 @@ import io.flashvec.cluster.grpc.ShardRef;
 import io.flashvec.cluster.grpc.ShardSearchReply;
 import io.flashvec.cluster.grpc.ShardSearchRequest;
 import io.flashvec.cluster.grpc.ShardServiceGrpc.ShardServiceBlockingStub;
+import io.flashvec.cluster.grpc.TextSearchRequest;
 import io.flashvec.cluster.grpc.UpsertRequest;
 import io.flashvec.cluster.internal.GrpcErrors;
 import io.flashvec.cluster.internal.Protos;
@@ -31,8 +35,12 @@ import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchRequest;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.Shard;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterWriter;
+import io.flashvec.index.payload.PayloadFieldSchema;
+import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.storage.FsyncPolicy;
 import io.grpc.StatusRuntimeException;
 import java.io.Closeable;
@@ -99,6 +107,9 @@ public final class ClusterCollectionService implements CollectionService, Closea
       Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("flashvec-fanout-", 0).factory());
   private final AtomicLong operations = new AtomicLong();
   private final AtomicInteger roundRobin = new AtomicInteger();
+
+  /** Ids per page when a shard lists the points a filter matches. */
+  private static final int ID_PAGE = 10_000;
 
   public ClusterCollectionService(
       EtcdMetadataStore meta,
@@ -259,7 +270,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
       throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
     }
     Placed p = meta.placed(name).orElseThrow();
-    var cfg = Protos.config(config, tuning);
+    var cfg = Protos.config(config, tuning, PayloadSchema.EMPTY);
     List<String> failures =
         perShard(
             config.shardNumber(),
@@ -371,7 +382,9 @@ public final class ClusterCollectionService implements CollectionService, Closea
     boolean indexing = false;
     String failure = null;
     String policy = "";
+    Map<String, Long> payloadPoints = new java.util.TreeMap<>();
     for (ShardInfoReply i : infos) {
+      i.getPayloadPointsMap().forEach((k, v) -> payloadPoints.merge(k, v, Long::sum));
       points += i.getPoints();
       segments += i.getSegments();
       disk += i.getDiskBytes();
@@ -402,8 +415,8 @@ public final class ClusterCollectionService implements CollectionService, Closea
             0,
             tuning,
             fsync,
-            io.flashvec.index.payload.PayloadSchema.EMPTY,
-            java.util.Map.of());
+            p.payloadSchema(),
+            payloadPoints);
     return new CollectionDescription(name, p.meta().config(), info);
   }
 
@@ -541,13 +554,22 @@ public final class ClusterCollectionService implements CollectionService, Closea
 
   @Override
   public long count(String collection) {
+    return count(collection, null);
+  }
+
+  @Override
+  public long count(String collection, Filter filter) {
     Placed p = placed(collection);
+    CountRequest.Builder b =
+        CountRequest.newBuilder().setFilterJson(FilterWriter.toJsonString(filter));
     long n = 0;
     for (long c :
         perShard(
             p.replicas().size(),
-            s ->
-                call(p, s, false, searchDeadline, st -> st.count(ref(collection, s)).getCount()))) {
+            s -> {
+              CountRequest req = b.clone().setShard(ref(collection, s)).build();
+              return call(p, s, false, searchDeadline, st -> st.count(req).getCount());
+            })) {
       n += c;
     }
     return n;
@@ -556,6 +578,17 @@ public final class ClusterCollectionService implements CollectionService, Closea
   @Override
   public ScrollPage scroll(
       String collection, PointId offset, int limit, boolean withPayload, boolean withVector) {
+    return scroll(collection, offset, limit, withPayload, withVector, null);
+  }
+
+  @Override
+  public ScrollPage scroll(
+      String collection,
+      PointId offset,
+      int limit,
+      boolean withPayload,
+      boolean withVector,
+      Filter filter) {
     if (limit < 1) {
       throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
     }
@@ -569,7 +602,8 @@ public final class ClusterCollectionService implements CollectionService, Closea
                       .setShard(ref(collection, s))
                       .setLimit(limit)
                       .setWithPayload(withPayload)
-                      .setWithVector(withVector);
+                      .setWithVector(withVector)
+                      .setFilterJson(FilterWriter.toJsonString(filter));
               if (offset != null) {
                 b.setOffset(Protos.id(offset));
               }
@@ -602,9 +636,6 @@ public final class ClusterCollectionService implements CollectionService, Closea
 
   @Override
   public List<Record> search(String collection, SearchRequest req, SearchStats stats) {
-    if (req.filter() != null) {
-      throw filtersUnsupported(collection);
-    }
     Placed p = placed(collection);
     CollectionConfig config = p.meta().config();
     validate(config, null, req.vector());
@@ -620,7 +651,8 @@ public final class ClusterCollectionService implements CollectionService, Closea
             .setRerankK(req.params().rerankK())
             .setExact(req.params().exact())
             .setWithPayload(req.withPayload())
-            .setWithVector(req.withVector());
+            .setWithVector(req.withVector())
+            .setFilterJson(FilterWriter.toJsonString(req.filter()));
     for (float f : req.vector()) {
       b.addVector(f);
     }
@@ -764,57 +796,138 @@ public final class ClusterCollectionService implements CollectionService, Closea
     fanOut.shutdownNow();
   }
 
-  /**
-   * Payload filters are not carried by the shard protocol yet: a filtered request fails with 400
-   * rather than running unfiltered.
-   */
-  private static InvalidInputException filtersUnsupported(String collection) {
-    return new InvalidInputException(
-        "Wrong input: payload filters are not supported in cluster mode yet [collection="
-            + collection
-            + "]");
+  /** Ids of the points of one shard that match {@code filter}, read from its primary. */
+  private List<PointId> matchingIds(Placed p, int shard, Filter filter) {
+    String collection = p.meta().name();
+    List<PointId> ids = new ArrayList<>();
+    PointId offset = null;
+    do {
+      ScrollRequest.Builder b =
+          ScrollRequest.newBuilder()
+              .setShard(ref(collection, shard))
+              .setLimit(ID_PAGE)
+              .setFilterJson(FilterWriter.toJsonString(filter));
+      if (offset != null) {
+        b.setOffset(Protos.id(offset));
+      }
+      ScrollRequest req = b.build();
+      ScrollReply page = call(p, shard, true, writeDeadline, st -> st.scroll(req));
+      for (RecordMsg m : page.getRecordsList()) {
+        ids.add(Protos.id(m.getId()));
+      }
+      offset = page.hasNextOffset() ? Protos.id(page.getNextOffset()) : null;
+    } while (offset != null);
+    return ids;
   }
 
+  /**
+   * Each shard's primary finds the points that match, then they are deleted by id (replicated as
+   * every delete is). A point written between the two steps is not deleted, as in standalone where
+   * the filter runs when the delete is logged.
+   */
   @Override
   public Collection.UpdateResult deleteByFilter(String collection, Filter filter, boolean wait) {
-    throw filtersUnsupported(collection);
+    Placed p = placed(collection);
+    perShard(
+        p.replicas().size(),
+        s -> {
+          List<PointId> ids = matchingIds(p, s, filter);
+          if (ids.isEmpty()) {
+            return null;
+          }
+          DeleteRequest req =
+              DeleteRequest.newBuilder()
+                  .setShard(ref(collection, s))
+                  .addAllIds(Protos.ids(ids))
+                  .setWait(wait)
+                  .setReplicate(true)
+                  .build();
+          return call(p, s, true, writeDeadline, st -> st.delete(req));
+        });
+    return new Collection.UpdateResult(operations.incrementAndGet(), wait);
   }
 
+  /** {@link #updatePayloads} (read-modify-write through the proxy) of the points that match. */
   @Override
   public Collection.UpdateResult updatePayloadsByFilter(
       String collection, Filter filter, UnaryOperator<byte[]> update, boolean wait) {
-    throw filtersUnsupported(collection);
+    Placed p = placed(collection);
+    List<PointId> ids = new ArrayList<>();
+    perShard(p.replicas().size(), s -> matchingIds(p, s, filter)).forEach(ids::addAll);
+    return updatePayloads(collection, ids, update, wait);
   }
 
-  @Override
-  public long count(String collection, Filter filter) {
-    if (filter == null || filter.isEmpty()) {
-      return count(collection);
+  /**
+   * Records the new payload indexes in etcd, then applies them on every live replica; a replica
+   * that is down applies them when its node starts again (reconcile), a stale one with its resync.
+   */
+  private Collection.UpdateResult changePayloadSchema(
+      String collection, UnaryOperator<PayloadSchema> change, boolean wait) {
+    Placed p = placed(collection);
+    PayloadSchema next = change.apply(p.payloadSchema());
+    long revision = p.revision();
+    if (!next.equals(p.payloadSchema())) {
+      revision = meta.updatePayloadSchema(collection, next);
     }
-    throw filtersUnsupported(collection);
-  }
-
-  private static InvalidInputException payloadIndexesUnsupported(String collection) {
-    return new InvalidInputException(
-        "Wrong input: payload indexes, text search and order_by are not supported in cluster mode"
-            + " yet [collection="
-            + collection
-            + "]");
+    MaintainRequest.Builder req =
+        MaintainRequest.newBuilder()
+            .setAction(MaintainRequest.Action.PAYLOAD_SCHEMA)
+            .setPayloadSchemaJson(next.toJsonString())
+            .setRevision(revision)
+            .setWait(wait);
+    perShard(
+        p.replicas().size(),
+        s -> {
+          for (Node node : candidates(p, s)) {
+            try {
+              clients
+                  .stub(node.grpcAddress())
+                  .withDeadlineAfter(writeDeadline.toMillis(), TimeUnit.MILLISECONDS)
+                  .maintain(req.clone().setShard(ref(collection, s)).build());
+            } catch (StatusRuntimeException e) {
+              FlashVecException f = GrpcErrors.clientError(e);
+              if (f != null) {
+                throw f;
+              }
+              // Recorded in etcd: the replica applies it from there within a second of coming
+              // back (or at its next start).
+              LOG.warn(
+                  "replica did not apply the payload indexes now [collection={}, shard={},"
+                      + " node={}]: {}",
+                  collection,
+                  s,
+                  node.id(),
+                  e.getStatus());
+            }
+          }
+          return null;
+        });
+    return new Collection.UpdateResult(operations.incrementAndGet(), wait);
   }
 
   @Override
   public Collection.UpdateResult createPayloadIndex(
-      String collection, io.flashvec.index.payload.PayloadFieldSchema field, boolean wait) {
-    placed(collection);
-    throw payloadIndexesUnsupported(collection);
+      String collection, PayloadFieldSchema field, boolean wait) {
+    Collection.UpdateResult r = changePayloadSchema(collection, s -> s.with(field), wait);
+    LOG.info(
+        "payload index created [collection={}, field={}, type={}]",
+        collection,
+        field.field(),
+        field.type().apiName());
+    return r;
   }
 
   @Override
   public Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait) {
-    placed(collection);
-    throw payloadIndexesUnsupported(collection);
+    Collection.UpdateResult r = changePayloadSchema(collection, s -> s.without(field), wait);
+    LOG.info("payload index dropped [collection={}, field={}]", collection, field);
+    return r;
   }
 
+  /**
+   * Every shard returns its best {@code limit} by its own BM25 statistics (document frequencies are
+   * per shard, as in Elasticsearch's default query-then-fetch); the proxy keeps the best.
+   */
   @Override
   public List<Record> textSearch(
       String collection,
@@ -824,12 +937,31 @@ public final class ClusterCollectionService implements CollectionService, Closea
       Filter filter,
       boolean withPayload,
       boolean withVector) {
-    placed(collection);
-    throw payloadIndexesUnsupported(collection);
+    Placed p = placed(collection);
+    p.payloadSchema().textQuery(field, text); // 400 here rather than from every shard
+    TextSearchRequest.Builder b =
+        TextSearchRequest.newBuilder()
+            .setField(field)
+            .setText(text)
+            .setLimit(limit)
+            .setFilterJson(FilterWriter.toJsonString(filter))
+            .setWithPayload(withPayload)
+            .setWithVector(withVector);
+    List<Record> all = new ArrayList<>();
+    for (List<RecordMsg> l :
+        perShard(
+            p.replicas().size(),
+            s -> {
+              TextSearchRequest req = b.clone().setShard(ref(collection, s)).build();
+              return call(p, s, false, searchDeadline, st -> st.textSearch(req).getRecordsList());
+            })) {
+      all.addAll(Protos.records(l));
+    }
+    return Collection.mergeTextHits(all, limit);
   }
 
   @Override
-  public List<io.flashvec.index.Shard.Ordered> scrollOrdered(
+  public List<Shard.Ordered> scrollOrdered(
       String collection,
       String key,
       boolean ascending,
@@ -838,21 +970,32 @@ public final class ClusterCollectionService implements CollectionService, Closea
       Filter filter,
       boolean withPayload,
       boolean withVector) {
-    placed(collection);
-    throw payloadIndexesUnsupported(collection);
-  }
-
-  @Override
-  public ScrollPage scroll(
-      String collection,
-      PointId offset,
-      int limit,
-      boolean withPayload,
-      boolean withVector,
-      Filter filter) {
-    if (filter == null || filter.isEmpty()) {
-      return scroll(collection, offset, limit, withPayload, withVector);
+    Placed p = placed(collection);
+    Collection.orderField(p.payloadSchema(), collection, key, limit);
+    OrderedScrollRequest.Builder b =
+        OrderedScrollRequest.newBuilder()
+            .setKey(key)
+            .setAscending(ascending)
+            .setLimit(limit)
+            .setFilterJson(FilterWriter.toJsonString(filter))
+            .setWithPayload(withPayload)
+            .setWithVector(withVector);
+    if (startFrom != null) {
+      b.setStartFrom(startFrom);
     }
-    throw filtersUnsupported(collection);
+    List<Shard.Ordered> all = new ArrayList<>();
+    for (List<OrderedMsg> l :
+        perShard(
+            p.replicas().size(),
+            s -> {
+              OrderedScrollRequest req = b.clone().setShard(ref(collection, s)).build();
+              return call(
+                  p, s, false, searchDeadline, st -> st.scrollOrdered(req).getRecordsList());
+            })) {
+      for (OrderedMsg m : l) {
+        all.add(Protos.ordered(m));
+      }
+    }
+    return Collection.mergeOrdered(all, ascending, limit);
   }
 }

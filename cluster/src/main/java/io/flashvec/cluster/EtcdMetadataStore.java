@@ -22,6 +22,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.UnavailableException;
+import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.storage.FsyncPolicy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -56,6 +57,7 @@ import tools.jackson.databind.node.ObjectNode;
  *
  * <pre>
  * collections/&lt;name&gt;               {"name", "created_at", "config": {...}, "tuning": {...},
+ *                                   "payload_schema": {...} (absent: no payload index),
  *                                   "placement": [["node-a","node-b"], ...]}  (one list per shard,
  *                                   the replicas' node ids in primary-preference order)
  * nodes/&lt;node-id&gt;                  {"id", "grpc": "127.0.0.1:7071", "http": "...", "roles": [...]}
@@ -79,8 +81,32 @@ public final class EtcdMetadataStore implements MetadataStore {
     }
   }
 
-  /** A collection with its shard placement: {@code replicas.get(shard)} lists node ids. */
-  public record Placed(CollectionMeta meta, List<List<String>> replicas) {}
+  /**
+   * A collection with its shard placement ({@code replicas.get(shard)} lists node ids) and its
+   * payload indexes, which every replica applies.
+   *
+   * @param revision etcd's modification revision of the collection's key (0 before it was read from
+   *     etcd); orders changes that reach a node both directly and through the watch
+   */
+  public record Placed(
+      CollectionMeta meta,
+      List<List<String>> replicas,
+      PayloadSchema payloadSchema,
+      long revision) {
+    public Placed {
+      if (payloadSchema == null) {
+        payloadSchema = PayloadSchema.EMPTY;
+      }
+    }
+
+    public Placed(CollectionMeta meta, List<List<String>> replicas) {
+      this(meta, replicas, PayloadSchema.EMPTY, 0);
+    }
+
+    Placed withRevision(long r) {
+      return new Placed(meta, replicas, payloadSchema, r);
+    }
+  }
 
   private final Client client;
   private final String prefix;
@@ -195,7 +221,10 @@ public final class EtcdMetadataStore implements MetadataStore {
         if (deleted) {
           c.remove(name);
         } else {
-          c.put(name, decodeCollection(kv.getValue().getBytes()));
+          Placed next =
+              decodeCollection(kv.getValue().getBytes()).withRevision(kv.getModRevision());
+          // A write of this process may have put a newer revision already.
+          c.merge(name, next, (old, nw) -> old.revision() > nw.revision() ? old : nw);
         }
       } else if (k.startsWith("nodes/")) {
         String id = k.substring("nodes/".length());
@@ -310,10 +339,34 @@ public final class EtcdMetadataStore implements MetadataStore {
     CollectionMeta m = old.meta();
     Placed next =
         new Placed(
-            new CollectionMeta(m.name(), m.config(), m.createdAtMillis(), tuning), old.replicas());
-    await(client.getKVClient().put(key("collections/" + name), bytes(encodeCollection(next))));
-    collections.put(name, next);
+            new CollectionMeta(m.name(), m.config(), m.createdAtMillis(), tuning),
+            old.replicas(),
+            old.payloadSchema(),
+            old.revision());
+    long rev =
+        await(client.getKVClient().put(key("collections/" + name), bytes(encodeCollection(next))))
+            .getHeader()
+            .getRevision();
+    collections.put(name, next.withRevision(rev));
     return true;
+  }
+
+  /**
+   * Replaces a collection's payload indexes and returns the etcd revision of the change, or -1 if
+   * the collection does not exist. Like {@link #updateTuning}, the last writer wins.
+   */
+  public long updatePayloadSchema(String name, PayloadSchema schema) {
+    Placed old = collections.get(name);
+    if (old == null) {
+      return -1;
+    }
+    Placed next = new Placed(old.meta(), old.replicas(), schema, 0);
+    long rev =
+        await(client.getKVClient().put(key("collections/" + name), bytes(encodeCollection(next))))
+            .getHeader()
+            .getRevision();
+    collections.merge(name, next.withRevision(rev), (o, n) -> o.revision() > n.revision() ? o : n);
+    return rev;
   }
 
   @Override
@@ -518,6 +571,9 @@ public final class EtcdMetadataStore implements MetadataStore {
     } else {
       t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
     }
+    if (!p.payloadSchema().isEmpty()) {
+      c.set("payload_schema", p.payloadSchema().toJson());
+    }
     ArrayNode pl = c.putArray("placement");
     for (List<String> replicas : p.replicas()) {
       ArrayNode a = pl.addArray();
@@ -559,7 +615,11 @@ public final class EtcdMetadataStore implements MetadataStore {
     return new Placed(
         new CollectionMeta(
             c.path("name").asString(), config, c.path("created_at").asLong(), tuning),
-        List.copyOf(placement));
+        List.copyOf(placement),
+        c.has("payload_schema")
+            ? PayloadSchema.fromJson(c.get("payload_schema"))
+            : PayloadSchema.EMPTY,
+        0);
   }
 
   static String encodeNode(Node n) {

@@ -319,6 +319,22 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     return r;
   }
 
+  /** Replaces a collection's payload indexes (cluster replicas follow the metadata store). */
+  public Collection.UpdateResult setPayloadSchema(
+      String collection, io.flashvec.index.payload.PayloadSchema schema, boolean wait) {
+    Collection c = collection(collection);
+    if (c.payloadSchema().equals(schema)) {
+      return new Collection.UpdateResult(0, wait);
+    }
+    LOG.info("payload indexes replaced [collection={}, schema={}]", collection, schema);
+    return c.setPayloadSchema(schema, wait);
+  }
+
+  /** A collection's payload indexes. */
+  public io.flashvec.index.payload.PayloadSchema payloadSchema(String collection) {
+    return collection(collection).payloadSchema();
+  }
+
   @Override
   public Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait) {
     Collection.UpdateResult r = collection(collection).deletePayloadIndex(field, wait);

@@ -3,6 +3,7 @@ package io.flashvec.cluster;
 import io.flashvec.cluster.EtcdMetadataStore.Node;
 import io.flashvec.cluster.EtcdMetadataStore.Placed;
 import io.flashvec.cluster.grpc.CountReply;
+import io.flashvec.cluster.grpc.CountRequest;
 import io.flashvec.cluster.grpc.CreateShardReply;
 import io.flashvec.cluster.grpc.CreateShardRequest;
 import io.flashvec.cluster.grpc.DeleteRequest;
@@ -12,6 +13,8 @@ import io.flashvec.cluster.grpc.HealthReply;
 import io.flashvec.cluster.grpc.HealthRequest;
 import io.flashvec.cluster.grpc.MaintainReply;
 import io.flashvec.cluster.grpc.MaintainRequest;
+import io.flashvec.cluster.grpc.OrderedReply;
+import io.flashvec.cluster.grpc.OrderedScrollRequest;
 import io.flashvec.cluster.grpc.RecordsReply;
 import io.flashvec.cluster.grpc.ResyncReply;
 import io.flashvec.cluster.grpc.ResyncRequest;
@@ -22,6 +25,7 @@ import io.flashvec.cluster.grpc.ShardRef;
 import io.flashvec.cluster.grpc.ShardSearchReply;
 import io.flashvec.cluster.grpc.ShardSearchRequest;
 import io.flashvec.cluster.grpc.ShardServiceGrpc;
+import io.flashvec.cluster.grpc.TextSearchRequest;
 import io.flashvec.cluster.grpc.UpsertRequest;
 import io.flashvec.cluster.grpc.WriteReply;
 import io.flashvec.cluster.internal.GrpcErrors;
@@ -37,7 +41,11 @@ import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchRequest;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.Shard;
 import io.flashvec.index.UnavailableException;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterWriter;
+import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.storage.FsyncPolicy;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -87,6 +95,10 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   private final ShardClients clients;
   private final Duration writeDeadline;
   private final Map<String, Object> shardLocks = new ConcurrentHashMap<>();
+
+  /** Per local replica, the etcd revision of the payload schema it applied last. */
+  private final Map<String, Long> schemaRevisions = new java.util.HashMap<>();
+
   private final ExecutorService executor =
       Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("flashvec-grpc-", 0).factory());
   private final ScheduledExecutorService resyncScheduler;
@@ -155,10 +167,13 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         String name = localName(m.name(), s);
         wanted.put(name, true);
         if (!local.exists(name)) {
-          createLocal(name, m.config(), m.tuning());
+          createLocal(name, m.config(), m.tuning(), p.payloadSchema());
           if (replicas.size() > 1) {
             meta.markStale(m.name(), s, nodeId);
           }
+        } else {
+          // Payload indexes changed while this node was down.
+          applyPayloadSchema(name, p.payloadSchema(), p.revision(), false);
         }
       }
     }
@@ -170,12 +185,34 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
     }
   }
 
-  private void createLocal(String name, CollectionConfig c, CollectionTuning t) {
+  private void createLocal(
+      String name, CollectionConfig c, CollectionTuning t, PayloadSchema payloadSchema) {
     local.createCollection(
         name, new CollectionConfig(c.dimension(), c.distance(), 1, 1, c.index()), t);
+    if (!payloadSchema.isEmpty()) {
+      local.setPayloadSchema(name, payloadSchema, true);
+    }
   }
 
-  /** Asks each stale replica's primary for a full copy; runs every second until none is left. */
+  /**
+   * Replaces a replica's payload indexes with the collection's schema as of etcd revision {@code
+   * revision}, unless a later one was applied already: changes arrive both from the proxy ({@code
+   * Maintain}) and through the etcd watch, in either order.
+   */
+  private void applyPayloadSchema(String name, PayloadSchema schema, long revision, boolean wait) {
+    synchronized (schemaRevisions) {
+      if (schemaRevisions.getOrDefault(name, -1L) > revision) {
+        return;
+      }
+      schemaRevisions.put(name, revision);
+    }
+    local.setPayloadSchema(name, schema, wait);
+  }
+
+  /**
+   * Every second: applies payload index changes a replica missed (its node was unreachable when the
+   * proxy sent them) and asks each stale replica's primary for a full copy.
+   */
   private void resyncLoop() {
     if (closed) {
       return;
@@ -184,6 +221,16 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
       Placed p = meta.placed(m.name()).orElse(null);
       if (p == null) {
         continue;
+      }
+      for (int s = 0; s < p.replicas().size(); s++) {
+        String name = localName(m.name(), s);
+        if (p.replicas().get(s).contains(nodeId) && p.revision() > 0 && local.exists(name)) {
+          try {
+            applyPayloadSchema(name, p.payloadSchema(), p.revision(), false);
+          } catch (RuntimeException e) {
+            LOG.warn("cannot apply payload indexes [replica={}]: {}", name, e.toString());
+          }
+        }
       }
       for (int s = 0; s < p.replicas().size(); s++) {
         if (!p.replicas().get(s).contains(nodeId) || !meta.isStale(m.name(), s, nodeId)) {
@@ -266,11 +313,18 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
           synchronized (lock(name)) {
             if (req.getReset()) {
               local.deleteCollection(name);
+              synchronized (schemaRevisions) {
+                schemaRevisions.remove(name);
+              }
             }
             if (local.exists(name)) {
               return CreateShardReply.newBuilder().setCreated(false).build();
             }
-            createLocal(name, Protos.config(req.getConfig()), Protos.tuning(req.getConfig()));
+            createLocal(
+                name,
+                Protos.config(req.getConfig()),
+                Protos.tuning(req.getConfig()),
+                Protos.payloadSchema(req.getConfig()));
             return CreateShardReply.newBuilder().setCreated(true).build();
           }
         });
@@ -410,7 +464,8 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
                   req.hasOffset() ? Protos.id(req.getOffset()) : null,
                   req.getLimit(),
                   req.getWithPayload(),
-                  req.getWithVector());
+                  req.getWithVector(),
+                  FilterWriter.fromJsonString(req.getFilterJson()));
           ScrollReply.Builder b = ScrollReply.newBuilder();
           for (Record r : page.points()) {
             b.addRecords(Protos.record(r));
@@ -423,14 +478,64 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   }
 
   @Override
-  public void count(ShardRef req, StreamObserver<CountReply> out) {
+  public void count(CountRequest req, StreamObserver<CountReply> out) {
     answer(
         out,
-        req,
-        () ->
-            CountReply.newBuilder()
-                .setCount(local.count(localName(req.getCollection(), req.getShard())))
-                .build());
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          Filter filter = FilterWriter.fromJsonString(req.getFilterJson());
+          return CountReply.newBuilder()
+              .setCount(filter == null ? local.count(name) : local.count(name, filter))
+              .build();
+        });
+  }
+
+  @Override
+  public void textSearch(TextSearchRequest req, StreamObserver<RecordsReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          RecordsReply.Builder b = RecordsReply.newBuilder();
+          for (Record r :
+              local.textSearch(
+                  name,
+                  req.getField(),
+                  req.getText(),
+                  req.getLimit(),
+                  FilterWriter.fromJsonString(req.getFilterJson()),
+                  req.getWithPayload(),
+                  req.getWithVector())) {
+            b.addRecords(Protos.record(r));
+          }
+          return b.build();
+        });
+  }
+
+  @Override
+  public void scrollOrdered(OrderedScrollRequest req, StreamObserver<OrderedReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () -> {
+          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          OrderedReply.Builder b = OrderedReply.newBuilder();
+          for (Shard.Ordered o :
+              local.scrollOrdered(
+                  name,
+                  req.getKey(),
+                  req.getAscending(),
+                  req.hasStartFrom() ? req.getStartFrom() : null,
+                  req.getLimit(),
+                  FilterWriter.fromJsonString(req.getFilterJson()),
+                  req.getWithPayload(),
+                  req.getWithVector())) {
+            b.addRecords(Protos.ordered(o));
+          }
+          return b.build();
+        });
   }
 
   @Override
@@ -455,7 +560,8 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
                           req.getRerankK(),
                           req.getExact()),
                       req.getWithPayload(),
-                      req.getWithVector()),
+                      req.getWithVector(),
+                      FilterWriter.fromJsonString(req.getFilterJson())),
                   stats);
           ShardSearchReply.Builder b = ShardSearchReply.newBuilder().setStats(Protos.stats(stats));
           for (Record r : hits) {
@@ -480,6 +586,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
               .setIndexing(i.indexing())
               .setBuildFailure(i.buildFailure() == null ? "" : i.buildFailure())
               .setFsyncPolicy(i.fsyncPolicy() == null ? "" : i.fsyncPolicy().configName())
+              .putAllPayloadPoints(i.payloadPoints())
               .build();
         });
   }
@@ -504,6 +611,12 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
                     req.getFsyncPolicy().isEmpty()
                         ? null
                         : FsyncPolicy.parse(req.getFsyncPolicy()));
+            case PAYLOAD_SCHEMA ->
+                applyPayloadSchema(
+                    name,
+                    PayloadSchema.fromJsonString(req.getPayloadSchemaJson()),
+                    req.getRevision(),
+                    req.getWait());
             default -> throw new IllegalArgumentException("unknown action " + req.getAction());
           }
           return MaintainReply.newBuilder().setFiles(files).build();
@@ -535,7 +648,8 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
             stub.createShard(
                 CreateShardRequest.newBuilder()
                     .setShard(req.getShard())
-                    .setConfig(Protos.config(p.meta().config(), p.meta().tuning()))
+                    .setConfig(
+                        Protos.config(p.meta().config(), p.meta().tuning(), p.payloadSchema()))
                     .setReset(true)
                     .build());
             PointId offset = null;

@@ -32,13 +32,22 @@ class EtcdMetadataStoreTest {
             List.of(
                 List.of("query-1", "query-2"),
                 List.of("query-2", "query-3"),
-                List.of("query-3", "query-1")));
+                List.of("query-3", "query-1")),
+            io.flashvec.index.payload.PayloadSchema.EMPTY
+                .with(field("city", "\"keyword\""))
+                .with(field("body", "{\"type\": \"text\", \"tokenizer\": \"prefix\"}")),
+            0);
 
     Placed back =
         EtcdMetadataStore.decodeCollection(
             EtcdMetadataStore.encodeCollection(p).getBytes(StandardCharsets.UTF_8));
 
     assertThat(back).isEqualTo(p);
+  }
+
+  private static io.flashvec.index.payload.PayloadFieldSchema field(String key, String json) {
+    return io.flashvec.index.payload.PayloadFieldSchema.parse(
+        key, tools.jackson.databind.json.JsonMapper.builder().build().readTree(json));
   }
 
   @Test

@@ -473,6 +473,14 @@ public final class Collection implements Closeable {
     return changeSchema(s -> s.without(key), wait);
   }
 
+  /**
+   * Replaces all payload indexes with {@code schema} (a cluster replica follows the collection's
+   * schema in the metadata store this way).
+   */
+  public UpdateResult setPayloadSchema(PayloadSchema schema, boolean wait) {
+    return changeSchema(s -> schema, wait);
+  }
+
   private UpdateResult changeSchema(
       java.util.function.UnaryOperator<PayloadSchema> change, boolean wait) {
     synchronized (this) {
@@ -546,8 +554,14 @@ public final class Collection implements Closeable {
     for (Shard s : shards) {
       all.addAll(s.textSearch(field, tokens, limit, f, withPayload, withVector));
     }
-    all.sort(Comparator.comparingDouble(Record::score).reversed());
-    return List.copyOf(all.subList(0, Math.min(limit, all.size())));
+    return mergeTextHits(all, limit);
+  }
+
+  /** The best {@code limit} of several shards' BM25 hits, best first. */
+  public static List<Record> mergeTextHits(List<Record> all, int limit) {
+    List<Record> sorted = new ArrayList<>(all);
+    sorted.sort(Comparator.comparingDouble(Record::score).reversed());
+    return List.copyOf(sorted.subList(0, Math.min(limit, sorted.size())));
   }
 
   /**
@@ -562,7 +576,24 @@ public final class Collection implements Closeable {
       Filter filter,
       boolean withPayload,
       boolean withVector) {
-    PayloadFieldSchema f = payloadSchema.field(key);
+    PayloadFieldSchema f = orderField(payloadSchema, name, key, limit);
+    FilterEvaluator fe = filter == null || filter.isEmpty() ? null : evaluator(filter);
+    List<Shard.Ordered> all = new ArrayList<>();
+    for (Shard s : shards) {
+      all.addAll(s.orderedScroll(f, ascending, startFrom, limit, fe, withPayload, withVector));
+    }
+    return mergeOrdered(all, ascending, limit);
+  }
+
+  /**
+   * The payload index {@code order_by} uses on {@code key}.
+   *
+   * @throws InvalidInputException if there is no integer, float or datetime index on {@code key},
+   *     or {@code limit} is not positive
+   */
+  public static PayloadFieldSchema orderField(
+      PayloadSchema schema, String collection, String key, int limit) {
+    PayloadFieldSchema f = schema.field(key);
     if (f == null
         || !(f.type() == PayloadFieldSchema.Type.INTEGER
             || f.type() == PayloadFieldSchema.Type.FLOAT
@@ -571,22 +602,24 @@ public final class Collection implements Closeable {
           "Wrong input: order_by needs an integer, float or datetime payload index on its key [key="
               + key
               + "]; create one with PUT /collections/"
-              + name
+              + collection
               + "/index");
     }
     if (limit < 1) {
       throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
     }
-    FilterEvaluator fe = filter == null || filter.isEmpty() ? null : evaluator(filter);
-    List<Shard.Ordered> all = new ArrayList<>();
-    for (Shard s : shards) {
-      all.addAll(s.orderedScroll(f, ascending, startFrom, limit, fe, withPayload, withVector));
-    }
+    return f;
+  }
+
+  /** The first {@code limit} of several shards' ordered scrolls (ties by id). */
+  public static List<Shard.Ordered> mergeOrdered(
+      List<Shard.Ordered> all, boolean ascending, int limit) {
     Comparator<Shard.Ordered> order =
         Comparator.comparingDouble((Shard.Ordered o) -> ascending ? o.value() : -o.value())
             .thenComparing(o -> o.record().id());
-    all.sort(order);
-    return List.copyOf(all.subList(0, Math.min(limit, all.size())));
+    List<Shard.Ordered> sorted = new ArrayList<>(all);
+    sorted.sort(order);
+    return List.copyOf(sorted.subList(0, Math.min(limit, sorted.size())));
   }
 
   /** The changeable settings in force. */

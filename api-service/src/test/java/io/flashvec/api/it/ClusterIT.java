@@ -225,6 +225,196 @@ class ClusterIT {
     assertSearchesMatchReference("docs");
   }
 
+  /**
+   * Filters, payload indexes, BM25 and hybrid queries, order_by and writes by filter give what a
+   * standalone server with the same shard count gives (same hash routing, so the same per-shard
+   * BM25 statistics). Runs with query-2 dead: every shard still has one live replica.
+   */
+  @Test
+  @Order(4)
+  void filtersPayloadIndexesAndTextQueriesMatchStandalone() {
+    create(api, "kb", 3, 2);
+    create(reference, "kb", 3, 1);
+    String[] words = {"quick", "brown", "fox", "lazy", "dog", "river", "stone", "cloud"};
+    ObjectNode root = Http.JSON.createObjectNode();
+    ArrayNode arr = root.putArray("points");
+    for (int i = 0; i < 300; i++) {
+      ObjectNode p = arr.addObject();
+      p.put("id", i);
+      ArrayNode v = p.putArray("vector");
+      for (float f : vector()) {
+        v.add(f);
+      }
+      StringBuilder text = new StringBuilder();
+      for (int w = 0, n = 2 + random.nextInt(6); w < n; w++) {
+        text.append(words[random.nextInt(words.length)]).append(' ');
+      }
+      p.putObject("payload")
+          .put("i", i)
+          .put("group", "g" + (i % 10))
+          .put("body", text.toString().trim());
+    }
+    String indexes =
+        "[{\"field_name\":\"group\",\"field_schema\":\"keyword\"},"
+            + "{\"field_name\":\"i\",\"field_schema\":\"integer\"},"
+            + "{\"field_name\":\"body\",\"field_schema\":{\"type\":\"text\"}}]";
+    for (Http h : List.of(api, reference)) {
+      assertThat(h.put("/collections/kb/points?wait=true", root.toString()).status())
+          .isEqualTo(200);
+      for (JsonNode ix : Http.JSON.readTree(indexes)) {
+        Http.Response r = h.put("/collections/kb/index?wait=true", ix.toString());
+        assertThat(r.status()).as(r.raw()).isEqualTo(200);
+      }
+    }
+    JsonNode schema = api.get("/collections/kb").result().get("payload_schema");
+    assertThat(schema).isEqualTo(reference.get("/collections/kb").result().get("payload_schema"));
+    assertThat(schema.at("/group/points").asLong()).isEqualTo(300);
+
+    String g3 = "{\"must\":[{\"key\":\"group\",\"match\":{\"any\":[\"g3\",\"g4\"]}}]}";
+    String range =
+        "{\"must\":[{\"key\":\"i\",\"range\":{\"gte\":50,\"lt\":120}}],"
+            + "\"must_not\":[{\"key\":\"body\",\"match\":{\"text\":\"fox\"}}]}";
+    for (String f : List.of(g3, range)) {
+      assertSame("/collections/kb/points/count", "{\"filter\":" + f + "}");
+      assertSame("/collections/kb/points/scroll", "{\"limit\":500,\"filter\":" + f + "}");
+      for (int q = 0; q < 5; q++) {
+        assertSameHits(
+            "/collections/kb/points/search",
+            "{\"vector\":" + json(queryVectors.get(q)) + ",\"limit\":10,\"filter\":" + f + "}",
+            "");
+      }
+      assertSame(
+          "/collections/kb/points/scroll",
+          "{\"limit\":15,\"order_by\":{\"key\":\"i\",\"direction\":\"desc\"},\"filter\":"
+              + f
+              + "}");
+    }
+    assertSameHits(
+        "/collections/kb/points/query",
+        "{\"query\":{\"text\":\"quick fox\"},\"using\":\"body\",\"limit\":10}",
+        "/points");
+    assertSameHits(
+        "/collections/kb/points/query",
+        "{\"prefetch\":[{\"query\":"
+            + json(queryVectors.get(0))
+            + ",\"limit\":20},{\"query\":{\"text\":\"lazy dog\"},\"using\":\"body\","
+            + "\"limit\":20}],\"query\":{\"fusion\":\"rrf\"},\"limit\":10}",
+        "/points");
+
+    // Writes by filter, then the same reads again.
+    for (Http h : List.of(api, reference)) {
+      Http.Response r =
+          h.post("/collections/kb/points/delete?wait=true", "{\"filter\":" + g3 + "}");
+      assertThat(r.status()).as(r.raw()).isEqualTo(200);
+      r =
+          h.post(
+              "/collections/kb/points/payload?wait=true",
+              "{\"payload\":{\"flag\":true},\"filter\":" + range + "}");
+      assertThat(r.status()).as(r.raw()).isEqualTo(200);
+    }
+    assertThat(count(api, "kb")).isEqualTo(240);
+    assertSame(
+        "/collections/kb/points/count",
+        "{\"filter\":{\"must\":{\"key\":\"flag\",\"match\":{\"value\":true}}}}");
+    assertSame("/collections/kb/points/scroll", "{\"limit\":500,\"filter\":" + range + "}");
+
+    // A bad filter is a 400 naming the bad part, as standalone.
+    Http.Response bad =
+        api.post(
+            "/collections/kb/points/count",
+            "{\"filter\":{\"must\":[{\"key\":\"i\",\"range\":{\"gtx\":1}}]}}");
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.error()).contains("filter.must[0].range").contains("gtx");
+    Http.Response noIndex = api.post("/collections/kb/points/scroll", "{\"order_by\":\"group\"}");
+    assertThat(noIndex.status()).isEqualTo(400);
+    assertThat(noIndex.error()).contains("[key=group]").contains("/collections/kb/index");
+
+    Http.Response drop = api.delete("/collections/kb/index/body?wait=true");
+    assertThat(drop.status()).as(drop.raw()).isEqualTo(200);
+    assertThat(api.get("/collections/kb").result().get("payload_schema").has("body")).isFalse();
+  }
+
+  /**
+   * A replica whose node is down when a payload index is created gets it when the node is back
+   * (from etcd, not from the proxy's call it missed): with the other nodes gone, the restarted node
+   * alone answers a text query and an order_by scroll like standalone.
+   */
+  @Test
+  @Order(5)
+  void replicaThatMissedAnIndexChangeAppliesItWhenBack() {
+    queries.get(1).start();
+    create(api, "late", 3, 3);
+    create(reference, "late", 3, 1);
+    ObjectNode root = Http.JSON.createObjectNode();
+    ArrayNode arr = root.putArray("points");
+    for (int i = 0; i < 60; i++) {
+      ObjectNode p = arr.addObject();
+      p.put("id", i);
+      ArrayNode v = p.putArray("vector");
+      for (float f : vector()) {
+        v.add(f);
+      }
+      p.putObject("payload").put("n", i * 7 % 60).put("body", i % 3 == 0 ? "red fox" : "blue");
+    }
+    for (Http h : List.of(api, reference)) {
+      assertThat(h.put("/collections/late/points?wait=true", root.toString()).status())
+          .isEqualTo(200);
+    }
+    queries.get(2).kill();
+    for (Http h : List.of(api, reference)) {
+      for (String ix :
+          List.of(
+              "{\"field_name\":\"body\",\"field_schema\":\"text\"}",
+              "{\"field_name\":\"n\",\"field_schema\":\"integer\"}")) {
+        Http.Response r = h.put("/collections/late/index?wait=true", ix);
+        assertThat(r.status()).as(r.raw()).isEqualTo(200);
+      }
+    }
+    queries.get(2).start();
+    queries.get(0).kill();
+    queries.get(1).kill();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    String text = "{\"query\":{\"text\":\"fox\"},\"using\":\"body\",\"limit\":30}";
+    while (api.post("/collections/late/points/query", text).status() != 200
+        && System.nanoTime() < deadline) {
+      sleep(200);
+    }
+    assertSameHits("/collections/late/points/query", text, "/points");
+    assertSame(
+        "/collections/late/points/scroll",
+        "{\"limit\":10,\"order_by\":{\"key\":\"n\",\"direction\":\"desc\"}}");
+    assertThat(queries.get(2).logTail()).contains("payload indexes replaced [collection=late.s");
+  }
+
+  /** The proxy and the standalone reference give the same {@code result}. */
+  private void assertSame(String path, String body) {
+    Http.Response a = api.post(path, body);
+    Http.Response b = reference.post(path, body);
+    assertThat(a.status()).as(a.raw()).isEqualTo(200);
+    assertThat(b.status()).as(b.raw()).isEqualTo(200);
+    assertThat(a.result()).as(body).isEqualTo(b.result());
+    JsonNode r = a.result();
+    assertThat(r.has("count") ? r.get("count").asLong() : r.path("points").size())
+        .as("something matched: " + body)
+        .isPositive();
+  }
+
+  /** The same ids in the same order with the same scores (within float rounding). */
+  private void assertSameHits(String path, String body, String pointer) {
+    Http.Response a = api.post(path, body);
+    Http.Response b = reference.post(path, body);
+    assertThat(a.status()).as(a.raw()).isEqualTo(200);
+    assertThat(b.status()).as(b.raw()).isEqualTo(200);
+    JsonNode ha = pointer.isEmpty() ? a.result() : a.result().at(pointer);
+    JsonNode hb = pointer.isEmpty() ? b.result() : b.result().at(pointer);
+    assertThat(ha.size()).as(body).isEqualTo(hb.size()).isPositive();
+    for (int i = 0; i < ha.size(); i++) {
+      assertThat(ha.get(i).path("id").asLong()).as(body).isEqualTo(hb.get(i).path("id").asLong());
+      assertThat(ha.get(i).path("score").asDouble())
+          .isCloseTo(hb.get(i).path("score").asDouble(), within(1e-4));
+    }
+  }
+
   // ---------------------------------------------------------------- helpers
 
   private static int caughtUp(String log) {

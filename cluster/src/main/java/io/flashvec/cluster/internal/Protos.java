@@ -3,6 +3,7 @@ package io.flashvec.cluster.internal;
 import com.google.protobuf.ByteString;
 import io.flashvec.cluster.grpc.CollectionConfigMsg;
 import io.flashvec.cluster.grpc.Id;
+import io.flashvec.cluster.grpc.OrderedMsg;
 import io.flashvec.cluster.grpc.PointMsg;
 import io.flashvec.cluster.grpc.RecordMsg;
 import io.flashvec.cluster.grpc.SearchStatsMsg;
@@ -14,6 +15,8 @@ import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.Shard;
+import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.storage.FsyncPolicy;
 import java.util.ArrayList;
 import java.util.List;
@@ -106,7 +109,8 @@ public final class Protos {
     return v;
   }
 
-  public static CollectionConfigMsg config(CollectionConfig c, CollectionTuning t) {
+  public static CollectionConfigMsg config(
+      CollectionConfig c, CollectionTuning t, PayloadSchema payloadSchema) {
     return CollectionConfigMsg.newBuilder()
         .setDimension(c.dimension())
         .setDistance(c.distance().apiName())
@@ -119,6 +123,7 @@ public final class Protos {
         .setPqSubspaces(c.index().pqSubspaces())
         .setIndexingThreshold(t.indexingThreshold())
         .setFsyncPolicy(t.fsyncPolicy() == null ? "" : t.fsyncPolicy().configName())
+        .setPayloadSchemaJson(payloadSchema.isEmpty() ? "" : payloadSchema.toJsonString())
         .build();
   }
 
@@ -140,6 +145,18 @@ public final class Protos {
     return new CollectionTuning(
         m.getIndexingThreshold(),
         m.getFsyncPolicy().isEmpty() ? null : FsyncPolicy.parse(m.getFsyncPolicy()));
+  }
+
+  public static PayloadSchema payloadSchema(CollectionConfigMsg m) {
+    return PayloadSchema.fromJsonString(m.getPayloadSchemaJson());
+  }
+
+  public static OrderedMsg ordered(Shard.Ordered o) {
+    return OrderedMsg.newBuilder().setRecord(record(o.record())).setValue(o.value()).build();
+  }
+
+  public static Shard.Ordered ordered(OrderedMsg m) {
+    return new Shard.Ordered(record(m.getRecord()), m.getValue());
   }
 
   public static SearchStatsMsg stats(SearchStats s) {

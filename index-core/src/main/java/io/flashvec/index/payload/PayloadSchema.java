@@ -105,27 +105,40 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
     if (!Files.exists(file)) {
       return EMPTY;
     }
-    JsonNode root;
     try {
-      root = JSON.readTree(io.readAllBytes(file));
+      return fromJson(JSON.readTree(io.readAllBytes(file)));
     } catch (RuntimeException e) {
       throw new IOException("unreadable payload schema [file=" + file + "]", e);
     }
+  }
+
+  /** The schema as a JSON string ({@link #toJson()}), as cluster nodes exchange it. */
+  public String toJsonString() {
+    return toJson().toString();
+  }
+
+  /**
+   * Reads {@link #toJson()} or {@link #toJsonString()} back; {@link #EMPTY} for {@code ""}.
+   *
+   * @throws IllegalArgumentException for an unknown format or a bad entry
+   */
+  public static PayloadSchema fromJsonString(String json) {
+    return json == null || json.isEmpty() ? EMPTY : fromJson(JSON.readTree(json));
+  }
+
+  /** Reads {@link #toJson()} back. */
+  public static PayloadSchema fromJson(JsonNode root) {
     if (root.path("format").asInt() != FORMAT) {
-      throw new IOException(
-          "unsupported payload schema format [file="
-              + file
-              + ", format="
-              + root.path("format")
-              + "]");
+      throw new IllegalArgumentException(
+          "unsupported payload schema format [format=" + root.path("format") + "]");
     }
     Map<String, PayloadFieldSchema> m = new TreeMap<>();
     for (Map.Entry<String, JsonNode> e : root.path("fields").properties()) {
       try {
         m.put(e.getKey(), PayloadFieldSchema.fromJson(e.getKey(), e.getValue()));
       } catch (InvalidInputException ex) {
-        throw new IOException(
-            "bad payload schema entry [file=" + file + ", field=" + e.getKey() + "]", ex);
+        throw new IllegalArgumentException(
+            "bad payload schema entry [field=" + e.getKey() + "]", ex);
       }
     }
     return new PayloadSchema(m);
