@@ -3,13 +3,10 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,7 +46,7 @@ class ClusterIT {
 
   private Path tmp;
 
-  private Process etcd;
+  private EtcdProcess etcd;
   private final List<ServerProcess> queries = new ArrayList<>();
   private ServerProcess proxy;
   private ServerProcess standalone;
@@ -63,34 +60,12 @@ class ClusterIT {
   void startCluster(@TempDir Path dir) throws Exception {
     tmp = dir;
     random = new SplittableRandom(Seeds.master("ClusterIT"));
-    String etcdBin = findEtcd();
+    String etcdBin = EtcdProcess.find();
     Assumptions.assumeTrue(
         etcdBin != null,
         "etcd binary not found: install Debian's etcd-server (./flashvec test does) to run ClusterIT");
-    int client = ServerProcess.freePort();
-    int peer = ServerProcess.freePort();
-    String url = "http://127.0.0.1:" + client;
-    etcd =
-        new ProcessBuilder(
-                etcdBin,
-                "--name",
-                "it",
-                "--data-dir",
-                tmp.resolve("etcd").toString(),
-                "--listen-client-urls",
-                url,
-                "--advertise-client-urls",
-                url,
-                "--listen-peer-urls",
-                "http://127.0.0.1:" + peer,
-                "--initial-advertise-peer-urls",
-                "http://127.0.0.1:" + peer,
-                "--initial-cluster",
-                "it=http://127.0.0.1:" + peer)
-            .redirectErrorStream(true)
-            .redirectOutput(tmp.resolve("etcd.log").toFile())
-            .start();
-    waitHttp(url + "/health");
+    etcd = EtcdProcess.start(etcdBin, tmp);
+    String url = etcd.url();
     for (int i = 1; i <= 3; i++) {
       queries.add(
           new ServerProcess(
@@ -130,23 +105,8 @@ class ClusterIT {
       standalone.kill();
     }
     if (etcd != null) {
-      etcd.destroyForcibly();
-      try {
-        etcd.waitFor(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      etcd.close();
     }
-  }
-
-  private static String findEtcd() {
-    for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
-      Path p = Path.of(dir, "etcd");
-      if (Files.isExecutable(p)) {
-        return p.toString();
-      }
-    }
-    return Files.isExecutable(Path.of("/usr/bin/etcd")) ? "/usr/bin/etcd" : null;
   }
 
   // ---------------------------------------------------------------- tests
@@ -179,8 +139,60 @@ class ClusterIT {
     assertSearchesMatchReference("docs");
   }
 
+  /**
+   * A node that stops answering without closing its connections (SIGSTOP: the network-deadline
+   * case) costs one search deadline: the shard call times out and the shard's other replica answers
+   * (replication 2), or the result is marked partial (replication 1). Then the node resumes.
+   */
   @Test
   @Order(2)
+  void stalledNodeCostsOneDeadlineThenFailsOver() throws Exception {
+    ServerProcess stalled = queries.get(2);
+    signal(stalled, "STOP");
+    try {
+      long t0 = System.nanoTime();
+      HttpResponse<String> solo = rawSearch("solo", queryVectors.get(0));
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertThat(solo.statusCode()).isEqualTo(200);
+      assertThat(solo.headers().firstValue("x-flashvec-partial")).contains("true");
+      // Waited for the 2 s deadline (not a refused connection), and not much longer.
+      assertThat(ms).isBetween(1_500L, 10_000L);
+      assertThat(proxy.logTail()).contains("DEADLINE_EXCEEDED");
+      for (int i = 0; i < 3; i++) {
+        HttpResponse<String> full = rawSearch("docs", queryVectors.get(i));
+        assertThat(full.statusCode()).isEqualTo(200);
+        assertThat(full.headers().firstValue("x-flashvec-partial")).isEmpty();
+      }
+    } finally {
+      signal(stalled, "CONT");
+    }
+    // Its lease may have expired meanwhile: wait until it is registered and answering again.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    boolean complete = false;
+    while (!complete && System.nanoTime() < deadline) {
+      complete = true;
+      for (int i = 0; i < 3 && complete; i++) {
+        complete =
+            rawSearch("solo", queryVectors.get(i))
+                .headers()
+                .firstValue("x-flashvec-partial")
+                .isEmpty();
+      }
+      if (!complete) {
+        sleep(200);
+      }
+    }
+    assertThat(complete).as("stalled node serves again after SIGCONT").isTrue();
+    assertSearchesMatchReference("docs");
+  }
+
+  private static void signal(ServerProcess p, String sig) throws Exception {
+    Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).inheritIO().start();
+    assertThat(k.waitFor()).isZero();
+  }
+
+  @Test
+  @Order(3)
   void deadNodeGivesPartialResultsWithoutReplicaAndCompleteOnesWithReplica() throws Exception {
     queries.get(0).kill(); // SIGKILL: its lease lives on for up to 3 s; calls fail over at once
     for (float[] q : queryVectors) {
@@ -201,7 +213,7 @@ class ClusterIT {
   }
 
   @Test
-  @Order(3)
+  @Order(4)
   void restartedNodeCatchesUpFromThePrimaries() {
     String more = pointsJson(POINTS, 200);
     for (Http h : List.of(api, reference)) {
@@ -231,7 +243,7 @@ class ClusterIT {
    * BM25 statistics). Runs with query-2 dead: every shard still has one live replica.
    */
   @Test
-  @Order(4)
+  @Order(5)
   void filtersPayloadIndexesAndTextQueriesMatchStandalone() {
     create(api, "kb", 3, 2);
     create(reference, "kb", 3, 1);
@@ -340,7 +352,7 @@ class ClusterIT {
    * alone answers a text query and an order_by scroll like standalone.
    */
   @Test
-  @Order(5)
+  @Order(6)
   void replicaThatMissedAnIndexChangeAppliesItWhenBack() {
     queries.get(1).start();
     create(api, "late", 3, 3);
@@ -534,30 +546,6 @@ class ClusterIT {
                         "{\"vector\":" + json(q) + ",\"limit\":10}"))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static void waitHttp(String url) {
-    HttpClient c = HttpClient.newHttpClient();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (System.nanoTime() < deadline) {
-      try {
-        if (c.send(
-                    HttpRequest.newBuilder(URI.create(url)).build(),
-                    HttpResponse.BodyHandlers.ofString())
-                .statusCode()
-            == 200) {
-          return;
-        }
-      } catch (IOException e) {
-        // not up yet
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-      sleep(100);
-    }
-    throw new UncheckedIOException(
-        new IOException("etcd not healthy within 30 s [url=" + url + "]"));
   }
 
   private static void sleep(long ms) {

@@ -1,0 +1,111 @@
+package io.flashvec.api.it;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A single-member etcd on 127.0.0.1 with free ports, for cluster tests. {@link #find()} locates
+ * Debian's {@code etcd} binary ({@code ./flashvec test} installs {@code etcd-server}).
+ */
+final class EtcdProcess implements AutoCloseable {
+
+  private final Process process;
+  private final String url;
+
+  private EtcdProcess(Process process, String url) {
+    this.process = process;
+    this.url = url;
+  }
+
+  /** The etcd binary on the PATH or in /usr/bin, or {@code null}. */
+  static String find() {
+    for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
+      Path p = Path.of(dir, "etcd");
+      if (Files.isExecutable(p)) {
+        return p.toString();
+      }
+    }
+    return Files.isExecutable(Path.of("/usr/bin/etcd")) ? "/usr/bin/etcd" : null;
+  }
+
+  /** Starts etcd with its data and log under {@code dir} and waits until it is healthy. */
+  static EtcdProcess start(String binary, Path dir) throws IOException {
+    int client = ServerProcess.freePort();
+    int peer = ServerProcess.freePort();
+    String url = "http://127.0.0.1:" + client;
+    Process p =
+        new ProcessBuilder(
+                binary,
+                "--name",
+                "it",
+                "--data-dir",
+                dir.resolve("etcd").toString(),
+                "--listen-client-urls",
+                url,
+                "--advertise-client-urls",
+                url,
+                "--listen-peer-urls",
+                "http://127.0.0.1:" + peer,
+                "--initial-advertise-peer-urls",
+                "http://127.0.0.1:" + peer,
+                "--initial-cluster",
+                "it=http://127.0.0.1:" + peer)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("etcd.log").toFile())
+            .start();
+    EtcdProcess e = new EtcdProcess(p, url);
+    e.waitHealthy();
+    return e;
+  }
+
+  /** The client URL, for {@code --flashvec.cluster.etcd-endpoints}. */
+  String url() {
+    return url;
+  }
+
+  private void waitHealthy() {
+    HttpClient c = HttpClient.newHttpClient();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      try {
+        if (c.send(
+                    HttpRequest.newBuilder(URI.create(url + "/health")).build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode()
+            == 200) {
+          return;
+        }
+      } catch (IOException e) {
+        // not up yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+    throw new UncheckedIOException(
+        new IOException("etcd not healthy within 30 s [url=" + url + "]"));
+  }
+
+  @Override
+  public void close() {
+    process.destroyForcibly();
+    try {
+      process.waitFor(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
