@@ -129,18 +129,20 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   }
 
   /**
-   * Starts serving on {@code bind:port}, reconciles the local replicas with the placement, and
-   * registers {@code self} in etcd; the local service must have recovered already.
+   * Starts serving on {@code bind:port} (this service and {@code more}, e.g. the index role's),
+   * reconciles the local replicas with the placement, and registers {@code self} in etcd; the local
+   * service must have recovered already.
    */
-  public void start(String bind, int port, Node self, Duration leaseTtl) {
+  public void start(
+      String bind, int port, Node self, Duration leaseTtl, List<io.grpc.BindableService> more) {
     try {
-      server =
+      NettyServerBuilder b =
           NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
               .maxInboundMessageSize(ShardClients.MAX_MESSAGE_BYTES)
               .executor(executor)
-              .addService(this)
-              .build()
-              .start();
+              .addService(this);
+      more.forEach(b::addService);
+      server = b.build().start();
     } catch (IOException e) {
       throw new UncheckedIOException(
           "cannot start the gRPC server [bind=" + bind + ", port=" + port + "]", e);

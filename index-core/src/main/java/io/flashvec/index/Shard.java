@@ -3,6 +3,7 @@ package io.flashvec.index;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.internal.WalCodec;
 import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.index.jvector.SegmentBuilder;
 import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
@@ -66,7 +67,8 @@ public final class Shard implements Closeable {
       FileIO io,
       Executor buildExecutor,
       int defaultSearchList,
-      Compaction compaction) {
+      Compaction compaction,
+      SegmentBuilder segmentBuilder) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -80,6 +82,27 @@ public final class Shard implements Closeable {
       if (compaction == null) {
         compaction = Compaction.DISABLED;
       }
+      if (segmentBuilder == null) {
+        segmentBuilder = SegmentBuilder.LOCAL;
+      }
+    }
+
+    /** Options that build segments in this process. */
+    public Options(
+        int sealThresholdPoints,
+        Wal.Options wal,
+        FileIO io,
+        Executor buildExecutor,
+        int defaultSearchList,
+        Compaction compaction) {
+      this(
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          SegmentBuilder.LOCAL);
     }
 
     /** Options without background compaction. */
@@ -103,12 +126,14 @@ public final class Shard implements Closeable {
 
     /** The same options with index builds on {@code executor}. */
     public Options withBuildExecutor(Executor executor) {
-      return new Options(sealThresholdPoints, wal, io, executor, defaultSearchList, compaction);
+      return new Options(
+          sealThresholdPoints, wal, io, executor, defaultSearchList, compaction, segmentBuilder);
     }
 
     /** The same options with background compaction as given. */
     public Options withCompaction(Compaction c) {
-      return new Options(sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, c);
+      return new Options(
+          sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, c, segmentBuilder);
     }
 
     /** The same options with another WAL fsync policy (a collection's bulk-load override). */
@@ -119,7 +144,14 @@ public final class Shard implements Closeable {
           io,
           buildExecutor,
           defaultSearchList,
-          compaction);
+          compaction,
+          segmentBuilder);
+    }
+
+    /** The same options with segment builds done by {@code builder} (cluster: an index node). */
+    public Options withSegmentBuilder(SegmentBuilder builder) {
+      return new Options(
+          sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, compaction, builder);
     }
   }
 
@@ -740,7 +772,18 @@ public final class Shard implements Closeable {
       DiskAnnSegment built = null;
       if (liveOrds.length > 0) {
         options.io().createDirectories(segmentsDir);
-        DiskAnnSegment.build(options.io(), target, newId, f, liveOrds, distance, index);
+        options
+            .segmentBuilder()
+            .build(
+                options.io(),
+                target,
+                newId,
+                List.of(f),
+                List.of(liveOrds),
+                f.dimension(),
+                distance,
+                index,
+                null);
         built =
             DiskAnnSegment.open(
                 options.io(), target, newId, options.defaultSearchList(), inMemoryGraph());

@@ -225,16 +225,19 @@ final class ShardCompactor {
       if (points > 0) {
         var io = shard.options().io();
         io.createDirectories(shard.segmentsDirectory());
-        DiskAnnSegment.build(
-            io,
-            target,
-            job.newId(),
-            sources,
-            job.ords(),
-            shard.dimension(),
-            shard.distance(),
-            shard.indexParams(),
-            config.pool());
+        shard
+            .options()
+            .segmentBuilder()
+            .build(
+                io,
+                target,
+                job.newId(),
+                sources,
+                job.ords(),
+                shard.dimension(),
+                shard.distance(),
+                shard.indexParams(),
+                config.pool());
         if (shard.isClosed()) {
           return false;
         }

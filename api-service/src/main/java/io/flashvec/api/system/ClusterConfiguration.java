@@ -4,7 +4,9 @@ import io.flashvec.api.FlashVecProperties;
 import io.flashvec.cluster.ClusterCollectionService;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.EtcdMetadataStore;
+import io.flashvec.cluster.IndexServer;
 import io.flashvec.cluster.LocalCollectionService;
+import io.flashvec.cluster.RemoteSegmentBuilder;
 import io.flashvec.cluster.ShardServer;
 import io.flashvec.cluster.internal.ShardClients;
 import io.flashvec.index.UnavailableException;
@@ -38,6 +40,9 @@ public class ClusterConfiguration {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);
 
+  /** How long a query node waits for an index node to build one segment before building itself. */
+  private static final java.time.Duration BUILD_DEADLINE = java.time.Duration.ofHours(1);
+
   @Bean(destroyMethod = "close")
   EtcdMetadataStore etcdMetadataStore(FlashVecProperties props) {
     return new EtcdMetadataStore(props.cluster().endpoints(), props.cluster().etcdPrefix());
@@ -62,6 +67,19 @@ public class ClusterConfiguration {
     return props.cluster().advertiseHost().isBlank()
         ? props.bind()
         : props.cluster().advertiseHost();
+  }
+
+  /** Query nodes send their segment builds to index nodes (or build locally without one). */
+  @Bean
+  io.flashvec.index.jvector.SegmentBuilder remoteSegmentBuilder(
+      FlashVecProperties props, EtcdMetadataStore meta, ShardClients clients) {
+    return new RemoteSegmentBuilder(nodeId(props), meta, clients, BUILD_DEADLINE);
+  }
+
+  /** The index role's service; serves only on nodes with that role. */
+  @Bean(destroyMethod = "close")
+  IndexServer indexServer(FlashVecProperties props) {
+    return new IndexServer(props.dataDir().resolve("index-jobs"));
   }
 
   @Bean(destroyMethod = "close")
@@ -130,8 +148,9 @@ public class ClusterConfiguration {
       FlashVecProperties props,
       EtcdMetadataStore meta,
       ShardServer shardServer,
+      IndexServer indexServer,
       LocalCollectionService local) {
-    return new ClusterStarter(props, meta, shardServer, local);
+    return new ClusterStarter(props, meta, shardServer, indexServer, local);
   }
 
   /** Joins the cluster once the application and the local engine are up. */
@@ -139,6 +158,7 @@ public class ClusterConfiguration {
     private final FlashVecProperties props;
     private final EtcdMetadataStore meta;
     private final ShardServer shardServer;
+    private final IndexServer indexServer;
     private final LocalCollectionService local;
     private volatile boolean started;
 
@@ -146,10 +166,12 @@ public class ClusterConfiguration {
         FlashVecProperties props,
         EtcdMetadataStore meta,
         ShardServer shardServer,
+        IndexServer indexServer,
         LocalCollectionService local) {
       this.props = props;
       this.meta = meta;
       this.shardServer = shardServer;
+      this.indexServer = indexServer;
       this.local = local;
     }
 
@@ -174,13 +196,25 @@ public class ClusterConfiguration {
                           advertiseHost(props) + ":" + props.cluster().grpcPort(),
                           advertiseHost(props) + ":" + props.port(),
                           roles);
+                  List<io.grpc.BindableService> more = new java.util.ArrayList<>();
+                  if (has(props, "index")) {
+                    indexServer.prepare();
+                    more.add(indexServer);
+                  }
                   if (has(props, "query")) {
                     while (!local.ready()) {
                       Thread.sleep(50);
                     }
                     shardServer.start(
-                        props.bind(), props.cluster().grpcPort(), self, props.cluster().leaseTtl());
+                        props.bind(),
+                        props.cluster().grpcPort(),
+                        self,
+                        props.cluster().leaseTtl(),
+                        more);
                   } else {
+                    if (!more.isEmpty()) {
+                      indexServer.serve(props.bind(), props.cluster().grpcPort());
+                    }
                     meta.register(self, props.cluster().leaseTtl());
                   }
                   started = true;

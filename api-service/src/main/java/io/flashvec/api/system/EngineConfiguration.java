@@ -92,7 +92,9 @@ public class EngineConfiguration {
       ScheduledExecutorService walScheduler,
       @Qualifier("indexBuildExecutor") ExecutorService indexBuildExecutor,
       @Qualifier("compactionExecutor") ExecutorService compactionExecutor,
-      ForkJoinPool compactionBuildPool) {
+      ForkJoinPool compactionBuildPool,
+      org.springframework.beans.factory.ObjectProvider<io.flashvec.index.jvector.SegmentBuilder>
+          segmentBuilder) {
     Timer fsync =
         Timer.builder("flashvec.wal.fsync").description("WAL fsync latency").register(registry);
     Counter appended =
@@ -132,6 +134,11 @@ public class EngineConfiguration {
                 props.compaction().deletedFraction(),
                 props.compaction().maxSmallSegments(),
                 props.compaction().enabled()));
+    // Cluster mode sends builds to index nodes (ClusterConfiguration); standalone builds here.
+    io.flashvec.index.jvector.SegmentBuilder builder = segmentBuilder.getIfAvailable();
+    if (builder != null) {
+      shardOptions = shardOptions.withSegmentBuilder(builder);
+    }
     DiskAnnSegment.configureIo(prefetch(props.search().prefetch()), props.search().beamWidth());
     int buildThreads = props.segment().buildThreads();
     DiskAnnSegment.configureBuildPool(

@@ -23,18 +23,22 @@ public final class ShardClients implements Closeable {
 
   /** A blocking stub for {@code address} ({@code host:port}); set a deadline per call. */
   public ShardServiceGrpc.ShardServiceBlockingStub stub(String address) {
+    return ShardServiceGrpc.newBlockingStub(channel(address))
+        .withMaxOutboundMessageSize(MAX_MESSAGE_BYTES);
+  }
+
+  /** The channel to {@code address} ({@code host:port}), for the index service's stubs. */
+  public ManagedChannel channel(String address) {
     if (closed) {
       throw new IllegalStateException("shard clients are closed");
     }
-    ManagedChannel ch =
-        channels.computeIfAbsent(
-            address,
-            a ->
-                NettyChannelBuilder.forTarget(a)
-                    .usePlaintext()
-                    .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-                    .build());
-    return ShardServiceGrpc.newBlockingStub(ch).withMaxOutboundMessageSize(MAX_MESSAGE_BYTES);
+    return channels.computeIfAbsent(
+        address,
+        a ->
+            NettyChannelBuilder.forTarget(a)
+                .usePlaintext()
+                .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+                .build());
   }
 
   @Override
