@@ -147,23 +147,70 @@ public final class ClusterCollectionService implements CollectionService, Closea
 
   // ---------------------------------------------------------------- shard calls
 
-  /** Replicas that may serve a shard now: live and not stale, in placement order. */
+  /**
+   * Replicas that may serve a shard now: live and not stale, the elected primary first, then
+   * placement order.
+   */
   private List<Node> candidates(Placed p, int shard) {
     List<Node> out = new ArrayList<>();
+    String leader = meta.leader(p.meta().name(), shard).orElse(null);
     for (String id : p.replicas().get(shard)) {
       if (meta.isStale(p.meta().name(), shard, id)) {
         continue;
       }
-      meta.node(id).ifPresent(out::add);
+      meta.node(id)
+          .ifPresent(
+              n -> {
+                if (n.id().equals(leader)) {
+                  out.addFirst(n);
+                } else {
+                  out.add(n);
+                }
+              });
     }
     return out;
+  }
+
+  /**
+   * {@link #callOnce}; a write whose shard has no primary that answers (it died, and its lease has
+   * not expired yet, or the next one is being elected) is retried every 250 ms until the write
+   * deadline.
+   */
+  private <T> T call(
+      Placed p,
+      int shard,
+      boolean write,
+      Duration deadline,
+      Function<ShardServiceBlockingStub, T> body) {
+    long end = System.nanoTime() + writeDeadline.toNanos();
+    while (true) {
+      try {
+        return callOnce(p, shard, write, deadline, body);
+      } catch (ShardUnavailableException e) {
+        if (!write || System.nanoTime() + 250_000_000L > end) {
+          throw e;
+        }
+        LOG.info(
+            "no primary answered; retrying the write [collection={}, shard={}]: {}",
+            p.meta().name(),
+            shard,
+            e.getMessage());
+        try {
+          Thread.sleep(250);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+        p = meta.placed(p.meta().name()).orElse(p);
+      }
+    }
   }
 
   /**
    * Calls one replica of a shard, then the next ones while the call fails in a way another replica
    * may not: primary-first for writes, round-robin for reads.
    */
-  private <T> T call(
+  private <T> T callOnce(
       Placed p,
       int shard,
       boolean write,
@@ -783,6 +830,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
       for (String id : p.replicas().get(s)) {
         state.add(
             id
+                + (id.equals(meta.leader(collection, s).orElse(null)) ? "(primary)" : "")
                 + (meta.isLive(id) ? "" : "(down)")
                 + (meta.isStale(collection, s, id) ? "(stale)" : ""));
       }

@@ -113,6 +113,13 @@ public final class EtcdMetadataStore implements MetadataStore {
   private final Map<String, Placed> collections = new ConcurrentHashMap<>();
   private final Map<String, Node> nodes = new ConcurrentHashMap<>();
   private final Set<String> stale = ConcurrentHashMap.newKeySet();
+
+  private final List<java.util.function.Consumer<Node>> nodeListeners =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  /** "collection/shard" → node id of the shard's primary. */
+  private final Map<String, String> leaders = new ConcurrentHashMap<>();
+
   private final ScheduledExecutorService scheduler;
   private volatile Watch.Watcher watcher;
   private volatile boolean loaded;
@@ -160,8 +167,9 @@ public final class EtcdMetadataStore implements MetadataStore {
     Map<String, Placed> c = new ConcurrentHashMap<>();
     Map<String, Node> n = new ConcurrentHashMap<>();
     Set<String> s = ConcurrentHashMap.newKeySet();
+    Map<String, String> l = new ConcurrentHashMap<>();
     for (KeyValue kv : r.getKvs()) {
-      apply(kv, false, c, n, s);
+      apply(kv, false, c, n, s, l);
     }
     collections.keySet().retainAll(c.keySet());
     collections.putAll(c);
@@ -169,6 +177,8 @@ public final class EtcdMetadataStore implements MetadataStore {
     nodes.putAll(n);
     stale.retainAll(s);
     stale.addAll(s);
+    leaders.keySet().retainAll(l.keySet());
+    leaders.putAll(l);
     loaded = true;
     Watch.Watcher old = watcher;
     if (old != null) {
@@ -199,7 +209,8 @@ public final class EtcdMetadataStore implements MetadataStore {
           e.getEventType() == WatchEvent.EventType.DELETE,
           collections,
           nodes,
-          stale);
+          stale,
+          leaders);
     }
   }
 
@@ -213,7 +224,12 @@ public final class EtcdMetadataStore implements MetadataStore {
   }
 
   private void apply(
-      KeyValue kv, boolean deleted, Map<String, Placed> c, Map<String, Node> n, Set<String> s) {
+      KeyValue kv,
+      boolean deleted,
+      Map<String, Placed> c,
+      Map<String, Node> n,
+      Set<String> s,
+      Map<String, String> l) {
     String k = kv.getKey().toString(StandardCharsets.UTF_8).substring(prefix.length());
     try {
       if (k.startsWith("collections/")) {
@@ -231,7 +247,18 @@ public final class EtcdMetadataStore implements MetadataStore {
         if (deleted) {
           n.remove(id);
         } else {
-          n.put(id, decodeNode(kv.getValue().getBytes()));
+          Node node = decodeNode(kv.getValue().getBytes());
+          n.put(id, node);
+          for (var listener : nodeListeners) {
+            listener.accept(node);
+          }
+        }
+      } else if (k.startsWith("leaders/")) {
+        String rest = k.substring("leaders/".length());
+        if (deleted) {
+          l.remove(rest);
+        } else {
+          l.put(rest, kv.getValue().toString(StandardCharsets.UTF_8));
         }
       } else if (k.startsWith("stale/")) {
         String rest = k.substring("stale/".length());
@@ -376,6 +403,10 @@ public final class EtcdMetadataStore implements MetadataStore {
         client
             .getKVClient()
             .delete(key("stale/" + name + "/"), DeleteOption.builder().isPrefix(true).build()));
+    await(
+        client
+            .getKVClient()
+            .delete(key("leaders/" + name + "/"), DeleteOption.builder().isPrefix(true).build()));
     collections.remove(name);
     return deleted > 0;
   }
@@ -397,6 +428,59 @@ public final class EtcdMetadataStore implements MetadataStore {
 
   public boolean isStale(String collection, int shard, String nodeId) {
     return stale.contains(collection + "/" + shard + "/" + nodeId);
+  }
+
+  /**
+   * Calls {@code listener} whenever a node (re-)registers, e.g. to reconnect to it at once instead
+   * of after a connection back-off.
+   */
+  public void onNodeRegistered(java.util.function.Consumer<Node> listener) {
+    nodeListeners.add(listener);
+  }
+
+  /** The node that is the primary of a shard, from the cache (empty while none is elected). */
+  public Optional<String> leader(String collection, int shard) {
+    return Optional.ofNullable(leaders.get(collection + "/" + shard));
+  }
+
+  /**
+   * Makes this node the primary of a shard unless another node is: the key {@code
+   * leaders/<collection>/<shard>} is created under this node's registration lease, so it vanishes
+   * when the node stops heart-beating and another replica can take over. Returns whether this node
+   * is the primary now.
+   */
+  public boolean tryLead(String collection, int shard, String nodeId) {
+    Registration r = registration;
+    long lease = r == null ? 0 : r.leaseId;
+    if (lease == 0) {
+      return false;
+    }
+    ByteSequence k = key("leaders/" + collection + "/" + shard);
+    var resp =
+        await(
+            client
+                .getKVClient()
+                .txn()
+                .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.version(0)))
+                .Then(Op.put(k, bytes(nodeId), PutOption.builder().withLeaseId(lease).build()))
+                .Else(Op.get(k, GetOption.DEFAULT))
+                .commit());
+    String holder =
+        resp.isSucceeded()
+            ? nodeId
+            : resp.getGetResponses().isEmpty()
+                    || resp.getGetResponses().getFirst().getKvs().isEmpty()
+                ? null
+                : resp.getGetResponses()
+                    .getFirst()
+                    .getKvs()
+                    .getFirst()
+                    .getValue()
+                    .toString(StandardCharsets.UTF_8);
+    if (holder != null) {
+      leaders.put(collection + "/" + shard, holder);
+    }
+    return nodeId.equals(holder);
   }
 
   /** Marks a replica as behind: it is not read until {@link #clearStale} after a resync. */

@@ -226,6 +226,13 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
       }
       for (int s = 0; s < p.replicas().size(); s++) {
         String name = localName(m.name(), s);
+        if (p.replicas().get(s).contains(nodeId) && local.exists(name)) {
+          try {
+            lead(p, s);
+          } catch (RuntimeException e) {
+            LOG.warn("cannot take the primary role [replica={}]: {}", name, e.toString());
+          }
+        }
         if (p.replicas().get(s).contains(nodeId) && p.revision() > 0 && local.exists(name)) {
           try {
             applyPayloadSchema(name, p.payloadSchema(), p.revision(), false);
@@ -238,11 +245,14 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         if (!p.replicas().get(s).contains(nodeId) || !meta.isStale(m.name(), s, nodeId)) {
           continue;
         }
-        String primary = null;
-        for (String r : p.replicas().get(s)) {
-          if (!r.equals(nodeId) && meta.isLive(r) && !meta.isStale(m.name(), s, r)) {
-            primary = r;
-            break;
+        String primary = meta.leader(m.name(), s).filter(meta::isLive).orElse(null);
+        if (primary == null || primary.equals(nodeId)) {
+          primary = null;
+          for (String r : p.replicas().get(s)) {
+            if (!r.equals(nodeId) && meta.isLive(r) && !meta.isStale(m.name(), s, r)) {
+              primary = r;
+              break;
+            }
           }
         }
         if (primary == null) {
@@ -275,6 +285,49 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         }
       }
     }
+  }
+
+  /**
+   * Takes the primary role of a shard when nobody holds it and this node is the first live,
+   * up-to-date replica in placement order (the one proxies prefer). The role is an etcd key under
+   * this node's lease: it ends when the node dies, and the next replica takes over.
+   */
+  private void lead(Placed p, int shard) {
+    String coll = p.meta().name();
+    if (meta.leader(coll, shard).isPresent() || meta.isStale(coll, shard, nodeId)) {
+      return;
+    }
+    for (String r : p.replicas().get(shard)) {
+      if (meta.isLive(r) && !meta.isStale(coll, shard, r)) {
+        if (r.equals(nodeId) && meta.tryLead(coll, shard, nodeId)) {
+          LOG.info(
+              "primary of a shard now [collection={}, shard={}, node={}]", coll, shard, nodeId);
+        }
+        return;
+      }
+    }
+  }
+
+  /**
+   * A write with {@code replicate=true} is accepted only by the shard's primary: the elected one,
+   * or — while none is — this node if it can take the role. Others answer UNAVAILABLE naming the
+   * primary, and the proxy tries elsewhere.
+   */
+  private void checkPrimary(ShardRef ref) {
+    String coll = ref.getCollection();
+    int shard = ref.getShard();
+    String leader = meta.leader(coll, shard).orElse(null);
+    if (nodeId.equals(leader)) {
+      return;
+    }
+    if (leader == null && !meta.isStale(coll, shard, nodeId) && meta.tryLead(coll, shard, nodeId)) {
+      LOG.info("primary of a shard now [collection={}, shard={}, node={}]", coll, shard, nodeId);
+      return;
+    }
+    throw new UnavailableException(
+        "Service unavailable: this replica is not the shard's primary [primary="
+            + (leader == null ? meta.leader(coll, shard).orElse("none") : leader)
+            + "]");
   }
 
   private static ShardRef ref(String collection, int shard) {
@@ -356,6 +409,9 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
           for (var p : req.getPointsList()) {
             points.add(Protos.point(p));
           }
+          if (req.getReplicate()) {
+            checkPrimary(req.getShard());
+          }
           synchronized (lock(name)) {
             Collection.UpdateResult r = local.upsert(name, points, req.getWait());
             List<String> stale =
@@ -378,6 +434,9 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         req.getShard(),
         () -> {
           String name = localName(req.getShard().getCollection(), req.getShard().getShard());
+          if (req.getReplicate()) {
+            checkPrimary(req.getShard());
+          }
           synchronized (lock(name)) {
             Collection.UpdateResult r =
                 local.delete(name, Protos.pointIds(req.getIdsList()), req.getWait());

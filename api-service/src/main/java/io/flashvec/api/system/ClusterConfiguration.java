@@ -49,8 +49,11 @@ public class ClusterConfiguration {
   }
 
   @Bean(destroyMethod = "close")
-  ShardClients shardClients() {
-    return new ShardClients();
+  ShardClients shardClients(EtcdMetadataStore meta) {
+    ShardClients clients = new ShardClients();
+    // A node that comes back is reachable at once, not after the channel's back-off.
+    meta.onNodeRegistered(n -> clients.resetBackoff(n.grpcAddress()));
+    return clients;
   }
 
   private static boolean has(FlashVecProperties props, String role) {

@@ -41,6 +41,17 @@ public final class ShardClients implements Closeable {
                 .build());
   }
 
+  /**
+   * Lets the channel to {@code address} reconnect at once: after a node was down, gRPC waits up to
+   * minutes (exponential back-off) before trying again, and fails calls meanwhile.
+   */
+  public void resetBackoff(String address) {
+    ManagedChannel ch = channels.get(address);
+    if (ch != null) {
+      ch.resetConnectBackoff();
+    }
+  }
+
   @Override
   public void close() {
     closed = true;
