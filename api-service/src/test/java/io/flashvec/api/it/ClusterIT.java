@@ -49,6 +49,7 @@ class ClusterIT {
   private EtcdProcess etcd;
   private final List<ServerProcess> queries = new ArrayList<>();
   private ServerProcess proxy;
+  private ServerProcess proxy2;
   private ServerProcess standalone;
   private Http api;
   private Http reference;
@@ -87,6 +88,14 @@ class ClusterIT {
                 "--flashvec.cluster.node-id=proxy-1",
                 "--flashvec.cluster.search-deadline=2s")
             .start();
+    proxy2 =
+        new ServerProcess(
+                tmp.resolve("proxy2"),
+                tmp.resolve("proxy2.log"),
+                "--flashvec.roles=proxy",
+                "--flashvec.cluster.etcd-endpoints=" + url,
+                "--flashvec.cluster.node-id=proxy-2")
+            .start();
     standalone =
         new ServerProcess(tmp.resolve("standalone"), tmp.resolve("standalone.log")).start();
     api = new Http(proxy.url());
@@ -100,6 +109,9 @@ class ClusterIT {
     }
     if (proxy != null) {
       proxy.kill();
+    }
+    if (proxy2 != null) {
+      proxy2.kill();
     }
     if (standalone != null) {
       standalone.kill();
@@ -400,6 +412,35 @@ class ClusterIT {
         "/collections/late/points/scroll",
         "{\"limit\":10,\"order_by\":{\"key\":\"n\",\"direction\":\"desc\"}}");
     assertThat(queries.get(2).logTail()).contains("payload indexes replaced [collection=late.s");
+  }
+
+  /**
+   * Proxies are stateless: with the first one SIGKILLed a client that retries the second gets the
+   * same answers. Then etcd goes away: reads keep working from the proxy's cached routing table,
+   * and a change that needs the metadata store fails with 503 saying so.
+   */
+  @Test
+  @Order(7)
+  void anotherProxyAnswersAndReadsSurviveEtcdLoss() {
+    Http other = new Http(proxy2.url());
+    String text = "{\"query\":{\"text\":\"fox\"},\"using\":\"body\",\"limit\":30}";
+    Http.Response before = api.post("/collections/late/points/query", text);
+    assertThat(before.status()).as(before.raw()).isEqualTo(200);
+    proxy.kill();
+    assertThat(count(other, "late")).isEqualTo(60);
+    Http.Response viaOther = other.post("/collections/late/points/query", text);
+    assertThat(viaOther.result()).isEqualTo(before.result());
+
+    etcd.close();
+    assertThat(count(other, "late")).isEqualTo(60);
+    assertThat(other.post("/collections/late/points/query", text).result())
+        .isEqualTo(before.result());
+    Http.Response create =
+        other.put(
+            "/collections/after_etcd",
+            "{\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Cosine\"}}");
+    assertThat(create.status()).as(create.raw()).isEqualTo(503);
+    assertThat(create.error()).contains("etcd");
   }
 
   /** The proxy and the standalone reference give the same {@code result}. */
