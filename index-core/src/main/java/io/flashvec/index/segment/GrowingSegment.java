@@ -9,7 +9,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * The in-memory segment that takes a shard's writes; searched exactly (flat scan).
+ * The in-memory segment that takes a shard's writes. With a {@link LiveGraph} (index types {@code
+ * diskann} and {@code hnsw}) a background indexer inserts appended points into the graph and a
+ * search walks the graph for the points it holds and scans the rest (the not yet indexed tail)
+ * exactly; without one, or while the graph is small, a search scans exactly.
  *
  * <p>Storage is chunked so that appends never move existing data: chunk {@code c} holds ordinals
  * {@code [c*1024, (c+1)*1024)}, its vectors in one flat {@code float[1024 * dim]} array.
@@ -45,10 +48,74 @@ public final class GrowingSegment implements Segment {
   private volatile boolean frozen;
   private volatile boolean indexing;
   private long payloadBytes; // written by the writer only; read racy for stats
+  private final LiveGraph graph;
+  private final Distance distance;
+  private final int defaultSearchList;
+  private final java.util.concurrent.atomic.AtomicBoolean indexScheduled =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
+  /** A segment without a graph: always searched exactly. */
   public GrowingSegment(int id, int dim) {
+    this(id, dim, null, Distance.COSINE, 100);
+  }
+
+  /**
+   * A segment that builds a live graph with {@code graphParams} ({@code null}: none, searched
+   * exactly), searched by {@code distance} with {@code defaultSearchList} when a request gives no
+   * search list.
+   */
+  public GrowingSegment(
+      int id, int dim, LiveGraph.Params graphParams, Distance distance, int defaultSearchList) {
     this.id = id;
     this.dim = dim;
+    this.distance = distance;
+    this.defaultSearchList = defaultSearchList;
+    this.graph =
+        graphParams == null
+            ? null
+            : new LiveGraph(
+                new LiveGraph.Vectors() {
+                  @Override
+                  public float[] array(int ord) {
+                    return chunks[ord >>> CHUNK_SHIFT].vectors;
+                  }
+
+                  @Override
+                  public int offset(int ord) {
+                    return (ord & MASK) * dim;
+                  }
+                },
+                dim,
+                graphParams,
+                distance == Distance.EUCLID);
+  }
+
+  /** The live graph, or {@code null}. */
+  public LiveGraph graph() {
+    return graph;
+  }
+
+  /** Appended points not yet in the live graph (0 without one). */
+  public int unindexed() {
+    return graph == null ? 0 : size - graph.size();
+  }
+
+  /**
+   * Inserts up to {@code max} appended points into the live graph (the indexer's unit of work);
+   * returns how many. Safe to call from any thread: inserts are serialised by the graph.
+   */
+  public int indexSome(int max, java.util.function.BooleanSupplier stop) {
+    return graph == null ? 0 : graph.catchUp(size, max, stop);
+  }
+
+  /** Claims the right to schedule indexing work; see {@link #indexDone()}. */
+  public boolean claimIndexing() {
+    return graph != null && indexScheduled.compareAndSet(false, true);
+  }
+
+  /** Releases the claim of {@link #claimIndexing()}. */
+  public void indexDone() {
+    indexScheduled.set(false);
   }
 
   /** Appends a point and returns its ordinal. Writer thread only. */
@@ -174,15 +241,59 @@ public final class GrowingSegment implements Segment {
       TopK out,
       int slot,
       SearchStats stats) {
+    LiveGraph g = graph;
+    int indexed = g == null ? 0 : g.size(); // read before size: [0, indexed) are in the graph
     int n = accept == null ? size : Math.min(size, accept.size());
     stats.segments++;
+    int k = out.capacity();
+    int searchList =
+        Math.max(
+            Math.max(k, params.rerankK()),
+            params.searchList() > 0 ? params.searchList() : defaultSearchList);
+    boolean useGraph =
+        g != null
+            && !params.exact()
+            && k > 0
+            && indexed >= Math.max(LiveGraph.MIN_GRAPH_NODES, 8 * searchList);
+    if (useGraph && accept != null) {
+      if (io.flashvec.index.filter.FilterPlanner.exact(accept.count(), n, searchList)) {
+        useGraph = false;
+      } else {
+        searchList =
+            io.flashvec.index.filter.FilterPlanner.searchList(searchList, accept.count(), n);
+      }
+    }
+    int from = 0;
+    if (useGraph) {
+      int limit = Math.min(indexed, n);
+      Chunk[] cs0 = chunks;
+      java.util.function.IntPredicate ok =
+          ord -> {
+            if (ord >= limit) {
+              return false;
+            }
+            Chunk c = cs0[ord >>> CHUNK_SHIFT];
+            int sl = ord & MASK;
+            return (c.deleted.get(sl >>> 6) & (1L << sl)) == 0
+                && (accept == null || accept.get(ord));
+          };
+      boolean euclid = distance == Distance.EUCLID;
+      g.search(
+          query,
+          k,
+          searchList,
+          ok,
+          (d, ord) -> out.offer(euclid ? (float) Math.sqrt(Math.max(0f, d)) : -d, slot, ord),
+          stats);
+      from = limit;
+    }
     Chunk[] cs = chunks;
     long scored = 0;
-    for (int base = 0; base < n; base += CHUNK) {
+    for (int base = from & ~MASK; base < n; base += CHUNK) {
       Chunk c = cs[base >>> CHUNK_SHIFT];
       int end = Math.min(CHUNK, n - base);
       float[] vectors = c.vectors;
-      for (int i = 0; i < end; i++) {
+      for (int i = Math.max(0, from - base); i < end; i++) {
         if ((c.deleted.get(i >>> 6) & (1L << i)) != 0
             || (accept != null && !accept.get(base + i))) {
           continue;
@@ -197,7 +308,9 @@ public final class GrowingSegment implements Segment {
   @Override
   public long memoryBytes() {
     int allocated = (size + CHUNK - 1) >>> CHUNK_SHIFT;
-    return (long) allocated * (CHUNK * (4L * dim + 8 + 8 + 16)) + payloadBytes;
+    return (long) allocated * (CHUNK * (4L * dim + 8 + 8 + 16))
+        + payloadBytes
+        + (graph == null ? 0 : graph.memoryBytes());
   }
 
   @Override

@@ -1,0 +1,597 @@
+package io.flashvec.index.segment;
+
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.internal.VectorOps;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntPredicate;
+
+/**
+ * An in-memory Vamana graph over a growing segment's vectors, built one point at a time while the
+ * segment takes writes and searched while it is built (issue 5: inserts beside queries).
+ *
+ * <h2>Model</h2>
+ *
+ * Graph node {@code i} is segment ordinal {@code i}; nodes {@code [0, size())} are in the graph,
+ * later ordinals are not yet (the segment scans them exactly). A point is inserted as in
+ * FreshDiskANN: a greedy search for it with list {@code buildList} from the entry node, a robust
+ * prune ({@code alpha}, DiskANN's occlusion factors, passes at 1.0 and {@code alpha}) of the nodes
+ * that search expanded down to {@code maxDegree} neighbours, then a back edge from each neighbour;
+ * a neighbour list that grows past {@code slack} ({@code 1.3 · maxDegree}, DiskANN's graph slack)
+ * is pruned back to {@code maxDegree} with its cached distances. Construction uses squared L2 (for
+ * unit vectors, the same order as cosine); searches use the query metric. The entry node starts at
+ * node 0 and moves to the node nearest the mean whenever the graph doubles in size. Deleted points
+ * stay in the graph (traversed, filtered out of results), as in sealed segments.
+ *
+ * <h2>Layout</h2>
+ *
+ * <pre>
+ * lists[chunk][slot] = int[1 + slack]:  [0] = degree d | neighbours[0..d) | unused
+ * dists[chunk][slot] = float[slack]:    squared L2 of each neighbour (writer only)
+ * </pre>
+ *
+ * Chunks of {@value #CHUNK} nodes, like the segment's vectors, so growth never copies lists.
+ *
+ * <h2>Threads</h2>
+ *
+ * One writer at a time ({@link #catchUp} holds the graph's lock: the background indexer, or the
+ * seal build that completes the graph). Any number of lock-free readers: a new neighbour is written
+ * into free room of a list and then published by a release store of the degree; a pruned list is a
+ * new array published by a release store of the reference; {@code size} is published (volatile)
+ * only after the node's list and its back edges, and readers ignore neighbours at or past the
+ * {@code size} they read first. So a reader always sees complete lists of complete nodes.
+ */
+public final class LiveGraph {
+
+  static final int CHUNK_SHIFT = GrowingSegment.CHUNK_SHIFT;
+  static final int CHUNK = 1 << CHUNK_SHIFT;
+  static final int MASK = CHUNK - 1;
+
+  /** Below this many nodes a search scans exactly instead (cheaper than a graph search). */
+  public static final int MIN_GRAPH_NODES = 1024;
+
+  private static final VarHandle LIST = MethodHandles.arrayElementVarHandle(int[][].class);
+  private static final VarHandle INT = MethodHandles.arrayElementVarHandle(int[].class);
+
+  /** Vectors by ordinal: {@code array(ord)} holds the vector at {@code offset(ord)}. */
+  public interface Vectors {
+    float[] array(int ord);
+
+    int offset(int ord);
+  }
+
+  /**
+   * Construction parameters.
+   *
+   * @param maxDegree neighbours kept per node after a prune (R)
+   * @param buildList search list of the construction search (L)
+   * @param alpha robust-prune factor (1.2 keeps long edges)
+   */
+  public record Params(int maxDegree, int buildList, float alpha) {
+    public Params {
+      if (maxDegree < 2 || buildList < 1 || !(alpha >= 1f)) {
+        throw new IllegalArgumentException(
+            "invalid live graph params [maxDegree="
+                + maxDegree
+                + ", buildList="
+                + buildList
+                + ", alpha="
+                + alpha
+                + "]");
+      }
+    }
+  }
+
+  private final Vectors vectors;
+  private final int dim;
+  private final int maxDegree;
+  private final int slack;
+  private final int buildList;
+  private final float alpha;
+  private final boolean euclid;
+  private final ReentrantLock writer = new ReentrantLock();
+  private final ConcurrentLinkedDeque<Searcher> searchers = new ConcurrentLinkedDeque<>();
+
+  private volatile int[][][] lists = new int[4][][];
+  private float[][][] dists = new float[4][][]; // writer only
+  private volatile int size;
+  private volatile int entry;
+  private volatile boolean closed;
+  private long edgeBytes; // writer only; read racy for stats
+
+  // writer scratch
+  private Searcher builder;
+  private int[] poolIds = new int[0];
+  private float[] poolDist = new float[0];
+  private long[] sortKeys = new long[0];
+  private float[] occlusion = new float[0];
+  private final int[] pickedIds;
+  private final float[] pickedDist;
+
+  /**
+   * An empty graph.
+   *
+   * @param euclid whether searches rank by L2 distance (else by dot product: cosine and dot)
+   */
+  public LiveGraph(Vectors vectors, int dim, Params params, boolean euclid) {
+    this.vectors = vectors;
+    this.dim = dim;
+    this.maxDegree = params.maxDegree();
+    this.slack = Math.max(maxDegree + 1, (int) Math.ceil(maxDegree * 1.3));
+    this.buildList = params.buildList();
+    this.alpha = params.alpha();
+    this.euclid = euclid;
+    this.pickedIds = new int[slack + 1];
+    this.pickedDist = new float[slack + 1];
+  }
+
+  /** Nodes in the graph: ordinals {@code [0, size())}. */
+  public int size() {
+    return size;
+  }
+
+  public int maxDegree() {
+    return maxDegree;
+  }
+
+  /** The entry node of searches ({@code -1} while empty). */
+  public int entry() {
+    return size == 0 ? -1 : Math.min(entry, size - 1);
+  }
+
+  /** Heap bytes of the adjacency (estimate, racy). */
+  public long memoryBytes() {
+    return edgeBytes;
+  }
+
+  /** Stops further inserts (the segment was replaced); searches keep working. */
+  public void close() {
+    closed = true;
+  }
+
+  public boolean closed() {
+    return closed;
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  /** Node {@code u}'s neighbour list as published ({@code [0]} = degree). */
+  private int[] list(int u) {
+    return (int[]) LIST.getAcquire(lists[u >>> CHUNK_SHIFT], u & MASK);
+  }
+
+  /**
+   * Copies node {@code u}'s neighbours into {@code out} (at most {@code out.length}) and returns
+   * how many; {@code u} must be below {@link #size()}.
+   */
+  public int neighbours(int u, int[] out) {
+    int[] l = list(u);
+    int d = Math.min((int) INT.getAcquire(l, 0), out.length);
+    System.arraycopy(l, 1, out, 0, d);
+    return d;
+  }
+
+  /**
+   * Searches the graph as it is now for the {@code k} best nodes that {@code accept} takes ({@code
+   * null}: all), keeping {@code searchList} candidates, and calls {@code sink} with each result's
+   * distance (lower is better: squared L2, or the negated dot product) and ordinal. Adds its cost
+   * to {@code stats}. Thread-safe.
+   */
+  public void search(
+      float[] q, int k, int searchList, IntPredicate accept, Sink sink, SearchStats stats) {
+    int n = size;
+    if (n == 0 || k == 0) {
+      return;
+    }
+    Searcher s = searchers.pollFirst();
+    if (s == null) {
+      s = new Searcher();
+    }
+    try {
+      s.search(q, false, Math.max(k, searchList), n, accept, k, false);
+      for (int i = 0; i < s.resSize; i++) {
+        sink.accept(s.resDist[i], s.resIds[i]);
+      }
+      stats.visited += s.scored;
+      stats.expanded += s.expanded;
+      stats.distanceComputations += s.scored;
+    } finally {
+      if (searchers.size() < 64) {
+        searchers.addFirst(s);
+      }
+    }
+  }
+
+  /** Receives search results. */
+  @FunctionalInterface
+  public interface Sink {
+    void accept(float distance, int ord);
+  }
+
+  // ---------------------------------------------------------------- writing
+
+  /**
+   * Inserts nodes until the graph holds {@code target} of them, or {@code stop} says so, or the
+   * graph is closed; at most {@code max} nodes per call. Ordinals below {@code target} must have
+   * their vectors published. Takes the writer lock. Returns how many were inserted.
+   */
+  public int catchUp(int target, int max, BooleanSupplier stop) {
+    writer.lock();
+    try {
+      int done = 0;
+      while (size < target && done < max && !closed && !stop.getAsBoolean()) {
+        insert(size);
+        done++;
+      }
+      return done;
+    } finally {
+      writer.unlock();
+    }
+  }
+
+  /**
+   * Prunes every neighbour list longer than {@code maxDegree} (lists run up to the slack between
+   * prunes) back to {@code maxDegree}, so the graph fits a sealed segment's records. Takes the
+   * writer lock; searches may run meanwhile.
+   */
+  public void trimToMaxDegree() {
+    writer.lock();
+    try {
+      int n = size;
+      for (int u = 0; u < n; u++) {
+        int c = u >>> CHUNK_SHIFT;
+        int s = u & MASK;
+        int[] l = lists[c][s];
+        int deg = l[0];
+        if (deg <= maxDegree) {
+          continue;
+        }
+        ensurePool(deg);
+        System.arraycopy(l, 1, poolIds, 0, deg);
+        System.arraycopy(dists[c][s], 0, poolDist, 0, deg);
+        publishPruned(u, prune(poolIds, poolDist, deg, u));
+      }
+    } finally {
+      writer.unlock();
+    }
+  }
+
+  /** Publishes {@code kept} picks of {@link #prune} as node {@code u}'s new list. */
+  private void publishPruned(int u, int kept) {
+    int[] nl = new int[1 + slack];
+    float[] nd = new float[slack];
+    for (int i = 0; i < kept; i++) {
+      nl[1 + i] = pickedIds[i];
+      nd[i] = pickedDist[i];
+    }
+    nl[0] = kept;
+    dists[u >>> CHUNK_SHIFT][u & MASK] = nd;
+    LIST.setRelease(lists[u >>> CHUNK_SHIFT], u & MASK, nl);
+  }
+
+  /** Inserts node {@code p} (= {@link #size()}); writer lock held. */
+  private void insert(int p) {
+    ensureChunk(p);
+    float[] arr = vectors.array(p);
+    int off = vectors.offset(p);
+    float[] v = arr;
+    if (off != 0 || arr.length != dim) {
+      v = Arrays.copyOfRange(arr, off, off + dim);
+    }
+    int[] l = new int[1 + slack];
+    float[] d = new float[slack];
+    if (p > 0) {
+      if (builder == null) {
+        builder = new Searcher();
+      }
+      // construction search in squared L2; the expanded nodes are the prune candidates
+      builder.search(v, true, buildList, p, null, 0, true);
+      int m = builder.poolSize;
+      int deg = prune(builder.poolIds, builder.poolDist, m, -1);
+      for (int i = 0; i < deg; i++) {
+        l[1 + i] = pickedIds[i];
+        d[i] = pickedDist[i];
+      }
+      l[0] = deg;
+    }
+    dists[p >>> CHUNK_SHIFT][p & MASK] = d;
+    LIST.setRelease(lists[p >>> CHUNK_SHIFT], p & MASK, l);
+    edgeBytes += 16 + 4L * l.length + 16 + 4L * d.length;
+    for (int i = 0; i < l[0]; i++) {
+      addBackEdge(l[1 + i], p, d[i]);
+    }
+    size = p + 1;
+    int n = p + 1;
+    if (n >= 64 && Integer.bitCount(n) == 1) {
+      moveEntryToMedoid(n);
+    }
+  }
+
+  private void ensureChunk(int p) {
+    int c = p >>> CHUNK_SHIFT;
+    int[][][] ls = lists;
+    if (c >= ls.length) {
+      ls = Arrays.copyOf(ls, ls.length * 2);
+      dists = Arrays.copyOf(dists, ls.length);
+      lists = ls;
+    }
+    if (ls[c] == null) {
+      dists[c] = new float[CHUNK][];
+      ls[c] = new int[CHUNK][];
+      lists = ls; // republish: readers of size p+1 must see the new chunk
+    }
+  }
+
+  /** Adds edge {@code u → p} (distance {@code dp}); prunes {@code u}'s list when it is full. */
+  private void addBackEdge(int u, int p, float dp) {
+    int c = u >>> CHUNK_SHIFT;
+    int s = u & MASK;
+    int[] l = lists[c][s];
+    float[] d = dists[c][s];
+    int deg = l[0];
+    for (int i = 1; i <= deg; i++) {
+      if (l[i] == p) {
+        return;
+      }
+    }
+    if (deg < slack) {
+      l[1 + deg] = p;
+      d[deg] = dp;
+      INT.setRelease(l, 0, deg + 1);
+      return;
+    }
+    // full: robust prune of the current neighbours plus p, into a new list
+    ensurePool(deg + 1);
+    System.arraycopy(l, 1, poolIds, 0, deg);
+    System.arraycopy(d, 0, poolDist, 0, deg);
+    poolIds[deg] = p;
+    poolDist[deg] = dp;
+    publishPruned(u, prune(poolIds, poolDist, deg + 1, u));
+  }
+
+  private void ensurePool(int m) {
+    if (poolIds.length < m) {
+      poolIds = new int[m];
+      poolDist = new float[m];
+    }
+  }
+
+  /**
+   * DiskANN's robust prune: candidates sorted by distance to the node, a candidate is picked unless
+   * an already picked one occludes it ({@code d(node, c) > a · d(picked, c)}), with {@code a} = 1
+   * then {@code alpha} while fewer than {@code maxDegree} are picked. Leaves the picks in {@code
+   * pickedIds/pickedDist}; returns their count. {@code self} (or -1) is skipped.
+   */
+  private int prune(int[] ids, float[] dist, int m, int self) {
+    if (sortKeys.length < m) {
+      sortKeys = new long[m];
+      occlusion = new float[m];
+    }
+    int cnt = 0;
+    for (int i = 0; i < m; i++) {
+      if (ids[i] != self) {
+        // non-negative floats order like their bits
+        sortKeys[cnt++] = ((long) Float.floatToRawIntBits(Math.max(0f, dist[i])) << 32) | ids[i];
+      }
+    }
+    Arrays.sort(sortKeys, 0, cnt);
+    // reuse ids/dist as the sorted candidate arrays
+    int u = 0;
+    int last = -1;
+    for (int i = 0; i < cnt; i++) {
+      int id = (int) sortKeys[i];
+      if (id == last) {
+        continue;
+      }
+      last = id;
+      ids[u] = id;
+      dist[u] = Float.intBitsToFloat((int) (sortKeys[i] >>> 32));
+      occlusion[u] = 0f;
+      u++;
+    }
+    int picked = 0;
+    for (float a = 1f; a <= alpha * 1.0001f && picked < maxDegree; a *= 1.2f) {
+      for (int i = 0; i < u && picked < maxDegree; i++) {
+        if (occlusion[i] > a) {
+          continue;
+        }
+        occlusion[i] = Float.MAX_VALUE;
+        pickedIds[picked] = ids[i];
+        pickedDist[picked] = dist[i];
+        picked++;
+        float[] ai = vectors.array(ids[i]);
+        int oi = vectors.offset(ids[i]);
+        for (int j = i + 1; j < u; j++) {
+          if (occlusion[j] > alpha) {
+            continue;
+          }
+          float djk =
+              VectorOps.squareDistance(ai, oi, vectors.array(ids[j]), vectors.offset(ids[j]), dim);
+          occlusion[j] = djk == 0f ? Float.MAX_VALUE : Math.max(occlusion[j], dist[j] / djk);
+        }
+      }
+      if (alpha <= 1f) {
+        break;
+      }
+    }
+    return picked;
+  }
+
+  /** Moves the entry node to the node nearest the mean of the first {@code n} vectors. */
+  private void moveEntryToMedoid(int n) {
+    float[] mean = new float[dim];
+    for (int i = 0; i < n; i++) {
+      float[] a = vectors.array(i);
+      int o = vectors.offset(i);
+      for (int j = 0; j < dim; j++) {
+        mean[j] += a[o + j];
+      }
+    }
+    for (int j = 0; j < dim; j++) {
+      mean[j] /= n;
+    }
+    builder.search(mean, true, Math.min(buildList, 32), n, null, 1, false);
+    if (builder.resSize > 0) {
+      entry = builder.resIds[0];
+    }
+  }
+
+  // ---------------------------------------------------------------- search
+
+  /** Scratch of one search; one per thread at a time. */
+  private final class Searcher {
+    int[] stamp = new int[0];
+    int epoch;
+    int[] candIds = new int[0];
+    float[] candDist = new float[0];
+    boolean[] candExpanded = new boolean[0];
+    int candSize;
+    int[] resIds = new int[16];
+    float[] resDist = new float[16];
+    int resSize;
+    int[] poolIds = new int[0]; // expanded nodes (construction)
+    float[] poolDist = new float[0];
+    int poolSize;
+    long scored;
+    long expanded;
+
+    /**
+     * Greedy search of the first {@code n} nodes, every score exact. {@code l2}: rank by squared L2
+     * (construction), else by the query metric. Collects the {@code k} best accepted nodes in
+     * {@code res*} (every scored node is a result candidate), and with {@code pool} every expanded
+     * node and its distance in {@code pool*} (the prune candidates of an insert).
+     */
+    void search(float[] q, boolean l2, int cap, int n, IntPredicate accept, int k, boolean pool) {
+      if (stamp.length < n) {
+        stamp = new int[Math.max(n, stamp.length * 2)];
+        epoch = 0;
+      }
+      if (++epoch == 0) {
+        Arrays.fill(stamp, 0);
+        epoch = 1;
+      }
+      if (candIds.length < cap + 1) {
+        candIds = new int[cap + 1];
+        candDist = new float[cap + 1];
+        candExpanded = new boolean[cap + 1];
+      }
+      if (resIds.length < k) {
+        resIds = new int[k];
+        resDist = new float[k];
+      }
+      candSize = 0;
+      resSize = 0;
+      poolSize = 0;
+      scored = 0;
+      expanded = 0;
+      boolean metricL2 = l2 || euclid;
+      int e = Math.min(entry, n - 1);
+      stamp[e] = epoch;
+      float de = distance(q, e, metricL2);
+      insert(e, de, cap);
+      if (k > 0 && (accept == null || accept.test(e))) {
+        offer(e, de, k);
+      }
+      int cur = 0;
+      int[][][] ls = lists;
+      while (cur < candSize) {
+        int u = candIds[cur];
+        candExpanded[cur] = true;
+        expanded++;
+        if (pool) {
+          addPool(u, candDist[cur]);
+        }
+        int[] l = (int[]) LIST.getAcquire(ls[u >>> CHUNK_SHIFT], u & MASK);
+        int deg = (int) INT.getAcquire(l, 0);
+        int lowest = Integer.MAX_VALUE;
+        for (int j = 1; j <= deg; j++) {
+          int v = l[j];
+          if (v >= n || stamp[v] == epoch) {
+            continue;
+          }
+          stamp[v] = epoch;
+          float dv = distance(q, v, metricL2);
+          int pos = insert(v, dv, cap);
+          if (pos >= 0 && pos < lowest) {
+            lowest = pos;
+          }
+          if (k > 0 && (accept == null || accept.test(v))) {
+            offer(v, dv, k);
+          }
+        }
+        cur = Math.min(cur + 1, lowest);
+        while (cur < candSize && candExpanded[cur]) {
+          cur++;
+        }
+      }
+    }
+
+    private float distance(float[] q, int v, boolean l2) {
+      scored++;
+      float[] a = vectors.array(v);
+      int o = vectors.offset(v);
+      return l2 ? VectorOps.squareDistance(q, 0, a, o, dim) : -VectorOps.dot(q, 0, a, o, dim);
+    }
+
+    private void addPool(int u, float d) {
+      if (poolIds.length == poolSize) {
+        int c = Math.max(16, poolSize * 2);
+        poolIds = Arrays.copyOf(poolIds, c);
+        poolDist = Arrays.copyOf(poolDist, c);
+      }
+      poolIds[poolSize] = u;
+      poolDist[poolSize] = d;
+      poolSize++;
+    }
+
+    private int insert(int id, float dist, int cap) {
+      if (candSize == cap && dist >= candDist[cap - 1]) {
+        return -1;
+      }
+      int lo = 0;
+      int hi = candSize;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (candDist[mid] <= dist) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      int tail = Math.min(candSize, cap - 1) - lo;
+      if (tail > 0) {
+        System.arraycopy(candIds, lo, candIds, lo + 1, tail);
+        System.arraycopy(candDist, lo, candDist, lo + 1, tail);
+        System.arraycopy(candExpanded, lo, candExpanded, lo + 1, tail);
+      }
+      candIds[lo] = id;
+      candDist[lo] = dist;
+      candExpanded[lo] = false;
+      if (candSize < cap) {
+        candSize++;
+      }
+      return lo;
+    }
+
+    private void offer(int id, float dist, int k) {
+      if (resSize == k && dist >= resDist[k - 1]) {
+        return;
+      }
+      int i = Math.min(resSize, k - 1);
+      while (i > 0 && resDist[i - 1] > dist) {
+        resIds[i] = resIds[i - 1];
+        resDist[i] = resDist[i - 1];
+        i--;
+      }
+      resIds[i] = id;
+      resDist[i] = dist;
+      if (resSize < k) {
+        resSize++;
+      }
+    }
+  }
+}

@@ -1,0 +1,221 @@
+package io.flashvec.index.segment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.PointId;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.TestVectors;
+import io.flashvec.storage.testing.TestSeeds;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The live graph of a growing segment against brute force, while it grows and is searched. */
+class LiveGraphTest {
+
+  static final int DIM = 24;
+  static final int K = 10;
+  static final LiveGraph.Params PARAMS = new LiveGraph.Params(24, 64, 1.2f);
+
+  private static GrowingSegment segment(Distance d, float[][] data) {
+    GrowingSegment g = new GrowingSegment(1, DIM, PARAMS, d, 64);
+    for (int i = 0; i < data.length; i++) {
+      g.append(PointId.of(i), d.prepare(data[i]), null);
+    }
+    return g;
+  }
+
+  private static List<Integer> search(GrowingSegment g, Distance d, float[] q, boolean exact) {
+    TopK top = new TopK(d, K);
+    g.search(q, d, new SearchParams(0, 0, 0, exact), null, top, 0, new SearchStats());
+    int n = top.size();
+    float[] s = new float[n];
+    int[] slots = new int[n];
+    int[] ords = new int[n];
+    top.drainBestFirst(s, slots, ords);
+    List<Integer> out = new ArrayList<>();
+    for (int o : ords) {
+      out.add(o);
+    }
+    return out;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Distance.class)
+  void graphSearchMatchesBruteForce(Distance d) {
+    Random r = TestSeeds.random("live-graph-recall-" + d);
+    float[][] data = TestVectors.latent(r, 4000, DIM);
+    GrowingSegment g = segment(d, data);
+    assertThat(g.indexSome(Integer.MAX_VALUE, () -> false)).isEqualTo(4000);
+    assertThat(g.unindexed()).isZero();
+    int hits = 0;
+    int queries = 50;
+    for (int i = 0; i < queries; i++) {
+      float[] q = d.prepare(TestVectors.latent(r, 1, DIM)[0]);
+      SearchStats st = new SearchStats();
+      TopK top = new TopK(d, K);
+      g.search(q, d, SearchParams.DEFAULT, null, top, 0, st);
+      assertThat(st.expanded).as("the graph was searched, not scanned").isPositive();
+      assertThat(st.distanceComputations).isLessThan(4000);
+      Set<Integer> truth = new HashSet<>(search(g, d, q, true));
+      for (int o : search(g, d, q, false)) {
+        if (truth.contains(o)) {
+          hits++;
+        }
+      }
+    }
+    double recall = hits / (double) (queries * K);
+    System.out.println("[flashvec] live graph " + d + " recall@10 = " + recall);
+    assertThat(recall).isGreaterThanOrEqualTo(0.95);
+  }
+
+  @Test
+  void unindexedTailIsScannedSoEveryAppendIsFoundAtOnce() {
+    Random r = TestSeeds.random("live-graph-tail");
+    float[][] data = TestVectors.latent(r, 3000, DIM);
+    GrowingSegment g = segment(Distance.COSINE, data);
+    g.indexSome(2500, () -> false);
+    assertThat(g.unindexed()).isEqualTo(500);
+    for (int i = 2500; i < 3000; i += 37) {
+      float[] q = Distance.COSINE.prepare(data[i]);
+      assertThat(search(g, Distance.COSINE, q, false).get(0)).isEqualTo(i);
+    }
+    for (int i = 0; i < 2500; i += 101) {
+      float[] q = Distance.COSINE.prepare(data[i]);
+      assertThat(search(g, Distance.COSINE, q, false).get(0)).isEqualTo(i);
+    }
+  }
+
+  @Test
+  void deletedPointsAreTraversedButNeverReturned() {
+    Random r = TestSeeds.random("live-graph-deleted");
+    float[][] data = TestVectors.latent(r, 3000, DIM);
+    GrowingSegment g = segment(Distance.EUCLID, data);
+    g.indexSome(Integer.MAX_VALUE, () -> false);
+    Set<Integer> deleted = new HashSet<>();
+    for (int i = 0; i < 3000; i += 3) {
+      g.markDeleted(i);
+      deleted.add(i);
+    }
+    for (int i = 0; i < 3000; i += 97) {
+      List<Integer> got = search(g, Distance.EUCLID, data[i], false);
+      assertThat(got).hasSize(K).doesNotContainAnyElementsOf(deleted);
+      if (!deleted.contains(i)) {
+        assertThat(got.get(0)).isEqualTo(i);
+      }
+    }
+  }
+
+  @Test
+  void trimmedListsRespectTheMaxDegreeAndKeepRecall() {
+    Random r = TestSeeds.random("live-graph-trim");
+    float[][] data = TestVectors.latent(r, 3000, DIM);
+    GrowingSegment g = segment(Distance.COSINE, data);
+    g.indexSome(Integer.MAX_VALUE, () -> false);
+    LiveGraph graph = g.graph();
+    int[] buf = new int[1024];
+    int over = 0;
+    for (int u = 0; u < 3000; u++) {
+      if (graph.neighbours(u, buf) > PARAMS.maxDegree()) {
+        over++;
+      }
+    }
+    assertThat(over).as("slack lets lists run past the max degree between prunes").isPositive();
+    graph.trimToMaxDegree();
+    for (int u = 0; u < 3000; u++) {
+      int deg = graph.neighbours(u, buf);
+      assertThat(deg).isBetween(1, PARAMS.maxDegree());
+      for (int i = 0; i < deg; i++) {
+        assertThat(buf[i]).isBetween(0, 2999).isNotEqualTo(u);
+      }
+    }
+    for (int i = 0; i < 3000; i += 111) {
+      float[] q = Distance.COSINE.prepare(data[i]);
+      assertThat(search(g, Distance.COSINE, q, false).get(0)).isEqualTo(i);
+    }
+  }
+
+  @Test
+  void readersSearchWhileTheGraphGrows() throws Exception {
+    Random r = TestSeeds.random("live-graph-concurrent");
+    float[][] data = TestVectors.latent(r, 6000, DIM);
+    GrowingSegment g = new GrowingSegment(1, DIM, PARAMS, Distance.COSINE, 64);
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread indexer =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  while (!stop.get()) {
+                    if (g.indexSome(64, stop::get) == 0) {
+                      Thread.onSpinWait();
+                    }
+                  }
+                });
+    List<Thread> readers = new ArrayList<>();
+    for (int t = 0; t < 2; t++) {
+      long seed = r.nextLong();
+      readers.add(
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    Random rr = new Random(seed);
+                    try {
+                      while (!stop.get()) {
+                        int size = g.size();
+                        if (size == 0) {
+                          continue;
+                        }
+                        int target = rr.nextInt(size);
+                        float[] q = g.vectorAt(target);
+                        List<Integer> got = search(g, Distance.COSINE, q, false);
+                        assertThat(got).isNotEmpty().allMatch(o -> o >= 0 && o < g.size());
+                      }
+                    } catch (Throwable e) {
+                      failure.compareAndSet(null, e);
+                    }
+                  }));
+    }
+    for (int i = 0; i < data.length; i++) {
+      g.append(PointId.of(i), Distance.COSINE.prepare(data[i]), null);
+      if (i % 500 == 0) {
+        Thread.sleep(5);
+      }
+    }
+    while (g.unindexed() > 0 && failure.get() == null) {
+      Thread.sleep(5);
+    }
+    stop.set(true);
+    indexer.join();
+    for (Thread t : readers) {
+      t.join();
+    }
+    assertThat(failure.get()).isNull();
+    assertThat(g.graph().size()).isEqualTo(6000);
+  }
+
+  @Test
+  void smallAndEmptyGraphsAreScanned() {
+    GrowingSegment g = new GrowingSegment(1, DIM, PARAMS, Distance.COSINE, 64);
+    assertThat(search(g, Distance.COSINE, new float[DIM], false)).isEmpty();
+    float[] v = new float[DIM];
+    v[0] = 1;
+    g.append(PointId.of(7), v, null);
+    g.indexSome(10, () -> false);
+    assertThat(g.graph().entry()).isZero();
+    SearchStats st = new SearchStats();
+    TopK top = new TopK(Distance.COSINE, K);
+    g.search(v, Distance.COSINE, SearchParams.DEFAULT, null, top, 0, st);
+    assertThat(top.size()).isEqualTo(1);
+    assertThat(st.expanded).as("below MIN_GRAPH_NODES a scan is cheaper").isZero();
+  }
+}
