@@ -112,9 +112,15 @@ public record FlashVecProperties(
    * @param sealThresholdPoints growing segment size before it is sealed and indexed
    * @param buildThreads threads of an index build; 0 = one per core (fastest builds), fewer bound
    *     the CPU a build takes from concurrent queries
+   * @param liveGraph insert new points of {@code diskann}/{@code hnsw} collections into an
+   *     in-memory graph as they arrive (one background thread), search it instead of scanning, and
+   *     seal it without a rebuild (ADR 0011); {@code false}: growing segments are scanned exactly
+   *     and rebuilt when sealed
    */
   public record Segment(
-      @DefaultValue("100000") int sealThresholdPoints, @DefaultValue("0") int buildThreads) {}
+      @DefaultValue("100000") int sealThresholdPoints,
+      @DefaultValue("0") int buildThreads,
+      @DefaultValue("true") boolean liveGraph) {}
 
   /** Request limits; exceeding one gives 413. */
   public record Limits(

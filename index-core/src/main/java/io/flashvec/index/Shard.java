@@ -6,6 +6,7 @@ import io.flashvec.index.jvector.DiskAnnSegment;
 import io.flashvec.index.jvector.SegmentBuilder;
 import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.FileIO;
@@ -68,7 +69,8 @@ public final class Shard implements Closeable {
       Executor buildExecutor,
       int defaultSearchList,
       Compaction compaction,
-      SegmentBuilder segmentBuilder) {
+      SegmentBuilder segmentBuilder,
+      Executor liveIndexer) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -85,6 +87,26 @@ public final class Shard implements Closeable {
       if (segmentBuilder == null) {
         segmentBuilder = SegmentBuilder.LOCAL;
       }
+    }
+
+    /** Options without live graphs (growing segments are searched exactly). */
+    public Options(
+        int sealThresholdPoints,
+        Wal.Options wal,
+        FileIO io,
+        Executor buildExecutor,
+        int defaultSearchList,
+        Compaction compaction,
+        SegmentBuilder segmentBuilder) {
+      this(
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          segmentBuilder,
+          null);
     }
 
     /** Options that build segments in this process. */
@@ -127,13 +149,27 @@ public final class Shard implements Closeable {
     /** The same options with index builds on {@code executor}. */
     public Options withBuildExecutor(Executor executor) {
       return new Options(
-          sealThresholdPoints, wal, io, executor, defaultSearchList, compaction, segmentBuilder);
+          sealThresholdPoints,
+          wal,
+          io,
+          executor,
+          defaultSearchList,
+          compaction,
+          segmentBuilder,
+          liveIndexer);
     }
 
     /** The same options with background compaction as given. */
     public Options withCompaction(Compaction c) {
       return new Options(
-          sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, c, segmentBuilder);
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          c,
+          segmentBuilder,
+          liveIndexer);
     }
 
     /** The same options with another WAL fsync policy (a collection's bulk-load override). */
@@ -145,13 +181,39 @@ public final class Shard implements Closeable {
           buildExecutor,
           defaultSearchList,
           compaction,
-          segmentBuilder);
+          segmentBuilder,
+          liveIndexer);
     }
 
     /** The same options with segment builds done by {@code builder} (cluster: an index node). */
     public Options withSegmentBuilder(SegmentBuilder builder) {
       return new Options(
-          sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, compaction, builder);
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          builder,
+          liveIndexer);
+    }
+
+    /**
+     * The same options with live graphs for growing segments of {@code diskann} and {@code hnsw}
+     * collections, built on {@code executor} (one thread serves every shard: its tasks insert a few
+     * hundred points each and requeue), and sealed without a rebuild (ADR 0011). {@code null}: no
+     * live graphs.
+     */
+    public Options withLiveIndexer(Executor executor) {
+      return new Options(
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          segmentBuilder,
+          executor);
     }
   }
 
@@ -324,7 +386,7 @@ public final class Shard implements Closeable {
         new io.flashvec.index.payload.PayloadIndexes(
             options.io(), io.flashvec.index.payload.PayloadSchema.EMPTY);
     List<Segment> sealed = openSegments();
-    this.growing = new GrowingSegment(nextSegmentId++, dim);
+    this.growing = newGrowing(nextSegmentId++);
     List<Segment> segs = new ArrayList<>(sealed);
     segs.add(growing);
     publish(segs, List.of());
@@ -334,10 +396,64 @@ public final class Shard implements Closeable {
     try {
       recovering = false;
       for (Pending p : pending) {
+        scheduleIndexing(p.segment());
         submitBuild(p);
       }
+      scheduleIndexing(growing);
     } finally {
       writeLock.unlock();
+    }
+  }
+
+  /** Whether growing segments build a live graph (ADR 0011). */
+  private boolean liveGraphs() {
+    return options.liveIndexer() != null
+        && options.buildExecutor() != null
+        && !index.type().equals(IndexParams.FLAT);
+  }
+
+  private GrowingSegment newGrowing(int id) {
+    LiveGraph.Params live =
+        liveGraphs()
+            ? new LiveGraph.Params(index.maxDegree(), index.buildSearchList(), index.alpha())
+            : null;
+    return new GrowingSegment(id, dim, live, distance, options.defaultSearchList());
+  }
+
+  /**
+   * Queues live-graph inserts for {@code s} on the live indexer unless they are queued, there is
+   * nothing to insert, or builds are deferred (bulk load). A task inserts up to {@value
+   * #INDEX_BATCH} points and requeues itself, so one indexer thread serves all shards in turn.
+   */
+  private void scheduleIndexing(GrowingSegment s) {
+    Executor ex = options.liveIndexer();
+    if (ex == null || closed || deferBuilds || s.unindexed() == 0 || !s.claimIndexing()) {
+      return;
+    }
+    try {
+      ex.execute(() -> indexSome(s));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      s.indexDone(); // the node is shutting down
+    }
+  }
+
+  private static final int INDEX_BATCH = 256;
+
+  private void indexSome(GrowingSegment s) {
+    try {
+      s.indexSome(INDEX_BATCH, () -> closed || deferBuilds);
+    } catch (RuntimeException | Error e) {
+      LOG.error(
+          "live graph insert failed; the segment's unindexed points are scanned exactly [dir={}, segment={}]",
+          dir,
+          s.id(),
+          e);
+      s.graph().close();
+    } finally {
+      s.indexDone();
+    }
+    if (!s.graph().closed()) {
+      scheduleIndexing(s); // more arrived meanwhile
     }
   }
 
@@ -579,6 +695,9 @@ public final class Shard implements Closeable {
         deleteAt(old);
       }
     }
+    if (!recovering) {
+      scheduleIndexing(growing);
+    }
   }
 
   private void applyDelete(List<PointId> ids) {
@@ -617,7 +736,7 @@ public final class Shard implements Closeable {
     if (!recovering) {
       submitBuild(p);
     }
-    GrowingSegment next = new GrowingSegment(nextSegmentId++, dim);
+    GrowingSegment next = newGrowing(nextSegmentId++);
     List<Segment> segs = new ArrayList<>(snapshot.segments().size() + 1);
     for (Segment s : snapshot.segments()) {
       // Empty memory segments go at once; an empty disk segment stays listed until a compaction
@@ -769,21 +888,36 @@ public final class Shard implements Closeable {
     try {
       long t0 = System.nanoTime();
       int[] liveOrds = liveOrdinals(f);
+      boolean fromGraph = sealFromLiveGraph(f, liveOrds.length);
       DiskAnnSegment built = null;
       if (liveOrds.length > 0) {
         options.io().createDirectories(segmentsDir);
-        options
-            .segmentBuilder()
-            .build(
-                options.io(),
-                target,
-                newId,
-                List.of(f),
-                List.of(liveOrds),
-                f.dimension(),
-                distance,
-                index,
-                null);
+        if (fromGraph) {
+          // ADR 0011: the live graph is the segment's graph; finish it here and write it.
+          f.indexSome(Integer.MAX_VALUE, () -> closed);
+          if (closed) {
+            return;
+          }
+          DiskAnnSegment.buildFromGraph(
+              options.io(), target, newId, f, distance, index, newestCodebook(), null);
+          liveOrds = new int[f.size()];
+          for (int i = 0; i < liveOrds.length; i++) {
+            liveOrds[i] = i;
+          }
+        } else {
+          options
+              .segmentBuilder()
+              .build(
+                  options.io(),
+                  target,
+                  newId,
+                  List.of(f),
+                  List.of(liveOrds),
+                  f.dimension(),
+                  distance,
+                  index,
+                  null);
+        }
         built =
             DiskAnnSegment.open(
                 options.io(), target, newId, options.defaultSearchList(), inMemoryGraph());
@@ -796,14 +930,18 @@ public final class Shard implements Closeable {
         }
       }
       install(p, built, liveOrds);
+      if (f.graph() != null) {
+        f.graph().close(); // replaced: the indexer stops, the graph goes with the last reader
+      }
       LOG.info(
-          "segment indexed [dir={}, segment={}, from={}, points={}, millis={}, checkpointSeq={}]",
+          "segment indexed [dir={}, segment={}, from={}, points={}, millis={}, checkpointSeq={}, graph={}]",
           dir,
           newId,
           f.id(),
           liveOrds.length,
           (System.nanoTime() - t0) / 1_000_000,
-          p.sealSeq());
+          p.sealSeq(),
+          fromGraph ? "live" : "built");
     } catch (Throwable t) {
       buildFailure = t.toString();
       f.markIndexing(false);
@@ -813,6 +951,30 @@ public final class Shard implements Closeable {
           f.id(),
           t);
     }
+  }
+
+  /**
+   * Whether a frozen segment is sealed from its live graph rather than rebuilt from its live
+   * points: when it has one and at most the compaction threshold of it is deleted (a segment of
+   * mostly replaced versions is smaller and better rebuilt from what is left).
+   */
+  private boolean sealFromLiveGraph(GrowingSegment f, int live) {
+    if (f.graph() == null || f.graph().closed() || live == 0) {
+      return false;
+    }
+    int dead = f.size() - live;
+    return dead < options.compaction().deletedFraction() * f.size();
+  }
+
+  /** The PQ codebook of the newest disk segment, reused when a live graph is sealed; or null. */
+  private io.flashvec.index.disk.PqCodebook newestCodebook() {
+    DiskAnnSegment newest = null;
+    for (Segment s : snapshot.segments()) {
+      if (s instanceof DiskAnnSegment d && (newest == null || d.id() > newest.id())) {
+        newest = d;
+      }
+    }
+    return newest == null ? null : newest.codebook();
   }
 
   private static int[] liveOrdinals(Segment f) {
@@ -1091,6 +1253,7 @@ public final class Shard implements Closeable {
             submitBuild(p);
           }
         }
+        scheduleIndexing(growing);
       }
     } finally {
       writeLock.unlock();

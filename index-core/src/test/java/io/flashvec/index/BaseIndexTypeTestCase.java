@@ -32,10 +32,17 @@ abstract class BaseIndexTypeTestCase {
 
   @TempDir Path tmp;
   final ExecutorService builds = Executors.newSingleThreadExecutor();
+  final ExecutorService live = Executors.newSingleThreadExecutor();
 
   @AfterEach
   void shutdown() {
     builds.shutdownNow();
+    live.shutdownNow();
+  }
+
+  /** Whether growing segments build live graphs that seals write (ADR 0011). */
+  boolean liveGraph() {
+    return false;
   }
 
   /** The index type under test. */
@@ -45,7 +52,9 @@ abstract class BaseIndexTypeTestCase {
   abstract double minRecall();
 
   private Shard open(Path dir) {
-    Shard.Options o = new Shard.Options(500, Wal.Options.defaults(), FileIO.DEFAULT, builds, 100);
+    Shard.Options o =
+        new Shard.Options(500, Wal.Options.defaults(), FileIO.DEFAULT, builds, 100)
+            .withLiveIndexer(liveGraph() ? live : null);
     return Shard.open(dir, 0, DIM, Distance.COSINE, new IndexParams(type(), 32, 64, 1.2f, 0), o);
   }
 
@@ -107,7 +116,8 @@ abstract class BaseIndexTypeTestCase {
       }
     }
     double recall = hits / (double) (queries * K);
-    System.out.println("[flashvec] " + type() + " recall@10 = " + recall);
+    System.out.println(
+        "[flashvec] " + type() + (liveGraph() ? " (live graphs)" : "") + " recall@10 = " + recall);
     assertThat(recall).isGreaterThanOrEqualTo(minRecall());
   }
 

@@ -53,6 +53,16 @@ public class EngineConfiguration {
   }
 
   /**
+   * Inserts new points into the live graphs of growing segments (ADR 0011): one thread for every
+   * shard, so live indexing takes at most one core; owned and shut down with the context.
+   */
+  @Bean(destroyMethod = "shutdownNow")
+  ExecutorService liveIndexExecutor() {
+    return Executors.newSingleThreadExecutor(
+        Thread.ofPlatform().name("flashvec-live-index").daemon(true).factory());
+  }
+
+  /**
    * Runs compactions one at a time for all shards on one low-priority thread (issue 5: compaction
    * must not starve queries); owned and shut down with the context.
    */
@@ -92,6 +102,7 @@ public class EngineConfiguration {
       ScheduledExecutorService walScheduler,
       @Qualifier("indexBuildExecutor") ExecutorService indexBuildExecutor,
       @Qualifier("compactionExecutor") ExecutorService compactionExecutor,
+      @Qualifier("liveIndexExecutor") ExecutorService liveIndexExecutor,
       ForkJoinPool compactionBuildPool,
       org.springframework.beans.factory.ObjectProvider<io.flashvec.index.jvector.SegmentBuilder>
           segmentBuilder) {
@@ -134,6 +145,9 @@ public class EngineConfiguration {
                 props.compaction().deletedFraction(),
                 props.compaction().maxSmallSegments(),
                 props.compaction().enabled()));
+    if (props.segment().liveGraph()) {
+      shardOptions = shardOptions.withLiveIndexer(liveIndexExecutor);
+    }
     // Cluster mode sends builds to index nodes (ClusterConfiguration); standalone builds here.
     io.flashvec.index.jvector.SegmentBuilder builder = segmentBuilder.getIfAvailable();
     if (builder != null) {

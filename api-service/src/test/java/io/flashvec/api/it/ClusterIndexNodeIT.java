@@ -66,7 +66,10 @@ class ClusterIndexNodeIT {
                     "--flashvec.roles=query",
                     "--flashvec.cluster.node-id=query-1",
                     "--flashvec.cluster.grpc-port=" + ServerProcess.freePort(),
-                    "--flashvec.segment.seal-threshold-points=400"))
+                    "--flashvec.segment.seal-threshold-points=400",
+                    // seals of live graphs are written locally (ADR 0011); this test is about
+                    // segments built on the index node, as compactions and graph-less seals are
+                    "--flashvec.segment.live-graph=false"))
             .start();
     proxy =
         new ServerProcess(

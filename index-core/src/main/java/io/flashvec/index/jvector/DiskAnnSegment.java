@@ -331,6 +331,26 @@ public final class DiskAnnSegment implements Segment, Closeable {
             });
       }
     }
+    finish(io, tmp, dir, segmentId, n, dim, distance, codes, ids, payloads);
+    return n;
+  }
+
+  /**
+   * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
+   * and renames {@code tmp} to {@code dir}.
+   */
+  private static void finish(
+      FileIO io,
+      Path tmp,
+      Path dir,
+      int segmentId,
+      int n,
+      int dim,
+      Distance distance,
+      PqCodes codes,
+      PointId[] ids,
+      byte[][] payloads)
+      throws IOException {
     Path pqPath = tmp.resolve(PQ_FILE);
     codes.write(io, pqPath, segmentId);
     fsync(io, tmp.resolve(GRAPH_FILE));
@@ -346,7 +366,128 @@ public final class DiskAnnSegment implements Segment, Closeable {
     io.fsyncDirectory(tmp);
     io.atomicMove(tmp, dir);
     io.fsyncDirectory(dir.getParent());
+  }
+
+  /** Points PQ is trained on when a codebook is trained from a live graph's segment. */
+  static final int PQ_TRAINING_SAMPLE = 25_000;
+
+  /**
+   * Writes segment {@code segmentId} from a frozen growing segment whose {@link
+   * io.flashvec.index.segment.LiveGraph} holds every ordinal (ADR 0011): that graph, its lists
+   * pruned to {@code maxDegree}, is the segment's graph, so nothing is rebuilt; every ordinal is
+   * kept (the caller marks the deleted ones) and ordinal {@code i} stays ordinal {@code i}. PQ
+   * codes are encoded with {@code codebook} (the shard's newest, so sealing needs no training) when
+   * it fits the dimension and the subspace count, else with a codebook trained on an evenly spaced
+   * sample of at most {@value #PQ_TRAINING_SAMPLE} points. Encoding runs on {@code pool} ({@code
+   * null}: the common pool). Written like {@link #build}.
+   */
+  public static int buildFromGraph(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment src,
+      Distance distance,
+      IndexParams params,
+      io.flashvec.index.disk.PqCodebook codebook,
+      ForkJoinPool pool)
+      throws IOException {
+    if (pool == null) {
+      pool = defaultBuildPool;
+    }
+    io.flashvec.index.segment.LiveGraph g = src.graph();
+    int n = src.size();
+    int dim = src.dimension();
+    if (g == null || g.size() != n) {
+      throw new IllegalStateException(
+          "live graph does not hold the segment [segment="
+              + src.id()
+              + ", size="
+              + n
+              + ", graph="
+              + (g == null ? -1 : g.size())
+              + "]");
+    }
+    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
+    io.deleteTree(tmp);
+    io.createDirectories(tmp);
+    g.trimToMaxDegree();
+    GraphFile.write(
+        io,
+        tmp.resolve(GRAPH_FILE),
+        n,
+        dim,
+        g.maxDegree(),
+        g.entry(),
+        new GraphFile.NodeSource() {
+          @Override
+          public float[] vector(int ord) {
+            return src.vectorAt(ord);
+          }
+
+          @Override
+          public int neighbours(int ord, int[] out) {
+            return g.neighbours(ord, out);
+          }
+        });
+    int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : Math.max(1, dim / 4);
+    subspaces = Math.min(subspaces, dim);
+    if (codebook == null
+        || codebook.dimension() != dim
+        || codebook.subspaces() != subspaces
+        || n == 0) {
+      int sample = Math.min(n, PQ_TRAINING_SAMPLE);
+      List<VectorFloat<?>> vs = new ArrayList<>(sample);
+      for (int i = 0; i < sample; i++) {
+        vs.add(VTS.createFloatVector(src.vectorAt((int) ((long) i * n / sample))));
+      }
+      codebook =
+          trainPq(
+                  new ListRandomAccessVectorValues(vs, dim),
+                  sample,
+                  dim,
+                  subspaces,
+                  distance == Distance.EUCLID,
+                  pool)
+              .codebook();
+    }
+    io.flashvec.index.disk.PqCodebook book = codebook;
+    int m = book.subspaces();
+    byte[] codes = new byte[Math.multiplyExact(n, m)];
+    Runnable encodeAll =
+        () ->
+            java.util.stream.IntStream.range(0, (n + 1023) / 1024)
+                .parallel()
+                .forEach(
+                    block -> {
+                      float[] scratch = new float[dim];
+                      for (int i = block * 1024; i < Math.min(n, block * 1024 + 1024); i++) {
+                        book.encode(src.vectorAt(i), 0, codes, i * m, scratch);
+                      }
+                    });
+    (pool != null ? pool : ForkJoinPool.commonPool()).submit(encodeAll).join();
+    PointId[] ids = new PointId[n];
+    byte[][] payloads = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      ids[i] = src.idAt(i);
+      payloads[i] = src.payloadAt(i);
+    }
+    finish(
+        io,
+        tmp,
+        dir,
+        segmentId,
+        n,
+        dim,
+        distance,
+        new io.flashvec.index.disk.PqCodes(book, n, codes),
+        ids,
+        payloads);
     return n;
+  }
+
+  /** The PQ codebook of this segment (a growing segment sealed after it may reuse it). */
+  public io.flashvec.index.disk.PqCodebook codebook() {
+    return pq.codebook();
   }
 
   /** Trains jvector's product quantizer and copies codebook and codes into {@link PqCodes}. */

@@ -1,0 +1,266 @@
+package io.flashvec.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.Wal;
+import io.flashvec.storage.testing.TestSeeds;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Live graphs in a shard (ADR 0011): the indexer keeps the growing segment's graph current beside
+ * writes and searches, a seal writes that graph instead of rebuilding it, and everything the shard
+ * promised before (read-your-writes, deletes, restart) still holds.
+ */
+class ShardLiveGraphTest {
+
+  static final int DIM = 24;
+  static final int K = 10;
+
+  @TempDir Path tmp;
+  final ExecutorService builds = Executors.newSingleThreadExecutor();
+  final ExecutorService live = Executors.newSingleThreadExecutor();
+
+  @AfterEach
+  void shutdown() {
+    builds.shutdownNow();
+    live.shutdownNow();
+  }
+
+  private Shard open(Path dir, int sealThreshold) {
+    return open(dir, sealThreshold, true);
+  }
+
+  private Shard open(Path dir, int sealThreshold, boolean liveGraph) {
+    Shard.Options o =
+        new Shard.Options(sealThreshold, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
+            .withLiveIndexer(liveGraph ? live : null);
+    return Shard.open(
+        dir, 0, DIM, Distance.COSINE, new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0), o);
+  }
+
+  private static void awaitLiveIndexed(Shard s) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      boolean done = true;
+      for (Segment seg : s.snapshot().segments()) {
+        if (seg instanceof GrowingSegment g && g.unindexed() > 0) {
+          done = false;
+        }
+      }
+      if (done) {
+        return;
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("live indexer did not catch up in 60 s");
+  }
+
+  private static void awaitBuilt(Shard s) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (s.indexing() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(s.indexing()).isFalse();
+    assertThat(s.buildFailure()).isNull();
+  }
+
+  private static List<Point> points(float[][] data, int from, int to) {
+    List<Point> pts = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      pts.add(new Point(PointId.of(i), Distance.COSINE.prepare(data[i]), null));
+    }
+    return pts;
+  }
+
+  private static double recall(Shard s, Random r, float[][] data, Set<Integer> deleted) {
+    int hits = 0;
+    int queries = 40;
+    for (int q = 0; q < queries; q++) {
+      float[] query = Distance.COSINE.prepare(TestVectors.latent(r, 1, DIM)[0]);
+      List<Integer> ids = new ArrayList<>();
+      for (int i = 0; i < data.length; i++) {
+        if (!deleted.contains(i)) {
+          ids.add(i);
+        }
+      }
+      ids.sort(
+          (a, b) ->
+              Float.compare(
+                  Distance.COSINE.score(query, Distance.COSINE.prepare(data[b]), 0),
+                  Distance.COSINE.score(query, Distance.COSINE.prepare(data[a]), 0)));
+      Set<Integer> truth = new HashSet<>(ids.subList(0, K));
+      for (Record rec : s.search(query, K, SearchParams.DEFAULT, null, false, false)) {
+        assertThat(deleted).doesNotContain((int) rec.id().number());
+        if (truth.contains((int) rec.id().number())) {
+          hits++;
+        }
+      }
+    }
+    return hits / (double) (queries * K);
+  }
+
+  @Test
+  void growingSegmentIsSearchedThroughItsGraphAndSealedWithoutARebuild() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph");
+    float[][] data = TestVectors.latent(r, 6000, DIM);
+    Path dir = tmp.resolve("shard");
+    Set<Integer> deleted = new HashSet<>();
+    try (Shard s = open(dir, 100_000)) {
+      for (int from = 0; from < 4000; from += 250) {
+        s.awaitDurable(s.upsert(points(data, from, from + 250)));
+      }
+      awaitLiveIndexed(s);
+      SearchStats st = new SearchStats();
+      s.search(Distance.COSINE.prepare(data[17]), K, SearchParams.DEFAULT, null, false, false, st);
+      assertThat(st.expanded).as("the growing segment's graph was walked").isPositive();
+      assertThat(st.distanceComputations).isLessThan(4000);
+      assertThat(recall(s, r, java.util.Arrays.copyOf(data, 4000), deleted))
+          .isGreaterThanOrEqualTo(0.95);
+
+      for (int i = 0; i < 4000; i += 9) {
+        deleted.add(i);
+      }
+      s.delete(deleted.stream().map(i -> PointId.of(i)).toList());
+      s.flush();
+      awaitBuilt(s);
+      DiskAnnSegment first = onlyDisk(s);
+      assertThat(first.size()).as("every ordinal kept, deleted ones marked").isEqualTo(4000);
+      assertThat(first.liveCount()).isEqualTo(4000 - deleted.size());
+
+      // A second segment is sealed from its graph with the first segment's PQ codebook.
+      s.awaitDurable(s.upsert(points(data, 4000, 6000)));
+      s.flush();
+      awaitBuilt(s);
+    }
+    // The same data built by jvector from the live points (no live graphs) is the yardstick.
+    long seed = r.nextLong();
+    double rebuilt;
+    try (Shard s = open(tmp.resolve("rebuilt"), 100_000, false)) {
+      s.awaitDurable(s.upsert(points(data, 0, 4000)));
+      s.delete(deleted.stream().map(i -> PointId.of(i)).toList());
+      s.flush();
+      awaitBuilt(s);
+      s.awaitDurable(s.upsert(points(data, 4000, 6000)));
+      s.flush();
+      awaitBuilt(s);
+      rebuilt = recall(s, new Random(seed), data, deleted);
+    }
+    try (Shard s = open(dir, 100_000)) {
+      assertThat(s.count()).isEqualTo(6000 - deleted.size());
+      double sealed = recall(s, new Random(seed), data, deleted);
+      System.out.println(
+          "[flashvec] recall@10 sealed from live graphs " + sealed + ", rebuilt " + rebuilt);
+      assertThat(sealed).isGreaterThanOrEqualTo(Math.min(0.93, rebuilt - 0.02));
+    }
+  }
+
+  private static DiskAnnSegment onlyDisk(Shard s) {
+    List<DiskAnnSegment> disk = new ArrayList<>();
+    for (Segment seg : s.snapshot().segments()) {
+      if (seg instanceof DiskAnnSegment d) {
+        disk.add(d);
+      }
+    }
+    assertThat(disk).hasSize(1);
+    return disk.get(0);
+  }
+
+  @Test
+  void aMostlyReplacedSegmentIsRebuiltFromItsLivePoints() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-replaced");
+    float[][] data = TestVectors.latent(r, 2000, DIM);
+    try (Shard s = open(tmp.resolve("shard"), 100_000)) {
+      s.awaitDurable(s.upsert(points(data, 0, 2000)));
+      // every point written again: half of the segment's ordinals are dead versions
+      s.awaitDurable(s.upsert(points(data, 0, 2000)));
+      s.flush();
+      awaitBuilt(s);
+      DiskAnnSegment d = onlyDisk(s);
+      assertThat(d.size()).isEqualTo(2000);
+      assertThat(d.liveCount()).isEqualTo(2000);
+      assertThat(recall(s, r, data, Set.of())).isGreaterThanOrEqualTo(0.95);
+    }
+  }
+
+  @Test
+  void bulkLoadDefersLiveIndexingUntilItEnds() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-bulk");
+    float[][] data = TestVectors.latent(r, 3000, DIM);
+    try (Shard s = open(tmp.resolve("shard"), 100_000)) {
+      s.setDeferBuilds(true);
+      s.awaitDurable(s.upsert(points(data, 0, 3000)));
+      Thread.sleep(200);
+      GrowingSegment g = (GrowingSegment) s.snapshot().segments().getLast();
+      assertThat(g.unindexed()).as("no live inserts during a bulk load").isEqualTo(3000);
+      assertThat(recall(s, r, data, Set.of())).as("exact scans meanwhile").isEqualTo(1.0);
+      s.setDeferBuilds(false);
+      awaitLiveIndexed(s);
+      assertThat(recall(s, r, data, Set.of())).isGreaterThanOrEqualTo(0.95);
+    }
+  }
+
+  @Test
+  void writesAreVisibleAtOnceWhileTheIndexerAndSearchesRun() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-concurrent");
+    float[][] data = TestVectors.latent(r, 5000, DIM);
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    try (Shard s = open(tmp.resolve("shard"), 1500)) {
+      Thread reader =
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    try {
+                      while (!stop.get()) {
+                        List<Record> got =
+                            s.search(
+                                Distance.COSINE.prepare(data[0]),
+                                K,
+                                SearchParams.DEFAULT,
+                                null,
+                                false,
+                                false);
+                        if (s.count() > 0) {
+                          assertThat(got).isNotEmpty();
+                        }
+                      }
+                    } catch (Throwable e) {
+                      failure.compareAndSet(null, e);
+                    }
+                  });
+      for (int from = 0; from < 5000; from += 100) {
+        s.awaitDurable(s.upsert(points(data, from, from + 100)));
+        int probe = from + 57;
+        List<Record> got =
+            s.search(
+                Distance.COSINE.prepare(data[probe]), 1, SearchParams.DEFAULT, null, false, false);
+        assertThat(got.get(0).id())
+            .as("read-your-writes for point " + probe)
+            .isEqualTo(PointId.of(probe));
+      }
+      stop.set(true);
+      reader.join();
+      assertThat(failure.get()).isNull();
+      awaitBuilt(s);
+      assertThat(s.count()).isEqualTo(5000);
+      assertThat(recall(s, r, data, Set.of())).isGreaterThanOrEqualTo(0.95);
+    }
+  }
+}
