@@ -4,8 +4,8 @@ import io.flashvec.loadgen.client.SearchParams;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
 import io.flashvec.loadgen.metrics.MetricSnapshot;
-import io.flashvec.loadgen.metrics.PrometheusText;
-import io.flashvec.loadgen.metrics.ServerIo;
+import io.flashvec.loadgen.metrics.MetricsSource;
+import io.flashvec.loadgen.metrics.PointMetrics;
 import io.flashvec.loadgen.report.SearchPoint;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -22,7 +22,8 @@ import org.HdrHistogram.Histogram;
  * each keep exactly one request in flight, cycling through the query set from query 0, for a
  * duration or until a query count is reached. Per point it reports QPS, latency percentiles
  * (HdrHistogram, recorded in ns), recall@k against ground truth, errors, and the deltas of the
- * server's Prometheus metrics scraped just before and just after the point.
+ * server's Prometheus metrics scraped just before and just after the point — summed over the nodes
+ * when the {@link MetricsSource} has several (a cluster), with per-node figures beside.
  *
  * <p>QPS is successful queries divided by the wall-clock time from the start signal until the last
  * client stopped. One instance runs one sweep at a time; client threads are created per point and
@@ -57,11 +58,24 @@ public final class SearchBench {
 
   private final VectorDbClient client;
   private final Config cfg;
+  private final MetricsSource metrics;
 
-  /** Creates a sweep over {@code client}; the client is not closed by this class. */
+  /**
+   * Creates a sweep over {@code client} that reads the server metrics from the client's own
+   * endpoint; the client is not closed by this class.
+   */
   public SearchBench(VectorDbClient client, Config cfg) {
+    this(client, cfg, MetricsSource.of(client));
+  }
+
+  /**
+   * Creates a sweep over {@code client} that reads the server metrics from {@code metrics} (e.g.
+   * every node of a cluster, summed); the client is not closed by this class.
+   */
+  public SearchBench(VectorDbClient client, Config cfg, MetricsSource metrics) {
     this.client = client;
     this.cfg = cfg;
+    this.metrics = metrics;
     if (cfg.duration.isZero() && cfg.queriesPerPoint <= 0) {
       throw new IllegalArgumentException("need a duration or a query count per point");
     }
@@ -113,12 +127,11 @@ public final class SearchBench {
     if (cfg.beforePoint != null) {
       cfg.beforePoint.run();
     }
-    MetricSnapshot before = scrape();
+    Map<String, MetricSnapshot> before = metrics.scrape();
     Outcome o =
         drive(queries, gt, concurrency, params, cfg.duration, cfg.queriesPerPoint, idMapper);
-    MetricSnapshot after = scrape();
-    Map<String, Double> deltas = MetricSnapshot.deltas(before, after, cfg.metricPrefixes);
-    Map<String, Double> gauges = MetricSnapshot.gauges(after, cfg.metricPrefixes);
+    Map<String, MetricSnapshot> after = metrics.scrape();
+    PointMetrics server = PointMetrics.of(before, after, cfg.metricPrefixes, o.ok, o.seconds);
     LatencySummary lat = LatencySummary.of(o.histogram);
     double qps = o.seconds > 0 ? o.ok / o.seconds : 0;
     double recall = gt == null || o.ok == 0 ? Double.NaN : o.recallSum / o.ok;
@@ -139,9 +152,10 @@ public final class SearchBench {
             lat.maxMs(),
             lat.meanMs(),
             recall,
-            deltas,
-            gauges,
-            ServerIo.derive(deltas, o.ok, o.seconds));
+            server.deltas(),
+            server.gauges(),
+            server.io(),
+            server.nodes());
     if (cfg.out != null) {
       cfg.out.printf(
           "%s c=%-3d %-16s qps=%9.1f p50=%7.2fms p95=%7.2fms p99=%7.2fms max=%7.2fms"
@@ -158,13 +172,34 @@ public final class SearchBench {
           Double.isNaN(recall) ? "n/a" : String.format("%.4f", recall),
           o.errors,
           o.firstError == null ? "" : " first error: " + o.firstError);
+      if (!server.nodes().isEmpty()) {
+        cfg.out.println(workLine(server));
+      }
     }
     return point;
   }
 
-  private MetricSnapshot scrape() {
-    String text = client.metricsText();
-    return text == null ? MetricSnapshot.EMPTY : PrometheusText.parse(text);
+  /**
+   * One line of the work per query summed over the nodes and per node: distance computations, pages
+   * read and CPU milliseconds.
+   */
+  static String workLine(PointMetrics m) {
+    StringBuilder sb =
+        new StringBuilder("  per query over ").append(m.nodes().size()).append(" nodes: ");
+    sb.append(figures(m.io()));
+    for (var e : m.nodes().entrySet()) {
+      sb.append(" | ").append(e.getKey()).append(' ').append(figures(e.getValue()));
+    }
+    return sb.toString();
+  }
+
+  private static String figures(Map<String, Double> io) {
+    return String.format(
+        java.util.Locale.ROOT,
+        "dist=%.0f pages=%.1f cpu=%.3fms",
+        io.getOrDefault("search_distance_computations_per_query", 0.0),
+        io.getOrDefault("pages_read_per_query", 0.0),
+        io.getOrDefault("cpu_ms_per_query", Double.NaN));
   }
 
   private record Outcome(

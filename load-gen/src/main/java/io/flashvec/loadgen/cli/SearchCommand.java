@@ -33,7 +33,8 @@ import picocli.CommandLine.Spec;
           + " clients each keep one search in flight, cycling through query.fvecs, for --duration"
           + " or --queries.",
       "Per point: QPS, P50/P95/P99/max latency, recall@k against ground truth (computed and"
-          + " cached when missing), errors, and the deltas of the server's /metrics.",
+          + " cached when missing), errors, and the deltas of the server's /metrics (summed over"
+          + " every --metrics-url node of a cluster, and per node).",
       "Writes a JSON result (--out) and optionally an HTML report (--html)."
     })
 public final class SearchCommand implements Callable<Integer> {
@@ -42,6 +43,8 @@ public final class SearchCommand implements Callable<Integer> {
   @Mixin ClientOptions client;
 
   @Mixin DatasetOptions data;
+
+  @Mixin MetricsOptions metricsOptions;
 
   @Option(names = "--collection", required = true, description = "Collection name.")
   String collection;
@@ -138,7 +141,8 @@ public final class SearchCommand implements Callable<Integer> {
                   warmup,
                   metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
                   coldHook(log),
-                  log));
+                  log),
+              metricsOptions.open(c, client, log));
       int[][] gt = d.groundTruth();
       if (client.filterBucketsBelow > 0) {
         gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);
@@ -146,6 +150,7 @@ public final class SearchCommand implements Callable<Integer> {
       List<SearchPoint> points = bench.run(prepared, gt);
       Map<String, Object> meta = Metadata.of("search", d, client, collection);
       meta.put("k", k);
+      metricsOptions.describe(meta);
       if (client.filterBucketsBelow > 0) {
         meta.put(
             "filter",
