@@ -17,8 +17,9 @@ import java.util.regex.Pattern;
 
 /**
  * Scrapes the Prometheus endpoints of several nodes (e.g. a cluster's proxy and query nodes) over
- * HTTP, one after another. A node that does not answer gives an empty snapshot and one warning, so
- * a flaky node does not fail the benchmark; its figures are then missing from the sums.
+ * HTTP, one after another. A failed scrape is tried again twice; a node that still does not answer
+ * gives an empty snapshot and one warning, so a flaky node does not fail the benchmark; its figures
+ * are then missing from the sums.
  */
 public final class HttpMetricsSource implements MetricsSource {
 
@@ -67,6 +68,11 @@ public final class HttpMetricsSource implements MetricsSource {
     }
   }
 
+  /** Tries per scrape: a node's /metrics can fail once in a while (a 500 while it is busy). */
+  static final int ATTEMPTS = 3;
+
+  private static final long RETRY_PAUSE_MS = 200;
+
   private final List<Endpoint> endpoints;
   private final String apiKey;
   private final PrintStream log;
@@ -114,23 +120,41 @@ public final class HttpMetricsSource implements MetricsSource {
   }
 
   private MetricSnapshot scrape(Endpoint e) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(e.url()).timeout(timeout).GET();
-    if (apiKey != null) {
-      b.header("api-key", apiKey);
-    }
-    try {
-      HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() == 200) {
-        return PrometheusText.parse(r.body());
+    String why = null;
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (attempt > 0 && !pause()) {
+        break;
       }
-      warn(e, "HTTP " + r.statusCode());
-    } catch (IOException ex) {
-      warn(e, ex.toString());
+      HttpRequest.Builder b = HttpRequest.newBuilder(e.url()).timeout(timeout).GET();
+      if (apiKey != null) {
+        b.header("api-key", apiKey);
+      }
+      try {
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) {
+          return PrometheusText.parse(r.body());
+        }
+        why = "HTTP " + r.statusCode();
+      } catch (IOException ex) {
+        why = ex.toString();
+      } catch (InterruptedException ex) {
+        Thread.currentThread().interrupt();
+        why = "interrupted";
+        break;
+      }
+    }
+    warn(e, why + " (" + ATTEMPTS + " attempts)");
+    return MetricSnapshot.EMPTY;
+  }
+
+  private static boolean pause() {
+    try {
+      Thread.sleep(RETRY_PAUSE_MS);
+      return true;
     } catch (InterruptedException ex) {
       Thread.currentThread().interrupt();
-      warn(e, "interrupted");
+      return false;
     }
-    return MetricSnapshot.EMPTY;
   }
 
   private void warn(Endpoint e, String why) {

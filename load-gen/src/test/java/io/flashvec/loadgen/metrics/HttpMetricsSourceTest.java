@@ -68,4 +68,40 @@ class HttpMetricsSourceTest {
     assertThat(warnings).contains("cannot read metrics of node gone");
     assertThat(warnings.lines().count()).isEqualTo(1);
   }
+
+  @Test
+  void aFailedScrapeIsTriedAgain() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger calls =
+        new java.util.concurrent.atomic.AtomicInteger();
+    com.sun.net.httpserver.HttpServer server =
+        com.sun.net.httpserver.HttpServer.create(
+            new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext(
+        "/metrics",
+        ex -> {
+          boolean fail = calls.getAndIncrement() == 0; // the first scrape gets a 500
+          byte[] body =
+              (fail ? "busy" : "# TYPE x_total counter\nx_total 7\n")
+                  .getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(fail ? 500 : 200, body.length);
+          ex.getResponseBody().write(body);
+          ex.close();
+        });
+    server.start();
+    try {
+      ByteArrayOutputStream log = new ByteArrayOutputStream();
+      HttpMetricsSource src =
+          new HttpMetricsSource(
+              HttpMetricsSource.parseAll(
+                  List.of("n=http://127.0.0.1:" + server.getAddress().getPort())),
+              "k",
+              Duration.ofSeconds(5),
+              new PrintStream(log, true, StandardCharsets.UTF_8));
+      assertThat(src.scrape().get("n").values()).containsEntry("x_total", 7.0);
+      assertThat(calls.get()).isEqualTo(2);
+      assertThat(log.toString(StandardCharsets.UTF_8)).isEmpty();
+    } finally {
+      server.stop(0);
+    }
+  }
 }
