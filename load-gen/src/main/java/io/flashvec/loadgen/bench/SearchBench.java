@@ -40,6 +40,8 @@ public final class SearchBench {
    * @param metricPrefixes which server metrics to report (name prefixes)
    * @param beforePoint run before each measured point, after its warm-up (e.g. drop the page cache
    *     for a cold run); may be null
+   * @param beforeQuery run by a client before each measured query, outside its latency (e.g. evict
+   *     the index for a search from a cold cache every time); may be null
    */
   public record Config(
       String collection,
@@ -51,7 +53,35 @@ public final class SearchBench {
       Duration warmup,
       List<String> metricPrefixes,
       Runnable beforePoint,
-      PrintStream out) {}
+      PrintStream out,
+      Runnable beforeQuery) {
+
+    /** A configuration without a per-query hook. */
+    public Config(
+        String collection,
+        int k,
+        List<Integer> concurrency,
+        List<SearchParams> params,
+        Duration duration,
+        long queriesPerPoint,
+        Duration warmup,
+        List<String> metricPrefixes,
+        Runnable beforePoint,
+        PrintStream out) {
+      this(
+          collection,
+          k,
+          concurrency,
+          params,
+          duration,
+          queriesPerPoint,
+          warmup,
+          metricPrefixes,
+          beforePoint,
+          out,
+          null);
+    }
+  }
 
   /** The id mapper of a plain search: ids are base rows, recall is {@link Recall#atK}. */
   public static final LongUnaryOperator IDENTITY = id -> id;
@@ -122,14 +152,22 @@ public final class SearchBench {
           "ground truth is shallower than k [depth=" + gt[0].length + ", k=" + cfg.k + "]");
     }
     if (!cfg.warmup.isZero()) {
-      drive(queries, null, concurrency, params, cfg.warmup, 0, idMapper);
+      drive(queries, null, concurrency, params, cfg.warmup, 0, idMapper, null);
     }
     if (cfg.beforePoint != null) {
       cfg.beforePoint.run();
     }
     Map<String, MetricSnapshot> before = metrics.scrape();
     Outcome o =
-        drive(queries, gt, concurrency, params, cfg.duration, cfg.queriesPerPoint, idMapper);
+        drive(
+            queries,
+            gt,
+            concurrency,
+            params,
+            cfg.duration,
+            cfg.queriesPerPoint,
+            idMapper,
+            cfg.beforeQuery);
     Map<String, MetricSnapshot> after = metrics.scrape();
     PointMetrics server = PointMetrics.of(before, after, cfg.metricPrefixes, o.ok, o.seconds);
     LatencySummary lat = LatencySummary.of(o.histogram);
@@ -217,7 +255,8 @@ public final class SearchBench {
       SearchParams params,
       Duration duration,
       long maxQueries,
-      LongUnaryOperator idMapper) {
+      LongUnaryOperator idMapper,
+      Runnable beforeQuery) {
     AtomicLong seq = new AtomicLong();
     CountDownLatch start = new CountDownLatch(1);
     Worker[] workers = new Worker[concurrency];
@@ -236,7 +275,7 @@ public final class SearchBench {
                   Thread.currentThread().interrupt();
                   return;
                 }
-                w.loop(queries, gt, params, seq, maxQueries, deadline[0], idMapper);
+                w.loop(queries, gt, params, seq, maxQueries, deadline[0], idMapper, beforeQuery);
               },
               "search-c" + concurrency + "-" + i);
       threads[i].setDaemon(true);
@@ -286,12 +325,16 @@ public final class SearchBench {
         AtomicLong seq,
         long maxQueries,
         long deadline,
-        LongUnaryOperator idMapper) {
+        LongUnaryOperator idMapper,
+        Runnable beforeQuery) {
       int k = cfg.k;
       while (true) {
         long s = seq.getAndIncrement();
         if (maxQueries > 0 && s >= maxQueries) {
           return;
+        }
+        if (beforeQuery != null && System.nanoTime() < deadline) {
+          beforeQuery.run();
         }
         long t0 = System.nanoTime();
         if (t0 >= deadline) {

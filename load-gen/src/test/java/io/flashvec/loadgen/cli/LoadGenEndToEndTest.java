@@ -242,6 +242,30 @@ class LoadGenEndToEndTest {
         .isEqualTo(FakeQdrantServer.PAGES_PER_SEARCH);
     assertThat(root.path("points").get(0).has("nodes")).isFalse();
 
+    // a search from a cold cache every time: one eviction before each measured query
+    Path cold = dir.resolve("cold.json");
+    server.evictions.set(0);
+    assertThat(
+            run(
+                "search",
+                "--url",
+                url,
+                "--collection",
+                "bench",
+                "--dataset",
+                data.toString(),
+                "--queries",
+                "25",
+                "--warmup",
+                "0s",
+                "--evict-each-query",
+                "--out",
+                cold.toString()))
+        .isZero();
+    assertThat(server.evictions.get()).isEqualTo(25);
+    assertThat(Json.MAPPER.readTree(cold.toFile()).path("page_cache").asString())
+        .contains("before each query");
+
     // a second result (duration mode) overlaid by `report`
     Path result2 = dir.resolve("result2.json");
     assertThat(
