@@ -64,6 +64,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -104,6 +105,9 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   private final ScheduledExecutorService resyncScheduler;
   private Server server;
   private volatile boolean closed;
+
+  /** Told the costs of every shard search this node served (metrics); no-op by default. */
+  private volatile Consumer<SearchStats> searchObserver = stats -> {};
 
   public ShardServer(
       String nodeId,
@@ -599,6 +603,14 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         });
   }
 
+  /**
+   * Sets what is told the costs of each shard search this node serves, after the search and before
+   * the reply (the query role's metrics: in a cluster the search work is counted where it runs).
+   */
+  public void onShardSearch(Consumer<SearchStats> observer) {
+    this.searchObserver = java.util.Objects.requireNonNull(observer, "observer");
+  }
+
   @Override
   public void search(ShardSearchRequest req, StreamObserver<ShardSearchReply> out) {
     answer(
@@ -624,6 +636,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
                       req.getWithVector(),
                       FilterWriter.fromJsonString(req.getFilterJson())),
                   stats);
+          searchObserver.accept(stats);
           ShardSearchReply.Builder b = ShardSearchReply.newBuilder().setStats(Protos.stats(stats));
           for (Record r : hits) {
             b.addRecords(Protos.record(r));

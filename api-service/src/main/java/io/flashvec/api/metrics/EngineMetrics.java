@@ -9,16 +9,16 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.springframework.stereotype.Component;
 
 /**
  * Per-collection gauges ({@code flashvec_collection_points}, {@code flashvec_collection_segments},
- * {@code flashvec_wal_bytes}), refreshed every second from the engine so that collections created
- * or dropped at run time appear and disappear. WAL fsync latency and appended bytes are recorded
- * where they happen (see {@code EngineConfiguration}).
+ * {@code flashvec_wal_bytes}), read from the engine when scraped; the set of collections is
+ * refreshed every second so that collections created or dropped at run time appear and disappear.
+ * WAL fsync latency and appended bytes are recorded where they happen (see {@code
+ * EngineConfiguration}).
  */
 @Component
 public class EngineMetrics implements MeterBinder {
@@ -49,6 +49,10 @@ public class EngineMetrics implements MeterBinder {
     Gauge.builder("flashvec.ready", service, s -> s.ready() ? 1 : 0)
         .description("1 once WAL recovery finished")
         .register(registry);
+    // Rows read the collection by name when scraped and are registered without overwriting: a
+    // refresh then only adds and removes rows of created and dropped collections. (Overwriting
+    // every second removed and re-added each gauge, and a scrape that overlapped it failed with
+    // DuplicateLabelsException, i.e. /metrics answered 500.)
     Runnable refresh =
         () -> {
           if (!service.ready()) {
@@ -57,16 +61,15 @@ public class EngineMetrics implements MeterBinder {
           List<MultiGauge.Row<?>> p = new ArrayList<>();
           List<MultiGauge.Row<?>> s = new ArrayList<>();
           List<MultiGauge.Row<?>> w = new ArrayList<>();
-          for (Map.Entry<String, Collection> e : service.collections().entrySet()) {
-            Tags tags = Tags.of("collection", e.getKey());
-            Collection.Info info = e.getValue().info();
-            p.add(MultiGauge.Row.of(tags, info.points()));
-            s.add(MultiGauge.Row.of(tags, info.segments()));
-            w.add(MultiGauge.Row.of(tags, e.getValue().walBytes()));
+          for (String name : service.collections().keySet()) {
+            Tags tags = Tags.of("collection", name);
+            p.add(MultiGauge.Row.of(tags, name, n -> value(n, c -> c.info().points())));
+            s.add(MultiGauge.Row.of(tags, name, n -> value(n, c -> c.info().segments())));
+            w.add(MultiGauge.Row.of(tags, name, n -> value(n, Collection::walBytes)));
           }
-          points.register(p, true);
-          segments.register(s, true);
-          walBytes.register(w, true);
+          points.register(p, false);
+          segments.register(s, false);
+          walBytes.register(w, false);
         };
     scheduler.scheduleWithFixedDelay(
         () -> {
@@ -79,5 +82,18 @@ public class EngineMetrics implements MeterBinder {
         0,
         1,
         TimeUnit.SECONDS);
+  }
+
+  /** A collection's figure at scrape time; NaN once it is gone. */
+  private double value(String name, java.util.function.ToDoubleFunction<Collection> f) {
+    Collection c = service.collections().get(name);
+    if (c == null) {
+      return Double.NaN;
+    }
+    try {
+      return f.applyAsDouble(c);
+    } catch (RuntimeException e) {
+      return Double.NaN; // dropped or closing while scraped
+    }
   }
 }

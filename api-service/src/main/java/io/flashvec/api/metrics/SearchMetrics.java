@@ -1,9 +1,11 @@
 package io.flashvec.api.metrics;
 
+import io.flashvec.api.FlashVecProperties;
 import io.flashvec.index.SearchStats;
 import io.flashvec.storage.ThreadIo;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.stereotype.Component;
 
 /**
@@ -12,6 +14,12 @@ import org.springframework.stereotype.Component;
  * flashvec_search_nodes_expanded_total}, {@code flashvec_search_reranked_total}, {@code
  * flashvec_search_distance_computations_total}, {@code flashvec_io_pages_read_total} and {@code
  * flashvec_io_bytes_read_total} (major faults on mapped segment files × 4 KiB).
+ *
+ * <p>Work is counted by the process that does it. Standalone, that is the one process. In a cluster
+ * the proxy counts only the searches it received ({@code queries}); each query node counts the
+ * shard searches it served ({@code flashvec_search_shard_searches_total}) and their work, so the
+ * total work of a query is the sum over the query nodes' metrics, with no double counting when the
+ * proxy's are added too (the proxy still returns the summed costs in {@code flashvec_stats}).
  */
 @Component
 public class SearchMetrics {
@@ -23,10 +31,28 @@ public class SearchMetrics {
   private final Counter distances;
   private final Counter pages;
   private final Counter bytes;
+  private final Counter shardSearches;
+  private final boolean workCountedOnQueryNodes;
 
-  SearchMetrics(MeterRegistry registry) {
+  @Autowired
+  SearchMetrics(MeterRegistry registry, FlashVecProperties props) {
+    this(registry, props.cluster().enabled());
+  }
+
+  /**
+   * @param workCountedOnQueryNodes cluster mode: REST searches count only themselves, their work is
+   *     counted by the query nodes that run the shard searches
+   */
+  SearchMetrics(MeterRegistry registry, boolean workCountedOnQueryNodes) {
+    this.workCountedOnQueryNodes = workCountedOnQueryNodes;
+    shardSearches =
+        Counter.builder("flashvec.search.shard.searches")
+            .description("Shard searches this query node served for proxies (cluster mode)")
+            .register(registry);
     queries =
-        Counter.builder("flashvec.search.queries").description("Searches run").register(registry);
+        Counter.builder("flashvec.search.queries")
+            .description("Searches received over REST (standalone or proxy)")
+            .register(registry);
     visited =
         Counter.builder("flashvec.search.nodes.visited")
             .description("Graph nodes scored approximately")
@@ -53,9 +79,24 @@ public class SearchMetrics {
             .register(registry);
   }
 
-  /** Records one search request's costs (a batch counts each of its searches). */
+  /**
+   * Records one REST search request (a batch counts each of its searches) and, standalone, its
+   * costs; a cluster proxy's costs are counted by the query nodes ({@link #recordShardSearch}).
+   */
   public void record(int searches, SearchStats s) {
     queries.increment(searches);
+    if (!workCountedOnQueryNodes) {
+      recordWork(s);
+    }
+  }
+
+  /** Records one shard search this query node served over gRPC, with its costs. */
+  public void recordShardSearch(SearchStats s) {
+    shardSearches.increment();
+    recordWork(s);
+  }
+
+  private void recordWork(SearchStats s) {
     visited.increment(s.visited);
     expanded.increment(s.expanded);
     reranked.increment(s.reranked);

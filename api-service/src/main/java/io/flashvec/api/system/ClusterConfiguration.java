@@ -1,6 +1,7 @@
 package io.flashvec.api.system;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.metrics.SearchMetrics;
 import io.flashvec.cluster.ClusterCollectionService;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.EtcdMetadataStore;
@@ -90,8 +91,13 @@ public class ClusterConfiguration {
       FlashVecProperties props,
       LocalCollectionService local,
       EtcdMetadataStore meta,
-      ShardClients clients) {
-    return new ShardServer(nodeId(props), local, meta, clients, props.cluster().writeDeadline());
+      ShardClients clients,
+      SearchMetrics metrics) {
+    ShardServer server =
+        new ShardServer(nodeId(props), local, meta, clients, props.cluster().writeDeadline());
+    // search work is counted on the node that does it (SearchMetrics)
+    server.onShardSearch(metrics::recordShardSearch);
+    return server;
   }
 
   /**

@@ -149,6 +149,50 @@ class ClusterIT {
     Http.Response got = api.post("/collections/docs/points", "{\"ids\":" + all + "}");
     assertThat(got.result().size()).isEqualTo(POINTS);
     assertSearchesMatchReference("docs");
+    assertSearchWorkIsCountedOnTheQueryNodes();
+  }
+
+  /**
+   * The work of a search is counted in the metrics of the query nodes that ran its shard searches
+   * (summed over them it equals the {@code flashvec_stats} the proxy returns); the proxy counts
+   * only the query, so adding its metrics does not count the work twice.
+   */
+  private void assertSearchWorkIsCountedOnTheQueryNodes() {
+    String dist = "flashvec_search_distance_computations_total";
+    String shardSearches = "flashvec_search_shard_searches_total";
+    String body = "{\"vector\":" + json(vector()) + ",\"limit\":10,\"with_stats\":true}";
+    double distBefore = sumOverQueryNodes(dist);
+    double shardsBefore = sumOverQueryNodes(shardSearches);
+    double proxyDistBefore = metric(proxy, dist);
+    double proxyQueriesBefore = metric(proxy, "flashvec_search_queries_total");
+    Http.Response r = api.post("/collections/solo/points/search", body);
+    assertThat(r.status()).as(r.raw()).isEqualTo(200);
+    long reported = r.body().path("flashvec_stats").path("distance_computations").asLong();
+    assertThat(reported).isPositive();
+    assertThat(sumOverQueryNodes(dist) - distBefore).isEqualTo((double) reported);
+    assertThat(sumOverQueryNodes(shardSearches) - shardsBefore).isEqualTo(3.0);
+    assertThat(metric(proxy, dist)).isEqualTo(proxyDistBefore);
+    assertThat(metric(proxy, "flashvec_search_queries_total") - proxyQueriesBefore).isEqualTo(1.0);
+  }
+
+  private double sumOverQueryNodes(String name) {
+    double sum = 0;
+    for (ServerProcess q : queries) {
+      sum += metric(q, name);
+    }
+    return sum;
+  }
+
+  /** The value of an unlabelled-but-for-{@code application} counter on a node's /metrics. */
+  private static double metric(ServerProcess node, String name) {
+    Http.Response r = new Http(node.url()).get("/metrics");
+    assertThat(r.status()).isEqualTo(200);
+    for (String line : r.raw().split("\n")) {
+      if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+        return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    throw new AssertionError("no " + name + " on " + node.url() + "/metrics");
   }
 
   /**

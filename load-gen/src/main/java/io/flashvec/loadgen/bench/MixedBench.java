@@ -3,6 +3,7 @@ package io.flashvec.loadgen.bench;
 import io.flashvec.loadgen.client.SearchParams;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
+import io.flashvec.loadgen.metrics.MetricsSource;
 import io.flashvec.loadgen.report.BenchmarkResult;
 import io.flashvec.loadgen.report.SearchPoint;
 import java.io.PrintStream;
@@ -75,9 +76,18 @@ public final class MixedBench {
 
   private final VectorDbClient client;
   private final Config cfg;
+  private final MetricsSource metrics;
 
-  /** Creates the run; the client is not closed by this class. */
+  /** Creates the run, reading the client's own metrics; the client is not closed by this class. */
   public MixedBench(VectorDbClient client, Config cfg) {
+    this(client, cfg, MetricsSource.of(client));
+  }
+
+  /**
+   * Creates the run, reading the server metrics from {@code metrics} (summed over its nodes); the
+   * client is not closed by this class.
+   */
+  public MixedBench(VectorDbClient client, Config cfg, MetricsSource metrics) {
     if (cfg.insertRate <= 0 || cfg.insertBatch < 1) {
       throw new IllegalArgumentException(
           "insert rate and batch must be positive [rate="
@@ -88,6 +98,7 @@ public final class MixedBench {
     }
     this.client = client;
     this.cfg = cfg;
+    this.metrics = metrics;
   }
 
   /** Runs queries alone, then queries with inserts. */
@@ -106,7 +117,8 @@ public final class MixedBench {
                 cfg.warmup,
                 cfg.metricPrefixes,
                 null,
-                cfg.out));
+                cfg.out),
+            metrics);
     LongUnaryOperator mapper = id -> id >= n ? Math.floorMod(id - n, (long) n) : id;
     SearchPoint alone =
         search.runPoint(queries, gt, cfg.concurrency, cfg.params, "queries-only", mapper);

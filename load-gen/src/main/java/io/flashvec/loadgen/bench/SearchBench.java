@@ -4,8 +4,8 @@ import io.flashvec.loadgen.client.SearchParams;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
 import io.flashvec.loadgen.metrics.MetricSnapshot;
-import io.flashvec.loadgen.metrics.PrometheusText;
-import io.flashvec.loadgen.metrics.ServerIo;
+import io.flashvec.loadgen.metrics.MetricsSource;
+import io.flashvec.loadgen.metrics.PointMetrics;
 import io.flashvec.loadgen.report.SearchPoint;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -22,7 +22,8 @@ import org.HdrHistogram.Histogram;
  * each keep exactly one request in flight, cycling through the query set from query 0, for a
  * duration or until a query count is reached. Per point it reports QPS, latency percentiles
  * (HdrHistogram, recorded in ns), recall@k against ground truth, errors, and the deltas of the
- * server's Prometheus metrics scraped just before and just after the point.
+ * server's Prometheus metrics scraped just before and just after the point — summed over the nodes
+ * when the {@link MetricsSource} has several (a cluster), with per-node figures beside.
  *
  * <p>QPS is successful queries divided by the wall-clock time from the start signal until the last
  * client stopped. One instance runs one sweep at a time; client threads are created per point and
@@ -39,6 +40,8 @@ public final class SearchBench {
    * @param metricPrefixes which server metrics to report (name prefixes)
    * @param beforePoint run before each measured point, after its warm-up (e.g. drop the page cache
    *     for a cold run); may be null
+   * @param beforeQuery run by a client before each measured query, outside its latency (e.g. evict
+   *     the index for a search from a cold cache every time); may be null
    */
   public record Config(
       String collection,
@@ -50,18 +53,59 @@ public final class SearchBench {
       Duration warmup,
       List<String> metricPrefixes,
       Runnable beforePoint,
-      PrintStream out) {}
+      PrintStream out,
+      Runnable beforeQuery) {
+
+    /** A configuration without a per-query hook. */
+    public Config(
+        String collection,
+        int k,
+        List<Integer> concurrency,
+        List<SearchParams> params,
+        Duration duration,
+        long queriesPerPoint,
+        Duration warmup,
+        List<String> metricPrefixes,
+        Runnable beforePoint,
+        PrintStream out) {
+      this(
+          collection,
+          k,
+          concurrency,
+          params,
+          duration,
+          queriesPerPoint,
+          warmup,
+          metricPrefixes,
+          beforePoint,
+          out,
+          null);
+    }
+  }
 
   /** The id mapper of a plain search: ids are base rows, recall is {@link Recall#atK}. */
   public static final LongUnaryOperator IDENTITY = id -> id;
 
   private final VectorDbClient client;
   private final Config cfg;
+  private final MetricsSource metrics;
 
-  /** Creates a sweep over {@code client}; the client is not closed by this class. */
+  /**
+   * Creates a sweep over {@code client} that reads the server metrics from the client's own
+   * endpoint; the client is not closed by this class.
+   */
   public SearchBench(VectorDbClient client, Config cfg) {
+    this(client, cfg, MetricsSource.of(client));
+  }
+
+  /**
+   * Creates a sweep over {@code client} that reads the server metrics from {@code metrics} (e.g.
+   * every node of a cluster, summed); the client is not closed by this class.
+   */
+  public SearchBench(VectorDbClient client, Config cfg, MetricsSource metrics) {
     this.client = client;
     this.cfg = cfg;
+    this.metrics = metrics;
     if (cfg.duration.isZero() && cfg.queriesPerPoint <= 0) {
       throw new IllegalArgumentException("need a duration or a query count per point");
     }
@@ -108,17 +152,24 @@ public final class SearchBench {
           "ground truth is shallower than k [depth=" + gt[0].length + ", k=" + cfg.k + "]");
     }
     if (!cfg.warmup.isZero()) {
-      drive(queries, null, concurrency, params, cfg.warmup, 0, idMapper);
+      drive(queries, null, concurrency, params, cfg.warmup, 0, idMapper, null);
     }
     if (cfg.beforePoint != null) {
       cfg.beforePoint.run();
     }
-    MetricSnapshot before = scrape();
+    Map<String, MetricSnapshot> before = metrics.scrape();
     Outcome o =
-        drive(queries, gt, concurrency, params, cfg.duration, cfg.queriesPerPoint, idMapper);
-    MetricSnapshot after = scrape();
-    Map<String, Double> deltas = MetricSnapshot.deltas(before, after, cfg.metricPrefixes);
-    Map<String, Double> gauges = MetricSnapshot.gauges(after, cfg.metricPrefixes);
+        drive(
+            queries,
+            gt,
+            concurrency,
+            params,
+            cfg.duration,
+            cfg.queriesPerPoint,
+            idMapper,
+            cfg.beforeQuery);
+    Map<String, MetricSnapshot> after = metrics.scrape();
+    PointMetrics server = PointMetrics.of(before, after, cfg.metricPrefixes, o.ok, o.seconds);
     LatencySummary lat = LatencySummary.of(o.histogram);
     double qps = o.seconds > 0 ? o.ok / o.seconds : 0;
     double recall = gt == null || o.ok == 0 ? Double.NaN : o.recallSum / o.ok;
@@ -139,9 +190,10 @@ public final class SearchBench {
             lat.maxMs(),
             lat.meanMs(),
             recall,
-            deltas,
-            gauges,
-            ServerIo.derive(deltas, o.ok, o.seconds));
+            server.deltas(),
+            server.gauges(),
+            server.io(),
+            server.nodes());
     if (cfg.out != null) {
       cfg.out.printf(
           "%s c=%-3d %-16s qps=%9.1f p50=%7.2fms p95=%7.2fms p99=%7.2fms max=%7.2fms"
@@ -158,13 +210,34 @@ public final class SearchBench {
           Double.isNaN(recall) ? "n/a" : String.format("%.4f", recall),
           o.errors,
           o.firstError == null ? "" : " first error: " + o.firstError);
+      if (!server.nodes().isEmpty()) {
+        cfg.out.println(workLine(server));
+      }
     }
     return point;
   }
 
-  private MetricSnapshot scrape() {
-    String text = client.metricsText();
-    return text == null ? MetricSnapshot.EMPTY : PrometheusText.parse(text);
+  /**
+   * One line of the work per query summed over the nodes and per node: distance computations, pages
+   * read and CPU milliseconds.
+   */
+  static String workLine(PointMetrics m) {
+    StringBuilder sb =
+        new StringBuilder("  per query over ").append(m.nodes().size()).append(" nodes: ");
+    sb.append(figures(m.io()));
+    for (var e : m.nodes().entrySet()) {
+      sb.append(" | ").append(e.getKey()).append(' ').append(figures(e.getValue()));
+    }
+    return sb.toString();
+  }
+
+  private static String figures(Map<String, Double> io) {
+    return String.format(
+        java.util.Locale.ROOT,
+        "dist=%.0f pages=%.1f cpu=%.3fms",
+        io.getOrDefault("search_distance_computations_per_query", 0.0),
+        io.getOrDefault("pages_read_per_query", 0.0),
+        io.getOrDefault("cpu_ms_per_query", Double.NaN));
   }
 
   private record Outcome(
@@ -182,7 +255,8 @@ public final class SearchBench {
       SearchParams params,
       Duration duration,
       long maxQueries,
-      LongUnaryOperator idMapper) {
+      LongUnaryOperator idMapper,
+      Runnable beforeQuery) {
     AtomicLong seq = new AtomicLong();
     CountDownLatch start = new CountDownLatch(1);
     Worker[] workers = new Worker[concurrency];
@@ -201,7 +275,7 @@ public final class SearchBench {
                   Thread.currentThread().interrupt();
                   return;
                 }
-                w.loop(queries, gt, params, seq, maxQueries, deadline[0], idMapper);
+                w.loop(queries, gt, params, seq, maxQueries, deadline[0], idMapper, beforeQuery);
               },
               "search-c" + concurrency + "-" + i);
       threads[i].setDaemon(true);
@@ -251,12 +325,16 @@ public final class SearchBench {
         AtomicLong seq,
         long maxQueries,
         long deadline,
-        LongUnaryOperator idMapper) {
+        LongUnaryOperator idMapper,
+        Runnable beforeQuery) {
       int k = cfg.k;
       while (true) {
         long s = seq.getAndIncrement();
         if (maxQueries > 0 && s >= maxQueries) {
           return;
+        }
+        if (beforeQuery != null && System.nanoTime() < deadline) {
+          beforeQuery.run();
         }
         long t0 = System.nanoTime();
         if (t0 >= deadline) {

@@ -42,6 +42,8 @@ public final class MixedCommand implements Callable<Integer> {
 
   @Mixin DatasetOptions data;
 
+  @Mixin MetricsOptions metricsOptions;
+
   @Option(names = "--collection", required = true, description = "Collection name.")
   String collection;
 
@@ -126,7 +128,8 @@ public final class MixedCommand implements Callable<Integer> {
                       insertBatch,
                       keepInserts,
                       ServerIo.DEFAULT_PREFIXES,
-                      log))
+                      log),
+                  metricsOptions.open(c, client, log))
               .run(
                   d.base(),
                   SearchBench.prepare(c, d.queries()),
@@ -134,6 +137,7 @@ public final class MixedCommand implements Callable<Integer> {
                   insertIdStart == null ? d.size() : insertIdStart);
       Map<String, Object> root = Metadata.of("mixed", d, client, collection);
       root.put("k", k);
+      metricsOptions.describe(root);
       root.put("duration_s", duration.toMillis() / 1000.0);
       root.putAll(r.toMap());
       root.put(

@@ -15,6 +15,9 @@ import java.nio.file.Path;
 final class PageCache {
   private PageCache() {}
 
+  /** One client for every eviction (--evict-each-query evicts before every query). */
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
   /** {@code sync}, then {@code echo 1 > /proc/sys/vm/drop_caches}; logs and goes on on failure. */
   static void drop(PrintStream log) {
     try {
@@ -30,9 +33,9 @@ final class PageCache {
 
   /** Asks a FlashVec server to evict a collection's index files; logs and goes on on failure. */
   static void evict(String url, String collection, PrintStream log) {
-    try (HttpClient http = HttpClient.newHttpClient()) {
+    try {
       HttpResponse<String> r =
-          http.send(
+          HTTP.send(
               HttpRequest.newBuilder(
                       URI.create(
                           url.replaceAll("/+$", "")

@@ -33,7 +33,8 @@ import picocli.CommandLine.Spec;
           + " clients each keep one search in flight, cycling through query.fvecs, for --duration"
           + " or --queries.",
       "Per point: QPS, P50/P95/P99/max latency, recall@k against ground truth (computed and"
-          + " cached when missing), errors, and the deltas of the server's /metrics.",
+          + " cached when missing), errors, and the deltas of the server's /metrics (summed over"
+          + " every --metrics-url node of a cluster, and per node).",
       "Writes a JSON result (--out) and optionally an HTML report (--html)."
     })
 public final class SearchCommand implements Callable<Integer> {
@@ -42,6 +43,8 @@ public final class SearchCommand implements Callable<Integer> {
   @Mixin ClientOptions client;
 
   @Mixin DatasetOptions data;
+
+  @Mixin MetricsOptions metricsOptions;
 
   @Option(names = "--collection", required = true, description = "Collection name.")
   String collection;
@@ -111,6 +114,15 @@ public final class SearchCommand implements Callable<Integer> {
               + " drops them from the page cache. Use with --warmup 0s.")
   boolean evict;
 
+  @Option(
+      names = "--evict-each-query",
+      description =
+          "Cold search every time, against FlashVec: POST /collections/{c}/evict before every"
+              + " measured query (outside its latency), so pages read per query are those of a"
+              + " search from a cold cache. Use with --concurrency 1 (another client's eviction"
+              + " would land inside a query) and --warmup 0s.")
+  boolean evictEachQuery;
+
   @Option(names = "--out", required = true, description = "JSON result file.")
   Path out;
 
@@ -138,7 +150,9 @@ public final class SearchCommand implements Callable<Integer> {
                   warmup,
                   metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
                   coldHook(log),
-                  log));
+                  log,
+                  evictEachQuery ? () -> PageCache.evict(client.url, collection, log) : null),
+              metricsOptions.open(c, client, log));
       int[][] gt = d.groundTruth();
       if (client.filterBucketsBelow > 0) {
         gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);
@@ -146,6 +160,7 @@ public final class SearchCommand implements Callable<Integer> {
       List<SearchPoint> points = bench.run(prepared, gt);
       Map<String, Object> meta = Metadata.of("search", d, client, collection);
       meta.put("k", k);
+      metricsOptions.describe(meta);
       if (client.filterBucketsBelow > 0) {
         meta.put(
             "filter",
@@ -156,11 +171,13 @@ public final class SearchCommand implements Callable<Integer> {
       meta.put("warmup_s", warmup.toMillis() / 1000.0);
       meta.put(
           "page_cache",
-          evict
-              ? "cold: index files evicted (POST /collections/{c}/evict) before each point"
-              : dropCaches
-                  ? "cold: dropped before each point (after its warm-up)"
-                  : "warm (not dropped)");
+          evictEachQuery
+              ? "cold: index files evicted (POST /collections/{c}/evict) before each query"
+              : evict
+                  ? "cold: index files evicted (POST /collections/{c}/evict) before each point"
+                  : dropCaches
+                      ? "cold: dropped before each point (after its warm-up)"
+                      : "warm (not dropped)");
       BenchmarkResult result = new BenchmarkResult(meta, points);
       result.write(out);
       o.printf("wrote %s%n", out);

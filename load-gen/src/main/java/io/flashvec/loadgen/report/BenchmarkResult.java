@@ -61,6 +61,9 @@ public record BenchmarkResult(Map<String, Object> metadata, List<SearchPoint> po
     m.put("server", p.server());
     m.put("server_gauges", p.serverGauges());
     m.put("io", p.io());
+    if (p.nodes() != null && !p.nodes().isEmpty()) {
+      m.put("nodes", p.nodes());
+    }
     return m;
   }
 
@@ -99,7 +102,8 @@ public record BenchmarkResult(Map<String, Object> metadata, List<SearchPoint> po
               p.path("recall_at_k").isNumber() ? p.path("recall_at_k").asDouble() : Double.NaN,
               doubleMap(p.path("server")),
               doubleMap(p.path("server_gauges")),
-              doubleMap(p.path("io"))));
+              doubleMap(p.path("io")),
+              nodesMap(p.path("nodes"))));
     }
     return new BenchmarkResult(meta, points);
   }
@@ -108,6 +112,14 @@ public record BenchmarkResult(Map<String, Object> metadata, List<SearchPoint> po
     Map<String, Integer> m = new LinkedHashMap<>();
     for (var e : n.properties()) {
       m.put(e.getKey(), e.getValue().asInt());
+    }
+    return m;
+  }
+
+  private static Map<String, Map<String, Double>> nodesMap(JsonNode n) {
+    Map<String, Map<String, Double>> m = new LinkedHashMap<>();
+    for (var e : n.properties()) {
+      m.put(e.getKey(), doubleMap(e.getValue()));
     }
     return m;
   }

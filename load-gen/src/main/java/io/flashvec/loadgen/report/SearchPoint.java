@@ -17,7 +17,10 @@ import java.util.Map;
  * @param server deltas of the server's monotonic metrics over the point (series key → delta)
  * @param serverGauges values of the server's gauges after the point
  * @param io derived per-query server figures ({@code bytes_read_per_query}, {@code
- *     pages_read_per_query}, {@code read_mb_per_s}, {@code cpu_ms_per_query}), when present
+ *     pages_read_per_query}, {@code read_mb_per_s}, {@code cpu_ms_per_query}), when present; with
+ *     several metrics endpoints (a cluster's nodes) {@code server}, {@code serverGauges} and {@code
+ *     io} are sums over the nodes
+ * @param nodes with several metrics endpoints: node name → its own derived figures, else empty
  */
 public record SearchPoint(
     String label,
@@ -37,7 +40,50 @@ public record SearchPoint(
     double recallAtK,
     Map<String, Double> server,
     Map<String, Double> serverGauges,
-    Map<String, Double> io) {
+    Map<String, Double> io,
+    Map<String, Map<String, Double>> nodes) {
+
+  /** A point measured against one metrics endpoint (no per-node figures). */
+  public SearchPoint(
+      String label,
+      int concurrency,
+      int k,
+      Map<String, Integer> params,
+      long queries,
+      long errors,
+      double seconds,
+      double qps,
+      double p50Ms,
+      double p95Ms,
+      double p99Ms,
+      double p999Ms,
+      double maxMs,
+      double meanMs,
+      double recallAtK,
+      Map<String, Double> server,
+      Map<String, Double> serverGauges,
+      Map<String, Double> io) {
+    this(
+        label,
+        concurrency,
+        k,
+        params,
+        queries,
+        errors,
+        seconds,
+        qps,
+        p50Ms,
+        p95Ms,
+        p99Ms,
+        p999Ms,
+        maxMs,
+        meanMs,
+        recallAtK,
+        server,
+        serverGauges,
+        io,
+        Map.of());
+  }
 
   /** A short label of the parameters, e.g. {@code search_list=40,beam_width=4}, or "default". */
   public String paramsLabel() {

@@ -33,6 +33,7 @@ final class FakeQdrantServer implements AutoCloseable {
   final AtomicLong searches = new AtomicLong();
   final AtomicLong upsertedBytes = new AtomicLong();
   final AtomicLong upserts = new AtomicLong();
+  final AtomicLong evictions = new AtomicLong();
 
   /** Upserts to answer with 503 before accepting again (fault injection). */
   final AtomicInteger failUpserts = new AtomicInteger();
@@ -165,6 +166,11 @@ final class FakeQdrantServer implements AutoCloseable {
         c.pollsSinceUpsert.set(0);
         upserts.incrementAndGet();
         ok(ex, "{\"operation_id\":" + upserts.get() + ",\"status\":\"completed\"}");
+        return;
+      }
+      if (tail.equals("evict") && method.equals("POST")) {
+        evictions.incrementAndGet();
+        ok(ex, "{\"evicted_files\":1}");
         return;
       }
       if (tail.equals("points/delete") && method.equals("POST")) {

@@ -204,6 +204,68 @@ class LoadGenEndToEndTest {
         .containsEntry("beam_width", 4);
     assertThat(Files.readString(html)).contains("<svg").contains("Recall vs QPS");
 
+    // metrics summed over several nodes: the same fake twice = two nodes doing the same work
+    Path summed = dir.resolve("summed.json");
+    assertThat(
+            run(
+                "search",
+                "--url",
+                url,
+                "--collection",
+                "bench",
+                "--dataset",
+                data.toString(),
+                "--queries",
+                "40",
+                "--warmup",
+                "0s",
+                "--metrics-url",
+                "query-1=" + url,
+                "--metrics-url",
+                "query-2=" + url + "/metrics",
+                "--out",
+                summed.toString()))
+        .isZero();
+    SearchPoint s = BenchmarkResult.read(summed).points().get(0);
+    assertThat(s.io().get("pages_read_per_query"))
+        .isCloseTo(2.0 * FakeQdrantServer.PAGES_PER_SEARCH, within(1e-9));
+    assertThat(s.server()).containsEntry("flashvec_io_pages_read_total{shard=\"0\"}", 240.0);
+    assertThat(s.serverGauges()).containsEntry("process_cpu_usage", 1.0);
+    assertThat(s.nodes()).containsOnlyKeys("query-1", "query-2");
+    for (var node : s.nodes().values()) {
+      assertThat(node.get("pages_read_per_query"))
+          .isCloseTo(FakeQdrantServer.PAGES_PER_SEARCH, within(1e-9));
+    }
+    JsonNode summedRoot = Json.MAPPER.readTree(summed.toFile());
+    assertThat(summedRoot.at("/metrics_nodes/query-2").asString()).isEqualTo(url + "/metrics");
+    assertThat(summedRoot.at("/points/0/nodes/query-1/pages_read_per_query").asDouble())
+        .isEqualTo(FakeQdrantServer.PAGES_PER_SEARCH);
+    assertThat(root.path("points").get(0).has("nodes")).isFalse();
+
+    // a search from a cold cache every time: one eviction before each measured query
+    Path cold = dir.resolve("cold.json");
+    server.evictions.set(0);
+    assertThat(
+            run(
+                "search",
+                "--url",
+                url,
+                "--collection",
+                "bench",
+                "--dataset",
+                data.toString(),
+                "--queries",
+                "25",
+                "--warmup",
+                "0s",
+                "--evict-each-query",
+                "--out",
+                cold.toString()))
+        .isZero();
+    assertThat(server.evictions.get()).isEqualTo(25);
+    assertThat(Json.MAPPER.readTree(cold.toFile()).path("page_cache").asString())
+        .contains("before each query");
+
     // a second result (duration mode) overlaid by `report`
     Path result2 = dir.resolve("result2.json");
     assertThat(
