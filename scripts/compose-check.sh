@@ -28,6 +28,14 @@ for img in "$FLASHVEC_IMAGE" "$FLASHVEC_ETCD_IMAGE"; do
   docker image inspect "$img" >/dev/null 2>&1 || fail "image $img is missing (./flashvec image builds it)"
 done
 
+# Both files parse, with the same services (docker-compose.bridge.yml cannot run here: no bridge).
+for f in docker-compose.yml docker-compose.bridge.yml; do
+  docker-compose -f "$ROOT/$f" --project-directory "$ROOT" --profile cluster config -q || fail "$f does not parse"
+done
+[ "$(docker-compose -f "$ROOT/docker-compose.yml" config --services | sort)" = \
+  "$(docker-compose -f "$ROOT/docker-compose.bridge.yml" config --services | sort)" ] ||
+  fail "docker-compose.yml and docker-compose.bridge.yml define different services"
+
 # Nine free loopback ports (the kernel picks them; nothing random here).
 read -r P_PROXY P_Q1 P_Q2 P_IX G_Q1 G_Q2 G_IX E_CLIENT E_PEER < <(python3 - <<'EOF'
 import socket
