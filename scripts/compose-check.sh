@@ -32,6 +32,8 @@ done
 for f in docker-compose.yml docker-compose.bridge.yml; do
   docker-compose -f "$ROOT/$f" --project-directory "$ROOT" --profile cluster config -q || fail "$f does not parse"
 done
+docker-compose -f "$ROOT/docker-compose.yml" -f "$ROOT/docker-compose.tls.yml" --project-directory "$ROOT" \
+  --profile cluster config -q || fail "docker-compose.tls.yml does not apply to docker-compose.yml"
 [ "$(docker-compose -f "$ROOT/docker-compose.yml" config --services | sort)" = \
   "$(docker-compose -f "$ROOT/docker-compose.bridge.yml" config --services | sort)" ] ||
   fail "docker-compose.yml and docker-compose.bridge.yml define different services"
