@@ -50,6 +50,7 @@ public record FlashVecProperties(
    * @param leaseTtl how long a node stays registered after its last heartbeat
    * @param searchDeadline deadline of one shard call of a search or read
    * @param writeDeadline deadline of one shard write (including its replication)
+   * @param tls TLS of the internal gRPC (off by default)
    */
   public record Cluster(
       @DefaultValue("") List<String> etcdEndpoints,
@@ -59,7 +60,8 @@ public record FlashVecProperties(
       @DefaultValue("") String advertiseHost,
       @DefaultValue("5s") Duration leaseTtl,
       @DefaultValue("2s") Duration searchDeadline,
-      @DefaultValue("10s") Duration writeDeadline) {
+      @DefaultValue("10s") Duration writeDeadline,
+      @DefaultValue Tls tls) {
 
     /** The endpoints without blanks. */
     public List<String> endpoints() {
@@ -73,6 +75,28 @@ public record FlashVecProperties(
       return !endpoints().isEmpty();
     }
   }
+
+  /**
+   * TLS of the internal gRPC between cluster nodes ({@code FLASHVEC_CLUSTER_TLS_*}): query and
+   * index nodes serve with {@code cert}/{@code key}, every node's client presents them and trusts
+   * servers signed by {@code ca}.
+   *
+   * @param enabled TLS on; then {@code cert}, {@code key} and {@code ca} are required
+   * @param cert this node's certificate chain, PEM
+   * @param key its private key, PKCS#8 PEM
+   * @param ca certificates that sign the nodes' certificates, PEM
+   * @param clientAuth {@code require} (mutual TLS, the default), {@code optional} or {@code none}
+   * @param authority name clients check servers' certificates against; blank: the host they dial
+   * @param reloadInterval how often rotated files are picked up; 0 = never
+   */
+  public record Tls(
+      @DefaultValue("false") boolean enabled,
+      Path cert,
+      Path key,
+      Path ca,
+      @DefaultValue("require") String clientAuth,
+      @DefaultValue("") String authority,
+      @DefaultValue("5m") Duration reloadInterval) {}
 
   /**
    * Background compaction of sealed segments.

@@ -71,12 +71,14 @@ public final class IndexServer extends IndexServiceGrpc.IndexServiceImplBase {
     }
   }
 
-  /** Serves this service alone on {@code bind:port} (a node with the index role only). */
-  public synchronized void serve(String bind, int port) {
+  /**
+   * Serves this service alone on {@code bind:port} with {@code tls}'s credentials (a node with the
+   * index role only).
+   */
+  public synchronized void serve(String bind, int port, GrpcTls tls) {
     try {
       server =
-          io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(
-                  new java.net.InetSocketAddress(bind, port))
+          tls.serverBuilder(new java.net.InetSocketAddress(bind, port))
               .maxInboundMessageSize(io.flashvec.cluster.internal.ShardClients.MAX_MESSAGE_BYTES)
               .executor(executor)
               .addService(this)
@@ -86,7 +88,8 @@ public final class IndexServer extends IndexServiceGrpc.IndexServiceImplBase {
       throw new UncheckedIOException(
           "cannot start the gRPC server [bind=" + bind + ", port=" + port + "]", e);
     }
-    LOG.info("index node serving builds over gRPC [address={}:{}]", bind, port);
+    LOG.info(
+        "index node serving builds over gRPC [address={}:{}, tls={}]", bind, port, tls.enabled());
   }
 
   /** Stops the server started by {@link #serve}, if any. */

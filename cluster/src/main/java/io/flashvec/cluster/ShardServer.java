@@ -133,15 +133,20 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   }
 
   /**
-   * Starts serving on {@code bind:port} (this service and {@code more}, e.g. the index role's),
-   * reconciles the local replicas with the placement, and registers {@code self} in etcd; the local
-   * service must have recovered already.
+   * Starts serving on {@code bind:port} with {@code tls}'s credentials (this service and {@code
+   * more}, e.g. the index role's), reconciles the local replicas with the placement, and registers
+   * {@code self} in etcd; the local service must have recovered already.
    */
   public void start(
-      String bind, int port, Node self, Duration leaseTtl, List<io.grpc.BindableService> more) {
+      String bind,
+      int port,
+      GrpcTls tls,
+      Node self,
+      Duration leaseTtl,
+      List<io.grpc.BindableService> more) {
     try {
       NettyServerBuilder b =
-          NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
+          tls.serverBuilder(new InetSocketAddress(bind, port))
               .maxInboundMessageSize(ShardClients.MAX_MESSAGE_BYTES)
               .executor(executor)
               .addService(this);
@@ -154,7 +159,12 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
     reconcile();
     meta.register(self, leaseTtl);
     resyncScheduler.scheduleWithFixedDelay(this::resyncLoop, 0, 1, TimeUnit.SECONDS);
-    LOG.info("query node serving shards over gRPC [node={}, address={}:{}]", nodeId, bind, port);
+    LOG.info(
+        "query node serving shards over gRPC [node={}, address={}:{}, tls={}]",
+        nodeId,
+        bind,
+        port,
+        tls.enabled());
   }
 
   /** Creates missing replicas placed here (marked stale when others hold data) and drops others. */

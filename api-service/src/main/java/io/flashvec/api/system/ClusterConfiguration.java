@@ -5,6 +5,7 @@ import io.flashvec.api.metrics.SearchMetrics;
 import io.flashvec.cluster.ClusterCollectionService;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.EtcdMetadataStore;
+import io.flashvec.cluster.GrpcTls;
 import io.flashvec.cluster.IndexServer;
 import io.flashvec.cluster.LocalCollectionService;
 import io.flashvec.cluster.RemoteSegmentBuilder;
@@ -49,9 +50,50 @@ public class ClusterConfiguration {
     return new EtcdMetadataStore(props.cluster().endpoints(), props.cluster().etcdPrefix());
   }
 
+  /**
+   * The internal gRPC's transport security, checked at start: a node with a bad TLS setting stops
+   * here with the setting and the file named instead of failing its first handshake.
+   */
   @Bean(destroyMethod = "close")
-  ShardClients shardClients(EtcdMetadataStore meta) {
-    ShardClients clients = new ShardClients();
+  GrpcTls grpcTls(FlashVecProperties props) {
+    return grpcTls(props.cluster().tls());
+  }
+
+  static GrpcTls grpcTls(FlashVecProperties.Tls tls) {
+    if (tls == null || !tls.enabled()) {
+      if (tls != null && (tls.cert() != null || tls.key() != null || tls.ca() != null)) {
+        LOG.warn(
+            "flashvec.cluster.tls.cert/key/ca are set but flashvec.cluster.tls.enabled is false"
+                + " (FLASHVEC_CLUSTER_TLS_ENABLED): the internal gRPC stays plaintext");
+      }
+      return GrpcTls.plaintext();
+    }
+    List<String> missing = new java.util.ArrayList<>();
+    if (tls.cert() == null) {
+      missing.add("flashvec.cluster.tls.cert (FLASHVEC_CLUSTER_TLS_CERT)");
+    }
+    if (tls.key() == null) {
+      missing.add("flashvec.cluster.tls.key (FLASHVEC_CLUSTER_TLS_KEY)");
+    }
+    if (tls.ca() == null) {
+      missing.add("flashvec.cluster.tls.ca (FLASHVEC_CLUSTER_TLS_CA)");
+    }
+    if (!missing.isEmpty()) {
+      throw new IllegalArgumentException(
+          "flashvec.cluster.tls.enabled is true but " + String.join(", ", missing) + " not set");
+    }
+    return GrpcTls.fromPem(
+        tls.cert(),
+        tls.key(),
+        tls.ca(),
+        GrpcTls.ClientAuth.parse(tls.clientAuth()),
+        tls.authority(),
+        tls.reloadInterval());
+  }
+
+  @Bean(destroyMethod = "close")
+  ShardClients shardClients(EtcdMetadataStore meta, GrpcTls tls) {
+    ShardClients clients = new ShardClients(tls);
     // A node that comes back is reachable at once, not after the channel's back-off.
     meta.onNodeRegistered(n -> clients.resetBackoff(n.grpcAddress()));
     return clients;
@@ -158,8 +200,9 @@ public class ClusterConfiguration {
       EtcdMetadataStore meta,
       ShardServer shardServer,
       IndexServer indexServer,
-      LocalCollectionService local) {
-    return new ClusterStarter(props, meta, shardServer, indexServer, local);
+      LocalCollectionService local,
+      GrpcTls tls) {
+    return new ClusterStarter(props, meta, shardServer, indexServer, local, tls);
   }
 
   /** Joins the cluster once the application and the local engine are up. */
@@ -169,6 +212,7 @@ public class ClusterConfiguration {
     private final ShardServer shardServer;
     private final IndexServer indexServer;
     private final LocalCollectionService local;
+    private final GrpcTls tls;
     private volatile boolean started;
 
     ClusterStarter(
@@ -176,12 +220,14 @@ public class ClusterConfiguration {
         EtcdMetadataStore meta,
         ShardServer shardServer,
         IndexServer indexServer,
-        LocalCollectionService local) {
+        LocalCollectionService local,
+        GrpcTls tls) {
       this.props = props;
       this.meta = meta;
       this.shardServer = shardServer;
       this.indexServer = indexServer;
       this.local = local;
+      this.tls = tls;
     }
 
     public boolean started() {
@@ -217,12 +263,13 @@ public class ClusterConfiguration {
                     shardServer.start(
                         props.bind(),
                         props.cluster().grpcPort(),
+                        tls,
                         self,
                         props.cluster().leaseTtl(),
                         more);
                   } else {
                     if (!more.isEmpty()) {
-                      indexServer.serve(props.bind(), props.cluster().grpcPort());
+                      indexServer.serve(props.bind(), props.cluster().grpcPort(), tls);
                     }
                     meta.register(self, props.cluster().leaseTtl());
                   }

@@ -1,8 +1,8 @@
 package io.flashvec.cluster.internal;
 
+import io.flashvec.cluster.GrpcTls;
 import io.flashvec.cluster.grpc.ShardServiceGrpc;
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,8 +10,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One gRPC channel per query-node address, created on first use and shared by all callers (channels
- * multiplex calls and reconnect by themselves). Thread-safe; {@link #close()} shuts every channel
- * down.
+ * multiplex calls and reconnect by themselves), plaintext or TLS as {@link GrpcTls} says.
+ * Thread-safe; {@link #close()} shuts every channel down (not the {@link GrpcTls}, which the caller
+ * owns).
  */
 public final class ShardClients implements Closeable {
 
@@ -19,7 +20,18 @@ public final class ShardClients implements Closeable {
   public static final int MAX_MESSAGE_BYTES = 512 * 1024 * 1024;
 
   private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+  private final GrpcTls tls;
   private volatile boolean closed;
+
+  /** Plaintext channels. */
+  public ShardClients() {
+    this(GrpcTls.plaintext());
+  }
+
+  /** Channels with {@code tls}'s credentials. */
+  public ShardClients(GrpcTls tls) {
+    this.tls = java.util.Objects.requireNonNull(tls, "tls");
+  }
 
   /** A blocking stub for {@code address} ({@code host:port}); set a deadline per call. */
   public ShardServiceGrpc.ShardServiceBlockingStub stub(String address) {
@@ -33,12 +45,7 @@ public final class ShardClients implements Closeable {
       throw new IllegalStateException("shard clients are closed");
     }
     return channels.computeIfAbsent(
-        address,
-        a ->
-            NettyChannelBuilder.forTarget(a)
-                .usePlaintext()
-                .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-                .build());
+        address, a -> tls.channelBuilder(a).maxInboundMessageSize(MAX_MESSAGE_BYTES).build());
   }
 
   /**
