@@ -427,7 +427,7 @@ public final class Shard implements Closeable {
    */
   private void scheduleIndexing(GrowingSegment s) {
     Executor ex = options.liveIndexer();
-    if (ex == null || closed || deferBuilds || s.unindexed() == 0 || !s.claimIndexing()) {
+    if (ex == null || closed || deferBuilds || !s.indexable() || !s.claimIndexing()) {
       return;
     }
     try {

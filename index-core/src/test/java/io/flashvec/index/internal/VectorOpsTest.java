@@ -130,4 +130,29 @@ class VectorOpsTest {
     assertThatThrownBy(() -> VectorOps.squareDistance(a, 0, b, 9, 8))
         .isInstanceOf(IndexOutOfBoundsException.class);
   }
+
+  @Test
+  void int8KernelsAreExactForEveryLengthIncludingExtremeValues() {
+    Random r = TestSeeds.random("vector-ops-int8");
+    for (int n : LENGTHS) {
+      byte[] a = new byte[n + 5];
+      byte[] b = new byte[n + 3];
+      for (int i = 0; i < a.length; i++) {
+        a[i] = (byte) (r.nextInt(255) - 127);
+      }
+      for (int i = 0; i < b.length; i++) {
+        // mostly the extremes: a difference of 254 must not overflow
+        b[i] = (byte) (r.nextBoolean() ? (r.nextBoolean() ? 127 : -127) : r.nextInt(255) - 127);
+      }
+      long dot = 0;
+      long l2 = 0;
+      for (int i = 0; i < n; i++) {
+        dot += a[5 + i] * b[3 + i];
+        int d = a[5 + i] - b[3 + i];
+        l2 += d * d;
+      }
+      assertThat(VectorOps.dot(a, 5, b, 3, n)).as("dot n=" + n).isEqualTo((int) dot);
+      assertThat(VectorOps.squareDistance(a, 5, b, 3, n)).as("l2 n=" + n).isEqualTo((int) l2);
+    }
+  }
 }

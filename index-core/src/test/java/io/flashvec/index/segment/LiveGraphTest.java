@@ -210,7 +210,9 @@ class LiveGraphTest {
     float[] v = new float[DIM];
     v[0] = 1;
     g.append(PointId.of(7), v, null);
-    g.indexSome(10, () -> false);
+    assertThat(g.indexSome(10, () -> false)).as("waits for a sample to fix its scale").isZero();
+    g.freeze();
+    assertThat(g.indexSome(10, () -> false)).as("a frozen segment is completed").isEqualTo(1);
     assertThat(g.graph().entry()).isZero();
     SearchStats st = new SearchStats();
     TopK top = new TopK(Distance.COSINE, K);
