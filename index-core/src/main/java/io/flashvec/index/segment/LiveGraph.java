@@ -316,7 +316,7 @@ public final class LiveGraph {
   }
 
   /** Points the int8 scale is taken from. */
-  public static final int SCALE_SAMPLE = 1024;
+  public static final int SCALE_SAMPLE = 256;
 
   /** Writes the int8 code of {@code v[off, off+dim)}. */
   private void quantize(float[] v, int off, byte[] out, int outOff) {
