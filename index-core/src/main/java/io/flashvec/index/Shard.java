@@ -352,7 +352,10 @@ public final class Shard implements Closeable {
   private final io.flashvec.index.payload.PayloadIndexes payloadIndexes;
 
   /** id -> (segment id << 32 | ordinal) of the id's live version. */
-  private final ConcurrentHashMap<PointId, Long> locations = new ConcurrentHashMap<>();
+  private final io.flashvec.index.internal.IdLocations locations =
+      new io.flashvec.index.internal.IdLocations();
+
+  private static final long NO_LOCATION = io.flashvec.index.internal.IdLocations.NONE;
 
   private volatile Snapshot snapshot;
   private final ConcurrentHashMap<Segment, Lifetime> lifetimes = new ConcurrentHashMap<>();
@@ -690,8 +693,8 @@ public final class Shard implements Closeable {
     }
     for (Point p : points) {
       int ord = growing.append(p.id(), p.vector(), p.payload());
-      Long old = locations.put(p.id(), pack(growing.id(), ord));
-      if (old != null) {
+      long old = locations.put(p.id(), pack(growing.id(), ord));
+      if (old != NO_LOCATION) {
         deleteAt(old);
       }
     }
@@ -702,8 +705,8 @@ public final class Shard implements Closeable {
 
   private void applyDelete(List<PointId> ids) {
     for (PointId id : ids) {
-      Long old = locations.remove(id);
-      if (old != null) {
+      long old = locations.remove(id);
+      if (old != NO_LOCATION) {
         deleteAt(old);
       }
     }
@@ -1028,13 +1031,9 @@ public final class Shard implements Closeable {
       }
       publish(segs, List.of(f));
       if (built != null) {
-        long fromPrefix = pack(f.id(), 0) >>> 32;
         for (int i = 0; i < liveOrds.length; i++) {
           PointId pid = f.idAt(liveOrds[i]);
-          Long loc = locations.get(pid);
-          if (loc != null && (loc >>> 32) == fromPrefix && (int) (long) loc == liveOrds[i]) {
-            locations.put(pid, pack(built.id(), i));
-          }
+          locations.replace(pid, pack(f.id(), liveOrds[i]), pack(built.id(), i));
         }
       }
       publish(snapshot.segments(), List.of());
@@ -1097,10 +1096,7 @@ public final class Shard implements Closeable {
           DiskAnnSegment src = sources.get(j);
           for (int ord : ords.get(j)) {
             PointId pid = src.idAt(ord);
-            Long loc = locations.get(pid);
-            if (loc != null && loc == pack(src.id(), ord)) {
-              locations.put(pid, pack(built.id(), i));
-            }
+            locations.replace(pid, pack(src.id(), ord), pack(built.id(), i));
             i++;
           }
         }
@@ -1300,8 +1296,8 @@ public final class Shard implements Closeable {
 
   /** The live version of a point, or {@code null}. */
   public Record get(PointId id, boolean withPayload, boolean withVector) {
-    Long loc = locations.get(id);
-    if (loc == null) {
+    long loc = locations.get(id);
+    if (loc == NO_LOCATION) {
       return null;
     }
     Snapshot snap = acquire();
@@ -1312,12 +1308,12 @@ public final class Shard implements Closeable {
         snap.release();
         snap = acquire();
         loc = locations.get(id);
-        if (loc == null) {
+        if (loc == NO_LOCATION) {
           return null;
         }
         s = snap.byId((int) (loc >>> 32));
       }
-      int ord = (int) (long) loc;
+      int ord = (int) loc;
       if (s == null || s.isDeleted(ord)) {
         return null;
       }
@@ -1394,17 +1390,18 @@ public final class Shard implements Closeable {
    */
   public List<PointId> scrollIds(PointId from, int limit) {
     PriorityQueue<PointId> heap = new PriorityQueue<>(Collections.reverseOrder());
-    for (PointId id : locations.keySet()) {
-      if (from != null && id.compareTo(from) < 0) {
-        continue;
-      }
-      if (heap.size() < limit) {
-        heap.add(id);
-      } else if (limit > 0 && id.compareTo(heap.peek()) < 0) {
-        heap.poll();
-        heap.add(id);
-      }
-    }
+    locations.forEachId(
+        id -> {
+          if (from != null && id.compareTo(from) < 0) {
+            return;
+          }
+          if (heap.size() < limit) {
+            heap.add(id);
+          } else if (limit > 0 && id.compareTo(heap.peek()) < 0) {
+            heap.poll();
+            heap.add(id);
+          }
+        });
     List<PointId> out = new ArrayList<>(heap);
     Collections.sort(out);
     return out;

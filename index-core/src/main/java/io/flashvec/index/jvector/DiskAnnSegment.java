@@ -32,6 +32,8 @@ import io.github.jbellis.jvector.vector.types.VectorFloat;
 import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
 import java.io.Closeable;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -42,6 +44,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ForkJoinPool;
@@ -133,14 +136,33 @@ public final class DiskAnnSegment implements Segment, Closeable {
   private static final VectorTypeSupport VTS =
       VectorizationProvider.getInstance().getVectorTypeSupport();
 
+  private static final ValueLayout.OfInt LE_INT =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
   private final int id;
   private final Path dir;
   private final int count;
   private final int dim;
   private final Distance distance;
-  private final PointId[] ids;
-  private final byte[][] payloads;
-  private final long payloadBytes;
+
+  /** Numeric ids, or the low 64 bits of UUIDs. */
+  private final long[] idLo;
+
+  /** High 64 bits of UUID ids, or null when the segment holds numeric ids only. */
+  private final long[] idHi;
+
+  /** Which ordinals hold UUIDs; null when none does. */
+  private final BitSet uuidOrds;
+
+  /**
+   * The metadata file, mapped: payloads are read from it on demand, so they cost page cache, not
+   * heap. Null when no point has a payload.
+   */
+  private final MappedFile metaMap;
+
+  /** File offset of each point's payload length prefix; null when no point has a payload. */
+  private final long[] payloadAt;
+
   private final AtomicLongArray deleted;
   private final AtomicInteger live;
   private final GraphFile graph;
@@ -160,9 +182,11 @@ public final class DiskAnnSegment implements Segment, Closeable {
       int count,
       int dim,
       Distance distance,
-      PointId[] ids,
-      byte[][] payloads,
-      long payloadBytes,
+      long[] idLo,
+      long[] idHi,
+      BitSet uuidOrds,
+      MappedFile metaMap,
+      long[] payloadAt,
       BitSet deletedBits,
       GraphFile graph,
       PqCodes pq,
@@ -174,9 +198,11 @@ public final class DiskAnnSegment implements Segment, Closeable {
     this.count = count;
     this.dim = dim;
     this.distance = distance;
-    this.ids = ids;
-    this.payloads = payloads;
-    this.payloadBytes = payloadBytes;
+    this.idLo = idLo;
+    this.idHi = idHi;
+    this.uuidOrds = uuidOrds;
+    this.metaMap = metaMap;
+    this.payloadAt = payloadAt;
     this.deleted = new AtomicLongArray((count + 63) >>> 6);
     int dead = 0;
     for (int i = deletedBits.nextSetBit(0);
@@ -632,22 +658,40 @@ public final class DiskAnnSegment implements Segment, Closeable {
     int pqCrc = b.getInt();
     verify(io, dir.resolve(GRAPH_FILE), graphLen, graphCrc);
     verify(io, dir.resolve(PQ_FILE), pqLen, pqCrc);
-    PointId[] ids = new PointId[n];
+    long[] idLo = new long[n];
+    long[] idHi = null;
+    BitSet uuidOrds = null;
     for (int i = 0; i < n; i++) {
       byte kind = b.get();
-      long lo = b.getLong();
-      ids[i] = kind == 0 ? PointId.of(lo) : PointId.of(new UUID(b.getLong(), lo));
-    }
-    byte[][] payloads = new byte[n][];
-    long payloadBytes = 0;
-    for (int i = 0; i < n; i++) {
-      int len = b.getInt();
-      if (len >= 0) {
-        payloads[i] = new byte[len];
-        b.get(payloads[i]);
-        payloadBytes += len;
+      idLo[i] = b.getLong();
+      if (kind != 0) {
+        if (idHi == null) {
+          idHi = new long[n];
+          uuidOrds = new BitSet(n);
+        }
+        idHi[i] = b.getLong();
+        uuidOrds.set(i);
       }
     }
+    // The body is a slice of the whole file's bytes: its array offset is its offset in the file.
+    long bodyInFile = b.arrayOffset();
+    long[] payloadAt = null;
+    for (int i = 0; i < n; i++) {
+      int at = b.position();
+      int len = b.getInt();
+      if (len >= 0) {
+        if (payloadAt == null) {
+          payloadAt = new long[n];
+          java.util.Arrays.fill(payloadAt, 0, i, -1);
+        }
+        payloadAt[i] = bodyInFile + at;
+        b.position(b.position() + len);
+      } else if (payloadAt != null) {
+        payloadAt[i] = -1;
+      }
+    }
+    meta = null; // the file's bytes: only offsets into the mapped file are kept
+    b = null;
     BitSet del = new BitSet(n);
     Path delPath = dir.resolve(DELETED_FILE);
     if (Files.exists(delPath)) {
@@ -657,7 +701,16 @@ public final class DiskAnnSegment implements Segment, Closeable {
       del = BitSet.valueOf(words);
     }
     PqCodes pq = PqCodes.read(io, dir.resolve(PQ_FILE), segmentId);
-    GraphFile graph = GraphFile.open(io, dir.resolve(GRAPH_FILE), inMemory);
+    MappedFile metaMap = payloadAt == null ? null : MappedFile.open(io, dir.resolve(META_FILE));
+    GraphFile graph;
+    try {
+      graph = GraphFile.open(io, dir.resolve(GRAPH_FILE), inMemory);
+    } catch (IOException | RuntimeException e) {
+      if (metaMap != null) {
+        metaMap.close();
+      }
+      throw e;
+    }
     try {
       if (graph.count() != n || graph.dimension() != dim || pq.count() != n) {
         throw new CorruptFileException(
@@ -680,9 +733,11 @@ public final class DiskAnnSegment implements Segment, Closeable {
           n,
           dim,
           distance,
-          ids,
-          payloads,
-          payloadBytes,
+          idLo,
+          idHi,
+          uuidOrds,
+          metaMap,
+          payloadAt,
           del,
           graph,
           pq,
@@ -691,6 +746,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
           inMemory);
     } catch (RuntimeException e) {
       graph.close();
+      if (metaMap != null) {
+        metaMap.close();
+      }
       throw e;
     }
   }
@@ -866,7 +924,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public PointId idAt(int ord) {
-    return ids[ord];
+    return uuidOrds != null && uuidOrds.get(ord)
+        ? PointId.of(new UUID(idHi[ord], idLo[ord]))
+        : PointId.of(idLo[ord]);
   }
 
   @Override
@@ -876,7 +936,19 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public byte[] payloadAt(int ord) {
-    return payloads[ord];
+    if (payloadAt == null) {
+      Objects.checkIndex(ord, count);
+      return null;
+    }
+    long at = payloadAt[ord];
+    if (at < 0) {
+      return null;
+    }
+    MemorySegment m = metaMap.segment();
+    int len = m.get(LE_INT, at);
+    byte[] out = new byte[len];
+    MemorySegment.copy(m, ValueLayout.JAVA_BYTE, at + 4, out, 0, len);
+    return out;
   }
 
   @Override
@@ -897,12 +969,12 @@ public final class DiskAnnSegment implements Segment, Closeable {
 
   @Override
   public long memoryBytes() {
-    // PQ codes, ids (~48 B each with the object), payloads, and the graph if it is on the heap;
-    // each pooled searcher also holds a visited stamp per node.
+    // PQ codes, ids (8 B each, 16 for UUIDs), payload offsets (payloads themselves are mapped),
+    // and the graph if it is on the heap; each pooled searcher also holds a visited stamp per node.
     return pq.memoryBytes()
         + (inMemory ? graph.file().size() : 0)
-        + (long) count * 48
-        + payloadBytes
+        + (long) count * (idHi == null ? 8 : 16)
+        + (payloadAt == null ? 0 : (long) count * 8)
         + (long) searchers.size() * count * 4;
   }
 
@@ -919,5 +991,8 @@ public final class DiskAnnSegment implements Segment, Closeable {
   public void close() {
     searchers.clear();
     graph.close();
+    if (metaMap != null) {
+      metaMap.close();
+    }
   }
 }
