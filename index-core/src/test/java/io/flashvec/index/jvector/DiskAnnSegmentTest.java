@@ -108,6 +108,66 @@ class DiskAnnSegmentTest {
     }
   }
 
+  @Test
+  void idsAndPayloadsRoundTripThroughTheMappedMetadata() throws IOException {
+    Random r = TestSeeds.random("diskann-ids-payloads");
+    int n = 300;
+    float[][] data = latent(r, n, DIM);
+    GrowingSegment g = new GrowingSegment(0, DIM);
+    PointId[] ids = new PointId[n];
+    byte[][] payloads = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      // numeric ids (one with every bit set), UUIDs (one whose high half is 0, like a number)
+      ids[i] =
+          switch (i % 4) {
+            case 0 -> PointId.of(new java.util.UUID(r.nextLong(), r.nextLong()));
+            case 1 -> i == 1 ? PointId.of(-1L) : PointId.of(i * 1_000_003L);
+            case 2 -> PointId.of(new java.util.UUID(0, i));
+            default -> PointId.of(i);
+          };
+      // absent, empty and non-empty payloads
+      payloads[i] =
+          i % 5 == 0
+              ? null
+              : i % 7 == 0 ? new byte[0] : ("{\"k\":\"" + "x".repeat(i) + "\"}").getBytes();
+      g.append(ids[i], Distance.COSINE.prepare(data[i]), payloads[i]);
+    }
+    g.freeze();
+    Path dir = tmp.resolve("seg");
+    DiskAnnSegment.build(
+        FileIO.DEFAULT,
+        dir,
+        3,
+        g,
+        all(n),
+        Distance.COSINE,
+        new IndexParams("diskann", 16, 32, 1.2f, 0));
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 3, 50)) {
+      for (int i = 0; i < n; i++) {
+        assertThat(seg.idAt(i)).as("id %d", i).isEqualTo(ids[i]);
+        assertThat(seg.payloadAt(i)).as("payload %d", i).isEqualTo(payloads[i]);
+      }
+    }
+    // Segments without any payload keep no offsets and answer null.
+    GrowingSegment bare = new GrowingSegment(0, DIM);
+    for (int i = 0; i < 50; i++) {
+      bare.append(PointId.of(i), Distance.COSINE.prepare(data[i]), null);
+    }
+    bare.freeze();
+    DiskAnnSegment.build(
+        FileIO.DEFAULT,
+        tmp.resolve("bare"),
+        4,
+        bare,
+        all(50),
+        Distance.COSINE,
+        new IndexParams("diskann", 16, 32, 1.2f, 0));
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, tmp.resolve("bare"), 4, 50)) {
+      assertThat(seg.payloadAt(49)).isNull();
+      assertThatThrownBy(() -> seg.payloadAt(50)).isInstanceOf(IndexOutOfBoundsException.class);
+    }
+  }
+
   private static int[] top(DiskAnnSegment seg, float[] q, SearchParams p, SearchStats stats) {
     TopK t = new TopK(Distance.COSINE, 10);
     seg.search(q, Distance.COSINE, p, t, 0, stats);
