@@ -71,13 +71,19 @@ class ClusterTlsIT {
             "query-1",
             "--flashvec.roles=query",
             "--flashvec.cluster.grpc-port=" + queryGrpc,
-            "--flashvec.segment.seal-threshold-points=300");
+            "--flashvec.segment.seal-threshold-points=300",
+            // seals of live graphs are written locally (ADR 0011); the builds checked here go
+            // over TLS to the index node, as compactions and graph-less seals do
+            "--flashvec.segment.live-graph=false");
     query2 =
         node(
             "query-2",
             "--flashvec.roles=query",
             "--flashvec.cluster.grpc-port=" + ServerProcess.freePort(),
-            "--flashvec.segment.seal-threshold-points=300");
+            "--flashvec.segment.seal-threshold-points=300",
+            // seals of live graphs are written locally (ADR 0011); the builds checked here go
+            // over TLS to the index node, as compactions and graph-less seals do
+            "--flashvec.segment.live-graph=false");
     api = new Http(node("proxy-1", "--flashvec.roles=proxy").url());
   }
 
