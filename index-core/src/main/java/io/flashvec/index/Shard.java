@@ -361,6 +361,7 @@ public final class Shard implements Closeable {
   private final ConcurrentHashMap<Segment, Lifetime> lifetimes = new ConcurrentHashMap<>();
   private final ShardCompactor compactor;
   private volatile boolean deferBuilds;
+  private volatile long lastWriteNanos = System.nanoTime() - WRITES_QUIET_NANOS;
   private final Object jobs = new Object();
   private int runningJobs; // background builds and compactions touching files; guarded by jobs
   private GrowingSegment growing; // guarded by writeLock
@@ -430,7 +431,12 @@ public final class Shard implements Closeable {
    */
   private void scheduleIndexing(GrowingSegment s) {
     Executor ex = options.liveIndexer();
-    if (ex == null || closed || deferBuilds || !s.indexable() || !s.claimIndexing()) {
+    if (ex == null
+        || closed
+        || deferBuilds
+        || !s.indexable()
+        || outrunByWrites(s)
+        || !s.claimIndexing()) {
       return;
     }
     try {
@@ -442,9 +448,33 @@ public final class Shard implements Closeable {
 
   private static final int INDEX_BATCH = 256;
 
+  /** Unindexed points beyond which the live indexer yields to writes that keep coming. */
+  static final int LIVE_BACKLOG = 8192;
+
+  /** Writes this recent count as "still coming". */
+  private static final long WRITES_QUIET_NANOS = 200_000_000L;
+
+  /**
+   * Whether writes outrun the live indexer: its backlog passed {@link #LIVE_BACKLOG} and writes
+   * arrived within the last 200 ms. A bulk load then gets the CPU (the graph, single-threaded,
+   * would fall ever further behind and the seal rebuild it in parallel anyway); unindexed points
+   * are scanned exactly meanwhile. The next write or search after the load resumes indexing.
+   */
+  private boolean outrunByWrites(GrowingSegment s) {
+    LiveGraph g = s.graph();
+    return g != null
+        && s.unindexed() > LIVE_BACKLOG
+        && System.nanoTime() - lastWriteNanos < WRITES_QUIET_NANOS;
+  }
+
   private void indexSome(GrowingSegment s) {
+    boolean yielded = false;
     try {
-      s.indexSome(INDEX_BATCH, () -> closed || deferBuilds);
+      if (outrunByWrites(s)) {
+        yielded = true;
+      } else {
+        s.indexSome(INDEX_BATCH, () -> closed || deferBuilds || outrunByWrites(s));
+      }
     } catch (RuntimeException | Error e) {
       LOG.error(
           "live graph insert failed; the segment's unindexed points are scanned exactly [dir={}, segment={}]",
@@ -455,7 +485,7 @@ public final class Shard implements Closeable {
     } finally {
       s.indexDone();
     }
-    if (!s.graph().closed()) {
+    if (!yielded && !s.graph().closed()) {
       scheduleIndexing(s); // more arrived meanwhile
     }
   }
@@ -687,6 +717,7 @@ public final class Shard implements Closeable {
 
   // Called with writeLock held, or during recovery before the shard is published.
   private void applyUpsert(List<Point> points, long seq) {
+    lastWriteNanos = System.nanoTime();
     // Seal only at record boundaries, so the sealed segment covers exactly the records < seq.
     if (growing.size() >= options.sealThresholdPoints()) {
       sealGrowing(seq - 1);
@@ -1463,6 +1494,11 @@ public final class Shard implements Closeable {
     }
     Snapshot snap = acquire();
     try {
+      for (Segment seg : snap.segments()) {
+        if (seg instanceof GrowingSegment g && !g.frozen()) {
+          scheduleIndexing(g); // resumes a live graph that yielded to a load (a CAS when idle)
+        }
+      }
       return search(
           snap.segments(), query, k, params, threshold, withPayload, withVector, filter, stats);
     } finally {

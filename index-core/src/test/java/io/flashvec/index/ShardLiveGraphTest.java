@@ -172,6 +172,33 @@ class ShardLiveGraphTest {
     }
   }
 
+  @Test
+  void theLiveIndexerYieldsToALoadAndResumesOnTheNextSearch() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-yield");
+    int n = Shard.LIVE_BACKLOG + 4000;
+    float[][] data = TestVectors.latent(r, n, DIM);
+    try (Shard s = open(tmp.resolve("shard"), 1_000_000)) {
+      // One write far beyond the backlog: the indexer does not start while writes are recent.
+      s.awaitDurable(s.upsert(points(data, 0, n)));
+      GrowingSegment g = growing(s);
+      assertThat(g.unindexed()).isGreaterThan(Shard.LIVE_BACKLOG);
+      Thread.sleep(300); // writes quiet
+      assertThat(g.unindexed()).as("nothing resumed it yet").isGreaterThan(Shard.LIVE_BACKLOG);
+      s.search(Distance.COSINE.prepare(data[3]), K, SearchParams.DEFAULT, null, false, false);
+      awaitLiveIndexed(s);
+      assertThat(recall(s, r, data, Set.of())).isGreaterThanOrEqualTo(0.95);
+    }
+  }
+
+  private static GrowingSegment growing(Shard s) {
+    for (Segment seg : s.snapshot().segments()) {
+      if (seg instanceof GrowingSegment g && !g.frozen()) {
+        return g;
+      }
+    }
+    throw new AssertionError("no growing segment");
+  }
+
   private static DiskAnnSegment onlyDisk(Shard s) {
     List<DiskAnnSegment> disk = new ArrayList<>();
     for (Segment seg : s.snapshot().segments()) {
