@@ -989,21 +989,17 @@ public final class Shard implements Closeable {
 
   /**
    * Whether a frozen segment is sealed from its live graph rather than rebuilt from its live
-   * points: when it has one, at most the compaction threshold of it is deleted (a segment of mostly
-   * replaced versions is smaller and better rebuilt from what is left), and the graph is not too
-   * far behind: the live graph grows on one thread, while a rebuild uses every core, so a bulk load
-   * that outran the live indexer is rebuilt when more than {@code 1/cores} of it is not in the
-   * graph yet.
+   * points: when it has one and at most the compaction threshold of it is deleted (a segment of
+   * mostly replaced versions is smaller and better rebuilt from what is left). A graph that is far
+   * behind (a bulk load) is still finished rather than rebuilt: one thread inserting int8 codes
+   * costs about 0.3 ms per 768-d point, jvector's build about 5 ms of CPU (measured side by side).
    */
   private boolean sealFromLiveGraph(GrowingSegment f, int live) {
     if (f.graph() == null || f.graph().closed() || live == 0) {
       return false;
     }
     int dead = f.size() - live;
-    int behind = f.size() - f.graph().size();
-    int cores = Runtime.getRuntime().availableProcessors();
-    return dead < options.compaction().deletedFraction() * f.size()
-        && (cores == 1 || (long) behind * cores <= f.size());
+    return dead < options.compaction().deletedFraction() * f.size();
   }
 
   /** The PQ codebook of the newest disk segment, reused when a live graph is sealed; or null. */
