@@ -362,6 +362,12 @@ public final class Shard implements Closeable {
   private final ShardCompactor compactor;
   private volatile boolean deferBuilds;
   private volatile long lastWriteNanos = System.nanoTime() - WRITES_QUIET_NANOS;
+  // Write rate (points/s over windows of >= 250 ms; writer thread) and the live indexer's CPU
+  // cost per insert (ns, moving average; indexer thread), compared by outrunByWrites.
+  private long rateWindowStart = System.nanoTime();
+  private long rateWindowPoints;
+  private volatile double writeRate;
+  private volatile double insertNanos;
   private final Object jobs = new Object();
   private int runningJobs; // background builds and compactions touching files; guarded by jobs
   private GrowingSegment growing; // guarded by writeLock
@@ -455,16 +461,42 @@ public final class Shard implements Closeable {
   private static final long WRITES_QUIET_NANOS = 200_000_000L;
 
   /**
-   * Whether writes outrun the live indexer: its backlog passed {@link #LIVE_BACKLOG} and writes
-   * arrived within the last 200 ms. A bulk load then gets the CPU (the graph, single-threaded,
-   * would fall ever further behind and the seal rebuild it in parallel anyway); unindexed points
-   * are scanned exactly meanwhile. The next write or search after the load resumes indexing.
+   * Whether writes outrun the live indexer: its backlog passed {@link #LIVE_BACKLOG}, writes are
+   * still coming (one in the last 200 ms) and they arrive faster than one thread can insert them
+   * (write rate × cost per insert > 0.9 s/s). A bulk load then gets the CPU instead of a graph that
+   * would fall ever further behind (the seal finishes it); unindexed points are scanned exactly
+   * meanwhile. A steady stream the indexer can follow never yields, however large the backlog
+   * (after a restart, say). The next write or search after the load resumes indexing.
    */
   private boolean outrunByWrites(GrowingSegment s) {
-    LiveGraph g = s.graph();
-    return g != null
-        && s.unindexed() > LIVE_BACKLOG
-        && System.nanoTime() - lastWriteNanos < WRITES_QUIET_NANOS;
+    return s.graph() != null
+        && outrun(s.unindexed(), System.nanoTime() - lastWriteNanos, writeRate, insertNanos);
+  }
+
+  /** The rule of {@link #outrunByWrites}, on its inputs. */
+  static boolean outrun(
+      int unindexed, long nanosSinceWrite, double writesPerSecond, double nanosPerInsert) {
+    return unindexed > LIVE_BACKLOG
+        && nanosSinceWrite < WRITES_QUIET_NANOS
+        && writesPerSecond * nanosPerInsert > 0.9e9;
+  }
+
+  /** Called by the writer for every applied upsert of {@code points} points. */
+  private void noteWrite(int points) {
+    long now = System.nanoTime();
+    if (now - lastWriteNanos > WRITES_QUIET_NANOS) {
+      rateWindowStart = now; // a new burst: the last window's rate is stale
+      rateWindowPoints = 0;
+      writeRate = 0;
+    }
+    lastWriteNanos = now;
+    rateWindowPoints += points;
+    long window = now - rateWindowStart;
+    if (window >= 250_000_000L) {
+      writeRate = rateWindowPoints * 1e9 / window;
+      rateWindowStart = now;
+      rateWindowPoints = 0;
+    }
   }
 
   private void indexSome(GrowingSegment s) {
@@ -473,7 +505,14 @@ public final class Shard implements Closeable {
       if (outrunByWrites(s)) {
         yielded = true;
       } else {
-        s.indexSome(INDEX_BATCH, () -> closed || deferBuilds || outrunByWrites(s));
+        // CPU time, not wall time: an indexer slowed by busy cores is behind, not outrun.
+        var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long t0 = threads.getCurrentThreadCpuTime();
+        int done = s.indexSome(INDEX_BATCH, () -> closed || deferBuilds || outrunByWrites(s));
+        if (done > 0 && t0 >= 0) {
+          double per = (threads.getCurrentThreadCpuTime() - t0) / (double) done;
+          insertNanos = insertNanos == 0 ? per : 0.8 * insertNanos + 0.2 * per;
+        }
       }
     } catch (RuntimeException | Error e) {
       LOG.error(
@@ -717,7 +756,9 @@ public final class Shard implements Closeable {
 
   // Called with writeLock held, or during recovery before the shard is published.
   private void applyUpsert(List<Point> points, long seq) {
-    lastWriteNanos = System.nanoTime();
+    if (!recovering) {
+      noteWrite(points.size());
+    }
     // Seal only at record boundaries, so the sealed segment covers exactly the records < seq.
     if (growing.size() >= options.sealThresholdPoints()) {
       sealGrowing(seq - 1);

@@ -173,18 +173,39 @@ class ShardLiveGraphTest {
   }
 
   @Test
-  void theLiveIndexerYieldsToALoadAndResumesOnTheNextSearch() throws Exception {
-    Random r = TestSeeds.random("shard-live-graph-yield");
+  void theIndexerYieldsOnlyToWritesFasterThanItCanInsert() {
+    int big = Shard.LIVE_BACKLOG + 1;
+    // a bulk load: 20k points/s against 0.3 ms per insert (6 s of work per second)
+    assertThat(Shard.outrun(big, 1_000_000, 20_000, 300_000)).isTrue();
+    // a steady stream it can follow, however large the backlog
+    assertThat(Shard.outrun(big * 10, 1_000_000, 1_000, 300_000)).isFalse();
+    // the load stopped (no write for 200 ms), or the backlog is small, or no cost measured yet
+    assertThat(Shard.outrun(big, 300_000_000, 20_000, 300_000)).isFalse();
+    assertThat(Shard.outrun(100, 1_000_000, 20_000, 300_000)).isFalse();
+    assertThat(Shard.outrun(big, 1_000_000, 20_000, 0)).isFalse();
+  }
+
+  @Test
+  void aRecoveredBacklogIsIndexedBesideASteadyStreamAndOnASearch() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-recovered");
     int n = Shard.LIVE_BACKLOG + 4000;
-    float[][] data = TestVectors.latent(r, n, DIM);
-    try (Shard s = open(tmp.resolve("shard"), 1_000_000)) {
-      // One write far beyond the backlog: the indexer does not start while writes are recent.
+    float[][] data = TestVectors.latent(r, n + 200, DIM);
+    Path dir = tmp.resolve("shard");
+    try (Shard s = open(dir, 1_000_000, false)) {
       s.awaitDurable(s.upsert(points(data, 0, n)));
-      GrowingSegment g = growing(s);
-      assertThat(g.unindexed()).isGreaterThan(Shard.LIVE_BACKLOG);
-      Thread.sleep(300); // writes quiet
-      assertThat(g.unindexed()).as("nothing resumed it yet").isGreaterThan(Shard.LIVE_BACKLOG);
+    }
+    // Reopened with live graphs: recovery replays the WAL without indexing; a search starts it.
+    try (Shard s = open(dir, 1_000_000)) {
+      assertThat(growing(s).unindexed()).isEqualTo(n);
       s.search(Distance.COSINE.prepare(data[3]), K, SearchParams.DEFAULT, null, false, false);
+      awaitLiveIndexed(s);
+    }
+    // Again, now with a slow stream of writes beside the backlog: the indexer keeps going.
+    try (Shard s = open(dir, 1_000_000)) {
+      for (int from = n; from < n + 200; from += 20) {
+        s.awaitDurable(s.upsert(points(data, from, from + 20)));
+        Thread.sleep(20);
+      }
       awaitLiveIndexed(s);
       assertThat(recall(s, r, data, Set.of())).isGreaterThanOrEqualTo(0.95);
     }
