@@ -46,7 +46,9 @@ public final class Collection implements Closeable {
       java.util.Map<String, Long> payloadPoints) {}
 
   /** One segment as reported to users. */
-  public record SegmentInfo(int shard, int id, Segment.State state, int points, int deleted) {}
+  /** One segment; {@code indexed}: it is an ANN index on disk (not a growing or frozen one). */
+  public record SegmentInfo(
+      int shard, int id, Segment.State state, int points, int deleted, boolean indexed) {}
 
   private final String name;
   private final Path dir;
@@ -678,7 +680,8 @@ public final class Collection implements Closeable {
                 seg.id(),
                 busy.contains(seg.id()) ? Segment.State.COMPACTING : seg.state(),
                 seg.liveCount(),
-                seg.size() - seg.liveCount()));
+                seg.size() - seg.liveCount(),
+                seg instanceof io.flashvec.index.jvector.DiskAnnSegment));
       }
       disk += s.diskBytes();
       mem += s.memoryBytes();

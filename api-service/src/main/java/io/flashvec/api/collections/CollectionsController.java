@@ -367,7 +367,17 @@ public class CollectionsController {
     } else {
       r.put("optimizer_status", "ok");
     }
-    r.put("indexed_vectors_count", 0);
+    // As Qdrant: live vectors in an ANN index (disk segments; none for flat, which scans). In
+    // cluster mode the proxy has no per-segment view and reports 0.
+    long indexed = 0;
+    if (!c.index().type().equals(IndexParams.FLAT)) {
+      for (Collection.SegmentInfo s : info.segmentInfos()) {
+        if (s.indexed()) {
+          indexed += s.points();
+        }
+      }
+    }
+    r.put("indexed_vectors_count", indexed);
     r.put("points_count", info.points());
     r.put("segments_count", info.segments());
     ObjectNode config = r.putObject("config");

@@ -59,6 +59,7 @@ class CorruptSegmentIT {
         }
         assertThat(info.get("status").asString()).as(c + " indexed: " + info).isEqualTo("green");
         assertThat(info.at("/flashvec/segments/0/state").asString()).isEqualTo("sealed");
+        assertThat(info.get("indexed_vectors_count").asLong()).isEqualTo(600);
         assertThat(info.at("/flashvec/disk_bytes").asLong()).isGreaterThan(600L * 8 * 4);
       }
     }
