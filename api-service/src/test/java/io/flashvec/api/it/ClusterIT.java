@@ -338,7 +338,9 @@ class ClusterIT {
         assertThat(r.status()).as(r.raw()).isEqualTo(200);
       }
     }
-    JsonNode schema = api.get("/collections/kb").result().get("payload_schema");
+    Http.Response described = api.get("/collections/kb");
+    assertThat(described.status()).as(described.raw()).isEqualTo(200);
+    JsonNode schema = described.result().get("payload_schema");
     assertThat(schema).isEqualTo(reference.get("/collections/kb").result().get("payload_schema"));
     assertThat(schema.at("/group/points").asLong()).isEqualTo(300);
 
