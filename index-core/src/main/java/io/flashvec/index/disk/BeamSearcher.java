@@ -237,33 +237,13 @@ public final class BeamSearcher {
 
   /** Inserts into the sorted candidate list; returns its position or -1 if it did not fit. */
   private int insert(int id, float dist, int cap) {
-    if (candSize == cap && dist >= candDist[cap - 1]) {
-      return -1;
-    }
-    // binary search for the first position with a larger distance
-    int lo = 0;
-    int hi = candSize;
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (candDist[mid] <= dist) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    int tail = Math.min(candSize, cap - 1) - lo;
-    if (tail > 0) {
-      System.arraycopy(candIds, lo, candIds, lo + 1, tail);
-      System.arraycopy(candDist, lo, candDist, lo + 1, tail);
-      System.arraycopy(candExpanded, lo, candExpanded, lo + 1, tail);
-    }
-    candIds[lo] = id;
-    candDist[lo] = dist;
-    candExpanded[lo] = false;
-    if (candSize < cap) {
+    int pos =
+        io.flashvec.index.internal.SortedCandidates.insert(
+            candIds, candDist, candExpanded, candSize, id, dist, cap);
+    if (pos >= 0 && candSize < cap) {
       candSize++;
     }
-    return lo;
+    return pos;
   }
 
   private void offerResult(int id, float dist) {

@@ -609,32 +609,13 @@ public final class LiveGraph {
     }
 
     private int insert(int id, float dist, int cap) {
-      if (candSize == cap && dist >= candDist[cap - 1]) {
-        return -1;
-      }
-      int lo = 0;
-      int hi = candSize;
-      while (lo < hi) {
-        int mid = (lo + hi) >>> 1;
-        if (candDist[mid] <= dist) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      int tail = Math.min(candSize, cap - 1) - lo;
-      if (tail > 0) {
-        System.arraycopy(candIds, lo, candIds, lo + 1, tail);
-        System.arraycopy(candDist, lo, candDist, lo + 1, tail);
-        System.arraycopy(candExpanded, lo, candExpanded, lo + 1, tail);
-      }
-      candIds[lo] = id;
-      candDist[lo] = dist;
-      candExpanded[lo] = false;
-      if (candSize < cap) {
+      int pos =
+          io.flashvec.index.internal.SortedCandidates.insert(
+              candIds, candDist, candExpanded, candSize, id, dist, cap);
+      if (pos >= 0 && candSize < cap) {
         candSize++;
       }
-      return lo;
+      return pos;
     }
 
     private void offer(int id, float dist, int k) {
