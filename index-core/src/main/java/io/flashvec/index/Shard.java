@@ -853,6 +853,25 @@ public final class Shard implements Closeable {
     }
   }
 
+  /**
+   * Takes a reference on a disk segment unless its last one is gone (it is closed or closing);
+   * release with {@link #unref}.
+   */
+  private boolean tryRef(Segment s) {
+    Lifetime lt = lifetimes.get(s);
+    if (lt == null) {
+      return false;
+    }
+    int r;
+    do {
+      r = lt.refs.get();
+      if (r <= 0) {
+        return false;
+      }
+    } while (!lt.refs.compareAndSet(r, r + 1));
+    return true;
+  }
+
   /** Drops the manifest's reference on a disk segment (writer lock held). */
   private void dropMembership(Segment s, boolean dropFiles) {
     Lifetime lt = lifetimes.get(s);
@@ -1193,7 +1212,19 @@ public final class Shard implements Closeable {
    */
   public void setPayloadSchema(io.flashvec.index.payload.PayloadSchema schema) {
     try {
-      payloadIndexes.setSchema(schema);
+      payloadIndexes.setSchema(
+          schema,
+          new io.flashvec.index.payload.PayloadIndexes.Pins() {
+            @Override
+            public boolean pin(Segment seg) {
+              return tryRef(seg);
+            }
+
+            @Override
+            public void unpin(Segment seg) {
+              unref(seg);
+            }
+          });
     } catch (IOException e) {
       throw new UncheckedIOException("cannot build payload indexes [dir=" + dir + "]", e);
     }

@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -70,6 +71,7 @@ final class ShardCompactor {
   private final Shard.Compaction config;
   private final ReentrantLock lock = new ReentrantLock();
   private final AtomicBoolean scheduled = new AtomicBoolean();
+  private final AtomicInteger requested = new AtomicInteger();
   private final AtomicLong done = new AtomicLong();
   private volatile Set<Integer> running = Set.of();
   private volatile String failure;
@@ -117,11 +119,25 @@ final class ShardCompactor {
         return CompletableFuture.failedFuture(e);
       }
     }
-    return CompletableFuture.supplyAsync(() -> runAll(force), ex);
+    requested.incrementAndGet(); // busy from the request on, not only once the executor runs it
+    try {
+      return CompletableFuture.supplyAsync(
+          () -> {
+            try {
+              return runAll(force);
+            } finally {
+              requested.decrementAndGet();
+            }
+          },
+          ex);
+    } catch (RuntimeException e) {
+      requested.decrementAndGet();
+      throw e;
+    }
   }
 
   boolean busy() {
-    return scheduled.get() || lock.isLocked();
+    return scheduled.get() || requested.get() > 0 || lock.isLocked();
   }
 
   Set<Integer> sourceIds() {

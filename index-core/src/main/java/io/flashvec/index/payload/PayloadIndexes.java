@@ -291,10 +291,23 @@ public final class PayloadIndexes implements Closeable {
   }
 
   /**
-   * Switches to a new schema: rebuilds the index of every disk segment registered here (the old
-   * ones serve queries until each is replaced) and restarts the in-memory ones. Returns when done.
+   * Keeps a disk segment open while its index is rebuilt: a compaction may retire the segment
+   * meanwhile, and its mapped files must not be unmapped (or deleted) under the build.
    */
-  public void setSchema(PayloadSchema next) throws IOException {
+  public interface Pins {
+    /** Takes a reference on {@code seg}; {@code false} when it is already closed or closing. */
+    boolean pin(Segment seg);
+
+    /** Releases a reference taken by {@link #pin}. */
+    void unpin(Segment seg);
+  }
+
+  /**
+   * Switches to a new schema: rebuilds the index of every disk segment registered here (the old
+   * ones serve queries until each is replaced) and restarts the in-memory ones. Segments that
+   * {@code pins} cannot pin are leaving the shard and are skipped. Returns when done.
+   */
+  public void setSchema(PayloadSchema next, Pins pins) throws IOException {
     synchronized (lock) {
       schema = next;
       for (Map.Entry<Segment, Path> d : new ArrayList<>(diskDirs.entrySet())) {
@@ -303,16 +316,26 @@ public final class PayloadIndexes implements Closeable {
         if (old != null && old.schema().equals(next)) {
           continue;
         }
-        if (next.isEmpty()) {
-          Entry e = entries.remove(seg);
-          if (e != null) {
-            e.close();
-          }
-          removeOthers(d.getValue(), null);
-          continue;
+        if (!pins.pin(seg)) {
+          continue; // retired meanwhile: drop() forgets it
         }
-        install(seg, openOrBuild(seg, d.getValue(), next));
-        removeOthers(d.getValue(), DIR_PREFIX + next.hash());
+        try {
+          if (!diskDirs.containsKey(seg)) {
+            continue;
+          }
+          if (next.isEmpty()) {
+            Entry e = entries.remove(seg);
+            if (e != null) {
+              e.close();
+            }
+            removeOthers(d.getValue(), null);
+            continue;
+          }
+          install(seg, openOrBuild(seg, d.getValue(), next));
+          removeOthers(d.getValue(), DIR_PREFIX + next.hash());
+        } finally {
+          pins.unpin(seg);
+        }
       }
       for (Map.Entry<Segment, Entry> e : new ArrayList<>(entries.entrySet())) {
         if (e.getValue() instanceof MemoryEntry && entries.remove(e.getKey(), e.getValue())) {

@@ -89,6 +89,15 @@ class PayloadIndexTest {
     c.close();
   }
 
+  private static boolean compacting(Collection c) {
+    for (Shard s : c.shards()) {
+      if (s.compacting()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static void settle(Collection c) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
@@ -169,6 +178,44 @@ class PayloadIndexTest {
     check(c, model, r, "after compaction");
     c.deletePayloadIndex("color", true);
     check(c, model, r, "after dropping an index");
+  }
+
+  @Test
+  void schemaChangesRacingCompactionsNeverReadARetiredSegment() throws Exception {
+    Random r = TestSeeds.random("PayloadIndexTest.race");
+    Collection c = open("race");
+    Map<Long, byte[]> model = new TreeMap<>();
+    for (int round = 0; round < 12; round++) {
+      List<Point> batch = new ArrayList<>();
+      for (int i = 0; i < 80; i++) {
+        long id = r.nextInt(300);
+        byte[] p = M.writeValueAsBytes(FilterEvaluatorTest.payload(r));
+        batch.add(new Point(PointId.of(id), vec(r), p));
+        model.put(id, p);
+      }
+      c.upsert(batch, true);
+      List<PointId> gone = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        long id = r.nextInt(300);
+        gone.add(PointId.of(id));
+        model.remove(id);
+      }
+      c.delete(gone, true);
+      c.flush();
+      settle(c);
+      // The compaction retires segments while the schema change rebuilds their indexes.
+      c.compact(true);
+      c.createPayloadIndex(field("color", "keyword"), true);
+      for (int change = 0; change < 40 && compacting(c); change++) {
+        if (change % 2 == 0) {
+          c.createPayloadIndex(field("n", "integer"), true);
+        } else {
+          c.deletePayloadIndex("n", true);
+        }
+      }
+      settle(c);
+    }
+    check(c, model, r, "after racing schema changes and compactions");
   }
 
   private static void check(Collection c, Map<Long, byte[]> model, Random r, String when) {
