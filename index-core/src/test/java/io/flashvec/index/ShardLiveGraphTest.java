@@ -212,15 +212,6 @@ class ShardLiveGraphTest {
     }
   }
 
-  private static GrowingSegment growing(Shard s) {
-    for (Segment seg : s.snapshot().segments()) {
-      if (seg instanceof GrowingSegment g && !g.frozen()) {
-        return g;
-      }
-    }
-    throw new AssertionError("no growing segment");
-  }
-
   private static DiskAnnSegment onlyDisk(Shard s) {
     List<DiskAnnSegment> disk = new ArrayList<>();
     for (Segment seg : s.snapshot().segments()) {
