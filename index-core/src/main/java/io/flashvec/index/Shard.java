@@ -378,6 +378,7 @@ public final class Shard implements Closeable {
   private final Path segmentsDir;
   private final Wal wal;
   private boolean recovering = true; // guarded by writeLock
+  private volatile String checkpointFailure;
   private volatile boolean closed;
   private volatile String buildFailure;
 
@@ -1015,11 +1016,11 @@ public final class Shard implements Closeable {
         built =
             DiskAnnSegment.open(
                 options.io(), target, newId, options.defaultSearchList(), inMemoryGraph());
+        adopt(built);
         try {
           payloadIndexes.openDisk(built, target);
         } catch (IOException | RuntimeException e) {
-          payloadIndexes.drop(built);
-          built.close();
+          discard(built);
           throw e;
         }
       }
@@ -1098,8 +1099,7 @@ public final class Shard implements Closeable {
     try {
       if (closed) {
         if (built != null) {
-          payloadIndexes.drop(built);
-          built.close();
+          dropMembership(built, false);
           options.io().deleteTree(built.directory());
         }
         return;
@@ -1110,7 +1110,6 @@ public final class Shard implements Closeable {
             built.markDeleted(i);
           }
         }
-        lifetimes.put(built, new Lifetime(built));
       }
       List<Segment> segs = new ArrayList<>(snapshot.segments().size());
       for (Segment s : snapshot.segments()) {
@@ -1132,7 +1131,7 @@ public final class Shard implements Closeable {
       publish(snapshot.segments(), List.of());
       payloadIndexes.drop(f);
       pending.remove(p);
-      checkpoint(p.sealSeq());
+      checkpointAfterInstall(p.sealSeq(), "seal");
     } finally {
       writeLock.unlock();
     }
@@ -1168,7 +1167,6 @@ public final class Shard implements Closeable {
             i++;
           }
         }
-        lifetimes.put(built, new Lifetime(built));
       }
       List<Segment> segs = new ArrayList<>(snapshot.segments().size());
       boolean placed = false;
@@ -1195,10 +1193,11 @@ public final class Shard implements Closeable {
         }
       }
       publish(segs, List.of());
-      checkpoint(
-          checkpointSeq); // commit point: the manifest lists the new segment, not the sources
-      for (DiskAnnSegment src : sources) {
-        dropMembership(src, true);
+      // commit point: the manifest lists the new segment, not the sources
+      if (checkpointAfterInstall(checkpointSeq, "compaction")) {
+        for (DiskAnnSegment src : sources) {
+          dropMembership(src, true);
+        }
       }
       return true;
     } finally {
@@ -1211,6 +1210,9 @@ public final class Shard implements Closeable {
    * opened, when it exists) before this returns; queries use the old indexes meanwhile.
    */
   public void setPayloadSchema(io.flashvec.index.payload.PayloadSchema schema) {
+    if (!enterJob()) {
+      throw new UnavailableException("shard is closed [dir=" + dir + "]");
+    }
     try {
       payloadIndexes.setSchema(
           schema,
@@ -1227,6 +1229,8 @@ public final class Shard implements Closeable {
           });
     } catch (IOException e) {
       throw new UncheckedIOException("cannot build payload indexes [dir=" + dir + "]", e);
+    } finally {
+      exitJob(); // close waits for this: no index build writes into a deleted collection
     }
   }
 
@@ -1399,24 +1403,72 @@ public final class Shard implements Closeable {
     wal.truncateBefore(checkpointSeq + 1);
   }
 
+  /**
+   * Checkpoints after an install has published its segment. A failure (disk full, a failed WAL)
+   * must not undo the install: the new segment is already being searched and holds the moved
+   * locations. So it is logged and the files stay as they are: the previous manifest and the
+   * untruncated WAL still describe all data, and the next checkpoint (or the open, which removes
+   * directories the manifest does not list) settles it. Returns whether the checkpoint was written.
+   */
+  private boolean checkpointAfterInstall(long seq, String what) {
+    try {
+      checkpoint(seq);
+      return true;
+    } catch (IOException | RuntimeException e) {
+      checkpointFailure = e.toString();
+      LOG.error(
+          "checkpoint after a {} failed; the segment is in use, the WAL keeps the data [dir={}]",
+          what,
+          dir,
+          e);
+      return false;
+    }
+  }
+
+  /**
+   * Registers a segment a build or compaction just opened, before it is published, so that it can
+   * be pinned (a payload schema change rebuilds its index meanwhile); {@link #discard} if it is
+   * never installed.
+   */
+  void adopt(DiskAnnSegment built) {
+    lifetimes.put(built, new Lifetime(built));
+  }
+
+  /** Closes an adopted segment that will not be installed (its files are the caller's). */
+  void discard(DiskAnnSegment built) {
+    writeLock.lock();
+    try {
+      dropMembership(built, false);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** The last checkpoint failure after an install, or {@code null}. */
+  public String checkpointFailure() {
+    return checkpointFailure;
+  }
+
   /** The live version of a point, or {@code null}. */
   public Record get(PointId id, boolean withPayload, boolean withVector) {
-    long loc = locations.get(id);
-    if (loc == NO_LOCATION) {
-      return null;
-    }
     Snapshot snap = acquire();
     try {
-      Segment s = snap.byId((int) (loc >>> 32));
-      if (s == null) {
-        // The location was read just before an install swapped segments: read both again.
-        snap.release();
-        snap = acquire();
+      long loc;
+      Segment s;
+      while (true) {
+        // Location first, then the snapshot it must be in: an install between the two publishes
+        // the new segment before it moves locations, so a miss means "read both again".
         loc = locations.get(id);
         if (loc == NO_LOCATION) {
           return null;
         }
         s = snap.byId((int) (loc >>> 32));
+        if (s != null) {
+          break;
+        }
+        Snapshot next = acquire();
+        snap.release();
+        snap = next;
       }
       int ord = (int) loc;
       if (s == null || s.isDeleted(ord)) {
@@ -1822,9 +1874,10 @@ public final class Shard implements Closeable {
       payloadIndexes.close();
       // Drop the shard's references: segments close now, or when the last search (or a running
       // compaction) releases its snapshot.
-      Snapshot last = snapshot;
+      Snapshot last;
       writeLock.lock();
       try {
+        last = snapshot;
         for (Segment s : List.copyOf(lifetimes.keySet())) {
           dropMembership(s, false);
         }

@@ -264,6 +264,7 @@ final class ShardCompactor {
                 job.newId(),
                 shard.options().defaultSearchList(),
                 shard.inMemoryGraphSegments());
+        shard.adopt(built);
         shard.payloadIndexes().openDisk(built, target);
       }
       installed = shard.installCompaction(sources, job.ords(), built);
@@ -292,8 +293,7 @@ final class ShardCompactor {
       job.held().release();
       if (!installed) {
         if (built != null) {
-          shard.payloadIndexes().drop(built);
-          built.close();
+          shard.discard(built);
         }
         try {
           // Not in any manifest: safe to remove (a crash instead leaves it to the next open).

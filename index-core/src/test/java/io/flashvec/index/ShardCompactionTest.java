@@ -295,6 +295,62 @@ class ShardCompactionTest extends ShardContractTest {
   }
 
   /**
+   * A disk that fills up while a compaction commits (the manifest cannot be replaced): the new
+   * segment is already published and serving, so it must stay open and correct; the data stays
+   * durable (old manifest + WAL), and after a restart with a working disk nothing is lost and no
+   * stray directory is left.
+   */
+  @Test
+  void aFailedCheckpointAfterACompactionKeepsTheInstalledSegmentServing() throws Exception {
+    Random r = random();
+    Distance d = Distance.EUCLID;
+    Model m = new Model();
+    FailingManifestFileIO fio = new FailingManifestFileIO();
+    try (Shard s = openWith(fio, d)) {
+      for (int i = 0; i < 3; i++) {
+        fill(r, d, s, m, 30, 0);
+        s.flush();
+        settle(s);
+      }
+      List<PointId> gone = new ArrayList<>();
+      for (PointId id : m.sortedIds()) {
+        if (r.nextInt(3) == 0) {
+          gone.add(id);
+        }
+      }
+      s.awaitDurable(s.delete(gone));
+      m.delete(gone);
+      long before = s.compactionsDone();
+      fio.failManifest = true;
+      s.compact(true).get(60, TimeUnit.SECONDS);
+      settle(s);
+      assertThat(s.compactionsDone()).as("compaction installed").isGreaterThan(before);
+      assertThat(s.checkpointFailure()).as("checkpoint failure recorded").contains("disk full");
+      // Every read goes through the installed segment: nothing closed under it.
+      assertHolds(s, d, m);
+      assertSearchMatchesBruteForce(r, s, d, m, 5);
+      fio.failManifest = false;
+    }
+    try (Shard s = openWith(fio, d)) {
+      assertHolds(s, d, m);
+    }
+    assertNoStrayDirectories(tmp.resolve("shard"));
+  }
+
+  /** Fails every replacement of the shard manifest while {@code failManifest} is set. */
+  static final class FailingManifestFileIO extends CrashSimulatingFileIO {
+    volatile boolean failManifest;
+
+    @Override
+    public void atomicMove(Path source, Path target) throws IOException {
+      if (failManifest && target.getFileName().toString().equals(ShardManifest.FILE)) {
+        throw new IOException("No space left on device (disk full, simulated)");
+      }
+      super.atomicMove(source, target);
+    }
+  }
+
+  /**
    * A {@link CrashSimulatingFileIO} that pauses the compaction thread before its {@code n}-th file
    * operation, so a test can crash at that point; calls from other threads pass.
    */

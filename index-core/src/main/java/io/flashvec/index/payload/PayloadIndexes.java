@@ -184,6 +184,12 @@ public final class PayloadIndexes implements Closeable {
   private volatile PayloadSchema schema;
   private final Map<Segment, Entry> entries = new ConcurrentHashMap<>();
   private final Map<Segment, Path> diskDirs = new ConcurrentHashMap<>();
+
+  /** Growing segments that left the shard (weakly held: they go when the last reader does). */
+  private final java.util.Set<Segment> droppedGrowing =
+      java.util.Collections.synchronizedSet(
+          java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
+
   private final Object lock = new Object();
   private volatile boolean closed;
 
@@ -348,6 +354,9 @@ public final class PayloadIndexes implements Closeable {
   /** Forgets a segment that left the shard (its files go with the segment directory). */
   public void drop(Segment seg) {
     diskDirs.remove(seg);
+    if (seg instanceof GrowingSegment) {
+      droppedGrowing.add(seg); // a reader still holding it must not index it again
+    }
     Entry e = entries.remove(seg);
     if (e != null) {
       e.close();
@@ -365,6 +374,9 @@ public final class PayloadIndexes implements Closeable {
     }
     Entry e = entries.get(seg);
     if (seg instanceof GrowingSegment && (e == null || !e.schema().equals(s))) {
+      if (droppedGrowing.contains(seg)) {
+        return null; // sealed and replaced: a late reader evaluates payloads instead
+      }
       // Created on first use, and again after a schema change; never under the build lock.
       Entry fresh;
       try {
@@ -384,6 +396,10 @@ public final class PayloadIndexes implements Closeable {
         }
       } else {
         fresh.close();
+      }
+      if (droppedGrowing.contains(seg) && entries.remove(seg, e)) {
+        e.close(); // dropped while it was being created
+        return null;
       }
       if (closed) {
         return null;
