@@ -292,13 +292,21 @@ public final class GrowingSegment implements Segment {
                 && (accept == null || accept.get(ord));
           };
       boolean euclid = distance == Distance.EUCLID;
+      // What earlier segments found bounds this search (ADR 0011): worst kept score as a distance.
+      // Not for raw dot products: the graph is built in L2, where a local minimum says little
+      // about inner products (measured: recall@10 0.78 bounded against 0.95 without).
+      float bound =
+          !out.full() || distance == Distance.DOT
+              ? Float.POSITIVE_INFINITY
+              : euclid ? out.worst() * out.worst() : -out.worst();
       g.search(
           query,
           k,
           searchList,
           ok,
           (d, ord) -> out.offer(euclid ? (float) Math.sqrt(Math.max(0f, d)) : -d, slot, ord),
-          stats);
+          stats,
+          bound);
       from = limit;
     }
     Chunk[] cs = chunks;

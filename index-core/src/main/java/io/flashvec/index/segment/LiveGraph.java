@@ -192,6 +192,27 @@ public final class LiveGraph {
    */
   public void search(
       float[] q, int k, int searchList, IntPredicate accept, Sink sink, SearchStats stats) {
+    search(q, k, searchList, accept, sink, stats, Float.POSITIVE_INFINITY);
+  }
+
+  /**
+   * As {@link #search(float[], int, int, IntPredicate, Sink, SearchStats)}, and stops expanding
+   * once the search has reached a local minimum and its nearest unexpanded candidate is farther
+   * than {@code bound} (a distance in the sink's units: the worst of the {@code k} results other
+   * segments already found, so nothing beyond it could enter them; Lucene's multi-segment kNN does
+   * the same). The bound is widened by {@value #BOUND_MARGIN} of its squared L2 distance (the int8
+   * codes rank within a margin of the exact scores, and a little slack beyond the bound recovers
+   * points reached only through a farther node). With dot-product ranking the vectors must be unit
+   * length (cosine): raw inner products must not be bounded.
+   */
+  public void search(
+      float[] q,
+      int k,
+      int searchList,
+      IntPredicate accept,
+      Sink sink,
+      SearchStats stats,
+      float bound) {
     int n = size;
     if (n == 0 || k == 0) {
       return;
@@ -208,7 +229,15 @@ public final class LiveGraph {
       quantize(q, 0, s.query, 0);
       // rank by codes, rescore the best 2k+10 with the full vectors: the scores are exact
       int rerank = Math.min(cap, 2 * k + 10);
-      s.search(s.query, 0, false, cap, n, accept, rerank, false);
+      float stop = Float.POSITIVE_INFINITY;
+      if (Float.isFinite(bound)) {
+        float sc = scale;
+        // the margin is relative to the squared L2 distance: the bound itself in L2, and
+        // 2 (1 - dot) = 2 (1 + bound) for the unit vectors of cosine
+        float l2 = euclid ? bound : 2f * Math.max(0f, 1f + bound);
+        stop = (bound + BOUND_MARGIN * l2) * sc * sc + dim;
+      }
+      s.search(s.query, 0, false, cap, n, accept, rerank, false, stop);
       for (int i = 0; i < s.resSize; i++) {
         int ord = s.resIds[i];
         float[] a = vectors.array(ord);
@@ -227,6 +256,9 @@ public final class LiveGraph {
       }
     }
   }
+
+  /** Relative widening of a search bound for the int8 codes' ranking error. */
+  static final float BOUND_MARGIN = 0.05f;
 
   /** Receives search results. */
   @FunctionalInterface
@@ -339,7 +371,7 @@ public final class LiveGraph {
         builder = new Searcher();
       }
       // construction search in squared L2 on the codes; the expanded nodes are prune candidates
-      builder.search(code, codeOff, true, buildList, p, null, 0, true);
+      builder.search(code, codeOff, true, buildList, p, null, 0, true, Float.POSITIVE_INFINITY);
       int m = builder.poolSize;
       int deg = prune(builder.poolIds, builder.poolDist, m, -1);
       for (int i = 0; i < deg; i++) {
@@ -491,7 +523,7 @@ public final class LiveGraph {
     }
     byte[] q = new byte[dim];
     quantize(mean, 0, q, 0);
-    builder.search(q, 0, true, Math.min(buildList, 32), n, null, 1, false);
+    builder.search(q, 0, true, Math.min(buildList, 32), n, null, 1, false, Float.POSITIVE_INFINITY);
     if (builder.resSize > 0) {
       entry = builder.resIds[0];
     }
@@ -521,10 +553,20 @@ public final class LiveGraph {
      * Greedy search of the first {@code n} nodes, every score exact. {@code l2}: rank by squared L2
      * (construction), else by the query metric. Collects the {@code k} best accepted nodes in
      * {@code res*} (every scored node is a result candidate), and with {@code pool} every expanded
-     * node and its distance in {@code pool*} (the prune candidates of an insert).
+     * node and its distance in {@code pool*} (the prune candidates of an insert). Once past the
+     * first local minimum, stops when the nearest unexpanded candidate is farther than {@code
+     * stop}.
      */
     void search(
-        byte[] q, int qo, boolean l2, int cap, int n, IntPredicate accept, int k, boolean pool) {
+        byte[] q,
+        int qo,
+        boolean l2,
+        int cap,
+        int n,
+        IntPredicate accept,
+        int k,
+        boolean pool,
+        float stop) {
       if (stamp.length < n) {
         stamp = new int[Math.max(n, stamp.length * 2)];
         epoch = 0;
@@ -559,6 +601,9 @@ public final class LiveGraph {
       int cur = 0;
       int[][][] ls = lists;
       while (cur < candSize) {
+        if (cur > 0 && candDist[cur] > stop) {
+          break; // candidate 0 is expanded: a local minimum was reached, the rest cannot compete
+        }
         int u = candIds[cur];
         candExpanded[cur] = true;
         expanded++;

@@ -63,6 +63,16 @@ public final class TopK {
     return size;
   }
 
+  /** Whether the heap holds {@code k} entries, so a score must beat {@link #worst} to enter. */
+  public boolean full() {
+    return k > 0 && size == k;
+  }
+
+  /** The worst score kept; only meaningful when {@link #full}. */
+  public float worst() {
+    return scores[0];
+  }
+
   /** The {@code k} this heap keeps. */
   public int capacity() {
     return k;

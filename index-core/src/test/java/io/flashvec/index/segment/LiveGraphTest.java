@@ -78,6 +78,98 @@ class LiveGraphTest {
     assertThat(recall).isGreaterThanOrEqualTo(0.95);
   }
 
+  /**
+   * Results other segments already hold bound the graph search (as a sealed segment's do when the
+   * growing one is searched after it): the merged top-k stays as good as brute force over both, and
+   * the bounded search expands fewer nodes than an unbounded one.
+   */
+  @ParameterizedTest
+  @EnumSource(Distance.class)
+  void resultsOfEarlierSegmentsBoundTheSearch(Distance d) {
+    Random r = TestSeeds.random("live-graph-bound-" + d);
+    float[][] data = TestVectors.latent(r, 8000, DIM);
+    float[][] earlier = new float[4000][];
+    float[][] mine = new float[4000][];
+    for (int i = 0; i < 4000; i++) {
+      earlier[i] = d.prepare(data[2 * i]);
+      mine[i] = data[2 * i + 1];
+    }
+    GrowingSegment g = segment(d, mine);
+    g.indexSome(Integer.MAX_VALUE, () -> false);
+    int hits = 0;
+    int freeHits = 0;
+    int queries = 200;
+    long boundedExpanded = 0;
+    long freeExpanded = 0;
+    for (int i = 0; i < queries; i++) {
+      float[] q = d.prepare(TestVectors.latent(r, 1, DIM)[0]);
+      // truth: brute force over both halves
+      TopK truth = new TopK(d, K);
+      for (int j = 0; j < 4000; j++) {
+        truth.offer(d.score(q, earlier[j], 0), 1, j);
+      }
+      g.search(q, d, new SearchParams(0, 0, 0, true), null, truth, 0, new SearchStats());
+      // the "earlier segment" answers exactly, then the growing segment is searched with its bound
+      TopK top = new TopK(d, K);
+      for (int j = 0; j < 4000; j++) {
+        top.offer(d.score(q, earlier[j], 0), 1, j);
+      }
+      SearchStats bounded = new SearchStats();
+      g.search(q, d, SearchParams.DEFAULT, null, top, 0, bounded);
+      SearchStats free = new SearchStats();
+      TopK unbounded = new TopK(d, K);
+      g.search(q, d, SearchParams.DEFAULT, null, unbounded, 0, free);
+      for (int j = 0; j < 4000; j++) {
+        unbounded.offer(d.score(q, earlier[j], 0), 1, j);
+      }
+      boundedExpanded += bounded.expanded;
+      freeExpanded += free.expanded;
+      Set<Long> want = drain(truth);
+      for (long x : drain(top)) {
+        if (want.contains(x)) {
+          hits++;
+        }
+      }
+      for (long x : drain(unbounded)) {
+        if (want.contains(x)) {
+          freeHits++;
+        }
+      }
+    }
+    double recall = hits / (double) (queries * K);
+    double freeRecall = freeHits / (double) (queries * K);
+    System.out.println(
+        "[flashvec] bounded live graph "
+            + d
+            + " recall@10 = "
+            + recall
+            + " (unbounded "
+            + freeRecall
+            + "), expanded "
+            + boundedExpanded
+            + " vs "
+            + freeExpanded
+            + " unbounded");
+    assertThat(recall).isGreaterThanOrEqualTo(0.95);
+    if (d != Distance.DOT) { // raw inner products are searched without a bound
+      assertThat(boundedExpanded).isLessThan(freeExpanded * 3 / 4);
+    }
+  }
+
+  /** The heap's entries as slot << 32 | ordinal. */
+  private static Set<Long> drain(TopK top) {
+    int n = top.size();
+    float[] s = new float[n];
+    int[] slots = new int[n];
+    int[] ords = new int[n];
+    top.drainBestFirst(s, slots, ords);
+    Set<Long> out = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      out.add(((long) slots[i] << 32) | ords[i]);
+    }
+    return out;
+  }
+
   @Test
   void unindexedTailIsScannedSoEveryAppendIsFoundAtOnce() {
     Random r = TestSeeds.random("live-graph-tail");
