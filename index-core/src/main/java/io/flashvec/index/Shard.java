@@ -362,6 +362,7 @@ public final class Shard implements Closeable {
   private final ShardCompactor compactor;
   private volatile boolean deferBuilds;
   private volatile long lastWriteNanos = System.nanoTime() - WRITES_QUIET_NANOS;
+  private volatile long lastSearchNanos = System.nanoTime() - SEARCHES_QUIET_NANOS - 1;
   // Write rate (points/s over windows of >= 250 ms; writer thread) and the live indexer's CPU
   // cost per insert (ns, moving average; indexer thread), compared by outrunByWrites.
   private long rateWindowStart = System.nanoTime();
@@ -458,27 +459,46 @@ public final class Shard implements Closeable {
   /** Unindexed points beyond which the live indexer yields to writes that keep coming. */
   static final int LIVE_BACKLOG = 8192;
 
+  /**
+   * Searches this recent mean queries are being served: the indexer does not yield then, since
+   * every query would scan the growing backlog exactly (measured beside 1,000 inserts/s: with the
+   * indexer yielded, the tail scan took 70% of the query threads' time within 15 s).
+   */
+  private static final long SEARCHES_QUIET_NANOS = 1_000_000_000L;
+
   /** Writes this recent count as "still coming". */
   private static final long WRITES_QUIET_NANOS = 200_000_000L;
 
   /**
    * Whether writes outrun the live indexer: its backlog passed {@link #LIVE_BACKLOG}, writes are
    * still coming (one in the last 200 ms) and they arrive faster than one thread can insert them
-   * (write rate × cost per insert > 0.9 s/s). A bulk load then gets the CPU instead of a graph that
-   * would fall ever further behind (the seal finishes it); unindexed points are scanned exactly
-   * meanwhile. A steady stream the indexer can follow never yields, however large the backlog
-   * (after a restart, say). The next write or search after the load resumes indexing.
+   * (write rate × cost per insert > 0.9 s/s), and no search came in the last second. A bulk load
+   * then gets the CPU instead of a graph that would fall ever further behind (the seal finishes
+   * it); unindexed points are scanned exactly meanwhile. A steady stream the indexer can follow
+   * never yields, however large the backlog (after a restart, say), and neither does an indexer
+   * behind writes while queries are served: each of them would scan the backlog. The next write or
+   * search after the load resumes indexing.
    */
   private boolean outrunByWrites(GrowingSegment s) {
     return s.graph() != null
-        && outrun(s.unindexed(), System.nanoTime() - lastWriteNanos, writeRate, insertNanos);
+        && outrun(
+            s.unindexed(),
+            System.nanoTime() - lastWriteNanos,
+            writeRate,
+            insertNanos,
+            System.nanoTime() - lastSearchNanos);
   }
 
   /** The rule of {@link #outrunByWrites}, on its inputs. */
   static boolean outrun(
-      int unindexed, long nanosSinceWrite, double writesPerSecond, double nanosPerInsert) {
+      int unindexed,
+      long nanosSinceWrite,
+      double writesPerSecond,
+      double nanosPerInsert,
+      long nanosSinceSearch) {
     return unindexed > LIVE_BACKLOG
         && nanosSinceWrite < WRITES_QUIET_NANOS
+        && nanosSinceSearch > SEARCHES_QUIET_NANOS
         && writesPerSecond * nanosPerInsert > 0.9e9;
   }
 
@@ -1612,6 +1632,7 @@ public final class Shard implements Closeable {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: " + dim + ", got " + query.length);
     }
+    lastSearchNanos = System.nanoTime();
     Snapshot snap = acquire();
     try {
       for (Segment seg : snap.segments()) {
