@@ -119,7 +119,8 @@ public final class GrowingSegment implements Segment {
    * returns how many. Safe to call from any thread: inserts are serialised by the graph.
    */
   public int indexSome(int max, java.util.function.BooleanSupplier stop) {
-    return indexable() ? graph.catchUp(size, max, stop) : 0;
+    // a frozen segment is being sealed: full construction effort; a growing one follows writes
+    return indexable() ? graph.catchUp(size, max, stop, !frozen) : 0;
   }
 
   /** Claims the right to schedule indexing work; see {@link #indexDone()}. */
