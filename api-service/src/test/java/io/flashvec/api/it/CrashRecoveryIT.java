@@ -132,7 +132,11 @@ class CrashRecoveryIT {
           assertThat(v).as("vector of %d", id).containsExactly(a.vector());
         }
       }
-      assertThat(server.logTail()).contains("WAL recovered").doesNotContain("ERROR");
+      // A kill in the middle of a record leaves a torn tail (never acknowledged): recovery reports
+      // it and discards it instead of the plain "WAL recovered".
+      assertThat(server.logTail())
+          .containsAnyOf("WAL recovered", "WAL recovery stopped at a torn or corrupt record")
+          .doesNotContain("ERROR");
     }
   }
 
