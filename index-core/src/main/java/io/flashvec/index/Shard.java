@@ -287,14 +287,7 @@ public final class Shard implements Closeable {
     }
 
     boolean tryAcquire() {
-      int r;
-      do {
-        r = refs.get();
-        if (r == 0) {
-          return false;
-        }
-      } while (!refs.compareAndSet(r, r + 1));
-      return true;
+      return incrementIfPositive(refs);
     }
 
     /** Gives back a reference taken by {@link Shard#acquire}. */
@@ -880,16 +873,18 @@ public final class Shard implements Closeable {
    */
   private boolean tryRef(Segment s) {
     Lifetime lt = lifetimes.get(s);
-    if (lt == null) {
-      return false;
-    }
+    return lt != null && incrementIfPositive(lt.refs);
+  }
+
+  /** Takes one more reference on a count that has not dropped to zero (never revives it). */
+  private static boolean incrementIfPositive(java.util.concurrent.atomic.AtomicInteger refs) {
     int r;
     do {
-      r = lt.refs.get();
+      r = refs.get();
       if (r <= 0) {
         return false;
       }
-    } while (!lt.refs.compareAndSet(r, r + 1));
+    } while (!refs.compareAndSet(r, r + 1));
     return true;
   }
 
@@ -1632,7 +1627,10 @@ public final class Shard implements Closeable {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: " + dim + ", got " + query.length);
     }
-    lastSearchNanos = System.nanoTime();
+    long now = System.nanoTime();
+    if (now - lastSearchNanos > SEARCHES_QUIET_NANOS / 10) {
+      lastSearchNanos = now; // a shared write at most ten times a window, not once per query
+    }
     Snapshot snap = acquire();
     try {
       for (Segment seg : snap.segments()) {

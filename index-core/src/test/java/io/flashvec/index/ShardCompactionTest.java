@@ -118,6 +118,19 @@ class ShardCompactionTest extends ShardContractTest {
     assertThat(segmentDirs(shardDir)).as("segment directories = manifest").isEqualTo(want);
   }
 
+  /** Deletes about a third of the model's ids from the shard and the model; returns them. */
+  private static List<PointId> deleteAThird(Random r, Shard s, Model m) throws Exception {
+    List<PointId> gone = new ArrayList<>();
+    for (PointId id : m.sortedIds()) {
+      if (r.nextInt(3) == 0) {
+        gone.add(id);
+      }
+    }
+    s.awaitDurable(s.delete(gone));
+    m.delete(gone);
+    return gone;
+  }
+
   private static int diskSegments(Shard s) {
     int n = 0;
     for (Segment seg : s.snapshot().segments()) {
@@ -182,15 +195,7 @@ class ShardCompactionTest extends ShardContractTest {
         fill(r, d, s, m, 80, 0.2);
         s.flush();
         settle(s);
-        List<PointId> gone = new ArrayList<>();
-        for (PointId id : m.sortedIds()) {
-          if (r.nextInt(3) == 0) {
-            gone.add(id);
-          }
-        }
-        s.awaitDurable(s.delete(gone));
-        m.delete(gone);
-        deleted.addAll(gone);
+        deleted.addAll(deleteAThird(r, s, m));
         // Overwrites of surviving ids leave dead old versions in sealed segments too.
         fill(r, d, s, m, 30, 1.0);
         s.wal().syncAll();
@@ -312,14 +317,7 @@ class ShardCompactionTest extends ShardContractTest {
         s.flush();
         settle(s);
       }
-      List<PointId> gone = new ArrayList<>();
-      for (PointId id : m.sortedIds()) {
-        if (r.nextInt(3) == 0) {
-          gone.add(id);
-        }
-      }
-      s.awaitDurable(s.delete(gone));
-      m.delete(gone);
+      deleteAThird(r, s, m);
       long before = s.compactionsDone();
       fio.failManifest = true;
       s.compact(true).get(60, TimeUnit.SECONDS);
