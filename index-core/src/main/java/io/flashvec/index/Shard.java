@@ -522,7 +522,9 @@ public final class Shard implements Closeable {
         // CPU time, not wall time: an indexer slowed by busy cores is behind, not outrun.
         var threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long t0 = threads.getCurrentThreadCpuTime();
-        int done = s.indexSome(INDEX_BATCH, () -> closed || deferBuilds || outrunByWrites(s));
+        boolean queried = System.nanoTime() - lastSearchNanos < SEARCHES_QUIET_NANOS;
+        int done =
+            s.indexSome(INDEX_BATCH, () -> closed || deferBuilds || outrunByWrites(s), queried);
         if (done > 0 && t0 >= 0) {
           double per = (threads.getCurrentThreadCpuTime() - t0) / (double) done;
           insertNanos = insertNanos == 0 ? per : 0.8 * insertNanos + 0.2 * per;

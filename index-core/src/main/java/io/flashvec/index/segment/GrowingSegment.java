@@ -119,8 +119,17 @@ public final class GrowingSegment implements Segment {
    * returns how many. Safe to call from any thread: inserts are serialised by the graph.
    */
   public int indexSome(int max, java.util.function.BooleanSupplier stop) {
-    // a frozen segment is being sealed: full construction effort; a growing one follows writes
-    return indexable() ? graph.catchUp(size, max, stop, !frozen) : 0;
+    return indexSome(max, stop, false);
+  }
+
+  /**
+   * As {@link #indexSome(int, java.util.function.BooleanSupplier)}; with {@code hurry} (queries are
+   * being served, and each scans the unindexed tail) a growing segment's graph inserts with a
+   * shorter construction list while it is behind ({@link LiveGraph#catchUp(int, int,
+   * java.util.function.BooleanSupplier, boolean)}). A frozen segment, being sealed, never hurries.
+   */
+  public int indexSome(int max, java.util.function.BooleanSupplier stop, boolean hurry) {
+    return indexable() ? graph.catchUp(size, max, stop, hurry && !frozen) : 0;
   }
 
   /** Claims the right to schedule indexing work; see {@link #indexDone()}. */
