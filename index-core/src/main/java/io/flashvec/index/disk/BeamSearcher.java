@@ -79,7 +79,7 @@ public final class BeamSearcher {
     this.seg = g.segment();
     this.stamp = new int[g.count()];
     this.table = pq == null ? null : pq.newTable();
-    this.centered = new float[dim];
+    this.centered = new float[pq == null ? dim : pq.codebook().scratchLength()];
     this.batch = new int[g.maxDegree()];
     this.batchDist = new float[g.maxDegree()];
     this.beam = new int[64];
@@ -184,8 +184,15 @@ public final class BeamSearcher {
         int u = beam[i];
         long off = g.recordOffset(u);
         expanded++;
+        float exactDist = exact(q, off);
         if (accept == null || accept.test(u)) {
-          offerResult(u, exact(q, off));
+          offerResult(u, exactDist);
+        }
+        if (pq != null && EXACT_EXPANDED) {
+          int at = reposition(u, exactDist);
+          if (at >= 0 && at < lowest) {
+            lowest = at;
+          }
         }
         int deg = g.degree(off);
         int fresh = 0;
@@ -233,6 +240,37 @@ public final class BeamSearcher {
         batchDist[j] = exact(q, g.recordOffset(batch[j]));
       }
     }
+  }
+
+  static final boolean EXACT_EXPANDED =
+      !"false".equals(System.getProperty("flashvec.search.exact-expanded"));
+
+  /**
+   * Moves expanded candidate {@code id} to the place of its exact distance: the list then ranks
+   * what was read from disk by the truth rather than by its code. Returns the lowest position whose
+   * entry changed, or -1 if {@code id} is no longer in the list.
+   */
+  private int reposition(int id, float dist) {
+    int i = 0;
+    while (i < candSize && candIds[i] != id) {
+      i++;
+    }
+    if (i == candSize) {
+      return -1;
+    }
+    int tail = candSize - i - 1;
+    if (tail > 0) {
+      System.arraycopy(candIds, i + 1, candIds, i, tail);
+      System.arraycopy(candDist, i + 1, candDist, i, tail);
+      System.arraycopy(candExpanded, i + 1, candExpanded, i, tail);
+    }
+    candSize--;
+    int pos =
+        io.flashvec.index.internal.SortedCandidates.insert(
+            candIds, candDist, candExpanded, candSize, id, dist, candIds.length - 1);
+    candSize++;
+    candExpanded[pos] = true;
+    return Math.min(i, pos);
   }
 
   /** Inserts into the sorted candidate list; returns its position or -1 if it did not fit. */
