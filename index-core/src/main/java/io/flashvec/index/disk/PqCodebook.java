@@ -14,6 +14,13 @@ import jdk.incubator.vector.VectorSpecies;
  * growing segment encodes its points with the codebook of its shard's newest sealed segment (so
  * sealing it needs no new training). Immutable and thread-safe.
  *
+ * <p>A codebook may carry an orthonormal {@code rotation} (ADR 0013): points and queries are
+ * centred and rotated into the principal axes of the training sample, whose directions are dealt to
+ * the subspaces so that every subspace holds a similar share of the variance (the eigenvalue
+ * allocation of optimized PQ). Rotations keep L2 distances and dot products, so the distances stay
+ * those of the original space; only the quantization error shrinks, by a lot on embeddings whose
+ * variance sits in a few dozen directions.
+ *
  * <p>Distances are "lower is better": for L2 the squared distance to the reconstruction, for dot
  * product the negated dot product.
  */
@@ -32,6 +39,7 @@ public final class PqCodebook {
   final int[] sizes;
   private final int[] offsets; // dimension offset of each subspace
   final float[] codebooks;
+  final float[] rotation; // null, or dim x dim row-major: row r is output coordinate r
 
   /** Per subspace, dimension-major: {@code [s][i][c]}, so a table row is one SIMD sweep. */
   private final float[] transposed;
@@ -44,6 +52,20 @@ public final class PqCodebook {
    * codebooks}: subspace-major, centroid-major), relative to {@code centroid} when not null.
    */
   public PqCodebook(int k, int dim, float[] centroid, int[] sizes, float[] codebooks) {
+    this(k, dim, centroid, sizes, codebooks, null);
+  }
+
+  /**
+   * A codebook whose subspaces live in the coordinates {@code rotation · (x − centroid)} ({@code
+   * rotation}: {@code dim × dim}, row-major, orthonormal rows; {@code null} for none).
+   */
+  public PqCodebook(
+      int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
+    if (rotation != null && rotation.length != (long) dim * dim) {
+      throw new IllegalArgumentException(
+          "PQ rotation is not dim x dim [dim=" + dim + ", floats=" + rotation.length + "]");
+    }
+    this.rotation = rotation;
     this.m = sizes.length;
     this.k = k;
     this.dim = dim;
@@ -106,6 +128,16 @@ public final class PqCodebook {
     return this.dim == dim;
   }
 
+  /** Whether points are rotated before they are quantized. */
+  public boolean rotated() {
+    return rotation != null;
+  }
+
+  /** Floats of scratch {@link #fillTable} and {@link #encode} need. */
+  public int scratchLength() {
+    return rotation == null ? dim : 2 * dim;
+  }
+
   /** The per-query lookup table: {@code M*K} partial distances. */
   public float[] newTable() {
     return new float[m * k];
@@ -113,8 +145,8 @@ public final class PqCodebook {
 
   /**
    * Fills {@code table} for a query: entry {@code s*K + c} is subspace {@code s}'s contribution of
-   * centroid {@code c} (squared L2, or the negated dot product). {@code scratch}: {@code dim}
-   * floats.
+   * centroid {@code c} (squared L2, or the negated dot product). {@code scratch}: {@link
+   * #scratchLength()} floats.
    */
   public void fillTable(float[] query, boolean euclid, float[] table, float[] scratch) {
     float[] q = query;
@@ -123,6 +155,12 @@ public final class PqCodebook {
       for (int i = 0; i < dim; i++) {
         q[i] = query[i] - centroid[i];
       }
+    }
+    if (rotation != null) {
+      // dot(q, x − c) = dot(Rq, R(x − c)), and |q − x| = |R(q − c) − R(x − c)|
+      PqRotation.rotate(rotation, dim, q, scratch, dim);
+      q = scratch;
+      System.arraycopy(scratch, dim, q, 0, dim);
     }
     int bound = SPECIES.loopBound(k);
     for (int s = 0; s < m; s++) {
@@ -175,13 +213,17 @@ public final class PqCodebook {
 
   /**
    * Encodes {@code v[off, off+dim)}: per subspace the nearest centroid (squared L2, after the
-   * global centroid is subtracted), written to {@code out[outOff, outOff+M)}. {@code scratch}: at
-   * least {@code dim} floats.
+   * global centroid is subtracted and the rotation applied), written to {@code out[outOff,
+   * outOff+M)}. {@code scratch}: at least {@link #scratchLength()} floats.
    */
   public void encode(float[] v, int off, byte[] out, int outOff, float[] scratch) {
     float[] x = scratch;
     for (int i = 0; i < dim; i++) {
       x[i] = centroid == null ? v[off + i] : v[off + i] - centroid[i];
+    }
+    if (rotation != null) {
+      PqRotation.rotate(rotation, dim, x, scratch, dim);
+      System.arraycopy(scratch, dim, x, 0, dim);
     }
     int lanes = SPECIES.length();
     int bound = SPECIES.loopBound(k);
@@ -300,6 +342,9 @@ public final class PqCodebook {
 
   /** Heap bytes held. */
   public long memoryBytes() {
-    return 8L * codebooks.length + (centroid == null ? 0 : 4L * dim) + 64;
+    return 8L * codebooks.length
+        + (centroid == null ? 0 : 4L * dim)
+        + (rotation == null ? 0 : 4L * rotation.length)
+        + 64;
   }
 }

@@ -18,10 +18,11 @@ import java.nio.file.Path;
  *
  * <h2>File {@code pq.fvs}</h2>
  *
- * A {@link ChecksummedFile} ({@code segment-pq} v1) whose body is, little-endian: {@code int count
- * | int subspaces M | int clusters K | int dim | byte centered | float[dim] centroid (if centered)
- * | int[M] subspace sizes | float[sum over m of K*size_m] codebooks (subspace-major,
- * centroid-major) | byte[count*M] codes (point-major)}.
+ * A {@link ChecksummedFile} ({@code segment-pq} v2) whose body is, little-endian: {@code int count
+ * | int subspaces M | int clusters K | int dim | byte flags (1: centred, 2: rotated) | float[dim]
+ * centroid (if centred) | float[dim*dim] rotation, row-major (if rotated) | int[M] subspace sizes |
+ * float[sum over m of K*size_m] codebooks (subspace-major, centroid-major) | byte[count*M] codes
+ * (point-major)}. Version 1 files (no rotation, flags 0 or 1) are still read.
  *
  * <p>Distances are "lower is better": for L2 the squared distance to the reconstruction, for dot
  * product the negated dot product.
@@ -29,7 +30,8 @@ import java.nio.file.Path;
 public final class PqCodes {
 
   static final String FORMAT = "segment-pq";
-  static final int VERSION = 1;
+  static final int VERSION = 2;
+  static final int MIN_VERSION = 1;
 
   private final int count;
   private final PqCodebook book;
@@ -106,12 +108,14 @@ public final class PqCodes {
   /** Writes the codebook and codes as a checksummed file (fsynced by {@link ChecksummedFile}). */
   public void write(FileIO io, Path path, int segmentId) throws IOException {
     float[] centroid = book.centroid;
+    float[] rotation = book.rotation;
     float[] codebooks = book.codebooks;
     int dim = book.dim;
     long size =
         4 * 4
             + 1
             + (centroid == null ? 0 : 4L * dim)
+            + (rotation == null ? 0 : 4L * rotation.length)
             + 4L * m
             + 4L * codebooks.length
             + codes.length;
@@ -119,10 +123,15 @@ public final class PqCodes {
       throw new IllegalStateException("PQ file too large [bytes=" + size + "]");
     }
     ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(count).putInt(m).putInt(book.k).putInt(dim).put((byte) (centroid == null ? 0 : 1));
+    int flags = (centroid == null ? 0 : 1) | (rotation == null ? 0 : 2);
+    b.putInt(count).putInt(m).putInt(book.k).putInt(dim).put((byte) flags);
     if (centroid != null) {
       b.asFloatBuffer().put(centroid);
       b.position(b.position() + 4 * dim);
+    }
+    if (rotation != null) {
+      b.asFloatBuffer().put(rotation);
+      b.position(b.position() + 4 * rotation.length);
     }
     for (int s : book.sizes) {
       b.putInt(s);
@@ -135,7 +144,7 @@ public final class PqCodes {
 
   /** Reads a file written by {@link #write}, verifying its checksum. */
   public static PqCodes read(FileIO io, Path path, int segmentId) throws IOException {
-    ChecksummedFile.Contents f = ChecksummedFile.read(io, path, FORMAT, VERSION, VERSION);
+    ChecksummedFile.Contents f = ChecksummedFile.read(io, path, FORMAT, MIN_VERSION, VERSION);
     if (f.segmentId() != segmentId) {
       throw new CorruptFileException(
           "PQ file belongs to another segment [expected="
@@ -151,16 +160,38 @@ public final class PqCodes {
       int m = b.getInt();
       int k = b.getInt();
       int dim = b.getInt();
-      boolean centered = b.get() != 0;
-      if (count < 0 || m <= 0 || m > dim || k <= 0 || k > 256 || dim <= 0) {
+      int flags = b.get();
+      if (count < 0
+          || m <= 0
+          || m > dim
+          || k <= 0
+          || k > 256
+          || dim <= 0
+          || (flags & ~3) != 0
+          || (f.version() < 2 && flags > 1)) {
         throw new CorruptFileException(
-            "PQ header is inconsistent [count=" + count + ", M=" + m + ", K=" + k + "]", path);
+            "PQ header is inconsistent [count="
+                + count
+                + ", M="
+                + m
+                + ", K="
+                + k
+                + ", flags="
+                + flags
+                + "]",
+            path);
       }
       float[] centroid = null;
-      if (centered) {
+      if ((flags & 1) != 0) {
         centroid = new float[dim];
         b.asFloatBuffer().get(centroid);
         b.position(b.position() + 4 * dim);
+      }
+      float[] rotation = null;
+      if ((flags & 2) != 0) {
+        rotation = new float[Math.multiplyExact(dim, dim)];
+        b.asFloatBuffer().get(rotation);
+        b.position(b.position() + 4 * rotation.length);
       }
       int[] sizes = new int[m];
       int total = 0;
@@ -173,7 +204,7 @@ public final class PqCodes {
       b.position(b.position() + 4 * books.length);
       byte[] codes = new byte[Math.multiplyExact(count, m)];
       b.get(codes);
-      return new PqCodes(count, k, dim, centroid, sizes, books, codes);
+      return new PqCodes(new PqCodebook(k, dim, centroid, sizes, books, rotation), count, codes);
     } catch (RuntimeException e) {
       if (e instanceof CorruptFileException c) {
         throw c;

@@ -319,16 +319,37 @@ public final class DiskAnnSegment implements Segment, Closeable {
     subspaces = Math.min(subspaces, dim);
     PqCodes codes = trainPq(ravv, n, dim, subspaces, distance == Distance.EUCLID, pool);
 
-    GraphIndexBuilder.Builder gb =
-        GraphIndexBuilder.builder(
-                BuildScoreProvider.randomAccessScoreProvider(ravv, vsf), dim, params.maxDegree())
-            .withBeamWidth(params.buildSearchList())
-            .withNeighborOverflow(1.2f)
-            .withAlpha(params.alpha());
-    if (pool != null) {
-      gb = gb.withSimdExecutor(pool).withParallelExecutor(pool);
-    }
-    try (GraphIndexBuilder builder = gb.build()) {
+    // One flat Vamana layer (ADR 0013): the file keeps layer 0 only and every search starts at the
+    // entry node, so the layer must be navigable from there on its own. jvector's default
+    // HNSW-style
+    // hierarchy builds layer 0 for searches that arrive from the upper layers, which cost up to 6
+    // points of recall@10 here (250k x 96, search_list 40, exact scores). The constructors with
+    // explicit flags avoid jvector's process-wide GraphIndexBuilderConfig.
+    var bsp = BuildScoreProvider.randomAccessScoreProvider(ravv, vsf);
+    boolean addHierarchy = false;
+    boolean refine = true;
+    try (GraphIndexBuilder builder =
+        pool != null
+            ? new GraphIndexBuilder(
+                bsp,
+                dim,
+                params.maxDegree(),
+                params.buildSearchList(),
+                1.2f,
+                params.alpha(),
+                addHierarchy,
+                refine,
+                pool,
+                pool)
+            : new GraphIndexBuilder(
+                bsp,
+                dim,
+                params.maxDegree(),
+                params.buildSearchList(),
+                1.2f,
+                params.alpha(),
+                addHierarchy,
+                refine)) {
       ImmutableGraphIndex g = builder.build(ravv);
       try (var view = g.getView()) {
         int entry = n == 0 ? 0 : view.entryNode().node;
@@ -485,7 +506,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
                 .parallel()
                 .forEach(
                     block -> {
-                      float[] scratch = new float[dim];
+                      float[] scratch = new float[book.scratchLength()];
                       for (int i = block * 1024; i < Math.min(n, block * 1024 + 1024); i++) {
                         book.encode(src.vectorAt(i), 0, codes, i * m, scratch);
                       }
@@ -516,7 +537,22 @@ public final class DiskAnnSegment implements Segment, Closeable {
     return pq.codebook();
   }
 
-  /** Trains jvector's product quantizer and copies codebook and codes into {@link PqCodes}. */
+  /**
+   * Whether PQ codebooks quantize in rotated principal axes (ADR 0013). On by default; {@code
+   * -Dflashvec.pq.rotate=false} trains plain codebooks, for comparisons only.
+   */
+  static final boolean ROTATE_PQ = !"false".equals(System.getProperty("flashvec.pq.rotate"));
+
+  /** Points whose covariance gives the rotation, and points the rotated codebook is trained on. */
+  static final int ROTATION_SAMPLE = 20_000;
+
+  static final int ROTATED_PQ_SAMPLE = 50_000;
+
+  /**
+   * Trains a product quantizer for {@code ravv}'s {@code n} vectors and encodes them: in rotated
+   * principal axes ({@link io.flashvec.index.disk.PqRotation}) unless turned off, with jvector's
+   * k-means for the codebooks either way.
+   */
   public static PqCodes trainPq(
       ListRandomAccessVectorValues ravv,
       int n,
@@ -524,13 +560,124 @@ public final class DiskAnnSegment implements Segment, Closeable {
       int subspaces,
       boolean euclid,
       ForkJoinPool pool) {
+    return trainPq(ravv, n, dim, subspaces, euclid, pool, ROTATE_PQ);
+  }
+
+  static PqCodes trainPq(
+      ListRandomAccessVectorValues ravv,
+      int n,
+      int dim,
+      int subspaces,
+      boolean euclid,
+      ForkJoinPool pool,
+      boolean rotate) {
     if (n == 0) {
-      int[] sizes = new int[subspaces];
-      for (int s = 0; s < subspaces; s++) {
-        sizes[s] = dim / subspaces + (s < dim % subspaces ? 1 : 0);
-      }
-      return new PqCodes(0, 1, dim, null, sizes, new float[dim], new byte[0]);
+      return new PqCodes(
+          0, 1, dim, null, subspaceSizes(dim, subspaces), new float[dim], new byte[0]);
     }
+    if (rotate && n >= 2 && dim >= 2) {
+      return trainRotatedPq(ravv, n, dim, subspaces, pool);
+    }
+    return trainPlainPq(ravv, n, dim, subspaces, euclid, pool);
+  }
+
+  /** jvector's split of {@code dim} coordinates into {@code subspaces} consecutive groups. */
+  private static int[] subspaceSizes(int dim, int subspaces) {
+    int[] sizes = new int[subspaces];
+    for (int s = 0; s < subspaces; s++) {
+      sizes[s] = dim / subspaces + (s < dim % subspaces ? 1 : 0);
+    }
+    return sizes;
+  }
+
+  private static float[] toArray(VectorFloat<?> v, int dim) {
+    float[] a = new float[dim];
+    for (int i = 0; i < dim; i++) {
+      a[i] = v.get(i);
+    }
+    return a;
+  }
+
+  private static PqCodes trainRotatedPq(
+      ListRandomAccessVectorValues ravv, int n, int dim, int subspaces, ForkJoinPool pool) {
+    int[] sizes = subspaceSizes(dim, subspaces);
+    int rs = Math.min(n, ROTATION_SAMPLE);
+    float[][] sample = new float[rs][];
+    for (int i = 0; i < rs; i++) {
+      sample[i] = toArray(ravv.getVector((int) ((long) i * n / rs)), dim);
+    }
+    io.flashvec.index.disk.PqRotation.Trained t =
+        io.flashvec.index.disk.PqRotation.train(sample, dim, sizes);
+    float[] mean = t.mean();
+    float[] rotation = t.rotation();
+    int ts = Math.min(n, ROTATED_PQ_SAMPLE);
+    List<VectorFloat<?>> rotated = new ArrayList<>(ts);
+    float[] x = new float[dim];
+    for (int i = 0; i < ts; i++) {
+      VectorFloat<?> v = ravv.getVector((int) ((long) i * n / ts));
+      for (int d = 0; d < dim; d++) {
+        x[d] = v.get(d) - mean[d];
+      }
+      float[] y = new float[dim];
+      io.flashvec.index.disk.PqRotation.rotate(rotation, dim, x, y, 0);
+      rotated.add(VTS.createFloatVector(y));
+    }
+    var rravv = new ListRandomAccessVectorValues(rotated, dim);
+    int clusters = Math.min(256, ts);
+    // k-means in the rotated, already centred space: no second centring
+    ProductQuantization pq =
+        pool != null
+            ? ProductQuantization.compute(rravv, subspaces, clusters, false, -1f, pool, pool)
+            : ProductQuantization.compute(rravv, subspaces, clusters, false);
+    int m = pq.getSubspaceCount();
+    int total = 0;
+    for (int s = 0; s < m; s++) {
+      if (m != sizes.length || pq.getSubvectorSize(s) != sizes[s]) {
+        throw new IllegalStateException(
+            "jvector split the subspaces differently [subspace="
+                + s
+                + ", jvector="
+                + pq.getSubvectorSize(s)
+                + ", expected="
+                + (s < sizes.length ? sizes[s] : -1)
+                + "]");
+      }
+      total += sizes[s];
+    }
+    float[] books = new float[clusters * total];
+    int at = 0;
+    for (int s = 0; s < m; s++) {
+      VectorFloat<?> cb = pq.getCodebookVector(s);
+      for (int i = 0; i < clusters * sizes[s]; i++) {
+        books[at++] = cb.get(i);
+      }
+    }
+    io.flashvec.index.disk.PqCodebook book =
+        new io.flashvec.index.disk.PqCodebook(clusters, dim, mean, sizes, books, rotation);
+    byte[] codes = new byte[Math.multiplyExact(n, m)];
+    Runnable encodeAll =
+        () ->
+            java.util.stream.IntStream.range(0, (n + 1023) / 1024)
+                .parallel()
+                .forEach(
+                    block -> {
+                      float[] scratch = new float[book.scratchLength()];
+                      for (int i = block * 1024; i < Math.min(n, block * 1024 + 1024); i++) {
+                        book.encode(toArray(ravv.getVector(i), dim), 0, codes, i * m, scratch);
+                      }
+                    });
+    (pool != null ? pool : ForkJoinPool.commonPool()).submit(encodeAll).join();
+    return new PqCodes(book, n, codes);
+  }
+
+  /** jvector's product quantizer in the original coordinates, copied into {@link PqCodes}. */
+  private static PqCodes trainPlainPq(
+      ListRandomAccessVectorValues ravv,
+      int n,
+      int dim,
+      int subspaces,
+      boolean euclid,
+      ForkJoinPool pool) {
     int clusters = Math.min(256, n);
     ProductQuantization pq =
         pool != null
