@@ -9,7 +9,8 @@ import java.util.Locale;
  * @param maxDegree graph max degree R
  * @param buildSearchList construction search list L
  * @param alpha pruning factor
- * @param pqSubspaces PQ subspaces, i.e. bytes per vector in RAM (0: dimension / 4)
+ * @param pqSubspaces PQ subspaces, i.e. bytes per vector in RAM (0: dimension / 4, at least 32 up
+ *     to dimension / 2)
  */
 public record IndexParams(
     String type, int maxDegree, int buildSearchList, float alpha, int pqSubspaces) {

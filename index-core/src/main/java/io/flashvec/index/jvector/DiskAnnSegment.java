@@ -314,8 +314,8 @@ public final class DiskAnnSegment implements Segment, Closeable {
     VectorSimilarityFunction vsf = similarity(distance);
 
     // PQ only guides the beam (every expanded node is rescored exactly), so the code size trades
-    // RAM for how many extra nodes the beam expands. Default dim/4 one-byte codes.
-    int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : Math.max(1, dim / 4);
+    // RAM for how many extra nodes the beam expands. Default: see defaultSubspaces.
+    int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : defaultSubspaces(dim);
     subspaces = Math.min(subspaces, dim);
     PqCodes codes = trainPq(ravv, n, dim, subspaces, distance == Distance.EUCLID, pool);
 
@@ -415,6 +415,15 @@ public final class DiskAnnSegment implements Segment, Closeable {
     io.fsyncDirectory(dir.getParent());
   }
 
+  /**
+   * PQ bytes per vector when the collection does not set {@code pq_subspaces}: {@code dim / 4}, but
+   * at least 32 (at most {@code dim / 2}) so that small vectors keep codes fine enough to rank near
+   * neighbours (1M × 96: 32 bytes give recall@10 0.96 at search_list 100 where 24 give 0.94).
+   */
+  public static int defaultSubspaces(int dim) {
+    return Math.max(1, Math.max(dim / 4, Math.min(dim / 2, 32)));
+  }
+
   /** Points PQ is trained on when a codebook is trained from a live graph's segment. */
   static final int PQ_TRAINING_SAMPLE = 25_000;
 
@@ -476,7 +485,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
             return g.neighbours(ord, out);
           }
         });
-    int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : Math.max(1, dim / 4);
+    int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : defaultSubspaces(dim);
     subspaces = Math.min(subspaces, dim);
     if (codebook == null
         || codebook.dimension() != dim
