@@ -506,21 +506,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
                   pool)
               .codebook();
     }
-    io.flashvec.index.disk.PqCodebook book = codebook;
-    int m = book.subspaces();
-    byte[] codes = new byte[Math.multiplyExact(n, m)];
-    Runnable encodeAll =
-        () ->
-            java.util.stream.IntStream.range(0, (n + 1023) / 1024)
-                .parallel()
-                .forEach(
-                    block -> {
-                      float[] scratch = new float[book.scratchLength()];
-                      for (int i = block * 1024; i < Math.min(n, block * 1024 + 1024); i++) {
-                        book.encode(src.vectorAt(i), 0, codes, i * m, scratch);
-                      }
-                    });
-    (pool != null ? pool : ForkJoinPool.commonPool()).submit(encodeAll).join();
+    byte[] codes = encodeAll(codebook, n, src::vectorAt, pool);
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
     for (int i = 0; i < n; i++) {
@@ -535,7 +521,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
         n,
         dim,
         distance,
-        new io.flashvec.index.disk.PqCodes(book, n, codes),
+        new io.flashvec.index.disk.PqCodes(codebook, n, codes),
         ids,
         payloads);
     return n;
@@ -639,7 +625,6 @@ public final class DiskAnnSegment implements Segment, Closeable {
             ? ProductQuantization.compute(rravv, subspaces, clusters, false, -1f, pool, pool)
             : ProductQuantization.compute(rravv, subspaces, clusters, false);
     int m = pq.getSubspaceCount();
-    int total = 0;
     for (int s = 0; s < m; s++) {
       if (m != sizes.length || pq.getSubvectorSize(s) != sizes[s]) {
         throw new IllegalStateException(
@@ -651,20 +636,26 @@ public final class DiskAnnSegment implements Segment, Closeable {
                 + (s < sizes.length ? sizes[s] : -1)
                 + "]");
       }
-      total += sizes[s];
-    }
-    float[] books = new float[clusters * total];
-    int at = 0;
-    for (int s = 0; s < m; s++) {
-      VectorFloat<?> cb = pq.getCodebookVector(s);
-      for (int i = 0; i < clusters * sizes[s]; i++) {
-        books[at++] = cb.get(i);
-      }
     }
     io.flashvec.index.disk.PqCodebook book =
-        new io.flashvec.index.disk.PqCodebook(clusters, dim, mean, sizes, books, rotation);
+        new io.flashvec.index.disk.PqCodebook(
+            clusters, dim, mean, sizes, codebookFloats(pq, clusters, sizes), rotation);
+    byte[] codes = encodeAll(book, n, i -> toArray(ravv.getVector(i), dim), pool);
+    return new PqCodes(book, n, codes);
+  }
+
+  /**
+   * PQ codes of {@code n} vectors ({@code vector.apply(i)}), encoded in blocks of 1,024 in parallel
+   * on {@code pool} ({@code null}: the common pool).
+   */
+  private static byte[] encodeAll(
+      io.flashvec.index.disk.PqCodebook book,
+      int n,
+      java.util.function.IntFunction<float[]> vector,
+      ForkJoinPool pool) {
+    int m = book.subspaces();
     byte[] codes = new byte[Math.multiplyExact(n, m)];
-    Runnable encodeAll =
+    Runnable encode =
         () ->
             java.util.stream.IntStream.range(0, (n + 1023) / 1024)
                 .parallel()
@@ -672,11 +663,28 @@ public final class DiskAnnSegment implements Segment, Closeable {
                     block -> {
                       float[] scratch = new float[book.scratchLength()];
                       for (int i = block * 1024; i < Math.min(n, block * 1024 + 1024); i++) {
-                        book.encode(toArray(ravv.getVector(i), dim), 0, codes, i * m, scratch);
+                        book.encode(vector.apply(i), 0, codes, i * m, scratch);
                       }
                     });
-    (pool != null ? pool : ForkJoinPool.commonPool()).submit(encodeAll).join();
-    return new PqCodes(book, n, codes);
+    (pool != null ? pool : ForkJoinPool.commonPool()).submit(encode).join();
+    return codes;
+  }
+
+  /** jvector's codebooks of {@code sizes} subspaces, subspace-major and centroid-major. */
+  private static float[] codebookFloats(ProductQuantization pq, int clusters, int[] sizes) {
+    int total = 0;
+    for (int size : sizes) {
+      total += size;
+    }
+    float[] books = new float[clusters * total];
+    int at = 0;
+    for (int s = 0; s < sizes.length; s++) {
+      VectorFloat<?> cb = pq.getCodebookVector(s);
+      for (int i = 0; i < clusters * sizes[s]; i++) {
+        books[at++] = cb.get(i);
+      }
+    }
+    return books;
   }
 
   /** jvector's product quantizer in the original coordinates, copied into {@link PqCodes}. */
@@ -696,19 +704,10 @@ public final class DiskAnnSegment implements Segment, Closeable {
         (PQVectors) pq.encodeAll(ravv, pool != null ? pool : ForkJoinPool.commonPool());
     int m = pq.getSubspaceCount();
     int[] sizes = new int[m];
-    int total = 0;
     for (int s = 0; s < m; s++) {
       sizes[s] = pq.getSubvectorSize(s);
-      total += sizes[s];
     }
-    float[] books = new float[clusters * total];
-    int at = 0;
-    for (int s = 0; s < m; s++) {
-      VectorFloat<?> cb = pq.getCodebookVector(s);
-      for (int i = 0; i < clusters * sizes[s]; i++) {
-        books[at++] = cb.get(i);
-      }
-    }
+    float[] books = codebookFloats(pq, clusters, sizes);
     float[] centroid = null;
     VectorFloat<?> gc = pq.getGlobalCentroid();
     if (gc != null) {
