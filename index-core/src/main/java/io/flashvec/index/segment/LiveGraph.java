@@ -32,12 +32,16 @@ import java.util.function.IntPredicate;
  * rescores its best {@code 2k+10} with the full vectors, so returned scores are exact. The entry
  * node starts at node 0 and moves to the node nearest the mean whenever the graph doubles in size.
  * Deleted points stay in the graph (traversed, filtered out of results), as in sealed segments.
+ * From {@value #SIGN_MIN_DIM} dimensions an insert's construction search navigates by estimates
+ * from one-bit codes instead ({@link SignCodes}: 104 bytes per 768-d node, not 768), and only the
+ * nodes it expanded get int8 distances for the prune.
  *
  * <h2>Layout</h2>
  *
  * <pre>
  * lists[chunk][slot] = int[1 + slack]:  [0] = degree d | neighbours[0..d) | unused
  * codes[chunk]       = byte[CHUNK * dim]: int8 codes, node-major
+ * signCodes[chunk]   = long[CHUNK * stride]: sign codes, node-major (writer only; dim &gt;= 512)
  * dists[chunk][slot] = float[slack]:    squared L2 (code units) of each neighbour (writer only)
  * </pre>
  *
@@ -60,6 +64,19 @@ public final class LiveGraph {
 
   /** Below this many nodes a search scans exactly instead (cheaper than a graph search). */
   public static final int MIN_GRAPH_NODES = 1024;
+
+  /**
+   * Dimension from which construction searches navigate by {@link SignCodes} estimates instead of
+   * int8 distances (where a sign code is an eighth of the int8 code's memory traffic).
+   */
+  public static final int SIGN_MIN_DIM = 512;
+
+  /**
+   * Comparison switch only ({@code -Dflashvec.live-graph.sign-codes=false}): construction searches
+   * navigate by int8 distances at every dimension.
+   */
+  static final boolean SIGN_CODES =
+      Boolean.parseBoolean(System.getProperty("flashvec.live-graph.sign-codes", "true"));
 
   private static final VarHandle LIST = MethodHandles.arrayElementVarHandle(int[][].class);
   private static final VarHandle INT = MethodHandles.arrayElementVarHandle(int[].class);
@@ -106,6 +123,10 @@ public final class LiveGraph {
   private volatile int[][][] lists = new int[4][][];
   private volatile byte[][] codes = new byte[4][]; // chunk -> CHUNK * dim int8 codes
   private volatile float scale; // code = round(x * scale), fixed by the first insert
+  private final boolean useSigns;
+  private SignCodes signs; // writer only, fixed with the scale (null: navigate by int8 codes)
+  private long[][] signCodes = new long[4][]; // writer only: chunk -> CHUNK * stride sign codes
+  private SignCodes.Query signQuery; // writer scratch
   private float[][][] dists = new float[4][][]; // writer only, in code units
   private volatile int size;
   private volatile int entry;
@@ -127,6 +148,12 @@ public final class LiveGraph {
    * @param euclid whether searches rank by L2 distance (else by dot product: cosine and dot)
    */
   public LiveGraph(Vectors vectors, int dim, Params params, boolean euclid) {
+    this(vectors, dim, params, euclid, SIGN_CODES && dim >= SIGN_MIN_DIM);
+  }
+
+  /** As the public constructor; {@code signs}: whether construction navigates by sign codes. */
+  LiveGraph(Vectors vectors, int dim, Params params, boolean euclid, boolean signs) {
+    this.useSigns = signs;
     this.vectors = vectors;
     this.dim = dim;
     this.maxDegree = params.maxDegree();
@@ -237,7 +264,7 @@ public final class LiveGraph {
         float l2 = euclid ? bound : 2f * Math.max(0f, 1f + bound);
         stop = (bound + BOUND_MARGIN * l2) * sc * sc + dim;
       }
-      s.search(s.query, 0, false, cap, n, accept, rerank, false, stop);
+      s.search(s.query, 0, false, cap, n, accept, rerank, false, stop, null);
       for (int i = 0; i < s.resSize; i++) {
         int ord = s.resIds[i];
         float[] a = vectors.array(ord);
@@ -359,6 +386,22 @@ public final class LiveGraph {
       }
     }
     scale = max > 0f && Float.isFinite(max) ? 127f / (max * 1.1f) : 1f;
+    if (useSigns) {
+      int m = Math.min(n, SCALE_SAMPLE);
+      float[] center = new float[dim];
+      for (int i = 0; i < m; i++) {
+        float[] a = vectors.array(i);
+        int o = vectors.offset(i);
+        for (int j = 0; j < dim; j++) {
+          center[j] += a[o + j];
+        }
+      }
+      for (int j = 0; j < dim; j++) {
+        center[j] /= m;
+      }
+      signs = new SignCodes(center);
+      signQuery = signs.new Query();
+    }
   }
 
   /** Points the int8 scale is taken from. */
@@ -387,16 +430,32 @@ public final class LiveGraph {
     ensureChunk(p);
     byte[] code = codes[p >>> CHUNK_SHIFT];
     int codeOff = (p & MASK) * dim;
-    quantize(vectors.array(p), vectors.offset(p), code, codeOff);
+    float[] pv = vectors.array(p);
+    int po = vectors.offset(p);
+    quantize(pv, po, code, codeOff);
+    if (signs != null) {
+      signs.encode(pv, po, signCodes[p >>> CHUNK_SHIFT], (p & MASK) * signs.stride());
+      signQuery.set(pv, po);
+    }
     int[] l = new int[1 + slack];
     float[] d = new float[slack];
     if (p > 0) {
       if (builder == null) {
         builder = new Searcher();
       }
-      // construction search in squared L2 on the codes; the expanded nodes are prune candidates
-      builder.search(code, codeOff, true, list, p, null, 0, true, Float.POSITIVE_INFINITY);
+      // construction search in squared L2 (on sign estimates or int8 codes); the expanded nodes
+      // are prune candidates, with int8 distances
+      builder.search(
+          code, codeOff, true, list, p, null, 0, true, Float.POSITIVE_INFINITY, signQuery);
       int m = builder.poolSize;
+      if (signs != null) {
+        for (int i = 0; i < m; i++) {
+          int v = builder.poolIds[i];
+          builder.poolDist[i] =
+              VectorOps.squareDistance(
+                  code, codeOff, codes[v >>> CHUNK_SHIFT], (v & MASK) * dim, dim);
+        }
+      }
       int deg = prune(builder.poolIds, builder.poolDist, m, -1);
       for (int i = 0; i < deg; i++) {
         l[1 + i] = pickedIds[i];
@@ -424,12 +483,17 @@ public final class LiveGraph {
       ls = Arrays.copyOf(ls, ls.length * 2);
       dists = Arrays.copyOf(dists, ls.length);
       codes = Arrays.copyOf(codes, ls.length);
+      signCodes = Arrays.copyOf(signCodes, ls.length);
       lists = ls;
     }
     if (ls[c] == null) {
       dists[c] = new float[CHUNK][];
       codes[c] = new byte[CHUNK * dim];
       edgeBytes += (long) CHUNK * dim;
+      if (signs != null) {
+        signCodes[c] = new long[CHUNK * signs.stride()];
+        edgeBytes += 8L * CHUNK * signs.stride();
+      }
       ls[c] = new int[CHUNK][];
       lists = ls; // republish: readers of size p+1 must see the new chunk
     }
@@ -547,7 +611,8 @@ public final class LiveGraph {
     }
     byte[] q = new byte[dim];
     quantize(mean, 0, q, 0);
-    builder.search(q, 0, true, Math.min(buildList, 32), n, null, 1, false, Float.POSITIVE_INFINITY);
+    builder.search(
+        q, 0, true, Math.min(buildList, 32), n, null, 1, false, Float.POSITIVE_INFINITY, null);
     if (builder.resSize > 0) {
       entry = builder.resIds[0];
     }
@@ -574,7 +639,8 @@ public final class LiveGraph {
     byte[] query = new byte[0];
 
     /**
-     * Greedy search of the first {@code n} nodes, every score exact. {@code l2}: rank by squared L2
+     * Greedy search of the first {@code n} nodes, every score exact on the int8 codes, or with
+     * {@code sq} (construction only) estimated from the sign codes. {@code l2}: rank by squared L2
      * (construction), else by the query metric. Collects the {@code k} best accepted nodes in
      * {@code res*} (every scored node is a result candidate), and with {@code pool} every expanded
      * node and its distance in {@code pool*} (the prune candidates of an insert). Once past the
@@ -590,7 +656,8 @@ public final class LiveGraph {
         IntPredicate accept,
         int k,
         boolean pool,
-        float stop) {
+        float stop,
+        SignCodes.Query sq) {
       if (stamp.length < n) {
         stamp = new int[Math.max(n, stamp.length * 2)];
         epoch = 0;
@@ -615,9 +682,11 @@ public final class LiveGraph {
       expanded = 0;
       boolean metricL2 = l2 || euclid;
       byte[][] cs = codes;
+      long[][] ss = signCodes;
+      int stride = sq == null ? 0 : signs.stride();
       int e = Math.min(entry, n - 1);
       stamp[e] = epoch;
-      float de = distance(q, qo, cs, e, metricL2);
+      float de = sq != null ? estimate(sq, ss, stride, e) : distance(q, qo, cs, e, metricL2);
       insert(e, de, cap);
       if (k > 0 && (accept == null || accept.test(e))) {
         offer(e, de, k);
@@ -643,7 +712,7 @@ public final class LiveGraph {
             continue;
           }
           stamp[v] = epoch;
-          float dv = distance(q, qo, cs, v, metricL2);
+          float dv = sq != null ? estimate(sq, ss, stride, v) : distance(q, qo, cs, v, metricL2);
           int pos = insert(v, dv, cap);
           if (pos >= 0 && pos < lowest) {
             lowest = pos;
@@ -664,6 +733,11 @@ public final class LiveGraph {
       byte[] c = cs[v >>> CHUNK_SHIFT];
       int o = (v & MASK) * dim;
       return l2 ? VectorOps.squareDistance(q, qo, c, o, dim) : -VectorOps.dot(q, qo, c, o, dim);
+    }
+
+    private float estimate(SignCodes.Query sq, long[][] ss, int stride, int v) {
+      scored++;
+      return sq.estimate(ss[v >>> CHUNK_SHIFT], (v & MASK) * stride);
     }
 
     private void addPool(int u, float d) {

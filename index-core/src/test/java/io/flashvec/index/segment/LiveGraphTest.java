@@ -79,6 +79,66 @@ class LiveGraphTest {
   }
 
   /**
+   * From {@link LiveGraph#SIGN_MIN_DIM} dimensions construction navigates by one-bit estimates; the
+   * graph it builds must search as well as one built on int8 distances alone.
+   */
+  @Test
+  void signCodeNavigationBuildsAGraphAsGoodAsInt8Distances() {
+    int dim = 768;
+    Random r = TestSeeds.random("live-graph-signs");
+    float[][] data = TestVectors.latent(r, 3000, dim);
+    Distance d = Distance.COSINE;
+    for (int i = 0; i < data.length; i++) {
+      data[i] = d.prepare(data[i]);
+    }
+    LiveGraph.Vectors vectors =
+        new LiveGraph.Vectors() {
+          @Override
+          public float[] array(int ord) {
+            return data[ord];
+          }
+
+          @Override
+          public int offset(int ord) {
+            return 0;
+          }
+        };
+    double[] recall = new double[2];
+    for (int signs = 0; signs < 2; signs++) {
+      LiveGraph g = new LiveGraph(vectors, dim, PARAMS, false, signs == 1);
+      assertThat(g.catchUp(data.length, Integer.MAX_VALUE, () -> false)).isEqualTo(data.length);
+      Random qr = TestSeeds.random("live-graph-signs-queries");
+      int hits = 0;
+      int queries = 50;
+      for (int t = 0; t < queries; t++) {
+        float[] q = data[qr.nextInt(data.length)].clone();
+        for (int j = 0; j < dim; j++) {
+          q[j] += 0.02f * (float) qr.nextGaussian();
+        }
+        float[] query = d.prepare(q);
+        Integer[] order =
+            java.util.stream.IntStream.range(0, data.length).boxed().toArray(Integer[]::new);
+        java.util.Arrays.sort(
+            order,
+            java.util.Comparator.comparingDouble(
+                i -> -io.flashvec.index.internal.VectorOps.dot(query, 0, data[i], 0, dim)));
+        Set<Integer> truth = new HashSet<>(java.util.Arrays.asList(order).subList(0, K));
+        Set<Integer> got = new HashSet<>();
+        g.search(query, K, 40, null, (dist, ord) -> got.add(ord), new SearchStats());
+        got.retainAll(truth);
+        hits += got.size();
+      }
+      recall[signs] = hits / (double) (queries * K);
+    }
+    System.out.println(
+        "[flashvec] 768-d live graph recall@10 at list 40: int8 "
+            + recall[0]
+            + ", sign codes "
+            + recall[1]);
+    assertThat(recall[1]).isGreaterThanOrEqualTo(0.95).isGreaterThanOrEqualTo(recall[0] - 0.02);
+  }
+
+  /**
    * Results other segments already hold bound the graph search (as a sealed segment's do when the
    * growing one is searched after it): the merged top-k stays as good as brute force over both, and
    * the bounded search expands fewer nodes than an unbounded one.
