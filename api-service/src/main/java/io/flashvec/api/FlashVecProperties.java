@@ -140,11 +140,24 @@ public record FlashVecProperties(
    *     in-memory graph as they arrive (one background thread), search it instead of scanning, and
    *     seal it without a rebuild (ADR 0011); {@code false}: growing segments are scanned exactly
    *     and rebuilt when sealed
+   * @param backgroundNice the CPU priority (Linux nice value, 0..19) of background work that must
+   *     not slow requests down: the live indexer's background lane and compactions; 0 = the same
+   *     priority as requests
    */
   public record Segment(
       @DefaultValue("100000") int sealThresholdPoints,
       @DefaultValue("0") int buildThreads,
-      @DefaultValue("true") boolean liveGraph) {}
+      @DefaultValue("true") boolean liveGraph,
+      @DefaultValue("10") int backgroundNice) {
+    public Segment {
+      if (backgroundNice < 0 || backgroundNice > 19) {
+        throw new IllegalArgumentException(
+            "flashvec.segment.background-nice must be in 0..19 [background-nice="
+                + backgroundNice
+                + "]");
+      }
+    }
+  }
 
   /** Request limits; exceeding one gives 413. */
   public record Limits(

@@ -70,7 +70,7 @@ public final class Shard implements Closeable {
       int defaultSearchList,
       Compaction compaction,
       SegmentBuilder segmentBuilder,
-      Executor liveIndexer) {
+      LiveIndexer liveIndexer) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -205,6 +205,11 @@ public final class Shard implements Closeable {
      * live graphs.
      */
     public Options withLiveIndexer(Executor executor) {
+      return withLiveIndexer(LiveIndexer.of(executor));
+    }
+
+    /** As {@link #withLiveIndexer(Executor)}, with a background and an urgent lane. */
+    public Options withLiveIndexer(LiveIndexer indexer) {
       return new Options(
           sealThresholdPoints,
           wal,
@@ -213,7 +218,7 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           segmentBuilder,
-          executor);
+          indexer);
     }
   }
 
@@ -428,11 +433,13 @@ public final class Shard implements Closeable {
   /**
    * Queues live-graph inserts for {@code s} on the live indexer unless they are queued, there is
    * nothing to insert, or builds are deferred (bulk load). A task inserts up to {@value
-   * #INDEX_BATCH} points and requeues itself, so one indexer thread serves all shards in turn.
+   * #INDEX_BATCH} points and requeues itself, so one indexer thread serves all shards in turn; it
+   * goes to the urgent lane while more than {@value #URGENT_BACKLOG} points wait, else to the
+   * background lane.
    */
   private void scheduleIndexing(GrowingSegment s) {
-    Executor ex = options.liveIndexer();
-    if (ex == null
+    LiveIndexer lanes = options.liveIndexer();
+    if (lanes == null
         || closed
         || deferBuilds
         || !s.indexable()
@@ -440,14 +447,21 @@ public final class Shard implements Closeable {
         || !s.claimIndexing()) {
       return;
     }
+    boolean urgent = s.unindexed() > URGENT_BACKLOG;
     try {
-      ex.execute(() -> indexSome(s));
+      (urgent ? lanes.urgent() : lanes.background()).execute(() -> indexSome(s, urgent));
     } catch (java.util.concurrent.RejectedExecutionException e) {
       s.indexDone(); // the node is shutting down
     }
   }
 
   private static final int INDEX_BATCH = 256;
+
+  /**
+   * Unindexed points beyond which inserts go to the urgent lane: two batches, so a query scans at
+   * most a few hundred points exactly (768-d: ~0.1 ms) when the background lane starves.
+   */
+  static final int URGENT_BACKLOG = 2 * INDEX_BATCH;
 
   /** Unindexed points beyond which the live indexer yields to writes that keep coming. */
   static final int LIVE_BACKLOG = 8192;
@@ -513,7 +527,12 @@ public final class Shard implements Closeable {
     }
   }
 
-  private void indexSome(GrowingSegment s) {
+  /**
+   * One batch of live-graph inserts for {@code s}, then requeues itself. A batch on the background
+   * lane stops once more than {@link #URGENT_BACKLOG} points wait, so the rest goes to the urgent
+   * lane at once.
+   */
+  private void indexSome(GrowingSegment s, boolean urgent) {
     boolean yielded = false;
     try {
       if (outrunByWrites(s)) {
@@ -524,7 +543,14 @@ public final class Shard implements Closeable {
         long t0 = threads.getCurrentThreadCpuTime();
         boolean queried = System.nanoTime() - lastSearchNanos < SEARCHES_QUIET_NANOS;
         int done =
-            s.indexSome(INDEX_BATCH, () -> closed || deferBuilds || outrunByWrites(s), queried);
+            s.indexSome(
+                INDEX_BATCH,
+                () ->
+                    closed
+                        || deferBuilds
+                        || outrunByWrites(s)
+                        || (!urgent && s.unindexed() > URGENT_BACKLOG),
+                queried);
         if (done > 0 && t0 >= 0) {
           double per = (threads.getCurrentThreadCpuTime() - t0) / (double) done;
           insertNanos = insertNanos == 0 ? per : 0.8 * insertNanos + 0.2 * per;

@@ -172,6 +172,61 @@ class ShardLiveGraphTest {
     }
   }
 
+  /**
+   * A graph close behind its writes is indexed on the background lane; one more than {@link
+   * Shard#URGENT_BACKLOG} points behind goes to the urgent lane (the server's normal-priority
+   * thread) until it is close again, and a background batch that finds itself that far behind hands
+   * over at once.
+   */
+  @Test
+  void aGraphFarBehindItsWritesIsIndexedOnTheUrgentLane() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-lanes");
+    float[][] data = TestVectors.latent(r, 3000, DIM);
+    java.util.concurrent.atomic.AtomicInteger background =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger urgent =
+        new java.util.concurrent.atomic.AtomicInteger();
+    LiveIndexer lanes =
+        new LiveIndexer(
+            task -> {
+              background.incrementAndGet();
+              live.execute(task);
+            },
+            task -> {
+              urgent.incrementAndGet();
+              live.execute(task);
+            });
+    Shard.Options o =
+        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
+            .withLiveIndexer(lanes);
+    try (Shard s =
+        Shard.open(
+            tmp.resolve("lanes"),
+            0,
+            DIM,
+            Distance.COSINE,
+            new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0),
+            o)) {
+      // 300 points: past the graph's start, within the urgent backlog
+      s.awaitDurable(s.upsert(points(data, 0, 300)));
+      awaitLiveIndexed(s);
+      assertThat(urgent.get()).isZero();
+      assertThat(background.get()).isPositive();
+      // 2,000 at once: far behind
+      s.awaitDurable(s.upsert(points(data, 300, 2300)));
+      awaitLiveIndexed(s);
+      assertThat(urgent.get()).as("batches while far behind").isGreaterThanOrEqualTo(3);
+      int urgentBefore = urgent.get();
+      int backgroundBefore = background.get();
+      for (int from = 2300; from < 3000; from += 100) {
+        s.awaitDurable(s.upsert(points(data, from, from + 100)));
+        awaitLiveIndexed(s);
+      }
+      assertThat(urgent.get()).as("close behind again").isEqualTo(urgentBefore);
+      assertThat(background.get()).isGreaterThan(backgroundBefore);
+    }
+  }
+
   @Test
   void theIndexerYieldsOnlyToWritesFasterThanItCanInsert() {
     int big = Shard.LIVE_BACKLOG + 1;

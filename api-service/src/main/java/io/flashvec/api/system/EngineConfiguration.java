@@ -2,10 +2,12 @@ package io.flashvec.api.system;
 
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.cluster.LocalCollectionService;
+import io.flashvec.index.LiveIndexer;
 import io.flashvec.index.Shard;
 import io.flashvec.index.jvector.DiskAnnSegment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
+import io.flashvec.storage.ThreadPriority;
 import io.flashvec.storage.Wal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -16,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,13 +56,24 @@ public class EngineConfiguration {
   }
 
   /**
-   * Inserts new points into the live graphs of growing segments (ADR 0011): one thread for every
-   * shard, so live indexing takes at most one core; owned and shut down with the context.
+   * Inserts new points into the live graphs of growing segments (ADR 0011), on a thread with a
+   * lowered CPU priority ({@code flashvec.segment.background-nice}): the inserts take the cycles
+   * queries leave. One thread for every shard; owned and shut down with the context.
    */
   @Bean(destroyMethod = "shutdownNow")
-  ExecutorService liveIndexExecutor() {
+  ExecutorService liveIndexExecutor(FlashVecProperties props) {
     return Executors.newSingleThreadExecutor(
-        Thread.ofPlatform().name("flashvec-live-index").daemon(true).factory());
+        background("flashvec-live-index", props.segment().backgroundNice()));
+  }
+
+  /**
+   * The live indexer's urgent lane, at normal priority: a graph far behind its writes (every query
+   * scans its unindexed points) catches up here even when queries leave no cycles.
+   */
+  @Bean(destroyMethod = "shutdownNow")
+  ExecutorService liveIndexUrgentExecutor() {
+    return Executors.newSingleThreadExecutor(
+        Thread.ofPlatform().name("flashvec-live-index-urgent").daemon(true).factory());
   }
 
   /**
@@ -67,13 +81,9 @@ public class EngineConfiguration {
    * must not starve queries); owned and shut down with the context.
    */
   @Bean(destroyMethod = "shutdownNow")
-  ExecutorService compactionExecutor() {
+  ExecutorService compactionExecutor(FlashVecProperties props) {
     return Executors.newSingleThreadExecutor(
-        Thread.ofPlatform()
-            .name("flashvec-compaction")
-            .daemon(true)
-            .priority(Thread.MIN_PRIORITY)
-            .factory());
+        background("flashvec-compaction", props.segment().backgroundNice()));
   }
 
   /**
@@ -81,18 +91,49 @@ public class EngineConfiguration {
    * core however many jvector would take (index builds of new data keep jvector's pools).
    */
   @Bean(destroyMethod = "shutdownNow")
-  ForkJoinPool compactionBuildPool() {
+  ForkJoinPool compactionBuildPool(FlashVecProperties props) {
+    int nice = props.segment().backgroundNice();
     return new ForkJoinPool(
         1,
         pool -> {
-          ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+          ForkJoinWorkerThread t =
+              new ForkJoinWorkerThread(null, pool, true) {
+                @Override
+                protected void onStart() {
+                  super.onStart();
+                  lowerPriority(nice);
+                }
+              };
           t.setName("flashvec-compaction-build-" + t.getPoolIndex());
-          t.setPriority(Thread.MIN_PRIORITY);
           t.setDaemon(true);
           return t;
         },
         null,
         false);
+  }
+
+  /**
+   * Daemon platform threads named {@code name} that lower their own CPU priority to {@code nice}
+   * when they start ({@link Thread#setPriority} does nothing on Linux).
+   */
+  static ThreadFactory background(String name, int nice) {
+    ThreadFactory f = Thread.ofPlatform().name(name).daemon(true).factory();
+    return task ->
+        f.newThread(
+            () -> {
+              lowerPriority(nice);
+              task.run();
+            });
+  }
+
+  private static void lowerPriority(int nice) {
+    if (nice > 0 && !ThreadPriority.lowerCurrent(nice)) {
+      LOG.warn(
+          "could not lower the priority of a background thread; it competes with requests as"
+              + " an equal [thread={}, nice={}]",
+          Thread.currentThread().getName(),
+          nice);
+    }
   }
 
   @Bean(destroyMethod = "close")
@@ -103,6 +144,7 @@ public class EngineConfiguration {
       @Qualifier("indexBuildExecutor") ExecutorService indexBuildExecutor,
       @Qualifier("compactionExecutor") ExecutorService compactionExecutor,
       @Qualifier("liveIndexExecutor") ExecutorService liveIndexExecutor,
+      @Qualifier("liveIndexUrgentExecutor") ExecutorService liveIndexUrgentExecutor,
       ForkJoinPool compactionBuildPool,
       org.springframework.beans.factory.ObjectProvider<io.flashvec.index.jvector.SegmentBuilder>
           segmentBuilder) {
@@ -146,7 +188,8 @@ public class EngineConfiguration {
                 props.compaction().maxSmallSegments(),
                 props.compaction().enabled()));
     if (props.segment().liveGraph()) {
-      shardOptions = shardOptions.withLiveIndexer(liveIndexExecutor);
+      shardOptions =
+          shardOptions.withLiveIndexer(new LiveIndexer(liveIndexExecutor, liveIndexUrgentExecutor));
     }
     // Cluster mode sends builds to index nodes (ClusterConfiguration); standalone builds here.
     io.flashvec.index.jvector.SegmentBuilder builder = segmentBuilder.getIfAvailable();
