@@ -45,10 +45,20 @@ public final class Collection implements Closeable {
       PayloadSchema payloadSchema,
       java.util.Map<String, Long> payloadPoints) {}
 
-  /** One segment as reported to users. */
-  /** One segment; {@code indexed}: it is an ANN index on disk (not a growing or frozen one). */
+  /**
+   * One segment as reported to users; {@code indexed}: it is an ANN index on disk (not a growing or
+   * frozen one); {@code graphPoints}: points (live or deleted) in a growing segment's live graph,
+   * -1 for other segments (the rest of a growing segment is scanned exactly until the graph catches
+   * up).
+   */
   public record SegmentInfo(
-      int shard, int id, Segment.State state, int points, int deleted, boolean indexed) {}
+      int shard,
+      int id,
+      Segment.State state,
+      int points,
+      int deleted,
+      boolean indexed,
+      int graphPoints) {}
 
   private final String name;
   private final Path dir;
@@ -681,7 +691,10 @@ public final class Collection implements Closeable {
                 busy.contains(seg.id()) ? Segment.State.COMPACTING : seg.state(),
                 seg.liveCount(),
                 seg.size() - seg.liveCount(),
-                seg instanceof io.flashvec.index.jvector.DiskAnnSegment));
+                seg instanceof io.flashvec.index.jvector.DiskAnnSegment,
+                seg instanceof io.flashvec.index.segment.GrowingSegment g && g.graph() != null
+                    ? g.graph().size()
+                    : -1));
       }
       disk += s.diskBytes();
       mem += s.memoryBytes();

@@ -443,6 +443,9 @@ public class CollectionsController {
       o.put("state", s.state().name().toLowerCase(Locale.ROOT));
       o.put("points", s.points());
       o.put("deleted", s.deleted());
+      if (s.graphPoints() >= 0) {
+        o.put("graph_points", s.graphPoints());
+      }
     }
     return r;
   }
