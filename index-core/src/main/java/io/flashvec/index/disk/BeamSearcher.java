@@ -45,6 +45,7 @@ public final class BeamSearcher {
   private final int[] beam;
   private final boolean gather;
   private final int[] gatherIdx;
+  private int touched; // sink of PqCodes.touch, so its loads stay
   private final MemorySegment pages; // mincore scratch
 
   private int[] candIds = new int[0];
@@ -230,6 +231,7 @@ public final class BeamSearcher {
       return;
     }
     if (pq != null) {
+      touched += pq.touch(batch, count);
       if (gather) {
         pq.distancesGather(table, batch, count, batchDist, gatherIdx);
       } else {

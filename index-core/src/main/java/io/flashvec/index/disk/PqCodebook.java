@@ -40,6 +40,7 @@ public final class PqCodebook {
   private final int[] offsets; // dimension offset of each subspace
   final float[] codebooks;
   final float[] rotation; // null, or dim x dim row-major: row r is output coordinate r
+  private final short[] rotationHalf; // the rotation in bfloat16, for queries (fillTable)
 
   /** Per subspace, dimension-major: {@code [s][i][c]}, so a table row is one SIMD sweep. */
   private final float[] transposed;
@@ -66,6 +67,7 @@ public final class PqCodebook {
           "PQ rotation is not dim x dim [dim=" + dim + ", floats=" + rotation.length + "]");
     }
     this.rotation = rotation;
+    this.rotationHalf = rotation == null ? null : PqRotation.toBfloat16(rotation);
     this.m = sizes.length;
     this.k = k;
     this.dim = dim;
@@ -158,7 +160,9 @@ public final class PqCodebook {
     }
     if (rotation != null) {
       // dot(q, x − c) = dot(Rq, R(x − c)), and |q − x| = |R(q − c) − R(x − c)|
-      PqRotation.rotate(rotation, dim, q, scratch, dim);
+      // bfloat16: half the bytes of a memory-bound matrix (768-d, one thread at search list 15:
+      // 224 → 171 µs per search; recall@10 0.9523 → 0.9522); the data was encoded exactly
+      PqRotation.rotateHalf(rotationHalf, dim, q, scratch, dim);
       q = scratch;
       System.arraycopy(scratch, dim, q, 0, dim);
     }
@@ -344,7 +348,7 @@ public final class PqCodebook {
   public long memoryBytes() {
     return 8L * codebooks.length
         + (centroid == null ? 0 : 4L * dim)
-        + (rotation == null ? 0 : 4L * rotation.length)
+        + (rotation == null ? 0 : 6L * rotation.length)
         + 64;
   }
 }

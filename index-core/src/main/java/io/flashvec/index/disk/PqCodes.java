@@ -96,6 +96,25 @@ public final class PqCodes {
     }
   }
 
+  /**
+   * Loads one byte of every cache line of the codes of {@code ids[0, n)} and returns their sum, so
+   * that the caller can keep it where the JIT cannot drop the loads. Scoring a batch right after
+   * finds its codes in the cache: the loads here are independent, so their misses overlap, while
+   * the scoring loop would take them one code at a time (768-d, 192-byte codes spread over 19 MB:
+   * 300 → 233 µs per search at search list 15, one thread; Java has no prefetch instruction).
+   */
+  public int touch(int[] ids, int n) {
+    int x = 0;
+    final int mm = m;
+    for (int j = 0; j < n; j++) {
+      int base = ids[j] * mm;
+      for (int o = 0; o < mm; o += 64) {
+        x += codes[base + o];
+      }
+    }
+    return x;
+  }
+
   public int gatherScratchLength() {
     return book.gatherScratchLength();
   }

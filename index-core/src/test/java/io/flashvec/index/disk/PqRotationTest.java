@@ -32,7 +32,10 @@ class PqRotationTest {
     float[][] sample = new float[2000][dim];
     for (float[] x : sample) {
       for (int i = 0; i < dim; i++) {
-        x[i] = (float) (r.nextGaussian() * (i + 1) + 3); // variance grows with the coordinate
+        // variance grows with the coordinate, fast enough that 2,000 points rank the axes
+        // (with a standard deviation of i + 1 the top two variances were 144 and 121, and the
+        // strongest axis came out mixed with the next one for some seeds)
+        x[i] = (float) (r.nextGaussian() * (i + 1) * (i + 1) + 3);
       }
     }
     PqRotation.Trained t = PqRotation.train(sample, dim, new int[] {4, 4, 4});
@@ -111,14 +114,21 @@ class PqRotationTest {
           bookOff += k * sizes[s];
         }
         double want = 0;
+        double qq = 0;
+        double xx = 0;
         for (int i = 0; i < dim; i++) {
           double xi = t.mean()[i];
           for (int row = 0; row < dim; row++) {
             xi += rot[row * dim + i] * y[row];
           }
           want += euclid ? (q[i] - xi) * (q[i] - xi) : -q[i] * xi;
+          qq += q[i] * q[i];
+          xx += xi * xi;
         }
-        assertThat((double) got[j]).isCloseTo(want, offset(1e-3));
+        // queries are rotated with a bfloat16 copy of the matrix (8-bit mantissa): the rotated
+        // query is off by well under 1% of its length, so a score by under 1% of |q| (|q| + |x|)
+        double tol = 1e-3 + 0.01 * Math.sqrt(qq) * (Math.sqrt(qq) + Math.sqrt(xx));
+        assertThat((double) got[j]).isCloseTo(want, offset(tol));
       }
     }
     // encoding picks, per subspace, the centroid nearest to the rotated point
