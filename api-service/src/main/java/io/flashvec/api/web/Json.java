@@ -43,6 +43,10 @@ public final class Json {
     if (body == null || body.length == 0) {
       throw new InvalidInputException("Format error in JSON body: request body is empty");
     }
+    JsonNode fast = JsonTreeReader.read(body);
+    if (fast != null) {
+      return fast;
+    }
     try {
       return MAPPER.readTree(body);
     } catch (JacksonException e) {

@@ -1,0 +1,219 @@
+package io.flashvec.api.web;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.storage.testing.TestSeeds;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import tools.jackson.databind.JsonNode;
+
+/** The fast tree reader gives Jackson's tree, or steps aside so Jackson can answer. */
+class JsonTreeReaderTest {
+
+  private static JsonNode jackson(String json) {
+    return Json.MAPPER.readTree(json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static JsonNode fast(String json) {
+    return JsonTreeReader.read(json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static void assertSameTree(String json) {
+    JsonNode f = fast(json);
+    assertThat(f).as("read by the fast path: %s", json).isNotNull();
+    JsonNode j = jackson(json);
+    assertThat(f).as(json).isEqualTo(j);
+    // equal trees of equal node types: IntNode vs LongNode, DoubleNode vs IntNode
+    assertThat(f.toString()).as(json).isEqualTo(j.toString());
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "0",
+        "-0",
+        "-0.0",
+        "1",
+        "2147483647",
+        "2147483648",
+        "-2147483649",
+        "9223372036854775807",
+        "9223372036854775808",
+        "18446744073709551615",
+        "123456789012345678901234567890",
+        "0.1",
+        "1.0",
+        "1e2",
+        "1E+2",
+        "-1.5e-3",
+        "0.30000000000000004",
+        "1.7976931348623157e308",
+        "1e400",
+        "4.9e-324",
+        "1e-400",
+        "123456789012345678901.5",
+        "0.000000000000000000000000000123",
+        "9007199254740993",
+        "9007199254740993.0",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "true",
+        "false",
+        "null",
+        "\"\"",
+        "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\"",
+        "\"h\u00e9llo \u4e16\u754c \ud83d\ude00\"",
+        " { \"a\" : [ 1 , 2.5 , { } , [ ] ] , \"b\" : null } ",
+        "{\"a\":1,\"a\":2}",
+        "{\"vector\":[0.1,-0.2,3e-5,1.0E-7],\"limit\":10,\"params\":{\"search_list\":15}}"
+      })
+  void readsLikeJackson(String json) {
+    assertSameTree(json);
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "{",
+        "[1,]",
+        "[1 2]",
+        "01",
+        "1.",
+        ".5",
+        "+1",
+        "-",
+        "1e",
+        "nul",
+        "tru",
+        "NaNx",
+        "-NaN",
+        "\"\\x\"",
+        "\"a\u0001\"",
+        "{\"a\" 1}",
+        "{'a':1}",
+        "{a:1}",
+        "[1] x",
+        "12abc",
+        "// c\n1"
+      })
+  void leavesWhatItDoesNotTakeToJackson(String json) {
+    assertThat(fast(json)).as(json).isNull();
+  }
+
+  @Test
+  void tooDeepNestingIsLeftToJackson() {
+    String deep =
+        "[".repeat(JsonTreeReader.MAX_DEPTH + 1) + "]".repeat(JsonTreeReader.MAX_DEPTH + 1);
+    assertThat(fast(deep)).isNull();
+    String ok = "[".repeat(JsonTreeReader.MAX_DEPTH) + "]".repeat(JsonTreeReader.MAX_DEPTH);
+    assertSameTree(ok);
+  }
+
+  @Test
+  void malformedUtf8IsLeftToJackson() {
+    byte[] bad = {'"', (byte) 0xC3, '"'};
+    assertThat(JsonTreeReader.read(bad)).isNull();
+    byte[] overlong = {'"', (byte) 0xC0, (byte) 0x80, '"'};
+    assertThat(JsonTreeReader.read(overlong)).isNull();
+  }
+
+  /** Random documents: nested values, every number shape, strings with escapes and non-ASCII. */
+  @Test
+  void randomDocumentsReadLikeJackson() {
+    Random r = TestSeeds.random("json-tree-reader");
+    for (int i = 0; i < TestSeeds.atLeast(r, 2000); i++) {
+      StringBuilder sb = new StringBuilder();
+      value(r, sb, 0);
+      assertSameTree(sb.toString());
+    }
+  }
+
+  private static void value(Random r, StringBuilder sb, int depth) {
+    int kind = depth > 4 ? 3 + r.nextInt(5) : r.nextInt(8);
+    switch (kind) {
+      case 0, 1 -> {
+        sb.append('{');
+        int n = r.nextInt(5);
+        for (int i = 0; i < n; i++) {
+          sb.append(i > 0 ? "," : "").append(ws(r));
+          string(r, sb);
+          sb.append(ws(r)).append(':').append(ws(r));
+          value(r, sb, depth + 1);
+        }
+        sb.append(ws(r)).append('}');
+      }
+      case 2 -> {
+        sb.append('[');
+        int n = r.nextInt(6);
+        for (int i = 0; i < n; i++) {
+          sb.append(i > 0 ? "," : "").append(ws(r));
+          value(r, sb, depth + 1);
+        }
+        sb.append(ws(r)).append(']');
+      }
+      case 3, 4 -> number(r, sb);
+      case 5 -> string(r, sb);
+      case 6 -> sb.append(new String[] {"true", "false", "null", "NaN", "-Infinity"}[r.nextInt(5)]);
+      default -> {
+        sb.append('[');
+        int n = 1 + r.nextInt(40);
+        for (int i = 0; i < n; i++) {
+          sb.append(i > 0 ? "," : "");
+          number(r, sb);
+        }
+        sb.append(']');
+      }
+    }
+  }
+
+  private static String ws(Random r) {
+    return new String[] {"", "", " ", "\n\t", "\r\n  "}[r.nextInt(5)];
+  }
+
+  private static void number(Random r, StringBuilder sb) {
+    switch (r.nextInt(9)) {
+      case 0 -> sb.append(r.nextInt());
+      case 1 -> sb.append(r.nextLong());
+      case 2 -> sb.append(Float.toString((float) r.nextGaussian() * 0.1f));
+      case 3 -> sb.append(Double.toString(r.nextGaussian() * Math.pow(10, r.nextInt(40) - 20)));
+      case 4 -> sb.append(new java.math.BigInteger(70 + r.nextInt(40), r).toString());
+      case 5 -> {
+        sb.append(r.nextBoolean() ? "-" : "").append(r.nextInt(10));
+        sb.append('.');
+        int digits = 1 + r.nextInt(25);
+        for (int i = 0; i < digits; i++) {
+          sb.append(r.nextInt(10));
+        }
+        if (r.nextBoolean()) {
+          sb.append(r.nextBoolean() ? 'e' : 'E')
+              .append(new String[] {"", "+", "-"}[r.nextInt(3)])
+              .append(r.nextInt(330));
+        }
+      }
+      case 6 -> sb.append(String.format(java.util.Locale.ROOT, "%.9f", r.nextGaussian()));
+      case 7 -> sb.append(r.nextInt(100)).append('e').append(r.nextInt(25) - 12);
+      default -> sb.append(r.nextBoolean() ? "0" : "-0").append(r.nextBoolean() ? ".0" : "");
+    }
+  }
+
+  private static void string(Random r, StringBuilder sb) {
+    sb.append('"');
+    int n = r.nextInt(12);
+    for (int i = 0; i < n; i++) {
+      switch (r.nextInt(10)) {
+        case 0 -> sb.append("\\\"");
+        case 1 -> sb.append("\\\\");
+        case 2 -> sb.append("\\n");
+        case 3 -> sb.append(String.format("\\u%04x", r.nextInt(0xD800)));
+        case 4 -> sb.append("\u00e9\u4e16");
+        case 5 -> sb.appendCodePoint(0x1F600 + r.nextInt(50));
+        default -> sb.append((char) ('a' + r.nextInt(26)));
+      }
+    }
+    sb.append('"');
+  }
+}
