@@ -81,6 +81,15 @@ public interface CollectionService {
   /** Nearest neighbours, adding what the search cost to {@code stats}. */
   List<Record> search(String collection, SearchRequest request, SearchStats stats);
 
+  /**
+   * Whether a search of {@code collection} would be served from this process's memory without
+   * blocking: no device reads of late, no remote calls. A hint for picking the thread a search runs
+   * on; {@code false} when in doubt (a missing collection, a cluster proxy).
+   */
+  default boolean searchesServedFromMemory(String collection) {
+    return false;
+  }
+
   /** Nearest neighbours without statistics. */
   default List<Record> search(String collection, SearchRequest request) {
     return search(collection, request, new SearchStats());

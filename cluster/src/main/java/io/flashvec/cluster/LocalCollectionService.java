@@ -396,6 +396,12 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   }
 
   @Override
+  public boolean searchesServedFromMemory(String collection) {
+    Collection c = ready ? collections.get(collection) : null;
+    return c != null && c.searchesServedFromMemory();
+  }
+
+  @Override
   public void flush(String collection) {
     collection(collection).flush();
   }

@@ -726,6 +726,16 @@ public final class Collection implements Closeable {
     return n;
   }
 
+  /** Whether every shard's searches run from memory ({@link Shard#searchesServedFromMemory}). */
+  public boolean searchesServedFromMemory() {
+    for (Shard s : shards) {
+      if (!s.searchesServedFromMemory()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   public List<Shard> shards() {
     return List.of(shards);
   }

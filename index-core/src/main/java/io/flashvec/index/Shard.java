@@ -1836,6 +1836,20 @@ public final class Shard implements Closeable {
     return snapshot;
   }
 
+  /**
+   * Whether a search of this shard runs from memory: every disk segment's recent searches read
+   * nothing from the device ({@link DiskAnnSegment#servedFromMemory}); growing segments always do.
+   * A hint (the page cache can change its mind at any time), for callers that pick a thread.
+   */
+  public boolean searchesServedFromMemory() {
+    for (Segment s : snapshot.segments()) {
+      if (s instanceof DiskAnnSegment d && !d.servedFromMemory()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   public int shardId() {
     return shardId;
   }

@@ -66,14 +66,59 @@ public class SearchController {
   Mono<ResponseEntity<byte[]>> search(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
     long t0 = System.nanoTime();
-    return blocking.call(
+    return Mono.defer(
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parse(body);
           Parsed p = parseSearch(b, "");
-          SearchStats stats = new SearchStats();
-          return respond(run(name, p, stats), t0, b, stats, 1);
+          return blocking.call(
+              inline(name, p.request()),
+              () -> {
+                SearchStats stats = new SearchStats();
+                return respond(run(name, p, stats), t0, b, stats, 1);
+              });
         });
+  }
+
+  /** Results beyond which a search leaves the event loop (it then reads many records). */
+  private static final int INLINE_MAX_RESULTS = 100;
+
+  /** Search lists beyond which a search leaves the event loop. */
+  private static final int INLINE_MAX_SEARCH_LIST = 1000;
+
+  /**
+   * Whether a search may run on the event loop ({@link Blocking#call(boolean,
+   * java.util.concurrent.Callable)}): a plain ANN search, with no filter (an unindexed one may
+   * evaluate every payload) and not exact (a scan), of a collection whose searches have been served
+   * from memory lately.
+   */
+  private boolean inline(String name, SearchRequest r) {
+    return r.filter() == null
+        && !r.params().exact()
+        && r.limit() + r.offset() <= INLINE_MAX_RESULTS
+        && r.params().searchList() <= INLINE_MAX_SEARCH_LIST
+        && r.params().rerankK() <= INLINE_MAX_SEARCH_LIST
+        && service.searchesServedFromMemory(name);
+  }
+
+  /** {@link #inline} for a {@code points/query} body: a vector, alone or as {@code nearest}. */
+  private boolean inlineQuery(String name, JsonNode b) {
+    if (!b.isObject() || b.has("prefetch") || b.has("filter") || b.has("using")) {
+      return false;
+    }
+    JsonNode q = b.get("query");
+    if (q != null && q.isObject() && q.size() == 1) {
+      q = q.get("nearest");
+    }
+    JsonNode params = b.path("params");
+    return q != null
+        && q.isArray()
+        && !params.path("exact").asBoolean(false)
+        && params.path("search_list").asInt(0) <= INLINE_MAX_SEARCH_LIST
+        && params.path("hnsw_ef").asInt(0) <= INLINE_MAX_SEARCH_LIST
+        && params.path("rerank_k").asInt(0) <= INLINE_MAX_SEARCH_LIST
+        && b.path("limit").asInt(10) + b.path("offset").asInt(0) <= INLINE_MAX_RESULTS
+        && service.searchesServedFromMemory(name);
   }
 
   @PostMapping("/collections/{name}/points/search/batch")
@@ -102,12 +147,16 @@ public class SearchController {
   Mono<ResponseEntity<byte[]>> query(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
     long t0 = System.nanoTime();
-    return blocking.call(
+    return Mono.defer(
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parseOptional(body);
-          SearchStats stats = new SearchStats();
-          return respond(runQuery(name, b, "", stats), t0, b, stats, 1);
+          return blocking.call(
+              inlineQuery(name, b),
+              () -> {
+                SearchStats stats = new SearchStats();
+                return respond(runQuery(name, b, "", stats), t0, b, stats, 1);
+              });
         });
   }
 

@@ -176,6 +176,12 @@ public final class DiskAnnSegment implements Segment, Closeable {
   /** Searches left to prefetch for since one last read from the device ({@link Prefetch#AUTO}). */
   private volatile int coldCredit;
 
+  /** Searches in a row that read nothing from the device, up to {@link #CALM_SEARCHES}. */
+  private volatile int calmSearches;
+
+  /** Searches in a row without a device read after which {@link #servedFromMemory} holds. */
+  static final int CALM_SEARCHES = 32;
+
   private DiskAnnSegment(
       int id,
       Path dir,
@@ -1041,10 +1047,25 @@ public final class DiskAnnSegment implements Segment, Closeable {
       }
       if (stats.pagesRead > pages0) {
         coldCredit = 64;
-      } else if (coldCredit > 0) {
-        coldCredit--;
+        calmSearches = 0;
+      } else {
+        if (coldCredit > 0) {
+          coldCredit--;
+        }
+        if (calmSearches < CALM_SEARCHES) {
+          calmSearches++; // racy increments only delay the verdict
+        }
       }
     }
+  }
+
+  /**
+   * Whether searches of this segment run from memory: its graph is on the heap ({@code hnsw}), or
+   * its last {@value #CALM_SEARCHES} searches read no page from the device. A segment just opened
+   * or evicted does not, until searches have shown it.
+   */
+  public boolean servedFromMemory() {
+    return inMemory || calmSearches >= CALM_SEARCHES;
   }
 
   /**
@@ -1053,6 +1074,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
    * kernel accepted the advice.
    */
   public boolean evictFromPageCache() {
+    calmSearches = 0;
     graph.file().dropMappedPages();
     return MappedFile.evictFromPageCache(graph.file().path());
   }

@@ -269,6 +269,35 @@ class DiskAnnSegmentTest {
     }
   }
 
+  /**
+   * A segment counts as served from memory only after {@link DiskAnnSegment#CALM_SEARCHES} searches
+   * in a row read nothing from the device; opening it or evicting its pages resets that.
+   */
+  @Test
+  void servedFromMemoryAfterCalmSearchesOnly() throws IOException {
+    Random r = TestSeeds.random("diskann-calm");
+    float[][] data = latent(r, 500, DIM);
+    Path dir = tmp.resolve("seg-calm");
+    DiskAnnSegment.build(
+        FileIO.DEFAULT,
+        dir,
+        5,
+        source(data, Distance.COSINE),
+        all(500),
+        Distance.COSINE,
+        IndexParams.DEFAULT);
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 5, 64)) {
+      float[] q = Distance.COSINE.prepare(data[3]);
+      assertThat(seg.servedFromMemory()).as("just opened").isFalse();
+      for (int i = 0; i < DiskAnnSegment.CALM_SEARCHES * 3; i++) {
+        top(seg, q, SearchParams.DEFAULT, new SearchStats()); // the pages were just written
+      }
+      assertThat(seg.servedFromMemory()).isTrue();
+      seg.evictFromPageCache();
+      assertThat(seg.servedFromMemory()).as("evicted").isFalse();
+    }
+  }
+
   @Test
   void deletedPointsAreNeverReturnedAndSurviveReopen() throws IOException {
     Random r = TestSeeds.random("diskann-delete");
