@@ -87,7 +87,9 @@ public final class GrowingSegment implements Segment {
                 },
                 dim,
                 graphParams,
-                distance == Distance.EUCLID);
+                distance == Distance.EUCLID,
+                distance == Distance.COSINE,
+                LiveGraph.SIGN_CODES && dim >= LiveGraph.SIGN_MIN_DIM);
   }
 
   /** The live graph, or {@code null}. */
