@@ -127,7 +127,7 @@ public final class GrowingSegment implements Segment {
   /**
    * As {@link #indexSome(int, java.util.function.BooleanSupplier)}; with {@code hurry} (queries are
    * being served, and each scans the unindexed tail) a growing segment's graph inserts with a
-   * shorter construction list while it is behind ({@link LiveGraph#catchUp(int, int,
+   * shorter construction list ({@link LiveGraph#catchUp(int, int,
    * java.util.function.BooleanSupplier, boolean)}). A frozen segment, being sealed, never hurries.
    */
   public int indexSome(int max, java.util.function.BooleanSupplier stop, boolean hurry) {

@@ -284,18 +284,7 @@ public final class LiveGraph {
         stop = (bound + BOUND_MARGIN * l2) * sc * sc + dim;
       }
       s.search(s.query, 0, false, cap, n, accept, rerank, false, stop, null);
-      for (int i = 0; i < s.resSize; i++) {
-        int ord = s.resIds[i];
-        float[] a = vectors.array(ord);
-        int o = vectors.offset(ord);
-        sink.accept(
-            euclid ? VectorOps.squareDistance(q, 0, a, o, dim) : -VectorOps.dot(q, 0, a, o, dim),
-            ord);
-      }
-      stats.visited += s.scored;
-      stats.expanded += s.expanded;
-      stats.reranked += s.resSize;
-      stats.distanceComputations += s.scored + s.resSize;
+      rescore(s, q, sink, stats);
     } finally {
       if (searchers.size() < 64) {
         searchers.addFirst(s);
@@ -341,6 +330,11 @@ public final class LiveGraph {
     // 3k+10 only: 0.9934)
     int pool = 4 * k + 20;
     s.search(null, 0, true, cap, n, accept, pool, false, stop, s.signQuery);
+    rescore(s, q, sink, stats);
+  }
+
+  /** Hands the searcher's results to {@code sink} with exact scores, and counts the search. */
+  private void rescore(Searcher s, float[] q, Sink sink, SearchStats stats) {
     for (int i = 0; i < s.resSize; i++) {
       int ord = s.resIds[i];
       float[] a = vectors.array(ord);
@@ -374,8 +368,8 @@ public final class LiveGraph {
 
   /**
    * As {@link #catchUp(int, int, BooleanSupplier)}; with {@code hurry}, inserts made while more
-   * than {@value #FAST_BACKLOG} points wait use a construction list of at most {@value #FAST_LIST}
-   * (the live indexer behind a write stream; a seal finishing the graph takes its time).
+   * than {@link #FAST_BACKLOG} points wait use a construction list of at most {@value #FAST_LIST}
+   * (the live indexer beside a query load; a seal finishing the graph takes its time).
    */
   public int catchUp(int target, int max, BooleanSupplier stop, boolean hurry) {
     writer.lock();
@@ -385,9 +379,10 @@ public final class LiveGraph {
       }
       int done = 0;
       while (size < target && done < max && !closed && !stop.getAsBoolean()) {
-        // Behind the writes: a shorter construction list, so the unindexed tail every query scans
-        // exactly stays short. 768-d, 100k points, R=64: L=48 costs 243 us of CPU per insert
-        // against 577 us at L=100, and searches at L=60 reach recall@10 0.997 against 0.9975.
+        // Beside queries: a shorter construction list leaves them the CPU and keeps the unindexed
+        // tail every query scans exactly short. 768-d, 100k points, R=64: L=48 costs 243 us of CPU
+        // per insert against 577 us at L=100, and searches at L=60 reach recall@10 0.997 against
+        // 0.9975.
         int list =
             hurry && target - size > FAST_BACKLOG ? Math.min(buildList, FAST_LIST) : buildList;
         insert(size, list);
@@ -484,13 +479,15 @@ public final class LiveGraph {
   }
 
   /**
-   * Waiting points beyond which inserts use {@link #FAST_LIST}: more than one indexer batch, so a
-   * graph that follows a steady stream under query load hurries (JFR beside 1,000 inserts/s: with
-   * 1,024 here the indexer sat just below it at full effort and took a whole core).
+   * Waiting points beyond which a hurried graph (queries are being served) inserts with {@link
+   * #FAST_LIST}: none, so a graph beside a query load always does (1,000 inserts/s of 768-d beside
+   * 2 query clients, 3 alternating runs: query QPS with inserts 2,154-2,289 against 2,089-2,117
+   * with the previous 256, recall@10 0.9984 against 0.9985). {@code
+   * -Dflashvec.live-graph.fast-backlog=N} restores a threshold, for comparisons.
    */
-  static final int FAST_BACKLOG = 256;
+  static final int FAST_BACKLOG = Integer.getInteger("flashvec.live-graph.fast-backlog", 0);
 
-  /** Construction list of inserts while the graph is behind (capped by the configured one). */
+  /** Construction list of hurried inserts (capped by the configured one). */
   static final int FAST_LIST = 48;
 
   /** Inserts node {@code p} (= {@link #size()}) with construction list {@code list}. */
