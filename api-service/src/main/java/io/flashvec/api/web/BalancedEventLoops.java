@@ -81,10 +81,6 @@ public final class BalancedEventLoops implements AutoCloseable {
     return out;
   }
 
-  EventLoopGroup group() {
-    return group;
-  }
-
   @Override
   public void close() {
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
