@@ -1685,10 +1685,19 @@ public final class Shard implements Closeable {
       SearchStats stats) {
     TopK top = new TopK(distance, k);
     boolean filtered = filter != null && !filter.matchesAll();
+    long total = 0;
+    for (Segment seg : segs) {
+      total += seg.size();
+    }
     for (int i = 0; i < segs.size(); i++) {
       Segment seg = segs.get(i);
       AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
-      seg.search(query, distance, params, accept, top, i, stats);
+      if (seg instanceof GrowingSegment g && total > 0) {
+        // a growing segment's graph search is sized to its share of the points (Lucene does so)
+        g.search(query, distance, params, accept, top, i, stats, (double) g.size() / total);
+      } else {
+        seg.search(query, distance, params, accept, top, i, stats);
+      }
     }
     int n = top.size();
     float[] scores = new float[n];

@@ -233,27 +233,6 @@ public final class LiveGraph {
    */
   public void search(
       float[] q, int k, int searchList, IntPredicate accept, Sink sink, SearchStats stats) {
-    search(q, k, searchList, accept, sink, stats, Float.POSITIVE_INFINITY);
-  }
-
-  /**
-   * As {@link #search(float[], int, int, IntPredicate, Sink, SearchStats)}, and stops expanding
-   * once the search has reached a local minimum and its nearest unexpanded candidate is farther
-   * than {@code bound} (a distance in the sink's units: the worst of the {@code k} results other
-   * segments already found, so nothing beyond it could enter them; Lucene's multi-segment kNN does
-   * the same). The bound is widened by {@value #BOUND_MARGIN} of its squared L2 distance (the int8
-   * codes rank within a margin of the exact scores, and a little slack beyond the bound recovers
-   * points reached only through a farther node). With dot-product ranking the vectors must be unit
-   * length (cosine): raw inner products must not be bounded.
-   */
-  public void search(
-      float[] q,
-      int k,
-      int searchList,
-      IntPredicate accept,
-      Sink sink,
-      SearchStats stats,
-      float bound) {
     int n = size;
     if (n == 0 || k == 0) {
       return;
@@ -266,7 +245,7 @@ public final class LiveGraph {
       int cap = Math.max(k, searchList);
       SignCodes sg = signQueries ? signs : null;
       if (sg != null) {
-        searchBySigns(s, sg, q, k, cap, n, accept, sink, stats, bound);
+        searchBySigns(s, sg, q, k, cap, n, accept, sink, stats);
         return;
       }
       if (s.query.length < dim) {
@@ -275,15 +254,7 @@ public final class LiveGraph {
       quantize(q, 0, s.query, 0);
       // rank by codes, rescore the best 2k+10 with the full vectors: the scores are exact
       int rerank = Math.min(cap, 2 * k + 10);
-      float stop = Float.POSITIVE_INFINITY;
-      if (Float.isFinite(bound)) {
-        float sc = scale;
-        // the margin is relative to the squared L2 distance: the bound itself in L2, and
-        // 2 (1 - dot) = 2 (1 + bound) for the unit vectors of cosine
-        float l2 = euclid ? bound : 2f * Math.max(0f, 1f + bound);
-        stop = (bound + BOUND_MARGIN * l2) * sc * sc + dim;
-      }
-      s.search(s.query, 0, false, cap, n, accept, rerank, false, stop, null);
+      s.search(s.query, 0, false, cap, n, accept, rerank, false, null);
       rescore(s, q, sink, stats);
     } finally {
       if (searchers.size() < 64) {
@@ -291,12 +262,6 @@ public final class LiveGraph {
       }
     }
   }
-
-  /** Relative widening of a search bound for the int8 codes' ranking error. */
-  static final float BOUND_MARGIN = 0.05f;
-
-  /** Relative widening of a search bound for the sign codes' estimates (coarser than int8). */
-  static final float SIGN_BOUND_MARGIN = 0.15f;
 
   /**
    * {@link #search} navigating by sign-code estimates of the squared L2 distance (cosine queries
@@ -313,23 +278,17 @@ public final class LiveGraph {
       int n,
       IntPredicate accept,
       Sink sink,
-      SearchStats stats,
-      float bound) {
+      SearchStats stats) {
     if (s.signQuery == null || s.signQueryOf != sg) {
       s.signQuery = sg.new Query();
       s.signQueryOf = sg;
     }
     s.signQuery.set(q, 0);
-    float stop = Float.POSITIVE_INFINITY;
-    if (Float.isFinite(bound)) {
-      float l2 = euclid ? bound : 2f * Math.max(0f, 1f + bound);
-      stop = l2 * (1f + SIGN_BOUND_MARGIN);
-    }
     // the best 4k+20 by estimate, rescored exactly (768-d, 30k points, list 60, one thread:
     // recall@10 0.9988 in 108 us against 0.9994 in 146 us navigating by int8 codes; the best
     // 3k+10 only: 0.9934)
     int pool = 4 * k + 20;
-    s.search(null, 0, true, cap, n, accept, pool, false, stop, s.signQuery);
+    s.search(null, 0, true, cap, n, accept, pool, false, s.signQuery);
     rescore(s, q, sink, stats);
   }
 
@@ -510,8 +469,7 @@ public final class LiveGraph {
       }
       // construction search in squared L2 (on sign estimates or int8 codes); the expanded nodes
       // are prune candidates, with int8 distances
-      builder.search(
-          code, codeOff, true, list, p, null, 0, true, Float.POSITIVE_INFINITY, signQuery);
+      builder.search(code, codeOff, true, list, p, null, 0, true, signQuery);
       int m = builder.poolSize;
       if (signs != null) {
         for (int i = 0; i < m; i++) {
@@ -676,8 +634,7 @@ public final class LiveGraph {
     }
     byte[] q = new byte[dim];
     quantize(mean, 0, q, 0);
-    builder.search(
-        q, 0, true, Math.min(buildList, 32), n, null, 1, false, Float.POSITIVE_INFINITY, null);
+    builder.search(q, 0, true, Math.min(buildList, 32), n, null, 1, false, null);
     if (builder.resSize > 0) {
       entry = builder.resIds[0];
     }
@@ -710,9 +667,7 @@ public final class LiveGraph {
      * {@code sq} (then {@code l2} must be set) estimated from the sign codes. {@code l2}: rank by
      * squared L2 (construction), else by the query metric. Collects the {@code k} best accepted
      * nodes in {@code res*} (every scored node is a result candidate), and with {@code pool} every
-     * expanded node and its distance in {@code pool*} (the prune candidates of an insert). Once
-     * past the first local minimum, stops when the nearest unexpanded candidate is farther than
-     * {@code stop}.
+     * expanded node and its distance in {@code pool*} (the prune candidates of an insert).
      */
     void search(
         byte[] q,
@@ -723,7 +678,6 @@ public final class LiveGraph {
         IntPredicate accept,
         int k,
         boolean pool,
-        float stop,
         SignCodes.Query sq) {
       if (stamp.length < n) {
         stamp = new int[Math.max(n, stamp.length * 2)];
@@ -761,9 +715,6 @@ public final class LiveGraph {
       int cur = 0;
       int[][][] ls = lists;
       while (cur < candSize) {
-        if (cur > 0 && candDist[cur] > stop) {
-          break; // candidate 0 is expanded: a local minimum was reached, the rest cannot compete
-        }
         int u = candIds[cur];
         candExpanded[cur] = true;
         expanded++;
