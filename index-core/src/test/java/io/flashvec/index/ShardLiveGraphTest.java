@@ -227,6 +227,67 @@ class ShardLiveGraphTest {
     }
   }
 
+  /**
+   * While queries are served, an upsert that leaves the growing segment more than {@link
+   * Shard#WRITE_BACKLOG} points behind its graph waits for the indexer (every query would scan the
+   * backlog exactly); without queries it does not.
+   */
+  @Test
+  void anUpsertWaitsForAnIndexerFarBehindWhileQueriesAreServed() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-write-backlog");
+    float[][] data = TestVectors.latent(r, 3000, DIM);
+    java.util.Queue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    AtomicBoolean paused = new AtomicBoolean(true);
+    java.util.concurrent.Executor lane =
+        task -> {
+          if (paused.get()) {
+            held.add(task);
+          } else {
+            live.execute(task);
+          }
+        };
+    Shard.Options o =
+        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
+            .withLiveIndexer(new LiveIndexer(lane, lane));
+    try (Shard s =
+        Shard.open(
+            tmp.resolve("backlog"),
+            0,
+            DIM,
+            Distance.COSINE,
+            new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0),
+            o)) {
+      // no queries yet: a write far ahead of the (paused) indexer returns at once
+      long t0 = System.nanoTime();
+      s.awaitDurable(s.upsert(points(data, 0, 2000)));
+      assertThat(System.nanoTime() - t0).isLessThan(Shard.WRITE_WAIT_NANOS);
+      s.search(Distance.COSINE.prepare(data[0]), K, SearchParams.DEFAULT, null, false, false);
+      ExecutorService writer = Executors.newSingleThreadExecutor();
+      try {
+        var write = writer.submit(() -> s.awaitDurable(s.upsert(points(data, 2000, 2100))));
+        Thread.sleep(300);
+        assertThat(write.isDone()).as("the write waits for the indexer").isFalse();
+        paused.set(false);
+        Runnable t;
+        while ((t = held.poll()) != null) {
+          live.execute(t);
+        }
+        write.get(60, TimeUnit.SECONDS);
+        GrowingSegment g = null;
+        for (Segment seg : s.snapshot().segments()) {
+          if (seg instanceof GrowingSegment gs) {
+            g = gs;
+          }
+        }
+        assertThat(g).isNotNull();
+        assertThat(g.unindexed()).isLessThanOrEqualTo(Shard.WRITE_BACKLOG);
+      } finally {
+        writer.shutdownNow();
+      }
+      assertThat(s.get(PointId.of(2099), false, true)).isNotNull();
+    }
+  }
+
   @Test
   void theIndexerYieldsOnlyToWritesFasterThanItCanInsert() {
     int big = Shard.LIVE_BACKLOG + 1;
