@@ -126,8 +126,20 @@ public final class IngestBench {
 
   /** Runs the ingest of {@code base}. */
   public Result run(float[][] base) {
-    int n = base.length;
-    int dim = n == 0 ? 0 : base[0].length;
+    return run(base, 0, base.length);
+  }
+
+  /**
+   * Runs the ingest of rows {@code [first, end)} of {@code base}, each with its row number as id (a
+   * part of a dataset beside another part uploaded earlier, keeping the ground truth valid).
+   */
+  public Result run(float[][] base, int first, int end) {
+    if (first < 0 || end > base.length || first > end) {
+      throw new IllegalArgumentException(
+          "rows out of range [rows=" + first + ":" + end + ", base=" + base.length + "]");
+    }
+    int n = end - first;
+    int dim = base.length == 0 ? 0 : base[0].length;
     MetricSnapshot before = scrape();
     boolean exists = client.collectionExists(cfg.collection);
     if (exists && cfg.recreate) {
@@ -160,8 +172,8 @@ public final class IngestBench {
             new Thread(
                 () -> {
                   for (int b; (b = nextBatch.getAndIncrement()) < batches; ) {
-                    int from = b * cfg.batch;
-                    int to = Math.min(n, from + cfg.batch);
+                    int from = first + b * cfg.batch;
+                    int to = Math.min(end, from + cfg.batch);
                     long[] ids = new long[to - from];
                     float[][] vs = new float[to - from][];
                     for (int i = from; i < to; i++) {
@@ -195,7 +207,7 @@ public final class IngestBench {
         "uploaded %d vectors in %.2f s: %.0f vectors/s [batch=%d, clients=%d, failedBatches=%d]",
         uploaded.get(), uploadSeconds, rate, cfg.batch, cfg.clients, failed.get());
 
-    double searchable = waitSearchable(base, t0);
+    double searchable = waitSearchable(base, first, end, t0);
     log("searchable after %.2f s", searchable);
     double indexed = Double.NaN;
     String status = "unknown";
@@ -271,20 +283,20 @@ public final class IngestBench {
   }
 
   /**
-   * Polls until the server counts all points and a probe search (the last base vector) answers;
-   * seconds since {@code t0}, or NaN after 10 minutes.
+   * Polls until the server counts at least the uploaded rows {@code [first, end)} and a probe
+   * search (the last of them) answers; seconds since {@code t0}, or NaN after 10 minutes.
    */
-  private double waitSearchable(float[][] base, long t0) {
-    if (base.length == 0) {
+  private double waitSearchable(float[][] base, int first, int end, long t0) {
+    if (end == first) {
       return 0;
     }
-    VectorDbClient.PreparedVector probe = client.prepare(base[base.length - 1]);
+    VectorDbClient.PreparedVector probe = client.prepare(base[end - 1]);
     long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
     long sleep = 20;
     while (System.nanoTime() < deadline) {
       try {
         CollectionInfo info = client.collectionInfo(cfg.collection);
-        boolean counted = info.pointsCount() < 0 || info.pointsCount() >= base.length;
+        boolean counted = info.pointsCount() < 0 || info.pointsCount() >= end - first;
         if (counted && client.search(cfg.collection, probe, 1, SearchParams.DEFAULTS).length > 0) {
           return (System.nanoTime() - t0) / 1e9;
         }

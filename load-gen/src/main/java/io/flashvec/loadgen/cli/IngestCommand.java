@@ -73,11 +73,44 @@ public final class IngestCommand implements Callable<Integer> {
           "How long to wait for status green; 0 = do not wait (default: ${DEFAULT-VALUE}).")
   Duration indexTimeout;
 
+  @Option(
+      names = "--rows",
+      description =
+          "Upload only base rows FROM:TO (ids stay the row numbers, so the ground truth holds once"
+              + " every row is in), e.g. 24000:100000 sealed first and 0:24000 as fresh data.")
+  String rows;
+
   @Option(names = "--no-progress", description = "No progress line on stderr.")
   boolean noProgress;
 
   @Option(names = "--out", description = "Write the ingest result as JSON here.")
   Path out;
+
+  private int rowsFrom(int n) {
+    return rows == null ? 0 : rowsPart(0, n);
+  }
+
+  private int rowsTo(int n) {
+    return rows == null ? n : rowsPart(1, n);
+  }
+
+  private int rowsPart(int i, int n) {
+    String[] p = rows.split(":", -1);
+    try {
+      if (p.length != 2) {
+        throw new NumberFormatException();
+      }
+      int from = Integer.parseInt(p[0].trim());
+      int to = Integer.parseInt(p[1].trim());
+      if (from < 0 || to > n || from > to) {
+        throw new NumberFormatException();
+      }
+      return i == 0 ? from : to;
+    } catch (NumberFormatException e) {
+      throw new picocli.CommandLine.ParameterException(
+          spec.commandLine(), "--rows must be FROM:TO within 0:" + n + " [rows=" + rows + "]");
+    }
+  }
 
   @Override
   public Integer call() {
@@ -99,7 +132,7 @@ public final class IngestCommand implements Callable<Integer> {
                       indexTimeout,
                       noProgress ? null : System.err,
                       log))
-              .run(d.base());
+              .run(d.base(), rowsFrom(d.base().length), rowsTo(d.base().length));
       if (out != null) {
         Map<String, Object> root = Metadata.of("ingest", d, client, collection);
         root.put("index", index);

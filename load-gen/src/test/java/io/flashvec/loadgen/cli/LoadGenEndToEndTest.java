@@ -439,6 +439,58 @@ class LoadGenEndToEndTest {
   }
 
   @Test
+  void ingestOfRowsUploadsThatPartWithRowNumbersAsIds() throws Exception {
+    Path data = dir.resolve("rows");
+    assertThat(
+            run(
+                "generate",
+                "--out",
+                data.toString(),
+                "--n",
+                "40",
+                "--dim",
+                "3",
+                "--queries",
+                "2",
+                "--clusters",
+                "2",
+                "--latent-dim",
+                "2",
+                "--seed",
+                "5"))
+        .isZero();
+    String[] common = {
+      "ingest",
+      "--url",
+      server.url(),
+      "--collection",
+      "parts",
+      "--dataset",
+      data.toString(),
+      "--batch",
+      "7",
+      "--index-timeout",
+      "0s",
+      "--no-progress",
+      "--rows"
+    };
+    assertThat(run(concat(common, "10:40"))).isZero();
+    assertThat(server.collections.get("parts").points.keySet())
+        .containsExactlyInAnyOrderElementsOf(
+            java.util.stream.LongStream.range(10, 40).boxed().toList());
+    assertThat(run(concat(common, "0:10"))).isZero();
+    assertThat(server.collections.get("parts").points).hasSize(40);
+    assertThat(run(concat(common, "30:50"))).isEqualTo(2);
+    assertThat(err.toString()).contains("--rows must be FROM:TO within 0:40 [rows=30:50]");
+  }
+
+  private static String[] concat(String[] a, String... b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  @Test
   void badOptionsGiveUsageErrors() {
     assertThat(run("search", "--url", "http://127.0.0.1:1")).isEqualTo(2);
     assertThat(err.toString()).contains("Missing required options");
