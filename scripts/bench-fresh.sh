@@ -23,33 +23,9 @@ DATA="${DATA:-$(mktemp -d /tmp/flashvec-fresh.XXXXXX)}"
 OUT="${OUT:-$ROOT/bench-results}"
 NAME="${NAME:-fresh}"
 FRESH="${FRESH:-24000}"
-mkdir -p "$OUT" "$DATA"
-"$ROOT/flashvec" build >/dev/null
-JAVA="${JAVA_HOME:-$(ls -d /usr/lib/jvm/*25* | head -n 1)}/bin/java"
-cp "$ROOT/api-service/target/flashvec.jar" "$DATA/flashvec-server.jar"
-cp "$ROOT/load-gen/target/load-gen.jar" "$DATA/load-gen.jar"
-loadgen() { "$JAVA" --add-modules jdk.incubator.vector -Xmx4g -jar "$DATA/load-gen.jar" "$@"; }
-URL="http://127.0.0.1:$PORT"
+# shellcheck source=scripts/bench-lib.sh
+. "$ROOT/scripts/bench-lib.sh"
 N=$(python3 -c "import os,struct,sys; f=open(sys.argv[1]+'/base.fvecs','rb'); d=struct.unpack('<i',f.read(4))[0]; print(os.path.getsize(sys.argv[1]+'/base.fvecs')//(4*d+4))" "$DATASET")
-PID=""
-trap '[ -z "$PID" ] || kill $PID 2>/dev/null || true' EXIT
-
-start_server() { # start_server <jar> <data dir>
-  FLASHVEC_PORT=$PORT FLASHVEC_DATA_DIR="$2" FLASHVEC_SEGMENT_SEAL_THRESHOLD_POINTS=1000000 \
-    "$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED ${JAVA_OPTS:--Xmx6g} \
-    -jar "$1" >>"$OUT/$NAME-server.log" 2>&1 &
-  PID=$!
-  until curl -sf "$URL/readyz" >/dev/null; do
-    sleep 0.5
-    kill -0 $PID 2>/dev/null || { tail -n 40 "$OUT/$NAME-server.log"; exit 1; }
-  done
-}
-
-stop_server() {
-  kill $PID 2>/dev/null || true
-  wait $PID 2>/dev/null || true
-  PID=""
-}
 
 # growing points not yet in the live graph (or -1 while there is no growing segment)
 backlog() {
@@ -62,7 +38,7 @@ print(g[0]['points'] - g[0].get('graph_points', 0) if g else -1)"
 
 SNAP="$DATA/snapshot"
 if [ ! -d "$SNAP" ]; then
-  start_server "$DATA/flashvec-server.jar" "$SNAP"
+  start_server "$DATA/flashvec-server.jar" "$SNAP" FLASHVEC_SEGMENT_SEAL_THRESHOLD_POINTS=1000000
   loadgen ingest --url "$URL" --collection "$NAME" --dataset "$DATASET" --index diskann \
     --rows "$FRESH:$N" --batch 256 --clients 2 --index-timeout 0 --no-progress
   curl -sf -X POST "$URL/collections/$NAME/flush" >/dev/null
@@ -79,7 +55,7 @@ for mode in $MODES; do
   esac
   run="$DATA/run-$tag"
   rm -rf "$run"; cp -r "$SNAP" "$run"
-  start_server "$jar" "$run"
+  start_server "$jar" "$run" FLASHVEC_SEGMENT_SEAL_THRESHOLD_POINTS=1000000
   loadgen ingest --url "$URL" --collection "$NAME" --dataset "$DATASET" --rows "0:$FRESH" \
     --batch 100 --clients 1 --index-timeout 0 --no-progress >/dev/null
   until [ "$(backlog)" = "0" ]; do sleep 1; done

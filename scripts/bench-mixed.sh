@@ -26,33 +26,8 @@ DATA="${DATA:-$(mktemp -d /tmp/flashvec-mixed.XXXXXX)}"
 OUT="${OUT:-$ROOT/bench-results}"
 NAME="${NAME:-mixed}"
 ROUNDS="${ROUNDS:-3}"
-mkdir -p "$OUT" "$DATA"
-"$ROOT/flashvec" build >/dev/null
-JAVA="${JAVA_HOME:-$(ls -d /usr/lib/jvm/*25* | head -n 1)}/bin/java"
-cp "$ROOT/api-service/target/flashvec.jar" "$DATA/flashvec-server.jar"
-cp "$ROOT/load-gen/target/load-gen.jar" "$DATA/load-gen.jar"
-loadgen() { "$JAVA" --add-modules jdk.incubator.vector -Xmx4g -jar "$DATA/load-gen.jar" "$@"; }
-URL="http://127.0.0.1:$PORT"
-PID=""
-trap '[ -z "$PID" ] || kill $PID 2>/dev/null || true' EXIT
-
-start_server() { # start_server <live-graph true|false> <jar> <data dir>
-  FLASHVEC_PORT=$PORT FLASHVEC_DATA_DIR="$3" FLASHVEC_SEGMENT_LIVE_GRAPH="$1" \
-    FLASHVEC_SEGMENT_SEAL_THRESHOLD_POINTS="${SEAL:-100000}" \
-    "$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED ${JAVA_OPTS:--Xmx6g} \
-    -jar "$2" >>"$OUT/$NAME-server.log" 2>&1 &
-  PID=$!
-  until curl -sf "$URL/readyz" >/dev/null; do
-    sleep 0.5
-    kill -0 $PID 2>/dev/null || { tail -n 40 "$OUT/$NAME-server.log"; exit 1; }
-  done
-}
-
-stop_server() {
-  kill $PID 2>/dev/null || true
-  wait $PID 2>/dev/null || true
-  PID=""
-}
+# shellcheck source=scripts/bench-lib.sh
+. "$ROOT/scripts/bench-lib.sh"
 
 wait_green() {
   until curl -sf "$URL/collections/$NAME" | grep -q '"status":"green"'; do sleep 2; done
@@ -60,7 +35,8 @@ wait_green() {
 
 SNAP="$DATA/snapshot"
 if [ ! -d "$SNAP" ]; then
-  start_server true "$DATA/flashvec-server.jar" "$SNAP"
+  start_server "$DATA/flashvec-server.jar" "$SNAP" FLASHVEC_SEGMENT_LIVE_GRAPH=true \
+    FLASHVEC_SEGMENT_SEAL_THRESHOLD_POINTS="${SEAL:-100000}"
   loadgen ingest --url "$URL" --collection "$NAME" --dataset "$DATASET" --index diskann \
     --batch 256 --clients 2 --index-timeout 0 --no-progress --out "$OUT/$NAME-ingest.json"
   T0=$(date +%s)
@@ -81,7 +57,8 @@ for round in $(seq 1 "$ROUNDS"); do
     esac
     rm -rf "$DATA/run"
     cp -r "$SNAP" "$DATA/run"
-    start_server "$live" "$jar" "$DATA/run"
+    start_server "$jar" "$DATA/run" FLASHVEC_SEGMENT_LIVE_GRAPH="$live" \
+      FLASHVEC_SEGMENT_SEAL_THRESHOLD_POINTS="${SEAL:-100000}"
     wait_green
     loadgen search --url "$URL" --collection "$NAME" --dataset "$DATASET" --concurrency "${CONCURRENCY:-2}" \
       --duration "${WARM:-10s}" --search-list "${SEARCH_LIST:-60}" --out "$DATA/warm.json" >/dev/null
