@@ -189,18 +189,38 @@ final class JsonTreeReader {
       throw unsupported();
     }
     pos++; // '['
-    ArrayNode a = NODES.arrayNode();
     skipWhitespace();
     if (in[pos] == ']') {
       pos++;
-      return a;
+      return NODES.arrayNode();
     }
+    // ints and doubles are kept unboxed while every element is one (a vector); the first other
+    // element turns them into nodes
+    NumberArrayNode.Builder numbers = new NumberArrayNode.Builder();
+    ArrayNode a = null;
     while (true) {
-      a.add(value(depth));
       skipWhitespace();
-      byte c = in[pos++];
+      byte c = in[pos];
+      boolean plainNumber =
+          (c >= '0' && c <= '9') || (c == '-' && pos + 1 < in.length && in[pos + 1] != 'I');
+      if (a == null && plainNumber) {
+        scanNumber();
+        if (kind == OTHER) {
+          a = numbers.toArrayNode();
+          a.add(other);
+        } else {
+          numbers.add(num, kind == INT);
+        }
+      } else {
+        if (a == null) {
+          a = numbers.toArrayNode();
+        }
+        a.add(value(depth));
+      }
+      skipWhitespace();
+      c = in[pos++];
       if (c == ']') {
-        return a;
+        return a != null ? a : numbers.build();
       }
       if (c != ',') {
         throw unsupported();
@@ -307,8 +327,29 @@ final class JsonTreeReader {
     }
   }
 
-  /** A number at {@code pos}, by JSON's grammar {@code -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?}. */
+  /** {@link #scanNumber} results: an int, a double, or another node (long, big integer). */
+  private static final int INT = 0;
+
+  private static final int DOUBLE = 1;
+  private static final int OTHER = 2;
+
+  private int kind;
+  private double num;
+  private JsonNode other;
+
+  /** A number at {@code pos} as its node. */
   private JsonNode number() {
+    scanNumber();
+    return kind == INT
+        ? NODES.numberNode((int) num)
+        : kind == DOUBLE ? NODES.numberNode(num) : other;
+  }
+
+  /**
+   * Reads a number at {@code pos}, by JSON's grammar {@code -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?},
+   * into {@code kind} and {@code num} (or {@code other}).
+   */
+  private void scanNumber() {
     byte[] b = in;
     int start = pos;
     int p = pos;
@@ -389,17 +430,27 @@ final class JsonTreeReader {
     if (!fraction && !hasExponent) {
       if (!overflow) {
         long v = negative ? -significand : significand;
-        return v == (int) v ? NODES.numberNode((int) v) : NODES.numberNode(v);
+        if (v == (int) v) {
+          kind = INT;
+          num = v;
+        } else {
+          kind = OTHER;
+          other = NODES.numberNode(v);
+        }
+        return;
       }
       BigInteger big = new BigInteger(new String(b, start, p - start, StandardCharsets.US_ASCII));
-      return big.bitLength() <= 63 ? NODES.numberNode(big.longValue()) : NODES.numberNode(big);
+      kind = OTHER;
+      other = big.bitLength() <= 63 ? NODES.numberNode(big.longValue()) : NODES.numberNode(big);
+      return;
     }
+    kind = DOUBLE;
     if (!overflow && significand < (1L << 53) && exponent >= -22 && exponent <= 22) {
       double d = exponent >= 0 ? significand * POW10[exponent] : significand / POW10[-exponent];
-      return NODES.numberNode(negative ? -d : d);
+      num = negative ? -d : d;
+      return;
     }
     // the literal, sign included
-    return NODES.numberNode(
-        Double.parseDouble(new String(b, start, p - start, StandardCharsets.US_ASCII)));
+    num = Double.parseDouble(new String(b, start, p - start, StandardCharsets.US_ASCII));
   }
 }

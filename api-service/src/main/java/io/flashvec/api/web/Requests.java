@@ -105,6 +105,9 @@ public final class Requests {
               + abbreviate(n)
               + "]");
     }
+    if (n instanceof NumberArrayNode numbers && numbers.doubles() != null) {
+      return vector(numbers.doubles(), numbers.count(), field);
+    }
     float[] v = new float[n.size()];
     for (int i = 0; i < v.length; i++) {
       JsonNode x = n.get(i);
@@ -121,17 +124,33 @@ public final class Requests {
       double d = x.doubleValue();
       v[i] = (float) d;
       if (!Float.isFinite(v[i])) {
-        throw new InvalidInputException(
-            "Wrong input: vector value is NaN, infinite or outside the float range [field="
-                + field
-                + ", index="
-                + i
-                + ", value="
-                + d
-                + "]");
+        throw notAFloat(field, i, d);
       }
     }
     return v;
+  }
+
+  /** {@link #vector(JsonNode, String)} of the first {@code n} values, read without nodes. */
+  private static float[] vector(double[] values, int n, String field) {
+    float[] v = new float[n];
+    for (int i = 0; i < n; i++) {
+      v[i] = (float) values[i];
+      if (!Float.isFinite(v[i])) {
+        throw notAFloat(field, i, values[i]);
+      }
+    }
+    return v;
+  }
+
+  private static InvalidInputException notAFloat(String field, int i, double d) {
+    return new InvalidInputException(
+        "Wrong input: vector value is NaN, infinite or outside the float range [field="
+            + field
+            + ", index="
+            + i
+            + ", value="
+            + d
+            + "]");
   }
 
   /** An optional boolean with a default. */

@@ -132,6 +132,57 @@ class JsonTreeReaderTest {
     }
   }
 
+  /**
+   * An array of ints and doubles is read into a {@link NumberArrayNode}: Jackson's tree to every
+   * reader (node types included), changeable like any array node, and its values reach {@link
+   * Requests#vector} without nodes, with the same result and errors as through the nodes.
+   */
+  @Test
+  void aVectorIsReadAsValuesAndBehavesLikeJacksonsArray() {
+    String json = "{\"vector\":[0.25,-1,3e2,-0.0,1.5E-3,7,2147483647,0.1]}";
+    JsonNode f = fast(json);
+    JsonNode j = jackson(json);
+    assertThat(f.get("vector")).isInstanceOf(NumberArrayNode.class);
+    assertThat(f).isEqualTo(j);
+    assertThat(j).isEqualTo(f);
+    assertThat(f.toString()).isEqualTo(j.toString());
+    assertThat(f.get("vector").get(1).isInt()).isTrue();
+    assertThat(f.get("vector").get(0).isDouble()).isTrue();
+    assertThat(Requests.vector(f.get("vector"), "vector"))
+        .containsExactly(Requests.vector(j.get("vector"), "vector"));
+    // changes turn the values into nodes, and the array stays Jackson's
+    tools.jackson.databind.node.ArrayNode fa =
+        (tools.jackson.databind.node.ArrayNode) f.get("vector");
+    tools.jackson.databind.node.ArrayNode ja =
+        (tools.jackson.databind.node.ArrayNode) j.get("vector");
+    fa.add(5);
+    ja.add(5);
+    fa.set(0, Json.MAPPER.getNodeFactory().stringNode("x"));
+    ja.set(0, Json.MAPPER.getNodeFactory().stringNode("x"));
+    fa.remove(2);
+    ja.remove(2);
+    assertThat(f).isEqualTo(j);
+    assertThat(f.toString()).isEqualTo(j.toString());
+    assertThat(((NumberArrayNode) fa).doubles()).isNull();
+    // a value outside the float range is refused the same way on both paths
+    String big = "[1.0,1e39]";
+    assertThat(catchMessage(() -> Requests.vector(fast(big), "v")))
+        .isEqualTo(catchMessage(() -> Requests.vector(jackson(big), "v")))
+        .contains("outside the float range [field=v, index=1, value=1.0E39]");
+    // an array with other elements is a plain array node
+    assertThat(fast("[1,2,\"a\",3]")).isNotInstanceOf(NumberArrayNode.class);
+    assertSameTree("[1,2,\"a\",3.5,9223372036854775807,[1,2]]");
+  }
+
+  private static String catchMessage(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      return e.getMessage();
+    }
+    throw new AssertionError("no exception");
+  }
+
   private static void value(Random r, StringBuilder sb, int depth) {
     int kind = depth > 4 ? 3 + r.nextInt(5) : r.nextInt(8);
     switch (kind) {
