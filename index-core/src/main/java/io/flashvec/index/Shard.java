@@ -1728,8 +1728,9 @@ public final class Shard implements Closeable {
     for (int i = 0; i < segs.size(); i++) {
       Segment seg = segs.get(i);
       AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
-      if (seg instanceof GrowingSegment g && total > 0) {
-        // a growing segment's graph search is sized to its share of the points (Lucene does so)
+      if (seg instanceof GrowingSegment g && total > 0 && !filtered) {
+        // a growing segment's graph search is sized to its share of the points (Lucene does so);
+        // not with a filter, which may select mostly new points
         g.search(query, distance, params, accept, top, i, stats, (double) g.size() / total);
       } else {
         seg.search(query, distance, params, accept, top, i, stats);
