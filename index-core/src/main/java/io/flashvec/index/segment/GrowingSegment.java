@@ -318,7 +318,10 @@ public final class GrowingSegment implements Segment {
         Math.max(
             Math.max(k, params.rerankK()),
             params.searchList() > 0 ? params.searchList() : defaultSearchList);
-    searchList = sharedSearchList(searchList, Math.max(k, params.rerankK()), share);
+    if (distance != Distance.DOT) {
+      // raw inner products walk the L2-built graph less surely: they keep the full list
+      searchList = sharedSearchList(searchList, Math.max(k, params.rerankK()), share);
+    }
     boolean useGraph =
         g != null
             && !params.exact()
