@@ -114,4 +114,20 @@ class BenchmarksSmokeTest {
     }
     assertThat(Files.exists(index.root)).isFalse();
   }
+
+  @Test
+  void liveGraphSearchFindsNeighboursBesideSealedResults() {
+    LiveGraphSearchBenchmark.Segment segment = new LiveGraphSearchBenchmark.Segment();
+    segment.n = 3000;
+    segment.dim = 64;
+    segment.sealedPoints = 2000;
+    segment.build();
+    LiveGraphSearchBenchmark s = new LiveGraphSearchBenchmark();
+    s.searchList = 60;
+    s.share = 0.6;
+    s.setup(segment);
+    // A sanity floor only; the benchmark prints recall@10 over the growing and sealed points.
+    assertThat(s.recall).isGreaterThan(0.8);
+    s.search(segment, bh);
+  }
 }

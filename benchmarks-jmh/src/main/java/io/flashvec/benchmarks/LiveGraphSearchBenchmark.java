@@ -1,0 +1,198 @@
+package io.flashvec.benchmarks;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.PointId;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.internal.VectorOps;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.LiveGraph;
+import io.flashvec.index.segment.TopK;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * One top-10 query against a growing segment's live graph (ADR 0011): what every query pays for the
+ * points written since the last seal, beside the sealed segments' search.
+ *
+ * <p>The segment ({@link Segment}) takes {@code n × dim} {@link SyntheticVectors} (cosine, unit
+ * length) and builds its live graph with {@link IndexParams#DEFAULT}'s degree, list and alpha, once
+ * per trial. {@code share} is the segment's share of the points a query searches, which sizes its
+ * search list as {@code Shard.search} does ({@code 1}: the whole list; {@code 0.13}: 15k growing
+ * beside 100k sealed). Setup prints recall@10 against brute force over the segment and the mean
+ * scored and reranked nodes per query, as a line starting with {@code # recall@10}.
+ */
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class LiveGraphSearchBenchmark extends AbstractBenchmark {
+
+  static final int K = 10;
+  static final int QUERIES = 256;
+  static final Distance DISTANCE = Distance.COSINE;
+
+  @Param({"60"})
+  public int searchList;
+
+  @Param({"1.0", "0.13"})
+  public double share;
+
+  SearchParams params;
+  TopK topK;
+  final SearchStats stats = new SearchStats();
+  final float[] scores = new float[K];
+  final int[] slots = new int[K];
+  final int[] ords = new int[K];
+  int cursor;
+
+  /** Recall@10 at this trial's parameters, from setup. */
+  double recall;
+
+  /** The segment with its built live graph, its queries and their exact top-k; shared. */
+  @State(Scope.Benchmark)
+  public static class Segment {
+
+    @Param("15000")
+    public int n;
+
+    @Param("768")
+    public int dim;
+
+    /**
+     * Points of the sealed segments searched before the growing one: each query's top-10 among that
+     * many other points of the same model is in the heap when the growing segment is searched (as
+     * {@code Shard.search} searches sealed segments first); 0: an empty heap.
+     */
+    @Param("85000")
+    public int sealedPoints;
+
+    GrowingSegment segment;
+    float[][] queries;
+    float[][] sealedScores; // per query: the sealed top-10 scores, best first
+    int[][] sealedOrds; // and their ordinals among the sealed points
+    long[][] truth; // per query: the top-10 of both, as slot << 32 | ordinal
+
+    @Setup(Level.Trial)
+    public void build() {
+      SyntheticVectors model = new SyntheticVectors(SEED, dim);
+      float[][] data = model.sample(n, 1);
+      queries = model.sample(QUERIES, 2);
+      IndexParams d = IndexParams.DEFAULT;
+      segment =
+          new GrowingSegment(
+              0,
+              dim,
+              new LiveGraph.Params(d.maxDegree(), d.buildSearchList(), d.alpha()),
+              DISTANCE,
+              d.buildSearchList());
+      for (int i = 0; i < n; i++) {
+        segment.append(PointId.of(i), DISTANCE.prepare(data[i]), null);
+      }
+      long t0 = System.nanoTime();
+      while (segment.indexSome(n, () -> false) > 0) {
+        // until the graph holds every point
+      }
+      System.out.printf(
+          Locale.ROOT,
+          "# built live graph [n=%d, dim=%d, seconds=%.1f]%n",
+          n,
+          dim,
+          (System.nanoTime() - t0) / 1e9);
+      float[][] sealed = model.sample(sealedPoints, 3);
+      for (int i = 0; i < sealedPoints; i++) {
+        sealed[i] = DISTANCE.prepare(sealed[i]);
+      }
+      truth = new long[QUERIES][];
+      sealedScores = new float[QUERIES][];
+      sealedOrds = new int[QUERIES][];
+      for (int q = 0; q < QUERIES; q++) {
+        float[] query = DISTANCE.prepare(queries[q]);
+        queries[q] = query;
+        TopK old = new TopK(DISTANCE, K);
+        for (int i = 0; i < sealedPoints; i++) {
+          old.offer(VectorOps.dot(query, 0, sealed[i], 0, dim), 1, i);
+        }
+        float[] scores = new float[K];
+        int[] best = new int[K];
+        int got = old.drainBestFirst(scores, new int[K], best);
+        sealedScores[q] = java.util.Arrays.copyOf(scores, got);
+        sealedOrds[q] = java.util.Arrays.copyOf(best, got);
+        TopK all = new TopK(DISTANCE, K);
+        for (int i = 0; i < sealedPoints; i++) {
+          all.offer(VectorOps.dot(query, 0, sealed[i], 0, dim), 1, i);
+        }
+        for (int i = 0; i < n; i++) {
+          all.offer(VectorOps.dot(query, 0, data[i], 0, dim), 0, i);
+        }
+        int[] slots = new int[K];
+        int[] ords = new int[K];
+        got = all.drainBestFirst(new float[K], slots, ords);
+        truth[q] = new long[got];
+        for (int i = 0; i < got; i++) {
+          truth[q][i] = (long) slots[i] << 32 | ords[i];
+        }
+      }
+    }
+
+    /** Resets {@code top} to the sealed segments' results for query {@code q}. */
+    void sealedResults(TopK top, int q) {
+      top.reset(K);
+      for (int i = 0; i < sealedScores[q].length; i++) {
+        top.offer(sealedScores[q][i], 1, sealedOrds[q][i]);
+      }
+    }
+  }
+
+  @Setup(Level.Trial)
+  public void setup(Segment s) {
+    params = new SearchParams(searchList, 0, 0, false);
+    topK = new TopK(DISTANCE, K);
+    SearchStats st = new SearchStats();
+    long hits = 0;
+    for (int q = 0; q < QUERIES; q++) {
+      s.sealedResults(topK, q);
+      s.segment.search(s.queries[q], DISTANCE, params, null, topK, 0, st, share);
+      int got = topK.drainBestFirst(scores, slots, ords);
+      for (int i = 0; i < got; i++) {
+        long key = (long) slots[i] << 32 | ords[i];
+        for (long t : s.truth[q]) {
+          if (key == t) {
+            hits++;
+            break;
+          }
+        }
+      }
+    }
+    recall = hits / (double) (QUERIES * K);
+    System.out.printf(
+        Locale.ROOT,
+        "# recall@10=%.4f scored/query=%.0f reranked/query=%.0f [n=%d, sealed=%d, dim=%d,"
+            + " search_list=%d, share=%.2f, queries=%d]%n",
+        recall,
+        st.visited / (double) QUERIES,
+        st.reranked / (double) QUERIES,
+        s.n,
+        s.sealedPoints,
+        s.dim,
+        searchList,
+        share,
+        QUERIES);
+  }
+
+  @Benchmark
+  public void search(Segment s, Blackhole bh) {
+    float[] query = s.queries[cursor];
+    s.sealedResults(topK, cursor);
+    cursor = cursor + 1 == QUERIES ? 0 : cursor + 1;
+    s.segment.search(query, DISTANCE, params, null, topK, 0, stats, share);
+    bh.consume(topK.drainBestFirst(scores, slots, ords));
+    bh.consume(ords);
+  }
+}
