@@ -26,6 +26,7 @@ public record FlashVecProperties(
     @DefaultValue Segment segment,
     @DefaultValue Search search,
     @DefaultValue Limits limits,
+    @DefaultValue Writes writes,
     @DefaultValue Compaction compaction,
     @DefaultValue Security security,
     @DefaultValue Cluster cluster) {
@@ -155,6 +156,30 @@ public record FlashVecProperties(
             "flashvec.segment.background-nice must be in 0..19 [background-nice="
                 + backgroundNice
                 + "]");
+      }
+    }
+  }
+
+  /**
+   * How write requests (upserts, deletes, payload changes) run (ADR 0016).
+   *
+   * @param nice the CPU priority (Linux nice value, 0..19) of write requests' parsing and apply:
+   *     above 0, they run on {@code threads} platform threads at that priority, so a large write
+   *     batch does not take a core from searches (query P99 beside inserts); 0 = on virtual threads
+   *     at the priority of searches. Writes are not throttled when the CPU has idle time.
+   * @param threads platform threads for writes when {@code nice} is above 0: concurrent write
+   *     requests beyond it queue (each waits for its WAL fsync on one of them, and concurrent
+   *     writers share fsyncs)
+   */
+  public record Writes(@DefaultValue("10") int nice, @DefaultValue("32") int threads) {
+    public Writes {
+      if (nice < 0 || nice > 19) {
+        throw new IllegalArgumentException(
+            "flashvec.writes.nice must be in 0..19 [nice=" + nice + "]");
+      }
+      if (threads < 1) {
+        throw new IllegalArgumentException(
+            "flashvec.writes.threads must be at least 1 [threads=" + threads + "]");
       }
     }
   }

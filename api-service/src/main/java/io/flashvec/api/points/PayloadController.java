@@ -116,7 +116,7 @@ public class PayloadController {
       byte[] body,
       java.util.function.Function<JsonNode, UnaryOperator<byte[]>> change) {
     long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.write(
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parse(body);

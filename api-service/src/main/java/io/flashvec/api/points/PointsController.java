@@ -52,7 +52,7 @@ public class PointsController {
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
     long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.write(
         () -> {
           CollectionNames.validate(name);
           List<Point> points = parsePoints(Json.parse(body));
@@ -66,7 +66,7 @@ public class PointsController {
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
     long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.write(
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parse(body);

@@ -1,8 +1,16 @@
 package io.flashvec.api.web;
 
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.storage.ThreadPriority;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
@@ -17,13 +25,69 @@ import reactor.core.scheduler.Schedulers;
 @Component
 public class Blocking implements AutoCloseable {
 
+  private static final Logger LOG = LoggerFactory.getLogger(Blocking.class);
+
   private final ExecutorService executor =
       Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("flashvec-req-", 0).factory());
   private final Scheduler scheduler = Schedulers.fromExecutorService(executor, "flashvec-req");
+  private final ExecutorService writeExecutor;
+  private final Scheduler writeScheduler;
+
+  /**
+   * Write requests (body parsing and apply) run on {@code writes.threads()} platform threads at
+   * nice {@code writes.nice()} when it is above 0, else on virtual threads like the rest.
+   */
+  @org.springframework.beans.factory.annotation.Autowired
+  public Blocking(FlashVecProperties props) {
+    this(props.writes());
+  }
+
+  /** As {@link #Blocking(FlashVecProperties)} with only the write settings. */
+  public Blocking(FlashVecProperties.Writes writes) {
+    if (writes.nice() > 0) {
+      int nice = writes.nice();
+      ThreadFactory f = Thread.ofPlatform().name("flashvec-write-", 0).daemon(true).factory();
+      ThreadPoolExecutor pool =
+          new ThreadPoolExecutor(
+              writes.threads(),
+              writes.threads(),
+              30,
+              TimeUnit.SECONDS,
+              new LinkedBlockingQueue<>(),
+              task ->
+                  f.newThread(
+                      () -> {
+                        if (!ThreadPriority.lowerCurrent(nice)) {
+                          LOG.warn(
+                              "could not lower the priority of a write thread; writes compete with"
+                                  + " searches as equals [nice={}]",
+                              nice);
+                        }
+                        task.run();
+                      }));
+      pool.allowCoreThreadTimeOut(true);
+      writeExecutor = pool;
+      writeScheduler = Schedulers.fromExecutorService(pool, "flashvec-write");
+    } else {
+      writeExecutor = null;
+      writeScheduler = scheduler;
+    }
+  }
 
   /** Calls {@code work} off the event loop. */
   public Mono<ResponseEntity<byte[]>> call(Callable<ResponseEntity<byte[]>> work) {
     return Mono.fromCallable(work).subscribeOn(scheduler);
+  }
+
+  /**
+   * Calls {@code work}, a write request (upsert, delete, payload change: parse the body, apply,
+   * wait for the WAL), off the event loop at the write priority ({@code flashvec.writes.nice}): a
+   * batch of 100 768-d vectors is ~0.8 MB of JSON, milliseconds of parsing, and at the priority of
+   * searches it takes a core from them for that long; a search that must wait for a time slice
+   * shows in P99 (ADR 0016).
+   */
+  public Mono<ResponseEntity<byte[]>> write(Callable<ResponseEntity<byte[]>> work) {
+    return Mono.fromCallable(work).subscribeOn(writeScheduler);
   }
 
   /**
@@ -41,5 +105,9 @@ public class Blocking implements AutoCloseable {
   public void close() {
     scheduler.dispose();
     executor.shutdown();
+    if (writeExecutor != null) {
+      writeScheduler.dispose();
+      writeExecutor.shutdown();
+    }
   }
 }
