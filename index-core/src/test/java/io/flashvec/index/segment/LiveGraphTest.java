@@ -212,6 +212,16 @@ class LiveGraphTest {
   }
 
   @Test
+  void sharedKFollowsTheSegmentsShare() {
+    assertThat(GrowingSegment.sharedK(10, 1.0)).isEqualTo(10);
+    assertThat(GrowingSegment.sharedK(10, 0.13)).isEqualTo(5); // 1.3 + 3 * 1.06
+    assertThat(GrowingSegment.sharedK(10, 0.5)).isEqualTo(10); // 5 + 3 * 1.58, at most k
+    assertThat(GrowingSegment.sharedK(100, 0.1)).isEqualTo(19); // 10 + 3 * 3
+    assertThat(GrowingSegment.sharedK(10, 0.0)).isEqualTo(1);
+    assertThat(GrowingSegment.sharedK(1, 0.01)).isEqualTo(1);
+  }
+
+  @Test
   void sharedSearchListFollowsTheSegmentsShare() {
     assertThat(GrowingSegment.sharedSearchList(60, 10, 1.0)).isEqualTo(60);
     assertThat(GrowingSegment.sharedSearchList(60, 10, 0.19)).isEqualTo(32);
