@@ -4,6 +4,9 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.concurrent.ThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Lowers the calling thread's CPU priority with the kernel, so that background work (live graph
@@ -18,6 +21,7 @@ import java.lang.invoke.MethodHandle;
  */
 public final class ThreadPriority {
 
+  private static final Logger LOG = LoggerFactory.getLogger(ThreadPriority.class);
   private static final int PRIO_PROCESS = 0;
   private static final MethodHandle GETTID =
       find("gettid", FunctionDescriptor.of(ValueLayout.JAVA_INT));
@@ -58,5 +62,31 @@ public final class ThreadPriority {
     } catch (Throwable t) {
       return false;
     }
+  }
+
+  /**
+   * {@link #lowerCurrent} when {@code nice} is above 0, with a warning if the kernel refuses (the
+   * thread then competes with requests as an equal).
+   */
+  public static void lowerCurrentOrWarn(int nice) {
+    if (nice > 0 && !lowerCurrent(nice)) {
+      LOG.warn(
+          "could not lower the priority of a thread; it competes with requests as an equal"
+              + " [thread={}, nice={}]",
+          Thread.currentThread().getName(),
+          nice);
+    }
+  }
+
+  /**
+   * Threads of {@code base} that first lower their own priority to {@code nice} when they start.
+   */
+  public static ThreadFactory lowering(ThreadFactory base, int nice) {
+    return task ->
+        base.newThread(
+            () -> {
+              lowerCurrentOrWarn(nice);
+              task.run();
+            });
   }
 }

@@ -117,23 +117,11 @@ public class EngineConfiguration {
    * when they start ({@link Thread#setPriority} does nothing on Linux).
    */
   static ThreadFactory background(String name, int nice) {
-    ThreadFactory f = Thread.ofPlatform().name(name).daemon(true).factory();
-    return task ->
-        f.newThread(
-            () -> {
-              lowerPriority(nice);
-              task.run();
-            });
+    return ThreadPriority.lowering(Thread.ofPlatform().name(name).daemon(true).factory(), nice);
   }
 
   private static void lowerPriority(int nice) {
-    if (nice > 0 && !ThreadPriority.lowerCurrent(nice)) {
-      LOG.warn(
-          "could not lower the priority of a background thread; it competes with requests as"
-              + " an equal [thread={}, nice={}]",
-          Thread.currentThread().getName(),
-          nice);
-    }
+    ThreadPriority.lowerCurrentOrWarn(nice);
   }
 
   @Bean(destroyMethod = "close")

@@ -9,8 +9,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
@@ -24,8 +22,6 @@ import reactor.core.scheduler.Schedulers;
  */
 @Component
 public class Blocking implements AutoCloseable {
-
-  private static final Logger LOG = LoggerFactory.getLogger(Blocking.class);
 
   private final ExecutorService executor =
       Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("flashvec-req-", 0).factory());
@@ -46,7 +42,9 @@ public class Blocking implements AutoCloseable {
   public Blocking(FlashVecProperties.Writes writes) {
     if (writes.nice() > 0) {
       int nice = writes.nice();
-      ThreadFactory f = Thread.ofPlatform().name("flashvec-write-", 0).daemon(true).factory();
+      ThreadFactory f =
+          ThreadPriority.lowering(
+              Thread.ofPlatform().name("flashvec-write-", 0).daemon(true).factory(), nice);
       ThreadPoolExecutor pool =
           new ThreadPoolExecutor(
               writes.threads(),
@@ -54,17 +52,7 @@ public class Blocking implements AutoCloseable {
               30,
               TimeUnit.SECONDS,
               new LinkedBlockingQueue<>(),
-              task ->
-                  f.newThread(
-                      () -> {
-                        if (!ThreadPriority.lowerCurrent(nice)) {
-                          LOG.warn(
-                              "could not lower the priority of a write thread; writes compete with"
-                                  + " searches as equals [nice={}]",
-                              nice);
-                        }
-                        task.run();
-                      }));
+              f);
       pool.allowCoreThreadTimeOut(true);
       writeExecutor = pool;
       writeScheduler = Schedulers.fromExecutorService(pool, "flashvec-write");

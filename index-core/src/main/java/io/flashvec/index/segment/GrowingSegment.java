@@ -289,10 +289,18 @@ public final class GrowingSegment implements Segment {
     if (!(share < 1.0)) {
       return list;
     }
+    return Math.min(list, Math.max(inShare(list, share), Math.max(k, MIN_SHARED_LIST)));
+  }
+
+  /**
+   * How many of {@code n} best candidates fall in a segment holding {@code share} (0..1) of the
+   * points, with margin: the expected count {@code n · share} plus three standard deviations,
+   * {@code 3 √(n · share · (1 − share))}, rounded up.
+   */
+  private static int inShare(int n, double share) {
     double p = Math.max(0.0, share);
-    double expected = list * p;
-    int need = (int) Math.ceil(expected + 3.0 * Math.sqrt(expected * (1.0 - p)));
-    return Math.min(list, Math.max(need, Math.max(k, MIN_SHARED_LIST)));
+    double expected = n * p;
+    return (int) Math.ceil(expected + 3.0 * Math.sqrt(expected * (1.0 - p)));
   }
 
   /**
@@ -307,10 +315,7 @@ public final class GrowingSegment implements Segment {
     if (!(share < 1.0) || k <= 1) {
       return k;
     }
-    double p = Math.max(0.0, share);
-    double expected = k * p;
-    int need = (int) Math.ceil(expected + 3.0 * Math.sqrt(expected * (1.0 - p)));
-    return Math.min(k, Math.max(1, need));
+    return Math.min(k, Math.max(1, inShare(k, share)));
   }
 
   /**
