@@ -44,6 +44,16 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
   @Param({"1.0", "0.13"})
   public double share;
 
+  /**
+   * Kilobytes written between two searches (outside the measured time), so that the segment's
+   * memory is not in the core's caches, as in the server, where the sealed segments' search runs
+   * between two growing searches; 0: none (warm caches).
+   */
+  @Param("0")
+  public int polluteKb;
+
+  long[] pollution;
+
   SearchParams params;
   TopK topK;
   final SearchStats stats = new SearchStats();
@@ -184,6 +194,19 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
         searchList,
         share,
         QUERIES);
+  }
+
+  /** Evicts the segment from the caches ({@link #polluteKb}). */
+  @Setup(Level.Invocation)
+  public void pollute() {
+    if (polluteKb > 0) {
+      if (pollution == null) {
+        pollution = new long[polluteKb * 128];
+      }
+      for (int i = 0; i < pollution.length; i += 8) {
+        pollution[i]++;
+      }
+    }
   }
 
   @Benchmark

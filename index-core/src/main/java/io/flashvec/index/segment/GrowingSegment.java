@@ -271,7 +271,7 @@ public final class GrowingSegment implements Segment {
   }
 
   /** The smallest list {@link #sharedSearchList} gives a graph search (unless the list is less). */
-  public static final int MIN_SHARED_LIST = 32;
+  public static final int MIN_SHARED_LIST = 20;
 
   /**
    * The search list for this segment's graph when it holds {@code share} of the points a query
@@ -281,9 +281,13 @@ public final class GrowingSegment implements Segment {
    * plus three standard deviations of that count, {@code 3 √(list · share · (1 − share))}; at least
    * {@code max(k, }{@value #MIN_SHARED_LIST}{@code )}, so a search for a point just written still
    * walks a real list, and never more than {@code list}. 76k sealed + 24k growing distinct points
-   * of load-gen's 100k × 768 set at list 60 (32 for the growing graph): recall@10 0.9987; in {@code
-   * LiveGraphTest} a segment with a fifth of the points finds the same with 32 as with 60 in half
-   * the expansions. Only for unfiltered searches: a filter may select mostly new points.
+   * of load-gen's 100k × 768 set (share 0.24; {@code scripts/bench-fresh.sh}, both builds in one
+   * run), recall@10 at list 20/40/60/100: 0.9876/0.9973/0.9985/0.9995 with a floor of 20 against
+   * 0.9880/0.9977/0.9989/0.9995 with 32. JMH ({@code LiveGraphSearchBenchmark}, 25k beside 85k,
+   * share 0.2, caches cold as in the server): 118–119 µs per search with 20 (22 here) against
+   * 131–138 with 32, 598 vs 681 nodes scored, recall@10 0.9918 vs 0.9922. In {@code LiveGraphTest}
+   * a segment with a fifth of the points finds the same with 22 as with 60 in 40% of the
+   * expansions. Only for unfiltered searches: a filter may select mostly new points.
    */
   static int sharedSearchList(int list, int k, double share) {
     if (!(share < 1.0)) {
