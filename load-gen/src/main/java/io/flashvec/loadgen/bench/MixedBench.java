@@ -25,7 +25,8 @@ import org.HdrHistogram.Histogram;
  * recall is {@link Recall#atKDistinct} (a row and its copies tie, so an exact answer lists them
  * side by side; each duplicate shrinks the depth compared against). The insert stream is paced
  * open-loop: batch {@code i} is sent at {@code i · batch / rate} seconds after the start (late
- * batches go at once; the achieved rate is reported).
+ * batches go at once; the achieved rate is reported). The rows it will send are formatted before
+ * either run, as the queries are ({@link #MAX_PREPARED_ROWS} at most).
  */
 public final class MixedBench {
 
@@ -120,11 +121,12 @@ public final class MixedBench {
                 cfg.out),
             metrics);
     LongUnaryOperator mapper = id -> id >= n ? Math.floorMod(id - n, (long) n) : id;
+    PreparedVector[] rows = prepareInsertRows(base);
     SearchPoint alone =
         search.runPoint(queries, gt, cfg.concurrency, cfg.params, "queries-only", mapper);
 
     AtomicBoolean stop = new AtomicBoolean();
-    Inserter inserter = new Inserter(base, firstInsertId, stop);
+    Inserter inserter = new Inserter(base, rows, firstInsertId, stop);
     Thread t = new Thread(inserter, "mixed-inserts");
     t.setDaemon(true);
     t.start();
@@ -163,9 +165,33 @@ public final class MixedBench {
     return new Result(alone, mixed, ins);
   }
 
+  /**
+   * Most base rows a run prepares for its insert stream (768-d: ~7 KB of JSON each); rows beyond
+   * are prepared as they are sent.
+   */
+  static final int MAX_PREPARED_ROWS = 100_000;
+
+  /**
+   * The base rows the insert stream will send, {@link VectorDbClient#prepare prepared} before
+   * either run, as the queries are: formatting a 768-d batch of 100 as JSON costs the client ~8 ms
+   * of CPU, which on a machine shared with the server would be charged to the server's QPS. Enough
+   * rows for the paced rate over warm-up and duration, with a tenth to spare.
+   */
+  private PreparedVector[] prepareInsertRows(float[][] base) {
+    double seconds = (cfg.warmup.toMillis() + cfg.duration.toMillis()) / 1000.0;
+    long wanted = (long) Math.ceil(cfg.insertRate * seconds * 1.1) + cfg.insertBatch;
+    int count = (int) Math.min(Math.min(wanted, base.length), MAX_PREPARED_ROWS);
+    PreparedVector[] rows = new PreparedVector[count];
+    for (int i = 0; i < count; i++) {
+      rows[i] = client.prepare(base[i]);
+    }
+    return rows;
+  }
+
   /** The paced insert stream; its fields are read after its thread has been joined. */
   private final class Inserter implements Runnable {
     private final float[][] base;
+    private final PreparedVector[] rows;
     private final long firstId;
     private final AtomicBoolean stop;
     private final Histogram histogram = LatencySummary.newHistogram();
@@ -175,8 +201,9 @@ public final class MixedBench {
     private String firstError;
     private double seconds;
 
-    Inserter(float[][] base, long firstId, AtomicBoolean stop) {
+    Inserter(float[][] base, PreparedVector[] rows, long firstId, AtomicBoolean stop) {
       this.base = base;
+      this.rows = rows;
       this.firstId = firstId;
       this.stop = stop;
     }
@@ -203,10 +230,11 @@ public final class MixedBench {
           break;
         }
         long[] ids = new long[cfg.insertBatch];
-        float[][] vs = new float[cfg.insertBatch][];
+        PreparedVector[] vs = new PreparedVector[cfg.insertBatch];
         for (int j = 0; j < ids.length; j++) {
           ids[j] = next + j;
-          vs[j] = base[(int) Math.floorMod(next + j - firstId, (long) n)];
+          int row = (int) Math.floorMod(next + j - firstId, (long) n);
+          vs[j] = row < rows.length ? rows[row] : client.prepare(base[row]);
         }
         long s = System.nanoTime();
         try {

@@ -32,7 +32,9 @@ import picocli.CommandLine.Spec;
     description = {
       "Mixed read/write workload: the same closed-loop query stream (fixed --concurrency) runs"
           + " first alone, then beside an insert stream of --insert-rate vectors/s (ids from"
-          + " the base size up, copies of base rows), each for --duration.",
+          + " the base size up, copies of base rows), each for --duration. Queries and the"
+          + " inserted rows are formatted as JSON before either run, so the client's own CPU"
+          + " (on a machine shared with the server) is not charged to the server.",
       "Reports QPS and P50/P99 of both runs and their ratios (with inserts / queries only) as JSON."
     })
 public final class MixedCommand implements Callable<Integer> {

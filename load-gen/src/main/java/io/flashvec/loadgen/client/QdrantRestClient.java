@@ -175,14 +175,27 @@ public final class QdrantRestClient implements VectorDbClient {
 
   @Override
   public void upsert(String collection, long[] ids, float[][] vectors) {
-    StringBuilder body = new StringBuilder(32 + vectors.length * (vectors[0].length * 12 + 24));
+    upsert(collection, ids, vectors[0].length, (sb, i) -> Json.appendVector(sb, vectors[i]));
+  }
+
+  @Override
+  public void upsert(String collection, long[] ids, PreparedVector[] vectors) {
+    upsert(collection, ids, vectors[0].vector().length, (sb, i) -> sb.append(vectors[i].json()));
+  }
+
+  private void upsert(
+      String collection,
+      long[] ids,
+      int dim,
+      java.util.function.ObjIntConsumer<StringBuilder> vector) {
+    StringBuilder body = new StringBuilder(32 + ids.length * (dim * 12 + 24));
     body.append("{\"points\":[");
     for (int i = 0; i < ids.length; i++) {
       if (i > 0) {
         body.append(',');
       }
       body.append("{\"id\":").append(ids[i]).append(",\"vector\":");
-      Json.appendVector(body, vectors[i]);
+      vector.accept(body, i);
       if (payloadBuckets > 0) {
         body.append(",\"payload\":{\"bucket\":").append(ids[i] % payloadBuckets).append('}');
       }

@@ -40,6 +40,19 @@ public interface VectorDbClient extends AutoCloseable {
   /** Inserts or replaces points {@code ids[i] → vectors[i]} and waits until they are visible. */
   void upsert(String collection, long[] ids, float[][] vectors);
 
+  /**
+   * As {@link #upsert(String, long[], float[][])} with vectors {@link #prepare prepared} up front
+   * (the REST client sends their JSON as is, so a paced insert stream does not spend the client's
+   * CPU, which shares the machine with the server, formatting floats).
+   */
+  default void upsert(String collection, long[] ids, PreparedVector[] vectors) {
+    float[][] raw = new float[vectors.length][];
+    for (int i = 0; i < raw.length; i++) {
+      raw[i] = vectors[i].vector();
+    }
+    upsert(collection, ids, raw);
+  }
+
   /** Deletes points by id and waits until the deletion is visible. */
   void delete(String collection, long[] ids);
 
