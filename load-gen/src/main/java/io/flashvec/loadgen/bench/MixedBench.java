@@ -26,7 +26,7 @@ import org.HdrHistogram.Histogram;
  * side by side; each duplicate shrinks the depth compared against). The insert stream is paced
  * open-loop: batch {@code i} is sent at {@code i · batch / rate} seconds after the start (late
  * batches go at once; the achieved rate is reported). The rows it will send are formatted before
- * either run, as the queries are ({@link #MAX_PREPARED_ROWS} at most).
+ * either run, as the queries are ({@link #MAX_PREPARED_BYTES} at most).
  */
 public final class MixedBench {
 
@@ -166,10 +166,10 @@ public final class MixedBench {
   }
 
   /**
-   * Most base rows a run prepares for its insert stream (768-d: ~7 KB of JSON each); rows beyond
-   * are prepared as they are sent.
+   * Most JSON a run prepares for its insert stream, at ~10 bytes per dimension (768-d: ~35k rows,
+   * 35 s at 1,000 vectors/s); rows beyond are prepared as they are sent.
    */
-  static final int MAX_PREPARED_ROWS = 100_000;
+  static final long MAX_PREPARED_BYTES = 256L << 20;
 
   /**
    * The base rows the insert stream will send, {@link VectorDbClient#prepare prepared} before
@@ -180,7 +180,9 @@ public final class MixedBench {
   private PreparedVector[] prepareInsertRows(float[][] base) {
     double seconds = (cfg.warmup.toMillis() + cfg.duration.toMillis()) / 1000.0;
     long wanted = (long) Math.ceil(cfg.insertRate * seconds * 1.1) + cfg.insertBatch;
-    int count = (int) Math.min(Math.min(wanted, base.length), MAX_PREPARED_ROWS);
+    int dim = base.length == 0 ? 1 : Math.max(1, base[0].length);
+    long budget = MAX_PREPARED_BYTES / (10L * dim);
+    int count = (int) Math.min(Math.min(wanted, base.length), budget);
     PreparedVector[] rows = new PreparedVector[count];
     for (int i = 0; i < count; i++) {
       rows[i] = client.prepare(base[i]);
