@@ -101,7 +101,7 @@ public class EngineConfiguration {
                 @Override
                 protected void onStart() {
                   super.onStart();
-                  lowerPriority(nice);
+                  ThreadPriority.lowerCurrentOrWarn(nice);
                 }
               };
           t.setName("flashvec-compaction-build-" + t.getPoolIndex());
@@ -118,10 +118,6 @@ public class EngineConfiguration {
    */
   static ThreadFactory background(String name, int nice) {
     return ThreadPriority.lowering(Thread.ofPlatform().name(name).daemon(true).factory(), nice);
-  }
-
-  private static void lowerPriority(int nice) {
-    ThreadPriority.lowerCurrentOrWarn(nice);
   }
 
   @Bean(destroyMethod = "close")
