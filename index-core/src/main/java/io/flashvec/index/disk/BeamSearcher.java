@@ -1,6 +1,7 @@
 package io.flashvec.index.disk;
 
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.internal.SortedCandidates;
 import io.flashvec.index.internal.VectorOps;
 import io.flashvec.storage.MappedFile;
 import java.lang.foreign.Arena;
@@ -268,7 +269,7 @@ public final class BeamSearcher {
     }
     candSize--;
     int pos =
-        io.flashvec.index.internal.SortedCandidates.insert(
+        SortedCandidates.insert(
             candIds, candDist, candExpanded, candSize, id, dist, candIds.length - 1);
     candSize++;
     candExpanded[pos] = true;
@@ -277,9 +278,7 @@ public final class BeamSearcher {
 
   /** Inserts into the sorted candidate list; returns its position or -1 if it did not fit. */
   private int insert(int id, float dist, int cap) {
-    int pos =
-        io.flashvec.index.internal.SortedCandidates.insert(
-            candIds, candDist, candExpanded, candSize, id, dist, cap);
+    int pos = SortedCandidates.insert(candIds, candDist, candExpanded, candSize, id, dist, cap);
     if (pos >= 0 && candSize < cap) {
       candSize++;
     }
@@ -287,20 +286,7 @@ public final class BeamSearcher {
   }
 
   private void offerResult(int id, float dist) {
-    if (resSize == k && dist >= resDist[k - 1]) {
-      return;
-    }
-    int i = Math.min(resSize, k - 1);
-    while (i > 0 && resDist[i - 1] > dist) {
-      resIds[i] = resIds[i - 1];
-      resDist[i] = resDist[i - 1];
-      i--;
-    }
-    resIds[i] = id;
-    resDist[i] = dist;
-    if (resSize < k) {
-      resSize++;
-    }
+    resSize = SortedCandidates.offer(resIds, resDist, resSize, k, id, dist);
   }
 
   /**

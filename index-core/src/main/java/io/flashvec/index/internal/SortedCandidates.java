@@ -2,8 +2,8 @@ package io.flashvec.index.internal;
 
 /**
  * The candidate list of a beam search (DiskANN's "L"): parallel arrays of ids, distances (lower is
- * better, ascending) and expanded flags, kept sorted by insertion. Shared by the disk segments'
- * beam search and the live graphs'.
+ * better, ascending) and expanded flags, kept sorted by insertion; and its result list of the best
+ * {@code k} ({@link #offer}). Shared by the disk segments' beam search and the live graphs'.
  */
 public final class SortedCandidates {
 
@@ -41,5 +41,25 @@ public final class SortedCandidates {
     dists[lo] = dist;
     expanded[lo] = false;
     return lo;
+  }
+
+  /**
+   * Offers {@code id} at {@code dist} to a result list of the {@code k} best (ascending distance)
+   * whose first {@code size} entries are filled: inserted in order, the last one dropped when full.
+   * Returns the new size.
+   */
+  public static int offer(int[] ids, float[] dists, int size, int k, int id, float dist) {
+    if (size == k && dist >= dists[k - 1]) {
+      return size;
+    }
+    int i = Math.min(size, k - 1);
+    while (i > 0 && dists[i - 1] > dist) {
+      ids[i] = ids[i - 1];
+      dists[i] = dists[i - 1];
+      i--;
+    }
+    ids[i] = id;
+    dists[i] = dist;
+    return size < k ? size + 1 : size;
   }
 }

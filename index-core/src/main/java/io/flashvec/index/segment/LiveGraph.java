@@ -1,6 +1,7 @@
 package io.flashvec.index.segment;
 
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.internal.SortedCandidates;
 import io.flashvec.index.internal.VectorOps;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -770,9 +771,7 @@ public final class LiveGraph {
     }
 
     private int insert(int id, float dist, int cap) {
-      int pos =
-          io.flashvec.index.internal.SortedCandidates.insert(
-              candIds, candDist, candExpanded, candSize, id, dist, cap);
+      int pos = SortedCandidates.insert(candIds, candDist, candExpanded, candSize, id, dist, cap);
       if (pos >= 0 && candSize < cap) {
         candSize++;
       }
@@ -780,20 +779,7 @@ public final class LiveGraph {
     }
 
     private void offer(int id, float dist, int k) {
-      if (resSize == k && dist >= resDist[k - 1]) {
-        return;
-      }
-      int i = Math.min(resSize, k - 1);
-      while (i > 0 && resDist[i - 1] > dist) {
-        resIds[i] = resIds[i - 1];
-        resDist[i] = resDist[i - 1];
-        i--;
-      }
-      resIds[i] = id;
-      resDist[i] = dist;
-      if (resSize < k) {
-        resSize++;
-      }
+      resSize = SortedCandidates.offer(resIds, resDist, resSize, k, id, dist);
     }
   }
 }
