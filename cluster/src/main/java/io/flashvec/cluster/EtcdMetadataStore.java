@@ -16,14 +16,10 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.support.CloseableClient;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
-import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
-import io.flashvec.index.Distance;
-import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.payload.PayloadSchema;
-import io.flashvec.storage.FsyncPolicy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -633,28 +629,7 @@ public final class EtcdMetadataStore implements MetadataStore {
 
   static String encodeCollection(Placed p) {
     ObjectNode c = JSON.createObjectNode();
-    CollectionMeta m = p.meta();
-    c.put("name", m.name());
-    c.put("created_at", m.createdAtMillis());
-    ObjectNode cfg = c.putObject("config");
-    CollectionConfig k = m.config();
-    cfg.put("size", k.dimension());
-    cfg.put("distance", k.distance().apiName());
-    cfg.put("shard_number", k.shardNumber());
-    cfg.put("replication_factor", k.replicationFactor());
-    ObjectNode idx = cfg.putObject("index");
-    idx.put("type", k.index().type());
-    idx.put("max_degree", k.index().maxDegree());
-    idx.put("build_search_list", k.index().buildSearchList());
-    idx.put("alpha", k.index().alpha());
-    idx.put("pq_subspaces", k.index().pqSubspaces());
-    ObjectNode t = c.putObject("tuning");
-    t.put("indexing_threshold", m.tuning().indexingThreshold());
-    if (m.tuning().fsyncPolicy() == null) {
-      t.putNull("wal_fsync_policy");
-    } else {
-      t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
-    }
+    CollectionMetaJson.write(p.meta(), c);
     if (!p.payloadSchema().isEmpty()) {
       c.set("payload_schema", p.payloadSchema().toJson());
     }
@@ -668,26 +643,6 @@ public final class EtcdMetadataStore implements MetadataStore {
 
   static Placed decodeCollection(byte[] json) {
     JsonNode c = JSON.readTree(json);
-    JsonNode cfg = c.path("config");
-    JsonNode idx = cfg.path("index");
-    CollectionConfig config =
-        new CollectionConfig(
-            cfg.path("size").asInt(),
-            Distance.parse(cfg.path("distance").asString()),
-            cfg.path("shard_number").asInt(1),
-            cfg.path("replication_factor").asInt(1),
-            new IndexParams(
-                idx.path("type").asString(IndexParams.DISKANN),
-                idx.path("max_degree").asInt(64),
-                idx.path("build_search_list").asInt(100),
-                (float) idx.path("alpha").asDouble(1.2),
-                idx.path("pq_subspaces").asInt(0)));
-    JsonNode t = c.path("tuning");
-    String fsync = t.path("wal_fsync_policy").asString(null);
-    CollectionTuning tuning =
-        new CollectionTuning(
-            t.path("indexing_threshold").asInt(-1),
-            fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync));
     List<List<String>> placement = new ArrayList<>();
     for (JsonNode shard : c.path("placement")) {
       List<String> replicas = new ArrayList<>();
@@ -697,8 +652,7 @@ public final class EtcdMetadataStore implements MetadataStore {
       placement.add(List.copyOf(replicas));
     }
     return new Placed(
-        new CollectionMeta(
-            c.path("name").asString(), config, c.path("created_at").asLong(), tuning),
+        CollectionMetaJson.read(c),
         List.copyOf(placement),
         c.has("payload_schema")
             ? PayloadSchema.fromJson(c.get("payload_schema"))

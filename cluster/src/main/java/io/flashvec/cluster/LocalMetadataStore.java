@@ -1,13 +1,9 @@
 package io.flashvec.cluster;
 
-import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
-import io.flashvec.index.Distance;
-import io.flashvec.index.IndexParams;
 import io.flashvec.storage.AtomicFiles;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
-import io.flashvec.storage.FsyncPolicy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -83,29 +79,8 @@ public final class LocalMetadataStore implements MetadataStore {
           file);
     }
     for (JsonNode c : root.path("collections")) {
-      JsonNode cfg = c.path("config");
-      JsonNode idx = cfg.path("index");
-      CollectionConfig config =
-          new CollectionConfig(
-              cfg.path("size").asInt(),
-              Distance.parse(cfg.path("distance").asString()),
-              cfg.path("shard_number").asInt(1),
-              cfg.path("replication_factor").asInt(1),
-              new IndexParams(
-                  idx.path("type").asString(IndexParams.DISKANN),
-                  idx.path("max_degree").asInt(64),
-                  idx.path("build_search_list").asInt(100),
-                  (float) idx.path("alpha").asDouble(1.2),
-                  idx.path("pq_subspaces").asInt(0)));
-      String name = c.path("name").asString();
-      JsonNode t = c.path("tuning");
-      String fsync = t.path("wal_fsync_policy").asString(null);
-      CollectionTuning tuning =
-          new CollectionTuning(
-              t.path("indexing_threshold").asInt(-1),
-              fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync));
-      collections.put(
-          name, new CollectionMeta(name, config, c.path("created_at").asLong(), tuning));
+      CollectionMeta m = CollectionMetaJson.read(c);
+      collections.put(m.name(), m);
     }
   }
 
@@ -114,28 +89,7 @@ public final class LocalMetadataStore implements MetadataStore {
     root.put("format_version", FORMAT_VERSION);
     ArrayNode arr = root.putArray("collections");
     for (CollectionMeta m : collections.values()) {
-      ObjectNode c = arr.addObject();
-      c.put("name", m.name());
-      c.put("created_at", m.createdAtMillis());
-      ObjectNode cfg = c.putObject("config");
-      CollectionConfig k = m.config();
-      cfg.put("size", k.dimension());
-      cfg.put("distance", k.distance().apiName());
-      cfg.put("shard_number", k.shardNumber());
-      cfg.put("replication_factor", k.replicationFactor());
-      ObjectNode idx = cfg.putObject("index");
-      idx.put("type", k.index().type());
-      idx.put("max_degree", k.index().maxDegree());
-      idx.put("build_search_list", k.index().buildSearchList());
-      idx.put("alpha", k.index().alpha());
-      idx.put("pq_subspaces", k.index().pqSubspaces());
-      ObjectNode t = c.putObject("tuning");
-      t.put("indexing_threshold", m.tuning().indexingThreshold());
-      if (m.tuning().fsyncPolicy() == null) {
-        t.putNull("wal_fsync_policy");
-      } else {
-        t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
-      }
+      CollectionMetaJson.write(m, arr.addObject());
     }
     try {
       AtomicFiles.write(io, file, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root));
