@@ -19,13 +19,16 @@ import reactor.core.scheduler.Schedulers;
  * Runs blocking engine calls (WAL fsync, exact scans) on virtual threads so that the Netty event
  * loop never blocks. Virtual threads suit the mix: writers park in fsync while the two carrier
  * threads keep scoring vectors.
+ *
+ * <p>A request that is cancelled (its client went away) never interrupts the thread that runs it:
+ * work that has started runs to its end, work that has not is skipped.
  */
 @Component
 public class Blocking implements AutoCloseable {
 
   private final ExecutorService executor =
       Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("flashvec-req-", 0).factory());
-  private final Scheduler scheduler = Schedulers.fromExecutorService(executor, "flashvec-req");
+  private final Scheduler scheduler = uninterruptible(executor);
   private final ExecutorService writeExecutor;
   private final Scheduler writeScheduler;
 
@@ -55,11 +58,26 @@ public class Blocking implements AutoCloseable {
               f);
       pool.allowCoreThreadTimeOut(true);
       writeExecutor = pool;
-      writeScheduler = Schedulers.fromExecutorService(pool, "flashvec-write");
+      writeScheduler = uninterruptible(pool);
     } else {
       writeExecutor = null;
       writeScheduler = scheduler;
     }
+  }
+
+  /**
+   * A scheduler on {@code executor} whose cancelled tasks are skipped if they have not started and
+   * never interrupted if they have. Reactor's scheduler for an {@code ExecutorService} cancels a
+   * task with {@code Future.cancel(true)}, so a request whose client hung up or timed out (or one
+   * Reactor Netty disposes when a rejected request shares its connection) interrupted the thread
+   * running it, and an interrupt closes the FileChannel that thread was using for everyone: the
+   * shard's WAL refused every later write until a restart. Handing Reactor a plain {@code Executor}
+   * gives its {@code ExecutorScheduler}, which does not interrupt; a write that started runs to its
+   * end, as Qdrant applies a write whose client went away.
+   */
+  static Scheduler uninterruptible(ExecutorService executor) {
+    java.util.concurrent.Executor plain = executor::execute; // not an ExecutorService
+    return Schedulers.fromExecutor(plain);
   }
 
   /** Calls {@code work} off the event loop. */

@@ -36,7 +36,13 @@ public class ErrorHandler implements WebExceptionHandler {
     var response = exchange.getResponse();
     response.setStatusCode(r.getStatusCode());
     response.getHeaders().putAll(r.getHeaders());
-    return response.writeWith(Mono.just(response.bufferFactory().wrap(r.getBody())));
+    Mono<Void> write = response.writeWith(Mono.just(response.bufferFactory().wrap(r.getBody())));
+    if (findCause(ex, DataBufferLimitException.class) != null) {
+      // an oversized body is not read to its end: the connection closes after the answer
+      response.getHeaders().setConnection("close");
+      return write;
+    }
+    return UnreadBodyFilter.drainIfUnread(exchange).then(write);
   }
 
   static ResponseEntity<byte[]> toResponse(Throwable ex, ServerWebExchange exchange) {

@@ -101,7 +101,13 @@ public final class Json {
     var response = exchange.getResponse();
     response.setStatusCode(r.getStatusCode());
     response.getHeaders().putAll(r.getHeaders());
-    return response.writeWith(Mono.just(response.bufferFactory().wrap(r.getBody())));
+    if (status == HttpStatus.CONTENT_TOO_LARGE) {
+      // not worth reading to its end: the connection closes after the answer
+      response.getHeaders().setConnection("close");
+      return response.writeWith(Mono.just(response.bufferFactory().wrap(r.getBody())));
+    }
+    return UnreadBodyFilter.drainIfUnread(exchange)
+        .then(response.writeWith(Mono.just(response.bufferFactory().wrap(r.getBody()))));
   }
 
   public static ResponseEntity<byte[]> raw(HttpStatus status, JsonNode body) {
