@@ -57,6 +57,9 @@ def main(url):
 
     hits = client.query_points(name, query=models.NearestQuery(nearest=[0.0, 1.0, 0.0, 0.0]), limit=1).points
     check(hits[0].id == 2, "nearest query")
+    # by id: the points like it, without the point itself (Qdrant excludes referenced ids)
+    hits = client.query_points(name, query=1, limit=3).points
+    check(1 not in [h.id for h in hits] and len(hits) == 3, f"query by id {[h.id for h in hits]}")
 
     batch = client.query_batch_points(name, requests=[
         models.QueryRequest(query=[1.0, 0.0, 0.0, 0.0], limit=1),

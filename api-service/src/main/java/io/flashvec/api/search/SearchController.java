@@ -316,7 +316,11 @@ public class SearchController {
       return out;
     }
     float[] v = queryVector(name, q, prefix + "query");
-    out.set("points", run(name, build(b, v, 10, prefix), stats));
+    Parsed p = build(b, v, 10, prefix);
+    p =
+        new Parsed(
+            excludeReferenced(p.request(), q, prefix + "query"), p.payload(), p.withVector());
+    out.set("points", run(name, p, stats));
     return out;
   }
 
@@ -446,6 +450,7 @@ public class SearchController {
                 sel.any(),
                 withVector,
                 filter);
+        req = excludeReferenced(req, pq, pp + "query");
         lists.add(new Fusion.Ranked(service.search(name, req, stats), higherIsBetter));
       }
     }
@@ -473,6 +478,35 @@ public class SearchController {
       return a;
     }
     return io.flashvec.index.filter.Filter.must(a, b);
+  }
+
+  /**
+   * {@code req} without the point its query names by id, as Qdrant does (a query by a point's id
+   * asks for the points like it, and the point itself is the nearest): its filter gains {@code
+   * must_not: has_id}.
+   */
+  private static SearchRequest excludeReferenced(SearchRequest req, JsonNode q, String field) {
+    JsonNode ref = q != null && q.isObject() && q.has("nearest") ? q.get("nearest") : q;
+    if (ref == null || !(ref.isIntegralNumber() || ref.isString())) {
+      return req;
+    }
+    io.flashvec.index.filter.Filter notIt =
+        new io.flashvec.index.filter.Filter(
+            List.of(),
+            List.of(),
+            List.of(
+                new io.flashvec.index.filter.Condition.HasId(
+                    java.util.Set.of(Requests.id(ref, field)))),
+            null);
+    return new SearchRequest(
+        req.vector(),
+        req.limit(),
+        req.offset(),
+        req.scoreThreshold(),
+        req.params(),
+        req.withPayload(),
+        req.withVector(),
+        and(req.filter(), notIt));
   }
 
   private float[] queryVector(String name, JsonNode q, String field) {

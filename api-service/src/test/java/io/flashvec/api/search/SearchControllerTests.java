@@ -13,6 +13,7 @@ import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.BodyLimitFilter;
 import io.flashvec.api.web.ErrorHandler;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.PointId;
 import io.flashvec.index.SearchRequest;
 import io.flashvec.index.SearchStats;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -130,5 +131,48 @@ class SearchControllerTests {
         .jsonPath("$.status.error")
         .value(e -> assertThat((String) e).contains("vector element is not a number"));
     verify(service, never()).searchesServedFromMemory(any());
+  }
+
+  /** As Qdrant: a query by a point's id searches with its vector and leaves the point out. */
+  @Test
+  void aQueryByIdLeavesThePointItselfOut() {
+    when(service.retrieve(eq("c"), any(), eq(false), eq(true)))
+        .thenReturn(
+            List.of(new io.flashvec.index.Record(PointId.of(7), 0f, new float[] {1, 2}, null)));
+    when(service.describe("c"))
+        .thenReturn(
+            new CollectionService.CollectionDescription(
+                "c",
+                new io.flashvec.index.CollectionConfig(
+                    2, io.flashvec.index.Distance.DOT, 1, 1, io.flashvec.index.IndexParams.DEFAULT),
+                null));
+    List<SearchRequest> seen = new java.util.ArrayList<>();
+    when(service.search(eq("c"), any(SearchRequest.class), any(SearchStats.class)))
+        .thenAnswer(
+            inv -> {
+              seen.add(inv.getArgument(1));
+              return List.of();
+            });
+    for (String body :
+        List.of(
+            "{\"query\":7,\"limit\":3}",
+            "{\"query\":{\"nearest\":7},\"limit\":3,\"filter\":{\"must\":[{\"key\":\"a\",\"match\":{\"value\":1}}]}}",
+            "{\"prefetch\":[{\"query\":7,\"limit\":5}],\"query\":{\"fusion\":\"rrf\"}}")) {
+      client
+          .post()
+          .uri("/collections/c/points/query")
+          .contentType(MediaType.APPLICATION_JSON)
+          .bodyValue(body)
+          .exchange()
+          .expectStatus()
+          .isOk();
+    }
+    assertThat(seen).hasSize(3);
+    for (SearchRequest r : seen) {
+      assertThat(r.vector()).containsExactly(1f, 2f);
+      assertThat(r.filter()).isNotNull();
+      assertThat(r.filter().toString()).contains("HasId[ids=[7]]");
+    }
+    assertThat(seen.get(1).filter().toString()).contains("key=a");
   }
 }
