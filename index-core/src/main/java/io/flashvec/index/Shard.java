@@ -413,6 +413,9 @@ public final class Shard implements Closeable {
     } finally {
       writeLock.unlock();
     }
+    // a compaction a crash or a stop interrupted, or one the last deletes before it called for,
+    // resumes now rather than at the next write
+    compactor.maybeSchedule();
   }
 
   /** Whether growing segments build a live graph (ADR 0011). */

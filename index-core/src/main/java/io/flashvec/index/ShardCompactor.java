@@ -191,34 +191,52 @@ final class ShardCompactor {
         return new Plan(Reason.DELETED, List.of(d));
       }
     }
-    int threshold = shard.options().sealThresholdPoints();
-    List<DiskAnnSegment> small = new ArrayList<>();
-    long smallLive = 0;
-    for (DiskAnnSegment d : disk) {
-      if (d.liveCount() < threshold) {
-        small.add(d);
-        smallLive += d.liveCount();
+    int[] live = new int[disk.size()];
+    for (int i = 0; i < live.length; i++) {
+      live[i] = disk.get(i).liveCount();
+    }
+    List<Integer> pick =
+        mergePick(live, shard.options().sealThresholdPoints(), config.maxSmallSegments(), force);
+    if (pick.isEmpty()) {
+      return null;
+    }
+    List<DiskAnnSegment> sources = new ArrayList<>();
+    pick.forEach(i -> sources.add(disk.get(i)));
+    return new Plan(Reason.MERGE, sources);
+  }
+
+  /**
+   * The merge policy on the segments' live counts: the indices of the segments to merge (smallest
+   * first), or none. Segments below {@code threshold} are small; they are merged when there are
+   * more than {@code maxSmall} of them, when the two smallest fit one threshold together, or when
+   * {@code force}d (any two). A merge takes the smallest first, up to about two thresholds' worth,
+   * so that it never rewrites more than it has to and repeated merges do not grow without bound.
+   */
+  static List<Integer> mergePick(int[] live, int threshold, int maxSmall, boolean force) {
+    List<Integer> small = new ArrayList<>();
+    for (int i = 0; i < live.length; i++) {
+      if (live[i] < threshold) {
+        small.add(i);
       }
     }
     if (small.size() < 2) {
-      return null;
+      return List.of();
     }
-    if (force || small.size() > config.maxSmallSegments() || smallLive <= threshold) {
-      // Merge the smallest first, up to about one sealed segment's worth, so that a merge never
-      // rewrites more than it has to (and repeated merges do not grow without bound).
-      small.sort(java.util.Comparator.comparingInt(DiskAnnSegment::liveCount));
-      List<DiskAnnSegment> pick = new ArrayList<>();
-      long live = 0;
-      for (DiskAnnSegment d : small) {
-        if (pick.size() >= 2 && live + d.liveCount() > 2L * threshold) {
-          break;
-        }
-        pick.add(d);
-        live += d.liveCount();
+    small.sort(java.util.Comparator.comparingInt(i -> live[i]));
+    boolean twoFitOne = (long) live[small.get(0)] + live[small.get(1)] <= threshold;
+    if (!force && small.size() <= maxSmall && !twoFitOne) {
+      return List.of();
+    }
+    List<Integer> pick = new ArrayList<>();
+    long total = 0;
+    for (int i : small) {
+      if (pick.size() >= 2 && total + live[i] > 2L * threshold) {
+        break;
       }
-      return pick.size() >= 2 ? new Plan(Reason.MERGE, pick) : null;
+      pick.add(i);
+      total += live[i];
     }
-    return null;
+    return pick;
   }
 
   /** Builds and installs one planned compaction; false if it failed or the shard closed. */

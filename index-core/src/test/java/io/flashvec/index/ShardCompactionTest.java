@@ -64,9 +64,12 @@ class ShardCompactionTest extends ShardContractTest {
     return builds;
   }
 
+  /** Whether shards opened from now on compact by themselves. */
+  private boolean automatic = true;
+
   @Override
   protected Shard.Compaction compaction() {
-    return new Shard.Compaction(compactions, null, 0.2, 2, true);
+    return new Shard.Compaction(compactions, null, 0.2, 2, automatic);
   }
 
   @Override
@@ -179,6 +182,40 @@ class ShardCompactionTest extends ShardContractTest {
     }
     assertNoStrayDirectories(dir);
     try (Shard s = open(d)) {
+      assertHolds(s, d, m);
+    }
+  }
+
+  /** A compaction the last deletes called for before a restart resumes at open, not at a write. */
+  @Test
+  void aCompactionDueWhenTheShardStoppedRunsWhenItOpens() throws Exception {
+    Random r = random();
+    Distance d = Distance.DOT;
+    Model m = new Model();
+    automatic = false;
+    try (Shard s = open(d)) {
+      fill(r, d, s, m, 50, 0);
+      s.flush();
+      settle(s);
+      deleteAThird(r, s, m); // past the 0.2 threshold, but nothing compacts by itself
+      fill(r, d, s, m, 5, 0);
+      s.flush(); // a checkpoint after the deletes: the reopen does not replay them
+      settle(s);
+      assertThat(s.compactionsDone()).isZero();
+    }
+    automatic = true;
+    try (Shard s = open(d)) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (s.compactionsDone() == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      settle(s);
+      assertThat(s.compactionsDone()).as("compacted after open, with no write").isPositive();
+      for (Segment seg : s.snapshot().segments()) {
+        if (seg instanceof DiskAnnSegment) {
+          assertThat(seg.size() - seg.liveCount()).as("deleted points dropped").isZero();
+        }
+      }
       assertHolds(s, d, m);
     }
   }
