@@ -197,8 +197,27 @@ public class PayloadController {
                     + "]");
           }
           UnaryOperator<byte[]> fn = change.apply(b);
+          requireExisting(name, ids);
           return Json.ok(PointsController.update(service.updatePayloads(name, ids, fn, wait)), t0);
         });
+  }
+
+  /**
+   * As Qdrant: a payload update of points by id answers 404 naming the first id that does not
+   * exist, and changes nothing. (A delete racing with the update may still remove a point in
+   * between; the update then skips it.)
+   */
+  private void requireExisting(String name, List<PointId> ids) {
+    java.util.Set<PointId> found = new java.util.HashSet<>();
+    for (var r : service.retrieve(name, ids, false, false)) {
+      found.add(r.id());
+    }
+    for (PointId id : ids) {
+      if (!found.contains(id)) {
+        throw new io.flashvec.index.NotFoundException(
+            "Not found: No point with id " + id + " found");
+      }
+    }
   }
 
   private static ObjectNode payload(JsonNode b) {

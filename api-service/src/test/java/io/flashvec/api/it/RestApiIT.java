@@ -212,10 +212,19 @@ class RestApiIT {
     http.put(
         "/collections/pay/points?wait=true",
         "{\"points\":[{\"id\":1,\"vector\":[1,2],\"payload\":{\"a\":1,\"b\":2}},{\"id\":2,\"vector\":[3,4]}]}");
+    // as Qdrant: an id that does not exist is a 404, and nothing changes
+    Http.Response missing =
+        http.post(
+            "/collections/pay/points/payload?wait=true",
+            "{\"payload\":{\"c\":3},\"points\":[1,2,99]}");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.error()).contains("No point with id 99 found");
+    assertThat(http.get("/collections/pay/points/1").result().get("payload").toString())
+        .doesNotContain("\"c\"");
     assertThat(
             http.post(
                     "/collections/pay/points/payload?wait=true",
-                    "{\"payload\":{\"c\":3},\"points\":[1,2,99]}")
+                    "{\"payload\":{\"c\":3},\"points\":[1,2]}")
                 .status())
         .isEqualTo(200);
     JsonNode p1 = http.get("/collections/pay/points/1").result();
