@@ -90,6 +90,24 @@ def main(url):
     client.clear_payload(name, points_selector=[3], wait=True)
     check(client.retrieve(name, ids=[3])[0].payload in ({}, None), "clear_payload")
     check(client.count(name).count == 5, "payload updates do not change the count")
+    try:
+        client.set_payload(name, payload={"a": 1}, points=[12345], wait=True)
+        check(False, "set_payload of an unknown id accepted")
+    except Exception as e:  # UnexpectedResponse 404, as from Qdrant
+        check("12345" in str(e) and "404" in str(e), f"set_payload of an unknown id: {e}")
+
+    # Vectors only, and several operations in one request.
+    client.update_vectors(name, points=[models.PointVectors(id=3, vector=[0.0, 0.0, 0.6, 0.8])], wait=True)
+    p3 = client.retrieve(name, ids=[3], with_payload=True, with_vectors=True)[0]
+    check(abs(p3.vector[3] - 0.8) < 1e-6, f"update_vectors changed the vector {p3.vector}")
+    res = client.batch_update_points(name, update_operations=[
+        models.UpsertOperation(upsert=models.PointsList(points=[
+            models.PointStruct(id=20, vector=[0.1, 0.2, 0.3, 0.4], payload={"b": 1})])),
+        models.SetPayloadOperation(set_payload=models.SetPayload(payload={"c": 2}, points=[20])),
+        models.DeleteOperation(delete=models.PointIdsList(points=[20])),
+    ], wait=True)
+    check(len(res) == 3 and all(r.status == models.UpdateStatus.COMPLETED for r in res), f"batch {res}")
+    check(client.retrieve(name, ids=[20]) == [], "batch applied in order")
 
     # Payload indexes, filters over them, order_by, BM25 text queries and hybrid fusion.
     client.upsert(name, points=[

@@ -6,6 +6,7 @@ import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.Collection;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.TooLargeException;
@@ -49,22 +50,31 @@ public class PayloadController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    return update(name, wait, body, b -> merge(payload(b)));
+    return update(name, wait, body, SET);
   }
+
+  /** The changes of set_payload, overwrite_payload, delete_payload and clear_payload bodies. */
+  static final java.util.function.Function<JsonNode, UnaryOperator<byte[]>> SET =
+      b -> merge(payload(b));
+
+  static final java.util.function.Function<JsonNode, UnaryOperator<byte[]>> OVERWRITE =
+      b -> {
+        byte[] replacement = Json.MAPPER.writeValueAsBytes(payload(b));
+        return old -> replacement;
+      };
+
+  static final java.util.function.Function<JsonNode, UnaryOperator<byte[]>> DELETE_KEYS =
+      PayloadController::deleteKeys;
+
+  static final java.util.function.Function<JsonNode, UnaryOperator<byte[]>> CLEAR =
+      b -> old -> null;
 
   @PutMapping("/collections/{name}/points/payload")
   Mono<ResponseEntity<byte[]>> overwritePayload(
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    return update(
-        name,
-        wait,
-        body,
-        b -> {
-          byte[] replacement = Json.MAPPER.writeValueAsBytes(payload(b));
-          return old -> replacement;
-        });
+    return update(name, wait, body, OVERWRITE);
   }
 
   @PostMapping("/collections/{name}/points/payload/delete")
@@ -72,36 +82,32 @@ public class PayloadController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    return update(
-        name,
-        wait,
-        body,
-        b -> {
-          JsonNode keys = b.get("keys");
-          if (keys == null || !keys.isArray()) {
-            throw new InvalidInputException("Wrong input: `keys` must be an array of payload keys");
-          }
-          List<FieldPath> paths = new ArrayList<>();
-          for (JsonNode k : keys) {
-            if (!k.isString()) {
-              throw new InvalidInputException(
-                  "Wrong input: payload key must be a string [keys="
-                      + Requests.abbreviate(keys)
-                      + "]");
-            }
-            paths.add(FieldPath.parse(k.asString(), "keys[" + paths.size() + "]"));
-          }
-          return old -> {
-            if (old == null) {
-              return null;
-            }
-            ObjectNode o = (ObjectNode) Json.MAPPER.readTree(old);
-            for (FieldPath path : paths) {
-              remove(o, path.steps(), 0);
-            }
-            return Json.MAPPER.writeValueAsBytes(o);
-          };
-        });
+    return update(name, wait, body, DELETE_KEYS);
+  }
+
+  private static UnaryOperator<byte[]> deleteKeys(JsonNode b) {
+    JsonNode keys = b.get("keys");
+    if (keys == null || !keys.isArray()) {
+      throw new InvalidInputException("Wrong input: `keys` must be an array of payload keys");
+    }
+    List<FieldPath> paths = new ArrayList<>();
+    for (JsonNode k : keys) {
+      if (!k.isString()) {
+        throw new InvalidInputException(
+            "Wrong input: payload key must be a string [keys=" + Requests.abbreviate(keys) + "]");
+      }
+      paths.add(FieldPath.parse(k.asString(), "keys[" + paths.size() + "]"));
+    }
+    return old -> {
+      if (old == null) {
+        return null;
+      }
+      ObjectNode o = (ObjectNode) Json.MAPPER.readTree(old);
+      for (FieldPath path : paths) {
+        remove(o, path.steps(), 0);
+      }
+      return Json.MAPPER.writeValueAsBytes(o);
+    };
   }
 
   /**
@@ -158,7 +164,7 @@ public class PayloadController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    return update(name, wait, body, b -> old -> null);
+    return update(name, wait, body, CLEAR);
   }
 
   /** Parses the body, the point selector and the change, then applies it. */
@@ -171,35 +177,37 @@ public class PayloadController {
     return blocking.write(
         () -> {
           CollectionNames.validate(name);
-          JsonNode b = Json.parse(body);
-          // Qdrant's clear_payload takes {"points": [...]} or {"filter": {...}}; the others take
-          // "points" or "filter" beside the change.
-          JsonNode pts = b.isArray() ? b : b.get("points");
-          boolean hasFilter = b.isObject() && b.has("filter") && !b.get("filter").isNull();
-          if ((pts == null || pts.isNull()) == !hasFilter) {
-            throw new InvalidInputException(
-                "Wrong input: payload updates need either `points` (a list of ids) or `filter`");
-          }
-          if (hasFilter) {
-            Filter filter = FilterParser.parse(b.get("filter"), "filter");
-            UnaryOperator<byte[]> fn = change.apply(b);
-            return Json.ok(
-                PointsController.update(service.updatePayloadsByFilter(name, filter, fn, wait)),
-                t0);
-          }
-          List<PointId> ids = Requests.ids(pts, "points");
-          if (ids.size() > maxBatch) {
-            throw new TooLargeException(
-                "Payload too large: too many points [points="
-                    + ids.size()
-                    + ", max="
-                    + maxBatch
-                    + "]");
-          }
-          UnaryOperator<byte[]> fn = change.apply(b);
-          requireExisting(name, ids);
-          return Json.ok(PointsController.update(service.updatePayloads(name, ids, fn, wait)), t0);
+          return Json.ok(PointsController.update(apply(name, Json.parse(body), wait, change)), t0);
         });
+  }
+
+  /** Applies a parsed payload-update body: its point selector and the change it describes. */
+  Collection.UpdateResult apply(
+      String name,
+      JsonNode b,
+      boolean wait,
+      java.util.function.Function<JsonNode, UnaryOperator<byte[]>> change) {
+    // Qdrant's clear_payload takes {"points": [...]} or {"filter": {...}}; the others take
+    // "points" or "filter" beside the change.
+    JsonNode pts = b.isArray() ? b : b.get("points");
+    boolean hasFilter = b.isObject() && b.has("filter") && !b.get("filter").isNull();
+    if ((pts == null || pts.isNull()) == !hasFilter) {
+      throw new InvalidInputException(
+          "Wrong input: payload updates need either `points` (a list of ids) or `filter`");
+    }
+    if (hasFilter) {
+      Filter filter = FilterParser.parse(b.get("filter"), "filter");
+      UnaryOperator<byte[]> fn = change.apply(b);
+      return service.updatePayloadsByFilter(name, filter, fn, wait);
+    }
+    List<PointId> ids = Requests.ids(pts, "points");
+    if (ids.size() > maxBatch) {
+      throw new TooLargeException(
+          "Payload too large: too many points [points=" + ids.size() + ", max=" + maxBatch + "]");
+    }
+    UnaryOperator<byte[]> fn = change.apply(b);
+    requireExisting(name, ids);
+    return service.updatePayloads(name, ids, fn, wait);
   }
 
   /**

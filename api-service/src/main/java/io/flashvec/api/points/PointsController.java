@@ -55,9 +55,77 @@ public class PointsController {
     return blocking.write(
         () -> {
           CollectionNames.validate(name);
-          List<Point> points = parsePoints(Json.parse(body));
-          return Json.ok(update(service.upsert(name, points, wait)), t0);
+          return Json.ok(update(upsert(name, Json.parse(body), wait)), t0);
         });
+  }
+
+  /** An upsert body ({@code points} or {@code batch}), parsed and applied. */
+  Collection.UpdateResult upsert(String name, JsonNode b, boolean wait) {
+    return service.upsert(name, parsePoints(b), wait);
+  }
+
+  /**
+   * Qdrant's update_vectors: new vectors for existing points, their payloads kept; an id that does
+   * not exist is a 404 and nothing changes. Read-then-upsert: a payload change of the same point
+   * that lands between the two is lost (last writer wins, as for two upserts).
+   */
+  @PutMapping("/collections/{name}/points/vectors")
+  Mono<ResponseEntity<byte[]>> updateVectors(
+      @PathVariable String name,
+      @RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    long t0 = System.nanoTime();
+    return blocking.write(
+        () -> {
+          CollectionNames.validate(name);
+          return Json.ok(update(updateVectors(name, Json.parse(body), wait)), t0);
+        });
+  }
+
+  Collection.UpdateResult updateVectors(String name, JsonNode b, boolean wait) {
+    JsonNode list = b.get("points");
+    if (list == null || !list.isArray()) {
+      throw new InvalidInputException(
+          "Wrong input: update_vectors needs `points`, a list of {id, vector}");
+    }
+    for (int i = 0; i < list.size(); i++) {
+      if (list.get(i).has("payload")) {
+        throw new InvalidInputException(
+            "Wrong input: update_vectors changes vectors only; use the payload endpoints ["
+                + "points["
+                + i
+                + "].payload]");
+      }
+    }
+    List<Point> given = parsePoints(b);
+    List<PointId> ids = new ArrayList<>(given.size());
+    given.forEach(p -> ids.add(p.id()));
+    java.util.Map<PointId, byte[]> payloads = new java.util.HashMap<>();
+    java.util.Set<PointId> found = new java.util.HashSet<>();
+    for (Record r : service.retrieve(name, ids, true, false)) {
+      found.add(r.id());
+      payloads.put(r.id(), r.payload());
+    }
+    List<Point> points = new ArrayList<>(given.size());
+    for (Point p : given) {
+      if (!found.contains(p.id())) {
+        throw new NotFoundException("Not found: No point with id " + p.id() + " found");
+      }
+      points.add(new Point(p.id(), p.vector(), payloads.get(p.id())));
+    }
+    return service.upsert(name, points, wait);
+  }
+
+  /** Qdrant's delete_vectors: every FlashVec point has its one vector, so there is none to drop. */
+  @PostMapping("/collections/{name}/points/vectors/delete")
+  Mono<ResponseEntity<byte[]>> deleteVectors(@PathVariable String name) {
+    return Mono.error(deleteVectorsUnsupported());
+  }
+
+  static InvalidInputException deleteVectorsUnsupported() {
+    return new InvalidInputException(
+        "Wrong input: delete_vectors is not supported: a point has exactly one (unnamed) vector;"
+            + " delete the point instead");
   }
 
   @PostMapping("/collections/{name}/points/delete")
@@ -69,21 +137,25 @@ public class PointsController {
     return blocking.write(
         () -> {
           CollectionNames.validate(name);
-          JsonNode b = Json.parse(body);
-          JsonNode pts = b.get("points");
-          boolean hasFilter = b.has("filter") && !b.get("filter").isNull();
-          if ((pts == null || pts.isNull()) == !hasFilter) {
-            throw new InvalidInputException(
-                "Wrong input: delete needs either `points` (a list of ids) or `filter`");
-          }
-          if (hasFilter) {
-            Filter filter = FilterParser.parse(b.get("filter"), "filter");
-            return Json.ok(update(service.deleteByFilter(name, filter, wait)), t0);
-          }
-          List<PointId> ids = Requests.ids(pts, "points");
-          checkBatch(ids.size());
-          return Json.ok(update(service.delete(name, ids, wait)), t0);
+          return Json.ok(update(delete(name, Json.parse(body), wait)), t0);
         });
+  }
+
+  /** A delete body ({@code points} or {@code filter}), parsed and applied. */
+  Collection.UpdateResult delete(String name, JsonNode b, boolean wait) {
+    JsonNode pts = b.get("points");
+    boolean hasFilter = b.has("filter") && !b.get("filter").isNull();
+    if ((pts == null || pts.isNull()) == !hasFilter) {
+      throw new InvalidInputException(
+          "Wrong input: delete needs either `points` (a list of ids) or `filter`");
+    }
+    if (hasFilter) {
+      Filter filter = FilterParser.parse(b.get("filter"), "filter");
+      return service.deleteByFilter(name, filter, wait);
+    }
+    List<PointId> ids = Requests.ids(pts, "points");
+    checkBatch(ids.size());
+    return service.delete(name, ids, wait);
   }
 
   @GetMapping("/collections/{name}/points/{id}")

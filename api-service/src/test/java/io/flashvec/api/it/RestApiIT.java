@@ -265,6 +265,81 @@ class RestApiIT {
     assertThat(both.error()).contains("either `points`");
   }
 
+  /** Qdrant's update_vectors, delete_vectors and batch update endpoints. */
+  @Test
+  void vectorUpdatesAndBatchUpdatesInQdrantShapes() {
+    create("vb", 2, "Dot");
+    http.put(
+        "/collections/vb/points?wait=true",
+        "{\"points\":[{\"id\":1,\"vector\":[1,0],\"payload\":{\"k\":1}},"
+            + "{\"id\":2,\"vector\":[0,1],\"payload\":{\"k\":2}}]}");
+    // update_vectors: the vector changes, the payload stays; an unknown id is a 404, no change
+    Http.Response u =
+        http.put(
+            "/collections/vb/points/vectors?wait=true",
+            "{\"points\":[{\"id\":1,\"vector\":[0.5,0.5]}]}");
+    assertThat(u.status()).as(u.raw()).isEqualTo(200);
+    JsonNode p1 = http.get("/collections/vb/points/1").result();
+    assertThat(p1.get("vector").get(0).floatValue()).isEqualTo(0.5f);
+    assertThat(p1.get("payload").toString()).isEqualTo("{\"k\":1}");
+    Http.Response missing =
+        http.put(
+            "/collections/vb/points/vectors?wait=true",
+            "{\"points\":[{\"id\":2,\"vector\":[9,9]},{\"id\":77,\"vector\":[1,1]}]}");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.error()).contains("77");
+    assertThat(http.get("/collections/vb/points/2").result().at("/vector/0").floatValue())
+        .isEqualTo(0f);
+    Http.Response dv =
+        http.post("/collections/vb/points/vectors/delete", "{\"points\":[1],\"vector\":[\"\"]}");
+    assertThat(dv.status()).isEqualTo(400);
+    assertThat(dv.error()).contains("delete_vectors is not supported");
+
+    // batch: in order, one result per operation
+    Http.Response b =
+        http.post(
+            "/collections/vb/points/batch?wait=true",
+            "{\"operations\":["
+                + "{\"upsert\":{\"points\":[{\"id\":3,\"vector\":[1,1]}]}},"
+                + "{\"set_payload\":{\"payload\":{\"x\":1},\"points\":[3]}},"
+                + "{\"overwrite_payload\":{\"payload\":{\"y\":{\"z\":1,\"w\":2}},\"points\":[2]}},"
+                + "{\"delete_payload\":{\"keys\":[\"y.z\"],\"points\":[2]}},"
+                + "{\"update_vectors\":{\"points\":[{\"id\":2,\"vector\":[0,2]}]}},"
+                + "{\"clear_payload\":{\"points\":[1]}},"
+                + "{\"delete\":{\"filter\":{\"must\":[{\"key\":\"x\",\"match\":{\"value\":1}}]}}}"
+                + "]}");
+    assertThat(b.status()).as(b.raw()).isEqualTo(200);
+    assertThat(b.result()).hasSize(7);
+    assertThat(b.result().get(6).get("status").asString()).isEqualTo("completed");
+    assertThat(http.get("/collections/vb/points/3").status()).isEqualTo(404);
+    JsonNode p2 = http.get("/collections/vb/points/2").result();
+    assertThat(p2.get("payload").toString()).isEqualTo("{\"y\":{\"w\":2}}");
+    assertThat(p2.at("/vector/1").floatValue()).isEqualTo(2f);
+    assertThat(http.get("/collections/vb/points/1").result().get("payload").toString())
+        .isEqualTo("{}");
+
+    // a bad operation is refused before anything is applied, and named
+    Http.Response bad =
+        http.post(
+            "/collections/vb/points/batch?wait=true",
+            "{\"operations\":[{\"upsert\":{\"points\":[{\"id\":4,\"vector\":[1,0]}]}},"
+                + "{\"frobnicate\":{}}]}");
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.error()).contains("operations[1]=frobnicate");
+    assertThat(http.get("/collections/vb/points/4").status()).isEqualTo(404);
+    // one that fails when applied stops the batch there, naming it
+    Http.Response stop =
+        http.post(
+            "/collections/vb/points/batch?wait=true",
+            "{\"operations\":[{\"upsert\":{\"points\":[{\"id\":5,\"vector\":[1,0]}]}},"
+                + "{\"set_payload\":{\"payload\":{\"a\":1},\"points\":[404]}},"
+                + "{\"upsert\":{\"points\":[{\"id\":6,\"vector\":[1,0]}]}}]}");
+    assertThat(stop.status()).isEqualTo(404);
+    assertThat(stop.error()).contains("operations[1].set_payload").contains("404");
+    assertThat(http.get("/collections/vb/points/5").status()).isEqualTo(200);
+    assertThat(http.get("/collections/vb/points/6").status()).isEqualTo(404);
+  }
+
   @Test
   void filtersInSearchQueryScrollCountAndDeleteSurviveARestart() {
     create("flt", 2, "Dot");
