@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.springframework.http.ResponseEntity;
 
-/** Where write requests run: the kernel's view of their thread's priority. */
+/**
+ * Where requests run (the kernel's view of their thread's priority), and that they run to the end.
+ */
 class BlockingTest {
 
   /** Field 19 of /proc/thread-self/stat (after the parenthesised name) is the nice value. */
@@ -51,6 +53,39 @@ class BlockingTest {
     int base = niceOfCurrentThread();
     try (Blocking b = new Blocking(new FlashVecProperties.Writes(0, 2))) {
       assertThat(where(b, true)).isEqualTo("virtual " + base);
+    }
+  }
+
+  /**
+   * A request whose subscriber goes away (the client hung up) is not interrupted: an interrupt
+   * would close the FileChannel the work is writing (the WAL) for every other request too.
+   */
+  @Test
+  void aCancelledRequestRunsToItsEndUninterrupted() throws Exception {
+    for (int nice : new int[] {0, 5}) { // virtual threads, and the write pool
+      try (Blocking b = new Blocking(new FlashVecProperties.Writes(nice, 2))) {
+        for (boolean write : new boolean[] {true, false}) {
+          var started = new java.util.concurrent.CountDownLatch(1);
+          var finished = new java.util.concurrent.CountDownLatch(1);
+          var interrupted = new java.util.concurrent.atomic.AtomicBoolean();
+          java.util.concurrent.Callable<ResponseEntity<byte[]>> work =
+              () -> {
+                started.countDown();
+                try {
+                  Thread.sleep(200);
+                } catch (InterruptedException e) {
+                  interrupted.set(true);
+                }
+                finished.countDown();
+                return ResponseEntity.ok().build();
+              };
+          var subscription = (write ? b.write(work) : b.call(work)).subscribe();
+          assertThat(started.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+          subscription.dispose();
+          assertThat(finished.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+          assertThat(interrupted).as("nice %d, write %s", nice, write).isFalse();
+        }
+      }
     }
   }
 }
