@@ -30,8 +30,8 @@ public final class PointId implements Comparable<PointId> {
   }
 
   /**
-   * Parses the string form of an id: a UUID (any case, with dashes or as 32 hex digits) or an
-   * unsigned decimal integer below 2^64.
+   * Parses the string form of an id: a UUID (any case, with dashes, as 32 hex digits, in braces or
+   * as {@code urn:uuid:…}) or an unsigned decimal integer below 2^64.
    */
   public static PointId parse(String s) {
     if (s == null || s.isEmpty()) {
@@ -47,6 +47,12 @@ public final class PointId implements Comparable<PointId> {
       }
     }
     String t = s;
+    // the braced and URN forms Qdrant's UUID parser (Rust's uuid) takes too
+    if (t.length() == 38 && t.charAt(0) == '{' && t.charAt(37) == '}') {
+      t = t.substring(1, 37);
+    } else if (t.length() == 45 && t.regionMatches(true, 0, "urn:uuid:", 0, 9)) {
+      t = t.substring(9);
+    }
     if (t.length() == 32 && t.chars().allMatch(PointId::isAsciiHex)) {
       t =
           t.substring(0, 8)

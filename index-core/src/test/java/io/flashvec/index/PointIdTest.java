@@ -75,7 +75,11 @@ class PointIdTest {
         "550e8400e29b41d4a716-446655440000",
         "550e8400-e29b-41d4-a716-44665544000g",
         "550e8400e29b41d4a71644665544000g",
-        "{550e8400-e29b-41d4-a716-446655440000}",
+        "{550e8400-e29b-41d4-a716-446655440000",
+        "{550e8400e29b41d4a716446655440000}",
+        "{{550e8400-e29b-41d4-a716-446655440000}}",
+        "urn:uuid:550e8400-e29b-41d4-a716-44665544000g",
+        "urn:550e8400-e29b-41d4-a716-446655440000",
         "550e8400-e29b-41d4-a716-446655440000 ",
         "5-5-5-5-5",
         "1-1-1-1-1",
@@ -115,7 +119,10 @@ class PointIdTest {
               canonical,
               canonical.toUpperCase(),
               canonical.replace("-", ""),
-              canonical.replace("-", "").toUpperCase())) {
+              canonical.replace("-", "").toUpperCase(),
+              "{" + canonical + "}", // braced and URN forms: Qdrant's parser takes them too
+              "urn:uuid:" + canonical,
+              "URN:UUID:" + canonical.toUpperCase())) {
         assertThat(PointId.parse(form)).as(form).isEqualTo(id);
         assertThat(PointId.parse(form).toString()).as(form).isEqualTo(canonical);
       }

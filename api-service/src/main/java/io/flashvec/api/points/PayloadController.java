@@ -193,7 +193,8 @@ public class PayloadController {
     boolean hasFilter = b.isObject() && b.has("filter") && !b.get("filter").isNull();
     if ((pts == null || pts.isNull()) == !hasFilter) {
       throw new InvalidInputException(
-          "Wrong input: payload updates need either `points` (a list of ids) or `filter`");
+          "Wrong input: payload updates need either `points` (a list of ids) or `filter`"
+              + (hasFilter ? ", not both" : ""));
     }
     if (hasFilter) {
       Filter filter = FilterParser.parse(b.get("filter"), "filter");

@@ -147,7 +147,8 @@ public class PointsController {
     boolean hasFilter = b.has("filter") && !b.get("filter").isNull();
     if ((pts == null || pts.isNull()) == !hasFilter) {
       throw new InvalidInputException(
-          "Wrong input: delete needs either `points` (a list of ids) or `filter`");
+          "Wrong input: delete needs either `points` (a list of ids) or `filter`"
+              + (hasFilter ? ", not both" : ""));
     }
     if (hasFilter) {
       Filter filter = FilterParser.parse(b.get("filter"), "filter");

@@ -45,10 +45,26 @@ public class ErrorHandler implements WebExceptionHandler {
     return UnreadBodyFilter.drainIfUnread(exchange).then(write);
   }
 
+  /**
+   * The message with Qdrant's prefix for its kind ({@code Wrong input: } for a 400, {@code Not
+   * found: } for a 404), which clients and their users match on; messages of the engine's own
+   * validation (a point id, a distance name) are written without it.
+   */
+  static String qdrantKind(FlashVecException e) {
+    String m = e.getMessage();
+    String prefix =
+        switch (e.httpStatus()) {
+          case 400 -> "Wrong input: ";
+          case 404 -> "Not found: ";
+          default -> null;
+        };
+    return prefix == null || m.startsWith(prefix) ? m : prefix + m;
+  }
+
   static ResponseEntity<byte[]> toResponse(Throwable ex, ServerWebExchange exchange) {
     long t0 = System.nanoTime();
     if (ex instanceof FlashVecException fe) {
-      return Json.error(HttpStatus.valueOf(fe.httpStatus()), fe.getMessage(), t0);
+      return Json.error(HttpStatus.valueOf(fe.httpStatus()), qdrantKind(fe), t0);
     }
     DataBufferLimitException limit = findCause(ex, DataBufferLimitException.class);
     if (limit != null) {

@@ -161,7 +161,7 @@ class PointsControllerTests {
       {
         "/collections/c/points/delete",
         "{\"points\":[1],\"filter\":{}}",
-        "Wrong input: delete needs either `points` (a list of ids) or `filter`"
+        "Wrong input: delete needs either `points` (a list of ids) or `filter`, not both"
       },
       {
         "/collections/c/points/count",
