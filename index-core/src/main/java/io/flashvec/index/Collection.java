@@ -675,6 +675,13 @@ public final class Collection implements Closeable {
       if (s.buildFailure() != null) {
         failure = s.buildFailure();
       }
+      if (s.wal().failed()) {
+        // writes to this shard fail until a restart reopens the log: the collection is red
+        failure =
+            "WAL failed after an I/O error; writes are refused until a restart [shard="
+                + s.shardId()
+                + "]";
+      }
       compacting |= s.compacting();
       compactions += s.compactionsDone();
       if (s.compactionFailure() != null) {

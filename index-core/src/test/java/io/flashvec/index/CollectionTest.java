@@ -81,6 +81,28 @@ class CollectionTest {
     return new SearchRequest(v, limit, offset, threshold, SearchParams.DEFAULT, true, true);
   }
 
+  /**
+   * A WAL that an I/O error failed (here: the writing thread was interrupted, which closes its
+   * channel) refuses writes until a restart; the collection says so instead of staying green.
+   */
+  @Test
+  void aFailedWalShowsInTheCollectionsInfo() {
+    Collection c = open("w", 2, Distance.DOT, 1);
+    c.upsert(List.of(new Point(PointId.of(1), new float[] {1, 0}, null)), true);
+    assertThat(c.info().buildFailure()).isNull();
+    Thread.currentThread().interrupt();
+    try {
+      assertThatThrownBy(
+          () -> c.upsert(List.of(new Point(PointId.of(2), new float[] {0, 1}, null)), true));
+    } finally {
+      Thread.interrupted();
+    }
+    assertThat(c.info().buildFailure()).contains("WAL failed").contains("shard=0");
+    assertThatThrownBy(
+            () -> c.upsert(List.of(new Point(PointId.of(3), new float[] {0, 1}, null)), true))
+        .hasMessageContaining("WAL failed");
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Validation: exact messages (STYLE rule 42).
 

@@ -351,7 +351,8 @@ public class CollectionsController {
     Collection.Info info = d.info();
     ObjectNode r = Json.object();
     // green: nothing pending; yellow: segments wait for or are in an index build; red: a build
-    // failed (its segment keeps being searched exactly from memory).
+    // failed (its segment keeps being searched exactly from memory) or a shard's WAL failed
+    // (writes refused until a restart).
     // yellow also while compacting; grey: index builds deferred by indexing_threshold 0 (as in
     // Qdrant: optimizations pending but not triggered).
     String failure = info.buildFailure() != null ? info.buildFailure() : info.compactionFailure();
