@@ -14,9 +14,9 @@ import tools.jackson.databind.JsonNode;
  * Fusion of the result lists of a hybrid query's prefetches, as Qdrant's universal query does it.
  *
  * <ul>
- *   <li>{@code rrf} (reciprocal rank fusion): a point scores {@code Σ 1 / (k + rank)} over the
- *       lists it appears in, rank starting at 1; {@code k} is 2 as in Qdrant, or {@code {"rrf":
- *       {"k": n}}}.
+ *   <li>{@code rrf} (reciprocal rank fusion): a point scores {@code Σ 1 / (k + position)} over the
+ *       lists it appears in, position starting at 0 as in Qdrant (the best of a list adds {@code
+ *       1/k}); {@code k} is 2 as in Qdrant, or {@code {"rrf": {"k": n}}} with n ≥ 1.
  *   <li>{@code dbsf} (distribution-based score fusion): each list's scores are normalised with its
  *       mean μ and standard deviation σ to {@code (s − (μ − 3σ)) / 6σ}, then summed per point.
  *       Lists where lower scores are better (Euclidean and Manhattan distances) are negated first,
@@ -59,9 +59,9 @@ record Fusion(String method, int k) {
       JsonNode kn = q.get("rrf").get("k");
       int k = DEFAULT_RRF_K;
       if (kn != null && !kn.isNull()) {
-        if (!kn.isIntegralNumber() || kn.longValue() < 0 || kn.longValue() > 1_000_000) {
+        if (!kn.isIntegralNumber() || kn.longValue() < 1 || kn.longValue() > 1_000_000) {
           throw new InvalidInputException(
-              "Wrong input: " + field + ".rrf.k must be a non-negative integer [k=" + kn + "]");
+              "Wrong input: " + field + ".rrf.k must be a positive integer [k=" + kn + "]");
         }
         k = kn.intValue();
       }
@@ -79,7 +79,7 @@ record Fusion(String method, int k) {
       if (method.equals("rrf")) {
         for (int i = 0; i < rs.size(); i++) {
           Record r = rs.get(i);
-          score.merge(r.id(), 1.0 / (k + i + 1), Double::sum);
+          score.merge(r.id(), 1.0 / (k + i), Double::sum); // Qdrant: 0-based position
           first.putIfAbsent(r.id(), r);
         }
       } else {

@@ -147,8 +147,8 @@ class PayloadIndexIT {
                     "{\"query\":{\"text\":\"lazy\",\"model\":\"qdrant/bm25\"},\"using\":\"body\",\"filter\":{\"must\":{\"key\":\"tenant\",\"match\":{\"value\":\"b\"}}}}")))
         .isEmpty();
 
-    // hybrid: a vector list [5,4,3,2,1] and a text list [2,1]; RRF with k=2 scores 2 with
-    // 1/6+1/3, 1 with 1/7+1/4, 5 with 1/3
+    // hybrid: a vector list [5,4,3,2,1] and a text list [2,1]; RRF with k=2 (Qdrant's 1/(k+pos),
+    // pos from 0) scores 2 with 1/5+1/2, 1 with 1/6+1/3 = 1/2 and 5 with 1/2 (ties go by id)
     String hybrid =
         "{\"prefetch\":[{\"query\":[1,4,0,0],\"limit\":5},"
             + "{\"query\":{\"text\":\"quick fox\"},\"using\":\"body\",\"limit\":5}],"

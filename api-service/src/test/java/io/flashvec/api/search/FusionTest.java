@@ -33,10 +33,12 @@ class FusionTest {
         f.fuse(
             List.of(
                 new Fusion.Ranked(list(5, 90, 4, 80, 3, 70, 2, 60, 1, 50), true),
-                new Fusion.Ranked(list(2, 9, 1, 8), true)));
-    // 2: 1/6 + 1/3, 1: 1/7 + 1/4, 5: 1/3, 4: 1/4, 3: 1/5
-    assertThat(ids(fused)).containsExactly(2L, 1L, 5L, 4L, 3L);
-    assertThat(fused.getFirst().score()).isEqualTo((float) (1.0 / 6 + 1.0 / 3));
+                new Fusion.Ranked(list(1, 9, 2, 8), true)));
+    // Qdrant's 1 / (k + position), position from 0: 1: 1/6 + 1/2, 2: 1/5 + 1/3, 5: 1/2, 4: 1/3,
+    // 3: 1/4
+    assertThat(ids(fused)).containsExactly(1L, 2L, 5L, 4L, 3L);
+    assertThat(fused.getFirst().score()).isEqualTo((float) (1.0 / 6 + 1.0 / 2));
+    assertThat(fused.get(2).score()).isEqualTo(0.5f);
     Fusion k60 = Fusion.parse(M.readTree("{\"rrf\": {\"k\": 60}}"), "query");
     assertThat(k60.k()).isEqualTo(60);
   }
@@ -65,6 +67,9 @@ class FusionTest {
     assertThatThrownBy(() -> Fusion.parse(M.readTree("{\"rrf\": {\"k\": -1}}"), "query"))
         .isInstanceOf(InvalidInputException.class)
         .hasMessageContaining("[k=-1]");
+    assertThatThrownBy(() -> Fusion.parse(M.readTree("{\"rrf\": {\"k\": 0}}"), "query"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("[k=0]");
     assertThat(Fusion.parse(M.readTree("[1, 2]"), "query")).isNull();
   }
 }

@@ -461,11 +461,18 @@ public final class PayloadIndexes implements Closeable {
    */
   public record Hit(int slot, int ord, double score) {}
 
+  /** BM25's term-frequency saturation and length normalisation, as Lucene and fastembed use. */
+  static final float K1 = 1.2f;
+
+  static final float B = 0.75f;
+
   /**
    * BM25 search of {@code tokens} (any of them) in text field {@code field} over {@code segs}, with
    * term statistics over all of them (one {@link MultiReader}), so scores are comparable across
    * segments. Only live points that {@code accepted} allows (per slot; {@code null}: all live) are
-   * returned; best first, at most {@code k}.
+   * returned; best first, at most {@code k}. Scores are classic BM25, {@code Σ idf · tf (k1 + 1) /
+   * (tf + k1 (1 − b + b · len/avglen))}, as Qdrant's BM25 (fastembed's term weights with the IDF
+   * modifier) scores: Lucene leaves out the constant {@code k1 + 1}, so it is put back.
    */
   public List<Hit> textSearch(
       List<Segment> segs,
@@ -510,6 +517,7 @@ public final class PayloadIndexes implements Closeable {
       try (MultiReader mr = new MultiReader(subs, false)) {
         IndexSearcher searcher = new IndexSearcher(mr);
         searcher.setQueryCache(null);
+        searcher.setSimilarity(new org.apache.lucene.search.similarities.BM25Similarity(K1, B));
         BooleanQuery.Builder b = new BooleanQuery.Builder();
         for (String t : tokens) {
           b.add(new TermQuery(new Term(PayloadDocuments.TEXT + field, t)), Occur.SHOULD);
@@ -529,7 +537,7 @@ public final class PayloadIndexes implements Closeable {
             if (ord >= size || seg.isDeleted(ord) || (acc[sub] != null && !acc[sub].get(ord))) {
               continue;
             }
-            float score = sc.score();
+            double score = sc.score() * (K1 + 1.0);
             if (heap.size() < k) {
               heap.add(new Hit(slots.get(sub), ord, score));
             } else if (score > heap.peek().score()) {

@@ -322,6 +322,52 @@ class PayloadIndexTest {
         .hasMessageContaining("[field=n]");
   }
 
+  /**
+   * Scores are classic BM25 with k1 = 1.2, b = 0.75 and the IDF {@code ln(1 + (N − n + 0.5) / (n +
+   * 0.5))}, as Qdrant's BM25 (fastembed term weights, IDF modifier) scores; Lucene alone leaves out
+   * the factor k1 + 1. Statistics are per shard (this collection has two), as in Qdrant.
+   */
+  @Test
+  void textScoresAreClassicBm25() {
+    Collection c = textCorpus("bm25");
+    int shards = 2;
+    String[][] docs = new String[CORPUS.length][];
+    int[] shardOf = new int[CORPUS.length];
+    int[] docCount = new int[shards];
+    double[] total = new double[shards];
+    for (int i = 0; i < CORPUS.length; i++) {
+      docs[i] = CORPUS[i].toLowerCase(java.util.Locale.ROOT).split(" ");
+      shardOf[i] = PointId.of(i + 1).shard(shards);
+      docCount[shardOf[i]]++;
+      total[shardOf[i]] += docs[i].length;
+    }
+    for (String query : new String[] {"fox", "quick fox", "lazy", "brown bread"}) {
+      Map<Long, Double> want = new java.util.HashMap<>();
+      for (String term : query.split(" ")) {
+        int[] n = new int[shards];
+        for (int i = 0; i < docs.length; i++) {
+          n[shardOf[i]] += java.util.Arrays.asList(docs[i]).contains(term) ? 1 : 0;
+        }
+        for (int i = 0; i < docs.length; i++) {
+          int s = shardOf[i];
+          long tf = java.util.Arrays.stream(docs[i]).filter(term::equals).count();
+          if (tf > 0) {
+            double idf = Math.log(1 + (docCount[s] - n[s] + 0.5) / (n[s] + 0.5));
+            double norm = 1.2 * (1 - 0.75 + 0.75 * docs[i].length / (total[s] / docCount[s]));
+            want.merge(i + 1L, idf * tf * 2.2 / (tf + norm), Double::sum);
+          }
+        }
+      }
+      List<Record> got = c.textSearch("body", query, 10, null, false, false);
+      assertThat(got).as(query).hasSize(want.size());
+      for (Record r : got) {
+        assertThat((double) r.score())
+            .as("%s, point %s", query, r.id())
+            .isCloseTo(want.get(r.id().number()), org.assertj.core.data.Offset.offset(1e-4));
+      }
+    }
+  }
+
   @Test
   void prefixTokenizerMatchesWordBeginnings() {
     Collection c = open("prefix");
