@@ -104,59 +104,10 @@ public class PayloadController {
       }
       ObjectNode o = (ObjectNode) Json.MAPPER.readTree(old);
       for (FieldPath path : paths) {
-        remove(o, path.steps(), 0);
+        io.flashvec.api.web.PayloadPaths.remove(o, path);
       }
       return Json.MAPPER.writeValueAsBytes(o);
     };
-  }
-
-  /**
-   * Removes what {@code steps[i..]} addresses below {@code node}, as Qdrant's delete_payload does
-   * with a key path: {@code a.b} removes {@code b} inside {@code a} (inside every object of {@code
-   * a} when it is an array, as with {@code a[].b}); {@code a[2]} removes one element; a last step
-   * {@code a[]} empties the array. Paths that reach nothing change nothing.
-   */
-  static void remove(JsonNode node, List<FieldPath.Step> steps, int i) {
-    if (!(node instanceof ObjectNode o)) {
-      if (node != null && node.isArray()) {
-        for (JsonNode e : node) {
-          remove(e, steps, i); // an array met without brackets: each of its objects
-        }
-      }
-      return;
-    }
-    FieldPath.Step step = steps.get(i);
-    boolean last = i == steps.size() - 1;
-    JsonNode value = o.get(step.name());
-    if (value == null) {
-      return;
-    }
-    if (step.index() == FieldPath.NO_INDEX) {
-      if (last) {
-        o.remove(step.name());
-      } else {
-        remove(value, steps, i + 1);
-      }
-      return;
-    }
-    if (!(value instanceof tools.jackson.databind.node.ArrayNode a)) {
-      return;
-    }
-    if (step.index() == FieldPath.ALL) {
-      if (last) {
-        a.removeAll();
-      } else {
-        for (JsonNode e : a) {
-          remove(e, steps, i + 1);
-        }
-      }
-    } else if (step.index() < a.size()) {
-      if (last) {
-        a.remove(step.index());
-      } else {
-        remove(a.get(step.index()), steps, i + 1);
-      }
-    }
   }
 
   @PostMapping("/collections/{name}/points/payload/clear")

@@ -2,9 +2,9 @@ package io.flashvec.api.web;
 
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.Record;
-import java.util.HashSet;
+import io.flashvec.index.filter.FieldPath;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -12,15 +12,15 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Renders stored points as Qdrant does, and parses {@code with_payload} / {@code with_vector}.
  *
- * <p>{@code with_payload} may be a boolean, a list of top-level keys to include, or {@code
- * {"include": [...]}} / {@code {"exclude": [...]}}.
+ * <p>{@code with_payload} may be a boolean, a list of keys to include, or {@code {"include":
+ * [...]}} / {@code {"exclude": [...]}}; keys are paths as in filters ({@link PayloadPaths}).
  */
 public final class Output {
 
   private Output() {}
 
   /** Which payload keys to return. */
-  public record PayloadSelector(boolean any, Set<String> include, Set<String> exclude) {
+  public record PayloadSelector(boolean any, List<FieldPath> include, List<FieldPath> exclude) {
     public static final PayloadSelector ALL = new PayloadSelector(true, null, null);
     public static final PayloadSelector NONE = new PayloadSelector(false, null, null);
 
@@ -52,12 +52,12 @@ public final class Output {
               + "]");
     }
 
-    private static Set<String> keys(JsonNode arr, String field) {
+    private static List<FieldPath> keys(JsonNode arr, String field) {
       if (arr == null || !arr.isArray()) {
         throw new InvalidInputException(
             "Wrong input: " + field + " must be a list of payload keys");
       }
-      Set<String> s = new HashSet<>();
+      List<FieldPath> s = new ArrayList<>();
       for (JsonNode k : arr) {
         if (!k.isString()) {
           throw new InvalidInputException(
@@ -67,7 +67,7 @@ public final class Output {
                   + Requests.abbreviate(k)
                   + "]");
         }
-        s.add(k.asString());
+        s.add(FieldPath.parse(k.asString(), field + "[" + s.size() + "]"));
       }
       return s;
     }
@@ -133,18 +133,17 @@ public final class Output {
       return;
     }
     JsonNode p = Json.MAPPER.readTree(payload);
-    if (sel.include() != null || sel.exclude() != null) {
-      ObjectNode filtered = Json.object();
-      for (var e : p.properties()) {
-        boolean keep =
-            sel.include() != null
-                ? sel.include().contains(e.getKey())
-                : !sel.exclude().contains(e.getKey());
-        if (keep) {
-          filtered.set(e.getKey(), e.getValue());
-        }
+    if (sel.include() != null) {
+      ObjectNode selected = Json.object();
+      for (FieldPath path : sel.include()) {
+        PayloadPaths.select(p, path, selected);
       }
-      p = filtered;
+      PayloadPaths.pruneEmptyElements(selected);
+      p = selected;
+    } else if (sel.exclude() != null) {
+      for (FieldPath path : sel.exclude()) {
+        PayloadPaths.remove(p, path);
+      }
     }
     o.set("payload", p);
   }
