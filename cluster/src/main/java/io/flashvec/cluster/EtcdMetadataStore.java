@@ -130,6 +130,11 @@ public final class EtcdMetadataStore implements MetadataStore {
     this.client =
         Client.builder()
             .endpoints(endpoints.stream().map(EtcdMetadataStore::url).toArray(String[]::new))
+            // Fail a call while etcd is unreachable instead of queueing it until the connection
+            // is back (jetcd's default): a change that answered 503 after TIMEOUT_MS must not be
+            // applied minutes later, when nobody waits for it and the shard copies it needs are
+            // never made. jetcd still retries a failed call twice within about 3 s.
+            .waitForReady(false)
             .build();
     ScheduledThreadPoolExecutor s =
         new ScheduledThreadPoolExecutor(

@@ -16,12 +16,14 @@ import java.util.concurrent.TimeUnit;
  */
 final class EtcdProcess implements AutoCloseable {
 
-  private final Process process;
+  private Process process;
   private final String url;
+  private final ProcessBuilder command;
 
-  private EtcdProcess(Process process, String url) {
+  private EtcdProcess(Process process, String url, ProcessBuilder command) {
     this.process = process;
     this.url = url;
+    this.command = command;
   }
 
   /** The etcd binary on the PATH or in /usr/bin, or {@code null}. */
@@ -40,7 +42,7 @@ final class EtcdProcess implements AutoCloseable {
     int client = ServerProcess.freePort();
     int peer = ServerProcess.freePort();
     String url = "http://127.0.0.1:" + client;
-    Process p =
+    ProcessBuilder pb =
         new ProcessBuilder(
                 binary,
                 "--name",
@@ -58,9 +60,8 @@ final class EtcdProcess implements AutoCloseable {
                 "--initial-cluster",
                 "it=http://127.0.0.1:" + peer)
             .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("etcd.log").toFile())
-            .start();
-    EtcdProcess e = new EtcdProcess(p, url);
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile()));
+    EtcdProcess e = new EtcdProcess(pb.start(), url, pb);
     e.waitHealthy();
     return e;
   }
@@ -97,6 +98,17 @@ final class EtcdProcess implements AutoCloseable {
     }
     throw new UncheckedIOException(
         new IOException("etcd not healthy within 30 s [url=" + url + "]"));
+  }
+
+  /** Kills etcd (SIGKILL) and waits until it is gone; {@link #restart} brings it back. */
+  void kill() {
+    close();
+  }
+
+  /** Starts etcd again on the same ports and data, and waits until it is healthy. */
+  void restart() throws IOException {
+    process = command.start();
+    waitHealthy();
   }
 
   @Override
