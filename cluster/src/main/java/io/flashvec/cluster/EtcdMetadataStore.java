@@ -484,13 +484,56 @@ public final class EtcdMetadataStore implements MetadataStore {
     return nodeId.equals(holder);
   }
 
-  /** Marks a replica as behind: it is not read until {@link #clearStale} after a resync. */
+  /**
+   * Marks a replica as behind: it is not read until {@link #clearStale} after a resync. When etcd
+   * cannot take the mark now, this throws (the write that needed it is not acknowledged) and keeps
+   * trying in the background every second until etcd takes it or this store closes: the primary has
+   * applied that write, so the replica that missed it must not pass for current once etcd is back
+   * (found by exploratory testing: two copies of a shard answering differently).
+   */
   public void markStale(String collection, int shard, String nodeId) {
+    // not in the local set before etcd has it: a write retried meanwhile must not skip the
+    // replica and be acknowledged by the primary alone while etcd does not know the replica is
+    // behind (should the primary die, the replica would serve without that write)
+    try {
+      putStale(collection, shard, nodeId);
+    } catch (UnavailableException e) {
+      retryStale(collection, shard, nodeId);
+      throw e;
+    }
+  }
+
+  private void putStale(String collection, int shard, String nodeId) {
     await(
         client
             .getKVClient()
             .put(key("stale/" + collection + "/" + shard + "/" + nodeId), bytes("")));
     stale.add(collection + "/" + shard + "/" + nodeId);
+  }
+
+  private void retryStale(String collection, int shard, String nodeId) {
+    try {
+      scheduler.schedule(
+          () -> {
+            if (closed) {
+              return;
+            }
+            try {
+              putStale(collection, shard, nodeId);
+              LOG.info(
+                  "replica marked stale after etcd came back [collection={}, shard={}, node={}]",
+                  collection,
+                  shard,
+                  nodeId);
+            } catch (UnavailableException again) {
+              retryStale(collection, shard, nodeId);
+            }
+          },
+          1,
+          TimeUnit.SECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException stopped) {
+      // closing
+    }
   }
 
   public void clearStale(String collection, int shard, String nodeId) {
