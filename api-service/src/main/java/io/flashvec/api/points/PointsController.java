@@ -51,11 +51,22 @@ public class PointsController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
+    return write(name, wait, body, this::upsert);
+  }
+
+  /** An update on a parsed request body. */
+  @FunctionalInterface
+  interface Operation {
+    Collection.UpdateResult apply(String name, JsonNode body, boolean wait);
+  }
+
+  /** Runs {@code op} on the body as a write request and answers Qdrant's UpdateResult. */
+  private Mono<ResponseEntity<byte[]>> write(String name, boolean wait, byte[] body, Operation op) {
     long t0 = System.nanoTime();
     return blocking.write(
         () -> {
           CollectionNames.validate(name);
-          return Json.ok(update(upsert(name, Json.parse(body), wait)), t0);
+          return Json.ok(update(op.apply(name, Json.parse(body), wait)), t0);
         });
   }
 
@@ -74,12 +85,7 @@ public class PointsController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.write(
-        () -> {
-          CollectionNames.validate(name);
-          return Json.ok(update(updateVectors(name, Json.parse(body), wait)), t0);
-        });
+    return write(name, wait, body, this::updateVectors);
   }
 
   Collection.UpdateResult updateVectors(String name, JsonNode b, boolean wait) {
@@ -133,12 +139,7 @@ public class PointsController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.write(
-        () -> {
-          CollectionNames.validate(name);
-          return Json.ok(update(delete(name, Json.parse(body), wait)), t0);
-        });
+    return write(name, wait, body, this::delete);
   }
 
   /** A delete body ({@code points} or {@code filter}), parsed and applied. */

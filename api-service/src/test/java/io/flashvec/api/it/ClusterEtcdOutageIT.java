@@ -22,24 +22,8 @@ class ClusterEtcdOutageIT {
     String bin = EtcdProcess.find();
     Assumptions.assumeTrue(bin != null, "etcd binary not found (./flashvec test installs it)");
     try (EtcdProcess etcd = EtcdProcess.start(bin, tmp);
-        ServerProcess query =
-            new ServerProcess(
-                    tmp.resolve("query"),
-                    tmp.resolve("query.log"),
-                    "--flashvec.roles=query",
-                    "--flashvec.cluster.etcd-endpoints=" + etcd.url(),
-                    "--flashvec.cluster.node-id=query-1",
-                    "--flashvec.cluster.grpc-port=" + ServerProcess.freePort(),
-                    "--flashvec.cluster.lease-ttl=3s")
-                .start();
-        ServerProcess proxy =
-            new ServerProcess(
-                    tmp.resolve("proxy"),
-                    tmp.resolve("proxy.log"),
-                    "--flashvec.roles=proxy",
-                    "--flashvec.cluster.etcd-endpoints=" + etcd.url(),
-                    "--flashvec.cluster.node-id=proxy-1")
-                .start()) {
+        ServerProcess query = queryNode(etcd, "query-1");
+        ServerProcess proxy = proxy(etcd)) {
       Http api = new Http(proxy.url());
       String config = "{\"vectors\":{\"size\":2,\"distance\":\"Dot\"}}";
       assertThat(api.put("/collections/kept", config).status()).isEqualTo(200);
@@ -99,14 +83,7 @@ class ClusterEtcdOutageIT {
     try (EtcdProcess etcd = EtcdProcess.start(bin, tmp);
         ServerProcess q1 = queryNode(etcd, "query-1");
         ServerProcess q2 = queryNode(etcd, "query-2");
-        ServerProcess proxy =
-            new ServerProcess(
-                    tmp.resolve("proxy"),
-                    tmp.resolve("proxy.log"),
-                    "--flashvec.roles=proxy",
-                    "--flashvec.cluster.etcd-endpoints=" + etcd.url(),
-                    "--flashvec.cluster.node-id=proxy-1")
-                .start()) {
+        ServerProcess proxy = proxy(etcd)) {
       Http api = new Http(proxy.url());
       assertThat(
               api.put(
@@ -147,6 +124,16 @@ class ClusterEtcdOutageIT {
       }
       assertThat(mark).as("stale mark of %s recorded after the outage", otherId).isNotNull();
     }
+  }
+
+  private ServerProcess proxy(EtcdProcess etcd) {
+    return new ServerProcess(
+            tmp.resolve("proxy"),
+            tmp.resolve("proxy.log"),
+            "--flashvec.roles=proxy",
+            "--flashvec.cluster.etcd-endpoints=" + etcd.url(),
+            "--flashvec.cluster.node-id=proxy-1")
+        .start();
   }
 
   private ServerProcess queryNode(EtcdProcess etcd, String id) {
