@@ -158,26 +158,10 @@ public class PayloadController {
           "Payload too large: too many points [points=" + ids.size() + ", max=" + maxBatch + "]");
     }
     UnaryOperator<byte[]> fn = change.apply(b);
-    requireExisting(name, ids);
+    // as Qdrant: an id that does not exist is a 404 and nothing changes (a delete racing with
+    // the update may still remove a point in between; the update then skips it)
+    PointsController.requireAll(service, name, ids, false);
     return service.updatePayloads(name, ids, fn, wait);
-  }
-
-  /**
-   * As Qdrant: a payload update of points by id answers 404 naming the first id that does not
-   * exist, and changes nothing. (A delete racing with the update may still remove a point in
-   * between; the update then skips it.)
-   */
-  private void requireExisting(String name, List<PointId> ids) {
-    java.util.Set<PointId> found = new java.util.HashSet<>();
-    for (var r : service.retrieve(name, ids, false, false)) {
-      found.add(r.id());
-    }
-    for (PointId id : ids) {
-      if (!found.contains(id)) {
-        throw new io.flashvec.index.NotFoundException(
-            "Not found: No point with id " + id + " found");
-      }
-    }
   }
 
   private static ObjectNode payload(JsonNode b) {

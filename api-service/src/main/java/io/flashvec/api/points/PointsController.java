@@ -106,20 +106,36 @@ public class PointsController {
     List<Point> given = parsePoints(b);
     List<PointId> ids = new ArrayList<>(given.size());
     given.forEach(p -> ids.add(p.id()));
-    java.util.Map<PointId, byte[]> payloads = new java.util.HashMap<>();
-    java.util.Set<PointId> found = new java.util.HashSet<>();
-    for (Record r : service.retrieve(name, ids, true, false)) {
-      found.add(r.id());
-      payloads.put(r.id(), r.payload());
-    }
+    java.util.Map<PointId, Record> existing = requireAll(service, name, ids, true);
     List<Point> points = new ArrayList<>(given.size());
     for (Point p : given) {
-      if (!found.contains(p.id())) {
-        throw new NotFoundException("Not found: No point with id " + p.id() + " found");
-      }
-      points.add(new Point(p.id(), p.vector(), payloads.get(p.id())));
+      points.add(new Point(p.id(), p.vector(), existing.get(p.id()).payload()));
     }
     return service.upsert(name, points, wait);
+  }
+
+  /**
+   * The points with these ids, by id (payloads if {@code withPayload}); as Qdrant, a 404 naming the
+   * first id that does not exist. For updates of existing points: nothing is changed when one is
+   * missing.
+   */
+  static java.util.Map<PointId, Record> requireAll(
+      CollectionService service, String name, List<PointId> ids, boolean withPayload) {
+    java.util.Map<PointId, Record> found = new java.util.HashMap<>();
+    for (Record r : service.retrieve(name, ids, withPayload, false)) {
+      found.put(r.id(), r);
+    }
+    for (PointId id : ids) {
+      if (!found.containsKey(id)) {
+        throw noSuchPoint(id);
+      }
+    }
+    return found;
+  }
+
+  /** Qdrant's 404 for a point id that does not exist. */
+  public static NotFoundException noSuchPoint(PointId id) {
+    return new NotFoundException("Not found: No point with id " + id + " found");
   }
 
   /** Qdrant's delete_vectors: every FlashVec point has its one vector, so there is none to drop. */
@@ -169,7 +185,7 @@ public class PointsController {
           PointId pid = PointId.parse(id);
           List<Record> r = service.retrieve(name, List.of(pid), true, true);
           if (r.isEmpty()) {
-            throw new NotFoundException("Not found: No point with id " + pid + " found");
+            throw noSuchPoint(pid);
           }
           return Json.ok(Output.record(r.getFirst(), Output.PayloadSelector.ALL, true), t0);
         });

@@ -9,7 +9,6 @@ import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.InvalidInputException;
-import io.flashvec.index.NotFoundException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
@@ -520,7 +519,7 @@ public class SearchController {
       PointId id = Requests.id(q, field);
       List<Record> r = service.retrieve(name, List.of(id), false, true);
       if (r.isEmpty()) {
-        throw new NotFoundException("Not found: No point with id " + id + " found");
+        throw io.flashvec.api.points.PointsController.noSuchPoint(id);
       }
       return r.getFirst().vector();
     }
