@@ -438,16 +438,19 @@ public final class Shard implements Closeable {
    * nothing to insert, or builds are deferred (bulk load). A task inserts up to {@value
    * #INDEX_BATCH} points and requeues itself, so one indexer thread serves all shards in turn; it
    * goes to the urgent lane while more than {@value #URGENT_BACKLOG} points wait, else to the
-   * background lane.
+   * background lane. While searches assist ({@link #assist}) and at most {@value #ASSIST_BACKLOG}
+   * points wait, nothing is queued: the searches insert them.
    */
   private void scheduleIndexing(GrowingSegment s) {
     LiveIndexer lanes = options.liveIndexer();
-    if (lanes == null
-        || closed
-        || deferBuilds
-        || !s.indexable()
-        || outrunByWrites(s)
-        || !s.claimIndexing()) {
+    if (lanes == null || closed || deferBuilds || !s.indexable() || outrunByWrites(s)) {
+      return;
+    }
+    if (assisted(s)) {
+      recheckAssisted(s); // the searches insert; the lanes take over if they stop
+      return;
+    }
+    if (!s.claimIndexing()) {
       return;
     }
     boolean urgent = s.unindexed() > URGENT_BACKLOG;
@@ -459,6 +462,87 @@ public final class Shard implements Closeable {
   }
 
   private static final int INDEX_BATCH = 256;
+
+  /**
+   * Unindexed points up to which a growing segment whose searches assist (see {@link #assist}) is
+   * left to them: the background lane does not start, and a background batch stops. One batch; a
+   * larger backlog is more than one insert per search clears quickly.
+   */
+  static final int ASSIST_BACKLOG = INDEX_BATCH;
+
+  private volatile long lastAssistNanos = Long.MIN_VALUE / 2; // no assisting search yet
+  private final java.util.concurrent.atomic.AtomicBoolean recheckArmed =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
+  /**
+   * Whether {@code s}'s inserts are left to assisting searches: they may assist, one did within the
+   * lanes' {@link LiveIndexer#assistQuiet()}, and the backlog is at most {@link #ASSIST_BACKLOG}.
+   */
+  private boolean assisted(GrowingSegment s) {
+    LiveIndexer lanes = options.liveIndexer();
+    return lanes != null
+        && lanes.searchesAssist()
+        && System.nanoTime() - lastAssistNanos < lanes.assistQuiet().toNanos()
+        && s.unindexed() <= ASSIST_BACKLOG;
+  }
+
+  /**
+   * Schedules {@code s}'s indexing again once the searches may have stopped assisting, so that
+   * points left to them are indexed by the lanes if no search comes.
+   */
+  private void recheckAssisted(GrowingSegment s) {
+    if (recheckArmed.compareAndSet(false, true)) {
+      java.util.concurrent.CompletableFuture.delayedExecutor(
+              options.liveIndexer().assistQuiet().toNanos(),
+              java.util.concurrent.TimeUnit.NANOSECONDS,
+              Runnable::run)
+          .execute(
+              () -> {
+                recheckArmed.set(false);
+                scheduleIndexing(s);
+              });
+    }
+  }
+
+  /**
+   * One live-graph insert into this shard's growing segment, if one is due, on the thread of a
+   * search whose response has been sent ({@link IndexAssist#runPending}, ADR 0017). Marks the
+   * searches as assisting either way.
+   */
+  void assist() {
+    long now = System.nanoTime();
+    if (now - lastAssistNanos > 1_000_000L) {
+      lastAssistNanos = now; // a shared write at most once a millisecond
+    }
+    GrowingSegment g = null;
+    for (Segment seg : snapshot.segments()) {
+      if (seg instanceof GrowingSegment gs && !gs.frozen()) {
+        g = gs;
+      }
+    }
+    if (g == null
+        || closed
+        || deferBuilds
+        || !g.indexable()
+        || outrunByWrites(g)
+        || !g.claimIndexing()) {
+      return;
+    }
+    try {
+      if (g.indexSome(1, () -> closed || deferBuilds, true) > 0) {
+        IndexAssist.inserted();
+      }
+    } catch (RuntimeException | Error e) {
+      LOG.error(
+          "live graph insert failed; the segment's unindexed points are scanned exactly [dir={}, segment={}]",
+          dir,
+          g.id(),
+          e);
+      g.graph().close();
+    } finally {
+      g.indexDone();
+    }
+  }
 
   /**
    * Unindexed points beyond which inserts go to the urgent lane: two batches, so a query scans at
@@ -533,7 +617,7 @@ public final class Shard implements Closeable {
   /**
    * One batch of live-graph inserts for {@code s}, then requeues itself. A batch on the background
    * lane stops once more than {@link #URGENT_BACKLOG} points wait, so the rest goes to the urgent
-   * lane at once.
+   * lane at once, and once searches assist with at most {@link #ASSIST_BACKLOG} waiting.
    */
   private void indexSome(GrowingSegment s, boolean urgent) {
     boolean yielded = false;
@@ -552,7 +636,7 @@ public final class Shard implements Closeable {
                     closed
                         || deferBuilds
                         || outrunByWrites(s)
-                        || (!urgent && s.unindexed() > URGENT_BACKLOG),
+                        || (!urgent && (s.unindexed() > URGENT_BACKLOG || assisted(s))),
                 queried);
         if (done > 0 && t0 >= 0) {
           double per = (threads.getCurrentThreadCpuTime() - t0) / (double) done;
@@ -1704,6 +1788,10 @@ public final class Shard implements Closeable {
         if (seg instanceof GrowingSegment g && !g.frozen()) {
           scheduleIndexing(g); // resumes a live graph that yielded to a load (a CAS when idle)
         }
+      }
+      LiveIndexer lanes = options.liveIndexer();
+      if (lanes != null && lanes.searchesAssist()) {
+        IndexAssist.offer(this);
       }
       return search(
           snap.segments(), query, k, params, threshold, withPayload, withVector, filter, stats);

@@ -228,6 +228,83 @@ class ShardLiveGraphTest {
   }
 
   /**
+   * ADR 0017: while searches assist, the growing segment's points are inserted by the searching
+   * thread, one after each search, and the indexer's lanes get nothing; once no search has come for
+   * the quiet time, the background lane takes the points that arrive.
+   */
+  @Test
+  void searchesThatAssistIndexTheGrowingSegmentAndTheLanesTakeOverWhenTheyStop() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-assist");
+    float[][] data = TestVectors.latent(r, 1400, DIM);
+    java.util.concurrent.atomic.AtomicInteger laneTasks =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.Executor lane =
+        task -> {
+          laneTasks.incrementAndGet();
+          live.execute(task);
+        };
+    // a long quiet time, so that no pause of this thread hands the assisted points to the lanes
+    java.time.Duration quiet = java.time.Duration.ofSeconds(2);
+    Shard.Options o =
+        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
+            .withLiveIndexer(new LiveIndexer(lane, lane, quiet));
+    try (Shard s =
+        Shard.open(
+            tmp.resolve("assist"),
+            0,
+            DIM,
+            Distance.COSINE,
+            new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0),
+            o)) {
+      // no search has assisted yet: the background lane indexes the first points
+      s.awaitDurable(s.upsert(points(data, 0, 300)));
+      awaitLiveIndexed(s);
+      assertThat(laneTasks.get()).isPositive();
+      int lanesBefore = laneTasks.get();
+      float[] query = Distance.COSINE.prepare(data[7]);
+      s.search(query, K, SearchParams.DEFAULT, null, false, false);
+      IndexAssist.runPending(); // nothing to insert, but the searches now assist
+      for (int from = 300; from < 1300; from += 100) {
+        s.awaitDurable(s.upsert(points(data, from, from + 100)));
+        int searches = 0;
+        while (unindexed(s) > 0) {
+          s.search(query, K, SearchParams.DEFAULT, null, false, false);
+          IndexAssist.runPending();
+          searches++;
+          assertThat(searches).as("one insert per search").isLessThanOrEqualTo(100);
+        }
+        assertThat(searches).isEqualTo(100);
+      }
+      assertThat(laneTasks.get()).as("lane tasks while searches assist").isEqualTo(lanesBefore);
+      // a search whose thread does not run its insert leaves the point to the lanes later
+      s.search(query, K, SearchParams.DEFAULT, null, false, false);
+      s.awaitDurable(s.upsert(points(data, 1300, 1400)));
+      assertThat(unindexed(s)).isEqualTo(100);
+      awaitLiveIndexed(s);
+      assertThat(laneTasks.get()).as("lanes after the quiet time").isGreaterThan(lanesBefore);
+      for (int i = 0; i < 1400; i += 97) {
+        assertThat(
+                s.search(
+                    Distance.COSINE.prepare(data[i]), 1, SearchParams.DEFAULT, null, false, false))
+            .extracting(Record::id)
+            .containsExactly(PointId.of(i));
+      }
+    } finally {
+      IndexAssist.runPending(); // leave this thread's slot empty
+    }
+  }
+
+  private static int unindexed(Shard s) {
+    int n = 0;
+    for (Segment seg : s.snapshot().segments()) {
+      if (seg instanceof GrowingSegment g) {
+        n += g.unindexed();
+      }
+    }
+    return n;
+  }
+
+  /**
    * While queries are served, an upsert that leaves the growing segment more than {@link
    * Shard#WRITE_BACKLOG} points behind its graph waits for the indexer (every query would scan the
    * backlog exactly); without queries it does not.

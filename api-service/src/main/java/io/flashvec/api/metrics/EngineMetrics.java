@@ -2,6 +2,8 @@ package io.flashvec.api.metrics;
 
 import io.flashvec.cluster.LocalCollectionService;
 import io.flashvec.index.Collection;
+import io.flashvec.index.IndexAssist;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -48,6 +50,11 @@ public class EngineMetrics implements MeterBinder {
             .register(registry);
     Gauge.builder("flashvec.ready", service, s -> s.ready() ? 1 : 0)
         .description("1 once WAL recovery finished")
+        .register(registry);
+    FunctionCounter.builder(
+            "flashvec.live.graph.assisted.inserts", IndexAssist.class, c -> IndexAssist.inserts())
+        .description(
+            "Live-graph inserts done by searching threads after their responses (ADR 0017)")
         .register(registry);
     // Rows read the collection by name when scraped and are registered without overwriting: a
     // refresh then only adds and removes rows of created and dropped collections. (Overwriting

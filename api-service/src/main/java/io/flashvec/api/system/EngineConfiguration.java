@@ -173,7 +173,11 @@ public class EngineConfiguration {
                 props.compaction().enabled()));
     if (props.segment().liveGraph()) {
       shardOptions =
-          shardOptions.withLiveIndexer(new LiveIndexer(liveIndexExecutor, liveIndexUrgentExecutor));
+          shardOptions.withLiveIndexer(
+              new LiveIndexer(
+                  liveIndexExecutor,
+                  liveIndexUrgentExecutor,
+                  props.segment().liveIndexAssist() ? LiveIndexer.ASSIST_QUIET : null));
     }
     // Cluster mode sends builds to index nodes (ClusterConfiguration); standalone builds here.
     io.flashvec.index.jvector.SegmentBuilder builder = segmentBuilder.getIfAvailable();

@@ -80,6 +80,71 @@ class RestApiIT {
         .contains("flashvec_io_pages_read_total");
   }
 
+  /**
+   * ADR 0017: while searches come in, the event loops that serve them insert new points into the
+   * growing segment's live graph after their responses, and /metrics counts those inserts.
+   */
+  @Test
+  void searchesInsertNewPointsIntoTheLiveGraphBetweenRequests() throws Exception {
+    create("assist", 8, "Cosine");
+    java.util.Random r = new java.util.Random(17);
+    java.util.function.IntFunction<String> batch =
+        from -> {
+          StringBuilder b = new StringBuilder("{\"points\":[");
+          for (int i = from; i < from + 100; i++) {
+            b.append(i == from ? "" : ",").append("{\"id\":").append(i).append(",\"vector\":[");
+            for (int j = 0; j < 8; j++) {
+              b.append(j == 0 ? "" : ",").append(r.nextFloat() - 0.5f);
+            }
+            b.append("]}");
+          }
+          return b.append("]}").toString();
+        };
+    for (int from = 0; from < 300; from += 100) { // the graph starts at 256 points
+      assertThat(http.put("/collections/assist/points?wait=true", batch.apply(from)).status())
+          .isEqualTo(200);
+    }
+    long before = assistedInserts();
+    java.util.concurrent.atomic.AtomicBoolean stop =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Thread searcher =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  while (!stop.get()) {
+                    http.post(
+                        "/collections/assist/points/search",
+                        "{\"vector\":[1,0,0,0,0,0,0,1],\"limit\":3}");
+                  }
+                });
+    try {
+      for (int from = 300; from < 1300; from += 100) {
+        assertThat(http.put("/collections/assist/points?wait=true", batch.apply(from)).status())
+            .isEqualTo(200);
+        Thread.sleep(20);
+      }
+    } finally {
+      stop.set(true);
+      searcher.join();
+    }
+    assertThat(assistedInserts() - before).as("inserts by searching threads").isPositive();
+    assertThat(
+            http.post("/collections/assist/points/count", "{\"exact\":true}")
+                .result()
+                .get("count")
+                .asLong())
+        .isEqualTo(1300);
+  }
+
+  private static long assistedInserts() {
+    for (String line : http.send("GET", "/metrics", null).raw().split("\n")) {
+      if (line.startsWith("flashvec_live_graph_assisted_inserts_total")) {
+        return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    throw new AssertionError("no flashvec_live_graph_assisted_inserts_total in /metrics");
+  }
+
   @Test
   void collectionLifecycleInQdrantShapes() {
     create("life", 3, "Cosine");
