@@ -47,6 +47,23 @@ class ShardLiveGraphTest {
     return open(dir, sealThreshold, true);
   }
 
+  /** An executor for a lane that runs its tasks on {@link #live} and counts them in {@code c}. */
+  private java.util.concurrent.Executor counting(java.util.concurrent.atomic.AtomicInteger c) {
+    return task -> {
+      c.incrementAndGet();
+      live.execute(task);
+    };
+  }
+
+  /** A shard with a seal threshold of 100,000 and the live indexer {@code lanes}. */
+  private Shard open(Path dir, LiveIndexer lanes) {
+    Shard.Options o =
+        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
+            .withLiveIndexer(lanes);
+    return Shard.open(
+        dir, 0, DIM, Distance.COSINE, new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0), o);
+  }
+
   private Shard open(Path dir, int sealThreshold, boolean liveGraph) {
     Shard.Options o =
         new Shard.Options(sealThreshold, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
@@ -186,27 +203,8 @@ class ShardLiveGraphTest {
         new java.util.concurrent.atomic.AtomicInteger();
     java.util.concurrent.atomic.AtomicInteger urgent =
         new java.util.concurrent.atomic.AtomicInteger();
-    LiveIndexer lanes =
-        new LiveIndexer(
-            task -> {
-              background.incrementAndGet();
-              live.execute(task);
-            },
-            task -> {
-              urgent.incrementAndGet();
-              live.execute(task);
-            });
-    Shard.Options o =
-        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
-            .withLiveIndexer(lanes);
-    try (Shard s =
-        Shard.open(
-            tmp.resolve("lanes"),
-            0,
-            DIM,
-            Distance.COSINE,
-            new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0),
-            o)) {
+    LiveIndexer lanes = new LiveIndexer(counting(background), counting(urgent));
+    try (Shard s = open(tmp.resolve("lanes"), lanes)) {
       // 300 points: past the graph's start, within the urgent backlog
       s.awaitDurable(s.upsert(points(data, 0, 300)));
       awaitLiveIndexed(s);
@@ -238,24 +236,10 @@ class ShardLiveGraphTest {
     float[][] data = TestVectors.latent(r, 1400, DIM);
     java.util.concurrent.atomic.AtomicInteger laneTasks =
         new java.util.concurrent.atomic.AtomicInteger();
-    java.util.concurrent.Executor lane =
-        task -> {
-          laneTasks.incrementAndGet();
-          live.execute(task);
-        };
+    java.util.concurrent.Executor lane = counting(laneTasks);
     // a long quiet time, so that no pause of this thread hands the assisted points to the lanes
     java.time.Duration quiet = java.time.Duration.ofSeconds(2);
-    Shard.Options o =
-        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
-            .withLiveIndexer(new LiveIndexer(lane, lane, quiet));
-    try (Shard s =
-        Shard.open(
-            tmp.resolve("assist"),
-            0,
-            DIM,
-            Distance.COSINE,
-            new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0),
-            o)) {
+    try (Shard s = open(tmp.resolve("assist"), new LiveIndexer(lane, lane, quiet))) {
       // no search has assisted yet: the background lane indexes the first points
       s.awaitDurable(s.upsert(points(data, 0, 300)));
       awaitLiveIndexed(s);
@@ -323,17 +307,7 @@ class ShardLiveGraphTest {
             live.execute(task);
           }
         };
-    Shard.Options o =
-        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
-            .withLiveIndexer(new LiveIndexer(lane, lane));
-    try (Shard s =
-        Shard.open(
-            tmp.resolve("backlog"),
-            0,
-            DIM,
-            Distance.COSINE,
-            new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0),
-            o)) {
+    try (Shard s = open(tmp.resolve("backlog"), new LiveIndexer(lane, lane))) {
       // no queries yet: a write far ahead of the (paused) indexer returns at once
       long t0 = System.nanoTime();
       s.awaitDurable(s.upsert(points(data, 0, 2000)));
