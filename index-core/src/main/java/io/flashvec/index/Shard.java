@@ -529,7 +529,8 @@ public final class Shard implements Closeable {
       return;
     }
     try {
-      if (g.indexSome(1, () -> closed || deferBuilds, true) > 0) {
+      // never waits: a seal may be finishing this graph under its lock
+      if (g.tryIndexSome(1, () -> closed || deferBuilds, true) > 0) {
         IndexAssist.inserted();
       }
     } catch (RuntimeException | Error e) {

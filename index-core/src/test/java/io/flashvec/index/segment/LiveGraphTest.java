@@ -79,6 +79,45 @@ class LiveGraphTest {
   }
 
   /**
+   * An event loop's insert (ADR 0017) never waits: while another thread inserts (a seal finishing
+   * the graph, say), {@link GrowingSegment#tryIndexSome} returns 0 at once, and inserts once it is
+   * done.
+   */
+  @Test
+  void tryIndexSomeDoesNotWaitForAnotherInserter() throws Exception {
+    Random r = TestSeeds.random("live-graph-try-index");
+    float[][] data = TestVectors.latent(r, 600, DIM);
+    GrowingSegment g = segment(Distance.COSINE, data);
+    java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    Thread other =
+        Thread.ofPlatform()
+            .start(
+                () ->
+                    g.indexSome(
+                        300,
+                        () -> {
+                          inside.countDown(); // asked between inserts, under the writer lock
+                          try {
+                            release.await();
+                          } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                          }
+                          return false;
+                        }));
+    try {
+      assertThat(inside.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(g.tryIndexSome(1, () -> false, true)).isZero();
+    } finally {
+      release.countDown();
+      other.join();
+    }
+    assertThat(g.unindexed()).isEqualTo(300);
+    assertThat(g.tryIndexSome(1, () -> false, true)).isEqualTo(1);
+    assertThat(g.unindexed()).isEqualTo(299);
+  }
+
+  /**
    * From {@link LiveGraph#SIGN_MIN_DIM} dimensions construction and cosine/L2 searches navigate by
    * one-bit estimates; the graph must search as well as one built and searched on int8 distances.
    */
