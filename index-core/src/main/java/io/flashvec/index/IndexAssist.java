@@ -9,12 +9,22 @@ package io.flashvec.index;
  * <p>{@link Shard#search} leaves its shard here when the server lets searches assist ({@link
  * LiveIndexer#searchesAssist()}); the HTTP layer calls {@link #runPending} on the same thread after
  * the response is written. A search whose response is written elsewhere, or no one calls it for,
- * leaves nothing behind but this thread's slot, and its shard's inserts stay with the live
- * indexer's lanes.
+ * leaves nothing behind but this thread's slot, and its shards' inserts stay with the live
+ * indexer's lanes. A search of several shards marks them all as assisting and inserts into the one
+ * with the most points waiting, so each shard's turn comes as its backlog grows.
  */
 public final class IndexAssist {
 
-  private static final ThreadLocal<Shard> PENDING = new ThreadLocal<>();
+  /** Shards one search may leave (more are left to their lanes). */
+  static final int MAX_SHARDS = 16;
+
+  /** The shards the last search on a thread left. */
+  private static final class Pending {
+    final Shard[] shards = new Shard[MAX_SHARDS];
+    int size;
+  }
+
+  private static final ThreadLocal<Pending> PENDING = ThreadLocal.withInitial(Pending::new);
   private static final java.util.concurrent.atomic.LongAdder INSERTS =
       new java.util.concurrent.atomic.LongAdder();
 
@@ -22,18 +32,43 @@ public final class IndexAssist {
 
   /** Notes that the current thread's search of {@code shard} may assist its indexing. */
   static void offer(Shard shard) {
-    PENDING.set(shard);
+    Pending p = PENDING.get();
+    for (int i = 0; i < p.size; i++) {
+      if (p.shards[i] == shard) {
+        return;
+      }
+    }
+    if (p.size < MAX_SHARDS) {
+      p.shards[p.size++] = shard;
+    }
   }
 
   /**
-   * Runs the insert, if one is due, that the last search on this thread left ({@link
-   * Shard#assist}); a no-op when there is none.
+   * Runs what the last search on this thread left: its shards count as assisting ({@link
+   * Shard#noteAssisting}), and the one with the most points waiting gets one insert ({@link
+   * Shard#assist}); a no-op when it left nothing. One insert per search, whatever the shard count,
+   * so the next request waits for one insert at most.
    */
   public static void runPending() {
-    Shard s = PENDING.get();
-    if (s != null) {
-      PENDING.remove();
-      s.assist();
+    Pending p = PENDING.get();
+    if (p.size == 0) {
+      return;
+    }
+    Shard best = null;
+    int most = 0;
+    for (int i = 0; i < p.size; i++) {
+      Shard s = p.shards[i];
+      p.shards[i] = null;
+      s.noteAssisting();
+      int waiting = s.liveBacklog();
+      if (waiting > most) {
+        most = waiting;
+        best = s;
+      }
+    }
+    p.size = 0;
+    if (best != null) {
+      best.assist();
     }
   }
 

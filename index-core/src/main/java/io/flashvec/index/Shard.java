@@ -442,11 +442,19 @@ public final class Shard implements Closeable {
    * points wait, nothing is queued: the searches insert them.
    */
   private void scheduleIndexing(GrowingSegment s) {
+    scheduleIndexing(s, false);
+  }
+
+  /**
+   * {@link #scheduleIndexing(GrowingSegment)}; {@code continuing}: called by a lane's batch that
+   * just ended, which goes on down to {@link #ASSIST_LOW_BACKLOG} although searches assist.
+   */
+  private void scheduleIndexing(GrowingSegment s, boolean continuing) {
     LiveIndexer lanes = options.liveIndexer();
     if (lanes == null || closed || deferBuilds || !s.indexable() || outrunByWrites(s)) {
       return;
     }
-    if (assisted(s)) {
+    if (assisted(s) && (!continuing || s.unindexed() <= ASSIST_LOW_BACKLOG)) {
       recheckAssisted(s); // the searches insert; the lanes take over if they stop
       return;
     }
@@ -470,18 +478,27 @@ public final class Shard implements Closeable {
    */
   static final int ASSIST_BACKLOG = INDEX_BATCH;
 
+  /**
+   * Unindexed points down to which a background batch that started (more than {@link
+   * #ASSIST_BACKLOG} waited) keeps going although searches assist, so that searches slower than the
+   * writes do not leave a standing backlog that every query scans.
+   */
+  static final int ASSIST_LOW_BACKLOG = 32;
+
   private volatile long lastAssistNanos = Long.MIN_VALUE / 2; // no assisting search yet
   private final java.util.concurrent.atomic.AtomicBoolean recheckArmed =
       new java.util.concurrent.atomic.AtomicBoolean();
 
   /**
    * Whether {@code s}'s inserts are left to assisting searches: they may assist, one did within the
-   * lanes' {@link LiveIndexer#assistQuiet()}, and the backlog is at most {@link #ASSIST_BACKLOG}.
+   * lanes' {@link LiveIndexer#assistQuiet()}, {@code s} takes writes (searches never insert into a
+   * segment being sealed), and the backlog is at most {@link #ASSIST_BACKLOG}.
    */
   private boolean assisted(GrowingSegment s) {
     LiveIndexer lanes = options.liveIndexer();
     return lanes != null
         && lanes.searchesAssist()
+        && !s.frozen()
         && System.nanoTime() - lastAssistNanos < lanes.assistQuiet().toNanos()
         && s.unindexed() <= ASSIST_BACKLOG;
   }
@@ -500,26 +517,47 @@ public final class Shard implements Closeable {
               () -> {
                 recheckArmed.set(false);
                 scheduleIndexing(s);
+                GrowingSegment now = liveGrowing();
+                if (now != null && now != s) {
+                  scheduleIndexing(now); // s was sealed meanwhile; one flag serves the shard
+                }
               });
     }
   }
 
-  /**
-   * One live-graph insert into this shard's growing segment, if one is due, on the thread of a
-   * search whose response has been sent ({@link IndexAssist#runPending}, ADR 0017). Marks the
-   * searches as assisting either way.
-   */
-  void assist() {
+  /** Marks this shard's searches as assisting (ADR 0017); see {@link #assisted}. */
+  void noteAssisting() {
     long now = System.nanoTime();
     if (now - lastAssistNanos > 1_000_000L) {
       lastAssistNanos = now; // a shared write at most once a millisecond
     }
+  }
+
+  /** The growing segment that takes writes, or {@code null}. */
+  private GrowingSegment liveGrowing() {
     GrowingSegment g = null;
     for (Segment seg : snapshot.segments()) {
       if (seg instanceof GrowingSegment gs && !gs.frozen()) {
         g = gs;
       }
     }
+    return g;
+  }
+
+  /** Points of the growing segment that wait for its live graph (0 without one). */
+  int liveBacklog() {
+    GrowingSegment g = liveGrowing();
+    return g == null ? 0 : g.unindexed();
+  }
+
+  /**
+   * One live-graph insert into this shard's growing segment, if one is due, on the thread of a
+   * search whose response has been sent ({@link IndexAssist#runPending}, ADR 0017). Then, like a
+   * lane's batch, hands what still waits on: to the next assisting searches, or to the lanes when
+   * the searches do not count as assisting (a backlog above {@link #ASSIST_BACKLOG}).
+   */
+  void assist() {
+    GrowingSegment g = liveGrowing();
     if (g == null
         || closed
         || deferBuilds
@@ -543,6 +581,7 @@ public final class Shard implements Closeable {
     } finally {
       g.indexDone();
     }
+    scheduleIndexing(g); // a write that found the claim taken queued nothing
   }
 
   /**
@@ -618,7 +657,7 @@ public final class Shard implements Closeable {
   /**
    * One batch of live-graph inserts for {@code s}, then requeues itself. A batch on the background
    * lane stops once more than {@link #URGENT_BACKLOG} points wait, so the rest goes to the urgent
-   * lane at once, and once searches assist with at most {@link #ASSIST_BACKLOG} waiting.
+   * lane at once, and once searches assist with at most {@link #ASSIST_LOW_BACKLOG} waiting.
    */
   private void indexSome(GrowingSegment s, boolean urgent) {
     boolean yielded = false;
@@ -637,7 +676,9 @@ public final class Shard implements Closeable {
                     closed
                         || deferBuilds
                         || outrunByWrites(s)
-                        || (!urgent && (s.unindexed() > URGENT_BACKLOG || assisted(s))),
+                        || (!urgent
+                            && (s.unindexed() > URGENT_BACKLOG
+                                || (s.unindexed() <= ASSIST_LOW_BACKLOG && assisted(s)))),
                 queried);
         if (done > 0 && t0 >= 0) {
           double per = (threads.getCurrentThreadCpuTime() - t0) / (double) done;
@@ -655,7 +696,7 @@ public final class Shard implements Closeable {
       s.indexDone();
     }
     if (!yielded && !s.graph().closed()) {
-      scheduleIndexing(s); // more arrived meanwhile
+      scheduleIndexing(s, true); // more arrived meanwhile
     }
   }
 

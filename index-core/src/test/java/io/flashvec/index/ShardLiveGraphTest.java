@@ -233,7 +233,7 @@ class ShardLiveGraphTest {
   @Test
   void searchesThatAssistIndexTheGrowingSegmentAndTheLanesTakeOverWhenTheyStop() throws Exception {
     Random r = TestSeeds.random("shard-live-graph-assist");
-    float[][] data = TestVectors.latent(r, 1400, DIM);
+    float[][] data = TestVectors.latent(r, 1800, DIM);
     java.util.concurrent.atomic.AtomicInteger laneTasks =
         new java.util.concurrent.atomic.AtomicInteger();
     java.util.concurrent.Executor lane = counting(laneTasks);
@@ -260,13 +260,31 @@ class ShardLiveGraphTest {
         assertThat(searches).isEqualTo(100);
       }
       assertThat(laneTasks.get()).as("lane tasks while searches assist").isEqualTo(lanesBefore);
+      // more than ASSIST_BACKLOG at once: the background lane starts and runs down to
+      // ASSIST_LOW_BACKLOG; the searches insert the rest
+      s.search(query, K, SearchParams.DEFAULT, null, false, false);
+      IndexAssist.runPending();
+      s.awaitDurable(s.upsert(points(data, 1300, 1700)));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (unindexed(s) > Shard.ASSIST_LOW_BACKLOG && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(laneTasks.get()).as("a lane for a large backlog").isGreaterThan(lanesBefore);
+      Thread.sleep(50);
+      assertThat(unindexed(s)).as("left to the searches").isEqualTo(Shard.ASSIST_LOW_BACKLOG);
+      for (int i = 0; i < Shard.ASSIST_LOW_BACKLOG; i++) {
+        s.search(query, K, SearchParams.DEFAULT, null, false, false);
+        IndexAssist.runPending();
+      }
+      assertThat(unindexed(s)).isZero();
+      int lanesAfter = laneTasks.get();
       // a search whose thread does not run its insert leaves the point to the lanes later
       s.search(query, K, SearchParams.DEFAULT, null, false, false);
-      s.awaitDurable(s.upsert(points(data, 1300, 1400)));
+      s.awaitDurable(s.upsert(points(data, 1700, 1800)));
       assertThat(unindexed(s)).isEqualTo(100);
       awaitLiveIndexed(s);
-      assertThat(laneTasks.get()).as("lanes after the quiet time").isGreaterThan(lanesBefore);
-      for (int i = 0; i < 1400; i += 97) {
+      assertThat(laneTasks.get()).as("lanes after the quiet time").isGreaterThan(lanesAfter);
+      for (int i = 0; i < 1800; i += 97) {
         assertThat(
                 s.search(
                     Distance.COSINE.prepare(data[i]), 1, SearchParams.DEFAULT, null, false, false))
@@ -275,6 +293,51 @@ class ShardLiveGraphTest {
       }
     } finally {
       IndexAssist.runPending(); // leave this thread's slot empty
+    }
+  }
+
+  /**
+   * A search of several shards (a collection's) marks them all as assisting and inserts into the
+   * one with the most points waiting, one point per search.
+   */
+  @Test
+  void aSearchOfSeveralShardsInsertsIntoTheOneWithTheLongestBacklog() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-assist-shards");
+    float[][] data = TestVectors.latent(r, 700, DIM);
+    java.util.concurrent.atomic.AtomicInteger laneTasks =
+        new java.util.concurrent.atomic.AtomicInteger();
+    LiveIndexer lanes =
+        new LiveIndexer(counting(laneTasks), counting(laneTasks), java.time.Duration.ofSeconds(2));
+    try (Shard a = open(tmp.resolve("a"), lanes);
+        Shard b = open(tmp.resolve("b"), lanes)) {
+      a.awaitDurable(a.upsert(points(data, 0, 300)));
+      b.awaitDurable(b.upsert(points(data, 0, 300)));
+      awaitLiveIndexed(a);
+      awaitLiveIndexed(b);
+      float[] query = Distance.COSINE.prepare(data[3]);
+      a.search(query, K, SearchParams.DEFAULT, null, false, false);
+      b.search(query, K, SearchParams.DEFAULT, null, false, false);
+      IndexAssist.runPending(); // both now count as assisting
+      int lanesBefore = laneTasks.get();
+      a.awaitDurable(a.upsert(points(data, 300, 310)));
+      b.awaitDurable(b.upsert(points(data, 300, 350)));
+      for (int i = 0; i < 40; i++) {
+        a.search(query, K, SearchParams.DEFAULT, null, false, false);
+        b.search(query, K, SearchParams.DEFAULT, null, false, false);
+        IndexAssist.runPending();
+      }
+      assertThat(unindexed(a)).isEqualTo(10);
+      assertThat(unindexed(b)).isEqualTo(10);
+      for (int i = 0; i < 20; i++) {
+        a.search(query, K, SearchParams.DEFAULT, null, false, false);
+        b.search(query, K, SearchParams.DEFAULT, null, false, false);
+        IndexAssist.runPending();
+      }
+      assertThat(unindexed(a)).isZero();
+      assertThat(unindexed(b)).isZero();
+      assertThat(laneTasks.get()).isEqualTo(lanesBefore);
+    } finally {
+      IndexAssist.runPending();
     }
   }
 
