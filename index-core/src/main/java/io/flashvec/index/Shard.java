@@ -473,8 +473,9 @@ public final class Shard implements Closeable {
 
   /**
    * Unindexed points up to which a growing segment whose searches assist (see {@link #assist}) is
-   * left to them: the background lane does not start, and a background batch stops. One batch; a
-   * larger backlog is more than one insert per search clears quickly.
+   * left to them: no lane task starts (one that runs goes on down to {@link #ASSIST_LOW_BACKLOG}).
+   * One indexer batch; a larger backlog goes to the lanes, which clear it faster than one insert
+   * per search.
    */
   static final int ASSIST_BACKLOG = INDEX_BATCH;
 
