@@ -329,7 +329,8 @@ public final class LiveGraph {
   /**
    * As {@link #catchUp(int, int, BooleanSupplier)}; with {@code hurry}, inserts made while more
    * than {@link #FAST_BACKLOG} points wait use a construction list of at most {@value #FAST_LIST}
-   * (the live indexer beside a query load; a seal finishing the graph takes its time).
+   * and keep at most {@link #HURRY_DEGREE} out-edges (the live indexer beside a query load; a seal
+   * finishing the graph takes its time).
    */
   public int catchUp(int target, int max, BooleanSupplier stop, boolean hurry) {
     writer.lock();
@@ -367,8 +368,11 @@ public final class LiveGraph {
       // tail every query scans exactly short. 768-d, 100k points, R=64: L=48 costs 243 us of CPU
       // per insert against 577 us at L=100, and searches at L=60 reach recall@10 0.997 against
       // 0.9975.
-      int list = hurry && target - size > FAST_BACKLOG ? Math.min(buildList, FAST_LIST) : buildList;
-      insert(size, list);
+      boolean hurried = hurry && target - size > FAST_BACKLOG;
+      insert(
+          size,
+          hurried ? Math.min(buildList, FAST_LIST) : buildList,
+          hurried ? Math.min(maxDegree, HURRY_DEGREE) : maxDegree);
       done++;
     }
     return done;
@@ -470,8 +474,23 @@ public final class LiveGraph {
   /** Construction list of hurried inserts (capped by the configured one). */
   static final int FAST_LIST = 48;
 
-  /** Inserts node {@code p} (= {@link #size()}) with construction list {@code list}. */
-  private void insert(int p, int list) {
+  /**
+   * Out-edges a hurried insert keeps (at most the configured degree; back edges from later inserts
+   * still fill a list up to it): fewer back edges to add and shorter lists for every search to
+   * score, as an in-memory HNSW keeps 2M = 32 on its base layer. 1,000 inserts/s of 768-d beside 2
+   * query clients (3 alternating runs of {@code scripts/bench-mixed.sh}): 2,401-2,425 queries/s
+   * with inserts against 2,114-2,469 with 64, recall@10 0.9983 both; whole-server CPU profiles of
+   * the insert phase: the growing segment's search 72 against 92 µs per query, inserts 63 against
+   * 74. {@code LiveGraphTest.hurriedInserts…}: the same recall as full effort within 0.5 point.
+   * {@code -Dflashvec.live-graph.hurry-degree=N} changes it, for comparisons.
+   */
+  static final int HURRY_DEGREE = Integer.getInteger("flashvec.live-graph.hurry-degree", 32);
+
+  /**
+   * Inserts node {@code p} (= {@link #size()}) with construction list {@code list}, keeping at most
+   * {@code degree} out-edges.
+   */
+  private void insert(int p, int list, int degree) {
     ensureChunk(p);
     byte[] code = codes[p >>> CHUNK_SHIFT];
     int codeOff = (p & MASK) * dim;
@@ -500,7 +519,7 @@ public final class LiveGraph {
                   code, codeOff, codes[v >>> CHUNK_SHIFT], (v & MASK) * dim, dim);
         }
       }
-      int deg = prune(builder.poolIds, builder.poolDist, m, -1);
+      int deg = prune(builder.poolIds, builder.poolDist, m, -1, degree);
       for (int i = 0; i < deg; i++) {
         l[1 + i] = pickedIds[i];
         d[i] = pickedDist[i];
@@ -577,13 +596,18 @@ public final class LiveGraph {
     }
   }
 
+  /** {@link #prune(int[], float[], int, int, int)} down to the graph's {@code maxDegree}. */
+  private int prune(int[] ids, float[] dist, int m, int self) {
+    return prune(ids, dist, m, self, maxDegree);
+  }
+
   /**
    * DiskANN's robust prune: candidates sorted by distance to the node, a candidate is picked unless
    * an already picked one occludes it ({@code d(node, c) > a · d(picked, c)}), with {@code a} = 1
    * then {@code alpha} while fewer than {@code maxDegree} are picked. Leaves the picks in {@code
    * pickedIds/pickedDist}; returns their count. {@code self} (or -1) is skipped.
    */
-  private int prune(int[] ids, float[] dist, int m, int self) {
+  private int prune(int[] ids, float[] dist, int m, int self, int maxDegree) {
     if (sortKeys.length < m) {
       sortKeys = new long[m];
       occlusion = new float[m];

@@ -118,6 +118,99 @@ class LiveGraphTest {
   }
 
   /**
+   * Inserts beside queries (hurried) keep at most {@link LiveGraph#HURRY_DEGREE} out-edges with a
+   * shorter construction list; the graph must still search about as well as one built at full
+   * effort, at a growing segment's shared list and at the full one.
+   */
+  @Test
+  void hurriedInsertsBuildAGraphNearlyAsGoodAsFullEffort() {
+    int dim = 768;
+    LiveGraph.Params params = new LiveGraph.Params(64, 100, 1.2f); // the collection defaults
+    Random r = TestSeeds.random("live-graph-hurried");
+    int queries = 100;
+    Distance d = Distance.COSINE;
+    // a latent model plus as much isotropic noise: hard enough that effort shows in recall
+    float[][] all = TestVectors.latent(r, 5000 + queries, dim); // the last ones: the queries
+    for (int i = 0; i < all.length; i++) {
+      float[] x = d.prepare(all[i]);
+      float[] noise = TestVectors.gaussian(r, dim);
+      for (int j = 0; j < dim; j++) {
+        x[j] += 0.06f * noise[j];
+      }
+      all[i] = d.prepare(x);
+    }
+    float[][] data = java.util.Arrays.copyOf(all, 5000);
+    LiveGraph.Vectors vectors =
+        new LiveGraph.Vectors() {
+          @Override
+          public float[] array(int ord) {
+            return data[ord];
+          }
+
+          @Override
+          public int offset(int ord) {
+            return 0;
+          }
+        };
+    float[][] qs = new float[queries][];
+    List<Set<Integer>> truths = new ArrayList<>();
+    for (int t = 0; t < queries; t++) {
+      qs[t] = d.prepare(all[data.length + t]);
+      float[] query = qs[t];
+      Integer[] order =
+          java.util.stream.IntStream.range(0, data.length).boxed().toArray(Integer[]::new);
+      java.util.Arrays.sort(
+          order,
+          java.util.Comparator.comparingDouble(
+              i -> -io.flashvec.index.internal.VectorOps.dot(query, 0, data[i], 0, dim)));
+      truths.add(new HashSet<>(java.util.Arrays.asList(order).subList(0, K)));
+    }
+    int[] lists = {22, 60};
+    double[][] recall = new double[2][lists.length];
+    for (int hurry = 0; hurry < 2; hurry++) {
+      LiveGraph g = new LiveGraph(vectors, dim, params, false, true, true);
+      assertThat(g.catchUp(data.length, Integer.MAX_VALUE, () -> false, hurry == 1))
+          .isEqualTo(data.length);
+      if (hurry == 1) {
+        int[] out = new int[256];
+        assertThat(g.neighbours(data.length - 1, out))
+            .as("the last node's out-edges (no later insert added back edges)")
+            .isBetween(1, LiveGraph.HURRY_DEGREE);
+      }
+      for (int li = 0; li < lists.length; li++) {
+        int hits = 0;
+        for (int t = 0; t < queries; t++) {
+          TopK top = new TopK(d, K);
+          g.search(
+              qs[t],
+              K,
+              lists[li],
+              null,
+              (dist, ord) -> top.offer(-dist, 0, ord),
+              new SearchStats());
+          int n = top.size();
+          int[] ords = new int[n];
+          top.drainBestFirst(new float[n], new int[n], ords);
+          for (int o : ords) {
+            if (truths.get(t).contains(o)) {
+              hits++;
+            }
+          }
+        }
+        recall[hurry][li] = hits / (double) (queries * K);
+      }
+    }
+    System.out.println(
+        "[flashvec] 768-d live graph recall@10 at list 22/60: full effort "
+            + java.util.Arrays.toString(recall[0])
+            + ", hurried "
+            + java.util.Arrays.toString(recall[1]));
+    for (int li = 0; li < lists.length; li++) {
+      assertThat(recall[1][li]).isGreaterThanOrEqualTo(recall[0][li] - 0.02);
+    }
+  }
+
+  /**
    * From {@link LiveGraph#SIGN_MIN_DIM} dimensions construction and cosine/L2 searches navigate by
    * one-bit estimates; the graph must search as well as one built and searched on int8 distances.
    */
