@@ -367,7 +367,7 @@ public final class LiveGraph {
       // Beside queries: a shorter construction list leaves them the CPU and keeps the unindexed
       // tail every query scans exactly short. 768-d, 100k points, R=64: L=48 costs 243 us of CPU
       // per insert against 577 us at L=100, and searches at L=60 reach recall@10 0.997 against
-      // 0.9975.
+      // 0.9975; L=32 (with HURRY_DEGREE): see FAST_LIST.
       boolean hurried = hurry && target - size > FAST_BACKLOG;
       insert(
           size,
@@ -471,8 +471,14 @@ public final class LiveGraph {
    */
   static final int FAST_BACKLOG = Integer.getInteger("flashvec.live-graph.fast-backlog", 0);
 
-  /** Construction list of hurried inserts (capped by the configured one). */
-  static final int FAST_LIST = 48;
+  /**
+   * Construction list of hurried inserts (capped by the configured one). 32 instead of 48: 1,000
+   * inserts/s of 768-d beside 2 query clients (3 alternating runs of {@code
+   * scripts/bench-mixed.sh}), 2,463-2,569 queries/s with inserts against 2,327-2,554, QPS ratio
+   * median 0.792 against 0.767, recall@10 0.9983 both; {@code LiveGraphTest.hurriedInserts…} on a
+   * harder set: recall@10 at list 22 within a point of full effort (0.923-0.925 vs 0.929-0.933).
+   */
+  static final int FAST_LIST = 32;
 
   /**
    * Out-edges a hurried insert keeps (at most the configured degree; back edges from later inserts
