@@ -83,6 +83,13 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
     @Param("85000")
     public int sealedPoints;
 
+    /**
+     * Whether the graph is built as beside a query load ({@code LiveGraph.FAST_LIST}, {@code
+     * LiveGraph.HURRY_DEGREE}) instead of at full effort (as after a bulk load).
+     */
+    @Param("false")
+    public boolean hurried;
+
     GrowingSegment segment;
     float[][] queries;
     float[][] sealedScores; // per query: the sealed top-10 scores, best first
@@ -106,14 +113,15 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
         segment.append(PointId.of(i), DISTANCE.prepare(data[i]), null);
       }
       long t0 = System.nanoTime();
-      while (segment.indexSome(n, () -> false) > 0) {
+      while (segment.indexSome(n, () -> false, hurried) > 0) {
         // until the graph holds every point
       }
       System.out.printf(
           Locale.ROOT,
-          "# built live graph [n=%d, dim=%d, seconds=%.1f]%n",
+          "# built live graph [n=%d, dim=%d, hurried=%b, seconds=%.1f]%n",
           n,
           dim,
+          hurried,
           (System.nanoTime() - t0) / 1e9);
       float[][] sealed = model.sample(sealedPoints, 3);
       for (int i = 0; i < sealedPoints; i++) {
