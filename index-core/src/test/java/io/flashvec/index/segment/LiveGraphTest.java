@@ -117,6 +117,32 @@ class LiveGraphTest {
     assertThat(g.unindexed()).isEqualTo(299);
   }
 
+  /** {@code data}'s rows as a live graph's vectors. */
+  private static LiveGraph.Vectors rows(float[][] data) {
+    return new LiveGraph.Vectors() {
+      @Override
+      public float[] array(int ord) {
+        return data[ord];
+      }
+
+      @Override
+      public int offset(int ord) {
+        return 0;
+      }
+    };
+  }
+
+  /** The {@link #K} rows of {@code data} with the largest dot product with {@code query}. */
+  private static Set<Integer> exactTop(float[][] data, float[] query) {
+    Integer[] order =
+        java.util.stream.IntStream.range(0, data.length).boxed().toArray(Integer[]::new);
+    java.util.Arrays.sort(
+        order,
+        java.util.Comparator.comparingDouble(
+            i -> -io.flashvec.index.internal.VectorOps.dot(query, 0, data[i], 0, query.length)));
+    return new HashSet<>(java.util.Arrays.asList(order).subList(0, K));
+  }
+
   /**
    * Inserts beside queries (hurried) keep at most {@link LiveGraph#HURRY_DEGREE} out-edges with a
    * shorter construction list; the graph must still search about as well as one built at full
@@ -140,30 +166,12 @@ class LiveGraphTest {
       all[i] = d.prepare(x);
     }
     float[][] data = java.util.Arrays.copyOf(all, 5000);
-    LiveGraph.Vectors vectors =
-        new LiveGraph.Vectors() {
-          @Override
-          public float[] array(int ord) {
-            return data[ord];
-          }
-
-          @Override
-          public int offset(int ord) {
-            return 0;
-          }
-        };
+    LiveGraph.Vectors vectors = rows(data);
     float[][] qs = new float[queries][];
     List<Set<Integer>> truths = new ArrayList<>();
     for (int t = 0; t < queries; t++) {
       qs[t] = d.prepare(all[data.length + t]);
-      float[] query = qs[t];
-      Integer[] order =
-          java.util.stream.IntStream.range(0, data.length).boxed().toArray(Integer[]::new);
-      java.util.Arrays.sort(
-          order,
-          java.util.Comparator.comparingDouble(
-              i -> -io.flashvec.index.internal.VectorOps.dot(query, 0, data[i], 0, dim)));
-      truths.add(new HashSet<>(java.util.Arrays.asList(order).subList(0, K)));
+      truths.add(exactTop(data, qs[t]));
     }
     int[] lists = {22, 60};
     double[][] recall = new double[2][lists.length];
@@ -223,18 +231,7 @@ class LiveGraphTest {
     for (int i = 0; i < data.length; i++) {
       data[i] = d.prepare(data[i]);
     }
-    LiveGraph.Vectors vectors =
-        new LiveGraph.Vectors() {
-          @Override
-          public float[] array(int ord) {
-            return data[ord];
-          }
-
-          @Override
-          public int offset(int ord) {
-            return 0;
-          }
-        };
+    LiveGraph.Vectors vectors = rows(data);
     double[] recall = new double[2];
     for (int signs = 0; signs < 2; signs++) {
       // signs: construction and searches navigate by sign codes (cosine: unit vectors)
@@ -249,13 +246,7 @@ class LiveGraphTest {
           q[j] += 0.02f * (float) qr.nextGaussian();
         }
         float[] query = d.prepare(q);
-        Integer[] order =
-            java.util.stream.IntStream.range(0, data.length).boxed().toArray(Integer[]::new);
-        java.util.Arrays.sort(
-            order,
-            java.util.Comparator.comparingDouble(
-                i -> -io.flashvec.index.internal.VectorOps.dot(query, 0, data[i], 0, dim)));
-        Set<Integer> truth = new HashSet<>(java.util.Arrays.asList(order).subList(0, K));
+        Set<Integer> truth = exactTop(data, query);
         Set<Integer> got = new HashSet<>();
         g.search(query, K, 40, null, (dist, ord) -> got.add(ord), new SearchStats());
         got.retainAll(truth);
