@@ -610,10 +610,10 @@ public final class LiveGraph {
   /**
    * DiskANN's robust prune: candidates sorted by distance to the node, a candidate is picked unless
    * an already picked one occludes it ({@code d(node, c) > a · d(picked, c)}), with {@code a} = 1
-   * then {@code alpha} while fewer than {@code maxDegree} are picked. Leaves the picks in {@code
+   * then {@code alpha} while fewer than {@code degree} are picked. Leaves the picks in {@code
    * pickedIds/pickedDist}; returns their count. {@code self} (or -1) is skipped.
    */
-  private int prune(int[] ids, float[] dist, int m, int self, int maxDegree) {
+  private int prune(int[] ids, float[] dist, int m, int self, int degree) {
     if (sortKeys.length < m) {
       sortKeys = new long[m];
       occlusion = new float[m];
@@ -641,8 +641,8 @@ public final class LiveGraph {
       u++;
     }
     int picked = 0;
-    for (float a = 1f; a <= alpha * 1.0001f && picked < maxDegree; a *= 1.2f) {
-      for (int i = 0; i < u && picked < maxDegree; i++) {
+    for (float a = 1f; a <= alpha * 1.0001f && picked < degree; a *= 1.2f) {
+      for (int i = 0; i < u && picked < degree; i++) {
         if (occlusion[i] > a) {
           continue;
         }
