@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
@@ -58,8 +59,9 @@ class ClusterIT {
   private int points;
 
   @BeforeAll
-  void startCluster(@TempDir Path dir) throws Exception {
+  void startCluster(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
     tmp = dir;
+    System.out.println("[flashvec] ClusterIT: node logs in " + dir + " (kept when a test fails)");
     random = new SplittableRandom(Seeds.master("ClusterIT"));
     String etcdBin = EtcdProcess.find();
     Assumptions.assumeTrue(
@@ -258,7 +260,9 @@ class ClusterIT {
       assertThat(Http.JSON.readTree(r.body()).path("partial").asBoolean()).isTrue();
 
       HttpResponse<String> full = rawSearch("docs", q);
-      assertThat(full.headers().firstValue("x-flashvec-partial")).isEmpty();
+      assertThat(full.headers().firstValue("x-flashvec-partial"))
+          .as(() -> "replication 2 answers in full; proxy log:\n" + proxy.logTail())
+          .isEmpty();
       assertThat(Http.JSON.readTree(full.body()).has("partial")).isFalse();
     }
     assertSearchesMatchReference("docs");
