@@ -9,15 +9,18 @@ import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.TestSeeds;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -48,7 +51,7 @@ class ShardLiveGraphTest {
   }
 
   /** An executor for a lane that runs its tasks on {@link #live} and counts them in {@code c}. */
-  private java.util.concurrent.Executor counting(java.util.concurrent.atomic.AtomicInteger c) {
+  private Executor counting(AtomicInteger c) {
     return task -> {
       c.incrementAndGet();
       live.execute(task);
@@ -199,10 +202,8 @@ class ShardLiveGraphTest {
   void aGraphFarBehindItsWritesIsIndexedOnTheUrgentLane() throws Exception {
     Random r = TestSeeds.random("shard-live-graph-lanes");
     float[][] data = TestVectors.latent(r, 3000, DIM);
-    java.util.concurrent.atomic.AtomicInteger background =
-        new java.util.concurrent.atomic.AtomicInteger();
-    java.util.concurrent.atomic.AtomicInteger urgent =
-        new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger background = new AtomicInteger();
+    AtomicInteger urgent = new AtomicInteger();
     LiveIndexer lanes = new LiveIndexer(counting(background), counting(urgent));
     try (Shard s = open(tmp.resolve("lanes"), lanes)) {
       // 300 points: past the graph's start, within the urgent backlog
@@ -234,11 +235,10 @@ class ShardLiveGraphTest {
   void searchesThatAssistIndexTheGrowingSegmentAndTheLanesTakeOverWhenTheyStop() throws Exception {
     Random r = TestSeeds.random("shard-live-graph-assist");
     float[][] data = TestVectors.latent(r, 1800, DIM);
-    java.util.concurrent.atomic.AtomicInteger laneTasks =
-        new java.util.concurrent.atomic.AtomicInteger();
-    java.util.concurrent.Executor lane = counting(laneTasks);
+    AtomicInteger laneTasks = new AtomicInteger();
+    Executor lane = counting(laneTasks);
     // a long quiet time, so that no pause of this thread hands the assisted points to the lanes
-    java.time.Duration quiet = java.time.Duration.ofSeconds(2);
+    Duration quiet = Duration.ofSeconds(2);
     try (Shard s = open(tmp.resolve("assist"), new LiveIndexer(lane, lane, quiet))) {
       // no search has assisted yet: the background lane indexes the first points
       s.awaitDurable(s.upsert(points(data, 0, 300)));
@@ -304,10 +304,9 @@ class ShardLiveGraphTest {
   void aSearchOfSeveralShardsInsertsIntoTheOneWithTheLongestBacklog() throws Exception {
     Random r = TestSeeds.random("shard-live-graph-assist-shards");
     float[][] data = TestVectors.latent(r, 700, DIM);
-    java.util.concurrent.atomic.AtomicInteger laneTasks =
-        new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger laneTasks = new AtomicInteger();
     LiveIndexer lanes =
-        new LiveIndexer(counting(laneTasks), counting(laneTasks), java.time.Duration.ofSeconds(2));
+        new LiveIndexer(counting(laneTasks), counting(laneTasks), Duration.ofSeconds(2));
     try (Shard a = open(tmp.resolve("a"), lanes);
         Shard b = open(tmp.resolve("b"), lanes)) {
       a.awaitDurable(a.upsert(points(data, 0, 300)));
@@ -362,7 +361,7 @@ class ShardLiveGraphTest {
     float[][] data = TestVectors.latent(r, 3000, DIM);
     java.util.Queue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
     AtomicBoolean paused = new AtomicBoolean(true);
-    java.util.concurrent.Executor lane =
+    Executor lane =
         task -> {
           if (paused.get()) {
             held.add(task);
