@@ -45,6 +45,8 @@ public final class GrowingSegment implements Segment {
   private volatile Chunk[] chunks = new Chunk[4];
   private volatile int size;
   private final AtomicInteger live = new AtomicInteger();
+  // set before the first deletion bit: until then a search skips reading them
+  private volatile boolean anyDeleted;
   private volatile boolean frozen;
   private volatile boolean indexing;
   private long payloadBytes; // written by the writer only; read racy for stats
@@ -259,6 +261,9 @@ public final class GrowingSegment implements Segment {
     int slot = ord & MASK;
     AtomicLongArray bits = chunk(ord).deleted;
     long mask = 1L << slot;
+    if (!anyDeleted) {
+      anyDeleted = true;
+    }
     long prev = bits.getAndUpdate(slot >>> 6, w -> w | mask);
     if ((prev & mask) == 0) {
       live.decrementAndGet();
@@ -377,16 +382,21 @@ public final class GrowingSegment implements Segment {
     if (useGraph) {
       int limit = Math.min(indexed, n);
       Chunk[] cs0 = chunks;
+      // no deletion bit set yet (a point written and rewritten in this segment sets one): only
+      // the bound, not a miss on the bits per candidate (a deletion from now on is concurrent
+      // with this search, which may see it or not, as with the bits)
       java.util.function.IntPredicate ok =
-          ord -> {
-            if (ord >= limit) {
-              return false;
-            }
-            Chunk c = cs0[ord >>> CHUNK_SHIFT];
-            int sl = ord & MASK;
-            return (c.deleted.get(sl >>> 6) & (1L << sl)) == 0
-                && (accept == null || accept.get(ord));
-          };
+          accept == null && !anyDeleted
+              ? ord -> ord < limit
+              : ord -> {
+                if (ord >= limit) {
+                  return false;
+                }
+                Chunk c = cs0[ord >>> CHUNK_SHIFT];
+                int sl = ord & MASK;
+                return (c.deleted.get(sl >>> 6) & (1L << sl)) == 0
+                    && (accept == null || accept.get(ord));
+              };
       boolean euclid = distance == Distance.EUCLID;
       // Not bounded by what earlier segments found (ADR 0011, amended): with new points unlike
       // the sealed ones, the path to them runs through nodes farther than that bound.

@@ -416,6 +416,18 @@ class LiveGraphTest {
   }
 
   @Test
+  void theFirstDeletionEndsTheSearchesThatSkipDeletionBits() {
+    Random r = TestSeeds.random("live-graph-first-delete");
+    float[][] data = TestVectors.latent(r, 3000, DIM);
+    GrowingSegment g = segment(Distance.COSINE, data);
+    g.indexSome(Integer.MAX_VALUE, () -> false);
+    float[] q = Distance.COSINE.prepare(data[1234]);
+    assertThat(search(g, Distance.COSINE, q, false).get(0)).isEqualTo(1234);
+    g.markDeleted(1234);
+    assertThat(search(g, Distance.COSINE, q, false)).hasSize(K).doesNotContain(1234);
+  }
+
+  @Test
   void trimmedListsRespectTheMaxDegreeAndKeepRecall() {
     Random r = TestSeeds.random("live-graph-trim");
     float[][] data = TestVectors.latent(r, 3000, DIM);
