@@ -118,11 +118,12 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
       }
       System.out.printf(
           Locale.ROOT,
-          "# built live graph [n=%d, dim=%d, hurried=%b, seconds=%.1f]%n",
+          "# built live graph [n=%d, dim=%d, hurried=%b, seconds=%.2f, us_per_insert=%.1f]%n",
           n,
           dim,
           hurried,
-          (System.nanoTime() - t0) / 1e9);
+          (System.nanoTime() - t0) / 1e9,
+          (System.nanoTime() - t0) / 1e3 / n);
       float[][] sealed = model.sample(sealedPoints, 3);
       for (int i = 0; i < sealedPoints; i++) {
         sealed[i] = DISTANCE.prepare(sealed[i]);
