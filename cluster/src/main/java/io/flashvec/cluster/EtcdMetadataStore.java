@@ -588,22 +588,25 @@ public final class EtcdMetadataStore implements MetadataStore {
 
                       @Override
                       public void onError(Throwable t) {
-                        retry("keep-alive failed: " + t);
+                        retry("keep-alive failed: " + t, 1);
                       }
 
                       @Override
                       public void onCompleted() {
-                        retry("lease expired");
+                        // etcd answered that the lease is gone (this process was paused past
+                        // its TTL, say): register again at once, the proxies skip it meanwhile
+                        retry("lease expired", 0);
                       }
                     });
         nodes.put(node.id(), node);
         LOG.info("node registered [node={}, lease={}, ttlSeconds={}]", node, id, ttlSeconds);
       } catch (RuntimeException e) {
-        retry("cannot register: " + e);
+        retry("cannot register: " + e, 1);
       }
     }
 
-    private void retry(String why) {
+    /** Registers again after {@code delaySeconds}, on the store's scheduler. */
+    private void retry(String why, long delaySeconds) {
       if (closed || registration != this) {
         return;
       }
@@ -612,7 +615,7 @@ public final class EtcdMetadataStore implements MetadataStore {
       if (k != null) {
         k.close();
       }
-      scheduler.schedule(this::start, 1, TimeUnit.SECONDS);
+      scheduler.schedule(this::start, delaySeconds, TimeUnit.SECONDS);
     }
 
     void close() {
