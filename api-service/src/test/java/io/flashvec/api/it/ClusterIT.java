@@ -224,21 +224,29 @@ class ClusterIT {
     } finally {
       signal(stalled, "CONT");
     }
-    // Its lease may have expired meanwhile: wait until it is registered and answering again.
+    // Its lease may expire meanwhile, even after it answers again (a keep-alive overdue at
+    // SIGCONT loses the race with the TTL): the proxy then drops it until it registers anew, a
+    // second or two later. So wait until it has answered in full for longer than the lease TTL
+    // (3 s), any partial answer restarting the wait; else the next test may find it gone.
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    long stableSince = System.nanoTime();
     boolean complete = false;
-    while (!complete && System.nanoTime() < deadline) {
-      complete = true;
-      for (int i = 0; i < 3 && complete; i++) {
-        complete =
+    while (System.nanoTime() < deadline) {
+      boolean full = true;
+      for (int i = 0; i < 3 && full; i++) {
+        full =
             rawSearch("solo", queryVectors.get(i))
                 .headers()
                 .firstValue("x-flashvec-partial")
                 .isEmpty();
       }
-      if (!complete) {
-        sleep(200);
+      if (!full) {
+        stableSince = System.nanoTime();
+      } else if (System.nanoTime() - stableSince > TimeUnit.SECONDS.toNanos(5)) {
+        complete = true;
+        break;
       }
+      sleep(200);
     }
     assertThat(complete).as("stalled node serves again after SIGCONT").isTrue();
     assertSearchesMatchReference("docs");
