@@ -94,7 +94,7 @@ public final class LiveGraph {
    * Beside a query load the graph's memory is not in cache (the sealed segments' search runs in
    * between). Whole-server CPU profiles, 1,000 inserts/s beside 2 query clients (10 s each): the
    * growing segment's search 81 against 106 µs per query, an insert 118 against 163 µs; JMH ({@code
-   * LiveGraphSearchBenchmark}, 25k beside 85k, share 0.2, cold caches): 100–109 against 109–143 µs.
+   * LiveGraphSearchBenchmark}, 25k beside 85k, share 0.2, cold caches): 100–124 against 108–143 µs.
    * {@code -Dflashvec.live-graph.prefetch=false} turns the loads off, for comparisons.
    */
   static final boolean PREFETCH =
