@@ -44,6 +44,11 @@ def main(url):
     check(info.config.params.vectors.size == 4, "vector size in config")
     check(client.count(name, exact=True).count == 5, "count")
 
+    cluster = client.collection_cluster_info(name)
+    check(cluster.shard_count == len(cluster.local_shards) and not cluster.remote_shards,
+          f"collection_cluster_info of a standalone server: {cluster}")
+    check(sum(s.points_count for s in cluster.local_shards) == 5, "points per shard sum to 5")
+
     got = client.retrieve(name, ids=[1, u], with_payload=True, with_vectors=True)
     check(len(got) == 2, f"retrieve returned {len(got)}")
     by_id = {str(p.id): p for p in got}

@@ -49,7 +49,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
@@ -821,22 +820,19 @@ public final class ClusterCollectionService implements CollectionService, Closea
                 force ? MaintainRequest.Action.COMPACT_FORCE : MaintainRequest.Action.COMPACT));
   }
 
-  /** Placement and liveness, for diagnostics. */
-  public Map<String, Object> describePlacement(String collection) {
-    Placed p = placed(collection);
-    Map<String, Object> out = new LinkedHashMap<>();
+  @Override
+  public ClusterInfo clusterInfo(String name) {
+    Placed p = placed(name);
+    List<RemoteShard> remote = new ArrayList<>();
     for (int s = 0; s < p.replicas().size(); s++) {
-      List<String> state = new ArrayList<>();
       for (String id : p.replicas().get(s)) {
-        state.add(
-            id
-                + (id.equals(meta.leader(collection, s).orElse(null)) ? "(primary)" : "")
-                + (meta.isLive(id) ? "" : "(down)")
-                + (meta.isStale(collection, s, id) ? "(stale)" : ""));
+        String state = !meta.isLive(id) ? "Dead" : meta.isStale(name, s, id) ? "Partial" : "Active";
+        remote.add(new RemoteShard(s, CollectionService.peerId(id), state));
       }
-      out.put(Integer.toString(s), state);
     }
-    return out;
+    // a proxy holds no shard: every replica is remote to it
+    return new ClusterInfo(
+        CollectionService.peerId(meta.nodeId()), p.replicas().size(), List.of(), remote);
   }
 
   @Override

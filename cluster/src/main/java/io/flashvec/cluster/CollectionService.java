@@ -22,6 +22,33 @@ public interface CollectionService {
   /** A collection's configuration and current statistics. */
   record CollectionDescription(String name, CollectionConfig config, Collection.Info info) {}
 
+  /**
+   * Where a collection's shards are, in the shape of Qdrant's {@code GET
+   * /collections/{name}/cluster}: the shards this process holds with their live points, and the
+   * replicas other nodes hold, each with its state ({@code Active}; {@code Dead}: its node is not
+   * registered; {@code Partial}: a replica that missed writes and is being resynced).
+   */
+  record ClusterInfo(
+      long peerId, int shardCount, List<LocalShard> localShards, List<RemoteShard> remoteShards) {}
+
+  /** A shard held by this process. */
+  record LocalShard(int shardId, long pointsCount, String state) {}
+
+  /** A shard replica held by another node ({@link #peerId(String)} of its id). */
+  record RemoteShard(int shardId, long peerId, String state) {}
+
+  /**
+   * A node id as a Qdrant peer id (an unsigned 64-bit number there): FNV-1a of the id, cut to 63
+   * bits so that every client reads it as a non-negative number. Stable across restarts.
+   */
+  static long peerId(String nodeId) {
+    long h = 0xcbf29ce484222325L;
+    for (byte b : nodeId.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+      h = (h ^ (b & 0xff)) * 0x100000001b3L;
+    }
+    return h & Long.MAX_VALUE;
+  }
+
   /** Whether recovery finished and requests can be served. */
   boolean ready();
 
@@ -36,6 +63,9 @@ public interface CollectionService {
   boolean exists(String name);
 
   CollectionDescription describe(String name);
+
+  /** {@link ClusterInfo} of a collection; {@link io.flashvec.index.NotFoundException} if none. */
+  ClusterInfo clusterInfo(String name);
 
   Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait);
 

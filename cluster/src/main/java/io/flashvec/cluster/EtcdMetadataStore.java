@@ -423,6 +423,12 @@ public final class EtcdMetadataStore implements MetadataStore {
     return Optional.ofNullable(nodes.get(id));
   }
 
+  /** The id this process registered under ({@code "unregistered"} before {@link #register}). */
+  public String nodeId() {
+    Registration r = registration;
+    return r == null ? "unregistered" : r.node.id();
+  }
+
   public boolean isLive(String nodeId) {
     return nodes.containsKey(nodeId);
   }

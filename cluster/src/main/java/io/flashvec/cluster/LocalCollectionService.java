@@ -269,6 +269,21 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     return new CollectionDescription(name, c.config(), c.info());
   }
 
+  /** The peer id of a standalone server in {@link #clusterInfo}. */
+  static final String STANDALONE_NODE = "standalone";
+
+  @Override
+  public ClusterInfo clusterInfo(String name) {
+    Collection c = collection(name);
+    List<LocalShard> local = new ArrayList<>();
+    List<Shard> shards = c.shards();
+    for (int i = 0; i < shards.size(); i++) {
+      local.add(new LocalShard(i, shards.get(i).count(), "Active"));
+    }
+    return new ClusterInfo(
+        CollectionService.peerId(STANDALONE_NODE), shards.size(), local, List.of());
+  }
+
   @Override
   public Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait) {
     return collection(collection).upsert(points, wait);

@@ -85,6 +85,37 @@ public class CollectionsController {
         () -> Json.ok(describe(service.describe(CollectionNames.validate(name))), t0));
   }
 
+  /** Qdrant's collection cluster info: where the shards and their replicas are, and their state. */
+  @GetMapping("/collections/{name}/cluster")
+  Mono<ResponseEntity<byte[]>> cluster(@PathVariable String name) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionService.ClusterInfo c = service.clusterInfo(CollectionNames.validate(name));
+          ObjectNode r = Json.object();
+          r.put("peer_id", c.peerId());
+          r.put("shard_count", c.shardCount());
+          ArrayNode local = r.putArray("local_shards");
+          for (CollectionService.LocalShard s : c.localShards()) {
+            local
+                .addObject()
+                .put("shard_id", s.shardId())
+                .put("points_count", s.pointsCount())
+                .put("state", s.state());
+          }
+          ArrayNode remote = r.putArray("remote_shards");
+          for (CollectionService.RemoteShard s : c.remoteShards()) {
+            remote
+                .addObject()
+                .put("shard_id", s.shardId())
+                .put("peer_id", s.peerId())
+                .put("state", s.state());
+          }
+          r.putArray("shard_transfers");
+          return Json.ok(r, t0);
+        });
+  }
+
   @GetMapping("/collections/{name}/exists")
   Mono<ResponseEntity<byte[]>> exists(@PathVariable String name) {
     long t0 = System.nanoTime();

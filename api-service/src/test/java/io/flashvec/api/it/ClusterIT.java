@@ -252,6 +252,21 @@ class ClusterIT {
     assertSearchesMatchReference("docs");
   }
 
+  /** {@code GET /collections/{name}/cluster} once it reports a replica as {@code Dead}. */
+  private JsonNode awaitDeadReplica(String collection) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (true) {
+      JsonNode info = api.get("/collections/" + collection + "/cluster").result();
+      for (JsonNode r : info.get("remote_shards")) {
+        if (r.get("state").asString().equals("Dead")) {
+          return info;
+        }
+      }
+      assertThat(System.nanoTime()).as("a Dead replica in " + info).isLessThan(deadline);
+      sleep(200);
+    }
+  }
+
   private static void signal(ServerProcess p, String sig) throws Exception {
     Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).inheritIO().start();
     assertThat(k.waitFor()).isZero();
@@ -275,6 +290,10 @@ class ClusterIT {
     }
     assertSearchesMatchReference("docs");
     assertThat(count(api, "docs")).isEqualTo(POINTS);
+    // Qdrant's cluster info shows every replica, the dead node's as Dead once its lease is gone
+    JsonNode info = awaitDeadReplica("docs");
+    assertThat(info.get("local_shards").isEmpty()).isTrue();
+    assertThat(info.get("remote_shards")).hasSize(info.get("shard_count").asInt() * 2);
     Http.Response c = api.post("/collections/solo/points/count", "{}");
     assertThat(c.status()).isEqualTo(503);
     assertThat(c.error()).contains("collection=solo").contains("shard=").contains("node=query-1");

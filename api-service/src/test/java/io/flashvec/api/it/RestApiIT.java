@@ -166,8 +166,17 @@ class RestApiIT {
     assertThat(info.at("/config/hnsw_config").isObject()).isTrue();
     assertThat(info.at("/config/optimizer_config/flush_interval_sec").isNumber()).isTrue();
     assertThat(info.get("payload_schema").isObject()).isTrue();
+    JsonNode cluster = http.get("/collections/life/cluster").result();
+    assertThat(cluster.get("peer_id").asLong()).isPositive();
+    assertThat(cluster.get("shard_count").asInt()).isEqualTo(1);
+    assertThat(cluster.at("/local_shards/0/shard_id").asInt()).isZero();
+    assertThat(cluster.at("/local_shards/0/points_count").asLong()).isZero();
+    assertThat(cluster.at("/local_shards/0/state").asString()).isEqualTo("Active");
+    assertThat(cluster.get("remote_shards").isEmpty()).isTrue();
+    assertThat(cluster.get("shard_transfers").isArray()).isTrue();
     assertThat(http.delete("/collections/life").result().asBoolean()).isTrue();
     assertThat(http.get("/collections/life").status()).isEqualTo(404);
+    assertThat(http.get("/collections/life/cluster").status()).isEqualTo(404);
     assertThat(http.delete("/collections/life").result().asBoolean()).isFalse();
   }
 
