@@ -1,6 +1,7 @@
 package io.flashvec.index.filter;
 
 import io.flashvec.index.PointId;
+import io.flashvec.index.payload.StoredPayloads;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -158,7 +159,7 @@ public final class FilterEvaluator {
     if (payload == null || payload.length == 0) {
       return null;
     }
-    try (JsonParser p = MAPPER.createParser(payload)) {
+    try (JsonParser p = MAPPER.createParser(StoredPayloads.repair(payload))) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         return null;
       }

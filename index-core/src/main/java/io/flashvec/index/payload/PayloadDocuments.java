@@ -187,7 +187,7 @@ public final class PayloadDocuments {
       return null;
     }
     try {
-      JsonNode n = JSON.readTree(payload);
+      JsonNode n = JSON.readTree(StoredPayloads.repair(payload));
       return n.isObject() ? n : null;
     } catch (JacksonException e) {
       return null; // payloads are validated JSON objects on the way in
