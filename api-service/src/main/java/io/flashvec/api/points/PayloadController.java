@@ -102,7 +102,7 @@ public class PayloadController {
       if (old == null) {
         return null;
       }
-      ObjectNode o = (ObjectNode) Json.MAPPER.readTree(old);
+      ObjectNode o = (ObjectNode) Json.readStored(old);
       for (FieldPath path : paths) {
         io.flashvec.api.web.PayloadPaths.remove(o, path);
       }
@@ -181,7 +181,7 @@ public class PayloadController {
 
   private static UnaryOperator<byte[]> merge(ObjectNode add) {
     return old -> {
-      ObjectNode o = old == null ? Json.object() : (ObjectNode) Json.MAPPER.readTree(old);
+      ObjectNode o = old == null ? Json.object() : (ObjectNode) Json.readStored(old);
       o.setAll(add);
       return Json.MAPPER.writeValueAsBytes(o);
     };

@@ -1,7 +1,7 @@
 package io.flashvec.api.web;
 
-import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
+import io.flashvec.index.payload.StoredPayloads;
 import java.math.BigInteger;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -9,6 +9,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadFeature;
 import tools.jackson.core.json.JsonReadFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -19,12 +20,18 @@ import tools.jackson.databind.node.ObjectNode;
  * JSON in and out, and the Qdrant envelope {@code {"result": …, "status": "ok", "time": s}}.
  *
  * <p>Reading accepts {@code NaN} and {@code Infinity} literals (Python's {@code json} writes them)
- * so that validation can reject them with a message naming the value rather than a parse error.
+ * so that validation can reject them with a message naming the value rather than a parse error. It
+ * refuses a key that appears twice in one object and a string holding a lone UTF-16 surrogate
+ * ({@link JsonTreeReader}), so that what is stored is what the client meant and can be read back by
+ * any client.
  */
 public final class Json {
 
   public static final JsonMapper MAPPER =
-      JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
+      JsonMapper.builder()
+          .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .build();
 
   private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
 
@@ -38,20 +45,82 @@ public final class Json {
     return MAPPER.createArrayNode();
   }
 
-  /** Parses a request body; an empty or malformed body is a 400 naming the problem. */
+  /**
+   * Parses a request body; an empty or malformed body, a duplicate key or a lone surrogate is a 400
+   * ({@link BadJsonException}) naming the problem.
+   */
   public static JsonNode parse(byte[] body) {
     if (body == null || body.length == 0) {
-      throw new InvalidInputException("Format error in JSON body: request body is empty");
+      throw new BadJsonException("Format error in JSON body: request body is empty");
     }
     JsonNode fast = JsonTreeReader.read(body);
     if (fast != null) {
       return fast;
     }
+    JsonNode tree;
     try {
-      return MAPPER.readTree(body);
+      tree = MAPPER.readTree(body);
     } catch (JacksonException e) {
-      throw new InvalidInputException("Format error in JSON body: " + e.getOriginalMessage());
+      throw new BadJsonException("Format error in JSON body: " + e.getOriginalMessage());
     }
+    // what the fast reader left to Jackson (a very long string, say) is held to its rules too
+    String lone = loneSurrogatePath(tree, "");
+    if (lone != null) {
+      throw new BadJsonException(
+          "Format error in JSON body: lone UTF-16 surrogate in a key or string [at=" + lone + "]");
+    }
+    return tree;
+  }
+
+  /** Where in {@code n} a key or string holds a lone surrogate ({@code ""}: the root), or null. */
+  private static String loneSurrogatePath(JsonNode n, String path) {
+    if (n.isString()) {
+      return hasLoneSurrogate(n.asString()) ? path : null;
+    }
+    if (n.isArray()) {
+      for (int i = 0; i < n.size(); i++) {
+        String p = loneSurrogatePath(n.get(i), path + "[" + i + "]");
+        if (p != null) {
+          return p;
+        }
+      }
+    } else if (n.isObject()) {
+      for (var e : n.properties()) {
+        String p = path + (path.isEmpty() ? "" : ".") + JsonTreeReader.quote(e.getKey(), 40, false);
+        if (hasLoneSurrogate(e.getKey())) {
+          return p;
+        }
+        p = loneSurrogatePath(e.getValue(), p);
+        if (p != null) {
+          return p;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Whether {@code s} holds a surrogate that is not half of a pair. */
+  static boolean hasLoneSurrogate(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A stored payload's tree. Payloads stored by versions that let lone surrogates in are read with
+   * U+FFFD in their place ({@link StoredPayloads#repair}), so that they can be returned and
+   * updated.
+   */
+  public static JsonNode readStored(byte[] payload) {
+    return MAPPER.readTree(StoredPayloads.repair(payload));
   }
 
   /** Parses a body that may be absent (treated as {@code {}}). */

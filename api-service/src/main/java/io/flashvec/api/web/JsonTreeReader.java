@@ -23,8 +23,14 @@ import tools.jackson.databind.node.ObjectNode;
  * nesting deeper than {@value #MAX_DEPTH}, content after the root value — returns {@code null}, and
  * the caller parses with Jackson, so error messages and edge cases stay Jackson's. Node types
  * follow Jackson's tree rules: {@code IntNode}, {@code LongNode} or {@code BigIntegerNode} by the
- * integer's size, {@code DoubleNode} for anything with a fraction or an exponent, the last of
- * duplicate keys wins.
+ * integer's size, {@code DoubleNode} for anything with a fraction or an exponent.
+ *
+ * <p>Two things Jackson's tree would take are refused here with a {@link BadJsonException} that
+ * names where they are ({@code at=points[0].payload}): a key that appears twice in one object (the
+ * tree keeps the last, so the first would be silently dropped), and a string, key or value, that
+ * holds a lone UTF-16 surrogate escape such as {@code "\ud83d"} (no Unicode text has one: it cannot
+ * be written as UTF-8, and clients in other languages cannot read it back). Qdrant's serde reader
+ * refuses both too.
  *
  * <p>Not thread-safe; one instance per parse.
  */
@@ -50,6 +56,50 @@ final class JsonTreeReader {
     }
   }
 
+  /**
+   * A definite rejection, thrown where it is found and given its place ({@link #under}) by each
+   * enclosing object and array on the way out, so that the happy path keeps no path.
+   */
+  private static final class Rejected extends RuntimeException {
+    final String what;
+    final String detail;
+    final int offset;
+    private final java.util.ArrayDeque<Object> at = new java.util.ArrayDeque<>();
+
+    Rejected(String what, String detail, int offset) {
+      super(null, null, false, false);
+      this.what = what;
+      this.detail = detail;
+      this.offset = offset;
+    }
+
+    /** Called by the enclosing container: {@code key} is a String or an Integer (an index). */
+    Rejected under(Object key) {
+      at.addFirst(key);
+      return this;
+    }
+
+    BadJsonException toException() {
+      StringBuilder path = new StringBuilder();
+      for (Object k : at) {
+        if (k instanceof Integer i) {
+          path.append('[').append(i).append(']');
+        } else {
+          path.append(path.isEmpty() ? "" : ".").append(quote((String) k, 40, false));
+        }
+      }
+      return new BadJsonException(
+          "Format error in JSON body: "
+              + what
+              + " ["
+              + (path.isEmpty() ? "" : "at=" + path + ", ")
+              + detail
+              + ", offset="
+              + offset
+              + "]");
+    }
+  }
+
   /** Thrown inside the reader to abandon the fast path; never escapes it. */
   private static final class Unsupported extends RuntimeException {
     private static final Unsupported INSTANCE = new Unsupported();
@@ -66,7 +116,11 @@ final class JsonTreeReader {
     this.in = in;
   }
 
-  /** The tree of {@code body}, or {@code null} when Jackson must parse it. */
+  /**
+   * The tree of {@code body}, or {@code null} when Jackson must parse it.
+   *
+   * @throws BadJsonException for a duplicate key or a lone surrogate, naming where it is
+   */
   static JsonNode read(byte[] body) {
     JsonTreeReader r = new JsonTreeReader(body);
     try {
@@ -75,7 +129,33 @@ final class JsonTreeReader {
       return r.pos == body.length ? root : null;
     } catch (Unsupported | ArrayIndexOutOfBoundsException e) {
       return null;
+    } catch (Rejected e) {
+      throw e.toException();
     }
+  }
+
+  /**
+   * {@code s} in double quotes for a message, cut to {@code max} characters, with quotes,
+   * backslashes, control characters and surrogates escaped as in JSON; {@code alwaysQuote} false
+   * leaves a plain identifier unquoted (a path step).
+   */
+  static String quote(String s, int max, boolean alwaysQuote) {
+    boolean plain = !alwaysQuote && !s.isEmpty();
+    StringBuilder sb = new StringBuilder();
+    int n = Math.min(s.length(), max);
+    for (int i = 0; i < n; i++) {
+      char c = s.charAt(i);
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c < 0x20 || Character.isSurrogate(c) || c == 0x7f) {
+        sb.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
+      } else {
+        sb.append(c);
+      }
+      plain &= Character.isLetterOrDigit(c) || c == '_' || c == '-';
+    }
+    String cut = n < s.length() ? "..." : "";
+    return plain && cut.isEmpty() ? sb.toString() : "\"" + sb + cut + "\"";
   }
 
   private static Unsupported unsupported() {
@@ -104,7 +184,7 @@ final class JsonTreeReader {
       case '[':
         return array(depth + 1);
       case '"':
-        return NODES.stringNode(string());
+        return NODES.stringNode(string("a string"));
       case 't':
         literal("true");
         return NODES.booleanNode(true);
@@ -167,12 +247,21 @@ final class JsonTreeReader {
       if (in[pos] != '"') {
         throw unsupported();
       }
-      String key = string();
+      int keyStart = pos;
+      String key = string("an object key");
       skipWhitespace();
       if (in[pos++] != ':') {
         throw unsupported();
       }
-      o.set(key, value(depth));
+      JsonNode v;
+      try {
+        v = value(depth);
+      } catch (Rejected e) {
+        throw e.under(key);
+      }
+      if (o.replace(key, v) != null) {
+        throw new Rejected("duplicate key in an object", "key=" + quote(key, 80, true), keyStart);
+      }
       skipWhitespace();
       byte c = in[pos++];
       if (c == '}') {
@@ -215,7 +304,11 @@ final class JsonTreeReader {
         if (a == null) {
           a = numbers.toArrayNode();
         }
-        a.add(value(depth));
+        try {
+          a.add(value(depth));
+        } catch (Rejected e) {
+          throw e.under(a.size());
+        }
       }
       skipWhitespace();
       c = in[pos++];
@@ -228,8 +321,12 @@ final class JsonTreeReader {
     }
   }
 
-  /** A string at {@code pos} (the opening quote); leaves {@code pos} after the closing one. */
-  private String string() {
+  /**
+   * A string at {@code pos} (the opening quote); leaves {@code pos} after the closing one.
+   *
+   * @param role what the string is, for a rejection's message ("an object key", "a string")
+   */
+  private String string(String role) {
     byte[] b = in;
     int start = ++pos;
     int p = start;
@@ -243,20 +340,20 @@ final class JsonTreeReader {
         return new String(b, start, p - start, StandardCharsets.US_ASCII);
       }
       if (c == '\\') {
-        return escapedString(start);
+        return escapedString(start, role);
       }
       if (c >= 0 && c < 0x20) {
         throw unsupported(); // an unescaped control character: Jackson's error
       }
       if (c < 0) {
-        return escapedString(start); // non-ASCII: decode with validation below
+        return escapedString(start, role); // non-ASCII: decode with validation below
       }
       p++;
     }
   }
 
-  /** The slow path of {@link #string}: escapes and UTF-8 validation. */
-  private String escapedString(int start) {
+  /** The slow path of {@link #string}: escapes, surrogate pairs and UTF-8 validation. */
+  private String escapedString(int start, String role) {
     byte[] b = in;
     StringBuilder sb = new StringBuilder();
     int p = start;
@@ -282,16 +379,22 @@ final class JsonTreeReader {
           case 'r' -> sb.append('\r');
           case 't' -> sb.append('\t');
           case 'u' -> {
-            int v = 0;
-            for (int i = 0; i < 4; i++) {
-              int d = Character.digit(b[p + i], 16);
-              if (d < 0) {
-                throw unsupported();
-              }
-              v = v << 4 | d;
-            }
+            int v = hex4(p);
             p += 4;
-            sb.append((char) v); // surrogates pair up as Jackson leaves them: char by char
+            if (Character.isSurrogate((char) v)) {
+              // a pair is a high surrogate escape and a low one right after it
+              int low =
+                  Character.isHighSurrogate((char) v) && b[p] == '\\' && b[p + 1] == 'u'
+                      ? hex4(p + 2)
+                      : -1;
+              if (low < 0 || !Character.isLowSurrogate((char) low)) {
+                throw loneSurrogate(start, p - 6, v, role);
+              }
+              sb.append((char) v);
+              v = low;
+              p += 6;
+            }
+            sb.append((char) v);
           }
           default -> throw unsupported();
         }
@@ -325,6 +428,34 @@ final class JsonTreeReader {
       sb.appendCodePoint(cp);
       p += len;
     }
+  }
+
+  /** The value of the four hex digits at {@code p}. */
+  private int hex4(int p) {
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+      int d = Character.digit(in[p + i], 16);
+      if (d < 0) {
+        throw unsupported();
+      }
+      v = v << 4 | d;
+    }
+    return v;
+  }
+
+  /** A rejection of the string starting at {@code start} for the escape at {@code escape}. */
+  private Rejected loneSurrogate(int start, int escape, int unit, String role) {
+    // the string's text up to the escape, then the escape as written, for the message
+    String before = new String(in, start, escape - start, StandardCharsets.UTF_8);
+    String shown = before.length() > 40 ? "..." + before.substring(before.length() - 37) : before;
+    return new Rejected(
+        "lone UTF-16 surrogate in " + role,
+        "escape=\\u"
+            + String.format(java.util.Locale.ROOT, "%04x", unit)
+            + ", text=\""
+            + shown
+            + "\"",
+        escape);
   }
 
   /** {@link #scanNumber} results: an int, a double, or another node (long, big integer). */

@@ -132,7 +132,7 @@ public final class Output {
       o.putObject("payload");
       return;
     }
-    JsonNode p = Json.MAPPER.readTree(payload);
+    JsonNode p = Json.readStored(payload);
     if (sel.include() != null) {
       ObjectNode selected = Json.object();
       for (FieldPath path : sel.include()) {

@@ -68,7 +68,6 @@ class JsonTreeReaderTest {
         "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\"",
         "\"h\u00e9llo \u4e16\u754c \ud83d\ude00\"",
         " { \"a\" : [ 1 , 2.5 , { } , [ ] ] , \"b\" : null } ",
-        "{\"a\":1,\"a\":2}",
         "{\"vector\":[0.1,-0.2,3e-5,1.0E-7],\"limit\":10,\"params\":{\"search_list\":15}}"
       })
   void readsLikeJackson(String json) {
@@ -119,6 +118,81 @@ class JsonTreeReaderTest {
     assertThat(JsonTreeReader.read(bad)).isNull();
     byte[] overlong = {'"', (byte) 0xC0, (byte) 0x80, '"'};
     assertThat(JsonTreeReader.read(overlong)).isNull();
+  }
+
+  private static String rejection(String json) {
+    try {
+      Json.parse(json.getBytes(StandardCharsets.UTF_8));
+    } catch (BadJsonException e) {
+      return e.getMessage();
+    }
+    throw new AssertionError("accepted: " + json);
+  }
+
+  @Test
+  void aDuplicateKeyIsRefusedNamingTheKeyAndWhereItIs() {
+    assertThat(rejection("{\"a\":1,\"a\":2}"))
+        .isEqualTo("Format error in JSON body: duplicate key in an object [key=\"a\", offset=7]");
+    assertThat(rejection("{\"points\":[{\"id\":1},{\"id\":2,\"payload\":{\"x\":1,\"x\":{}}}]}"))
+        .isEqualTo(
+            "Format error in JSON body: duplicate key in an object"
+                + " [at=points[1].payload, key=\"x\", offset=45]");
+    // the same key in different objects is fine
+    assertSameTree("[{\"a\":1},{\"a\":2,\"b\":{\"a\":3}}]");
+  }
+
+  @Test
+  void aDuplicateKeyInWhatJacksonReadsIsRefusedToo() {
+    String longString = "x".repeat(JsonTreeReader.MAX_STRING_BYTES + 1);
+    String json = "{\"a\":\"" + longString + "\",\"a\":2}";
+    assertThat(rejection(json))
+        .startsWith("Format error in JSON body: Duplicate Object property \"a\"");
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "\"\\ud83d\"",
+        "\"\\ude00\"",
+        "\"a\\ud83db\"",
+        "\"\\ud83d\\ud83d\"",
+        "\"\\ude00\\ud83d\"",
+        "\"\\ud83d\\n\"",
+        "\"\\ud83d\\u0041\"",
+        "\"\u00e9\\udbff\"",
+      })
+  void aLoneSurrogateInAStringIsRefused(String string) {
+    assertThat(rejection("{\"payload\":{\"k\":" + string + "}}"))
+        .startsWith("Format error in JSON body: lone UTF-16 surrogate in a string [at=payload.k, ")
+        .contains("offset=");
+    assertThat(rejection("{\"payload\":{" + string + ":1}}"))
+        .startsWith(
+            "Format error in JSON body: lone UTF-16 surrogate in an object key [at=payload, ");
+  }
+
+  @Test
+  void aLoneSurrogateIsNamedByItsEscapeAndPosition() {
+    assertThat(rejection("{\"points\":[{\"id\":1,\"payload\":{\"\\ud83d\":\"x\"}}]}"))
+        .isEqualTo(
+            "Format error in JSON body: lone UTF-16 surrogate in an object key"
+                + " [at=points[0].payload, escape=\\ud83d, text=\"\", offset=31]");
+    assertThat(rejection("[1,2,{\"filter\":{\"key\":\"ab\\ude00\"}}]"))
+        .isEqualTo(
+            "Format error in JSON body: lone UTF-16 surrogate in a string"
+                + " [at=[2].filter.key, escape=\\ude00, text=\"ab\", offset=25]");
+  }
+
+  @Test
+  void aLoneSurrogateInWhatJacksonReadsIsRefusedToo() {
+    String longString = "x".repeat(JsonTreeReader.MAX_STRING_BYTES + 1);
+    assertThat(rejection("{\"a\":[\"" + longString + "\",\"\\ud83d\"]}"))
+        .isEqualTo("Format error in JSON body: lone UTF-16 surrogate in a key or string [at=a[1]]");
+  }
+
+  @Test
+  void surrogatePairsAreRead() {
+    assertSameTree("{\"\\ud83d\\ude00\":\"\\uD83D\\uDE00 \\udbff\\udfff\"}");
+    assertThat(fast("\"\\ud83d\\ude00\"").asString()).isEqualTo("\ud83d\ude00");
   }
 
   /** Random documents: nested values, every number shape, strings with escapes and non-ASCII. */
@@ -192,6 +266,7 @@ class JsonTreeReaderTest {
         for (int i = 0; i < n; i++) {
           sb.append(i > 0 ? "," : "").append(ws(r));
           string(r, sb);
+          sb.insert(sb.length() - 1, i); // keys differ: a duplicate is refused
           sb.append(ws(r)).append(':').append(ws(r));
           value(r, sb, depth + 1);
         }
