@@ -277,14 +277,23 @@ public class CollectionsController {
 
   private static FsyncPolicy fsyncPolicy(JsonNode body) {
     JsonNode wal = body.get("wal_config");
-    if (wal == null || !wal.isObject()) {
+    if (wal == null || wal.isNull()) {
       return null;
+    }
+    if (!wal.isObject()) {
+      throw new InvalidInputException(
+          "Wrong input: wal_config must be an object [wal_config="
+              + Requests.abbreviate(wal)
+              + "]");
     }
     JsonNode p = wal.get("fsync_policy");
     if (p == null || p.isNull()) {
       return null;
     }
     try {
+      if (!p.isString()) {
+        throw new IllegalArgumentException("not a string");
+      }
       return FsyncPolicy.parse(p.asString());
     } catch (IllegalArgumentException e) {
       throw new InvalidInputException(
@@ -341,6 +350,12 @@ public class CollectionsController {
     int replicas = Requests.nonNegativeInt(body, "replication_factor", 1, 16);
     IndexParams index = IndexParams.DEFAULT;
     JsonNode hnsw = body.get("hnsw_config");
+    if (hnsw != null && !hnsw.isNull() && !hnsw.isObject()) {
+      throw new InvalidInputException(
+          "Wrong input: hnsw_config must be an object [hnsw_config="
+              + Requests.abbreviate(hnsw)
+              + "]");
+    }
     if (hnsw != null && hnsw.isObject()) {
       // Qdrant's HNSW m bounds layer 0 at 2m links; ef_construct is the build search list.
       int m = Requests.nonNegativeInt(hnsw, "m", index.maxDegree() / 2, 256);
@@ -354,6 +369,10 @@ public class CollectionsController {
             "Wrong input: index must be an object [index=" + Requests.abbreviate(idx) + "]");
       }
       JsonNode type = idx.get("type");
+      if (type != null && !type.isNull() && !type.isString()) {
+        throw new InvalidInputException(
+            "Wrong input: index.type must be a string [type=" + Requests.abbreviate(type) + "]");
+      }
       float alpha = index.alpha();
       JsonNode a = idx.get("alpha");
       if (a != null && !a.isNull()) {

@@ -1,0 +1,83 @@
+package io.flashvec.api.collections;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.Mockito.never;
+import static org.mockito.Mockito.verify;
+
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.web.Blocking;
+import io.flashvec.api.web.ErrorHandler;
+import io.flashvec.cluster.CollectionService;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.webflux.test.autoconfigure.WebFluxTest;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.bean.override.mockito.MockitoBean;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** Collection settings of the wrong JSON type are a 400 naming the field, never a 500. */
+@WebFluxTest(controllers = CollectionsController.class)
+@Import({Blocking.class, ErrorHandler.class})
+@EnableConfigurationProperties(FlashVecProperties.class)
+class CollectionsControllerTests {
+
+  @Autowired WebTestClient client;
+  @MockitoBean CollectionService service;
+
+  private String error(String method, String body) {
+    var spec = method.equals("PUT") ? client.put() : client.patch();
+    byte[] b =
+        spec.uri("/collections/c")
+            .contentType(MediaType.APPLICATION_JSON)
+            .bodyValue(body)
+            .exchange()
+            .expectStatus()
+            .isBadRequest()
+            .expectBody()
+            .returnResult()
+            .getResponseBody();
+    return Json.text(b);
+  }
+
+  @Test
+  void aSettingOfTheWrongTypeIsRefusedNamingTheField() {
+    String vectors = "\"vectors\":{\"size\":4,\"distance\":\"Dot\"}";
+    String[][] cases = {
+      {
+        "{" + vectors + ",\"wal_config\":{\"fsync_policy\":{}}}",
+        "Wrong input: wal_config.fsync_policy must be always, interval or never [fsync_policy={}]"
+      },
+      {
+        "{" + vectors + ",\"wal_config\":{\"fsync_policy\":[]}}",
+        "Wrong input: wal_config.fsync_policy must be always, interval or never [fsync_policy=[]]"
+      },
+      {
+        "{" + vectors + ",\"wal_config\":{\"fsync_policy\":1}}",
+        "Wrong input: wal_config.fsync_policy must be always, interval or never [fsync_policy=1]"
+      },
+      {"{" + vectors + ",\"wal_config\":[]}", "Wrong input: wal_config must be an object"},
+      {"{" + vectors + ",\"hnsw_config\":\"x\"}", "Wrong input: hnsw_config must be an object"},
+      {"{" + vectors + ",\"index\":{\"type\":{}}}", "Wrong input: index.type must be a string"},
+    };
+    for (String[] c : cases) {
+      assertThat(error("PUT", c[0])).as(c[0]).contains(c[1]);
+    }
+    for (String[] c : cases) {
+      if (c[0].contains("wal_config")) {
+        assertThat(error("PATCH", c[0])).as(c[0]).contains(c[1]);
+      }
+    }
+    verify(service, never()).createCollection(any(), any(), any());
+    verify(service, never()).updateCollection(any(), any(), any());
+  }
+
+  /** Reads an error body's message. */
+  private static final class Json {
+    static String text(byte[] body) {
+      return io.flashvec.api.web.Json.MAPPER.readTree(body).path("status").path("error").asString();
+    }
+  }
+}
