@@ -11,6 +11,7 @@ import static org.mockito.Mockito.when;
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.BodyLimitFilter;
+import io.flashvec.api.web.ContentTypeFilter;
 import io.flashvec.api.web.ErrorHandler;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.Collection;
@@ -35,7 +36,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 
 /** The points endpoints' parsing and error mapping, with the engine mocked. */
 @WebFluxTest(controllers = PointsController.class)
-@Import({Blocking.class, ErrorHandler.class, BodyLimitFilter.class})
+@Import({Blocking.class, ErrorHandler.class, BodyLimitFilter.class, ContentTypeFilter.class})
 @EnableConfigurationProperties(FlashVecProperties.class)
 class PointsControllerTests {
 
@@ -101,6 +102,89 @@ class PointsControllerTests {
           .value(String.class, e -> org.assertj.core.api.Assertions.assertThat(e).contains(c[1]));
     }
     verify(service, never()).upsert(any(), anyList(), anyBoolean());
+  }
+
+  @Test
+  void aBodyThatIsNotCleanJsonIsRefusedAndNothingIsStored() {
+    String[][] cases = {
+      {
+        "{\"points\":[{\"id\":1,\"vector\":[1,2],\"payload\":{\"\\ud83d\":\"x\"}}]}",
+        "Wrong input: Format error in JSON body: lone UTF-16 surrogate in an object key"
+            + " [at=points[0].payload, escape=\\ud83d, text=\"\", offset=46]"
+      },
+      {
+        "{\"points\":[{\"id\":1,\"vector\":[1,2],\"payload\":{\"a\":\"x\\udc00\"}}]}",
+        "Wrong input: Format error in JSON body: lone UTF-16 surrogate in a string"
+            + " [at=points[0].payload.a, escape=\\udc00, text=\"x\", offset=51]"
+      },
+      {
+        "{\"points\":[{\"id\":1,\"vector\":[1,2],\"payload\":{\"a\":1,\"a\":2}}]}",
+        "Wrong input: Format error in JSON body: duplicate key in an object"
+            + " [at=points[0].payload, key=\"a\", offset=51]"
+      },
+      {
+        "{\"points\":[{\"id\":1,\"vector\":[1,2]}],\"points\":[]}",
+        "Wrong input: Format error in JSON body: duplicate key in an object"
+            + " [key=\"points\", offset=36]"
+      },
+    };
+    for (String[] c : cases) {
+      client
+          .put()
+          .uri("/collections/c/points")
+          .contentType(MediaType.APPLICATION_JSON)
+          .bodyValue(c[0])
+          .exchange()
+          .expectStatus()
+          .isBadRequest()
+          .expectBody()
+          .jsonPath("$.status.error")
+          .isEqualTo(c[1]);
+    }
+    for (String type :
+        new String[] {
+          "application/x-www-form-urlencoded", "text/plain", "application/json; charset=latin1"
+        }) {
+      client
+          .put()
+          .uri("/collections/c/points")
+          .header("Content-Type", type)
+          .bodyValue("{\"points\":[{\"id\":1,\"vector\":[1,2]}]}")
+          .exchange()
+          .expectStatus()
+          .isEqualTo(415)
+          .expectBody()
+          .jsonPath("$.status.error")
+          .value(
+              String.class,
+              e ->
+                  org.assertj.core.api.Assertions.assertThat(e)
+                      .startsWith("Unsupported media type: ")
+                      .endsWith(
+                          "; send the body as Content-Type: application/json [content-type="
+                              + type
+                              + "]"));
+    }
+    verify(service, never()).upsert(any(), anyList(), anyBoolean());
+  }
+
+  @Test
+  void jsonContentTypesAreRead() {
+    when(service.upsert(eq("c"), anyList(), eq(false)))
+        .thenReturn(new Collection.UpdateResult(1, false));
+    for (String type :
+        new String[] {
+          "application/json", "application/json; charset=UTF-8", "application/vnd.x+json"
+        }) {
+      client
+          .put()
+          .uri("/collections/c/points")
+          .header("Content-Type", type)
+          .bodyValue("{\"points\":[{\"id\":1,\"vector\":[1,2]}]}")
+          .exchange()
+          .expectStatus()
+          .isOk();
+    }
   }
 
   @Test

@@ -1,0 +1,77 @@
+package io.flashvec.api.web;
+
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.InvalidMediaTypeException;
+import org.springframework.http.MediaType;
+import org.springframework.stereotype.Component;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+/**
+ * Refuses a request body that says it is not JSON with 415, before it is read: every body this API
+ * takes is JSON, and a form ({@code curl -d} sends {@code application/x-www-form-urlencoded}) or
+ * text read as JSON anyway hides the client's mistake. {@code application/json} and any {@code
+ * application/*+json} are JSON, in UTF-8 (the only charset JSON has, RFC 8259); a body without a
+ * {@code Content-Type} is read as JSON, as a body is never anything else here. Qdrant refuses
+ * non-JSON content types too (with 400).
+ */
+@Component
+@Order(-90)
+public class ContentTypeFilter implements WebFilter {
+
+  @Override
+  public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+    HttpHeaders headers = exchange.getRequest().getHeaders();
+    String type = headers.getFirst(HttpHeaders.CONTENT_TYPE);
+    if (type == null || !hasBody(headers)) {
+      return chain.filter(exchange);
+    }
+    String problem = problem(type);
+    if (problem == null) {
+      return chain.filter(exchange);
+    }
+    return Json.writeError(
+        exchange,
+        HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+        "Unsupported media type: "
+            + problem
+            + "; send the body as Content-Type: application/json [content-type="
+            + (type.length() > 80 ? type.substring(0, 77) + "..." : type)
+            + "]");
+  }
+
+  private static boolean hasBody(HttpHeaders headers) {
+    return headers.getContentLength() > 0 || headers.containsHeader(HttpHeaders.TRANSFER_ENCODING);
+  }
+
+  /** Why {@code type} is not a JSON content type, or {@code null} if it is one. */
+  static String problem(String type) {
+    MediaType media;
+    try {
+      media = MediaType.parseMediaType(type);
+    } catch (InvalidMediaTypeException e) {
+      return "the content type is malformed";
+    }
+    boolean json =
+        media.getType().equalsIgnoreCase("application")
+            && (media.getSubtype().equalsIgnoreCase("json")
+                || media.getSubtype().toLowerCase(java.util.Locale.ROOT).endsWith("+json"));
+    if (!json) {
+      return "request bodies are JSON";
+    }
+    try {
+      Charset charset = media.getCharset();
+      return charset == null || charset.equals(StandardCharsets.UTF_8)
+          ? null
+          : "JSON bodies are UTF-8";
+    } catch (IllegalArgumentException e) { // an unknown charset
+      return "JSON bodies are UTF-8";
+    }
+  }
+}
