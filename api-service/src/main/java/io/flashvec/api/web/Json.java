@@ -166,6 +166,7 @@ public final class Json {
   /** Writes a Qdrant-style error straight to the response (web filters, before any handler). */
   public static Mono<Void> writeError(
       ServerWebExchange exchange, HttpStatus status, String message) {
+    HttpRejections.reject(exchange, HttpRejections.reasonOf(status.value()), message);
     ResponseEntity<byte[]> r = error(status, message, System.nanoTime());
     var response = exchange.getResponse();
     response.setStatusCode(r.getStatusCode());
