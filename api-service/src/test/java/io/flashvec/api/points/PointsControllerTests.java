@@ -169,6 +169,21 @@ class PointsControllerTests {
   }
 
   @Test
+  void aBadQueryParameterIsNamedWithoutJavaTypes() {
+    client
+        .put()
+        .uri("/collections/c/points?wait=maybe")
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue("{\"points\":[]}")
+        .exchange()
+        .expectStatus()
+        .isBadRequest()
+        .expectBody()
+        .jsonPath("$.status.error")
+        .isEqualTo("Wrong input: query parameter wait must be true or false [wait=maybe]");
+  }
+
+  @Test
   void jsonContentTypesAreRead() {
     when(service.upsert(eq("c"), anyList(), eq(false)))
         .thenReturn(new Collection.UpdateResult(1, false));
