@@ -15,6 +15,7 @@ import org.springframework.util.unit.DataSize;
  * @param dataDir where collections live ({@code FLASHVEC_DATA_DIR})
  * @param roles {@code proxy,query,index} (standalone runs all three)
  * @param cluster cluster mode settings (off unless {@code etcd-endpoints} is set)
+ * @param http limits of the REST server's connections
  */
 @ConfigurationProperties("flashvec")
 public record FlashVecProperties(
@@ -29,7 +30,8 @@ public record FlashVecProperties(
     @DefaultValue Writes writes,
     @DefaultValue Compaction compaction,
     @DefaultValue Security security,
-    @DefaultValue Cluster cluster) {
+    @DefaultValue Cluster cluster,
+    @DefaultValue Http http) {
 
   /**
    * API keys, Qdrant-compatible (header {@code api-key} or {@code Authorization: Bearer}). Unset:
@@ -193,4 +195,50 @@ public record FlashVecProperties(
       @DefaultValue("64MB") DataSize maxBodyBytes,
       @DefaultValue("100000") int maxBatchPoints,
       @DefaultValue("10000") int maxSearchLimit) {}
+
+  /**
+   * Limits of the REST server's connections, so that slow, idle or greedy clients cannot hold the
+   * server's connections, memory or file descriptors ({@code web.ConnectionGuard}).
+   *
+   * @param headerTimeout a request's line and headers must all arrive within this time of its first
+   *     byte, else 408 and the connection closes (slow-header clients, "slowloris")
+   * @param bodyTimeout a request's body must all arrive within this time of its headers, else 408
+   *     and the connection closes (a body, chunked or not, that never ends)
+   * @param idleTimeout a connection with no request in progress and no answer pending is closed
+   *     after this time (keep-alive connections that clients forgot)
+   * @param maxConnections open connections at most; one more is answered 503 and closed
+   * @param maxPipelinedRequests requests a client may send on one connection before reading the
+   *     answers to earlier ones; past it the connection closes after the answers already owed
+   */
+  public record Http(
+      @DefaultValue("10s") Duration headerTimeout,
+      @DefaultValue("60s") Duration bodyTimeout,
+      @DefaultValue("60s") Duration idleTimeout,
+      @DefaultValue("4096") int maxConnections,
+      @DefaultValue("64") int maxPipelinedRequests) {
+    public Http {
+      positive("header-timeout", headerTimeout);
+      positive("body-timeout", bodyTimeout);
+      positive("idle-timeout", idleTimeout);
+      if (maxConnections < 1) {
+        throw new IllegalArgumentException(
+            "flashvec.http.max-connections must be at least 1 [max-connections="
+                + maxConnections
+                + "]");
+      }
+      if (maxPipelinedRequests < 1) {
+        throw new IllegalArgumentException(
+            "flashvec.http.max-pipelined-requests must be at least 1 [max-pipelined-requests="
+                + maxPipelinedRequests
+                + "]");
+      }
+    }
+
+    private static void positive(String name, Duration d) {
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(
+            "flashvec.http." + name + " must be positive [" + name + "=" + d + "]");
+      }
+    }
+  }
 }

@@ -1,5 +1,6 @@
 package io.flashvec.api.web;
 
+import io.flashvec.api.FlashVecProperties;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -7,7 +8,8 @@ import org.springframework.http.client.ReactorResourceFactory;
 import reactor.netty.resources.LoopResources;
 
 /**
- * The HTTP server's event loops: {@link BalancedEventLoops}, as many as Reactor Netty's default.
+ * The HTTP server's event loops ({@link BalancedEventLoops}, as many as Reactor Netty's default)
+ * and the guards on its connections ({@link ConnectionGuard}).
  */
 @Configuration(proxyBeanMethods = false)
 public class EventLoopConfiguration {
@@ -32,5 +34,15 @@ public class EventLoopConfiguration {
   @Bean
   NettyServerCustomizer balancedEventLoopsCustomizer(BalancedEventLoops loops) {
     return loops.customizer();
+  }
+
+  @Bean
+  ConnectionGuard connectionGuard(FlashVecProperties props, HttpRejections rejections) {
+    return new ConnectionGuard(props.http(), rejections);
+  }
+
+  @Bean
+  NettyServerCustomizer connectionGuardCustomizer(ConnectionGuard guard) {
+    return guard.customizer();
   }
 }
