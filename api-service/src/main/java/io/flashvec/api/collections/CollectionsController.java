@@ -265,7 +265,10 @@ public class CollectionsController {
     if (t == null || t.isNull()) {
       return null;
     }
-    if (!t.isIntegralNumber() || t.longValue() < 0 || t.longValue() > Integer.MAX_VALUE) {
+    if (!t.isIntegralNumber()
+        || !t.canConvertToLong()
+        || t.longValue() < 0
+        || t.longValue() > Integer.MAX_VALUE) {
       throw new InvalidInputException(
           "Wrong input: optimizers_config.indexing_threshold must be a non-negative integer"
               + " [indexing_threshold="

@@ -59,7 +59,10 @@ record Fusion(String method, int k) {
       JsonNode kn = q.get("rrf").get("k");
       int k = DEFAULT_RRF_K;
       if (kn != null && !kn.isNull()) {
-        if (!kn.isIntegralNumber() || kn.longValue() < 1 || kn.longValue() > 1_000_000) {
+        if (!kn.isIntegralNumber()
+            || !kn.canConvertToLong()
+            || kn.longValue() < 1
+            || kn.longValue() > 1_000_000) {
           throw new InvalidInputException(
               "Wrong input: " + field + ".rrf.k must be a positive integer [k=" + kn + "]");
         }

@@ -61,12 +61,17 @@ class CollectionsControllerTests {
       {"{" + vectors + ",\"wal_config\":[]}", "Wrong input: wal_config must be an object"},
       {"{" + vectors + ",\"hnsw_config\":\"x\"}", "Wrong input: hnsw_config must be an object"},
       {"{" + vectors + ",\"index\":{\"type\":{}}}", "Wrong input: index.type must be a string"},
+      {
+        "{" + vectors + ",\"optimizers_config\":{\"indexing_threshold\":25702906202927761719296}}",
+        "Wrong input: optimizers_config.indexing_threshold must be a non-negative integer"
+            + " [indexing_threshold=25702906202927761719296]"
+      },
     };
     for (String[] c : cases) {
       assertThat(error("PUT", c[0])).as(c[0]).contains(c[1]);
     }
     for (String[] c : cases) {
-      if (c[0].contains("wal_config")) {
+      if (c[0].contains("wal_config") || c[0].contains("optimizers_config")) {
         assertThat(error("PATCH", c[0])).as(c[0]).contains(c[1]);
       }
     }

@@ -184,7 +184,10 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
     if (v == null || v.isNull()) {
       return 0;
     }
-    if (!v.isIntegralNumber() || v.longValue() < 0 || v.longValue() > 1_000) {
+    if (!v.isIntegralNumber()
+        || !v.canConvertToLong()
+        || v.longValue() < 0
+        || v.longValue() > 1_000) {
       throw new InvalidInputException(
           "Wrong input: field_schema."
               + key
