@@ -49,7 +49,12 @@ public class SystemController {
       return Json.raw(HttpStatus.OK, o);
     }
     Throwable f = recovery.failure();
-    o.put("title", f == null ? "recovering write-ahead logs" : "recovery failed: " + f);
+    // the cause (an exception, a file's path) is in the server log, not in an unauthenticated probe
+    o.put(
+        "title",
+        f == null
+            ? "recovering write-ahead logs"
+            : "recovery failed; the server log has the details");
     return Json.raw(HttpStatus.SERVICE_UNAVAILABLE, o);
   }
 }
