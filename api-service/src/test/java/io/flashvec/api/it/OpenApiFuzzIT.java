@@ -66,7 +66,8 @@ class OpenApiFuzzIT {
       cmd.add("--generation-database");
       cmd.add("none");
       cmd.add("--no-color");
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+      // run in the test's directory: Schemathesis leaves its state (.schemathesis/) where it runs
+      ProcessBuilder pb = new ProcessBuilder(cmd).directory(tmp.toFile()).redirectErrorStream(true);
       pb.environment().put("SCHEMATHESIS_HOOKS", "flashvec_checks");
       pb.environment().put("PYTHONPATH", Path.of("src/test/python").toAbsolutePath().toString());
       pb.environment().put("FLASHVEC_DATA_DIR", data.toAbsolutePath().toString());
