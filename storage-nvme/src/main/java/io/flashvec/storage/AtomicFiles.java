@@ -29,7 +29,9 @@ public final class AtomicFiles {
       io.writeFully(ch, ByteBuffer.wrap(content));
       io.force(ch, true);
     }
+    io.crashPoint(CrashPoint.ATOMIC_WRITE_TEMP_WRITTEN);
     io.atomicMove(tmp, target);
+    io.crashPoint(CrashPoint.ATOMIC_WRITE_RENAMED);
     io.fsyncDirectory(dir);
   }
 

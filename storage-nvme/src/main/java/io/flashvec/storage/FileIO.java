@@ -19,7 +19,11 @@ import java.util.List;
  * <p>Every write, fsync, rename and delete of the storage engine goes through an instance of this
  * class so that tests can subclass it to fail exactly one call, or to simulate a power loss that
  * drops bytes which were written but never fsynced (see {@code CrashSimulatingFileIO} in the test
- * jar). Production code uses {@link #DEFAULT}. Instances are stateless and thread-safe.
+ * jar). Production code uses {@link #DEFAULT}.
+ *
+ * <p>Durable steps also report the named {@link CrashPoint}s they pass to {@link #crashPoint},
+ * which does nothing here; a crash test's instance stops the process there. Instances are
+ * thread-safe.
  */
 public class FileIO {
 
@@ -85,11 +89,22 @@ public class FileIO {
       return;
     }
     try (var walk = Files.walk(path)) {
+      boolean first = true;
       for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
         deleteIfExists(p);
+        if (first) {
+          crashPoint(CrashPoint.TREE_DELETE_PARTIAL);
+          first = false;
+        }
       }
     }
   }
+
+  /**
+   * Called by a durable step when it reaches {@code point} (see {@link CrashPoint}); does nothing
+   * on the real file system. Crash tests override it to stop the process at that point.
+   */
+  public void crashPoint(CrashPoint point) {}
 
   /** Creates a directory and its parents. */
   public void createDirectories(Path dir) throws IOException {

@@ -328,6 +328,7 @@ public final class Wal implements Closeable {
       h.putInt((int) c.getValue());
       h.flip();
       io.writeFully(ch, h);
+      io.crashPoint(CrashPoint.WAL_SEGMENT_CREATED);
       if (policy != FsyncPolicy.NEVER) {
         io.force(ch, true);
         io.fsyncDirectory(dir);
@@ -379,12 +380,14 @@ public final class Wal implements Closeable {
       crc.update(b.array(), 8, 9 + len);
       b.putInt(4, (int) crc.getValue());
       b.flip();
+      io.crashPoint(CrashPoint.WAL_APPEND_BEFORE_WRITE);
       try {
         io.writeFully(current, b);
       } catch (IOException e) {
         fail(e);
         throw new UncheckedIOException("WAL append failed [dir=" + dir + ", seq=" + seq + "]", e);
       }
+      io.crashPoint(CrashPoint.WAL_APPEND_WRITTEN);
       currentSize += size;
       totalBytes.addAndGet(size);
       lastSeq = seq;
@@ -404,6 +407,7 @@ public final class Wal implements Closeable {
         durableSeq.accumulateAndGet(lastSeq, Math::max);
       }
       current.close();
+      io.crashPoint(CrashPoint.WAL_ROLL_OLD_CLOSED);
       startSegment(nextSeq);
     } catch (IOException e) {
       fail(e);
@@ -470,6 +474,7 @@ public final class Wal implements Closeable {
         throw new UncheckedIOException("WAL fsync failed [dir=" + dir + ", seq=" + seq + "]", e);
       }
       options.listener().onFsync(System.nanoTime() - t0);
+      io.crashPoint(CrashPoint.WAL_FSYNCED);
       durableSeq.accumulateAndGet(target, Math::max);
     } finally {
       syncLock.unlock();
@@ -501,6 +506,7 @@ public final class Wal implements Closeable {
         Path p = segmentPath(first);
         long size = io.size(p);
         io.deleteIfExists(p);
+        io.crashPoint(CrashPoint.WAL_TRUNCATE_SEGMENT_DELETED);
         totalBytes.addAndGet(-size);
         deleted = true;
       }

@@ -1,5 +1,6 @@
 package io.flashvec.storage.testing;
 
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -11,11 +12,13 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -51,6 +54,16 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * throws an {@link IOException}, like a process that lost power. Reopen the directory with a new
  * instance (or {@link FileIO#DEFAULT}).
  *
+ * <h2>Crash points</h2>
+ *
+ * {@link #armCrashPoint(CrashPoint, int) armCrashPoint(point, n)} stops the process the {@code
+ * n}-th time a durable step reaches {@code point} ({@link FileIO#crashPoint}): from that moment
+ * every call fails with an {@link IOException}, so nothing the engine does afterwards (cleanups in
+ * {@code finally} blocks, other threads) reaches the files, and the thread that reached the point
+ * gets a {@link Halt} error, which unwinds it without running the engine's error handling. The test
+ * then calls {@link #crash} to lose what was not fsynced, and recovers. {@link #hits} counts every
+ * point reached, armed or not, so a test can check that a workload passes through a point.
+ *
  * <p>Thread-safe. Calls run concurrently with each other; {@link #crash} waits for the calls in
  * flight and blocks new ones, so a crash never lands in the middle of one call. It must not be
  * called from inside a call of this instance.
@@ -59,6 +72,25 @@ public class CrashSimulatingFileIO extends FileIO {
 
   /** What a crash did, for test messages. */
   public record CrashReport(int directoryOpsUndone, int filesCut, long bytesDropped) {}
+
+  /**
+   * Thrown to the thread that reached the armed crash point: the process "died" there. An {@link
+   * Error}, so that the engine's {@code catch (IOException | RuntimeException e)} blocks do not
+   * treat it as a failure to handle and carry on.
+   */
+  public static final class Halt extends Error {
+    private static final long serialVersionUID = 1L;
+    private final transient CrashPoint point;
+
+    Halt(CrashPoint point, int hit) {
+      super("halted at crash point [point=" + point + ", hit=" + hit + "]");
+      this.point = point;
+    }
+
+    public CrashPoint point() {
+      return point;
+    }
+  }
 
   private static final class FileState {
     Path path;
@@ -94,10 +126,52 @@ public class CrashSimulatingFileIO extends FileIO {
   private final Map<FileChannel, FileState> byChannel = new IdentityHashMap<>(); // stateLock
   private final OpenChannels channels = new OpenChannels();
 
+  private final Map<CrashPoint, AtomicInteger> hits = new EnumMap<>(CrashPoint.class);
+  private volatile CrashPoint armed;
+  private volatile int armedHit;
+  private volatile CrashPoint haltedAt;
+
   private volatile boolean undoDirectoryOps = true;
   private volatile boolean tornWrites = true;
 
-  public CrashSimulatingFileIO() {}
+  public CrashSimulatingFileIO() {
+    for (CrashPoint p : CrashPoint.values()) {
+      hits.put(p, new AtomicInteger());
+    }
+  }
+
+  /**
+   * Stops the process (see the class comment) the {@code hit}-th time {@code point} is reached from
+   * now on (1 is the next time).
+   */
+  public CrashSimulatingFileIO armCrashPoint(CrashPoint point, int hit) {
+    if (hit < 1) {
+      throw new IllegalArgumentException(
+          "hit counts from 1 [point=" + point + ", hit=" + hit + "]");
+    }
+    this.armedHit = hits.get(point).get() + hit;
+    this.armed = point;
+    return this;
+  }
+
+  /** How many times {@code point} was reached through this instance. */
+  public int hits(CrashPoint point) {
+    return hits.get(point).get();
+  }
+
+  /** The point at which the armed crash stopped the process, or {@code null}. */
+  public CrashPoint haltedAt() {
+    return haltedAt;
+  }
+
+  @Override
+  public void crashPoint(CrashPoint point) {
+    int n = hits.get(point).incrementAndGet();
+    if (point == armed && n == armedHit && haltedAt == null) {
+      haltedAt = point; // every call fails from now on, on every thread
+      throw new Halt(point, n);
+    }
+  }
 
   /** Whether a crash may undo un-fsynced creations, renames and deletions (default true). */
   public CrashSimulatingFileIO undoDirectoryOps(boolean enabled) {
@@ -234,7 +308,7 @@ public class CrashSimulatingFileIO extends FileIO {
   private <T> T live(IOCall<T> call) throws IOException {
     lifeLock.readLock().lock();
     try {
-      if (crashed) {
+      if (crashed || haltedAt != null) {
         throw new IOException(
             "simulated power loss: this FileIO is dead, open a new one over the same directory");
       }

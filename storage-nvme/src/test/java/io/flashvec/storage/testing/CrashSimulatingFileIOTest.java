@@ -4,6 +4,10 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flashvec.storage.AtomicFiles;
+import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.HaltingFileIO;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -163,6 +167,64 @@ class CrashSimulatingFileIOTest {
     assertThat(fresh.durableLength(file)).isEqualTo(7);
     fresh.crash(random);
     assertThat(file).hasContent("durable");
+  }
+
+  @Test
+  void anArmedCrashPointHaltsAtItsHitAndNothingReachesTheFilesAfterwards() throws IOException {
+    CrashSimulatingFileIO io =
+        new CrashSimulatingFileIO().tornWrites(false).undoDirectoryOps(false);
+    Path target = tmp.resolve("target");
+    AtomicFiles.write(io, target, "v1".getBytes(UTF_8));
+    assertThat(io.hits(CrashPoint.ATOMIC_WRITE_TEMP_WRITTEN)).isEqualTo(1);
+    io.armCrashPoint(CrashPoint.ATOMIC_WRITE_TEMP_WRITTEN, 2);
+    AtomicFiles.write(io, target, "v2".getBytes(UTF_8)); // the first hit from now passes
+    assertThat(io.haltedAt()).isNull();
+
+    assertThatThrownBy(() -> AtomicFiles.write(io, target, "v3".getBytes(UTF_8)))
+        .isInstanceOf(CrashSimulatingFileIO.Halt.class)
+        .hasMessage("halted at crash point [point=ATOMIC_WRITE_TEMP_WRITTEN, hit=3]");
+    assertThat(io.haltedAt()).isEqualTo(CrashPoint.ATOMIC_WRITE_TEMP_WRITTEN);
+    assertThat(io.hits(CrashPoint.ATOMIC_WRITE_TEMP_WRITTEN)).isEqualTo(3);
+    assertThat(io.hits(CrashPoint.ATOMIC_WRITE_RENAMED)).isEqualTo(2);
+    // The process is dead: nothing after the point happens, reads included.
+    assertThatThrownBy(() -> io.atomicMove(tmp.resolve("target.tmp"), target))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("simulated power loss");
+    assertThatThrownBy(() -> io.readAllBytes(target)).isInstanceOf(IOException.class);
+    io.crash(random);
+    assertThat(target).hasContent("v2");
+    assertThat(tmp.resolve("target.tmp")).hasContent("v3"); // fsynced before the point
+    assertThat(AtomicFiles.removeStaleTemp(new CrashSimulatingFileIO(), target)).isTrue();
+  }
+
+  @Test
+  void crashPointsPassThroughAFaultyFileIO() {
+    CrashSimulatingFileIO io = new CrashSimulatingFileIO();
+    FaultyFileIO faulty = new FaultyFileIO(io);
+    io.armCrashPoint(CrashPoint.SEAL_FROZEN, 1);
+    assertThatThrownBy(() -> faulty.crashPoint(CrashPoint.SEAL_FROZEN))
+        .isInstanceOf(CrashSimulatingFileIO.Halt.class);
+    assertThat(io.hits(CrashPoint.SEAL_FROZEN)).isEqualTo(1);
+  }
+
+  @Test
+  void theRealFileSystemIgnoresCrashPointsAndTheHaltingOneOnlyItsArmedHit() {
+    for (CrashPoint p : CrashPoint.values()) {
+      FileIO.DEFAULT.crashPoint(p);
+    }
+    HaltingFileIO halting = new HaltingFileIO(CrashPoint.WAL_FSYNCED, 3);
+    halting.crashPoint(CrashPoint.WAL_FSYNCED);
+    halting.crashPoint(CrashPoint.WAL_FSYNCED);
+    halting.crashPoint(CrashPoint.SEAL_FROZEN); // another point: not counted
+    assertThatThrownBy(() -> new HaltingFileIO(CrashPoint.WAL_FSYNCED, 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("the crash point's hit counts from 1 [point=WAL_FSYNCED, hit=0]");
+    assertThat(CrashPoint.parse("payload-schema-committed"))
+        .isEqualTo(CrashPoint.PAYLOAD_SCHEMA_COMMITTED);
+    assertThatThrownBy(() -> CrashPoint.parse("nowhere"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith(
+            "unknown crash point [value=nowhere, known=[WAL_APPEND_BEFORE_WRITE");
   }
 
   private void writeForceWrite(CrashSimulatingFileIO io, Path file) throws IOException {

@@ -1,5 +1,6 @@
 package io.flashvec.storage.testing;
 
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -244,5 +245,10 @@ public class FaultyFileIO extends FileIO {
   public byte[] readAllBytes(Path path) throws IOException {
     maybeFail(Op.READ_ALL_BYTES, path);
     return delegate.readAllBytes(path);
+  }
+
+  @Override
+  public void crashPoint(CrashPoint point) {
+    delegate.crashPoint(point);
   }
 }
