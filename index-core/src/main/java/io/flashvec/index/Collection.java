@@ -472,15 +472,19 @@ public final class Collection implements Closeable {
   }
 
   /**
-   * Creates (or replaces) the payload index on {@code field.field()}: the schema is persisted
-   * first, then every segment's index is rebuilt, on this thread when {@code wait}, else in the
-   * background. Queries keep using the previous indexes until each segment's new one is ready.
+   * Creates (or replaces) the payload index on {@code field.field()}. With {@code wait} every
+   * segment's index is built first and the schema committed after, so that the index shows in
+   * {@link #payloadSchema()} (and survives a crash) only once it is complete; a crash before the
+   * commit leaves the old schema. Without {@code wait} the schema is committed at once (the change
+   * is acknowledged, so it must survive a crash) and the indexes are built in the background, or at
+   * the next open after a crash. Queries use the previous indexes until each segment's new one is
+   * ready.
    */
   public UpdateResult createPayloadIndex(PayloadFieldSchema field, boolean wait) {
     return changeSchema(s -> s.with(field), wait);
   }
 
-  /** Drops the payload index on {@code key} (nothing happens if there is none). */
+  /** Drops the payload index on {@code key} (nothing happens if there is none); as above. */
   public UpdateResult deletePayloadIndex(String key, boolean wait) {
     return changeSchema(s -> s.without(key), wait);
   }
@@ -495,47 +499,70 @@ public final class Collection implements Closeable {
 
   private UpdateResult changeSchema(
       java.util.function.UnaryOperator<PayloadSchema> change, boolean wait) {
-    synchronized (this) {
-      PayloadSchema next = change.apply(payloadSchema);
-      if (!next.equals(payloadSchema)) {
-        try {
-          next.write(fileIo, dir);
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(
-              "cannot write the payload schema [collection=" + name + "]", e);
-        }
-        payloadSchema = next;
-      }
-    }
-    long op = operations.incrementAndGet();
-    Runnable apply =
-        () -> {
-          // Applies the newest schema: of two quick changes, the later one wins either way.
-          synchronized (schemaApply) {
-            for (Shard s : shards) {
-              s.setPayloadSchema(payloadSchema);
-            }
-          }
-        };
     if (wait) {
-      apply.run();
-    } else {
-      Thread.ofVirtual()
-          .name("payload-index-" + name)
-          .start(
-              () -> {
-                try {
-                  apply.run();
-                } catch (RuntimeException e) {
-                  org.slf4j.LoggerFactory.getLogger(Collection.class)
-                      .error("payload index build failed [collection={}]", name, e);
-                }
-              });
+      synchronized (schemaApply) {
+        PayloadSchema target = change.apply(payloadSchema);
+        if (!target.equals(payloadSchema)) {
+          for (Shard s : shards) {
+            s.preparePayloadSchema(target); // built, not used: a crash now leaves the old schema
+          }
+          fileIo.crashPoint(io.flashvec.storage.CrashPoint.PAYLOAD_SCHEMA_PREPARED);
+        }
+        // Applied to the schema committed by then: a change without wait may have come first.
+        commitSchema(change);
+        applySchema(); // opens what was prepared, removes the old indexes
+      }
+      return new UpdateResult(operations.incrementAndGet(), true);
     }
-    return new UpdateResult(op, wait);
+    commitSchema(change);
+    long op = operations.incrementAndGet();
+    Thread.ofVirtual()
+        .name("payload-index-" + name)
+        .start(
+            () -> {
+              try {
+                synchronized (schemaApply) {
+                  applySchema();
+                }
+              } catch (RuntimeException e) {
+                org.slf4j.LoggerFactory.getLogger(Collection.class)
+                    .error("payload index build failed [collection={}]", name, e);
+              }
+            });
+    return new UpdateResult(op, false);
   }
 
+  /** Durably replaces the schema by {@code change} of the committed one: the commit point. */
+  private void commitSchema(java.util.function.UnaryOperator<PayloadSchema> change) {
+    synchronized (schemaCommit) {
+      PayloadSchema next = change.apply(payloadSchema);
+      if (next.equals(payloadSchema)) {
+        return;
+      }
+      try {
+        next.write(fileIo, dir);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(
+            "cannot write the payload schema [collection=" + name + "]", e);
+      }
+      fileIo.crashPoint(io.flashvec.storage.CrashPoint.PAYLOAD_SCHEMA_COMMITTED);
+      payloadSchema = next;
+    }
+  }
+
+  /** Brings every shard's indexes to the newest committed schema (holding {@link #schemaApply}). */
+  private void applySchema() {
+    PayloadSchema committed = payloadSchema;
+    for (Shard s : shards) {
+      s.setPayloadSchema(committed);
+    }
+  }
+
+  /** Serialises index builds of schema changes: of two quick changes, the later one wins. */
   private final Object schemaApply = new Object();
+
+  /** Serialises commits of the schema (short: one small atomic file write). */
+  private final Object schemaCommit = new Object();
 
   /** Live points with a non-null value of {@code key} (the {@code points} of a payload index). */
   public long countWithValue(String key) {

@@ -702,18 +702,16 @@ public final class Shard implements Closeable {
   }
 
   /**
-   * Removes temp files of interrupted manifest writes, reads the manifest, opens its segments
-   * (verifying checksums), indexes their live ids and removes segment directories the manifest does
-   * not list (builds a crash interrupted).
+   * Removes what interrupted writes left ({@code *.tmp} files and directories), reads the manifest,
+   * opens its segments (verifying checksums), indexes their live ids and removes segment
+   * directories the manifest does not list (builds a crash interrupted).
    */
   private List<Segment> openSegments() throws IOException {
     List<Segment> out = new ArrayList<>();
     for (Path t : options.io().list(dir, "*.tmp")) {
       // A manifest write killed before its rename: the previous manifest is still in place.
-      if (java.nio.file.Files.isRegularFile(t)) {
-        LOG.warn("removing temp file of an interrupted manifest write [file={}]", t);
-        options.io().deleteIfExists(t);
-      }
+      LOG.warn("removing the leftover of an interrupted manifest write [file={}]", t);
+      options.io().deleteTree(t);
     }
     ShardManifest m = ShardManifest.read(options.io(), dir);
     checkpointSeq = m.checkpointSeq();
@@ -724,9 +722,11 @@ public final class Shard implements Closeable {
         Path p = segmentsDir.resolve(segmentDirName(id));
         keep.add(p.getFileName().toString());
         for (Path t : options.io().list(p, "*.tmp")) {
-          // A checkpoint killed while replacing deleted.fvs: the old file is still in place.
-          LOG.warn("removing temp file of an interrupted checkpoint [file={}]", t);
-          options.io().deleteIfExists(t);
+          // A checkpoint killed while replacing deleted.fvs (the old file is still in place), or a
+          // payload index build killed before its rename (a directory, never empty: Lucene's
+          // files): both are rewritten when needed.
+          LOG.warn("removing the leftover of an interrupted write [file={}]", t);
+          options.io().deleteTree(t);
         }
         DiskAnnSegment s =
             DiskAnnSegment.open(options.io(), p, id, options.defaultSearchList(), inMemoryGraph());
@@ -1423,25 +1423,44 @@ public final class Shard implements Closeable {
       throw new UnavailableException("shard is closed [dir=" + dir + "]");
     }
     try {
-      payloadIndexes.setSchema(
-          schema,
-          new io.flashvec.index.payload.PayloadIndexes.Pins() {
-            @Override
-            public boolean pin(Segment seg) {
-              return tryRef(seg);
-            }
-
-            @Override
-            public void unpin(Segment seg) {
-              unref(seg);
-            }
-          });
+      payloadIndexes.setSchema(schema, pins);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot build payload indexes [dir=" + dir + "]", e);
     } finally {
       exitJob(); // close waits for this: no index build writes into a deleted collection
     }
   }
+
+  /**
+   * Builds every disk segment's index for {@code schema} without switching to it (see {@link
+   * io.flashvec.index.payload.PayloadIndexes#prepare}); {@link #setPayloadSchema} then opens them.
+   */
+  public void preparePayloadSchema(io.flashvec.index.payload.PayloadSchema schema) {
+    if (!enterJob()) {
+      throw new UnavailableException("shard is closed [dir=" + dir + "]");
+    }
+    try {
+      payloadIndexes.prepare(schema, pins);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot build payload indexes [dir=" + dir + "]", e);
+    } finally {
+      exitJob();
+    }
+  }
+
+  /** Keeps a segment open while a payload index of it is built. */
+  private final io.flashvec.index.payload.PayloadIndexes.Pins pins =
+      new io.flashvec.index.payload.PayloadIndexes.Pins() {
+        @Override
+        public boolean pin(Segment seg) {
+          return tryRef(seg);
+        }
+
+        @Override
+        public void unpin(Segment seg) {
+          unref(seg);
+        }
+      };
 
   /** The shard's payload indexes (text search, order_by, statistics). */
   public io.flashvec.index.payload.PayloadIndexes payloadIndexes() {

@@ -4,6 +4,7 @@ import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import java.io.Closeable;
 import java.io.IOException;
@@ -247,23 +248,47 @@ public final class PayloadIndexes implements Closeable {
 
   private Entry openOrBuild(Segment seg, Path segmentDir, PayloadSchema s) throws IOException {
     Path dir = segmentDir.resolve(DIR_PREFIX + s.hash());
-    if (Files.isDirectory(dir)) {
-      try {
-        DirectoryReader r = DirectoryReader.open(new MMapDirectory(dir));
-        if (r.maxDoc() == seg.size()) {
-          return new DiskEntry(r, s, dir);
-        }
-        r.close();
-        LOG.warn(
-            "payload index does not match its segment; rebuilding [dir={}, docs={}, points={}]",
-            dir,
-            r.maxDoc(),
-            seg.size());
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("unreadable payload index; rebuilding [dir={}]", dir, e);
-      }
-      io.deleteTree(dir);
+    DirectoryReader r = openIfValid(seg, dir);
+    if (r == null) {
+      build(seg, segmentDir, s);
+      r = DirectoryReader.open(new MMapDirectory(dir));
     }
+    return new DiskEntry(r, s, dir);
+  }
+
+  /**
+   * The segment's index in {@code dir} if it exists and matches the segment; otherwise removes
+   * whatever is there and returns {@code null}.
+   */
+  private DirectoryReader openIfValid(Segment seg, Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) {
+      return null;
+    }
+    try {
+      DirectoryReader r = DirectoryReader.open(new MMapDirectory(dir));
+      if (r.maxDoc() == seg.size()) {
+        return r;
+      }
+      r.close();
+      LOG.warn(
+          "payload index does not match its segment; rebuilding [dir={}, docs={}, points={}]",
+          dir,
+          r.maxDoc(),
+          seg.size());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("unreadable payload index; rebuilding [dir={}]", dir, e);
+    }
+    io.deleteTree(dir);
+    return null;
+  }
+
+  /**
+   * Writes the segment's index for {@code s} into {@code payload-<hash>.tmp/}, commits it (Lucene
+   * fsyncs its files) and renames it to {@code payload-<hash>/}: a crash leaves either no index or
+   * a complete one, plus perhaps a {@code .tmp} directory that the next open removes.
+   */
+  private void build(Segment seg, Path segmentDir, PayloadSchema s) throws IOException {
+    Path dir = segmentDir.resolve(DIR_PREFIX + s.hash());
     long t0 = System.nanoTime();
     Path tmp = segmentDir.resolve(DIR_PREFIX + s.hash() + ".tmp");
     io.deleteTree(tmp);
@@ -275,9 +300,12 @@ public final class PayloadIndexes implements Closeable {
         w.addDocument(docs.document(seg.payloadAt(ord)));
       }
       w.forceMerge(1);
+      io.crashPoint(CrashPoint.PAYLOAD_INDEX_WRITTEN);
       w.commit(); // fsyncs the index files and its commit point
     }
+    io.crashPoint(CrashPoint.PAYLOAD_INDEX_COMMITTED);
     io.atomicMove(tmp, dir);
+    io.crashPoint(CrashPoint.PAYLOAD_INDEX_RENAMED);
     io.fsyncDirectory(segmentDir);
     LOG.info(
         "payload index built [dir={}, points={}, fields={}, millis={}]",
@@ -285,7 +313,6 @@ public final class PayloadIndexes implements Closeable {
         seg.size(),
         s.fields().keySet(),
         (System.nanoTime() - t0) / 1_000_000);
-    return new DiskEntry(DirectoryReader.open(new MMapDirectory(dir)), s, dir);
   }
 
   private void removeOthers(Path segmentDir, String keep) throws IOException {
@@ -309,9 +336,62 @@ public final class PayloadIndexes implements Closeable {
   }
 
   /**
+   * Builds the index of every disk segment registered here for {@code next} without using it:
+   * queries and the schema in force stay as they are, and {@link #setSchema} then only opens what
+   * this built. A payload-schema change builds first and commits after, so that a crash before its
+   * commit leaves the old schema: these directories are then not the current schema's, and the next
+   * {@link #setSchema} or open removes them. On failure this removes what it built.
+   */
+  public void prepare(PayloadSchema next, Pins pins) throws IOException {
+    if (next.isEmpty()) {
+      return;
+    }
+    synchronized (lock) {
+      try {
+        for (Map.Entry<Segment, Path> d : new ArrayList<>(diskDirs.entrySet())) {
+          Segment seg = d.getKey();
+          Entry old = entries.get(seg);
+          if (old != null && old.schema().equals(next)) {
+            continue;
+          }
+          if (!pins.pin(seg)) {
+            continue; // retired meanwhile
+          }
+          try {
+            if (!diskDirs.containsKey(seg)) {
+              continue;
+            }
+            DirectoryReader r = openIfValid(seg, d.getValue().resolve(DIR_PREFIX + next.hash()));
+            if (r != null) {
+              r.close();
+            } else {
+              build(seg, d.getValue(), next);
+            }
+          } finally {
+            pins.unpin(seg);
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        if (!next.equals(schema)) {
+          for (Path segmentDir : diskDirs.values()) {
+            try {
+              io.deleteTree(segmentDir.resolve(DIR_PREFIX + next.hash()));
+              io.deleteTree(segmentDir.resolve(DIR_PREFIX + next.hash() + ".tmp"));
+            } catch (IOException suppressed) {
+              e.addSuppressed(suppressed); // the next open removes it
+            }
+          }
+        }
+        throw e;
+      }
+    }
+  }
+
+  /**
    * Switches to a new schema: rebuilds the index of every disk segment registered here (the old
    * ones serve queries until each is replaced) and restarts the in-memory ones. Segments that
-   * {@code pins} cannot pin are leaving the shard and are skipped. Returns when done.
+   * {@code pins} cannot pin are leaving the shard and are skipped. Removes the segments' indexes of
+   * other schemas (an uncommitted {@link #prepare} or a crashed build included). Returns when done.
    */
   public void setSchema(PayloadSchema next, Pins pins) throws IOException {
     synchronized (lock) {
