@@ -18,6 +18,7 @@ import io.flashvec.index.Point;
 import io.flashvec.index.jvector.SegmentBuilder;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.segment.Segment;
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
@@ -167,7 +168,9 @@ public final class RemoteSegmentBuilder implements SegmentBuilder {
         bytes += fetch(blocking, io, reply.getJob(), f, tmp);
       }
       io.fsyncDirectory(tmp);
+      io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);
       io.atomicMove(tmp, dir);
+      io.crashPoint(CrashPoint.SEGMENT_BUILD_RENAMED);
       io.fsyncDirectory(dir.getParent());
       LOG.info(
           "segment built remotely [dir={}, indexNode={}, points={}, uploadMillis={},"

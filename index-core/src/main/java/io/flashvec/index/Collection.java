@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -516,6 +517,7 @@ public final class Collection implements Closeable {
     }
     commitSchema(change);
     long op = operations.incrementAndGet();
+    schemaBuilds.incrementAndGet();
     Thread.ofVirtual()
         .name("payload-index-" + name)
         .start(
@@ -527,6 +529,8 @@ public final class Collection implements Closeable {
               } catch (RuntimeException e) {
                 org.slf4j.LoggerFactory.getLogger(Collection.class)
                     .error("payload index build failed [collection={}]", name, e);
+              } finally {
+                schemaBuilds.decrementAndGet();
               }
             });
     return new UpdateResult(op, false);
@@ -563,6 +567,14 @@ public final class Collection implements Closeable {
 
   /** Serialises commits of the schema (short: one small atomic file write). */
   private final Object schemaCommit = new Object();
+
+  /** Background payload-index builds of committed schema changes; the collection is indexing. */
+  private final AtomicInteger schemaBuilds = new AtomicInteger();
+
+  /** Whether a schema change committed without {@code wait} is still building its indexes. */
+  boolean schemaBuilding() {
+    return schemaBuilds.get() > 0;
+  }
 
   /** Live points with a non-null value of {@code key} (the {@code points} of a payload index). */
   public long countWithValue(String key) {
@@ -697,6 +709,7 @@ public final class Collection implements Closeable {
     String compactionFailure = null;
     int deferred = 0;
     List<SegmentInfo> segs = new ArrayList<>();
+    indexing |= schemaBuilds.get() > 0;
     for (Shard s : shards) {
       indexing |= s.indexing();
       if (s.buildFailure() != null) {

@@ -9,6 +9,7 @@ import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import java.io.Closeable;
@@ -1031,6 +1032,7 @@ public final class Shard implements Closeable {
     segs.add(next);
     growing = next;
     publish(segs, List.of());
+    options.io().crashPoint(CrashPoint.SEAL_FROZEN);
   }
 
   /**
@@ -1106,6 +1108,7 @@ public final class Shard implements Closeable {
       LOG.warn("error closing segment [dir={}]", lt.segment.directory(), e);
     }
     if (lt.dropFiles) {
+      options.io().crashPoint(CrashPoint.SEGMENT_FILES_DELETING);
       try {
         options.io().deleteTree(lt.segment.directory());
         LOG.info("segment files deleted [dir={}]", lt.segment.directory());
@@ -1340,6 +1343,7 @@ public final class Shard implements Closeable {
       publish(snapshot.segments(), List.of());
       payloadIndexes.drop(f);
       pending.remove(p);
+      options.io().crashPoint(CrashPoint.SEGMENT_INSTALLED);
       checkpointAfterInstall(p.sealSeq(), "seal");
     } finally {
       writeLock.unlock();
@@ -1404,6 +1408,7 @@ public final class Shard implements Closeable {
       publish(segs, List.of());
       // commit point: the manifest lists the new segment, not the sources
       if (checkpointAfterInstall(checkpointSeq, "compaction")) {
+        options.io().crashPoint(CrashPoint.COMPACTION_COMMITTED);
         for (DiskAnnSegment src : sources) {
           dropMembership(src, true);
         }
@@ -1627,7 +1632,9 @@ public final class Shard implements Closeable {
       }
     }
     checkpointSeq = Math.max(checkpointSeq, cp);
+    options.io().crashPoint(CrashPoint.CHECKPOINT_BITMAPS_WRITTEN);
     ShardManifest.write(options.io(), dir, new ShardManifest(checkpointSeq, nextSegmentId, ids));
+    options.io().crashPoint(CrashPoint.CHECKPOINT_MANIFEST_WRITTEN);
     wal.truncateBefore(checkpointSeq + 1);
   }
 

@@ -1,6 +1,7 @@
 package io.flashvec.index;
 
 import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.storage.CrashPoint;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -284,6 +285,7 @@ final class ShardCompactor {
                 shard.inMemoryGraphSegments());
         shard.adopt(built);
         shard.payloadIndexes().openDisk(built, target);
+        shard.options().io().crashPoint(CrashPoint.COMPACTION_BUILT);
       }
       installed = shard.installCompaction(sources, job.ords(), built);
       if (installed) {

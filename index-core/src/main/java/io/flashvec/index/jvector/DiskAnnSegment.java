@@ -15,6 +15,7 @@ import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.MappedFile;
 import io.flashvec.storage.ThreadIo;
@@ -417,7 +418,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
         segmentId,
         encodeMeta(n, dim, distance, graphCrc, pqCrc, ids, payloads));
     io.fsyncDirectory(tmp);
+    io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);
     io.atomicMove(tmp, dir);
+    io.crashPoint(CrashPoint.SEGMENT_BUILD_RENAMED);
     io.fsyncDirectory(dir.getParent());
   }
 
