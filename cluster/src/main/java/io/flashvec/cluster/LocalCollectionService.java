@@ -14,6 +14,7 @@ import io.flashvec.index.SearchStats;
 import io.flashvec.index.Shard;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
 import java.io.Closeable;
@@ -167,6 +168,14 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     return ready && !closed;
   }
 
+  /**
+   * Collections whose files could not be opened at recovery (a corrupt or missing file), by name,
+   * with the reason; they answer 503 until they are deleted. Empty before recovery.
+   */
+  public Map<String, String> failedCollections() {
+    return new java.util.TreeMap<>(failed);
+  }
+
   private void checkReady() {
     if (!ready) {
       throw new UnavailableException("Service is not ready: recovering the write-ahead logs");
@@ -211,6 +220,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
           new MetadataStore.CollectionMeta(name, config, System.currentTimeMillis(), tuning))) {
         throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
       }
+      io.crashPoint(CrashPoint.COLLECTION_CREATE_METADATA_WRITTEN);
       try {
         collections.put(name, Collection.open(name, dir, config, tuning, shardOptions));
       } catch (RuntimeException e) {
@@ -230,6 +240,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       if (c == null) {
         if (failed.remove(name) != null) {
           metadata.remove(name);
+          io.crashPoint(CrashPoint.COLLECTION_DELETE_METADATA_REMOVED);
           deleteRecursively(collectionsDir.resolve(name));
           LOG.info("collection that had failed to open deleted [name={}]", name);
           return true;
@@ -237,6 +248,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
         return false;
       }
       metadata.remove(name);
+      io.crashPoint(CrashPoint.COLLECTION_DELETE_METADATA_REMOVED);
       try {
         c.close();
       } catch (IOException e) {
@@ -434,6 +446,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       CollectionTuning next = c.tuning().merge(indexingThreshold, fsyncPolicy);
       // Persist first: a crash after this reopens the collection with the new settings anyway.
       metadata.updateTuning(collection, next);
+      io.crashPoint(CrashPoint.COLLECTION_TUNING_WRITTEN);
       c.retune(next);
       LOG.info("collection settings changed [name={}, tuning={}]", collection, next);
       return next;
