@@ -250,6 +250,11 @@ public class EngineConfiguration {
     public Throwable failure() {
       return failure;
     }
+
+    /** Collections that failed to open at recovery, with the reason (see the service). */
+    public java.util.Map<String, String> failedCollections() {
+      return service.failedCollections();
+    }
   }
 
   private static DiskAnnSegment.Prefetch prefetch(String value) {

@@ -2,6 +2,7 @@ package io.flashvec.api.system;
 
 import io.flashvec.api.web.Json;
 import io.flashvec.cluster.CollectionService;
+import java.util.Map;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -40,11 +41,22 @@ public class SystemController {
     return Json.raw(HttpStatus.OK, o);
   }
 
-  /** Readiness: WAL recovery finished. */
+  /**
+   * Readiness: WAL recovery finished and every collection opened. A collection that could not be
+   * opened (a corrupt file, say) keeps the server unready, named with the reason under {@code
+   * failed_collections}, until it is repaired or deleted: its requests would fail.
+   */
   @GetMapping("/readyz")
   ResponseEntity<byte[]> readyz() {
     ObjectNode o = Json.object();
     if (service.ready()) {
+      Map<String, String> failed = recovery.failedCollections();
+      if (!failed.isEmpty()) {
+        o.put("title", "collections failed to open: " + String.join(", ", failed.keySet()));
+        ObjectNode f = o.putObject("failed_collections");
+        failed.forEach(f::put);
+        return Json.raw(HttpStatus.SERVICE_UNAVAILABLE, o);
+      }
       o.put("title", "all shards are ready");
       return Json.raw(HttpStatus.OK, o);
     }

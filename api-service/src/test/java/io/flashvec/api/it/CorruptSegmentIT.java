@@ -16,7 +16,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Sealed segments are built into on-disk DiskANN segments in the background, survive a restart
  * without a rebuild, and a corrupted segment file is detected at open: that collection answers 503
- * with the reason (never wrong results), other collections keep working, and it can be deleted.
+ * with the reason (never wrong results), {@code /readyz} answers 503 naming it and the reason until
+ * it is deleted, other collections keep working, and it can be deleted.
  */
 class CorruptSegmentIT {
 
@@ -88,8 +89,16 @@ class CorruptSegmentIT {
       f.seek(f.length() / 2);
       f.write(b ^ 0x40);
     }
-    try (ServerProcess server = new ServerProcess(data, tmp.resolve("c.log")).start()) {
+    try (ServerProcess server =
+        new ServerProcess(data, tmp.resolve("c.log")).startWithFailedCollections()) {
       Http http = new Http(server.url());
+      Http.Response ready = http.get("/readyz");
+      assertThat(ready.status()).isEqualTo(503);
+      assertThat(ready.body().get("title").asString()).isEqualTo("collections failed to open: bad");
+      assertThat(ready.body().at("/failed_collections/bad").asString())
+          .contains("checksum")
+          .contains("graph.fvg");
+      assertThat(ready.body().get("failed_collections").size()).isEqualTo(1);
       Http.Response bad =
           http.post("/collections/bad/points/search", "{\"vector\":[1,0,0,0,0,0,0,0],\"limit\":3}");
       assertThat(bad.status()).isEqualTo(503);
@@ -100,6 +109,7 @@ class CorruptSegmentIT {
           .isEqualTo(600);
       assertThat(http.delete("/collections/bad").result().asBoolean()).isTrue();
       assertThat(http.get("/collections/bad").status()).isEqualTo(404);
+      assertThat(http.get("/readyz").status()).as("ready once it is deleted").isEqualTo(200);
     }
   }
 }

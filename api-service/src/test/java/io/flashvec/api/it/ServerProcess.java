@@ -55,6 +55,18 @@ public final class ServerProcess implements AutoCloseable {
 
   /** Starts the process and waits until {@code /readyz} answers 200. */
   public ServerProcess start() {
+    return start(false);
+  }
+
+  /**
+   * Starts the process and waits until its recovery finished: {@code /readyz} answers 200, or 503
+   * naming the collections that failed to open ({@code failed_collections}).
+   */
+  public ServerProcess startWithFailedCollections() {
+    return start(true);
+  }
+
+  private ServerProcess start(boolean failedCollectionsAllowed) {
     String jar = System.getProperty("flashvec.server.jar", "target/flashvec.jar");
     if (!Files.exists(Path.of(jar))) {
       throw new IllegalStateException(
@@ -92,7 +104,10 @@ public final class ServerProcess implements AutoCloseable {
                     .timeout(Duration.ofSeconds(2))
                     .build(),
                 HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200) {
+        if (r.statusCode() == 200
+            || (failedCollectionsAllowed
+                && r.statusCode() == 503
+                && r.body().contains("\"failed_collections\""))) {
           return this;
         }
       } catch (IOException e) {
@@ -120,6 +135,19 @@ public final class ServerProcess implements AutoCloseable {
 
   public long pid() {
     return process.pid();
+  }
+
+  /** Waits (up to 30 s) for the process to end and returns its exit status. */
+  public int exitValue() {
+    try {
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("server still running after 30 s [pid=" + pid() + "]");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+    return process.exitValue();
   }
 
   /** Graceful stop, then start again with the same port, data directory and arguments. */
