@@ -16,6 +16,7 @@ import org.springframework.util.unit.DataSize;
  * @param roles {@code proxy,query,index} (standalone runs all three)
  * @param cluster cluster mode settings (off unless {@code etcd-endpoints} is set)
  * @param http limits of the REST server's connections
+ * @param testing crash testing only (off by default)
  */
 @ConfigurationProperties("flashvec")
 public record FlashVecProperties(
@@ -31,7 +32,21 @@ public record FlashVecProperties(
     @DefaultValue Compaction compaction,
     @DefaultValue Security security,
     @DefaultValue Cluster cluster,
-    @DefaultValue Http http) {
+    @DefaultValue Http http,
+    @DefaultValue Testing testing) {
+
+  /**
+   * Crash testing only, never in production: the server halts (as a SIGKILL would stop it, with
+   * exit status 86 and one log line naming the point) when a durable step reaches a named crash
+   * point, so a test can check the recovery from exactly there.
+   *
+   * @param crashPoint the point, a constant of {@code io.flashvec.storage.CrashPoint} in any case
+   *     with {@code -} or {@code _} (e.g. {@code payload-schema-committed}); blank: off. An unknown
+   *     name stops the start-up.
+   * @param crashPointHit halt the {@code n}-th time the point is reached, counted from the start
+   */
+  public record Testing(
+      @DefaultValue("") String crashPoint, @DefaultValue("1") int crashPointHit) {}
 
   /**
    * API keys, Qdrant-compatible (header {@code api-key} or {@code Authorization: Bearer}). Unset:

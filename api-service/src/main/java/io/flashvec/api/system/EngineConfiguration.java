@@ -5,8 +5,10 @@ import io.flashvec.cluster.LocalCollectionService;
 import io.flashvec.index.LiveIndexer;
 import io.flashvec.index.Shard;
 import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
+import io.flashvec.storage.HaltingFileIO;
 import io.flashvec.storage.ThreadPriority;
 import io.flashvec.storage.Wal;
 import io.micrometer.core.instrument.Counter;
@@ -162,7 +164,7 @@ public class EngineConfiguration {
         new Shard.Options(
             props.segment().sealThresholdPoints(),
             walOptions,
-            FileIO.DEFAULT,
+            fileIo(props.testing()),
             indexBuildExecutor,
             props.search().defaultSearchList(),
             new Shard.Compaction(
@@ -255,6 +257,34 @@ public class EngineConfiguration {
     public java.util.Map<String, String> failedCollections() {
       return service.failedCollections();
     }
+  }
+
+  /**
+   * The file system: the real one, or with {@code flashvec.testing.crash-point} set one that halts
+   * the JVM at that point (crash tests of the server process).
+   */
+  static FileIO fileIo(FlashVecProperties.Testing testing) {
+    String point = testing.crashPoint();
+    if (point == null || point.isBlank()) {
+      return FileIO.DEFAULT;
+    }
+    CrashPoint p;
+    try {
+      p = CrashPoint.parse(point);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("flashvec.testing.crash-point: " + e.getMessage(), e);
+    }
+    if (testing.crashPointHit() < 1) {
+      throw new IllegalArgumentException(
+          "flashvec.testing.crash-point-hit must be at least 1 [crash-point-hit="
+              + testing.crashPointHit()
+              + "]");
+    }
+    LOG.warn(
+        "crash testing: the server halts when it reaches a crash point [point={}, hit={}]",
+        p,
+        testing.crashPointHit());
+    return new HaltingFileIO(p, testing.crashPointHit());
   }
 
   private static DiskAnnSegment.Prefetch prefetch(String value) {
