@@ -104,11 +104,17 @@ public final class ServerProcess implements AutoCloseable {
                     .timeout(Duration.ofSeconds(2))
                     .build(),
                 HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200
-            || (failedCollectionsAllowed
-                && r.statusCode() == 503
-                && r.body().contains("\"failed_collections\""))) {
+        boolean failedCollections =
+            r.statusCode() == 503 && r.body().contains("\"failed_collections\"");
+        if (r.statusCode() == 200 || (failedCollectionsAllowed && failedCollections)) {
           return this;
+        }
+        if (failedCollections) {
+          throw new IllegalStateException(
+              "server recovered, but collections failed to open: "
+                  + r.body()
+                  + "; log:\n"
+                  + logTail());
         }
       } catch (IOException e) {
         // not listening yet
