@@ -160,7 +160,17 @@ class CrashLoopIT {
                         .status())
                 .isEqualTo(200);
           }
-          verify(http, model, haltedAt, server);
+          try {
+            verify(http, model, haltedAt, server);
+          } catch (UncheckedIOException e) {
+            if (armed != null && server.exitValue() == HaltingFileIO.EXIT_STATUS) {
+              // Halted at its point in the work the recovery left (a segment build, say) while
+              // being checked; what it checked so far held, the rest is checked at the next start.
+              System.out.println("[flashvec]   halted at " + armed + " after the recovery");
+              continue;
+            }
+            throw e;
+          }
           haltedAt = null;
           long killAfterMillis = armed == null ? 500 + r.nextInt(2500) : 8000;
           var kill = killer.schedule(server::kill, killAfterMillis, TimeUnit.MILLISECONDS);
