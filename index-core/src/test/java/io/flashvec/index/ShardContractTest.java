@@ -756,8 +756,9 @@ abstract class ShardContractTest {
     Model stable = new Model();
     try (Shard s = open(d)) {
       fill(r, d, s, stable, 200, 0);
-      // Ids the writer replaces and deletes; the stable ids it never touches.
-      List<Point> churn = batch(r, d, new Model(), 40, 0);
+      // Ids the writer replaces and deletes (drawn apart from the stable ones, which a random id
+      // can otherwise repeat); the stable ids it never touches.
+      List<Point> churn = batch(r, d, stable, 40, 0);
       s.upsert(churn);
       long seed = r.nextLong();
       AtomicBoolean done = new AtomicBoolean();
