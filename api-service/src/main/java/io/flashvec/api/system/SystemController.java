@@ -2,11 +2,12 @@ package io.flashvec.api.system;
 
 import io.flashvec.api.web.Json;
 import io.flashvec.cluster.CollectionService;
-import java.util.Map;
+import java.util.Set;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /** Version info ({@code GET /}, which Qdrant clients call at start-up), liveness and readiness. */
@@ -43,18 +44,24 @@ public class SystemController {
 
   /**
    * Readiness: WAL recovery finished and every collection opened. A collection that could not be
-   * opened (a corrupt file, say) keeps the server unready, named with the reason under {@code
-   * failed_collections}, until it is repaired or deleted: its requests would fail.
+   * opened (a corrupt file, say) keeps the server unready, named under {@code failed_collections},
+   * until it is repaired or deleted: its requests would fail. The reason is in its own answers
+   * ({@code GET /collections/{name}}, authenticated) and the log, not in this unauthenticated
+   * probe.
    */
   @GetMapping("/readyz")
   ResponseEntity<byte[]> readyz() {
     ObjectNode o = Json.object();
     if (service.ready()) {
-      Map<String, String> failed = recovery.failedCollections();
+      Set<String> failed = recovery.failedCollections().keySet();
       if (!failed.isEmpty()) {
-        o.put("title", "collections failed to open: " + String.join(", ", failed.keySet()));
-        ObjectNode f = o.putObject("failed_collections");
-        failed.forEach(f::put);
+        o.put(
+            "title",
+            "collections failed to open: "
+                + String.join(", ", failed)
+                + "; GET /collections/{name} says why");
+        ArrayNode names = o.putArray("failed_collections");
+        failed.forEach(names::add);
         return Json.raw(HttpStatus.SERVICE_UNAVAILABLE, o);
       }
       o.put("title", "all shards are ready");
