@@ -1,9 +1,9 @@
 """diskannpy's warm case (every node cached), a few search lists, 2 threads, 8 s each: the quick
-peer point for scripts/bench-peers.sh. Needs the index that ../shared/bench/bl_diskann.py built.
+peer point for scripts/bench/bench-peers.sh. Needs the index that ../shared/bench/bl_diskann.py built.
 Usage: BENCHDATA=... python diskannpy-warm-quick.py DATASET [L ...]"""
 import sys, time, numpy as np
 import os
-sys.path.insert(0, os.environ.get('PEER_BENCH', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared', 'bench')))
+sys.path.insert(0, os.environ.get('PEER_BENCH', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'shared', 'bench')))
 import benchlib as bl, bl_diskann as bd
 import diskannpy as dap
 ds=sys.argv[1]
