@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Churn benchmark (issue 5): on a copy of a data directory left by bench-standalone.sh, delete
+# Churn benchmark: on a copy of a data directory left by bench-standalone.sh, delete
 # 30% of the points (ids 0..29999), re-insert them with new vectors (a dataset dir NEW30K whose
 # base.fvecs has those 30,000 vectors), flush, compact, and search against the ground truth of
 # the final data (dataset dir FINAL); then build the same final data fresh and search again.

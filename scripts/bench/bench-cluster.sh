@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster baseline (issue 7, item 9; BENCHMARKS.md workload 8): QPS, P99 and the total work per
+# Cluster baseline (docs/benchmarks/cluster.md): QPS, P99 and the total work per
 # query summed over all nodes for 1, 2 and 4 shards — the figures a later global-graph mode is
 # compared with.
 #

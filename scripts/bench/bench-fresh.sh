@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recall on fresh data (issue 5): the queries' neighbours split between a sealed segment and the
+# Recall on fresh data: the queries' neighbours split between a sealed segment and the
 # growing one, as in a collection that keeps taking new points. Rows FRESH..N of a load-gen dataset
 # are ingested, flushed and indexed (the sealed segment); rows 0..FRESH are then upserted with
 # their row numbers as ids (the growing segment, a live graph), and once the graph has caught up,

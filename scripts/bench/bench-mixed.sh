@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Inserts beside queries (issue 5 §5, BENCHMARKS.md workload 5): ingests a load-gen dataset into a
+# Inserts beside queries (docs/benchmarks/mixed.md): ingests a load-gen dataset into a
 # standalone server on 127.0.0.1, seals it, waits for the index and keeps that data directory as a
 # snapshot. Then, ROUNDS times and for each mode in turn, it restores the snapshot, starts a
 # server on it, warms the query path (WARM of queries), and runs `load-gen mixed`: the same

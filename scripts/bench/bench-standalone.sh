@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the README's benchmark rows: starts a standalone FlashVec server on 127.0.0.1,
+# docs/benchmarks/standalone.md: starts a standalone FlashVec server on 127.0.0.1,
 # ingests a load-gen dataset, seals it (flush) and waits until the index is built, runs a
 # search sweep with load-gen, records the server's anonymous RSS growth, and stops the server.
 #
