@@ -1,5 +1,5 @@
 # FlashVec: one image for every role (standalone by default; FLASHVEC_ROLES selects proxy/query/index).
-# Users get the public Temurin JRE; our scripts pass a locally built base (scripts/make-base-image.sh)
+# Users get the public Temurin JRE; our scripts pass a locally built base (scripts/image/make-base-image.sh)
 # because no registry is reachable on our machines:  docker build --build-arg BASE=flashvec/jre25:local .
 ARG BASE=eclipse-temurin:25-jre
 FROM ${BASE}

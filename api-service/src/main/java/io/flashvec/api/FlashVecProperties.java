@@ -58,7 +58,7 @@ public record FlashVecProperties(
   public record Security(String apiKey, String readOnlyApiKey) {}
 
   /**
-   * Cluster mode (DESIGN.md §6). Off, i.e. standalone, while {@code etcdEndpoints} is empty.
+   * Cluster mode (ADR 0009). Off, i.e. standalone, while {@code etcdEndpoints} is empty.
    *
    * @param etcdEndpoints etcd client URLs, e.g. {@code http://127.0.0.1:2379}
    * @param etcdPrefix key prefix of this cluster in etcd

@@ -22,9 +22,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>One fork with the flags jvector and our kernels need ({@code --add-modules
  * jdk.incubator.vector} for the Vector API, native access for FFM), 3 × 1 s warm-up and 5 × 1 s
- * measurement, average time per operation. The machines are 2-core and shared (see BENCHMARKS.md):
- * compare figures only against a baseline measured in the same run. All JMH annotations used here
- * are {@code @Inherited}, so subclasses pick them up.
+ * measurement, average time per operation. The machines are 2-core and shared: compare figures only
+ * against a baseline measured in the same run. All JMH annotations used here are
+ * {@code @Inherited}, so subclasses pick them up.
  *
  * <p>State is per thread ({@link Scope#Thread}): each benchmark thread owns its scratch data.
  * Benchmarks that share an expensive fixture between threads (a built segment) hold it in a nested

@@ -35,9 +35,9 @@ import org.openjdk.jmh.infra.Blackhole;
  * measures concurrent searches). The files were just written, so the page cache is <b>warm</b>:
  * this measures CPU per query, not device reads.
  *
- * <p>Speed without recall means nothing (BENCHMARKS.md): setup prints recall@10 against brute force
- * and the mean visited nodes per query for the trial's {@code search_list}, as a line starting with
- * {@code # recall@10} in the run's output.
+ * <p>Speed without recall means nothing: setup prints recall@10 against brute force and the mean
+ * visited nodes per query for the trial's {@code search_list}, as a line starting with {@code #
+ * recall@10} in the run's output.
  */
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class GraphSearchBenchmark extends AbstractBenchmark {

@@ -3,9 +3,9 @@ package io.flashvec.benchmarks;
 import java.util.SplittableRandom;
 
 /**
- * Seeded synthetic vectors that behave like real embeddings (BENCHMARKS.md, "Datasets"): a Gaussian
- * mixture in a small latent space (many clusters of varied spread and size) mapped to the target
- * dimension by a random linear map, plus a little isotropic noise, normalised to unit length.
+ * Seeded synthetic vectors that behave like real embeddings: a Gaussian mixture in a small latent
+ * space (many clusters of varied spread and size) mapped to the target dimension by a random linear
+ * map, plus a little isotropic noise, normalised to unit length.
  *
  * <p>Real text and image embeddings have an intrinsic dimensionality of roughly 20–50; data whose
  * noise fills every dimension is far harder for a graph index and is a stress case, not the

@@ -13,8 +13,8 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * Calls every benchmark method once, directly and with tiny parameters, so the benchmarks keep
- * compiling and working. Measures nothing: speed is JMH's job (BENCHMARKS.md). Data is seeded with
- * {@link AbstractBenchmark#SEED}.
+ * compiling and working. Measures nothing: speed is JMH's job, never a unit test's. Data is seeded
+ * with {@link AbstractBenchmark#SEED}.
  */
 class BenchmarksSmokeTest {
 

@@ -17,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Background compaction of one shard's sealed disk segments (issue 5).
+ * Background compaction of one shard's sealed disk segments.
  *
  * <h2>What is compacted</h2>
  *

@@ -39,7 +39,7 @@ class CollectionTest {
 
   @TempDir Path tmp;
 
-  /** Tracks every channel the collections open: the leak check (STYLE rule 40). */
+  /** Tracks every channel the collections open: the file-descriptor leak check. */
   private final CrashSimulatingFileIO io = new CrashSimulatingFileIO();
 
   private final List<Collection> open = new ArrayList<>();
@@ -104,7 +104,7 @@ class CollectionTest {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Validation: exact messages (STYLE rule 42).
+  // Validation: exact messages (clients and users read them).
 
   @Test
   void wrongDimensionNamesExpectedActualAndId() {

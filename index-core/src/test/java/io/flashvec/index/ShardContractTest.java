@@ -33,14 +33,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * What every shard configuration must do (STYLE rule 38): subclasses vary when segments are sealed
- * and how sealed segments are searched, and every one of them must answer exactly like brute force
- * over a model of what was written, keep that answer across flushes, reopen and crashes, and stay
- * sane while a writer runs concurrently.
+ * What every shard configuration must do: subclasses vary when segments are sealed and how sealed
+ * segments are searched, and every one of them must answer exactly like brute force over a model of
+ * what was written, keep that answer across flushes, reopen and crashes, and stay sane while a
+ * writer runs concurrently.
  *
  * <p>Runs on a {@link CrashSimulatingFileIO}: it never calls the real fsync (fast), tracks every
- * channel the shard opens (the file-descriptor leak check of STYLE rule 40) and can simulate a
- * power loss.
+ * channel the shard opens (a file-descriptor leak check) and can simulate a power loss.
  */
 @ExtendWith(TestSeeds.Reporter.class)
 abstract class ShardContractTest {

@@ -79,8 +79,8 @@ public class EngineConfiguration {
   }
 
   /**
-   * Runs compactions one at a time for all shards on one low-priority thread (issue 5: compaction
-   * must not starve queries); owned and shut down with the context.
+   * Runs compactions one at a time for all shards on one low-priority thread (compaction must not
+   * starve queries); owned and shut down with the context.
    */
   @Bean(destroyMethod = "shutdownNow")
   ExecutorService compactionExecutor(FlashVecProperties props) {

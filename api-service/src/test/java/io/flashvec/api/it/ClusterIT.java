@@ -30,9 +30,9 @@ import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Cluster mode with real processes on 127.0.0.1 (issue 7): etcd, three query nodes and a proxy,
- * plus a standalone server holding the same data as the reference. The tests run in order and share
- * the cluster: routing first (all nodes up), then a node is SIGKILLed (partial results for a
+ * Cluster mode with real processes on 127.0.0.1: etcd, three query nodes and a proxy, plus a
+ * standalone server holding the same data as the reference. The tests run in order and share the
+ * cluster: routing first (all nodes up), then a node is SIGKILLed (partial results for a
  * replication factor of 1, failover for 2), then it restarts and catches up from the primaries.
  *
  * <p>Needs the {@code etcd} binary ({@code ./flashvec test} installs Debian's etcd-server); skipped

@@ -19,12 +19,12 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Cluster mode from the container image: etcd, a proxy and two query nodes, each a container
- * started by Testcontainers the way INFRA.md prescribes (host network with loopback ports, never
- * pull, Ryuk off). etcd runs from {@code -Dflashvec.etcd.image} ({@code ./flashvec test} passes
- * {@code flashvec/etcd:local}, Debian's etcd in our base image), or as a local process when that is
- * not given. Through the proxy: a collection with 2 shards and replication factor 2, an upsert,
- * exact searches equal to brute force, a count; then one query node's container is killed and
- * searches and counts stay complete from the other replicas.
+ * started by Testcontainers the way our machines need it (no bridge network and no registry: host
+ * network with loopback ports, never pull, Ryuk off). etcd runs from {@code -Dflashvec.etcd.image}
+ * ({@code ./flashvec test} passes {@code flashvec/etcd:local}, Debian's etcd in our base image), or
+ * as a local process when that is not given. Through the proxy: a collection with 2 shards and
+ * replication factor 2, an upsert, exact searches equal to brute force, a count; then one query
+ * node's container is killed and searches and counts stay complete from the other replicas.
  */
 class ClusterImageIT {
 

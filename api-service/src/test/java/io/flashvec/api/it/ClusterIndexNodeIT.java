@@ -20,10 +20,10 @@ import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * The index role (issue 7 §5) with real processes: a query node sends its segment builds to an
- * index node (points streamed over gRPC, files streamed back with CRC-32C checks) and installs
- * them; exact and graph searches over those segments give the brute-force answers, and they reopen
- * after a restart. With the index node SIGKILLed, the query node builds locally.
+ * The index role with real processes: a query node sends its segment builds to an index node
+ * (points streamed over gRPC, files streamed back with CRC-32C checks) and installs them; exact and
+ * graph searches over those segments give the brute-force answers, and they reopen after a restart.
+ * With the index node SIGKILLed, the query node builds locally.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClusterIndexNodeIT {

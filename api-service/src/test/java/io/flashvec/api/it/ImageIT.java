@@ -10,9 +10,9 @@ import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.utility.DockerImageName;
 
 /**
- * The container image, started with Testcontainers the way INFRA.md prescribes for these machines
- * (host network, never pull, Ryuk off): REST smoke checks against it, and the process runs as a
- * non-root user with its data in the {@code /data} volume.
+ * The container image, started with Testcontainers the way our machines need it (no bridge network
+ * and no registry: host network, never pull, Ryuk off): REST smoke checks against it, and the
+ * process runs as a non-root user with its data in the {@code /data} volume.
  *
  * <p>{@code ./flashvec test} builds the image and passes {@code -Dflashvec.image}; a plain {@code
  * mvn verify} without an image skips this test (and says so).

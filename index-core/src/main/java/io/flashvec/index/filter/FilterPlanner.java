@@ -6,15 +6,15 @@ package io.flashvec.index.filter;
  *
  * <h2>Cost model</h2>
  *
- * An unfiltered beam search with search list {@code L} visits about {@code 8·L} nodes (README: 789
- * at L=100 on 100k×768). With a filter accepting a fraction {@code s} of the points, a beam that
- * keeps {@code L} accepted candidates visits about {@code 8·L / s} nodes. Scoring the {@code m =
- * s·N} accepted points exactly costs {@code m} full-precision distances, each about twice a PQ
- * visit. Exact is cheaper when {@code 2·m < 8·L·N / m}, i.e. {@code m < sqrt(4·L·N)}: 6,300 points
- * (6%) of a 100k segment at L=100, 20,000 (2%) of a 1M segment. Below {@link #MIN_EXACT} accepted
- * points the scan is always exact (a few hundred distances cost less than one graph search). Exact
- * results are also exactly right, which is what very selective filters need: a graph beam that must
- * walk past 99.9% rejected nodes loses recall first.
+ * An unfiltered beam search with search list {@code L} visits about {@code 8·L} nodes (789 at L=100
+ * on 100k×768). With a filter accepting a fraction {@code s} of the points, a beam that keeps
+ * {@code L} accepted candidates visits about {@code 8·L / s} nodes. Scoring the {@code m = s·N}
+ * accepted points exactly costs {@code m} full-precision distances, each about twice a PQ visit.
+ * Exact is cheaper when {@code 2·m < 8·L·N / m}, i.e. {@code m < sqrt(4·L·N)}: 6,300 points (6%) of
+ * a 100k segment at L=100, 20,000 (2%) of a 1M segment. Below {@link #MIN_EXACT} accepted points
+ * the scan is always exact (a few hundred distances cost less than one graph search). Exact results
+ * are also exactly right, which is what very selective filters need: a graph beam that must walk
+ * past 99.9% rejected nodes loses recall first.
  *
  * <p>Above the threshold the graph search gets a wider candidate list, {@code L / s} capped at
  * {@link #MAX_SEARCH_LIST_FACTOR}·L: FlashVec's beam search (ADR 0007) keeps accepted and rejected
@@ -34,7 +34,7 @@ package io.flashvec.index.filter;
  * 1.2·L'} expansions that each read a record and score it exactly ({@code 5} units), and the upkeep
  * of a sorted candidate list of {@code L'} entries, which grows like {@code L'²}: about {@code
  * 14·L' + 0.01·L'²} units. (Measured on 100k × 768 over REST with {@code
- * scripts/bench-filtered.sh}: the graph at {@code L'=1,000} (10% accepted) ran at 0.41× the
+ * scripts/bench/bench-filtered.sh}: the graph at {@code L'=1,000} (10% accepted) ran at 0.41× the
  * unfiltered QPS, at {@code L'=200} (50%) at 0.83×.) The PQ scan therefore wins from the exact
  * plan's limit up to about 14% accepted of a 100k segment at L=100, and up to about 1.4% of 1M.
  */

@@ -294,14 +294,10 @@ public final class GrowingSegment implements Segment {
    * is about the number of the best {@code list} candidates that fall in it, {@code list · share},
    * plus three standard deviations of that count, {@code 3 √(list · share · (1 − share))}; at least
    * {@code max(k, }{@value #MIN_SHARED_LIST}{@code )}, so a search for a point just written still
-   * walks a real list, and never more than {@code list}. 76k sealed + 24k growing distinct points
-   * of load-gen's 100k × 768 set (share 0.24; {@code scripts/bench-fresh.sh}, both builds in one
-   * run), recall@10 at list 20/40/60/100: 0.9876/0.9973/0.9985/0.9995 with a floor of 20 against
-   * 0.9880/0.9977/0.9989/0.9995 with 32. JMH ({@code LiveGraphSearchBenchmark}, 25k beside 85k,
-   * share 0.2, caches cold as in the server): 118–119 µs per search with 20 (22 here) against
-   * 131–138 with 32, 598 vs 681 nodes scored, recall@10 0.9918 vs 0.9922. In {@code LiveGraphTest}
-   * a segment with a fifth of the points finds the same with 22 as with 60 in 40% of the
-   * expansions. Only for unfiltered searches: a filter may select mostly new points.
+   * walks a real list, and never more than {@code list}. A floor of 20 rather than 32 costs no
+   * measurable recall on fresh data and makes a search about a tenth cheaper (ADR 0011). In {@code
+   * LiveGraphTest} a segment with a fifth of the points finds the same with 22 as with 60 in 40% of
+   * the expansions. Only for unfiltered searches: a filter may select mostly new points.
    */
   static int sharedSearchList(int list, int k, double share) {
     if (!(share < 1.0)) {
@@ -325,9 +321,8 @@ public final class GrowingSegment implements Segment {
    * How many of a query's best {@code k} a segment with {@code share} of the points is asked for:
    * as Lucene's {@code perLeafTopKCalculation}, the expected count {@code k · share} plus three
    * standard deviations, at least 1 and at most {@code k}. The graph rescores fewer candidates
-   * exactly (its best {@code 4k+20} by sign-code estimate): 15k × 768 beside the top-10 of 85k
-   * sealed points, share 0.13 (JMH {@code LiveGraphSearchBenchmark}): 40 instead of 60 rescored,
-   * recall@10 0.9969 both. The unindexed tail is still scanned for all {@code k}.
+   * exactly (its best {@code 4k+20} by sign-code estimate) at the same recall (ADR 0011). The
+   * unindexed tail is still scanned for all {@code k}.
    */
   static int sharedK(int k, double share) {
     if (!(share < 1.0) || k <= 1) {

@@ -13,7 +13,7 @@ import java.util.function.IntPredicate;
 
 /**
  * An in-memory Vamana graph over a growing segment's vectors, built one point at a time while the
- * segment takes writes and searched while it is built (issue 5: inserts beside queries).
+ * segment takes writes and searched while it is built, so new points are found at once.
  *
  * <h2>Model</h2>
  *
@@ -92,10 +92,9 @@ public final class LiveGraph {
    * insert every line of the int8 codes it prunes with. Those loads are independent, so the core
    * overlaps their misses instead of waiting on each in turn, as hnswlib prefetches neighbours.
    * Beside a query load the graph's memory is not in cache (the sealed segments' search runs in
-   * between). Whole-server CPU profiles, 1,000 inserts/s beside 2 query clients (10 s each): the
-   * growing segment's search 81 against 106 µs per query, an insert 118 against 163 µs; JMH ({@code
-   * LiveGraphSearchBenchmark}, 25k beside 85k, share 0.2, cold caches): 100–124 against 108–143 µs.
-   * {@code -Dflashvec.live-graph.prefetch=false} turns the loads off, for comparisons.
+   * between); the loads cut the growing segment's search and an insert by about a quarter there
+   * (ADR 0011, Measurements). {@code -Dflashvec.live-graph.prefetch=false} turns the loads off, for
+   * comparisons.
    */
   static final boolean PREFETCH =
       Boolean.parseBoolean(System.getProperty("flashvec.live-graph.prefetch", "true"));
@@ -492,31 +491,25 @@ public final class LiveGraph {
 
   /**
    * Waiting points beyond which a hurried graph (queries are being served) inserts with {@link
-   * #FAST_LIST}: none, so a graph beside a query load always does (1,000 inserts/s of 768-d beside
-   * 2 query clients, 3 alternating runs: query QPS with inserts 2,154-2,289 against 2,089-2,117
-   * with the previous 256, recall@10 0.9984 against 0.9985). {@code
-   * -Dflashvec.live-graph.fast-backlog=N} restores a threshold, for comparisons.
+   * #FAST_LIST}: none, so a graph beside a query load always does, which leaves the queries more
+   * CPU at the same recall (ADR 0014). {@code -Dflashvec.live-graph.fast-backlog=N} restores a
+   * threshold, for comparisons.
    */
   static final int FAST_BACKLOG = Integer.getInteger("flashvec.live-graph.fast-backlog", 0);
 
   /**
-   * Construction list of hurried inserts (capped by the configured one). 32 instead of 48: 1,000
-   * inserts/s of 768-d beside 2 query clients (3 alternating runs of {@code
-   * scripts/bench-mixed.sh}), 2,463-2,569 queries/s with inserts against 2,327-2,554, QPS ratio
-   * median 0.792 against 0.767, recall@10 0.9983 both; {@code LiveGraphTest.hurriedInserts…} on a
-   * harder set: recall@10 at list 22 within a point of full effort (0.923-0.925 vs 0.929-0.933).
+   * Construction list of hurried inserts (capped by the configured one). 32 instead of 48: more
+   * query throughput beside inserts, and recall within a point of full effort ({@code
+   * LiveGraphTest.hurriedInserts…}; ADR 0011, Measurements).
    */
   static final int FAST_LIST = 32;
 
   /**
    * Out-edges a hurried insert keeps (at most the configured degree; back edges from later inserts
    * still fill a list up to it): fewer back edges to add and shorter lists for every search to
-   * score, as an in-memory HNSW keeps 2M = 32 on its base layer. 1,000 inserts/s of 768-d beside 2
-   * query clients (3 alternating runs of {@code scripts/bench-mixed.sh}): 2,401-2,425 queries/s
-   * with inserts against 2,114-2,469 with 64, recall@10 0.9983 both; whole-server CPU profiles of
-   * the insert phase: the growing segment's search 72 against 92 µs per query, inserts 63 against
-   * 74. {@code LiveGraphTest.hurriedInserts…}: the same recall as full effort within 0.5 point.
-   * {@code -Dflashvec.live-graph.hurry-degree=N} changes it, for comparisons.
+   * score, as an in-memory HNSW keeps 2M = 32 on its base layer (ADR 0011, Measurements). {@code
+   * LiveGraphTest.hurriedInserts…}: the same recall as full effort within 0.5 point. {@code
+   * -Dflashvec.live-graph.hurry-degree=N} changes it, for comparisons.
    */
   static final int HURRY_DEGREE = Integer.getInteger("flashvec.live-graph.hurry-degree", 32);
 

@@ -95,7 +95,7 @@ public final class IngestBench {
         }
       }
       if (written > 0 && raw > 0) {
-        // bytes the server reports writing per byte of vectors ingested (BENCHMARKS.md, 4)
+        // bytes the server reports writing per byte of vectors ingested
         m.put("write_amplification", Math.round(written / raw * 1000) / 1000.0);
       }
       m.put("server", server);

@@ -16,7 +16,7 @@ import java.util.function.LongUnaryOperator;
 import org.HdrHistogram.Histogram;
 
 /**
- * Mixed read/write workload (BENCHMARKS.md, workload 5): the same closed-loop query stream is run
+ * Mixed read/write workload (docs/benchmarks/mixed.md): the same closed-loop query stream is run
  * twice, first alone, then beside an insert stream of {@code insertRate} vectors/s, and the two are
  * compared (QPS, P50, P99 and their ratios).
  *

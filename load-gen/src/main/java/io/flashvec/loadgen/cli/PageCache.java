@@ -11,7 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Drops the Linux page cache so the next point starts cold (BENCHMARKS.md, "Rules"). */
+/** Drops the Linux page cache so the next point starts cold. */
 final class PageCache {
   private PageCache() {}
 

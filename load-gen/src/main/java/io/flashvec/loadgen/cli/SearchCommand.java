@@ -103,7 +103,7 @@ public final class SearchCommand implements Callable<Integer> {
       names = "--drop-caches",
       description =
           "Cold runs: sync and write 1 to /proc/sys/vm/drop_caches before each measured point"
-              + " (needs root and the server on this machine; BENCHMARKS.md, workload 3).")
+              + " (needs root and the server on this machine).")
   boolean dropCaches;
 
   @Option(

@@ -15,10 +15,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.regex.Pattern;
 
 /**
- * PostgreSQL + pgvector as a system under test, over JDBC (BENCHMARKS.md: HNSW, m=16,
- * ef_construction=64 by default). A collection is a table {@code (id bigint primary key, embedding
- * vector(D))}; {@code --index hnsw} creates an HNSW index with the metric's operator class; {@code
- * search_list} is applied as {@code hnsw.ef_search}.
+ * PostgreSQL + pgvector as a system under test, over JDBC (HNSW, m=16, ef_construction=64 by
+ * default, as the peer comparisons use it). A collection is a table {@code (id bigint primary key,
+ * embedding vector(D))}; {@code --index hnsw} creates an HNSW index with the metric's operator
+ * class; {@code search_list} is applied as {@code hnsw.ef_search}.
  *
  * <p>Thread-safe: each call borrows a connection from a pool (created on demand, one per concurrent
  * caller) and returns it; {@link #close()} closes them all. Has no Prometheus metrics.

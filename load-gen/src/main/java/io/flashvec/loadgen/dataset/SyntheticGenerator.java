@@ -4,7 +4,7 @@ import io.flashvec.loadgen.internal.Parallel;
 import java.util.SplittableRandom;
 
 /**
- * Deterministic synthetic data that behaves like real embeddings (see BENCHMARKS.md, "Datasets").
+ * Deterministic synthetic data that behaves like real embeddings.
  *
  * <p>Real text and image embeddings have a low intrinsic dimension (about 20–50 even at 768–1536
  * dimensions). So the generator draws from a Gaussian mixture in a small latent space and maps it

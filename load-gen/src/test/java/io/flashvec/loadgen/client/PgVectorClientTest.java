@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.flashvec.loadgen.dataset.Distance;
 import org.junit.jupiter.api.Test;
 
-/** The SQL pieces of the pgvector driver (a live PostgreSQL is exercised by hand, see report). */
+/**
+ * The SQL pieces of the pgvector driver (a live PostgreSQL is exercised by
+ * scripts/bench/bench-peers.sh).
+ */
 class PgVectorClientTest {
   @Test
   void vectorLiteralAndOperatorsPerMetric() {

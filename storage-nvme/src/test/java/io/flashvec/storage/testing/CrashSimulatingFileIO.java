@@ -23,7 +23,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A {@link FileIO} over the real file system that remembers what has been made durable, and can
- * simulate a power loss with {@link #crash(Random)} (STYLE rule 39; after Lucene's {@code
+ * simulate a power loss with {@link #crash(Random)} (after Lucene's {@code
  * MockDirectoryWrapper.crash()}).
  *
  * <h2>The durability model</h2>

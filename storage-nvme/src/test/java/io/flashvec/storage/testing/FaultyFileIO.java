@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
 /**
- * A {@link FileIO} that forwards to a delegate and fails chosen calls (STYLE rules 7 and 39).
+ * A {@link FileIO} that forwards to a delegate and fails chosen calls, so tests reach error paths.
  *
  * <p>Arm it per {@link Op}: {@link #failOnce(Op, int) failOnce(WRITE, 3)} makes the third {@code
  * writeFully} from now throw an {@link InjectedIOException} and lets every other call through;

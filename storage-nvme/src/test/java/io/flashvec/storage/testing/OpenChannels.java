@@ -10,8 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Remembers which file a channel handed out by a test {@code FileIO} belongs to, and whether the
- * code under test closed it: the file-descriptor half of the leak check (STYLE rule 40). {@link
- * FileChannel} keeps identity equality, so a concurrent map keyed by channel is an identity map.
+ * code under test closed it: the file-descriptor half of the leak check. {@link FileChannel} keeps
+ * identity equality, so a concurrent map keyed by channel is an identity map.
  */
 final class OpenChannels {
 

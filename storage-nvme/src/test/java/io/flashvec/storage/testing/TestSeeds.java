@@ -6,7 +6,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
- * The one source of randomness for tests (STYLE rule 36).
+ * The one source of randomness for tests, so every failure can be reproduced from its seed.
  *
  * <p>The JVM-wide master seed comes from the system property {@code tests.seed} (hex, with or
  * without {@code 0x}) or, when that is absent, from {@link System#nanoTime()} exactly once. It is
@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
  * carries the reproduce line in its own stack trace (Surefire redirects stdout to a file).
  *
  * <p>Iteration counts scale with {@code tests.multiplier} (default 1) through {@link #atLeast}, so
- * CI stays fast and a nightly run can go deep (STYLE rule 37).
+ * CI stays fast and a nightly run can go deep.
  *
  * <p>Thread-safe: the master seed is immutable; each returned generator belongs to its caller.
  */

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Cold-cache search sweep on a data directory that scripts/bench-standalone.sh left behind (run it
+# Cold-cache search sweep on a data directory that scripts/bench/bench-standalone.sh left behind (run it
 # with DATA=<dir> first): for each prefetch mode, starts the server on that directory, and for each
 # search_list evicts the collection's index files (POST /collections/{c}/evict: unmaps them in the
 # server and drops them from the page cache) and runs one pass over the queries from cold. Reports
 # QPS, recall and pages read per query (flashvec_io_pages_read_total) per point.
 #
-#   scripts/bench-cold.sh DATA_DIR DATASET_DIR COLLECTION
+#   scripts/bench/bench-cold.sh DATA_DIR DATASET_DIR COLLECTION
 #
 # Env: PORT (18091), OUT (bench-results), MODES (off,on), SEARCH_LIST (40,60,100), BEAM_WIDTH (4),
 #      CONCURRENCY (2), QUERIES (1000)
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DATA="$1"; DATASET="$2"; COLLECTION="$3"
 PORT="${PORT:-18091}"
 OUT="${OUT:-$ROOT/bench-results}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make-etcd-image.sh TAG BASE — a local etcd image for the Compose cluster profile and the image
 # tests, with no image registry: Debian's etcd and etcdctl (package etcd-server/etcd-client, only
-# libc needed) copied FROM our local base image (scripts/make-base-image.sh: glibc + busybox).
+# libc needed) copied FROM our local base image (scripts/image/make-base-image.sh: glibc + busybox).
 #
 # Laid out like the upstream quay.io/coreos/etcd image (binaries in /usr/local/bin, data under
 # /var/lib/etcd, CMD etcd), so docker-compose.yml runs either one with the same command and
@@ -17,7 +17,7 @@ ETCDCTL=$(command -v etcdctl || true)
   exit 1
 }
 docker image inspect "$BASE" >/dev/null 2>&1 || {
-  echo "make-etcd-image: base image $BASE is missing (scripts/make-base-image.sh builds it)" >&2
+  echo "make-etcd-image: base image $BASE is missing (scripts/image/make-base-image.sh builds it)" >&2
   exit 1
 }
 # Debian's binaries link glibc only; the base image carries the host's glibc.

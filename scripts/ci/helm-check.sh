@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Lints and renders the Helm chart with several value sets (standalone and cluster), checks that bad
 # values fail with their message, validates every rendered manifest against the Kubernetes 1.34
-# JSON schemas (kubeconform, strict), and checks the key objects (scripts/helm_check.py). No
+# JSON schemas (kubeconform, strict), and checks the key objects (scripts/ci/helm_check.py). No
 # Kubernetes cluster can run here. Tools are built or installed once into .tools/ (git-ignored):
 # helm and kubeconform from the Go module proxy, the schemas from PyPI's kubernetes-validate.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 TOOLS="$ROOT/.tools"
 HELM="$TOOLS/helm"
 KUBECONFORM="$TOOLS/kubeconform"
@@ -28,7 +28,7 @@ PY="${FLASHVEC_QDRANT_PYTHON:-$TOOLS/pyenv/bin/python}"
 "$PY" -c "import yaml" 2>/dev/null || "$PY" -m pip install -q pyyaml
 if [ ! -f "$SCHEMAS/v$K8S_VERSION-standalone-strict/deployment-apps-v1.json" ]; then
   "$PY" -c "import kubernetes_validate" 2>/dev/null || "$PY" -m pip install -q "kubernetes-validate==1.37.0"
-  "$PY" "$ROOT/scripts/k8s-schemas-standalone.py" "$SCHEMAS" "$K8S_VERSION" >/dev/null
+  "$PY" "$ROOT/scripts/ci/k8s-schemas-standalone.py" "$SCHEMAS" "$K8S_VERSION" >/dev/null
 fi
 
 OUT="$(mktemp -d)"
@@ -95,5 +95,5 @@ expect_fail "cluster.tls.clientAuth must be require, optional or none (got mutua
   -skip ServiceMonitor,Certificate \
   -schema-location "$SCHEMAS/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
   "$OUT"/*.yaml
-"$PY" "$ROOT/scripts/helm_check.py" "$OUT"
+"$PY" "$ROOT/scripts/ci/helm_check.py" "$OUT"
 echo "helm-check: ok"

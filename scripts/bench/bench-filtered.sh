@@ -6,13 +6,13 @@
 # evaluator scans payloads), then with an integer index on bucket (Lucene). Recall is measured
 # against the exact filtered top-k.
 #
-#   scripts/bench-filtered.sh DATASET_DIR [COLLECTION]
+#   scripts/bench/bench-filtered.sh DATASET_DIR [COLLECTION]
 #
 # Env: PORT (18091), DATA (a fresh temp dir), OUT (bench-results/filtered), CONCURRENCY (2),
 #      SEARCH_LIST (100), DURATION (10s), WARMUP (3s), SELECTIVITIES ("500 100 10 1"),
 #      SKIP_NOINDEX (set: only the indexed runs)
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DATASET="$1"; COLLECTION="${2:-filtered}"
 PORT="${PORT:-18091}"
 DATA="${DATA:-$(mktemp -d /tmp/flashvec-filtered.XXXXXX)}"

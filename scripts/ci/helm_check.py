@@ -1,4 +1,4 @@
-"""Checks the manifests scripts/helm-check.sh rendered: the key objects exist and are wired.
+"""Checks the manifests scripts/ci/helm-check.sh rendered: the key objects exist and are wired.
 
 Standalone renders (default, full, secret), cluster renders (cluster: defaults, cluster-full:
 everything on, cluster-external: external etcd and a cert-manager certificate), and for every

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster baseline (issue 7, item 9; BENCHMARKS.md workload 8): QPS, P99 and the total work per
+# Cluster baseline (docs/benchmarks/cluster.md): QPS, P99 and the total work per
 # query summed over all nodes for 1, 2 and 4 shards — the figures a later global-graph mode is
 # compared with.
 #
@@ -15,7 +15,7 @@
 # of a cold search). Writes JSON + HTML per run, a combined HTML, and a summary (markdown + JSON)
 # under OUT, and always stops the cluster (also on failure or Ctrl-C).
 #
-#   scripts/bench-cluster.sh DATASET_DIR [NAME]
+#   scripts/bench/bench-cluster.sh DATASET_DIR [NAME]
 #
 # Env: SHARDS (1,2,4), QUERY_NODES (4), SEARCH_LIST (100), BEAM_WIDTH (unset: server's automatic),
 #      CONCURRENCY (2), DURATION (10s), WARMUP (3s), ROUNDS (3), COLD (1), QUERIES (200),
@@ -25,7 +25,7 @@
 #      FLASHVEC_CLUSTER_DIR (a new temp dir), KEEP (0: delete the cluster dir afterwards),
 #      BUILD_TIMEOUT (3600 s per collection)
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 [ $# -ge 1 ] || { sed -n '2,30p' "$0"; exit 2; }
 DATASET="$(cd "$1" && pwd)"
 NAME="${2:-$(basename "$DATASET")}"

@@ -1,4 +1,4 @@
-"""Datasets for scripts/bench-churn.sh from a load-gen dataset directory SRC (base.fvecs,
+"""Datasets for scripts/bench/bench-churn.sh from a load-gen dataset directory SRC (base.fvecs,
 query.fvecs): NEW30K/base.fvecs = new vectors for the first 30% of the ids (another point of the
 set plus N(0, 0.05) noise, renormalised; seed 7) and FINAL/{base,query}.fvecs = the data after the
 churn. Ground truth of FINAL is computed by load-gen on first use.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Inserts beside queries (issue 5 §5, BENCHMARKS.md workload 5): ingests a load-gen dataset into a
+# Inserts beside queries (docs/benchmarks/mixed.md): ingests a load-gen dataset into a
 # standalone server on 127.0.0.1, seals it, waits for the index and keeps that data directory as a
 # snapshot. Then, ROUNDS times and for each mode in turn, it restores the snapshot, starts a
 # server on it, warms the query path (WARM of queries), and runs `load-gen mixed`: the same
@@ -7,7 +7,7 @@
 # same files, and the modes alternate, so drift of the shared machine hits them alike; the summary
 # gives each run's ratios and the median per mode.
 #
-#   scripts/bench-mixed.sh DATASET_DIR [MODES...]          (default: on off)
+#   scripts/bench/bench-mixed.sh DATASET_DIR [MODES...]          (default: on off)
 #
 # Modes: on  — live graphs (flashvec.segment.live-graph=true, the default; ADR 0011, 0014);
 #        off — growing segments are scanned exactly until they are sealed and rebuilt;
@@ -18,7 +18,7 @@
 #      WARM (10s), ROUNDS (3), SEAL (100000: FLASHVEC_SEGMENT_SEAL_THRESHOLD_POINTS),
 #      JAVA_OPTS (-Xmx6g).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DATASET="$1"; shift
 MODES="${*:-on off}"
 PORT="${PORT:-18095}"
@@ -26,8 +26,8 @@ DATA="${DATA:-$(mktemp -d /tmp/flashvec-mixed.XXXXXX)}"
 OUT="${OUT:-$ROOT/bench-results}"
 NAME="${NAME:-mixed}"
 ROUNDS="${ROUNDS:-3}"
-# shellcheck source=scripts/bench-lib.sh
-. "$ROOT/scripts/bench-lib.sh"
+# shellcheck source=scripts/bench/bench-lib.sh
+. "$ROOT/scripts/bench/bench-lib.sh"
 
 wait_green() {
   until curl -sf "$URL/collections/$NAME" | grep -q '"status":"green"'; do sleep 2; done

@@ -8,7 +8,7 @@
 # Env: FLASHVEC_IMAGE (flashvec:latest), FLASHVEC_ETCD_IMAGE (flashvec/etcd:local): both must exist
 # (./flashvec image builds them). Needs docker-compose (installed from Debian when missing).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export FLASHVEC_IMAGE="${FLASHVEC_IMAGE:-flashvec:latest}"
 export FLASHVEC_ETCD_IMAGE="${FLASHVEC_ETCD_IMAGE:-flashvec/etcd:local}"
 export JAVA_OPTS="${JAVA_OPTS:--Xmx384m -XX:TieredStopAtLevel=1}"

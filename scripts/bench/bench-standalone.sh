@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Reproduces the README's benchmark rows: starts a standalone FlashVec server on 127.0.0.1,
+# docs/benchmarks/standalone.md: starts a standalone FlashVec server on 127.0.0.1,
 # ingests a load-gen dataset, seals it (flush) and waits until the index is built, runs a
 # search sweep with load-gen, records the server's anonymous RSS growth, and stops the server.
 #
-#   scripts/bench-standalone.sh DATASET_DIR COLLECTION [diskann|hnsw|flat] [extra search args...]
+#   scripts/bench/bench-standalone.sh DATASET_DIR COLLECTION [diskann|hnsw|flat] [extra search args...]
 #
 # Env: PORT (18090), DATA (a fresh temp dir), OUT (bench-results), CONCURRENCY (1,2),
 #      INGEST_ARGS (extra load-gen ingest options, e.g. "--index-param pq_subspaces=96"),
 #      SEARCH_LIST (20,40,60,100,150,200), DURATION (10s), WARMUP (3s per point; the first point
 #      after start-up still runs partly before the JIT settles), JAVA_OPTS (-Xmx6g and a heap that shrinks after GC, so RssAnon shows live memory)
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DATASET="$1"; COLLECTION="$2"; INDEX="${3:-diskann}"; shift $(( $# >= 3 ? 3 : $# ))
 PORT="${PORT:-18090}"
 DATA="${DATA:-$(mktemp -d /tmp/flashvec-bench.XXXXXX)}"

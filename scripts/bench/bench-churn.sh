@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Churn benchmark (issue 5): on a copy of a data directory left by bench-standalone.sh, delete
+# Churn benchmark: on a copy of a data directory left by bench-standalone.sh, delete
 # 30% of the points (ids 0..29999), re-insert them with new vectors (a dataset dir NEW30K whose
 # base.fvecs has those 30,000 vectors), flush, compact, and search against the ground truth of
 # the final data (dataset dir FINAL); then build the same final data fresh and search again.
 #
-#   python3 scripts/make-churn-dataset.py DATASET NEW30K FINAL   # once
-#   WORK=/tmp/churn SRC_DATA=... NEW30K=... FINAL=... scripts/bench-churn.sh
+#   python3 scripts/bench/make-churn-dataset.py DATASET NEW30K FINAL   # once
+#   WORK=/tmp/churn SRC_DATA=... NEW30K=... FINAL=... scripts/bench/bench-churn.sh
 set -euxo pipefail
 J="${JAVA_HOME:-$(ls -d /usr/lib/jvm/*25* | head -n 1)}/bin/java"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mkdir -p "$WORK"; cd "$WORK"
 cp "$ROOT/api-service/target/flashvec.jar" flashvec-server.jar; cp "$ROOT/load-gen/target/load-gen.jar" .
 rm -rf data; cp -r "$SRC_DATA" data; rm -f data/*.jar data/*.log data/*.json

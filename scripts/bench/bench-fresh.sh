@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recall on fresh data (issue 5): the queries' neighbours split between a sealed segment and the
+# Recall on fresh data: the queries' neighbours split between a sealed segment and the
 # growing one, as in a collection that keeps taking new points. Rows FRESH..N of a load-gen dataset
 # are ingested, flushed and indexed (the sealed segment); rows 0..FRESH are then upserted with
 # their row numbers as ids (the growing segment, a live graph), and once the graph has caught up,
@@ -7,7 +7,7 @@
 # `load-gen mixed`, whose inserts copy base rows (every growing point then has a sealed twin that
 # answers for it), every true neighbour here lives in exactly one segment.
 #
-#   scripts/bench-fresh.sh DATASET_DIR [MODES...]          (default: on)
+#   scripts/bench/bench-fresh.sh DATASET_DIR [MODES...]          (default: on)
 #
 # Modes: on — this build; NAME=JAR — another build's server jar (e.g. prev=/tmp/old.jar). Each
 # mode starts from the same sealed snapshot.
@@ -15,7 +15,7 @@
 # Env: PORT (18096), DATA (a fresh temp dir), OUT (bench-results), NAME (fresh), FRESH (24000),
 #      SEARCH_LIST (20,40,60,100), CONCURRENCY (2), DURATION (10s), JAVA_OPTS (-Xmx6g).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DATASET="$1"; shift
 MODES="${*:-on}"
 PORT="${PORT:-18096}"
@@ -23,8 +23,8 @@ DATA="${DATA:-$(mktemp -d /tmp/flashvec-fresh.XXXXXX)}"
 OUT="${OUT:-$ROOT/bench-results}"
 NAME="${NAME:-fresh}"
 FRESH="${FRESH:-24000}"
-# shellcheck source=scripts/bench-lib.sh
-. "$ROOT/scripts/bench-lib.sh"
+# shellcheck source=scripts/bench/bench-lib.sh
+. "$ROOT/scripts/bench/bench-lib.sh"
 N=$(python3 -c "import os,struct,sys; f=open(sys.argv[1]+'/base.fvecs','rb'); d=struct.unpack('<i',f.read(4))[0]; print(os.path.getsize(sys.argv[1]+'/base.fvecs')//(4*d+4))" "$DATASET")
 
 # growing points not yet in the live graph (or -1 while there is no growing segment)
