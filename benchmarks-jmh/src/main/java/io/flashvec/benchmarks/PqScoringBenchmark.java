@@ -1,8 +1,8 @@
 package io.flashvec.benchmarks;
 
 import io.flashvec.index.disk.PqCodes;
+import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.internal.VectorOps;
-import io.flashvec.index.jvector.DiskAnnSegment;
 import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
 import io.github.jbellis.jvector.graph.similarity.ScoreFunction;
 import io.github.jbellis.jvector.quantization.PQVectors;

@@ -1,14 +1,14 @@
 package io.flashvec.cluster;
 
-import io.flashvec.index.Collection;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
-import io.flashvec.index.SearchRequest;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.query.SearchRequest;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
@@ -165,7 +165,7 @@ public interface CollectionService {
       boolean withVector);
 
   /** Scroll ordered by an integer, float or datetime payload index. */
-  List<io.flashvec.index.Shard.Ordered> scrollOrdered(
+  List<io.flashvec.index.shard.Shard.Ordered> scrollOrdered(
       String collection,
       String key,
       boolean ascending,

@@ -15,7 +15,7 @@ import io.flashvec.cluster.internal.GrpcErrors;
 import io.flashvec.cluster.internal.Protos;
 import io.flashvec.index.Distance;
 import io.flashvec.index.InvalidInputException;
-import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.storage.FileIO;
 import io.grpc.Status;

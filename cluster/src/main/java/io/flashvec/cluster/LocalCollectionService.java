@@ -1,6 +1,5 @@
 package io.flashvec.cluster;
 
-import io.flashvec.index.Collection;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.ConflictException;
@@ -9,11 +8,12 @@ import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
-import io.flashvec.index.SearchRequest;
 import io.flashvec.index.SearchStats;
-import io.flashvec.index.Shard;
 import io.flashvec.index.UnavailableException;
+import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
@@ -382,7 +382,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   }
 
   @Override
-  public List<io.flashvec.index.Shard.Ordered> scrollOrdered(
+  public List<io.flashvec.index.shard.Shard.Ordered> scrollOrdered(
       String collection,
       String key,
       boolean ascending,

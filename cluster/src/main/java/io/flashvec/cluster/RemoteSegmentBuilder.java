@@ -15,7 +15,7 @@ import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.Point;
-import io.flashvec.index.jvector.SegmentBuilder;
+import io.flashvec.index.diskann.SegmentBuilder;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.CrashPoint;

@@ -10,7 +10,7 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
-import io.flashvec.index.Shard;
+import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.Wal;

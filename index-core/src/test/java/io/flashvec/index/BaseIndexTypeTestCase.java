@@ -3,6 +3,7 @@ package io.flashvec.index;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.index.segment.Segment;
+import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.TestSeeds;

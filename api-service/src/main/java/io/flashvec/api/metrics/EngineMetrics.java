@@ -1,8 +1,8 @@
 package io.flashvec.api.metrics;
 
 import io.flashvec.cluster.LocalCollectionService;
-import io.flashvec.index.Collection;
-import io.flashvec.index.IndexAssist;
+import io.flashvec.index.collection.Collection;
+import io.flashvec.index.shard.IndexAssist;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -7,7 +7,6 @@ import io.flashvec.api.web.Output;
 import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
-import io.flashvec.index.Collection;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
@@ -15,6 +14,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.TooLargeException;
+import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
 import java.util.ArrayList;
@@ -327,13 +327,13 @@ public class PointsController {
               + Requests.abbreviate(orderBy)
               + "]");
     }
-    List<io.flashvec.index.Shard.Ordered> page =
+    List<io.flashvec.index.shard.Shard.Ordered> page =
         service.scrollOrdered(
             name, key, ascending, startFrom, limit, filter, sel.any(), withVector);
     var schema = service.describe(name).info().payloadSchema().field(key);
     ObjectNode r = Json.object();
     ArrayNode pts = r.putArray("points");
-    for (io.flashvec.index.Shard.Ordered o : page) {
+    for (io.flashvec.index.shard.Shard.Ordered o : page) {
       ObjectNode p = Output.record(o.record(), sel, withVector);
       double v = o.value();
       if (schema != null

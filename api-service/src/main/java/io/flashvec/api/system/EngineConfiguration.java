@@ -2,9 +2,9 @@ package io.flashvec.api.system;
 
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.cluster.LocalCollectionService;
-import io.flashvec.index.LiveIndexer;
-import io.flashvec.index.Shard;
-import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.index.diskann.DiskAnnSegment;
+import io.flashvec.index.shard.LiveIndexer;
+import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
@@ -132,7 +132,7 @@ public class EngineConfiguration {
       @Qualifier("liveIndexExecutor") ExecutorService liveIndexExecutor,
       @Qualifier("liveIndexUrgentExecutor") ExecutorService liveIndexUrgentExecutor,
       ForkJoinPool compactionBuildPool,
-      org.springframework.beans.factory.ObjectProvider<io.flashvec.index.jvector.SegmentBuilder>
+      org.springframework.beans.factory.ObjectProvider<io.flashvec.index.diskann.SegmentBuilder>
           segmentBuilder) {
     Timer fsync =
         Timer.builder("flashvec.wal.fsync").description("WAL fsync latency").register(registry);
@@ -182,7 +182,7 @@ public class EngineConfiguration {
                   props.segment().liveIndexAssist() ? LiveIndexer.ASSIST_QUIET : null));
     }
     // Cluster mode sends builds to index nodes (ClusterConfiguration); standalone builds here.
-    io.flashvec.index.jvector.SegmentBuilder builder = segmentBuilder.getIfAvailable();
+    io.flashvec.index.diskann.SegmentBuilder builder = segmentBuilder.getIfAvailable();
     if (builder != null) {
       shardOptions = shardOptions.withSegmentBuilder(builder);
     }

@@ -1,6 +1,6 @@
 package io.flashvec.api.web;
 
-import io.flashvec.index.IndexAssist;
+import io.flashvec.index.shard.IndexAssist;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;

@@ -3,14 +3,14 @@ package io.flashvec.index.payload;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.flashvec.index.Collection;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
-import io.flashvec.index.Shard;
+import io.flashvec.index.collection.Collection;
+import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;

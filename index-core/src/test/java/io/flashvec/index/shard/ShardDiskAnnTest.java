@@ -1,7 +1,12 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.index.Distance;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.SearchParams;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.ExecutorService;

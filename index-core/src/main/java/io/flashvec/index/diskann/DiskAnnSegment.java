@@ -1,4 +1,4 @@
-package io.flashvec.index.jvector;
+package io.flashvec.index.diskann;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;

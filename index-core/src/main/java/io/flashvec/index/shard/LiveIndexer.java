@@ -1,4 +1,4 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 import java.time.Duration;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package io.flashvec.index.internal;
+package io.flashvec.index.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,7 +1,13 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.SearchParams;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;

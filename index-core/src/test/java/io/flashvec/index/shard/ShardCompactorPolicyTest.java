@@ -1,4 +1,4 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.flashvec.index.internal;
+package io.flashvec.index.shard;
 
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;

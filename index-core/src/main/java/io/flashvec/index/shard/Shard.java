@@ -1,9 +1,17 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.UnavailableException;
+import io.flashvec.index.diskann.DiskAnnSegment;
+import io.flashvec.index.diskann.SegmentBuilder;
 import io.flashvec.index.filter.FilterEvaluator;
-import io.flashvec.index.internal.WalCodec;
-import io.flashvec.index.jvector.DiskAnnSegment;
-import io.flashvec.index.jvector.SegmentBuilder;
 import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
@@ -351,10 +359,10 @@ public final class Shard implements Closeable {
   private final io.flashvec.index.payload.PayloadIndexes payloadIndexes;
 
   /** id -> (segment id << 32 | ordinal) of the id's live version. */
-  private final io.flashvec.index.internal.IdLocations locations =
-      new io.flashvec.index.internal.IdLocations();
+  private final io.flashvec.index.shard.IdLocations locations =
+      new io.flashvec.index.shard.IdLocations();
 
-  private static final long NO_LOCATION = io.flashvec.index.internal.IdLocations.NONE;
+  private static final long NO_LOCATION = io.flashvec.index.shard.IdLocations.NONE;
 
   private volatile Snapshot snapshot;
   private final ConcurrentHashMap<Segment, Lifetime> lifetimes = new ConcurrentHashMap<>();

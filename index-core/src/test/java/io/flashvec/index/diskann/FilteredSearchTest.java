@@ -1,4 +1,4 @@
-package io.flashvec.index.jvector;
+package io.flashvec.index.diskann;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

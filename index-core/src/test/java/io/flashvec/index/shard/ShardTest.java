@@ -1,4 +1,4 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 /** The shard contract with one growing segment that only {@link Shard#flush()} seals. */
 class ShardTest extends ShardContractTest {

@@ -1,5 +1,7 @@
-package io.flashvec.index;
+package io.flashvec.index.query;
 
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.SearchParams;
 import io.flashvec.index.filter.Filter;
 
 /**

@@ -1,4 +1,4 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 /**
  * Live-graph inserts that searches leave to their own thread, to run once their response has gone

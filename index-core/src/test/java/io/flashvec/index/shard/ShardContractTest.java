@@ -1,9 +1,18 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.offset;
 
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.TestVectors;
 import io.flashvec.index.TestVectors.Hit;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterParser;

@@ -1,11 +1,21 @@
-package io.flashvec.index;
+package io.flashvec.index.collection;
 
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
-import io.flashvec.index.jvector.DiskAnnSegment;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
+import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.Segment;
+import io.flashvec.index.shard.Shard;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -738,7 +748,7 @@ public final class Collection implements Closeable {
                 busy.contains(seg.id()) ? Segment.State.COMPACTING : seg.state(),
                 seg.liveCount(),
                 seg.size() - seg.liveCount(),
-                seg instanceof io.flashvec.index.jvector.DiskAnnSegment,
+                seg instanceof io.flashvec.index.diskann.DiskAnnSegment,
                 seg instanceof io.flashvec.index.segment.GrowingSegment g && g.graph() != null
                     ? g.graph().size()
                     : -1));

@@ -1,4 +1,4 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 /**
  * The shard contract when the growing segment is sealed every 37 points, so searches merge many

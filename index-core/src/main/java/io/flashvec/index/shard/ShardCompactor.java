@@ -1,6 +1,6 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
-import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.storage.CrashPoint;
 import java.io.IOException;
 import java.nio.file.Path;

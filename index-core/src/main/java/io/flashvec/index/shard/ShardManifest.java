@@ -1,4 +1,4 @@
-package io.flashvec.index;
+package io.flashvec.index.shard;
 
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.FileIO;
