@@ -39,8 +39,8 @@ import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterWriter;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
+import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.SearchRequest;
-import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.FsyncPolicy;
 import io.grpc.StatusRuntimeException;
 import java.io.Closeable;
@@ -1005,7 +1005,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
   }
 
   @Override
-  public List<Shard.Ordered> scrollOrdered(
+  public List<Ordered> scrollOrdered(
       String collection,
       String key,
       boolean ascending,
@@ -1027,7 +1027,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
     if (startFrom != null) {
       b.setStartFrom(startFrom);
     }
-    List<Shard.Ordered> all = new ArrayList<>();
+    List<Ordered> all = new ArrayList<>();
     for (List<OrderedMsg> l :
         perShard(
             p.replicas().size(),

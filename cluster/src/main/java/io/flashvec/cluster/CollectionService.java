@@ -165,7 +165,7 @@ public interface CollectionService {
       boolean withVector);
 
   /** Scroll ordered by an integer, float or datetime payload index. */
-  List<io.flashvec.index.shard.Shard.Ordered> scrollOrdered(
+  List<io.flashvec.index.query.Ordered> scrollOrdered(
       String collection,
       String key,
       boolean ascending,

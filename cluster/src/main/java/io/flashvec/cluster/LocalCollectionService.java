@@ -382,7 +382,7 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   }
 
   @Override
-  public List<io.flashvec.index.shard.Shard.Ordered> scrollOrdered(
+  public List<io.flashvec.index.query.Ordered> scrollOrdered(
       String collection,
       String key,
       boolean ascending,

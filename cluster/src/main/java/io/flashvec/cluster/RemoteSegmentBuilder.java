@@ -13,11 +13,11 @@ import io.flashvec.cluster.internal.ShardClients;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
-import io.flashvec.index.IndexParams;
 import io.flashvec.index.Point;
-import io.flashvec.index.diskann.SegmentBuilder;
+import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.segment.Segment;
+import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.grpc.ManagedChannel;
@@ -35,7 +35,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -90,71 +89,52 @@ public final class RemoteSegmentBuilder implements SegmentBuilder {
   }
 
   @Override
-  public int build(
-      FileIO io,
-      Path dir,
-      int segmentId,
-      List<? extends Segment> sources,
-      List<int[]> ords,
-      int dim,
-      Distance distance,
-      IndexParams params,
-      ForkJoinPool pool)
-      throws IOException {
+  public int build(io.flashvec.index.segment.BuildSpec spec) throws IOException {
     for (EtcdMetadataStore.Node node : indexNodes()) {
       try {
-        return buildOn(node, io, dir, segmentId, sources, ords, dim, distance, params);
+        return buildOn(node, spec);
       } catch (IOException | RuntimeException e) {
         LOG.warn(
             "remote index build failed; trying the next index node or building here"
                 + " [dir={}, indexNode={}]: {}",
-            dir,
+            spec.dir(),
             node.id(),
             e.toString());
-        io.deleteTree(tmpDir(dir));
+        spec.io().deleteTree(tmpDir(spec.dir()));
       }
     }
-    LOG.info("no index node took the build; building locally [dir={}]", dir);
-    return SegmentBuilder.LOCAL.build(
-        io, dir, segmentId, sources, ords, dim, distance, params, pool);
+    LOG.info("no index node took the build; building locally [dir={}]", spec.dir());
+    return DiskAnnSegment.build(spec);
   }
 
   private static Path tmpDir(Path dir) {
     return dir.resolveSibling(dir.getFileName() + ".remote-tmp");
   }
 
-  private int buildOn(
-      EtcdMetadataStore.Node node,
-      FileIO io,
-      Path dir,
-      int segmentId,
-      List<? extends Segment> sources,
-      List<int[]> ords,
-      int dim,
-      Distance distance,
-      IndexParams params)
+  private int buildOn(EtcdMetadataStore.Node node, io.flashvec.index.segment.BuildSpec build)
       throws IOException {
+    FileIO io = build.io();
+    Path dir = build.dir();
+    int dim = build.dimension();
+    Distance distance = build.distance();
     long t0 = System.nanoTime();
     long end = t0 + deadline.toNanos();
     ManagedChannel ch = clients.channel(node.grpcAddress());
-    int n = 0;
-    for (int[] o : ords) {
-      n += o.length;
-    }
+    int n = build.points();
     BuildSpec spec =
         BuildSpec.newBuilder()
             .setSource(nodeId + ":" + dir)
-            .setSegmentId(segmentId)
+            .setSegmentId(build.segmentId())
             .setDimension(dim)
             .setDistance(distance.apiName())
             .setIndex(
                 Protos.config(
-                    new CollectionConfig(dim, distance, 1, 1, params),
+                    new CollectionConfig(dim, distance, 1, 1, build.params()),
                     CollectionTuning.DEFAULT,
                     PayloadSchema.EMPTY))
             .setPoints(n)
             .build();
-    BuildReply reply = upload(ch, spec, sources, ords, end);
+    BuildReply reply = upload(ch, spec, build.sources(), build.ords(), end);
     long uploaded = System.nanoTime();
     var blocking =
         IndexServiceGrpc.newBlockingStub(ch)

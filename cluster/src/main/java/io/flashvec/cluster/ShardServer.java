@@ -44,8 +44,8 @@ import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterWriter;
 import io.flashvec.index.payload.PayloadSchema;
+import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.SearchRequest;
-import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.FsyncPolicy;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -597,7 +597,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         () -> {
           String name = localName(req.getShard().getCollection(), req.getShard().getShard());
           OrderedReply.Builder b = OrderedReply.newBuilder();
-          for (Shard.Ordered o :
+          for (Ordered o :
               local.scrollOrdered(
                   name,
                   req.getKey(),

@@ -327,13 +327,13 @@ public class PointsController {
               + Requests.abbreviate(orderBy)
               + "]");
     }
-    List<io.flashvec.index.shard.Shard.Ordered> page =
+    List<io.flashvec.index.query.Ordered> page =
         service.scrollOrdered(
             name, key, ascending, startFrom, limit, filter, sel.any(), withVector);
     var schema = service.describe(name).info().payloadSchema().field(key);
     ObjectNode r = Json.object();
     ArrayNode pts = r.putArray("points");
-    for (io.flashvec.index.shard.Shard.Ordered o : page) {
+    for (io.flashvec.index.query.Ordered o : page) {
       ObjectNode p = Output.record(o.record(), sel, withVector);
       double v = o.value();
       if (schema != null

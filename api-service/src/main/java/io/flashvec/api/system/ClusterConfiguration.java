@@ -117,7 +117,7 @@ public class ClusterConfiguration {
 
   /** Query nodes send their segment builds to index nodes (or build locally without one). */
   @Bean
-  io.flashvec.index.diskann.SegmentBuilder remoteSegmentBuilder(
+  io.flashvec.index.segment.SegmentBuilder remoteSegmentBuilder(
       FlashVecProperties props, EtcdMetadataStore meta, ShardClients clients) {
     return new RemoteSegmentBuilder(nodeId(props), meta, clients, BUILD_DEADLINE);
   }

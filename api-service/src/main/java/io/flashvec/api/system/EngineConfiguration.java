@@ -132,7 +132,7 @@ public class EngineConfiguration {
       @Qualifier("liveIndexExecutor") ExecutorService liveIndexExecutor,
       @Qualifier("liveIndexUrgentExecutor") ExecutorService liveIndexUrgentExecutor,
       ForkJoinPool compactionBuildPool,
-      org.springframework.beans.factory.ObjectProvider<io.flashvec.index.diskann.SegmentBuilder>
+      org.springframework.beans.factory.ObjectProvider<io.flashvec.index.segment.SegmentBuilder>
           segmentBuilder) {
     Timer fsync =
         Timer.builder("flashvec.wal.fsync").description("WAL fsync latency").register(registry);
@@ -182,7 +182,7 @@ public class EngineConfiguration {
                   props.segment().liveIndexAssist() ? LiveIndexer.ASSIST_QUIET : null));
     }
     // Cluster mode sends builds to index nodes (ClusterConfiguration); standalone builds here.
-    io.flashvec.index.diskann.SegmentBuilder builder = segmentBuilder.getIfAvailable();
+    io.flashvec.index.segment.SegmentBuilder builder = segmentBuilder.getIfAvailable();
     if (builder != null) {
       shardOptions = shardOptions.withSegmentBuilder(builder);
     }

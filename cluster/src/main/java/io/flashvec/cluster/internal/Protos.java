@@ -16,7 +16,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.payload.PayloadSchema;
-import io.flashvec.index.shard.Shard;
+import io.flashvec.index.query.Ordered;
 import io.flashvec.storage.FsyncPolicy;
 import java.util.ArrayList;
 import java.util.List;
@@ -151,12 +151,12 @@ public final class Protos {
     return PayloadSchema.fromJsonString(m.getPayloadSchemaJson());
   }
 
-  public static OrderedMsg ordered(Shard.Ordered o) {
+  public static OrderedMsg ordered(Ordered o) {
     return OrderedMsg.newBuilder().setRecord(record(o.record())).setValue(o.value()).build();
   }
 
-  public static Shard.Ordered ordered(OrderedMsg m) {
-    return new Shard.Ordered(record(m.getRecord()), m.getValue());
+  public static Ordered ordered(OrderedMsg m) {
+    return new Ordered(record(m.getRecord()), m.getValue());
   }
 
   public static SearchStatsMsg stats(SearchStats s) {

@@ -8,14 +8,16 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchStats;
-import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
+import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
+import io.flashvec.index.shard.Snapshot;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -442,10 +444,10 @@ public final class Collection implements Closeable {
     int files = 0;
     for (Shard s : shards) {
       // hold the snapshot: a compaction must not unmap a segment while we advise on its pages
-      Shard.Snapshot snap = s.acquire();
+      Snapshot snap = s.acquire();
       try {
-        for (Segment seg : snap.segments()) {
-          if (seg instanceof DiskAnnSegment d && d.evictFromPageCache()) {
+        for (SealedSegment seg : snap.sealed()) {
+          if (seg.evictFromPageCache()) {
             files++;
           }
         }
@@ -629,7 +631,7 @@ public final class Collection implements Closeable {
    * Qdrant's scroll with {@code order_by}: points that match {@code filter}, ordered by an integer,
    * float or datetime payload index, from {@code startFrom} on.
    */
-  public List<Shard.Ordered> scrollOrdered(
+  public List<Ordered> scrollOrdered(
       String key,
       boolean ascending,
       Double startFrom,
@@ -639,7 +641,7 @@ public final class Collection implements Closeable {
       boolean withVector) {
     PayloadFieldSchema f = orderField(payloadSchema, name, key, limit);
     FilterEvaluator fe = filter == null || filter.isEmpty() ? null : evaluator(filter);
-    List<Shard.Ordered> all = new ArrayList<>();
+    List<Ordered> all = new ArrayList<>();
     for (Shard s : shards) {
       all.addAll(s.orderedScroll(f, ascending, startFrom, limit, fe, withPayload, withVector));
     }
@@ -673,12 +675,11 @@ public final class Collection implements Closeable {
   }
 
   /** The first {@code limit} of several shards' ordered scrolls (ties by id). */
-  public static List<Shard.Ordered> mergeOrdered(
-      List<Shard.Ordered> all, boolean ascending, int limit) {
-    Comparator<Shard.Ordered> order =
-        Comparator.comparingDouble((Shard.Ordered o) -> ascending ? o.value() : -o.value())
+  public static List<Ordered> mergeOrdered(List<Ordered> all, boolean ascending, int limit) {
+    Comparator<Ordered> order =
+        Comparator.comparingDouble((Ordered o) -> ascending ? o.value() : -o.value())
             .thenComparing(o -> o.record().id());
-    List<Shard.Ordered> sorted = new ArrayList<>(all);
+    List<Ordered> sorted = new ArrayList<>(all);
     sorted.sort(order);
     return List.copyOf(sorted.subList(0, Math.min(limit, sorted.size())));
   }
@@ -748,10 +749,8 @@ public final class Collection implements Closeable {
                 busy.contains(seg.id()) ? Segment.State.COMPACTING : seg.state(),
                 seg.liveCount(),
                 seg.size() - seg.liveCount(),
-                seg instanceof io.flashvec.index.diskann.DiskAnnSegment,
-                seg instanceof io.flashvec.index.segment.GrowingSegment g && g.graph() != null
-                    ? g.graph().size()
-                    : -1));
+                seg.onDisk(),
+                seg.graphPoints()));
       }
       disk += s.diskBytes();
       mem += s.memoryBytes();

@@ -10,7 +10,9 @@ import io.flashvec.index.disk.GraphFile;
 import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.filter.FilterPlanner;
 import io.flashvec.index.segment.AcceptedOrdinals;
+import io.flashvec.index.segment.BuildSpec;
 import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.ChecksummedFile;
@@ -31,7 +33,6 @@ import io.github.jbellis.jvector.vector.VectorizationProvider;
 import io.github.jbellis.jvector.vector.types.ByteSequence;
 import io.github.jbellis.jvector.vector.types.VectorFloat;
 import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
-import java.io.Closeable;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -82,7 +83,7 @@ import java.util.function.IntPredicate;
  * {@link #close()} unmaps it (a search still running then fails with an exception, it cannot read
  * freed memory).
  */
-public final class DiskAnnSegment implements Segment, Closeable {
+public final class DiskAnnSegment implements SealedSegment {
 
   static final String META_FORMAT = "segment-meta";
   static final String DELETED_FORMAT = "segment-deleted";
@@ -263,6 +264,23 @@ public final class DiskAnnSegment implements Segment, Closeable {
         distance,
         params,
         null);
+  }
+
+  /**
+   * Builds the segment {@code spec} describes; see {@link #build(FileIO, Path, int, List, List,
+   * int, Distance, IndexParams, ForkJoinPool)}.
+   */
+  public static int build(BuildSpec spec) throws IOException {
+    return build(
+        spec.io(),
+        spec.dir(),
+        spec.segmentId(),
+        spec.sources(),
+        spec.ords(),
+        spec.dimension(),
+        spec.distance(),
+        spec.params(),
+        spec.pool());
   }
 
   /**
@@ -548,6 +566,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
   }
 
   /** The PQ codebook of this segment (a growing segment sealed after it may reuse it). */
+  @Override
   public io.flashvec.index.disk.PqCodebook codebook() {
     return pq.codebook();
   }
@@ -949,6 +968,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
   }
 
   /** Durably writes the current deletion bitmap (at a WAL checkpoint). */
+  @Override
   public void writeDeleted(FileIO io) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(deleted.length() * 8).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < deleted.length(); i++) {
@@ -1078,6 +1098,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
    * its last {@value #CALM_SEARCHES} searches read no page from the device. A segment just opened
    * or evicted does not, until searches have shown it.
    */
+  @Override
   public boolean servedFromMemory() {
     return inMemory || calmSearches >= CALM_SEARCHES;
   }
@@ -1087,6 +1108,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
    * kernel to drop them from the page cache), for cold-cache measurements. Returns whether the
    * kernel accepted the advice.
    */
+  @Override
   public boolean evictFromPageCache() {
     calmSearches = 0;
     graph.file().dropMappedPages();
@@ -1174,6 +1196,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
     return diskBytes;
   }
 
+  @Override
   public Path directory() {
     return dir;
   }

@@ -99,6 +99,11 @@ public final class GrowingSegment implements Segment {
     return graph;
   }
 
+  @Override
+  public int graphPoints() {
+    return graph == null ? -1 : graph.size();
+  }
+
   /** Appended points not yet in the live graph (0 without one). */
   public int unindexed() {
     return graph == null ? 0 : size - graph.size();

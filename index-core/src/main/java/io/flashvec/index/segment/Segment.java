@@ -51,6 +51,35 @@ public interface Segment {
   boolean markDeleted(int ord);
 
   /**
+   * Whether this segment is sealed on disk (listed in its shard's manifest), rather than held in
+   * memory until its build.
+   */
+  default boolean onDisk() {
+    return false;
+  }
+
+  /**
+   * Points (live or deleted) that a growing segment's live graph holds, -1 for a segment without
+   * one: the rest of a growing segment is scanned exactly until the graph catches up.
+   */
+  default int graphPoints() {
+    return -1;
+  }
+
+  /** The ordinals not deleted, ascending. */
+  default int[] liveOrdinals() {
+    int n = size();
+    int[] out = new int[n];
+    int c = 0;
+    for (int ord = 0; ord < n; ord++) {
+      if (!isDeleted(ord)) {
+        out[c++] = ord;
+      }
+    }
+    return java.util.Arrays.copyOf(out, c);
+  }
+
+  /**
    * Offers the best live points for a prepared query to {@code out} (every live point for an exact
    * segment) and adds what it cost to {@code stats}.
    */

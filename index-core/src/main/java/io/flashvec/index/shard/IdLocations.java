@@ -18,22 +18,37 @@ import java.util.function.Consumer;
  * <p>Thread-safe: the shard's single writer mutates it under the write lock; readers (get, scroll)
  * take the read lock, which costs one uncontended CAS and is held for the lookup only.
  */
-public final class IdLocations {
+final class IdLocations {
 
   /** Returned by {@link #get}, {@link #put} and {@link #remove} when the id has no location. */
-  public static final long NONE = -1;
+  static final long NONE = -1;
 
   private final Long2LongOpenHashMap numeric = new Long2LongOpenHashMap();
   private final Object2LongOpenHashMap<PointId> uuids = new Object2LongOpenHashMap<>();
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
-  public IdLocations() {
+  /** The location of ordinal {@code ord} of segment {@code segmentId}. */
+  static long pack(int segmentId, int ord) {
+    return ((long) segmentId << 32) | (ord & 0xFFFFFFFFL);
+  }
+
+  /** The segment id of a location. */
+  static int segment(long location) {
+    return (int) (location >>> 32);
+  }
+
+  /** The ordinal of a location. */
+  static int ordinal(long location) {
+    return (int) location;
+  }
+
+  IdLocations() {
     numeric.defaultReturnValue(NONE);
     uuids.defaultReturnValue(NONE);
   }
 
   /** The location of {@code id}, or {@link #NONE}. */
-  public long get(PointId id) {
+  long get(PointId id) {
     var r = lock.readLock();
     r.lock();
     try {
@@ -44,7 +59,7 @@ public final class IdLocations {
   }
 
   /** Sets the location of {@code id}; returns the previous one or {@link #NONE}. */
-  public long put(PointId id, long location) {
+  long put(PointId id, long location) {
     if (location < 0) {
       throw new IllegalArgumentException("negative location " + location);
     }
@@ -58,7 +73,7 @@ public final class IdLocations {
   }
 
   /** Moves {@code id} to {@code to} if it is still at {@code from}; returns whether it moved. */
-  public boolean replace(PointId id, long from, long to) {
+  boolean replace(PointId id, long from, long to) {
     var w = lock.writeLock();
     w.lock();
     try {
@@ -80,7 +95,7 @@ public final class IdLocations {
   }
 
   /** Removes {@code id}; returns its location or {@link #NONE}. */
-  public long remove(PointId id) {
+  long remove(PointId id) {
     var w = lock.writeLock();
     w.lock();
     try {
@@ -90,7 +105,7 @@ public final class IdLocations {
     }
   }
 
-  public int size() {
+  int size() {
     var r = lock.readLock();
     r.lock();
     try {
@@ -104,7 +119,7 @@ public final class IdLocations {
    * Calls {@code action} with every id, in no particular order, under the read lock (writers wait
    * until it returns, so keep it cheap).
    */
-  public void forEachId(Consumer<PointId> action) {
+  void forEachId(Consumer<PointId> action) {
     var r = lock.readLock();
     r.lock();
     try {

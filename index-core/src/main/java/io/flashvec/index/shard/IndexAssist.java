@@ -6,12 +6,12 @@ package io.flashvec.index.shard;
  * instead of a background thread taking a core in the middle of one. This is cooperative scheduling
  * as in Seastar's reactors: the background work never preempts a request.
  *
- * <p>{@link Shard#search} leaves its shard here when the server lets searches assist ({@link
- * LiveIndexer#searchesAssist()}); the HTTP layer calls {@link #runPending} on the same thread after
- * the response is written. A search whose response is written elsewhere, or no one calls it for,
- * leaves nothing behind but this thread's slot, and its shards' inserts stay with the live
- * indexer's lanes. A search of several shards marks them all as assisting and inserts into the one
- * with the most points waiting, so each shard's turn comes as its backlog grows.
+ * <p>{@link LiveIndexScheduler#noteSearch} leaves its shard here when the server lets searches
+ * assist ({@link LiveIndexer#searchesAssist()}); the HTTP layer calls {@link #runPending} on the
+ * same thread after the response is written. A search whose response is written elsewhere, or no
+ * one calls it for, leaves nothing behind but this thread's slot, and its shards' inserts stay with
+ * the live indexer's lanes. A search of several shards marks them all as assisting and inserts into
+ * the one with the most points waiting, so each shard's turn comes as its backlog grows.
  */
 public final class IndexAssist {
 
@@ -20,7 +20,7 @@ public final class IndexAssist {
 
   /** The shards the last search on a thread left. */
   private static final class Pending {
-    final Shard[] shards = new Shard[MAX_SHARDS];
+    final LiveIndexScheduler[] shards = new LiveIndexScheduler[MAX_SHARDS];
     int size;
   }
 
@@ -31,7 +31,7 @@ public final class IndexAssist {
   private IndexAssist() {}
 
   /** Notes that the current thread's search of {@code shard} may assist its indexing. */
-  static void offer(Shard shard) {
+  static void offer(LiveIndexScheduler shard) {
     Pending p = PENDING.get();
     for (int i = 0; i < p.size; i++) {
       if (p.shards[i] == shard) {
@@ -45,19 +45,19 @@ public final class IndexAssist {
 
   /**
    * Runs what the last search on this thread left: its shards count as assisting ({@link
-   * Shard#noteAssisting}), and the one with the most points waiting gets one insert ({@link
-   * Shard#assist}); a no-op when it left nothing. One insert per search, whatever the shard count,
-   * so the next request waits for one insert at most.
+   * LiveIndexScheduler#noteAssisting}), and the one with the most points waiting gets one insert
+   * ({@link LiveIndexScheduler#assist}); a no-op when it left nothing. One insert per search,
+   * whatever the shard count, so the next request waits for one insert at most.
    */
   public static void runPending() {
     Pending p = PENDING.get();
     if (p.size == 0) {
       return;
     }
-    Shard best = null;
+    LiveIndexScheduler best = null;
     int most = 0;
     for (int i = 0; i < p.size; i++) {
-      Shard s = p.shards[i];
+      LiveIndexScheduler s = p.shards[i];
       p.shards[i] = null;
       s.noteAssisting();
       int waiting = s.liveBacklog();

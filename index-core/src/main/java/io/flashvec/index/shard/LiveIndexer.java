@@ -6,10 +6,10 @@ import java.util.concurrent.Executor;
 
 /**
  * Where live-graph inserts run (ADR 0011, 0017): a background lane for a graph that keeps up with
- * its writes, an urgent lane for one that fell behind them by more than {@link Shard}'s urgent
- * backlog, because every query scans a graph's unindexed points exactly, and, when {@code
- * searchesAssist}, the threads that serve searches, one insert after each search ({@link
- * IndexAssist}).
+ * its writes, an urgent lane for one that fell behind them by more than {@link
+ * LiveIndexScheduler}'s urgent backlog, because every query scans a graph's unindexed points
+ * exactly, and, when {@code searchesAssist}, the threads that serve searches, one insert after each
+ * search ({@link IndexAssist}).
  *
  * <p>The server runs the background lane on a thread with a lowered CPU priority (nice 10), so the
  * inserts beside a query load take the cycles the queries leave, and the urgent lane at normal

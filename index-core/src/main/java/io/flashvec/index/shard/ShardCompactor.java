@@ -1,6 +1,13 @@
 package io.flashvec.index.shard;
 
-import io.flashvec.index.diskann.DiskAnnSegment;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.payload.PayloadIndexes;
+import io.flashvec.index.segment.BuildSpec;
+import io.flashvec.index.segment.SealedSegment;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.index.segment.SegmentBuilder;
+import io.flashvec.index.segment.SegmentFormat;
 import io.flashvec.storage.CrashPoint;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -17,7 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Background compaction of one shard's sealed disk segments.
+ * Background compaction of one shard's sealed segments.
  *
  * <h2>What is compacted</h2>
  *
@@ -34,13 +41,11 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>How</h2>
  *
- * {@link Shard#planCompaction} picks the sources under the shard's write lock and captures their
- * live ordinals and a snapshot reference (so the sources stay mapped however long the build takes).
- * The new segment is built outside the lock with {@link
- * DiskAnnSegment#build(io.flashvec.storage.FileIO, Path, int, List, List, int, Distance,
- * IndexParams, java.util.concurrent.ForkJoinPool)} into {@code seg-<new>.tmp/}, renamed to {@code
- * seg-<new>/}, then {@link Shard#installCompaction} swaps it in and commits by writing the
- * manifest. See ADR 0006 for the crash analysis.
+ * {@link #plan} picks the sources under the shard's write lock, and the job captures their live
+ * ordinals and a snapshot reference (so the sources stay mapped however long the build takes). The
+ * new segment is built outside the lock by the shard's {@link SegmentBuilder} into {@code
+ * seg-<new>.tmp/}, renamed to {@code seg-<new>/}, then {@link SealPipeline#installCompaction} swaps
+ * it in and commits by writing the manifest. See ADR 0006 for the crash analysis.
  *
  * <h2>Threads and throttling</h2>
  *
@@ -60,15 +65,29 @@ final class ShardCompactor {
   }
 
   /** The segments one compaction replaces. */
-  record Plan(Reason reason, List<DiskAnnSegment> sources) {}
+  record Plan(Reason reason, List<SealedSegment> sources) {}
 
   /**
    * A planned compaction: its sources' live ordinals at planning time, a snapshot reference that
    * keeps them open, and the new segment's id.
    */
-  record Job(Plan plan, List<int[]> ords, Shard.Snapshot held, int newId) {}
+  record Job(Plan plan, List<int[]> ords, Snapshot held, int newId) {}
 
-  private final Shard shard;
+  /** What a compaction reads and writes: the shard's stages and settings it works with. */
+  record Context(
+      Path dir,
+      Shard.Options options,
+      int dimension,
+      Distance distance,
+      IndexParams index,
+      SegmentFormat format,
+      ReentrantLock writeLock,
+      SegmentSet segments,
+      SealPipeline pipeline,
+      PayloadIndexes payloadIndexes,
+      BackgroundJobs jobs) {}
+
+  private final Context ctx;
   private final Shard.Compaction config;
   private final ReentrantLock lock = new ReentrantLock();
   private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -77,13 +96,13 @@ final class ShardCompactor {
   private volatile Set<Integer> running = Set.of();
   private volatile String failure;
 
-  ShardCompactor(Shard shard, Shard.Compaction config) {
-    this.shard = shard;
-    this.config = config;
+  ShardCompactor(Context ctx) {
+    this.ctx = ctx;
+    this.config = ctx.options().compaction();
   }
 
-  /** Called by the shard's writer after it deleted a point of a disk segment. */
-  void onDelete(io.flashvec.index.segment.Segment s) {
+  /** Called by the shard's writer after it deleted a point of a sealed segment. */
+  void onDelete(Segment s) {
     int size = s.size();
     if (size > 0 && (size - s.liveCount()) >= config.deletedFraction() * size) {
       maybeSchedule();
@@ -95,7 +114,7 @@ final class ShardCompactor {
     Executor ex = config.executor();
     if (ex == null
         || !config.automatic()
-        || shard.isClosed()
+        || ctx.jobs().closed()
         || !scheduled.compareAndSet(false, true)) {
       return;
     }
@@ -155,15 +174,15 @@ final class ShardCompactor {
 
   /** Runs compactions until the policy finds nothing more to do; returns how many ran. */
   private int runAll(boolean force) {
-    if (!shard.enterJob()) {
+    if (!ctx.jobs().enter()) {
       return 0;
     }
     lock.lock();
     try {
       int n = 0;
       // Bounded: each pass removes at least one source segment, a forced pass at most once each.
-      for (int pass = 0; pass < 64 && !shard.isClosed(); pass++) {
-        Job job = shard.planCompaction(disk -> plan(disk, force));
+      for (int pass = 0; pass < 64 && !ctx.jobs().closed(); pass++) {
+        Job job = planJob(force);
         if (job == null) {
           break;
         }
@@ -179,13 +198,39 @@ final class ShardCompactor {
     } finally {
       running = Set.of();
       lock.unlock();
-      shard.exitJob();
+      ctx.jobs().exit();
+    }
+  }
+
+  /**
+   * Under the write lock, asks {@link #plan} about the current sealed segments; when it returns
+   * sources, captures their live ordinals (consistent with the locations) and a snapshot reference
+   * that keeps them open. {@code null} if the shard is closed or recovering, or there is nothing to
+   * do.
+   */
+  private Job planJob(boolean force) {
+    ctx.writeLock().lock();
+    try {
+      if (ctx.jobs().closed() || !ctx.pipeline().started()) {
+        return null;
+      }
+      Plan plan = plan(ctx.segments().current().sealed(), force);
+      if (plan == null || plan.sources().isEmpty()) {
+        return null;
+      }
+      List<int[]> ords = new ArrayList<>(plan.sources().size());
+      for (SealedSegment d : plan.sources()) {
+        ords.add(d.liveOrdinals());
+      }
+      return new Job(plan, ords, ctx.segments().acquire(), ctx.segments().allocateId());
+    } finally {
+      ctx.writeLock().unlock();
     }
   }
 
   /** The compaction policy; pure, over the shard's disk segments in snapshot order. */
-  Plan plan(List<DiskAnnSegment> disk, boolean force) {
-    for (DiskAnnSegment d : disk) {
+  Plan plan(List<SealedSegment> disk, boolean force) {
+    for (SealedSegment d : disk) {
       int size = d.size();
       int dead = size - d.liveCount();
       if (size > 0 && dead > 0 && (force || dead >= config.deletedFraction() * size)) {
@@ -197,11 +242,11 @@ final class ShardCompactor {
       live[i] = disk.get(i).liveCount();
     }
     List<Integer> pick =
-        mergePick(live, shard.options().sealThresholdPoints(), config.maxSmallSegments(), force);
+        mergePick(live, ctx.options().sealThresholdPoints(), config.maxSmallSegments(), force);
     if (pick.isEmpty()) {
       return null;
     }
-    List<DiskAnnSegment> sources = new ArrayList<>();
+    List<SealedSegment> sources = new ArrayList<>();
     pick.forEach(i -> sources.add(disk.get(i)));
     return new Plan(Reason.MERGE, sources);
   }
@@ -242,14 +287,14 @@ final class ShardCompactor {
 
   /** Builds and installs one planned compaction; false if it failed or the shard closed. */
   private boolean runOne(Job job) {
-    List<DiskAnnSegment> sources = job.plan().sources();
+    List<SealedSegment> sources = job.plan().sources();
     List<Integer> ids = new ArrayList<>();
-    for (DiskAnnSegment d : sources) {
+    for (SealedSegment d : sources) {
       ids.add(d.id());
     }
     running = Set.copyOf(ids);
-    Path target = shard.segmentPath(job.newId());
-    DiskAnnSegment built = null;
+    Path target = ctx.pipeline().segmentPath(job.newId());
+    SealedSegment built = null;
     boolean installed = false;
     long t0 = System.nanoTime();
     int points = 0;
@@ -258,42 +303,36 @@ final class ShardCompactor {
         points += o.length;
       }
       if (points > 0) {
-        var io = shard.options().io();
-        io.createDirectories(shard.segmentsDirectory());
-        shard
-            .options()
+        var io = ctx.options().io();
+        io.createDirectories(ctx.pipeline().segmentsDirectory());
+        ctx.options()
             .segmentBuilder()
             .build(
-                io,
-                target,
-                job.newId(),
-                sources,
-                job.ords(),
-                shard.dimension(),
-                shard.distance(),
-                shard.indexParams(),
-                config.pool());
-        if (shard.isClosed()) {
+                new BuildSpec(
+                    io,
+                    target,
+                    job.newId(),
+                    sources,
+                    job.ords(),
+                    ctx.dimension(),
+                    ctx.distance(),
+                    ctx.index(),
+                    config.pool()));
+        if (ctx.jobs().closed()) {
           return false;
         }
-        built =
-            DiskAnnSegment.open(
-                io,
-                target,
-                job.newId(),
-                shard.options().defaultSearchList(),
-                shard.inMemoryGraphSegments());
-        shard.adopt(built);
-        shard.payloadIndexes().openDisk(built, target);
-        shard.options().io().crashPoint(CrashPoint.COMPACTION_BUILT);
+        built = ctx.format().open(io, target, job.newId());
+        ctx.segments().adopt(built);
+        ctx.payloadIndexes().openDisk(built, target);
+        io.crashPoint(CrashPoint.COMPACTION_BUILT);
       }
-      installed = shard.installCompaction(sources, job.ords(), built);
+      installed = ctx.pipeline().installCompaction(sources, job.ords(), built);
       if (installed) {
         done.incrementAndGet();
         failure = null;
         LOG.info(
             "segments compacted [dir={}, reason={}, from={}, to={}, points={}, millis={}]",
-            shard.directory(),
+            ctx.dir(),
             job.plan().reason(),
             ids,
             built == null ? "none" : job.newId(),
@@ -305,7 +344,7 @@ final class ShardCompactor {
       failure = e.toString();
       LOG.error(
           "compaction failed; the source segments stay in use [dir={}, from={}]",
-          shard.directory(),
+          ctx.dir(),
           ids,
           e);
       return false;
@@ -313,12 +352,12 @@ final class ShardCompactor {
       job.held().release();
       if (!installed) {
         if (built != null) {
-          shard.discard(built);
+          ctx.pipeline().discard(built);
         }
         try {
           // Not in any manifest: safe to remove (a crash instead leaves it to the next open).
-          shard.options().io().deleteTree(target);
-          shard.options().io().deleteTree(target.resolveSibling(target.getFileName() + ".tmp"));
+          ctx.options().io().deleteTree(target);
+          ctx.options().io().deleteTree(target.resolveSibling(target.getFileName() + ".tmp"));
         } catch (IOException e) {
           LOG.warn("cannot remove an abandoned compaction output [dir={}]", target, e);
         }

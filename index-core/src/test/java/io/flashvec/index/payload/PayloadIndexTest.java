@@ -15,6 +15,7 @@ import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterEvaluatorTest;
 import io.flashvec.index.filter.FilterParser;
+import io.flashvec.index.query.Ordered;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
@@ -430,16 +431,16 @@ class PayloadIndexTest {
             .map(o -> o.record().id().number())
             .toList();
     assertThat(asc).isEqualTo(expectedAsc);
-    List<Shard.Ordered> desc = c.scrollOrdered("price", false, 50.0, 10, null, true, false);
+    List<Ordered> desc = c.scrollOrdered("price", false, 50.0, 10, null, true, false);
     assertThat(desc).hasSize(10);
     double prev = Double.MAX_VALUE;
-    for (Shard.Ordered o : desc) {
+    for (Ordered o : desc) {
       assertThat(o.value()).isLessThanOrEqualTo(50.0).isLessThanOrEqualTo(prev);
       assertThat(o.value()).isEqualTo(price.get(o.record().id().number()));
       prev = o.value();
     }
     c.createPayloadIndex(field("day", "datetime"), true);
-    List<Shard.Ordered> days =
+    List<Ordered> days =
         c.scrollOrdered(
             "day",
             true,

@@ -274,13 +274,15 @@ class ShardLiveGraphTest {
       IndexAssist.runPending();
       s.awaitDurable(s.upsert(points(data, 1300, 1700)));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (unindexed(s) > Shard.ASSIST_LOW_BACKLOG && System.nanoTime() < deadline) {
+      while (unindexed(s) > LiveIndexScheduler.ASSIST_LOW_BACKLOG && System.nanoTime() < deadline) {
         Thread.sleep(5);
       }
       assertThat(laneTasks.get()).as("a lane for a large backlog").isGreaterThan(lanesBefore);
       Thread.sleep(50);
-      assertThat(unindexed(s)).as("left to the searches").isEqualTo(Shard.ASSIST_LOW_BACKLOG);
-      for (int i = 0; i < Shard.ASSIST_LOW_BACKLOG; i++) {
+      assertThat(unindexed(s))
+          .as("left to the searches")
+          .isEqualTo(LiveIndexScheduler.ASSIST_LOW_BACKLOG);
+      for (int i = 0; i < LiveIndexScheduler.ASSIST_LOW_BACKLOG; i++) {
         s.search(query, K, SearchParams.DEFAULT, null, false, false);
         IndexAssist.runPending();
       }
@@ -381,7 +383,7 @@ class ShardLiveGraphTest {
       // no queries yet: a write far ahead of the (paused) indexer returns at once
       long t0 = System.nanoTime();
       s.awaitDurable(s.upsert(points(data, 0, 2000)));
-      assertThat(System.nanoTime() - t0).isLessThan(Shard.WRITE_WAIT_NANOS);
+      assertThat(System.nanoTime() - t0).isLessThan(LiveIndexScheduler.WRITE_WAIT_NANOS);
       s.search(Distance.COSINE.prepare(data[0]), K, SearchParams.DEFAULT, null, false, false);
       ExecutorService writer = Executors.newSingleThreadExecutor();
       try {
@@ -401,7 +403,7 @@ class ShardLiveGraphTest {
           }
         }
         assertThat(g).isNotNull();
-        assertThat(g.unindexed()).isLessThanOrEqualTo(Shard.WRITE_BACKLOG);
+        assertThat(g.unindexed()).isLessThanOrEqualTo(LiveIndexScheduler.WRITE_BACKLOG);
       } finally {
         writer.shutdownNow();
       }
@@ -411,24 +413,24 @@ class ShardLiveGraphTest {
 
   @Test
   void theIndexerYieldsOnlyToWritesFasterThanItCanInsert() {
-    int big = Shard.LIVE_BACKLOG + 1;
+    int big = LiveIndexScheduler.LIVE_BACKLOG + 1;
     long noSearch = 5_000_000_000L;
     // a bulk load: 20k points/s against 0.3 ms per insert (6 s of work per second)
-    assertThat(Shard.outrun(big, 1_000_000, 20_000, 300_000, noSearch)).isTrue();
+    assertThat(LiveIndexScheduler.outrun(big, 1_000_000, 20_000, 300_000, noSearch)).isTrue();
     // the same load while queries are served: they would scan the backlog, so keep indexing
-    assertThat(Shard.outrun(big, 1_000_000, 20_000, 300_000, 10_000_000)).isFalse();
+    assertThat(LiveIndexScheduler.outrun(big, 1_000_000, 20_000, 300_000, 10_000_000)).isFalse();
     // a steady stream it can follow, however large the backlog
-    assertThat(Shard.outrun(big * 10, 1_000_000, 1_000, 300_000, noSearch)).isFalse();
+    assertThat(LiveIndexScheduler.outrun(big * 10, 1_000_000, 1_000, 300_000, noSearch)).isFalse();
     // the load stopped (no write for 200 ms), or the backlog is small, or no cost measured yet
-    assertThat(Shard.outrun(big, 300_000_000, 20_000, 300_000, noSearch)).isFalse();
-    assertThat(Shard.outrun(100, 1_000_000, 20_000, 300_000, noSearch)).isFalse();
-    assertThat(Shard.outrun(big, 1_000_000, 20_000, 0, noSearch)).isFalse();
+    assertThat(LiveIndexScheduler.outrun(big, 300_000_000, 20_000, 300_000, noSearch)).isFalse();
+    assertThat(LiveIndexScheduler.outrun(100, 1_000_000, 20_000, 300_000, noSearch)).isFalse();
+    assertThat(LiveIndexScheduler.outrun(big, 1_000_000, 20_000, 0, noSearch)).isFalse();
   }
 
   @Test
   void aRecoveredBacklogIsIndexedAfterTheOpenAndBesideASteadyStream() throws Exception {
     Random r = TestSeeds.random("shard-live-graph-recovered");
-    int n = Shard.LIVE_BACKLOG + 4000;
+    int n = LiveIndexScheduler.LIVE_BACKLOG + 4000;
     float[][] data = TestVectors.latent(r, n + 200, DIM);
     Path dir = tmp.resolve("shard");
     try (Shard s = open(dir, 1_000_000, false)) {

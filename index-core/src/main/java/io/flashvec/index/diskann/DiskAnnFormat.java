@@ -1,0 +1,61 @@
+package io.flashvec.index.diskann;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.SealedSegment;
+import io.flashvec.index.segment.SegmentBuilder;
+import io.flashvec.index.segment.SegmentFormat;
+import io.flashvec.storage.FileIO;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * The segment format of every FlashVec index type: a DiskANN-style graph with the vectors inline
+ * and PQ codes, written by {@link DiskAnnSegment#build} and opened as a {@link DiskAnnSegment}. For
+ * the {@code hnsw} type the graph is read onto the heap at open and searched with exact distances,
+ * for comparison with the on-disk search.
+ *
+ * <p>Immutable and thread-safe; one per shard (it carries the shard's metric and index settings).
+ */
+public final class DiskAnnFormat implements SegmentFormat {
+
+  private final Distance distance;
+  private final IndexParams params;
+  private final int defaultSearchList;
+
+  /**
+   * @param defaultSearchList the search list of a request that gives none
+   */
+  public DiskAnnFormat(Distance distance, IndexParams params, int defaultSearchList) {
+    this.distance = distance;
+    this.params = params;
+    this.defaultSearchList = defaultSearchList;
+  }
+
+  @Override
+  public SealedSegment open(FileIO io, Path dir, int segmentId) throws IOException {
+    return DiskAnnSegment.open(
+        io, dir, segmentId, defaultSearchList, params.type().equals(IndexParams.HNSW));
+  }
+
+  @Override
+  public SegmentBuilder builder() {
+    return DiskAnnSegment::build;
+  }
+
+  @Override
+  public void writeFromGraph(
+      FileIO io, Path dir, int segmentId, GrowingSegment frozen, SealedSegment newest)
+      throws IOException {
+    DiskAnnSegment.buildFromGraph(
+        io,
+        dir,
+        segmentId,
+        frozen,
+        distance,
+        params,
+        newest == null ? null : newest.codebook(),
+        null);
+  }
+}

@@ -1,0 +1,51 @@
+package io.flashvec.index.segment;
+
+import io.flashvec.index.disk.PqCodebook;
+import io.flashvec.storage.FileIO;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * An immutable segment whose points and graph are on disk in a directory of its own, listed in its
+ * shard's manifest. Only its deletion bits change after it is written; they become durable at each
+ * WAL checkpoint ({@link #writeDeleted}).
+ *
+ * <p>Threads: as {@link Segment}; {@link #close} unmaps the files and must only be called once no
+ * search uses the segment (the shard's reference counting sees to it).
+ */
+public interface SealedSegment extends Segment, Closeable {
+
+  @Override
+  default boolean onDisk() {
+    return true;
+  }
+
+  /** The segment's directory. */
+  Path directory();
+
+  /** Durably writes the current deletion bits (at a WAL checkpoint). */
+  void writeDeleted(FileIO io) throws IOException;
+
+  /**
+   * The PQ codebook of this segment, which a growing segment sealed after it may reuse so that its
+   * seal needs no training; {@code null} when it has none.
+   */
+  PqCodebook codebook();
+
+  /**
+   * Whether searches of this segment run from memory: its recent searches read no page from the
+   * device. A hint: the page cache can change its mind at any time.
+   */
+  boolean servedFromMemory();
+
+  /**
+   * Drops this segment's pages from memory (this process's mappings and the page cache), for
+   * cold-cache measurements; returns whether the kernel accepted the advice.
+   */
+  boolean evictFromPageCache();
+
+  /** Unmaps the segment's files. */
+  @Override
+  void close();
+}

@@ -1,0 +1,577 @@
+package io.flashvec.index.shard;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.PointId;
+import io.flashvec.index.payload.PayloadIndexes;
+import io.flashvec.index.segment.BuildSpec;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.SealedSegment;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.index.segment.SegmentFormat;
+import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.Wal;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The durable half of a shard: seal → build → install → checkpoint → WAL truncation, and the
+ * install of a compaction's result.
+ *
+ * <ol>
+ *   <li><b>Seal</b> ({@link #enqueue}): the writer froze its growing segment at a record boundary;
+ *       it waits here, searched exactly or by its live graph, with the WAL sequence it covers.
+ *   <li><b>Build</b> (on the build executor): the segment's files are written into {@code
+ *       seg-<id>.tmp/} and renamed to {@code seg-<id>/} — from its finished live graph (ADR 0011)
+ *       or by the segment builder (in cluster mode on an index node).
+ *   <li><b>Install</b> (write lock): deletions made during the build move to the new segment, a
+ *       snapshot with it instead of the frozen one is published, point locations move.
+ *   <li><b>Checkpoint</b>: deletion bitmaps and the manifest ({@link ShardManifest}) are written;
+ *       the manifest is the commit point. Then the WAL is truncated up to the seal.
+ * </ol>
+ *
+ * Recovery ({@link #openSegments}) reads the manifest, opens the segments it lists and removes what
+ * an interrupted step left behind; the WAL replays from the checkpoint. ADR 0004 and 0006 give the
+ * crash analysis.
+ *
+ * <p>Threads: {@link #enqueue}, {@link #setDeferBuilds} and the installs run under the shard's
+ * write lock; builds run on the build executor; the rest is thread-safe.
+ */
+final class SealPipeline {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SealPipeline.class);
+
+  /** A frozen segment waiting for its index build, and the WAL position it covers. */
+  private record Pending(GrowingSegment segment, long sealSeq) {}
+
+  private final Path dir;
+  private final Path segmentsDir;
+  private final FileIO io;
+  private final Shard.Options options;
+  private final Distance distance;
+  private final IndexParams index;
+  private final SegmentFormat format;
+  private final ReentrantLock writeLock;
+  private final SegmentSet segments;
+  private final IdLocations locations;
+  private final PayloadIndexes payloadIndexes;
+  private final BackgroundJobs jobs;
+  private Runnable onInstall = () -> {};
+  private final ArrayDeque<Pending> pending = new ArrayDeque<>(); // guarded by writeLock
+  private long checkpointSeq; // guarded by writeLock
+  private Wal wal; // set by start, before any build
+  private boolean started; // guarded by writeLock
+  private volatile boolean deferBuilds;
+  private volatile String buildFailure;
+  private volatile String checkpointFailure;
+
+  SealPipeline(
+      Path dir,
+      Shard.Options options,
+      Distance distance,
+      IndexParams index,
+      SegmentFormat format,
+      ReentrantLock writeLock,
+      SegmentSet segments,
+      IdLocations locations,
+      PayloadIndexes payloadIndexes,
+      BackgroundJobs jobs) {
+    this.dir = dir;
+    this.segmentsDir = dir.resolve("segments");
+    this.io = options.io();
+    this.options = options;
+    this.distance = distance;
+    this.index = index;
+    this.format = format;
+    this.writeLock = writeLock;
+    this.segments = segments;
+    this.locations = locations;
+    this.payloadIndexes = payloadIndexes;
+    this.jobs = jobs;
+  }
+
+  /** Sets what runs after each install, outside the lock (the compactor looks for work). */
+  void onInstall(Runnable r) {
+    onInstall = r;
+  }
+
+  /**
+   * Recovery: removes what interrupted writes left ({@code *.tmp} files and directories), reads the
+   * manifest, opens its segments (verifying checksums), registers them and their live ids, and
+   * removes segment directories the manifest does not list (builds a crash interrupted). Returns
+   * the sealed segments; the WAL replays from {@link #checkpointSeq()} + 1.
+   */
+  List<SealedSegment> openSegments() throws IOException {
+    List<SealedSegment> out = new ArrayList<>();
+    for (Path t : io.list(dir, "*.tmp")) {
+      // A manifest write killed before its rename: the previous manifest is still in place.
+      LOG.warn("removing the leftover of an interrupted manifest write [file={}]", t);
+      io.deleteTree(t);
+    }
+    ShardManifest m = ShardManifest.read(io, dir);
+    checkpointSeq = m.checkpointSeq();
+    segments.startIdsAt(m.nextSegmentId());
+    Set<String> keep = new HashSet<>();
+    try {
+      for (int id : m.segmentIds()) {
+        Path p = segmentPath(id);
+        keep.add(p.getFileName().toString());
+        for (Path t : io.list(p, "*.tmp")) {
+          // A checkpoint killed while replacing deleted.fvs (the old file is still in place), or a
+          // payload index build killed before its rename (a directory, never empty: Lucene's
+          // files): both are rewritten when needed.
+          LOG.warn("removing the leftover of an interrupted write [file={}]", t);
+          io.deleteTree(t);
+        }
+        SealedSegment s = format.open(io, p, id);
+        out.add(s);
+        segments.adopt(s);
+        payloadIndexes.register(s, p);
+        for (int ord = 0; ord < s.size(); ord++) {
+          if (!s.isDeleted(ord)) {
+            locations.put(s.idAt(ord), IdLocations.pack(id, ord));
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      segments.closeAdopted();
+      throw e;
+    }
+    for (Path p : io.list(segmentsDir, "seg-*")) {
+      if (!keep.contains(p.getFileName().toString())) {
+        LOG.warn("removing segment files not in the manifest (interrupted build) [dir={}]", p);
+        io.deleteTree(p);
+      }
+    }
+    return out;
+  }
+
+  /** The WAL sequence the sealed segments cover (recovery replays the records after it). */
+  long checkpointSeq() {
+    return checkpointSeq;
+  }
+
+  /**
+   * Ends recovery (write lock held): the WAL is replayed, so builds may run and checkpoints may
+   * truncate it; the segments sealed during the replay are submitted.
+   */
+  void start(Wal w) {
+    this.wal = w;
+    started = true;
+    for (Pending p : pending) {
+      submitBuild(p);
+    }
+  }
+
+  /** Whether recovery has ended ({@link #start}). */
+  boolean started() {
+    return started;
+  }
+
+  /**
+   * Takes a segment the writer just froze (write lock held): it covers the WAL records up to {@code
+   * sealSeq}; its build is submitted unless the shard is still recovering or defers builds.
+   */
+  void enqueue(GrowingSegment sealed, long sealSeq) {
+    Pending p = new Pending(sealed, sealSeq);
+    pending.addLast(p);
+    if (started) {
+      submitBuild(p);
+    }
+  }
+
+  /** The frozen segments waiting for their build, oldest first (write lock held). */
+  List<GrowingSegment> frozen() {
+    List<GrowingSegment> out = new ArrayList<>(pending.size());
+    for (Pending p : pending) {
+      out.add(p.segment());
+    }
+    return out;
+  }
+
+  /**
+   * Bulk-load mode (write lock held): while {@code defer} is true sealed segments are not built
+   * (they stay in memory, searched exactly, and the WAL is not truncated); setting it back to false
+   * submits the deferred builds.
+   */
+  void setDeferBuilds(boolean defer) {
+    deferBuilds = defer;
+    if (!defer && started) {
+      for (Pending p : pending) {
+        if (p.segment().state() != Segment.State.INDEXING) {
+          submitBuild(p);
+        }
+      }
+    }
+  }
+
+  /** Whether builds are deferred (bulk load). */
+  boolean deferBuilds() {
+    return deferBuilds;
+  }
+
+  /** Sealed segments waiting for a deferred index build. */
+  int deferredBuilds() {
+    writeLock.lock();
+    try {
+      if (!builds()) {
+        return 0;
+      }
+      int n = 0;
+      for (Pending p : pending) {
+        if (p.segment().state() != Segment.State.INDEXING) {
+          n++;
+        }
+      }
+      return n;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Whether segments wait for (or are in) an index build. */
+  boolean indexing() {
+    writeLock.lock();
+    try {
+      if (!builds()) {
+        return false;
+      }
+      for (Pending p : pending) {
+        if (p.segment().state() == Segment.State.INDEXING) {
+          return true;
+        }
+      }
+      return false;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** The last index build failure, or {@code null}. */
+  String buildFailure() {
+    return buildFailure;
+  }
+
+  /** The last checkpoint failure after an install, or {@code null}. */
+  String checkpointFailure() {
+    return checkpointFailure;
+  }
+
+  /** Whether sealed segments are built at all (else they stay in memory, searched exactly). */
+  private boolean builds() {
+    return options.buildExecutor() != null && !index.type().equals(IndexParams.FLAT);
+  }
+
+  private void submitBuild(Pending p) {
+    if (!builds()) {
+      return; // stays a memory-resident, exactly searched segment; the WAL keeps its records
+    }
+    if (deferBuilds) {
+      return; // bulk load (indexing_threshold 0): built when the load ends, see setDeferBuilds
+    }
+    p.segment().markIndexing(true);
+    options.buildExecutor().execute(() -> build(p));
+  }
+
+  /** Runs on the build executor: builds the segment's index, then installs and checkpoints. */
+  private void build(Pending p) {
+    if (!jobs.enter()) {
+      return;
+    }
+    try {
+      buildJob(p);
+    } finally {
+      jobs.exit();
+    }
+  }
+
+  private void buildJob(Pending p) {
+    GrowingSegment f = p.segment();
+    int newId = segments.allocateId();
+    Path target = segmentPath(newId);
+    try {
+      long t0 = System.nanoTime();
+      int[] liveOrds = f.liveOrdinals();
+      boolean fromGraph = sealFromLiveGraph(f, liveOrds.length);
+      SealedSegment built = null;
+      if (liveOrds.length > 0) {
+        io.createDirectories(segmentsDir);
+        if (fromGraph) {
+          // ADR 0011: the live graph is the segment's graph; finish it here and write it.
+          f.indexSome(Integer.MAX_VALUE, jobs::closed);
+          if (jobs.closed()) {
+            return;
+          }
+          format.writeFromGraph(io, target, newId, f, newestSealed());
+          liveOrds = new int[f.size()];
+          for (int i = 0; i < liveOrds.length; i++) {
+            liveOrds[i] = i;
+          }
+        } else {
+          options
+              .segmentBuilder()
+              .build(
+                  new BuildSpec(
+                      io,
+                      target,
+                      newId,
+                      List.of(f),
+                      List.<int[]>of(liveOrds),
+                      f.dimension(),
+                      distance,
+                      index,
+                      null));
+        }
+        built = format.open(io, target, newId);
+        segments.adopt(built);
+        try {
+          payloadIndexes.openDisk(built, target);
+        } catch (IOException | RuntimeException e) {
+          discard(built);
+          throw e;
+        }
+      }
+      install(p, built, liveOrds);
+      if (f.graph() != null) {
+        f.graph().close(); // replaced: the indexer stops, the graph goes with the last reader
+      }
+      LOG.info(
+          "segment indexed [dir={}, segment={}, from={}, points={}, millis={}, checkpointSeq={}, graph={}]",
+          dir,
+          newId,
+          f.id(),
+          liveOrds.length,
+          (System.nanoTime() - t0) / 1_000_000,
+          p.sealSeq(),
+          fromGraph ? "live" : "built");
+    } catch (Throwable t) {
+      buildFailure = t.toString();
+      f.markIndexing(false);
+      LOG.error(
+          "index build failed; the segment stays in memory and searched exactly [dir={}, segment={}]",
+          dir,
+          f.id(),
+          t);
+    }
+  }
+
+  /**
+   * Whether a frozen segment is sealed from its live graph rather than rebuilt from its live
+   * points: when it has one and at most the compaction threshold of it is deleted (a segment of
+   * mostly replaced versions is smaller and better rebuilt from what is left). A graph that is far
+   * behind (a bulk load) is still finished rather than rebuilt: one thread inserting int8 codes
+   * costs about 0.3 ms per 768-d point, jvector's build about 5 ms of CPU (measured side by side).
+   */
+  private boolean sealFromLiveGraph(GrowingSegment f, int live) {
+    if (f.graph() == null || f.graph().closed() || live == 0) {
+      return false;
+    }
+    int dead = f.size() - live;
+    return dead < options.compaction().deletedFraction() * f.size();
+  }
+
+  /** The newest sealed segment (its PQ codebook is reused when a live graph is sealed), or null. */
+  private SealedSegment newestSealed() {
+    SealedSegment newest = null;
+    for (SealedSegment s : segments.current().sealed()) {
+      if (newest == null || s.id() > newest.id()) {
+        newest = s;
+      }
+    }
+    return newest;
+  }
+
+  /**
+   * Replaces a frozen segment by its built index and checkpoints the WAL. Under the write lock:
+   * deletions that happened during the build move to the new segment; the new snapshot searches the
+   * index instead of the frozen segment (kept readable as retired); locations move; then the
+   * retired segment is dropped. Finally deletion bitmaps and the manifest are written and the WAL
+   * is truncated up to the seal.
+   */
+  private void install(Pending p, SealedSegment built, int[] liveOrds) throws IOException {
+    GrowingSegment f = p.segment();
+    writeLock.lock();
+    try {
+      if (jobs.closed()) {
+        if (built != null) {
+          segments.discard(built);
+          io.deleteTree(built.directory());
+        }
+        return;
+      }
+      if (built != null) {
+        for (int i = 0; i < liveOrds.length; i++) {
+          if (f.isDeleted(liveOrds[i])) {
+            built.markDeleted(i);
+          }
+        }
+      }
+      Snapshot snap = segments.current();
+      List<SealedSegment> sealed = new ArrayList<>(snap.sealed());
+      if (built != null) {
+        sealed.add(built);
+      }
+      List<GrowingSegment> memory = new ArrayList<>(snap.memory());
+      memory.remove(f);
+      segments.publish(sealed, memory, List.of(f));
+      if (built != null) {
+        for (int i = 0; i < liveOrds.length; i++) {
+          PointId pid = f.idAt(liveOrds[i]);
+          locations.replace(
+              pid, IdLocations.pack(f.id(), liveOrds[i]), IdLocations.pack(built.id(), i));
+        }
+      }
+      segments.dropRetired();
+      payloadIndexes.drop(f);
+      pending.remove(p);
+      io.crashPoint(CrashPoint.SEGMENT_INSTALLED);
+      checkpointAfterInstall(p.sealSeq(), "seal");
+    } finally {
+      writeLock.unlock();
+    }
+    onInstall.run();
+  }
+
+  /**
+   * Installs a compaction's result (writer thread of the compaction, not holding the lock): under
+   * the write lock, deletions that hit the sources during the build are applied to the new segment,
+   * a snapshot with the new segment instead of the sources is published (the sources stay readable
+   * as retired for readers holding old locations), locations move, and the manifest without the
+   * sources is written: that is the commit point. Only then do the sources lose their manifest
+   * reference; their files are deleted when the last snapshot holding them is released.
+   *
+   * @param built the new segment, or {@code null} when no source had a live point left
+   * @return false if the shard was closed meanwhile (the new segment is then discarded)
+   */
+  boolean installCompaction(List<SealedSegment> sources, List<int[]> ords, SealedSegment built)
+      throws IOException {
+    writeLock.lock();
+    try {
+      if (jobs.closed()) {
+        return false;
+      }
+      if (built != null) {
+        int i = 0;
+        for (int j = 0; j < sources.size(); j++) {
+          SealedSegment src = sources.get(j);
+          for (int ord : ords.get(j)) {
+            if (src.isDeleted(ord)) {
+              built.markDeleted(i);
+            }
+            i++;
+          }
+        }
+      }
+      Snapshot snap = segments.current();
+      List<SealedSegment> sealed = new ArrayList<>(snap.sealed().size());
+      boolean placed = false;
+      for (SealedSegment s : snap.sealed()) {
+        if (sources.contains(s)) {
+          if (!placed && built != null) {
+            sealed.add(built);
+          }
+          placed = true;
+        } else {
+          sealed.add(s);
+        }
+      }
+      segments.publish(sealed, snap.memory(), List.copyOf(sources));
+      if (built != null) {
+        int i = 0;
+        for (int j = 0; j < sources.size(); j++) {
+          SealedSegment src = sources.get(j);
+          for (int ord : ords.get(j)) {
+            PointId pid = src.idAt(ord);
+            locations.replace(
+                pid, IdLocations.pack(src.id(), ord), IdLocations.pack(built.id(), i));
+            i++;
+          }
+        }
+      }
+      segments.dropRetired();
+      // commit point: the manifest lists the new segment, not the sources
+      if (checkpointAfterInstall(checkpointSeq, "compaction")) {
+        io.crashPoint(CrashPoint.COMPACTION_COMMITTED);
+        for (SealedSegment src : sources) {
+          segments.dropMembership(src, true);
+        }
+      }
+      return true;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Closes an adopted segment that will not be installed (its files are the caller's). */
+  void discard(SealedSegment built) {
+    writeLock.lock();
+    try {
+      segments.discard(built);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Persists what the WAL up to {@code seq} described, then truncates the WAL. */
+  private void checkpoint(long seq) throws IOException {
+    // An older segment whose build failed still needs its records: keep the checkpoint below it.
+    // Listing newer segments with a lower checkpoint is safe: replaying their records again
+    // re-applies the same operations and the newest version of every id wins.
+    long cp = !pending.isEmpty() && pending.peekFirst().sealSeq() < seq ? checkpointSeq : seq;
+    // The deletion bitmaps written below include deletions (and the delete half of replacements)
+    // by records after `seq`. Make those records durable first, or a crash could keep their
+    // deletions and lose their WAL records: a replaced point would vanish, old and new version.
+    wal.syncAll();
+    List<Integer> ids = new ArrayList<>();
+    for (SealedSegment d : segments.current().sealed()) {
+      d.writeDeleted(io);
+      ids.add(d.id());
+    }
+    checkpointSeq = Math.max(checkpointSeq, cp);
+    io.crashPoint(CrashPoint.CHECKPOINT_BITMAPS_WRITTEN);
+    ShardManifest.write(io, dir, new ShardManifest(checkpointSeq, segments.nextId(), ids));
+    io.crashPoint(CrashPoint.CHECKPOINT_MANIFEST_WRITTEN);
+    wal.truncateBefore(checkpointSeq + 1);
+  }
+
+  /**
+   * Checkpoints after an install has published its segment. A failure (disk full, a failed WAL)
+   * must not undo the install: the new segment is already being searched and holds the moved
+   * locations. So it is logged and the files stay as they are: the previous manifest and the
+   * untruncated WAL still describe all data, and the next checkpoint (or the open, which removes
+   * directories the manifest does not list) settles it. Returns whether the checkpoint was written.
+   */
+  private boolean checkpointAfterInstall(long seq, String what) {
+    try {
+      checkpoint(seq);
+      return true;
+    } catch (IOException | RuntimeException e) {
+      checkpointFailure = e.toString();
+      LOG.error(
+          "checkpoint after a {} failed; the segment is in use, the WAL keeps the data [dir={}]",
+          what,
+          dir,
+          e);
+      return false;
+    }
+  }
+
+  /** The directory of segment {@code id}. */
+  Path segmentPath(int id) {
+    return segmentsDir.resolve(String.format("seg-%010d", id));
+  }
+
+  /** The directory that holds the segment directories. */
+  Path segmentsDirectory() {
+    return segmentsDir;
+  }
+}

@@ -1,0 +1,381 @@
+package io.flashvec.index.shard;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.payload.PayloadFieldSchema;
+import io.flashvec.index.payload.PayloadIndexes;
+import io.flashvec.index.query.Ordered;
+import io.flashvec.index.segment.AcceptedOrdinals;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.index.segment.TopK;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Every read of a shard: get, count, scroll, vector search, BM25 text search and scrolls ordered by
+ * a payload index. Lock-free: each read takes a {@link Snapshot} reference for as long as it
+ * touches segment data, and point locations from {@link IdLocations}.
+ *
+ * <p>A point being rewritten can briefly show two versions (the writer appends the new one before
+ * it deletes the old); reads that collect several points keep one version of each id.
+ */
+final class ShardReader {
+
+  private final int dim;
+  private final Distance distance;
+  private final SegmentSet segments;
+  private final IdLocations locations;
+  private final PayloadIndexes payloadIndexes;
+  private final LiveIndexScheduler scheduler;
+
+  ShardReader(
+      int dim,
+      Distance distance,
+      SegmentSet segments,
+      IdLocations locations,
+      PayloadIndexes payloadIndexes,
+      LiveIndexScheduler scheduler) {
+    this.dim = dim;
+    this.distance = distance;
+    this.segments = segments;
+    this.locations = locations;
+    this.payloadIndexes = payloadIndexes;
+    this.scheduler = scheduler;
+  }
+
+  /** The live version of a point, or {@code null}. */
+  Record get(PointId id, boolean withPayload, boolean withVector) {
+    Snapshot snap = segments.acquire();
+    try {
+      long loc;
+      Segment s;
+      while (true) {
+        // Location first, then the snapshot it must be in: an install between the two publishes
+        // the new segment before it moves locations, so a miss means "read both again".
+        loc = locations.get(id);
+        if (loc == IdLocations.NONE) {
+          return null;
+        }
+        s = snap.byId(IdLocations.segment(loc));
+        if (s != null) {
+          break;
+        }
+        Snapshot next = segments.acquire();
+        snap.release();
+        snap = next;
+      }
+      int ord = IdLocations.ordinal(loc);
+      if (s.isDeleted(ord)) {
+        return null;
+      }
+      return new Record(
+          id, 0f, withVector ? s.vectorAt(ord) : null, withPayload ? s.payloadAt(ord) : null);
+    } finally {
+      snap.release();
+    }
+  }
+
+  /** Exact number of live points. */
+  long count() {
+    long n = 0;
+    for (Segment s : segments.current().segments()) {
+      n += s.liveCount();
+    }
+    return n;
+  }
+
+  /** Live points that match {@code filter} ({@code null}: all). */
+  long count(FilterEvaluator filter) {
+    if (filter == null || filter.matchesAll()) {
+      return count();
+    }
+    long n = 0;
+    Snapshot snap = segments.acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        n += payloadIndexes.accepted(seg, filter).count();
+      }
+    } finally {
+      snap.release();
+    }
+    return n;
+  }
+
+  /** Ids of the live points that match; deduplicated. */
+  List<PointId> matchingIds(FilterEvaluator filter) {
+    Set<PointId> out = new HashSet<>();
+    Snapshot snap = segments.acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        AcceptedOrdinals a = payloadIndexes.accepted(seg, filter);
+        for (int ord = a.next(0); ord >= 0; ord = a.next(ord + 1)) {
+          out.add(seg.idAt(ord));
+        }
+      }
+    } finally {
+      snap.release();
+    }
+    return new ArrayList<>(out);
+  }
+
+  /**
+   * {@link #scrollIds(PointId, int)} over the live points that match {@code filter} ({@code null}:
+   * all). The filter is evaluated only for ids that would enter the page.
+   */
+  List<PointId> scrollIds(PointId from, int limit, FilterEvaluator filter) {
+    if (filter == null || filter.matchesAll()) {
+      return scrollIds(from, limit);
+    }
+    TreeSet<PointId> page = new TreeSet<>();
+    if (limit <= 0) {
+      return List.of();
+    }
+    Snapshot snap = segments.acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        AcceptedOrdinals a = payloadIndexes.accepted(seg, filter);
+        for (int ord = a.next(0); ord >= 0; ord = a.next(ord + 1)) {
+          PointId id = seg.idAt(ord);
+          if ((from != null && id.compareTo(from) < 0)
+              || (page.size() >= limit && id.compareTo(page.last()) >= 0)) {
+            continue;
+          }
+          page.add(id);
+          if (page.size() > limit) {
+            page.pollLast();
+          }
+        }
+      }
+    } finally {
+      snap.release();
+    }
+    return new ArrayList<>(page);
+  }
+
+  /**
+   * Returns, in order, the smallest live ids that are {@code >= from} (all if null), at most {@code
+   * limit}.
+   */
+  List<PointId> scrollIds(PointId from, int limit) {
+    PriorityQueue<PointId> heap = new PriorityQueue<>(Collections.reverseOrder());
+    locations.forEachId(
+        id -> {
+          if (from != null && id.compareTo(from) < 0) {
+            return;
+          }
+          if (heap.size() < limit) {
+            heap.add(id);
+          } else if (limit > 0 && id.compareTo(heap.peek()) < 0) {
+            heap.poll();
+            heap.add(id);
+          }
+        });
+    List<PointId> out = new ArrayList<>(heap);
+    Collections.sort(out);
+    return out;
+  }
+
+  /**
+   * The best {@code k} live points for a prepared query among those that match {@code filter}
+   * ({@code null}: all), best first, with payload and vector as asked; results below {@code
+   * threshold} (above, for distances) are dropped. Each segment's matching ordinals are evaluated
+   * first (their count is the planner's cardinality); see {@link
+   * io.flashvec.index.filter.FilterPlanner}.
+   */
+  List<Record> search(
+      float[] query,
+      int k,
+      SearchParams params,
+      Float threshold,
+      boolean withPayload,
+      boolean withVector,
+      FilterEvaluator filter,
+      SearchStats stats) {
+    if (query.length != dim) {
+      throw new InvalidInputException(
+          "Wrong input: Vector dimension error: expected dim: " + dim + ", got " + query.length);
+    }
+    Snapshot snap = segments.acquire();
+    try {
+      scheduler.noteSearch();
+      return search(
+          snap.segments(), query, k, params, threshold, withPayload, withVector, filter, stats);
+    } finally {
+      snap.release();
+    }
+  }
+
+  private List<Record> search(
+      List<Segment> segs,
+      float[] query,
+      int k,
+      SearchParams params,
+      Float threshold,
+      boolean withPayload,
+      boolean withVector,
+      FilterEvaluator filter,
+      SearchStats stats) {
+    TopK top = new TopK(distance, k);
+    boolean filtered = filter != null && !filter.matchesAll();
+    long total = 0;
+    for (Segment seg : segs) {
+      total += seg.size();
+    }
+    for (int i = 0; i < segs.size(); i++) {
+      Segment seg = segs.get(i);
+      AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
+      if (seg instanceof GrowingSegment g && total > 0 && !filtered) {
+        // a growing segment's graph search is sized to its share of the points (Lucene does so);
+        // not with a filter, which may select mostly new points
+        g.search(query, distance, params, accept, top, i, stats, (double) g.size() / total);
+      } else {
+        seg.search(query, distance, params, accept, top, i, stats);
+      }
+    }
+    int n = top.size();
+    float[] scores = new float[n];
+    int[] slots = new int[n];
+    int[] ords = new int[n];
+    top.drainBestFirst(scores, slots, ords);
+    List<Record> out = new ArrayList<>(n);
+    Set<PointId> seen = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      if (threshold != null && !distance.passes(scores[i], threshold)) {
+        break;
+      }
+      Segment s = segs.get(slots[i]);
+      PointId id = s.idAt(ords[i]);
+      // An upsert racing with this search can expose two versions of one id for an instant.
+      if (!seen.add(id)) {
+        continue;
+      }
+      out.add(
+          new Record(
+              id,
+              scores[i],
+              withVector ? s.vectorAt(ords[i]) : null,
+              withPayload ? s.payloadAt(ords[i]) : null));
+    }
+    return out;
+  }
+
+  /**
+   * BM25 search for {@code tokens} in text field {@code field} among the live points that match
+   * {@code filter} ({@code null}: all); best first, scores are BM25 scores.
+   */
+  List<Record> textSearch(
+      String field,
+      List<String> tokens,
+      int k,
+      FilterEvaluator filter,
+      boolean withPayload,
+      boolean withVector) {
+    Snapshot snap = segments.acquire();
+    try {
+      List<Segment> segs = snap.segments();
+      boolean filtered = filter != null && !filter.matchesAll();
+      List<PayloadIndexes.Hit> hits =
+          payloadIndexes.textSearch(
+              segs,
+              field,
+              tokens,
+              k,
+              filtered ? slot -> payloadIndexes.accepted(segs.get(slot), filter) : null);
+      List<Record> out = new ArrayList<>(hits.size());
+      Set<PointId> seen = new HashSet<>();
+      for (var h : hits) {
+        Segment seg = segs.get(h.slot());
+        PointId id = seg.idAt(h.ord());
+        if (seen.add(id)) {
+          out.add(
+              new Record(
+                  id,
+                  (float) h.score(),
+                  withVector ? seg.vectorAt(h.ord()) : null,
+                  withPayload ? seg.payloadAt(h.ord()) : null));
+        }
+      }
+      return out;
+    } finally {
+      snap.release();
+    }
+  }
+
+  /**
+   * The first {@code limit} live points that match {@code filter} ({@code null}: all) ordered by
+   * the value of an indexed numeric or datetime key (smallest value of each point ascending,
+   * largest descending; ties by id), starting at {@code startFrom} (inclusive; {@code null}: the
+   * start). Points without a value are left out.
+   */
+  List<Ordered> orderedScroll(
+      PayloadFieldSchema key,
+      boolean ascending,
+      Double startFrom,
+      int limit,
+      FilterEvaluator filter,
+      boolean withPayload,
+      boolean withVector) {
+    record Cand(Segment seg, int ord, PointId id, double value) {}
+    Comparator<Cand> order =
+        Comparator.comparingDouble((Cand c) -> ascending ? c.value() : -c.value())
+            .thenComparing(Cand::id);
+    PriorityQueue<Cand> heap = new PriorityQueue<>(order.reversed());
+    Snapshot snap = segments.acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        AcceptedOrdinals acc =
+            filter != null && !filter.matchesAll()
+                ? payloadIndexes.accepted(seg, filter)
+                : AcceptedOrdinals.evaluate(seg, (id, p) -> true);
+        payloadIndexes.orderValues(
+            seg,
+            key,
+            ascending,
+            acc,
+            (v, ord) -> {
+              if (startFrom != null && (ascending ? v < startFrom : v > startFrom)) {
+                return;
+              }
+              Cand c = new Cand(seg, ord, seg.idAt(ord), v);
+              if (heap.size() < limit) {
+                heap.add(c);
+              } else if (limit > 0 && order.compare(c, heap.peek()) < 0) {
+                heap.poll();
+                heap.add(c);
+              }
+            });
+      }
+      List<Cand> sorted = new ArrayList<>(heap);
+      sorted.sort(order);
+      List<Ordered> out = new ArrayList<>(sorted.size());
+      Set<PointId> seen = new HashSet<>();
+      for (Cand c : sorted) {
+        if (seen.add(c.id())) {
+          out.add(
+              new Ordered(
+                  new Record(
+                      c.id(),
+                      0f,
+                      withVector ? c.seg().vectorAt(c.ord()) : null,
+                      withPayload ? c.seg().payloadAt(c.ord()) : null),
+                  c.value()));
+        }
+      }
+      return out;
+    } finally {
+      snap.release();
+    }
+  }
+}

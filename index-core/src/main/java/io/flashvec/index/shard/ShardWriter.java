@@ -1,0 +1,295 @@
+package io.flashvec.index.shard;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.LiveGraph;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.Wal;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.UnaryOperator;
+
+/**
+ * The write path of a shard: every change is appended to the WAL, then applied to the growing
+ * segment and the id locations; WAL replay at recovery applies the same records the same way.
+ *
+ * <p>Writers serialise on the shard's write lock, held only to append the WAL record (to the OS,
+ * not fsynced) and apply it in memory; {@link #awaitDurable} then waits for the fsync outside the
+ * lock, so concurrent writers share fsyncs (group commit). An upsert of an existing id appends the
+ * new version first, repoints the id, then marks the old ordinal deleted, so a reader sees the old
+ * or the new version, never neither.
+ *
+ * <p>When the growing segment reaches the seal threshold (checked at record boundaries, so a sealed
+ * segment covers whole records) or on {@link #flush}, it is frozen and handed to the {@link
+ * SealPipeline}, and a new growing segment takes the writes.
+ */
+final class ShardWriter {
+
+  private final Path dir;
+  private final int dim;
+  private final Distance distance;
+  private final Shard.Options options;
+  private final LiveGraph.Params liveGraph;
+  private final ReentrantLock writeLock;
+  private final SegmentSet segments;
+  private final IdLocations locations;
+  private final SealPipeline pipeline;
+  private final LiveIndexScheduler scheduler;
+  private final ShardCompactor compactor;
+  private final ShardReader reader;
+  private GrowingSegment growing; // guarded by writeLock
+  private boolean recovering = true; // guarded by writeLock
+  private Wal wal;
+
+  /**
+   * A writer whose growing segment starts after {@code sealed} (the segments recovery opened);
+   * {@link #openWal} replays the log.
+   */
+  ShardWriter(
+      Path dir,
+      int dim,
+      Distance distance,
+      IndexParams index,
+      Shard.Options options,
+      ReentrantLock writeLock,
+      SegmentSet segments,
+      IdLocations locations,
+      SealPipeline pipeline,
+      LiveIndexScheduler scheduler,
+      ShardCompactor compactor,
+      ShardReader reader) {
+    this.dir = dir;
+    this.dim = dim;
+    this.distance = distance;
+    this.options = options;
+    boolean live =
+        options.liveIndexer() != null
+            && options.buildExecutor() != null
+            && !index.type().equals(IndexParams.FLAT);
+    this.liveGraph =
+        live
+            ? new LiveGraph.Params(index.maxDegree(), index.buildSearchList(), index.alpha())
+            : null;
+    this.writeLock = writeLock;
+    this.segments = segments;
+    this.locations = locations;
+    this.pipeline = pipeline;
+    this.scheduler = scheduler;
+    this.compactor = compactor;
+    this.reader = reader;
+    this.growing = newGrowing();
+  }
+
+  /** A new growing segment; with a live graph for the {@code diskann} and {@code hnsw} types. */
+  private GrowingSegment newGrowing() {
+    return new GrowingSegment(
+        segments.allocateId(), dim, liveGraph, distance, options.defaultSearchList());
+  }
+
+  /** The growing segment that takes writes (write lock held, or before the shard is shared). */
+  GrowingSegment growing() {
+    return growing;
+  }
+
+  /**
+   * Opens the shard's WAL and replays every record after {@code checkpointSeq}, then ends recovery:
+   * writes from now on report to the live-index scheduler.
+   */
+  Wal openWal(long checkpointSeq) throws IOException {
+    wal =
+        Wal.open(dir.resolve("wal"), options.io(), options.wal(), checkpointSeq + 1, this::replay);
+    writeLock.lock();
+    try {
+      recovering = false;
+    } finally {
+      writeLock.unlock();
+    }
+    return wal;
+  }
+
+  private void replay(long seq, byte op, ByteBuffer body) {
+    switch (op) {
+      case WalCodec.OP_UPSERT -> applyUpsert(WalCodec.decodeUpsert(body), seq);
+      case WalCodec.OP_DELETE -> applyDelete(WalCodec.decodeDelete(body));
+      default ->
+          throw new IllegalStateException(
+              "unknown WAL operation [op=" + op + ", seq=" + seq + ", dir=" + dir + "]");
+    }
+  }
+
+  /**
+   * Stores points (vectors already validated and prepared for the metric); returns the WAL sequence
+   * number to pass to {@link #awaitDurable}.
+   */
+  long upsert(List<Point> points) {
+    for (Point p : points) {
+      if (p.vector().length != dim) {
+        throw new InvalidInputException(
+            "Wrong input: Vector dimension error: expected dim: "
+                + dim
+                + ", got "
+                + p.vector().length);
+      }
+    }
+    byte[] body = WalCodec.encodeUpsert(points);
+    long seq;
+    GrowingSegment g;
+    writeLock.lock();
+    try {
+      seq = wal.append(WalCodec.OP_UPSERT, body);
+      applyUpsert(points, seq);
+      g = growing;
+    } finally {
+      writeLock.unlock();
+    }
+    scheduler.awaitIndexer(g);
+    return seq;
+  }
+
+  /** Deletes points by id (absent ids are ignored); returns the WAL sequence number. */
+  long delete(List<PointId> ids) {
+    byte[] body = WalCodec.encodeDelete(ids);
+    writeLock.lock();
+    try {
+      long seq = wal.append(WalCodec.OP_DELETE, body);
+      applyDelete(ids);
+      return seq;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * Deletes the points that match {@code filter} now: under the write lock, so no write
+   * interleaves, the matching ids are collected and logged as one ordinary delete record of those
+   * concrete ids, which replays deterministically whatever the payloads become later. Returns the
+   * WAL sequence number, or 0 when nothing matched (nothing is logged).
+   */
+  long delete(FilterEvaluator filter) {
+    writeLock.lock();
+    try {
+      List<PointId> ids = reader.matchingIds(filter);
+      return ids.isEmpty() ? 0 : delete(ids);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * {@link #updatePayloads(List, UnaryOperator)} for the points that match {@code filter} now (ids
+   * collected under the write lock).
+   */
+  long updatePayloads(FilterEvaluator filter, UnaryOperator<byte[]> update) {
+    writeLock.lock();
+    try {
+      return updatePayloads(reader.matchingIds(filter), update);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * Replaces the payloads of existing points with {@code update.apply(current payload)} and keeps
+   * their vectors; absent ids are ignored. Written as one upsert record of the points' new
+   * versions, under the write lock so no concurrent write to the same ids is lost. Returns the WAL
+   * sequence number, or 0 when no id exists.
+   */
+  long updatePayloads(List<PointId> ids, UnaryOperator<byte[]> update) {
+    writeLock.lock();
+    try {
+      List<Point> points = new ArrayList<>(ids.size());
+      for (PointId id : ids) {
+        Record r = reader.get(id, true, true);
+        if (r != null) {
+          points.add(new Point(id, r.vector(), update.apply(r.payload())));
+        }
+      }
+      if (points.isEmpty()) {
+        return 0;
+      }
+      long seq = wal.append(WalCodec.OP_UPSERT, WalCodec.encodeUpsert(points));
+      applyUpsert(points, seq);
+      return seq;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Blocks until the record {@code seq} is durable under the WAL's fsync policy. */
+  void awaitDurable(long seq) {
+    wal.sync(seq);
+  }
+
+  // Called with writeLock held, or during recovery before the shard is published.
+  private void applyUpsert(List<Point> points, long seq) {
+    if (!recovering) {
+      scheduler.noteWrite(points.size());
+    }
+    // Seal only at record boundaries, so the sealed segment covers exactly the records < seq.
+    if (growing.size() >= options.sealThresholdPoints()) {
+      seal(seq - 1);
+    }
+    for (Point p : points) {
+      int ord = growing.append(p.id(), p.vector(), p.payload());
+      long old = locations.put(p.id(), IdLocations.pack(growing.id(), ord));
+      if (old != IdLocations.NONE) {
+        deleteAt(old);
+      }
+    }
+    if (!recovering) {
+      scheduler.schedule(growing);
+    }
+  }
+
+  private void applyDelete(List<PointId> ids) {
+    for (PointId id : ids) {
+      long old = locations.remove(id);
+      if (old != IdLocations.NONE) {
+        deleteAt(old);
+      }
+    }
+  }
+
+  private void deleteAt(long loc) {
+    Segment s = segments.current().byId(IdLocations.segment(loc));
+    if (s != null && s.markDeleted(IdLocations.ordinal(loc)) && s.onDisk()) {
+      compactor.onDelete(s);
+    }
+  }
+
+  /** Seals the growing segment if it holds any point. */
+  void flush() {
+    writeLock.lock();
+    try {
+      if (growing.size() > 0) {
+        seal(wal.lastSeq());
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * Freezes the growing segment, which covers the WAL records up to {@code sealSeq}, hands it to
+   * the seal pipeline and starts a new one (write lock held, or during recovery).
+   */
+  private void seal(long sealSeq) {
+    GrowingSegment sealed = growing;
+    sealed.freeze();
+    growing = newGrowing();
+    segments.publishSeal(sealed, growing);
+    pipeline.enqueue(sealed, sealSeq);
+    options.io().crashPoint(CrashPoint.SEAL_FROZEN);
+  }
+}
