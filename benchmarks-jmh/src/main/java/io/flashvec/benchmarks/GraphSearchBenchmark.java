@@ -7,6 +7,8 @@ import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.internal.VectorOps;
+import io.flashvec.index.query.PreparedSearch;
+import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.FileIO;
@@ -51,6 +53,7 @@ public class GraphSearchBenchmark extends AbstractBenchmark {
 
   SearchParams params;
   TopK topK;
+  PreparedSearch[] searches;
   final float[] scores = new float[K];
   final int[] slots = new int[K];
   final int[] ords = new int[K];
@@ -143,7 +146,9 @@ public class GraphSearchBenchmark extends AbstractBenchmark {
     long hits = 0;
     for (int q = 0; q < QUERIES; q++) {
       topK.reset(K);
-      index.segment.search(index.queries[q], DISTANCE, params, topK, 0, stats);
+      SearchRequest req = new SearchRequest(index.queries[q], K, 0, null, params, false, false);
+      index.segment.search(
+          new PreparedSearch(req, index.queries[q], null, stats), null, 1.0, topK, 0);
       int got = topK.drainBestFirst(scores, slots, ords);
       for (int i = 0; i < got; i++) {
         for (int t : index.truth[q]) {
@@ -155,6 +160,10 @@ public class GraphSearchBenchmark extends AbstractBenchmark {
       }
     }
     recall = hits / (double) (QUERIES * K);
+    searches = new PreparedSearch[QUERIES];
+    for (int q = 0; q < QUERIES; q++) {
+      searches[q] = PreparedSearch.of(index.queries[q], K, params);
+    }
     System.out.printf(
         Locale.ROOT,
         "# recall@10=%.4f visited/query=%.0f [n=%d, dim=%d, pq_subspaces=%d, search_list=%d,"
@@ -170,10 +179,10 @@ public class GraphSearchBenchmark extends AbstractBenchmark {
 
   @Benchmark
   public void search(Index index, Blackhole bh) {
-    float[] query = index.queries[cursor];
+    PreparedSearch search = searches[cursor];
     cursor = cursor + 1 == QUERIES ? 0 : cursor + 1;
     topK.reset(K);
-    index.segment.search(query, DISTANCE, params, topK, 0);
+    index.segment.search(search, null, 1.0, topK, 0);
     bh.consume(topK.drainBestFirst(scores, slots, ords));
     bh.consume(ords);
   }

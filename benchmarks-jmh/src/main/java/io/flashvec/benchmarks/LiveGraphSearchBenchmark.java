@@ -6,6 +6,8 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.internal.VectorOps;
+import io.flashvec.index.query.PreparedSearch;
+import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.TopK;
@@ -56,6 +58,7 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
 
   SearchParams params;
   TopK topK;
+  PreparedSearch[] searches;
   final SearchStats stats = new SearchStats();
   final float[] scores = new float[K];
   final int[] slots = new int[K];
@@ -177,7 +180,8 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
     long hits = 0;
     for (int q = 0; q < QUERIES; q++) {
       s.sealedResults(topK, q);
-      s.segment.search(s.queries[q], DISTANCE, params, null, topK, 0, st, share);
+      SearchRequest req = new SearchRequest(s.queries[q], K, 0, null, params, false, false);
+      s.segment.search(new PreparedSearch(req, s.queries[q], null, st), null, share, topK, 0);
       int got = topK.drainBestFirst(scores, slots, ords);
       for (int i = 0; i < got; i++) {
         long key = (long) slots[i] << 32 | ords[i];
@@ -190,6 +194,15 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
       }
     }
     recall = hits / (double) (QUERIES * K);
+    searches = new PreparedSearch[QUERIES];
+    for (int q = 0; q < QUERIES; q++) {
+      searches[q] =
+          new PreparedSearch(
+              new SearchRequest(s.queries[q], K, 0, null, params, false, false),
+              s.queries[q],
+              null,
+              stats);
+    }
     System.out.printf(
         Locale.ROOT,
         "# recall@10=%.4f scored/query=%.0f reranked/query=%.0f [n=%d, sealed=%d, dim=%d,"
@@ -220,10 +233,10 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
 
   @Benchmark
   public void search(Segment s, Blackhole bh) {
-    float[] query = s.queries[cursor];
+    PreparedSearch search = searches[cursor];
     s.sealedResults(topK, cursor);
     cursor = cursor + 1 == QUERIES ? 0 : cursor + 1;
-    s.segment.search(query, DISTANCE, params, null, topK, 0, stats, share);
+    s.segment.search(search, null, share, topK, 0);
     bh.consume(topK.drainBestFirst(scores, slots, ords));
     bh.consume(ords);
   }

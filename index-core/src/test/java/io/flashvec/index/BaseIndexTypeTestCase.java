@@ -106,7 +106,7 @@ abstract class BaseIndexTypeTestCase {
     for (int q = 0; q < queries; q++) {
       float[] query = Distance.COSINE.prepare(TestVectors.latent(r, 1, DIM)[0]);
       List<Integer> truth = bruteForce(query, prepared, deleted);
-      List<Record> got = s.search(query, K, SearchParams.DEFAULT, null, false, false);
+      List<Record> got = Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
       assertThat(got).hasSize(K);
       for (Record rec : got) {
         int id = (int) rec.id().number();

@@ -13,6 +13,7 @@ import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
@@ -411,18 +412,10 @@ public final class Collection implements Closeable {
       return List.of();
     }
     FilterEvaluator filter = req.filter() == null ? null : evaluator(req.filter());
+    PreparedSearch search = new PreparedSearch(req, q, filter, stats);
     List<Record> all = new ArrayList<>();
     for (Shard s : shards) {
-      all.addAll(
-          s.search(
-              q,
-              k,
-              req.params(),
-              req.scoreThreshold(),
-              req.withPayload(),
-              req.withVector(),
-              filter,
-              stats));
+      all.addAll(s.search(search));
     }
     Comparator<Record> order = Comparator.comparingDouble(Record::score);
     if (config.distance().higherIsBetter()) {

@@ -9,6 +9,7 @@ import io.flashvec.index.disk.BeamSearcher;
 import io.flashvec.index.disk.GraphFile;
 import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.filter.FilterPlanner;
+import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.BuildSpec;
 import io.flashvec.index.segment.GrowingSegment;
@@ -990,16 +991,11 @@ public final class DiskAnnSegment implements SealedSegment {
     }
   }
 
+  /** {@inheritDoc} A sealed graph searches its whole list whatever its share. */
   @Override
   public void search(
-      float[] query,
-      Distance d,
-      SearchParams params,
-      AcceptedOrdinals accept,
-      TopK out,
-      int slot,
-      SearchStats stats) {
-    search(query, params, accept, out, slot, stats, null);
+      PreparedSearch search, AcceptedOrdinals accept, double share, TopK out, int slot) {
+    search(search.query(), search.params(), accept, out, slot, search.stats(), null);
   }
 
   /** How a filtered search runs; {@code null} lets {@link FilterPlanner} decide. Tests force it. */

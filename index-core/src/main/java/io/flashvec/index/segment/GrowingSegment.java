@@ -4,6 +4,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.query.PreparedSearch;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -277,18 +278,6 @@ public final class GrowingSegment implements Segment {
     return false;
   }
 
-  @Override
-  public void search(
-      float[] query,
-      Distance distance,
-      SearchParams params,
-      AcceptedOrdinals accept,
-      TopK out,
-      int slot,
-      SearchStats stats) {
-    search(query, distance, params, accept, out, slot, stats, 1.0);
-  }
-
   /** The smallest list {@link #sharedSearchList} gives a graph search (unless the list is less). */
   public static final int MIN_SHARED_LIST = 20;
 
@@ -337,19 +326,17 @@ public final class GrowingSegment implements Segment {
   }
 
   /**
-   * As {@link #search(float[], Distance, SearchParams, AcceptedOrdinals, TopK, int, SearchStats)}
-   * when this segment holds {@code share} (0..1) of the points of all the segments the query
-   * searches: the graph's search list is scaled to it ({@link #sharedSearchList}).
+   * {@inheritDoc}
+   *
+   * <p>The graph's search list is scaled to {@code share} ({@link #sharedSearchList}); the points
+   * not yet in the graph are scanned exactly.
    */
+  @Override
   public void search(
-      float[] query,
-      Distance distance,
-      SearchParams params,
-      AcceptedOrdinals accept,
-      TopK out,
-      int slot,
-      SearchStats stats,
-      double share) {
+      PreparedSearch search, AcceptedOrdinals accept, double share, TopK out, int slot) {
+    float[] query = search.query();
+    SearchParams params = search.params();
+    SearchStats stats = search.stats();
     LiveGraph g = graph;
     int indexed = g == null ? 0 : g.size(); // read before size: [0, indexed) are in the graph
     int n = accept == null ? size : Math.min(size, accept.size());

@@ -1,9 +1,7 @@
 package io.flashvec.index.segment;
 
-import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
-import io.flashvec.index.SearchParams;
-import io.flashvec.index.SearchStats;
+import io.flashvec.index.query.PreparedSearch;
 
 /**
  * A set of points addressed by dense ordinals {@code 0..size()-1}.
@@ -80,39 +78,16 @@ public interface Segment {
   }
 
   /**
-   * Offers the best live points for a prepared query to {@code out} (every live point for an exact
-   * segment) and adds what it cost to {@code stats}.
+   * Offers the best live points for {@code search} among {@code accept} ({@code null}: all points)
+   * to {@code out} (every live point for an exact segment) and adds what it cost to the search's
+   * statistics. A graph segment decides with {@link io.flashvec.index.filter.FilterPlanner} whether
+   * to score the accepted points exactly or to search its graph with them as the accept filter.
+   *
+   * @param share the part (0..1] of the points of all the segments the search covers that this
+   *     segment holds; a growing segment's graph sizes its search by it
+   * @param slot the segment's position among them, given back with each result
    */
-  default void search(
-      float[] query,
-      Distance distance,
-      SearchParams params,
-      TopK out,
-      int slot,
-      SearchStats stats) {
-    search(query, distance, params, null, out, slot, stats);
-  }
-
-  /**
-   * Offers the best live points among {@code accept} ({@code null}: all points) to {@code out}. A
-   * graph segment decides with {@link io.flashvec.index.filter.FilterPlanner} whether to score the
-   * accepted points exactly or to search its graph with them as the accept filter.
-   */
-  void search(
-      float[] query,
-      Distance distance,
-      SearchParams params,
-      AcceptedOrdinals accept,
-      TopK out,
-      int slot,
-      SearchStats stats);
-
-  /**
-   * {@link #search(float[], Distance, SearchParams, TopK, int, SearchStats)} without statistics.
-   */
-  default void search(float[] query, Distance distance, SearchParams params, TopK out, int slot) {
-    search(query, distance, params, out, slot, new SearchStats());
-  }
+  void search(PreparedSearch search, AcceptedOrdinals accept, double share, TopK out, int slot);
 
   /** Heap and off-heap bytes held in memory by this segment. */
   long memoryBytes();

@@ -5,8 +5,6 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
-import io.flashvec.index.SearchParams;
-import io.flashvec.index.SearchStats;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.diskann.DiskAnnFormat;
 import io.flashvec.index.filter.FilterEvaluator;
@@ -14,6 +12,7 @@ import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
@@ -440,48 +439,11 @@ public final class Shard implements Closeable {
   }
 
   /**
-   * The best {@code k} live points for a prepared query, best first, with payload and vector as
-   * asked. Results below {@code threshold} (above, for distances) are dropped.
+   * The best {@link PreparedSearch#k()} live points for a search, best first, with payload and
+   * vector as its request asks; see {@link ShardReader}.
    */
-  public List<Record> search(
-      float[] query,
-      int k,
-      SearchParams params,
-      Float threshold,
-      boolean withPayload,
-      boolean withVector) {
-    return search(query, k, params, threshold, withPayload, withVector, new SearchStats());
-  }
-
-  /**
-   * {@link #search(float[], int, SearchParams, Float, boolean, boolean)}, adding its costs to
-   * {@code stats}.
-   */
-  public List<Record> search(
-      float[] query,
-      int k,
-      SearchParams params,
-      Float threshold,
-      boolean withPayload,
-      boolean withVector,
-      SearchStats stats) {
-    return search(query, k, params, threshold, withPayload, withVector, null, stats);
-  }
-
-  /**
-   * The search among the points that match {@code filter} ({@code null}: all); see {@link
-   * ShardReader}.
-   */
-  public List<Record> search(
-      float[] query,
-      int k,
-      SearchParams params,
-      Float threshold,
-      boolean withPayload,
-      boolean withVector,
-      FilterEvaluator filter,
-      SearchStats stats) {
-    return reader.search(query, k, params, threshold, withPayload, withVector, filter, stats);
+  public List<Record> search(PreparedSearch search) {
+    return reader.search(search);
   }
 
   /**

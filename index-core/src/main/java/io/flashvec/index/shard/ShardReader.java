@@ -4,14 +4,13 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
-import io.flashvec.index.SearchParams;
-import io.flashvec.index.SearchStats;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.PreparedSearch;
+import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.AcceptedOrdinals;
-import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import java.util.ArrayList;
@@ -188,61 +187,43 @@ final class ShardReader {
   }
 
   /**
-   * The best {@code k} live points for a prepared query among those that match {@code filter}
-   * ({@code null}: all), best first, with payload and vector as asked; results below {@code
-   * threshold} (above, for distances) are dropped. Each segment's matching ordinals are evaluated
-   * first (their count is the planner's cardinality); see {@link
-   * io.flashvec.index.filter.FilterPlanner}.
+   * The best {@link PreparedSearch#k()} live points for a search, best first, with payload and
+   * vector as its request asks; results below its score threshold (above, for distances) are
+   * dropped. With a filter, each segment's matching ordinals are evaluated first (their count is
+   * the planner's cardinality; see {@link io.flashvec.index.filter.FilterPlanner}).
    */
-  List<Record> search(
-      float[] query,
-      int k,
-      SearchParams params,
-      Float threshold,
-      boolean withPayload,
-      boolean withVector,
-      FilterEvaluator filter,
-      SearchStats stats) {
-    if (query.length != dim) {
+  List<Record> search(PreparedSearch search) {
+    if (search.query().length != dim) {
       throw new InvalidInputException(
-          "Wrong input: Vector dimension error: expected dim: " + dim + ", got " + query.length);
+          "Wrong input: Vector dimension error: expected dim: "
+              + dim
+              + ", got "
+              + search.query().length);
     }
     Snapshot snap = segments.acquire();
     try {
       scheduler.noteSearch();
-      return search(
-          snap.segments(), query, k, params, threshold, withPayload, withVector, filter, stats);
+      return search(snap.segments(), search);
     } finally {
       snap.release();
     }
   }
 
-  private List<Record> search(
-      List<Segment> segs,
-      float[] query,
-      int k,
-      SearchParams params,
-      Float threshold,
-      boolean withPayload,
-      boolean withVector,
-      FilterEvaluator filter,
-      SearchStats stats) {
-    TopK top = new TopK(distance, k);
-    boolean filtered = filter != null && !filter.matchesAll();
+  private List<Record> search(List<Segment> segs, PreparedSearch search) {
+    SearchRequest req = search.request();
+    TopK top = new TopK(distance, search.k());
     long total = 0;
     for (Segment seg : segs) {
       total += seg.size();
     }
     for (int i = 0; i < segs.size(); i++) {
       Segment seg = segs.get(i);
-      AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
-      if (seg instanceof GrowingSegment g && total > 0 && !filtered) {
-        // a growing segment's graph search is sized to its share of the points (Lucene does so);
-        // not with a filter, which may select mostly new points
-        g.search(query, distance, params, accept, top, i, stats, (double) g.size() / total);
-      } else {
-        seg.search(query, distance, params, accept, top, i, stats);
-      }
+      AcceptedOrdinals accept =
+          search.filtered() ? payloadIndexes.accepted(seg, search.filter()) : null;
+      // a growing segment's graph search is sized to its share of the points (Lucene does so);
+      // not with a filter, which may select mostly new points
+      double share = total > 0 && !search.filtered() ? (double) seg.size() / total : 1.0;
+      seg.search(search, accept, share, top, i);
     }
     int n = top.size();
     float[] scores = new float[n];
@@ -251,6 +232,7 @@ final class ShardReader {
     top.drainBestFirst(scores, slots, ords);
     List<Record> out = new ArrayList<>(n);
     Set<PointId> seen = new HashSet<>();
+    Float threshold = req.scoreThreshold();
     for (int i = 0; i < n; i++) {
       if (threshold != null && !distance.passes(scores[i], threshold)) {
         break;
@@ -265,8 +247,8 @@ final class ShardReader {
           new Record(
               id,
               scores[i],
-              withVector ? s.vectorAt(ords[i]) : null,
-              withPayload ? s.payloadAt(ords[i]) : null));
+              req.withVector() ? s.vectorAt(ords[i]) : null,
+              req.withPayload() ? s.payloadAt(ords[i]) : null));
     }
     return out;
   }

@@ -8,6 +8,7 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
@@ -36,7 +37,7 @@ class DiskAnnSegmentTest {
   }
 
   private GrowingSegment source(float[][] data, Distance d) {
-    GrowingSegment g = new GrowingSegment(0, DIM);
+    GrowingSegment g = new GrowingSegment(0, DIM, null, d, 100);
     for (int i = 0; i < data.length; i++) {
       g.append(PointId.of(i), d.prepare(data[i]), ("{\"i\":" + i + "}").getBytes());
     }
@@ -70,13 +71,13 @@ class DiskAnnSegmentTest {
       for (int q = 0; q < queries; q++) {
         float[] query = d.prepare(latent(r, 1, DIM)[0]);
         TopK exact = new TopK(d, k);
-        src.search(query, d, SearchParams.DEFAULT, exact, 0);
+        Searches.search(src, query, SearchParams.DEFAULT, exact, 0);
         float[] es = new float[k];
         int[] eslot = new int[k];
         int[] eord = new int[k];
         exact.drainBestFirst(es, eslot, eord);
         TopK approx = new TopK(d, k);
-        seg.search(query, d, SearchParams.DEFAULT, approx, 0);
+        Searches.search(seg, query, SearchParams.DEFAULT, approx, 0);
         float[] as = new float[k];
         int[] aslot = new int[k];
         int[] aord = new int[k];
@@ -228,7 +229,7 @@ class DiskAnnSegmentTest {
 
   private static int[] top(DiskAnnSegment seg, float[] q, SearchParams p, SearchStats stats) {
     TopK t = new TopK(Distance.COSINE, 10);
-    seg.search(q, Distance.COSINE, p, t, 0, stats);
+    Searches.search(seg, q, p, null, t, 0, stats, 1.0);
     int[] ords = new int[t.size()];
     t.drainBestFirst(new float[ords.length], new int[ords.length], ords);
     return ords;
@@ -308,7 +309,7 @@ class DiskAnnSegmentTest {
         FileIO.DEFAULT, dir, 1, src, all(500), Distance.EUCLID, IndexParams.DEFAULT);
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 1, 100)) {
       TopK top = new TopK(Distance.EUCLID, 1);
-      seg.search(data[42], Distance.EUCLID, SearchParams.DEFAULT, top, 0);
+      Searches.search(seg, data[42], SearchParams.DEFAULT, top, 0);
       int[] ord = new int[1];
       top.drainBestFirst(new float[1], new int[1], ord);
       assertThat(ord[0]).isEqualTo(42);
@@ -322,7 +323,7 @@ class DiskAnnSegmentTest {
       for (SearchParams p :
           new SearchParams[] {SearchParams.DEFAULT, new SearchParams(0, 0, 0, true)}) {
         TopK top = new TopK(Distance.EUCLID, 5);
-        seg.search(data[42], Distance.EUCLID, p, top, 0);
+        Searches.search(seg, data[42], p, top, 0);
         int[] ords = new int[top.size()];
         top.drainBestFirst(new float[ords.length], new int[ords.length], ords);
         assertThat(ords).doesNotContain(42).hasSize(5);

@@ -7,6 +7,7 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterParser;
@@ -109,7 +110,7 @@ class FilteredSearchTest {
     int total = 0;
     for (float[] q : queries) {
       TopK exact = new TopK(Distance.COSINE, K);
-      src.search(q, Distance.COSINE, SearchParams.DEFAULT, accept, exact, 0, new SearchStats());
+      Searches.search(src, q, SearchParams.DEFAULT, accept, exact, 0, new SearchStats(), 1.0);
       Set<Integer> truth = ords(exact);
       TopK got = new TopK(Distance.COSINE, K);
       seg.search(q, SearchParams.DEFAULT, accept, got, 0, stats, plan);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.Searches;
 import io.flashvec.storage.testing.TestSeeds;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -31,7 +32,7 @@ class GrowingSegmentTest {
   @Test
   void appendsReadBackAcrossChunksAndDeletionsAreCounted() {
     Random r = TestSeeds.random("GrowingSegmentTest.appends");
-    GrowingSegment g = new GrowingSegment(3, DIM);
+    GrowingSegment g = new GrowingSegment(3, DIM, null, Distance.DOT, 100);
     assertThat(g.state()).isEqualTo(Segment.State.GROWING);
     for (int i = 0; i < N; i++) {
       byte[] payload = i % 3 == 0 ? null : new byte[] {(byte) i};
@@ -63,7 +64,7 @@ class GrowingSegmentTest {
     // Search scores every live point and nothing else.
     float[] q = {0.5f, 0.25f, -1f};
     TopK top = new TopK(Distance.DOT, N);
-    g.search(q, Distance.DOT, SearchParams.DEFAULT, top, 9);
+    Searches.search(g, q, SearchParams.DEFAULT, top, 9);
     int n = top.size();
     assertThat(n).isEqualTo(N - deleted.size());
     float[] scores = new float[n];
@@ -105,7 +106,7 @@ class GrowingSegmentTest {
 
   @Test
   void readersSeeOnlyCompletePointsWhileTheWriterAppends() throws Exception {
-    GrowingSegment g = new GrowingSegment(0, DIM);
+    GrowingSegment g = new GrowingSegment(0, DIM, null, Distance.DOT, 100);
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Thread writer =
         Thread.ofPlatform()
@@ -129,7 +130,7 @@ class GrowingSegmentTest {
         assertThat(g.vectorAt(ord)).containsExactly(vector(ord));
       }
       TopK top = new TopK(Distance.DOT, 1);
-      g.search(q, Distance.DOT, SearchParams.DEFAULT, top, 0);
+      Searches.search(g, q, SearchParams.DEFAULT, top, 0);
       if (top.size() == 1) {
         float[] s = new float[1];
         int[] ord = new int[1];

@@ -6,6 +6,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
 import io.flashvec.storage.testing.TestSeeds;
 import java.util.ArrayList;
@@ -36,7 +37,7 @@ class LiveGraphTest {
 
   private static List<Integer> search(GrowingSegment g, Distance d, float[] q, boolean exact) {
     TopK top = new TopK(d, K);
-    g.search(q, d, new SearchParams(0, 0, 0, exact), null, top, 0, new SearchStats());
+    Searches.search(g, q, new SearchParams(0, 0, 0, exact), null, top, 0, new SearchStats(), 1.0);
     int n = top.size();
     float[] s = new float[n];
     int[] slots = new int[n];
@@ -63,7 +64,7 @@ class LiveGraphTest {
       float[] q = d.prepare(TestVectors.latent(r, 1, DIM)[0]);
       SearchStats st = new SearchStats();
       TopK top = new TopK(d, K);
-      g.search(q, d, SearchParams.DEFAULT, null, top, 0, st);
+      Searches.search(g, q, SearchParams.DEFAULT, null, top, 0, st, 1.0);
       assertThat(st.expanded).as("the graph was searched, not scanned").isPositive();
       assertThat(st.distanceComputations).isLessThan(4000);
       Set<Integer> truth = new HashSet<>(search(g, d, q, true));
@@ -295,14 +296,15 @@ class LiveGraphTest {
     for (int i = 0; i < queries; i++) {
       float[] q = d.prepare(TestVectors.latent(r, 1, DIM)[0]);
       TopK truth = earlierTop(d, q, earlier);
-      g.search(q, d, new SearchParams(0, 0, 0, true), null, truth, 0, new SearchStats());
+      Searches.search(
+          g, q, new SearchParams(0, 0, 0, true), null, truth, 0, new SearchStats(), 1.0);
       Set<Long> want = drain(truth);
       TopK shared = earlierTop(d, q, earlier);
       SearchStats sharedStats = new SearchStats();
-      g.search(q, d, list60, null, shared, 0, sharedStats, share);
+      Searches.search(g, q, list60, null, shared, 0, sharedStats, share);
       TopK full = earlierTop(d, q, earlier);
       SearchStats fullStats = new SearchStats();
-      g.search(q, d, list60, null, full, 0, fullStats);
+      Searches.search(g, q, list60, null, full, 0, fullStats, 1.0);
       sharedExpanded += sharedStats.expanded;
       fullExpanded += fullStats.expanded;
       for (long x : drain(shared)) {
@@ -519,7 +521,7 @@ class LiveGraphTest {
     assertThat(g.graph().entry()).isZero();
     SearchStats st = new SearchStats();
     TopK top = new TopK(Distance.COSINE, K);
-    g.search(v, Distance.COSINE, SearchParams.DEFAULT, null, top, 0, st);
+    Searches.search(g, v, SearchParams.DEFAULT, null, top, 0, st, 1.0);
     assertThat(top.size()).isEqualTo(1);
     assertThat(st.expanded).as("below MIN_GRAPH_NODES a scan is cheaper").isZero();
   }

@@ -12,6 +12,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
 import io.flashvec.index.TestVectors.Hit;
 import io.flashvec.index.filter.FilterEvaluator;
@@ -247,7 +248,7 @@ abstract class ShardContractTest {
   }
 
   void assertSearch(Shard s, Distance d, Model m, float[] q, int k, Float threshold, String what) {
-    List<Record> got = s.search(q, k, searchParams(), threshold, true, true);
+    List<Record> got = Searches.search(s, q, k, searchParams(), threshold, true, true);
     List<Hit> want = TestVectors.bruteForce(m.vectors, q, d, k, threshold);
     String ctx =
         what
@@ -310,8 +311,8 @@ abstract class ShardContractTest {
     Model m = new Model();
     try (Shard s = open(d)) {
       assertThat(
-              s.search(
-                  d.prepare(TestVectors.gaussian(r, DIM)), 5, searchParams(), null, true, true))
+              Searches.search(
+                  s, d.prepare(TestVectors.gaussian(r, DIM)), 5, searchParams(), null, true, true))
           .as("empty shard")
           .isEmpty();
       fill(r, d, s, m, 300, 0);
@@ -373,7 +374,8 @@ abstract class ShardContractTest {
       for (int i = 0; i < 10; i++) {
         float[] q = d.prepare(TestVectors.gaussian(r, DIM));
         int k = 1 + r.nextInt(20);
-        List<Record> got = s.search(q, k, searchParams(), null, true, true, f, new SearchStats());
+        List<Record> got =
+            Searches.search(s, q, k, searchParams(), null, true, true, f, new SearchStats());
         List<Hit> want = TestVectors.bruteForce(matching.vectors, q, d, k, null);
         assertThat(got).as("filtered search " + i).hasSize(want.size());
         for (int j = 0; j < got.size(); j++) {
@@ -422,7 +424,8 @@ abstract class ShardContractTest {
         }
         replaced++;
         // Searching with the old vector finds the id at most once, with its new vector and score.
-        List<Record> hits = s.search(old, m.vectors.size(), searchParams(), null, true, true);
+        List<Record> hits =
+            Searches.search(s, old, m.vectors.size(), searchParams(), null, true, true);
         List<Record> same = hits.stream().filter(h -> h.id().equals(id)).toList();
         assertThat(same).as("id %s once", id).hasSize(1);
         assertThat(same.getFirst().vector()).isEqualTo(m.vectors.get(id));
@@ -450,7 +453,7 @@ abstract class ShardContractTest {
       assertThat(s.count()).isEqualTo(1);
       assertThat(s.get(id, true, true).vector()).isEqualTo(second);
       assertThat(s.get(id, true, true).payload()).containsExactly('x');
-      List<Record> hits = s.search(first, 10, searchParams(), null, false, false);
+      List<Record> hits = Searches.search(s, first, 10, searchParams(), null, false, false);
       assertThat(hits).hasSize(1);
       assertThat(hits.getFirst().score()).isCloseTo(0f, offset(tolerance(0f)));
     }
@@ -495,7 +498,7 @@ abstract class ShardContractTest {
       s.delete(m.sortedIds());
       m.delete(m.sortedIds());
       assertHolds(s, d, m);
-      assertThat(s.search(back.vector(), 3, searchParams(), null, true, true)).isEmpty();
+      assertThat(Searches.search(s, back.vector(), 3, searchParams(), null, true, true)).isEmpty();
     }
   }
 
@@ -592,14 +595,14 @@ abstract class ShardContractTest {
       Hit tenth = ranked.get(9);
       if (tolerance(tenth.score()) == 0f) {
         // A result exactly at the threshold passes.
-        List<Record> got = s.search(q, 50, searchParams(), tenth.score(), false, false);
+        List<Record> got = Searches.search(s, q, 50, searchParams(), tenth.score(), false, false);
         assertThat(got).hasSize(10);
         assertThat(got.getLast().id()).isEqualTo(tenth.id());
       }
       assertSearchMatchesBruteForce(r, s, d, m, 30);
       // A threshold nothing passes.
       float impossible = d.higherIsBetter() ? Float.MAX_VALUE : -1f;
-      assertThat(s.search(q, 50, searchParams(), impossible, false, false)).isEmpty();
+      assertThat(Searches.search(s, q, 50, searchParams(), impossible, false, false)).isEmpty();
     }
   }
 
@@ -634,7 +637,7 @@ abstract class ShardContractTest {
       settle(s);
       assertHolds(s, d, m);
       for (float[] q : queries) {
-        before.add(s.search(q, 20, searchParams(), null, true, true));
+        before.add(Searches.search(s, q, 20, searchParams(), null, true, true));
       }
     }
     for (int reopen = 0; reopen < 2; reopen++) {
@@ -642,7 +645,8 @@ abstract class ShardContractTest {
         settle(s);
         assertHolds(s, d, m);
         for (int i = 0; i < queries.size(); i++) {
-          List<Record> after = s.search(queries.get(i), 20, searchParams(), null, true, true);
+          List<Record> after =
+              Searches.search(s, queries.get(i), 20, searchParams(), null, true, true);
           assertSameResults(after, before.get(i), "query " + i + " after reopen " + reopen);
         }
         assertSearchMatchesBruteForce(r, s, d, m, 10);
@@ -806,7 +810,7 @@ abstract class ShardContractTest {
         while (!done.get() || searches < 50) {
           float[] q = d.prepare(TestVectors.gaussian(r, DIM));
           int k = 1 + r.nextInt(30);
-          List<Record> got = s.search(q, k, searchParams(), null, false, true);
+          List<Record> got = Searches.search(s, q, k, searchParams(), null, false, true);
           searches++;
           // Racing upserts may expose two versions of a churned id; one is dropped, so up to one
           // fewer result per race, but never more than k and never a duplicate.
@@ -863,10 +867,12 @@ abstract class ShardContractTest {
       assertThat(s.count()).isEqualTo(1);
       assertThat(s.get(PointId.of(2), false, false)).isNull();
       assertThat(s.wal().lastSeq()).as("nothing logged").isEqualTo(seq);
-      assertThatThrownBy(() -> s.search(new float[DIM + 1], 3, searchParams(), null, false, false))
+      assertThatThrownBy(
+              () -> Searches.search(s, new float[DIM + 1], 3, searchParams(), null, false, false))
           .isInstanceOf(InvalidInputException.class)
           .hasMessage("Wrong input: Vector dimension error: expected dim: 13, got 14");
-      assertThat(s.search(new float[DIM], 0, searchParams(), null, false, false)).isEmpty();
+      assertThat(Searches.search(s, new float[DIM], 0, searchParams(), null, false, false))
+          .isEmpty();
     }
   }
 }

@@ -7,6 +7,7 @@ import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.Searches;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -77,9 +78,9 @@ class ShardDiskAnnTest extends ShardContractTest {
       s.flush();
       settle(s);
       assertThat(s.snapshot().segments()).anyMatch(seg -> seg.diskBytes() > 0);
-      List<Record> hits = s.search(v, 3, searchParams(), null, false, true);
+      List<Record> hits = Searches.search(s, v, 3, searchParams(), null, false, true);
       assertThat(hits).extracting(Record::id).containsExactly(PointId.of(1));
-      assertThat(s.search(v, 3, SearchParams.DEFAULT, null, false, false)).hasSize(1);
+      assertThat(Searches.search(s, v, 3, SearchParams.DEFAULT, null, false, false)).hasSize(1);
     }
   }
 

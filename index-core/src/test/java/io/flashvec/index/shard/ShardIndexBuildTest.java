@@ -8,6 +8,7 @@ import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.Searches;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
@@ -107,7 +108,8 @@ class ShardIndexBuildTest {
   private static void assertSearchFinds(Shard s, List<float[]> vectors) {
     int found = 0;
     for (int id = 100; id < 200; id++) {
-      List<Record> hits = s.search(vectors.get(id), 1, SearchParams.DEFAULT, null, false, false);
+      List<Record> hits =
+          Searches.search(s, vectors.get(id), 1, SearchParams.DEFAULT, null, false, false);
       if (!hits.isEmpty() && hits.getFirst().id().equals(PointId.of(id))) {
         found++;
       }

@@ -9,6 +9,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
 import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.segment.GrowingSegment;
@@ -134,7 +135,7 @@ class ShardLiveGraphTest {
                   Distance.COSINE.score(query, Distance.COSINE.prepare(data[b]), 0),
                   Distance.COSINE.score(query, Distance.COSINE.prepare(data[a]), 0)));
       Set<Integer> truth = new HashSet<>(ids.subList(0, K));
-      for (Record rec : s.search(query, K, SearchParams.DEFAULT, null, false, false)) {
+      for (Record rec : Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false)) {
         assertThat(deleted).doesNotContain((int) rec.id().number());
         if (truth.contains((int) rec.id().number())) {
           hits++;
@@ -156,7 +157,8 @@ class ShardLiveGraphTest {
       }
       awaitLiveIndexed(s);
       SearchStats st = new SearchStats();
-      s.search(Distance.COSINE.prepare(data[17]), K, SearchParams.DEFAULT, null, false, false, st);
+      Searches.search(
+          s, Distance.COSINE.prepare(data[17]), K, SearchParams.DEFAULT, null, false, false, st);
       assertThat(st.expanded).as("the growing segment's graph was walked").isPositive();
       assertThat(st.distanceComputations).isLessThan(4000);
       assertThat(recall(s, r, java.util.Arrays.copyOf(data, 4000), deleted))
@@ -254,13 +256,13 @@ class ShardLiveGraphTest {
       assertThat(laneTasks.get()).isPositive();
       int lanesBefore = laneTasks.get();
       float[] query = Distance.COSINE.prepare(data[7]);
-      s.search(query, K, SearchParams.DEFAULT, null, false, false);
+      Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
       IndexAssist.runPending(); // nothing to insert, but the searches now assist
       for (int from = 300; from < 1300; from += 100) {
         s.awaitDurable(s.upsert(points(data, from, from + 100)));
         int searches = 0;
         while (unindexed(s) > 0) {
-          s.search(query, K, SearchParams.DEFAULT, null, false, false);
+          Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
           IndexAssist.runPending();
           searches++;
           assertThat(searches).as("one insert per search").isLessThanOrEqualTo(100);
@@ -270,7 +272,7 @@ class ShardLiveGraphTest {
       assertThat(laneTasks.get()).as("lane tasks while searches assist").isEqualTo(lanesBefore);
       // more than ASSIST_BACKLOG at once: the background lane starts and runs down to
       // ASSIST_LOW_BACKLOG; the searches insert the rest
-      s.search(query, K, SearchParams.DEFAULT, null, false, false);
+      Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
       IndexAssist.runPending();
       s.awaitDurable(s.upsert(points(data, 1300, 1700)));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -283,21 +285,27 @@ class ShardLiveGraphTest {
           .as("left to the searches")
           .isEqualTo(LiveIndexScheduler.ASSIST_LOW_BACKLOG);
       for (int i = 0; i < LiveIndexScheduler.ASSIST_LOW_BACKLOG; i++) {
-        s.search(query, K, SearchParams.DEFAULT, null, false, false);
+        Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
         IndexAssist.runPending();
       }
       assertThat(unindexed(s)).isZero();
       int lanesAfter = laneTasks.get();
       // a search whose thread does not run its insert leaves the point to the lanes later
-      s.search(query, K, SearchParams.DEFAULT, null, false, false);
+      Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
       s.awaitDurable(s.upsert(points(data, 1700, 1800)));
       assertThat(unindexed(s)).isEqualTo(100);
       awaitLiveIndexed(s);
       assertThat(laneTasks.get()).as("lanes after the quiet time").isGreaterThan(lanesAfter);
       for (int i = 0; i < 1800; i += 97) {
         assertThat(
-                s.search(
-                    Distance.COSINE.prepare(data[i]), 1, SearchParams.DEFAULT, null, false, false))
+                Searches.search(
+                    s,
+                    Distance.COSINE.prepare(data[i]),
+                    1,
+                    SearchParams.DEFAULT,
+                    null,
+                    false,
+                    false))
             .extracting(Record::id)
             .containsExactly(PointId.of(i));
       }
@@ -324,22 +332,22 @@ class ShardLiveGraphTest {
       awaitLiveIndexed(a);
       awaitLiveIndexed(b);
       float[] query = Distance.COSINE.prepare(data[3]);
-      a.search(query, K, SearchParams.DEFAULT, null, false, false);
-      b.search(query, K, SearchParams.DEFAULT, null, false, false);
+      Searches.search(a, query, K, SearchParams.DEFAULT, null, false, false);
+      Searches.search(b, query, K, SearchParams.DEFAULT, null, false, false);
       IndexAssist.runPending(); // both now count as assisting
       int lanesBefore = laneTasks.get();
       a.awaitDurable(a.upsert(points(data, 300, 310)));
       b.awaitDurable(b.upsert(points(data, 300, 350)));
       for (int i = 0; i < 40; i++) {
-        a.search(query, K, SearchParams.DEFAULT, null, false, false);
-        b.search(query, K, SearchParams.DEFAULT, null, false, false);
+        Searches.search(a, query, K, SearchParams.DEFAULT, null, false, false);
+        Searches.search(b, query, K, SearchParams.DEFAULT, null, false, false);
         IndexAssist.runPending();
       }
       assertThat(unindexed(a)).isEqualTo(10);
       assertThat(unindexed(b)).isEqualTo(10);
       for (int i = 0; i < 20; i++) {
-        a.search(query, K, SearchParams.DEFAULT, null, false, false);
-        b.search(query, K, SearchParams.DEFAULT, null, false, false);
+        Searches.search(a, query, K, SearchParams.DEFAULT, null, false, false);
+        Searches.search(b, query, K, SearchParams.DEFAULT, null, false, false);
         IndexAssist.runPending();
       }
       assertThat(unindexed(a)).isZero();
@@ -384,7 +392,8 @@ class ShardLiveGraphTest {
       long t0 = System.nanoTime();
       s.awaitDurable(s.upsert(points(data, 0, 2000)));
       assertThat(System.nanoTime() - t0).isLessThan(LiveIndexScheduler.WRITE_WAIT_NANOS);
-      s.search(Distance.COSINE.prepare(data[0]), K, SearchParams.DEFAULT, null, false, false);
+      Searches.search(
+          s, Distance.COSINE.prepare(data[0]), K, SearchParams.DEFAULT, null, false, false);
       ExecutorService writer = Executors.newSingleThreadExecutor();
       try {
         var write = writer.submit(() -> s.awaitDurable(s.upsert(points(data, 2000, 2100))));
@@ -440,7 +449,8 @@ class ShardLiveGraphTest {
     // backlog (it may have started already), and a search goes on finding every point meanwhile.
     try (Shard s = open(dir, 1_000_000)) {
       assertThat(s.count()).isEqualTo(n);
-      s.search(Distance.COSINE.prepare(data[3]), K, SearchParams.DEFAULT, null, false, false);
+      Searches.search(
+          s, Distance.COSINE.prepare(data[3]), K, SearchParams.DEFAULT, null, false, false);
       awaitLiveIndexed(s);
     }
     // Again, now with a slow stream of writes beside the backlog: the indexer keeps going.
@@ -514,7 +524,8 @@ class ShardLiveGraphTest {
                       while (!stop.get()) {
                         long before = s.count();
                         List<Record> got =
-                            s.search(
+                            Searches.search(
+                                s,
                                 Distance.COSINE.prepare(data[0]),
                                 K,
                                 SearchParams.DEFAULT,
@@ -533,8 +544,14 @@ class ShardLiveGraphTest {
         s.awaitDurable(s.upsert(points(data, from, from + 100)));
         int probe = from + 57;
         List<Record> got =
-            s.search(
-                Distance.COSINE.prepare(data[probe]), 1, SearchParams.DEFAULT, null, false, false);
+            Searches.search(
+                s,
+                Distance.COSINE.prepare(data[probe]),
+                1,
+                SearchParams.DEFAULT,
+                null,
+                false,
+                false);
         assertThat(got.get(0).id())
             .as("read-your-writes for point " + probe)
             .isEqualTo(PointId.of(probe));
