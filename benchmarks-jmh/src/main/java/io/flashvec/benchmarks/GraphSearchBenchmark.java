@@ -6,6 +6,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.diskann.DiskAnnSegment;
+import io.flashvec.index.diskann.DiskAnnWriter;
 import io.flashvec.index.internal.VectorOps;
 import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.query.SearchRequest;
@@ -100,7 +101,7 @@ public class GraphSearchBenchmark extends AbstractBenchmark {
       IndexParams d = IndexParams.DEFAULT;
       IndexParams params =
           new IndexParams(d.type(), d.maxDegree(), d.buildSearchList(), d.alpha(), pqSubspaces);
-      DiskAnnSegment.build(FileIO.DEFAULT, dir, 0, src, live, DISTANCE, params);
+      DiskAnnWriter.write(FileIO.DEFAULT, dir, 0, src, live, DISTANCE, params);
       segment = DiskAnnSegment.open(FileIO.DEFAULT, dir, 0, IndexParams.DEFAULT.buildSearchList());
       System.out.printf(
           Locale.ROOT,

@@ -1,7 +1,7 @@
 package io.flashvec.benchmarks;
 
 import io.flashvec.index.disk.PqCodes;
-import io.flashvec.index.diskann.DiskAnnSegment;
+import io.flashvec.index.diskann.PqTrainer;
 import io.flashvec.index.internal.VectorOps;
 import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
 import io.github.jbellis.jvector.graph.similarity.ScoreFunction;
@@ -40,7 +40,7 @@ import org.openjdk.jmh.infra.Blackhole;
  *       the same ordinals (on-heap, one flat array), the rerank cost PQ saves.
  * </ul>
  *
- * <p>The codebook is trained exactly as {@code DiskAnnSegment.build} trains it (cosine data, so
+ * <p>The codebook is trained exactly as {@code DiskAnnWriter.write} trains it (cosine data, so
  * dot-product similarity, no global centering, {@code min(256, n)} clusters); the segment keeps its
  * codes private, so this benchmark calls jvector itself and must follow a jvector upgrade.
  * Candidates are {@value #CANDIDATES} seeded random ordinals per query: a graph search visits
@@ -100,7 +100,7 @@ public class PqScoringBenchmark extends AbstractBenchmark {
     ProductQuantization pq =
         ProductQuantization.compute(ravv, subspaces, Math.max(2, Math.min(256, n)), false);
     codes = pq.encodeAll(ravv, ForkJoinPool.commonPool());
-    ours = DiskAnnSegment.trainPq(ravv, n, dim, subspaces, false, null);
+    ours = PqTrainer.train(ravv, n, dim, subspaces, false, null);
     table = ours.newTable();
     scratch = new float[dim];
     queries = model.sample(QUERIES, 2);

@@ -15,8 +15,8 @@ import io.flashvec.cluster.internal.GrpcErrors;
 import io.flashvec.cluster.internal.Protos;
 import io.flashvec.index.Distance;
 import io.flashvec.index.InvalidInputException;
-import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.storage.FileIO;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -37,9 +37,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The index role: builds disk segments for query nodes ({@code IndexService}). A job receives the
  * points, builds the files with the same code a query node runs locally ({@link
- * DiskAnnSegment#build}) under {@code <jobs dir>/<job>/segment}, and keeps them until the query
- * node fetched them and drops the job. One build at a time (a build already uses every core); the
- * others wait. Jobs left behind by a query node that died are deleted at start and after an hour.
+ * DiskAnnWriter#write}) under {@code <jobs dir>/<job>/segment}, and keeps them until the query node
+ * fetched them and drops the job. One build at a time (a build already uses every core); the others
+ * wait. Jobs left behind by a query node that died are deleted at start and after an hour.
  *
  * <p>Thread-safe.
  */
@@ -50,15 +50,19 @@ public final class IndexServer extends IndexServiceGrpc.IndexServiceImplBase {
   private static final long ABANDONED_MILLIS = 3_600_000;
 
   private final Path jobs;
+  private final SegmentBuilder builder;
   private final Semaphore builds = new Semaphore(1, true);
   private final java.util.concurrent.ExecutorService executor =
       java.util.concurrent.Executors.newThreadPerTaskExecutor(
           Thread.ofVirtual().name("flashvec-index-grpc-", 0).factory());
   private io.grpc.Server server;
 
-  /** Serves jobs under {@code jobsDir} once {@link #prepare()} ran. */
-  public IndexServer(Path jobsDir) {
+  /**
+   * Serves jobs under {@code jobsDir} once {@link #prepare()} ran, building with {@code builder}.
+   */
+  public IndexServer(Path jobsDir, SegmentBuilder builder) {
     this.jobs = jobsDir;
+    this.builder = builder;
   }
 
   /** Empties the jobs directory (jobs of an earlier run were abandoned). */
@@ -188,16 +192,17 @@ public final class IndexServer extends IndexServiceGrpc.IndexServiceImplBase {
     builds.acquire();
     long t0 = System.nanoTime();
     try {
-      DiskAnnSegment.build(
-          FileIO.DEFAULT,
-          dir,
-          spec.getSegmentId(),
-          List.of(points),
-          List.of(all),
-          spec.getDimension(),
-          Distance.parse(spec.getDistance()),
-          Protos.config(spec.getIndex()).index(),
-          null);
+      builder.build(
+          new io.flashvec.index.segment.BuildSpec(
+              FileIO.DEFAULT,
+              dir,
+              spec.getSegmentId(),
+              List.of(points),
+              List.<int[]>of(all),
+              spec.getDimension(),
+              Distance.parse(spec.getDistance()),
+              Protos.config(spec.getIndex()).index(),
+              null));
     } finally {
       builds.release();
     }

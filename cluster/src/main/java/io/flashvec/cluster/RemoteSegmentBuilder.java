@@ -14,7 +14,6 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.Point;
-import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.SegmentBuilder;
@@ -60,13 +59,19 @@ public final class RemoteSegmentBuilder implements SegmentBuilder {
   private final EtcdMetadataStore meta;
   private final ShardClients clients;
   private final Duration deadline;
+  private final SegmentBuilder local;
   private final AtomicInteger roundRobin = new AtomicInteger();
 
   /**
    * @param deadline for one whole remote build (upload, build, fetch)
    */
   public RemoteSegmentBuilder(
-      String nodeId, EtcdMetadataStore meta, ShardClients clients, Duration deadline) {
+      String nodeId,
+      EtcdMetadataStore meta,
+      ShardClients clients,
+      Duration deadline,
+      SegmentBuilder local) {
+    this.local = local;
     this.nodeId = nodeId;
     this.meta = meta;
     this.clients = clients;
@@ -104,7 +109,7 @@ public final class RemoteSegmentBuilder implements SegmentBuilder {
       }
     }
     LOG.info("no index node took the build; building locally [dir={}]", spec.dir());
-    return DiskAnnSegment.build(spec);
+    return local.build(spec);
   }
 
   private static Path tmpDir(Path dir) {

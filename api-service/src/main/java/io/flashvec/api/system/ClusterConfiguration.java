@@ -118,14 +118,25 @@ public class ClusterConfiguration {
   /** Query nodes send their segment builds to index nodes (or build locally without one). */
   @Bean
   io.flashvec.index.segment.SegmentBuilder remoteSegmentBuilder(
-      FlashVecProperties props, EtcdMetadataStore meta, ShardClients clients) {
-    return new RemoteSegmentBuilder(nodeId(props), meta, clients, BUILD_DEADLINE);
+      FlashVecProperties props,
+      EtcdMetadataStore meta,
+      ShardClients clients,
+      io.flashvec.index.diskann.DiskAnnSettings diskAnn) {
+    return new RemoteSegmentBuilder(
+        nodeId(props),
+        meta,
+        clients,
+        BUILD_DEADLINE,
+        io.flashvec.index.diskann.DiskAnnWriter.builder(diskAnn));
   }
 
   /** The index role's service; serves only on nodes with that role. */
   @Bean(destroyMethod = "close")
-  IndexServer indexServer(FlashVecProperties props) {
-    return new IndexServer(props.dataDir().resolve("index-jobs"));
+  IndexServer indexServer(
+      FlashVecProperties props, io.flashvec.index.diskann.DiskAnnSettings diskAnn) {
+    return new IndexServer(
+        props.dataDir().resolve("index-jobs"),
+        io.flashvec.index.diskann.DiskAnnWriter.builder(diskAnn));
   }
 
   @Bean(destroyMethod = "close")

@@ -2,7 +2,7 @@ package io.flashvec.api.system;
 
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.cluster.LocalCollectionService;
-import io.flashvec.index.diskann.DiskAnnSegment;
+import io.flashvec.index.diskann.DiskAnnSettings;
 import io.flashvec.index.shard.LiveIndexer;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
@@ -132,6 +132,7 @@ public class EngineConfiguration {
       @Qualifier("liveIndexExecutor") ExecutorService liveIndexExecutor,
       @Qualifier("liveIndexUrgentExecutor") ExecutorService liveIndexUrgentExecutor,
       ForkJoinPool compactionBuildPool,
+      DiskAnnSettings diskAnnSettings,
       org.springframework.beans.factory.ObjectProvider<io.flashvec.index.segment.SegmentBuilder>
           segmentBuilder) {
     Timer fsync =
@@ -186,22 +187,7 @@ public class EngineConfiguration {
     if (builder != null) {
       shardOptions = shardOptions.withSegmentBuilder(builder);
     }
-    DiskAnnSegment.configureIo(prefetch(props.search().prefetch()), props.search().beamWidth());
-    int buildThreads = props.segment().buildThreads();
-    DiskAnnSegment.configureBuildPool(
-        buildThreads > 0
-            ? new ForkJoinPool(
-                buildThreads,
-                pool -> {
-                  ForkJoinWorkerThread t =
-                      ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
-                  t.setName("flashvec-index-build-" + t.getPoolIndex());
-                  t.setDaemon(true);
-                  return t;
-                },
-                null,
-                false)
-            : null);
+    shardOptions = shardOptions.withDiskAnn(diskAnnSettings);
     LOG.info(
         "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}, prefetch={},"
             + " beamWidth={}]",
@@ -210,7 +196,7 @@ public class EngineConfiguration {
         props.port(),
         String.join(",", props.roles()),
         policy.configName(),
-        DiskAnnSegment.prefetchMode().name().toLowerCase(Locale.ROOT),
+        diskAnnSettings.prefetch().name().toLowerCase(Locale.ROOT),
         props.search().beamWidth());
     return new LocalCollectionService(props.dataDir(), shardOptions);
   }
@@ -287,9 +273,37 @@ public class EngineConfiguration {
     return new HaltingFileIO(p, testing.crashPointHit());
   }
 
-  private static DiskAnnSegment.Prefetch prefetch(String value) {
+  /**
+   * How sealed segments read from the device and where index builds run ({@code
+   * flashvec.search.prefetch}, {@code flashvec.search.beam-width}, {@code
+   * flashvec.segment.build-threads}); shared by the shards, the index role and cluster builds.
+   */
+  @Bean
+  DiskAnnSettings diskAnnSettings(FlashVecProperties props) {
+    int buildThreads = props.segment().buildThreads();
+    ForkJoinPool buildPool =
+        buildThreads > 0
+            ? new ForkJoinPool(
+                buildThreads,
+                pool -> {
+                  ForkJoinWorkerThread t =
+                      ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+                  t.setName("flashvec-index-build-" + t.getPoolIndex());
+                  t.setDaemon(true);
+                  return t;
+                },
+                null,
+                false)
+            : null;
+    return new DiskAnnSettings(
+        prefetch(props.search().prefetch()),
+        Math.clamp(props.search().beamWidth(), 0, DiskAnnSettings.MAX_BEAM_WIDTH),
+        buildPool);
+  }
+
+  private static DiskAnnSettings.Prefetch prefetch(String value) {
     try {
-      return DiskAnnSegment.Prefetch.valueOf(value.trim().toUpperCase(Locale.ROOT));
+      return DiskAnnSettings.Prefetch.valueOf(value.trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "flashvec.search.prefetch must be auto, on or off [value=" + value + "]", e);

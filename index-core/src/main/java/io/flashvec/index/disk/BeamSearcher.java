@@ -190,7 +190,7 @@ public final class BeamSearcher {
         if (accept == null || accept.test(u)) {
           offerResult(u, exactDist);
         }
-        if (pq != null && EXACT_EXPANDED) {
+        if (pq != null) {
           int at = reposition(u, exactDist);
           if (at >= 0 && at < lowest) {
             lowest = at;
@@ -244,9 +244,6 @@ public final class BeamSearcher {
       }
     }
   }
-
-  static final boolean EXACT_EXPANDED =
-      !"false".equals(System.getProperty("flashvec.search.exact-expanded"));
 
   /**
    * Moves expanded candidate {@code id} to the place of its exact distance: the list then ranks

@@ -12,43 +12,55 @@ import java.nio.file.Path;
 
 /**
  * The segment format of every FlashVec index type: a DiskANN-style graph with the vectors inline
- * and PQ codes, written by {@link DiskAnnSegment#build} and opened as a {@link DiskAnnSegment}. For
- * the {@code hnsw} type the graph is read onto the heap at open and searched with exact distances,
- * for comparison with the on-disk search.
+ * and PQ codes, written by {@link DiskAnnWriter} and opened as a {@link DiskAnnSegment}. For the
+ * {@code hnsw} type the graph is read onto the heap at open and searched with exact distances, for
+ * comparison with the on-disk search.
  *
  * <p>Immutable and thread-safe; one per shard (it carries the shard's metric and index settings).
  */
 public final class DiskAnnFormat implements SegmentFormat {
 
+  static final String META_FORMAT = "segment-meta";
+  static final String DELETED_FORMAT = "segment-deleted";
+  static final int META_VERSION = 2;
+  static final String GRAPH_FILE = "graph.fvg";
+  static final String PQ_FILE = "pq.fvs";
+  static final String META_FILE = "meta.fvs";
+  static final String DELETED_FILE = "deleted.fvs";
+
   private final Distance distance;
   private final IndexParams params;
   private final int defaultSearchList;
+  private final DiskAnnSettings settings;
 
   /**
    * @param defaultSearchList the search list of a request that gives none
    */
-  public DiskAnnFormat(Distance distance, IndexParams params, int defaultSearchList) {
+  public DiskAnnFormat(
+      Distance distance, IndexParams params, int defaultSearchList, DiskAnnSettings settings) {
     this.distance = distance;
     this.params = params;
     this.defaultSearchList = defaultSearchList;
+    this.settings = settings;
   }
 
   @Override
   public SealedSegment open(FileIO io, Path dir, int segmentId) throws IOException {
     return DiskAnnSegment.open(
-        io, dir, segmentId, defaultSearchList, params.type().equals(IndexParams.HNSW));
+        io, dir, segmentId, defaultSearchList, params.type().equals(IndexParams.HNSW), settings);
   }
 
+  /** Builds in this process, on the build pool of the settings unless the build has its own. */
   @Override
   public SegmentBuilder builder() {
-    return DiskAnnSegment::build;
+    return DiskAnnWriter.builder(settings);
   }
 
   @Override
   public void writeFromGraph(
       FileIO io, Path dir, int segmentId, GrowingSegment frozen, SealedSegment newest)
       throws IOException {
-    DiskAnnSegment.buildFromGraph(
+    DiskAnnWriter.writeFromGraph(
         io,
         dir,
         segmentId,
@@ -56,6 +68,6 @@ public final class DiskAnnFormat implements SegmentFormat {
         distance,
         params,
         newest == null ? null : newest.codebook(),
-        null);
+        settings.buildPool());
   }
 }

@@ -1,7 +1,6 @@
 package io.flashvec.index.diskann;
 
 import io.flashvec.index.Distance;
-import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
@@ -11,46 +10,28 @@ import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.filter.FilterPlanner;
 import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.segment.AcceptedOrdinals;
-import io.flashvec.index.segment.BuildSpec;
-import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.SealedSegment;
-import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
-import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.MappedFile;
 import io.flashvec.storage.ThreadIo;
-import io.github.jbellis.jvector.graph.GraphIndexBuilder;
-import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
-import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
-import io.github.jbellis.jvector.graph.NodesIterator;
-import io.github.jbellis.jvector.graph.similarity.BuildScoreProvider;
-import io.github.jbellis.jvector.quantization.PQVectors;
-import io.github.jbellis.jvector.quantization.ProductQuantization;
 import io.github.jbellis.jvector.vector.VectorSimilarityFunction;
 import io.github.jbellis.jvector.vector.VectorizationProvider;
-import io.github.jbellis.jvector.vector.types.ByteSequence;
-import io.github.jbellis.jvector.vector.types.VectorFloat;
 import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.IntPredicate;
@@ -86,55 +67,8 @@ import java.util.function.IntPredicate;
  */
 public final class DiskAnnSegment implements SealedSegment {
 
-  static final String META_FORMAT = "segment-meta";
-  static final String DELETED_FORMAT = "segment-deleted";
-  static final int META_VERSION = 2;
-  static final String GRAPH_FILE = "graph.fvg";
-  static final String PQ_FILE = "pq.fvs";
-  static final String META_FILE = "meta.fvs";
-  static final String DELETED_FILE = "deleted.fvs";
-
-  /** When a search prefetches the records of each beam step ({@code flashvec.search.prefetch}). */
-  public enum Prefetch {
-    /** Never: each record is read by a page fault when touched. */
-    OFF,
-    /** Always: one {@code madvise(WILLNEED)} per record per step, even when cached. */
-    ON,
-    /** While the segment's recent searches read from the device (the default). */
-    AUTO
-  }
-
-  private static volatile Prefetch prefetchMode = Prefetch.AUTO;
-  private static volatile int defaultBeamWidth = 0;
-
   /** Beam width when reads go to the device and the request leaves it to the server. */
   static final int COLD_BEAM_WIDTH = 4;
-
-  /**
-   * Sets the process-wide prefetch mode and default beam width (server configuration). Beam width 0
-   * means automatic: {@value #COLD_BEAM_WIDTH} while the segment prefetches (its reads go to the
-   * device, so reading several records per round trip pays), 1 while it is cached (a wider beam
-   * only expands more nodes).
-   */
-  public static void configureIo(Prefetch mode, int beamWidth) {
-    prefetchMode = mode;
-    defaultBeamWidth = Math.clamp(beamWidth, 0, 64);
-  }
-
-  private static volatile ForkJoinPool defaultBuildPool;
-
-  /**
-   * Sets the pool that index builds without their own pool run on ({@code
-   * flashvec.index.build-threads}); {@code null} lets jvector use one thread per core. A small pool
-   * bounds the CPU a build takes from concurrent queries, at the price of slower builds.
-   */
-  public static void configureBuildPool(ForkJoinPool pool) {
-    defaultBuildPool = pool;
-  }
-
-  public static Prefetch prefetchMode() {
-    return prefetchMode;
-  }
 
   private static final VectorTypeSupport VTS =
       VectorizationProvider.getInstance().getVectorTypeSupport();
@@ -173,10 +107,14 @@ public final class DiskAnnSegment implements SealedSegment {
   private final long diskBytes;
   private final int defaultSearchList;
   private final boolean inMemory;
+  private final DiskAnnSettings settings;
   private final ConcurrentLinkedDeque<BeamSearcher> searchers = new ConcurrentLinkedDeque<>();
   private final IntPredicate liveOrds;
 
-  /** Searches left to prefetch for since one last read from the device ({@link Prefetch#AUTO}). */
+  /**
+   * Searches left to prefetch for since one last read from the device ({@link
+   * DiskAnnSettings.Prefetch#AUTO}).
+   */
   private volatile int coldCredit;
 
   /** Searches in a row that read nothing from the device, up to {@link #CALM_SEARCHES}. */
@@ -201,7 +139,8 @@ public final class DiskAnnSegment implements SealedSegment {
       PqCodes pq,
       long diskBytes,
       int defaultSearchList,
-      boolean inMemory) {
+      boolean inMemory,
+      DiskAnnSettings settings) {
     this.id = id;
     this.dir = dir;
     this.count = count;
@@ -226,6 +165,7 @@ public final class DiskAnnSegment implements SealedSegment {
     this.diskBytes = diskBytes;
     this.defaultSearchList = defaultSearchList;
     this.inMemory = inMemory;
+    this.settings = settings;
     this.liveOrds = ord -> (deleted.get(ord >>> 6) & (1L << ord)) == 0;
   }
 
@@ -241,331 +181,6 @@ public final class DiskAnnSegment implements SealedSegment {
     return d == Distance.EUCLID ? (float) Math.sqrt(Math.max(0f, distance)) : -distance;
   }
 
-  /**
-   * Builds a segment from the live ordinals of a frozen growing segment and writes it to {@code
-   * dir} (which must not exist): files are written into {@code dir.tmp}, fsynced, and the directory
-   * is renamed into place. Returns the number of points written.
-   */
-  public static int build(
-      FileIO io,
-      Path dir,
-      int segmentId,
-      GrowingSegment src,
-      int[] liveOrds,
-      Distance distance,
-      IndexParams params)
-      throws IOException {
-    return build(
-        io,
-        dir,
-        segmentId,
-        List.of(src),
-        List.of(liveOrds),
-        src.dimension(),
-        distance,
-        params,
-        null);
-  }
-
-  /**
-   * Builds the segment {@code spec} describes; see {@link #build(FileIO, Path, int, List, List,
-   * int, Distance, IndexParams, ForkJoinPool)}.
-   */
-  public static int build(BuildSpec spec) throws IOException {
-    return build(
-        spec.io(),
-        spec.dir(),
-        spec.segmentId(),
-        spec.sources(),
-        spec.ords(),
-        spec.dimension(),
-        spec.distance(),
-        spec.params(),
-        spec.pool());
-  }
-
-  /**
-   * Builds one segment from points of any segments (compaction: merging small segments, dropping
-   * deleted points): new ordinal {@code i} is the {@code i}-th entry of the concatenated {@code
-   * ords}, in order. Written like {@link #build(FileIO, Path, int, GrowingSegment, int[], Distance,
-   * IndexParams)}. With a {@code pool}, PQ encoding and the graph build run on it (compaction
-   * passes a one-thread, low-priority pool so that it cannot take the CPU from queries); otherwise
-   * on jvector's default pools. The sources must stay open until this returns.
-   */
-  public static int build(
-      FileIO io,
-      Path dir,
-      int segmentId,
-      List<? extends Segment> sources,
-      List<int[]> ords,
-      int dim,
-      Distance distance,
-      IndexParams params,
-      ForkJoinPool pool)
-      throws IOException {
-    if (sources.size() != ords.size()) {
-      throw new IllegalArgumentException(
-          "one ordinal array per source [sources="
-              + sources.size()
-              + ", ords="
-              + ords.size()
-              + "]");
-    }
-    if (pool == null) {
-      pool = defaultBuildPool;
-    }
-    int n = 0;
-    for (int[] o : ords) {
-      n += o.length;
-    }
-    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
-    io.deleteTree(tmp);
-    io.createDirectories(tmp);
-    List<VectorFloat<?>> vectors = new ArrayList<>(n);
-    float[][] raw = new float[n][];
-    PointId[] ids = new PointId[n];
-    byte[][] payloads = new byte[n][];
-    int at = 0;
-    for (int s = 0; s < sources.size(); s++) {
-      Segment src = sources.get(s);
-      for (int ord : ords.get(s)) {
-        raw[at] = src.vectorAt(ord);
-        vectors.add(VTS.createFloatVector(raw[at]));
-        ids[at] = src.idAt(ord);
-        payloads[at] = src.payloadAt(ord);
-        at++;
-      }
-    }
-    var ravv = new ListRandomAccessVectorValues(vectors, dim);
-    VectorSimilarityFunction vsf = similarity(distance);
-
-    // PQ only guides the beam (every expanded node is rescored exactly), so the code size trades
-    // RAM for how many extra nodes the beam expands. Default: see defaultSubspaces.
-    int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : defaultSubspaces(dim);
-    subspaces = Math.min(subspaces, dim);
-    PqCodes codes = trainPq(ravv, n, dim, subspaces, distance == Distance.EUCLID, pool);
-
-    // One flat Vamana layer (ADR 0013): the file keeps layer 0 only and every search starts at the
-    // entry node, so the layer must be navigable from there on its own. jvector's default
-    // HNSW-style
-    // hierarchy builds layer 0 for searches that arrive from the upper layers, which cost up to 6
-    // points of recall@10 here (250k x 96, search_list 40, exact scores). The constructors with
-    // explicit flags avoid jvector's process-wide GraphIndexBuilderConfig.
-    var bsp = BuildScoreProvider.randomAccessScoreProvider(ravv, vsf);
-    boolean addHierarchy = false;
-    boolean refine = true;
-    try (GraphIndexBuilder builder =
-        pool != null
-            ? new GraphIndexBuilder(
-                bsp,
-                dim,
-                params.maxDegree(),
-                params.buildSearchList(),
-                1.2f,
-                params.alpha(),
-                addHierarchy,
-                refine,
-                pool,
-                pool)
-            : new GraphIndexBuilder(
-                bsp,
-                dim,
-                params.maxDegree(),
-                params.buildSearchList(),
-                1.2f,
-                params.alpha(),
-                addHierarchy,
-                refine)) {
-      ImmutableGraphIndex g = builder.build(ravv);
-      try (var view = g.getView()) {
-        int entry = n == 0 ? 0 : view.entryNode().node;
-        GraphFile.write(
-            io,
-            tmp.resolve(GRAPH_FILE),
-            n,
-            dim,
-            params.maxDegree(),
-            entry,
-            new GraphFile.NodeSource() {
-              @Override
-              public float[] vector(int ord) {
-                return raw[ord];
-              }
-
-              @Override
-              public int neighbours(int ord, int[] out) {
-                NodesIterator it = view.getNeighborsIterator(0, ord);
-                int c = 0;
-                while (it.hasNext() && c < out.length) {
-                  out[c++] = it.nextInt();
-                }
-                return c;
-              }
-            });
-      }
-    }
-    finish(io, tmp, dir, segmentId, n, dim, distance, codes, ids, payloads);
-    return n;
-  }
-
-  /**
-   * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
-   * and renames {@code tmp} to {@code dir}.
-   */
-  private static void finish(
-      FileIO io,
-      Path tmp,
-      Path dir,
-      int segmentId,
-      int n,
-      int dim,
-      Distance distance,
-      PqCodes codes,
-      PointId[] ids,
-      byte[][] payloads)
-      throws IOException {
-    Path pqPath = tmp.resolve(PQ_FILE);
-    codes.write(io, pqPath, segmentId);
-    fsync(io, tmp.resolve(GRAPH_FILE));
-    long[] graphCrc = ChecksummedFile.crcAndLength(io, tmp.resolve(GRAPH_FILE));
-    long[] pqCrc = ChecksummedFile.crcAndLength(io, pqPath);
-    ChecksummedFile.write(
-        io,
-        tmp.resolve(META_FILE),
-        META_FORMAT,
-        META_VERSION,
-        segmentId,
-        encodeMeta(n, dim, distance, graphCrc, pqCrc, ids, payloads));
-    io.fsyncDirectory(tmp);
-    io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);
-    io.atomicMove(tmp, dir);
-    io.crashPoint(CrashPoint.SEGMENT_BUILD_RENAMED);
-    io.fsyncDirectory(dir.getParent());
-  }
-
-  /**
-   * PQ bytes per vector when the collection does not set {@code pq_subspaces}: {@code dim / 8} from
-   * {@value #EIGHTH_FROM_DIM} dimensions, else {@code dim / 4} but at least 32 (at most {@code dim
-   * / 2}), so that small vectors keep codes fine enough to rank near neighbours (1M × 96: 32 bytes
-   * give recall@10 0.96 at search_list 100 where 24 give 0.94). With rotated PQ (ADR 0013) larger
-   * vectors do better per CPU with the shorter code: one thread, 100k points, at recall@10 0.95
-   * 768-d needs search list ~17 with 96 bytes (~133 µs per search) against 15 with 192 (170 µs), at
-   * 0.99 40 (184 µs) against 30–40 (221–241 µs); 384-d at 0.95 L=20 with 48 bytes (75 µs) against
-   * ~17 with 96 (~80 µs), at 0.988 108 against ~120 µs — and the codes take half the RAM.
-   */
-  public static int defaultSubspaces(int dim) {
-    if (dim >= EIGHTH_FROM_DIM) {
-      return dim / 8;
-    }
-    return Math.max(1, Math.max(dim / 4, Math.min(dim / 2, 32)));
-  }
-
-  /** Dimension from which the default PQ code is {@code dim / 8} bytes. */
-  static final int EIGHTH_FROM_DIM = 384;
-
-  /** Points PQ is trained on when a codebook is trained from a live graph's segment. */
-  static final int PQ_TRAINING_SAMPLE = 25_000;
-
-  /**
-   * Writes segment {@code segmentId} from a frozen growing segment whose {@link
-   * io.flashvec.index.segment.LiveGraph} holds every ordinal (ADR 0011): that graph, its lists
-   * pruned to {@code maxDegree}, is the segment's graph, so nothing is rebuilt; every ordinal is
-   * kept (the caller marks the deleted ones) and ordinal {@code i} stays ordinal {@code i}. PQ
-   * codes are encoded with {@code codebook} (the shard's newest, so sealing needs no training) when
-   * it fits the dimension and the subspace count, else with a codebook trained on an evenly spaced
-   * sample of at most {@value #PQ_TRAINING_SAMPLE} points. Encoding runs on {@code pool} ({@code
-   * null}: the common pool). Written like {@link #build}.
-   */
-  public static int buildFromGraph(
-      FileIO io,
-      Path dir,
-      int segmentId,
-      GrowingSegment src,
-      Distance distance,
-      IndexParams params,
-      io.flashvec.index.disk.PqCodebook codebook,
-      ForkJoinPool pool)
-      throws IOException {
-    if (pool == null) {
-      pool = defaultBuildPool;
-    }
-    io.flashvec.index.segment.LiveGraph g = src.graph();
-    int n = src.size();
-    int dim = src.dimension();
-    if (g == null || g.size() != n) {
-      throw new IllegalStateException(
-          "live graph does not hold the segment [segment="
-              + src.id()
-              + ", size="
-              + n
-              + ", graph="
-              + (g == null ? -1 : g.size())
-              + "]");
-    }
-    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
-    io.deleteTree(tmp);
-    io.createDirectories(tmp);
-    g.trimToMaxDegree();
-    GraphFile.write(
-        io,
-        tmp.resolve(GRAPH_FILE),
-        n,
-        dim,
-        g.maxDegree(),
-        g.entry(),
-        new GraphFile.NodeSource() {
-          @Override
-          public float[] vector(int ord) {
-            return src.vectorAt(ord);
-          }
-
-          @Override
-          public int neighbours(int ord, int[] out) {
-            return g.neighbours(ord, out);
-          }
-        });
-    int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : defaultSubspaces(dim);
-    subspaces = Math.min(subspaces, dim);
-    if (codebook == null
-        || codebook.dimension() != dim
-        || codebook.subspaces() != subspaces
-        || n == 0) {
-      int sample = Math.min(n, PQ_TRAINING_SAMPLE);
-      List<VectorFloat<?>> vs = new ArrayList<>(sample);
-      for (int i = 0; i < sample; i++) {
-        vs.add(VTS.createFloatVector(src.vectorAt((int) ((long) i * n / sample))));
-      }
-      codebook =
-          trainPq(
-                  new ListRandomAccessVectorValues(vs, dim),
-                  sample,
-                  dim,
-                  subspaces,
-                  distance == Distance.EUCLID,
-                  pool)
-              .codebook();
-    }
-    byte[] codes = encodeAll(codebook, n, src::vectorAt, pool);
-    PointId[] ids = new PointId[n];
-    byte[][] payloads = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      ids[i] = src.idAt(i);
-      payloads[i] = src.payloadAt(i);
-    }
-    finish(
-        io,
-        tmp,
-        dir,
-        segmentId,
-        n,
-        dim,
-        distance,
-        new io.flashvec.index.disk.PqCodes(codebook, n, codes),
-        ids,
-        payloads);
-    return n;
-  }
-
   /** The PQ codebook of this segment (a growing segment sealed after it may reuse it). */
   @Override
   public io.flashvec.index.disk.PqCodebook codebook() {
@@ -573,254 +188,14 @@ public final class DiskAnnSegment implements SealedSegment {
   }
 
   /**
-   * Whether PQ codebooks quantize in rotated principal axes (ADR 0013). On by default; {@code
-   * -Dflashvec.pq.rotate=false} trains plain codebooks, for comparisons only.
-   */
-  static final boolean ROTATE_PQ = !"false".equals(System.getProperty("flashvec.pq.rotate"));
-
-  /** Points whose covariance gives the rotation, and points the rotated codebook is trained on. */
-  static final int ROTATION_SAMPLE = 20_000;
-
-  static final int ROTATED_PQ_SAMPLE = 50_000;
-
-  /**
-   * Trains a product quantizer for {@code ravv}'s {@code n} vectors and encodes them: in rotated
-   * principal axes ({@link io.flashvec.index.disk.PqRotation}) unless turned off, with jvector's
-   * k-means for the codebooks either way.
-   */
-  public static PqCodes trainPq(
-      ListRandomAccessVectorValues ravv,
-      int n,
-      int dim,
-      int subspaces,
-      boolean euclid,
-      ForkJoinPool pool) {
-    return trainPq(ravv, n, dim, subspaces, euclid, pool, ROTATE_PQ);
-  }
-
-  static PqCodes trainPq(
-      ListRandomAccessVectorValues ravv,
-      int n,
-      int dim,
-      int subspaces,
-      boolean euclid,
-      ForkJoinPool pool,
-      boolean rotate) {
-    if (n == 0) {
-      return new PqCodes(
-          0, 1, dim, null, subspaceSizes(dim, subspaces), new float[dim], new byte[0]);
-    }
-    if (rotate && n >= 2 && dim >= 2) {
-      return trainRotatedPq(ravv, n, dim, subspaces, pool);
-    }
-    return trainPlainPq(ravv, n, dim, subspaces, euclid, pool);
-  }
-
-  /** jvector's split of {@code dim} coordinates into {@code subspaces} consecutive groups. */
-  private static int[] subspaceSizes(int dim, int subspaces) {
-    int[] sizes = new int[subspaces];
-    for (int s = 0; s < subspaces; s++) {
-      sizes[s] = dim / subspaces + (s < dim % subspaces ? 1 : 0);
-    }
-    return sizes;
-  }
-
-  private static float[] toArray(VectorFloat<?> v, int dim) {
-    float[] a = new float[dim];
-    for (int i = 0; i < dim; i++) {
-      a[i] = v.get(i);
-    }
-    return a;
-  }
-
-  private static PqCodes trainRotatedPq(
-      ListRandomAccessVectorValues ravv, int n, int dim, int subspaces, ForkJoinPool pool) {
-    int[] sizes = subspaceSizes(dim, subspaces);
-    int rs = Math.min(n, ROTATION_SAMPLE);
-    float[][] sample = new float[rs][];
-    for (int i = 0; i < rs; i++) {
-      sample[i] = toArray(ravv.getVector((int) ((long) i * n / rs)), dim);
-    }
-    io.flashvec.index.disk.PqRotation.Trained t =
-        io.flashvec.index.disk.PqRotation.train(sample, dim, sizes);
-    float[] mean = t.mean();
-    float[] rotation = t.rotation();
-    int ts = Math.min(n, ROTATED_PQ_SAMPLE);
-    List<VectorFloat<?>> rotated = new ArrayList<>(ts);
-    float[] x = new float[dim];
-    for (int i = 0; i < ts; i++) {
-      VectorFloat<?> v = ravv.getVector((int) ((long) i * n / ts));
-      for (int d = 0; d < dim; d++) {
-        x[d] = v.get(d) - mean[d];
-      }
-      float[] y = new float[dim];
-      io.flashvec.index.disk.PqRotation.rotate(rotation, dim, x, y, 0);
-      rotated.add(VTS.createFloatVector(y));
-    }
-    var rravv = new ListRandomAccessVectorValues(rotated, dim);
-    int clusters = Math.min(256, ts);
-    // k-means in the rotated, already centred space: no second centring
-    ProductQuantization pq =
-        pool != null
-            ? ProductQuantization.compute(rravv, subspaces, clusters, false, -1f, pool, pool)
-            : ProductQuantization.compute(rravv, subspaces, clusters, false);
-    int m = pq.getSubspaceCount();
-    for (int s = 0; s < m; s++) {
-      if (m != sizes.length || pq.getSubvectorSize(s) != sizes[s]) {
-        throw new IllegalStateException(
-            "jvector split the subspaces differently [subspace="
-                + s
-                + ", jvector="
-                + pq.getSubvectorSize(s)
-                + ", expected="
-                + (s < sizes.length ? sizes[s] : -1)
-                + "]");
-      }
-    }
-    io.flashvec.index.disk.PqCodebook book =
-        new io.flashvec.index.disk.PqCodebook(
-            clusters, dim, mean, sizes, codebookFloats(pq, clusters, sizes), rotation);
-    byte[] codes = encodeAll(book, n, i -> toArray(ravv.getVector(i), dim), pool);
-    return new PqCodes(book, n, codes);
-  }
-
-  /**
-   * PQ codes of {@code n} vectors ({@code vector.apply(i)}), encoded in blocks of 1,024 in parallel
-   * on {@code pool} ({@code null}: the common pool).
-   */
-  private static byte[] encodeAll(
-      io.flashvec.index.disk.PqCodebook book,
-      int n,
-      java.util.function.IntFunction<float[]> vector,
-      ForkJoinPool pool) {
-    int m = book.subspaces();
-    byte[] codes = new byte[Math.multiplyExact(n, m)];
-    Runnable encode =
-        () ->
-            java.util.stream.IntStream.range(0, (n + 1023) / 1024)
-                .parallel()
-                .forEach(
-                    block -> {
-                      float[] scratch = new float[book.scratchLength()];
-                      for (int i = block * 1024; i < Math.min(n, block * 1024 + 1024); i++) {
-                        book.encode(vector.apply(i), 0, codes, i * m, scratch);
-                      }
-                    });
-    (pool != null ? pool : ForkJoinPool.commonPool()).submit(encode).join();
-    return codes;
-  }
-
-  /** jvector's codebooks of {@code sizes} subspaces, subspace-major and centroid-major. */
-  private static float[] codebookFloats(ProductQuantization pq, int clusters, int[] sizes) {
-    int total = 0;
-    for (int size : sizes) {
-      total += size;
-    }
-    float[] books = new float[clusters * total];
-    int at = 0;
-    for (int s = 0; s < sizes.length; s++) {
-      VectorFloat<?> cb = pq.getCodebookVector(s);
-      for (int i = 0; i < clusters * sizes[s]; i++) {
-        books[at++] = cb.get(i);
-      }
-    }
-    return books;
-  }
-
-  /** jvector's product quantizer in the original coordinates, copied into {@link PqCodes}. */
-  private static PqCodes trainPlainPq(
-      ListRandomAccessVectorValues ravv,
-      int n,
-      int dim,
-      int subspaces,
-      boolean euclid,
-      ForkJoinPool pool) {
-    int clusters = Math.min(256, n);
-    ProductQuantization pq =
-        pool != null
-            ? ProductQuantization.compute(ravv, subspaces, clusters, euclid, -1f, pool, pool)
-            : ProductQuantization.compute(ravv, subspaces, clusters, euclid);
-    PQVectors encoded =
-        (PQVectors) pq.encodeAll(ravv, pool != null ? pool : ForkJoinPool.commonPool());
-    int m = pq.getSubspaceCount();
-    int[] sizes = new int[m];
-    for (int s = 0; s < m; s++) {
-      sizes[s] = pq.getSubvectorSize(s);
-    }
-    float[] books = codebookFloats(pq, clusters, sizes);
-    float[] centroid = null;
-    VectorFloat<?> gc = pq.getGlobalCentroid();
-    if (gc != null) {
-      boolean zero = true;
-      centroid = new float[dim];
-      for (int i = 0; i < dim; i++) {
-        centroid[i] = gc.get(i);
-        zero &= centroid[i] == 0f;
-      }
-      if (zero) {
-        centroid = null;
-      }
-    }
-    byte[] codes = new byte[Math.multiplyExact(n, m)];
-    for (int i = 0; i < n; i++) {
-      ByteSequence<?> c = encoded.get(i);
-      for (int s = 0; s < m; s++) {
-        codes[i * m + s] = c.get(s);
-      }
-    }
-    return new PqCodes(n, clusters, dim, centroid, sizes, books, codes);
-  }
-
-  private static void fsync(FileIO io, Path p) throws IOException {
-    try (FileChannel ch = io.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      io.force(ch, true);
-    }
-  }
-
-  private static byte[] encodeMeta(
-      int n,
-      int dim,
-      Distance distance,
-      long[] graphCrc,
-      long[] pqCrc,
-      PointId[] ids,
-      byte[][] payloads) {
-    long size = 4 + 4 + 1 + 8 + 4 + 8 + 4;
-    for (int i = 0; i < n; i++) {
-      size += (ids[i].isUuid() ? 17 : 9) + 4 + (payloads[i] == null ? 0 : payloads[i].length);
-    }
-    if (size > Integer.MAX_VALUE - 64) {
-      throw new IllegalStateException("segment metadata too large [bytes=" + size + "]");
-    }
-    ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(n).putInt(dim).put((byte) distance.ordinal());
-    b.putLong(graphCrc[1]).putInt((int) graphCrc[0]).putLong(pqCrc[1]).putInt((int) pqCrc[0]);
-    for (int i = 0; i < n; i++) {
-      PointId id = ids[i];
-      if (id.isUuid()) {
-        b.put((byte) 1).putLong(id.loBits()).putLong(id.hiBits());
-      } else {
-        b.put((byte) 0).putLong(id.loBits());
-      }
-    }
-    for (int i = 0; i < n; i++) {
-      if (payloads[i] == null) {
-        b.putInt(-1);
-      } else {
-        b.putInt(payloads[i].length).put(payloads[i]);
-      }
-    }
-    return b.array();
-  }
-
-  /**
-   * Opens a segment written by {@link #build}, verifying every file's checksum.
+   * Opens a segment written by {@link DiskAnnWriter}, verifying every file's checksum, with the
+   * default settings.
    *
    * @throws CorruptFileException if a file is missing, truncated or does not match its checksum
    */
   public static DiskAnnSegment open(FileIO io, Path dir, int segmentId, int defaultSearchList)
       throws IOException {
-    return open(io, dir, segmentId, defaultSearchList, false);
+    return open(io, dir, segmentId, defaultSearchList, false, DiskAnnSettings.DEFAULT);
   }
 
   /**
@@ -829,19 +204,30 @@ public final class DiskAnnSegment implements SealedSegment {
    * instead of being mapped and searched with PQ.
    */
   public static DiskAnnSegment open(
-      FileIO io, Path dir, int segmentId, int defaultSearchList, boolean inMemory)
+      FileIO io,
+      Path dir,
+      int segmentId,
+      int defaultSearchList,
+      boolean inMemory,
+      DiskAnnSettings settings)
       throws IOException {
     ChecksummedFile.Contents meta;
     try {
       meta =
-          ChecksummedFile.read(io, dir.resolve(META_FILE), META_FORMAT, META_VERSION, META_VERSION);
+          ChecksummedFile.read(
+              io,
+              dir.resolve(DiskAnnFormat.META_FILE),
+              DiskAnnFormat.META_FORMAT,
+              DiskAnnFormat.META_VERSION,
+              DiskAnnFormat.META_VERSION);
     } catch (NoSuchFileException e) {
-      throw new CorruptFileException("segment metadata is missing", dir.resolve(META_FILE), e);
+      throw new CorruptFileException(
+          "segment metadata is missing", dir.resolve(DiskAnnFormat.META_FILE), e);
     }
     if (meta.segmentId() != segmentId) {
       throw new CorruptFileException(
           "segment id mismatch [expected=" + segmentId + ", got=" + meta.segmentId() + "]",
-          dir.resolve(META_FILE));
+          dir.resolve(DiskAnnFormat.META_FILE));
     }
     ByteBuffer b = meta.body();
     int n = b.getInt();
@@ -851,8 +237,8 @@ public final class DiskAnnSegment implements SealedSegment {
     int graphCrc = b.getInt();
     long pqLen = b.getLong();
     int pqCrc = b.getInt();
-    verify(io, dir.resolve(GRAPH_FILE), graphLen, graphCrc);
-    verify(io, dir.resolve(PQ_FILE), pqLen, pqCrc);
+    verify(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), graphLen, graphCrc);
+    verify(io, dir.resolve(DiskAnnFormat.PQ_FILE), pqLen, pqCrc);
     long[] idLo = new long[n];
     long[] idHi = null;
     BitSet uuidOrds = null;
@@ -888,18 +274,20 @@ public final class DiskAnnSegment implements SealedSegment {
     meta = null; // the file's bytes: only offsets into the mapped file are kept
     b = null;
     BitSet del = new BitSet(n);
-    Path delPath = dir.resolve(DELETED_FILE);
+    Path delPath = dir.resolve(DiskAnnFormat.DELETED_FILE);
     if (Files.exists(delPath)) {
-      ChecksummedFile.Contents d = ChecksummedFile.read(io, delPath, DELETED_FORMAT, 1, 1);
+      ChecksummedFile.Contents d =
+          ChecksummedFile.read(io, delPath, DiskAnnFormat.DELETED_FORMAT, 1, 1);
       long[] words = new long[d.body().remaining() / 8];
       d.body().asLongBuffer().get(words);
       del = BitSet.valueOf(words);
     }
-    PqCodes pq = PqCodes.read(io, dir.resolve(PQ_FILE), segmentId);
-    MappedFile metaMap = payloadAt == null ? null : MappedFile.open(io, dir.resolve(META_FILE));
+    PqCodes pq = PqCodes.read(io, dir.resolve(DiskAnnFormat.PQ_FILE), segmentId);
+    MappedFile metaMap =
+        payloadAt == null ? null : MappedFile.open(io, dir.resolve(DiskAnnFormat.META_FILE));
     GraphFile graph;
     try {
-      graph = GraphFile.open(io, dir.resolve(GRAPH_FILE), inMemory);
+      graph = GraphFile.open(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), inMemory);
     } catch (IOException | RuntimeException e) {
       if (metaMap != null) {
         metaMap.close();
@@ -936,9 +324,10 @@ public final class DiskAnnSegment implements SealedSegment {
           del,
           graph,
           pq,
-          graphLen + pqLen + Files.size(dir.resolve(META_FILE)),
+          graphLen + pqLen + Files.size(dir.resolve(DiskAnnFormat.META_FILE)),
           defaultSearchList,
-          inMemory);
+          inMemory,
+          settings);
     } catch (RuntimeException e) {
       graph.close();
       if (metaMap != null) {
@@ -975,7 +364,13 @@ public final class DiskAnnSegment implements SealedSegment {
     for (int i = 0; i < deleted.length(); i++) {
       b.putLong(deleted.get(i));
     }
-    ChecksummedFile.write(io, dir.resolve(DELETED_FILE), DELETED_FORMAT, 1, id, b.array());
+    ChecksummedFile.write(
+        io,
+        dir.resolve(DiskAnnFormat.DELETED_FILE),
+        DiskAnnFormat.DELETED_FORMAT,
+        1,
+        id,
+        b.array());
   }
 
   private BeamSearcher borrow() {
@@ -1057,13 +452,15 @@ public final class DiskAnnSegment implements SealedSegment {
         } else {
           ok = live.get() == count ? null : liveOrds;
         }
-        Prefetch mode = prefetchMode;
+        DiskAnnSettings.Prefetch mode = settings.prefetch();
         boolean prefetch =
-            !inMemory && (mode == Prefetch.ON || (mode == Prefetch.AUTO && coldCredit > 0));
+            !inMemory
+                && (mode == DiskAnnSettings.Prefetch.ON
+                    || (mode == DiskAnnSettings.Prefetch.AUTO && coldCredit > 0));
         int beamWidth =
             params.beamWidth() > 0
                 ? params.beamWidth()
-                : defaultBeamWidth > 0 ? defaultBeamWidth : prefetch ? COLD_BEAM_WIDTH : 1;
+                : settings.beamWidth() > 0 ? settings.beamWidth() : prefetch ? COLD_BEAM_WIDTH : 1;
         s.search(query, k, searchList, beamWidth, prefetch, ok, stats);
       }
       for (int i = 0; i < s.resultCount(); i++) {

@@ -92,7 +92,7 @@ public final class GrowingSegment implements Segment {
                 graphParams,
                 distance == Distance.EUCLID,
                 distance == Distance.COSINE,
-                LiveGraph.SIGN_CODES && dim >= LiveGraph.SIGN_MIN_DIM);
+                dim >= LiveGraph.SIGN_MIN_DIM);
   }
 
   /** The live graph, or {@code null}. */

@@ -73,31 +73,15 @@ public final class LiveGraph {
   public static final int SIGN_MIN_DIM = 512;
 
   /**
-   * Comparison switch only ({@code -Dflashvec.live-graph.sign-codes=false}): construction searches
-   * navigate by int8 distances at every dimension.
-   */
-  static final boolean SIGN_CODES =
-      Boolean.parseBoolean(System.getProperty("flashvec.live-graph.sign-codes", "true"));
-
-  /**
-   * Comparison switch only ({@code -Dflashvec.live-graph.sign-queries=false}): searches navigate by
-   * int8 distances even where sign codes exist.
-   */
-  static final boolean SIGN_QUERIES =
-      Boolean.parseBoolean(System.getProperty("flashvec.live-graph.sign-queries", "true"));
-
-  /**
    * Whether graph work loads scattered memory before it computes on it: a search expanding a node
    * first loads every unvisited neighbour's code, a rescore every cache line of its vectors, an
    * insert every line of the int8 codes it prunes with. Those loads are independent, so the core
    * overlaps their misses instead of waiting on each in turn, as hnswlib prefetches neighbours.
    * Beside a query load the graph's memory is not in cache (the sealed segments' search runs in
    * between); the loads cut the growing segment's search and an insert by about a quarter there
-   * (ADR 0011, Measurements). {@code -Dflashvec.live-graph.prefetch=false} turns the loads off, for
-   * comparisons.
+   * (ADR 0011, Measurements).
    */
-  static final boolean PREFETCH =
-      Boolean.parseBoolean(System.getProperty("flashvec.live-graph.prefetch", "true"));
+  static final boolean PREFETCH = true;
 
   private static final VarHandle LIST = MethodHandles.arrayElementVarHandle(int[][].class);
   private static final VarHandle INT = MethodHandles.arrayElementVarHandle(int[].class);
@@ -170,7 +154,7 @@ public final class LiveGraph {
    * @param euclid whether searches rank by L2 distance (else by dot product: cosine and dot)
    */
   public LiveGraph(Vectors vectors, int dim, Params params, boolean euclid) {
-    this(vectors, dim, params, euclid, false, SIGN_CODES && dim >= SIGN_MIN_DIM);
+    this(vectors, dim, params, euclid, false, dim >= SIGN_MIN_DIM);
   }
 
   /**
@@ -181,7 +165,7 @@ public final class LiveGraph {
   LiveGraph(
       Vectors vectors, int dim, Params params, boolean euclid, boolean unitLength, boolean signs) {
     this.useSigns = signs;
-    this.signQueries = signs && SIGN_QUERIES && (euclid || unitLength);
+    this.signQueries = signs && (euclid || unitLength);
     this.vectors = vectors;
     this.dim = dim;
     this.maxDegree = params.maxDegree();
@@ -492,10 +476,9 @@ public final class LiveGraph {
   /**
    * Waiting points beyond which a hurried graph (queries are being served) inserts with {@link
    * #FAST_LIST}: none, so a graph beside a query load always does, which leaves the queries more
-   * CPU at the same recall (ADR 0014). {@code -Dflashvec.live-graph.fast-backlog=N} restores a
-   * threshold, for comparisons.
+   * CPU at the same recall (ADR 0014).
    */
-  static final int FAST_BACKLOG = Integer.getInteger("flashvec.live-graph.fast-backlog", 0);
+  static final int FAST_BACKLOG = 0;
 
   /**
    * Construction list of hurried inserts (capped by the configured one). 32 instead of 48: more
@@ -508,10 +491,9 @@ public final class LiveGraph {
    * Out-edges a hurried insert keeps (at most the configured degree; back edges from later inserts
    * still fill a list up to it): fewer back edges to add and shorter lists for every search to
    * score, as an in-memory HNSW keeps 2M = 32 on its base layer (ADR 0011, Measurements). {@code
-   * LiveGraphTest.hurriedInserts…}: the same recall as full effort within 0.5 point. {@code
-   * -Dflashvec.live-graph.hurry-degree=N} changes it, for comparisons.
+   * LiveGraphTest.hurriedInserts…}: the same recall as full effort within 0.5 point.
    */
-  static final int HURRY_DEGREE = Integer.getInteger("flashvec.live-graph.hurry-degree", 32);
+  static final int HURRY_DEGREE = 32;
 
   /**
    * Inserts node {@code p} (= {@link #size()}) with construction list {@code list}, keeping at most

@@ -7,6 +7,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.diskann.DiskAnnFormat;
+import io.flashvec.index.diskann.DiskAnnSettings;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadIndexes;
@@ -61,7 +62,23 @@ public final class Shard implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Shard.class);
 
-  /** Tuning of a shard. */
+  /**
+   * Tuning of a shard; immutable. The {@code with*} methods return a copy with one setting changed.
+   *
+   * @param sealThresholdPoints points after which the growing segment is sealed
+   * @param wal the WAL's options (fsync policy, segment size)
+   * @param io the file system seam (tests inject faults and crashes through it)
+   * @param buildExecutor where sealed segments are built ({@code null}: they stay in memory,
+   *     searched exactly, and the WAL keeps their records)
+   * @param defaultSearchList the search list of a request that gives none (0: 100)
+   * @param compaction how sealed segments are compacted ({@code null}: never)
+   * @param segmentBuilder where segment builds run ({@code null}: in this process; a cluster's
+   *     query node sends them to an index node)
+   * @param liveIndexer where live-graph inserts run ({@code null}: growing segments have no live
+   *     graph and are searched exactly)
+   * @param diskann how sealed segments read from the device and where builds run ({@code null}: the
+   *     defaults)
+   */
   public record Options(
       int sealThresholdPoints,
       Wal.Options wal,
@@ -70,7 +87,8 @@ public final class Shard implements Closeable {
       int defaultSearchList,
       Compaction compaction,
       SegmentBuilder segmentBuilder,
-      LiveIndexer liveIndexer) {
+      LiveIndexer liveIndexer,
+      DiskAnnSettings diskann) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -84,29 +102,12 @@ public final class Shard implements Closeable {
       if (compaction == null) {
         compaction = Compaction.DISABLED;
       }
+      if (diskann == null) {
+        diskann = DiskAnnSettings.DEFAULT;
+      }
     }
 
-    /** Options without live graphs (growing segments are searched exactly). */
-    public Options(
-        int sealThresholdPoints,
-        Wal.Options wal,
-        FileIO io,
-        Executor buildExecutor,
-        int defaultSearchList,
-        Compaction compaction,
-        SegmentBuilder segmentBuilder) {
-      this(
-          sealThresholdPoints,
-          wal,
-          io,
-          buildExecutor,
-          defaultSearchList,
-          compaction,
-          segmentBuilder,
-          null);
-    }
-
-    /** Options that build segments in this process. */
+    /** Options with builds on {@code buildExecutor} and {@code compaction}. */
     public Options(
         int sealThresholdPoints,
         Wal.Options wal,
@@ -114,17 +115,26 @@ public final class Shard implements Closeable {
         Executor buildExecutor,
         int defaultSearchList,
         Compaction compaction) {
-      this(sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, compaction, null);
+      this(
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          null,
+          null,
+          null);
     }
 
-    /** Options without background compaction. */
+    /** Options with builds on {@code buildExecutor}, without compaction. */
     public Options(
         int sealThresholdPoints,
         Wal.Options wal,
         FileIO io,
         Executor buildExecutor,
         int defaultSearchList) {
-      this(sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, Compaction.DISABLED);
+      this(sealThresholdPoints, wal, io, buildExecutor, defaultSearchList, null);
     }
 
     /** Options without background index builds: sealed segments stay in memory. */
@@ -146,7 +156,8 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           segmentBuilder,
-          liveIndexer);
+          liveIndexer,
+          diskann);
     }
 
     /** The same options with background compaction as given. */
@@ -159,7 +170,8 @@ public final class Shard implements Closeable {
           defaultSearchList,
           c,
           segmentBuilder,
-          liveIndexer);
+          liveIndexer,
+          diskann);
     }
 
     /** The same options with another WAL fsync policy (a collection's bulk-load override). */
@@ -172,13 +184,11 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           segmentBuilder,
-          liveIndexer);
+          liveIndexer,
+          diskann);
     }
 
-    /**
-     * The same options with segment builds done by {@code builder} (cluster: an index node; {@code
-     * null}: in this process, by the shard's segment format).
-     */
+    /** The same options with segment builds done by {@code builder} (cluster: an index node). */
     public Options withSegmentBuilder(SegmentBuilder builder) {
       return new Options(
           sealThresholdPoints,
@@ -188,7 +198,8 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           builder,
-          liveIndexer);
+          liveIndexer,
+          diskann);
     }
 
     /**
@@ -211,7 +222,22 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           segmentBuilder,
-          indexer);
+          indexer,
+          diskann);
+    }
+
+    /** The same options with other DiskANN settings. */
+    public Options withDiskAnn(DiskAnnSettings settings) {
+      return new Options(
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          segmentBuilder,
+          liveIndexer,
+          settings);
     }
   }
 
@@ -267,7 +293,8 @@ public final class Shard implements Closeable {
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
-    SegmentFormat format = new DiskAnnFormat(distance, index, options.defaultSearchList());
+    SegmentFormat format =
+        new DiskAnnFormat(distance, index, options.defaultSearchList(), options.diskann());
     if (options.segmentBuilder() == null) {
       options = options.withSegmentBuilder(format.builder());
     }

@@ -60,7 +60,7 @@ class DiskAnnSegmentTest {
     float[][] data = latent(r, N, DIM);
     GrowingSegment src = source(data, d);
     Path dir = tmp.resolve("seg");
-    DiskAnnSegment.build(
+    DiskAnnWriter.write(
         FileIO.DEFAULT, dir, 7, src, all(N), d, new IndexParams("diskann", 32, 64, 1.2f, 0));
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 7, 100)) {
       assertThat(seg.size()).isEqualTo(N);
@@ -122,10 +122,8 @@ class DiskAnnSegmentTest {
       vectors.add(vts.createFloatVector(data[i]));
     }
     var ravv = new io.github.jbellis.jvector.graph.ListRandomAccessVectorValues(vectors, dim);
-    double plain =
-        topTenAgreement(DiskAnnSegment.trainPq(ravv, n, dim, 16, true, null, false), data, n);
-    double rotated =
-        topTenAgreement(DiskAnnSegment.trainPq(ravv, n, dim, 16, true, null, true), data, n);
+    double plain = topTenAgreement(PqTrainer.train(ravv, n, dim, 16, true, null, false), data, n);
+    double rotated = topTenAgreement(PqTrainer.train(ravv, n, dim, 16, true, null, true), data, n);
     System.out.printf(
         "top-10 agreement with exact L2: plain PQ %.3f, rotated PQ %.3f%n", plain, rotated);
     assertThat(rotated).isGreaterThan(plain + 0.05);
@@ -193,7 +191,7 @@ class DiskAnnSegmentTest {
     }
     g.freeze();
     Path dir = tmp.resolve("seg");
-    DiskAnnSegment.build(
+    DiskAnnWriter.write(
         FileIO.DEFAULT,
         dir,
         3,
@@ -213,7 +211,7 @@ class DiskAnnSegmentTest {
       bare.append(PointId.of(i), Distance.COSINE.prepare(data[i]), null);
     }
     bare.freeze();
-    DiskAnnSegment.build(
+    DiskAnnWriter.write(
         FileIO.DEFAULT,
         tmp.resolve("bare"),
         4,
@@ -240,7 +238,7 @@ class DiskAnnSegmentTest {
     Random r = TestSeeds.random("diskann-cold");
     float[][] data = latent(r, N, DIM);
     Path dir = tmp.resolve("seg-cold");
-    DiskAnnSegment.build(
+    DiskAnnWriter.write(
         FileIO.DEFAULT,
         dir,
         4,
@@ -248,13 +246,15 @@ class DiskAnnSegmentTest {
         all(N),
         Distance.COSINE,
         IndexParams.DEFAULT);
-    DiskAnnSegment.Prefetch before = DiskAnnSegment.prefetchMode();
+    float[] q = Distance.COSINE.prepare(latent(r, 1, DIM)[0]);
+    SearchParams wide = new SearchParams(200, 0, 0, false);
+    int[] baseline;
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 4, 64)) {
-      float[] q = Distance.COSINE.prepare(latent(r, 1, DIM)[0]);
-      SearchParams wide = new SearchParams(200, 0, 0, false);
-      int[] baseline = top(seg, q, wide, new SearchStats());
-      for (DiskAnnSegment.Prefetch mode : DiskAnnSegment.Prefetch.values()) {
-        DiskAnnSegment.configureIo(mode, 0);
+      baseline = top(seg, q, wide, new SearchStats());
+    }
+    for (DiskAnnSettings.Prefetch mode : DiskAnnSettings.Prefetch.values()) {
+      DiskAnnSettings settings = new DiskAnnSettings(mode, 0, null);
+      try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 4, 64, false, settings)) {
         for (int beam : new int[] {1, 4, 16}) {
           seg.evictFromPageCache();
           SearchStats stats = new SearchStats();
@@ -265,8 +265,6 @@ class DiskAnnSegmentTest {
           assertThat(stats.expanded).isGreaterThanOrEqualTo(200);
         }
       }
-    } finally {
-      DiskAnnSegment.configureIo(before, 0);
     }
   }
 
@@ -279,7 +277,7 @@ class DiskAnnSegmentTest {
     Random r = TestSeeds.random("diskann-calm");
     float[][] data = latent(r, 500, DIM);
     Path dir = tmp.resolve("seg-calm");
-    DiskAnnSegment.build(
+    DiskAnnWriter.write(
         FileIO.DEFAULT,
         dir,
         5,
@@ -305,7 +303,7 @@ class DiskAnnSegmentTest {
     float[][] data = latent(r, 500, DIM);
     GrowingSegment src = source(data, Distance.EUCLID);
     Path dir = tmp.resolve("seg");
-    DiskAnnSegment.build(
+    DiskAnnWriter.write(
         FileIO.DEFAULT, dir, 1, src, all(500), Distance.EUCLID, IndexParams.DEFAULT);
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 1, 100)) {
       TopK top = new TopK(Distance.EUCLID, 1);
@@ -337,7 +335,7 @@ class DiskAnnSegmentTest {
     float[][] data = latent(r, 300, DIM);
     for (String file : new String[] {"graph.fvg", "pq.fvs", "meta.fvs"}) {
       Path dir = tmp.resolve("seg-" + file);
-      DiskAnnSegment.build(
+      DiskAnnWriter.write(
           FileIO.DEFAULT,
           dir,
           3,
@@ -356,7 +354,7 @@ class DiskAnnSegmentTest {
           .isInstanceOf(CorruptFileException.class)
           .hasMessageContaining(file);
       Path dir2 = tmp.resolve("trunc-" + file);
-      DiskAnnSegment.build(
+      DiskAnnWriter.write(
           FileIO.DEFAULT,
           dir2,
           3,

@@ -74,7 +74,7 @@ class FilteredSearchTest {
       all[i] = i;
     }
     Path dir = tmp.resolve("seg");
-    DiskAnnSegment.build(
+    DiskAnnWriter.write(
         FileIO.DEFAULT,
         dir,
         1,

@@ -1,0 +1,396 @@
+package io.flashvec.index.diskann;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.PointId;
+import io.flashvec.index.disk.GraphFile;
+import io.flashvec.index.disk.PqCodes;
+import io.flashvec.index.segment.BuildSpec;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.index.segment.SegmentBuilder;
+import io.flashvec.storage.ChecksummedFile;
+import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.FileIO;
+import io.github.jbellis.jvector.graph.GraphIndexBuilder;
+import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
+import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
+import io.github.jbellis.jvector.graph.NodesIterator;
+import io.github.jbellis.jvector.graph.similarity.BuildScoreProvider;
+import io.github.jbellis.jvector.vector.VectorSimilarityFunction;
+import io.github.jbellis.jvector.vector.VectorizationProvider;
+import io.github.jbellis.jvector.vector.types.VectorFloat;
+import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ForkJoinPool;
+
+/**
+ * Writes a sealed segment's files (see {@link DiskAnnSegment} for the layout): from live points of
+ * other segments, with a graph built by jvector ({@link #write}), or from a frozen growing segment
+ * whose live graph becomes the segment's graph ({@link #writeFromGraph}). Files are written into
+ * {@code seg-<id>.tmp/}, fsynced, and the directory is renamed into place, so a segment directory
+ * is complete or absent.
+ *
+ * <p>Stateless; the sources must stay open until a write returns.
+ */
+public final class DiskAnnWriter {
+
+  private static final VectorTypeSupport VTS =
+      VectorizationProvider.getInstance().getVectorTypeSupport();
+
+  private DiskAnnWriter() {}
+
+  /**
+   * A segment builder that writes in this process, on the build pool of {@code settings} unless a
+   * build brings its own pool.
+   */
+  public static SegmentBuilder builder(DiskAnnSettings settings) {
+    return spec -> write(spec.pool() == null ? spec.withPool(settings.buildPool()) : spec);
+  }
+
+  /**
+   * Builds a segment from the live ordinals of a frozen growing segment and writes it to {@code
+   * dir} (which must not exist), on jvector's default pools. Returns the number of points written.
+   */
+  public static int write(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment src,
+      int[] liveOrds,
+      Distance distance,
+      IndexParams params)
+      throws IOException {
+    return build(
+        io,
+        dir,
+        segmentId,
+        List.of(src),
+        List.of(liveOrds),
+        src.dimension(),
+        distance,
+        params,
+        null);
+  }
+
+  /**
+   * Builds the segment {@code spec} describes; see {@link #build(FileIO, Path, int, List, List,
+   * int, Distance, IndexParams, ForkJoinPool)}.
+   */
+  public static int write(BuildSpec spec) throws IOException {
+    return build(
+        spec.io(),
+        spec.dir(),
+        spec.segmentId(),
+        spec.sources(),
+        spec.ords(),
+        spec.dimension(),
+        spec.distance(),
+        spec.params(),
+        spec.pool());
+  }
+
+  /**
+   * Builds one segment from points of any segments (compaction: merging small segments, dropping
+   * deleted points): new ordinal {@code i} is the {@code i}-th entry of the concatenated {@code
+   * ords}, in order. Written like {@link #build(FileIO, Path, int, GrowingSegment, int[], Distance,
+   * IndexParams)}. With a {@code pool}, PQ encoding and the graph build run on it (compaction
+   * passes a one-thread, low-priority pool so that it cannot take the CPU from queries); otherwise
+   * on jvector's default pools. The sources must stay open until this returns.
+   */
+  private static int build(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int dim,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool)
+      throws IOException {
+    if (sources.size() != ords.size()) {
+      throw new IllegalArgumentException(
+          "one ordinal array per source [sources="
+              + sources.size()
+              + ", ords="
+              + ords.size()
+              + "]");
+    }
+    int n = 0;
+    for (int[] o : ords) {
+      n += o.length;
+    }
+    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
+    io.deleteTree(tmp);
+    io.createDirectories(tmp);
+    List<VectorFloat<?>> vectors = new ArrayList<>(n);
+    float[][] raw = new float[n][];
+    PointId[] ids = new PointId[n];
+    byte[][] payloads = new byte[n][];
+    int at = 0;
+    for (int s = 0; s < sources.size(); s++) {
+      Segment src = sources.get(s);
+      for (int ord : ords.get(s)) {
+        raw[at] = src.vectorAt(ord);
+        vectors.add(VTS.createFloatVector(raw[at]));
+        ids[at] = src.idAt(ord);
+        payloads[at] = src.payloadAt(ord);
+        at++;
+      }
+    }
+    var ravv = new ListRandomAccessVectorValues(vectors, dim);
+    VectorSimilarityFunction vsf = DiskAnnSegment.similarity(distance);
+
+    // PQ only guides the beam (every expanded node is rescored exactly), so the code size trades
+    // RAM for how many extra nodes the beam expands. Default: see defaultSubspaces.
+    int subspaces =
+        params.pqSubspaces() > 0 ? params.pqSubspaces() : PqTrainer.defaultSubspaces(dim);
+    subspaces = Math.min(subspaces, dim);
+    PqCodes codes = PqTrainer.train(ravv, n, dim, subspaces, distance == Distance.EUCLID, pool);
+
+    // One flat Vamana layer (ADR 0013): the file keeps layer 0 only and every search starts at the
+    // entry node, so the layer must be navigable from there on its own. jvector's default
+    // HNSW-style
+    // hierarchy builds layer 0 for searches that arrive from the upper layers, which cost up to 6
+    // points of recall@10 here (250k x 96, search_list 40, exact scores). The constructors with
+    // explicit flags avoid jvector's process-wide GraphIndexBuilderConfig.
+    var bsp = BuildScoreProvider.randomAccessScoreProvider(ravv, vsf);
+    boolean addHierarchy = false;
+    boolean refine = true;
+    try (GraphIndexBuilder builder =
+        pool != null
+            ? new GraphIndexBuilder(
+                bsp,
+                dim,
+                params.maxDegree(),
+                params.buildSearchList(),
+                1.2f,
+                params.alpha(),
+                addHierarchy,
+                refine,
+                pool,
+                pool)
+            : new GraphIndexBuilder(
+                bsp,
+                dim,
+                params.maxDegree(),
+                params.buildSearchList(),
+                1.2f,
+                params.alpha(),
+                addHierarchy,
+                refine)) {
+      ImmutableGraphIndex g = builder.build(ravv);
+      try (var view = g.getView()) {
+        int entry = n == 0 ? 0 : view.entryNode().node;
+        GraphFile.write(
+            io,
+            tmp.resolve(DiskAnnFormat.GRAPH_FILE),
+            n,
+            dim,
+            params.maxDegree(),
+            entry,
+            new GraphFile.NodeSource() {
+              @Override
+              public float[] vector(int ord) {
+                return raw[ord];
+              }
+
+              @Override
+              public int neighbours(int ord, int[] out) {
+                NodesIterator it = view.getNeighborsIterator(0, ord);
+                int c = 0;
+                while (it.hasNext() && c < out.length) {
+                  out[c++] = it.nextInt();
+                }
+                return c;
+              }
+            });
+      }
+    }
+    finish(io, tmp, dir, segmentId, n, dim, distance, codes, ids, payloads);
+    return n;
+  }
+
+  /**
+   * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
+   * and renames {@code tmp} to {@code dir}.
+   */
+  private static void finish(
+      FileIO io,
+      Path tmp,
+      Path dir,
+      int segmentId,
+      int n,
+      int dim,
+      Distance distance,
+      PqCodes codes,
+      PointId[] ids,
+      byte[][] payloads)
+      throws IOException {
+    Path pqPath = tmp.resolve(DiskAnnFormat.PQ_FILE);
+    codes.write(io, pqPath, segmentId);
+    fsync(io, tmp.resolve(DiskAnnFormat.GRAPH_FILE));
+    long[] graphCrc = ChecksummedFile.crcAndLength(io, tmp.resolve(DiskAnnFormat.GRAPH_FILE));
+    long[] pqCrc = ChecksummedFile.crcAndLength(io, pqPath);
+    ChecksummedFile.write(
+        io,
+        tmp.resolve(DiskAnnFormat.META_FILE),
+        DiskAnnFormat.META_FORMAT,
+        DiskAnnFormat.META_VERSION,
+        segmentId,
+        encodeMeta(n, dim, distance, graphCrc, pqCrc, ids, payloads));
+    io.fsyncDirectory(tmp);
+    io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);
+    io.atomicMove(tmp, dir);
+    io.crashPoint(CrashPoint.SEGMENT_BUILD_RENAMED);
+    io.fsyncDirectory(dir.getParent());
+  }
+
+  /**
+   * Writes segment {@code segmentId} from a frozen growing segment whose {@link
+   * io.flashvec.index.segment.LiveGraph} holds every ordinal (ADR 0011): that graph, its lists
+   * pruned to {@code maxDegree}, is the segment's graph, so nothing is rebuilt; every ordinal is
+   * kept (the caller marks the deleted ones) and ordinal {@code i} stays ordinal {@code i}. PQ
+   * codes are encoded with {@code codebook} (the shard's newest, so sealing needs no training) when
+   * it fits the dimension and the subspace count, else with a codebook trained on an evenly spaced
+   * sample of at most {@value PqTrainer#TRAINING_SAMPLE} points. Encoding runs on {@code pool}
+   * ({@code null}: the common pool). Written like {@link #write}.
+   */
+  public static int writeFromGraph(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment src,
+      Distance distance,
+      IndexParams params,
+      io.flashvec.index.disk.PqCodebook codebook,
+      ForkJoinPool pool)
+      throws IOException {
+    io.flashvec.index.segment.LiveGraph g = src.graph();
+    int n = src.size();
+    int dim = src.dimension();
+    if (g == null || g.size() != n) {
+      throw new IllegalStateException(
+          "live graph does not hold the segment [segment="
+              + src.id()
+              + ", size="
+              + n
+              + ", graph="
+              + (g == null ? -1 : g.size())
+              + "]");
+    }
+    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
+    io.deleteTree(tmp);
+    io.createDirectories(tmp);
+    g.trimToMaxDegree();
+    GraphFile.write(
+        io,
+        tmp.resolve(DiskAnnFormat.GRAPH_FILE),
+        n,
+        dim,
+        g.maxDegree(),
+        g.entry(),
+        new GraphFile.NodeSource() {
+          @Override
+          public float[] vector(int ord) {
+            return src.vectorAt(ord);
+          }
+
+          @Override
+          public int neighbours(int ord, int[] out) {
+            return g.neighbours(ord, out);
+          }
+        });
+    int subspaces =
+        params.pqSubspaces() > 0 ? params.pqSubspaces() : PqTrainer.defaultSubspaces(dim);
+    subspaces = Math.min(subspaces, dim);
+    if (codebook == null
+        || codebook.dimension() != dim
+        || codebook.subspaces() != subspaces
+        || n == 0) {
+      int sample = Math.min(n, PqTrainer.TRAINING_SAMPLE);
+      List<VectorFloat<?>> vs = new ArrayList<>(sample);
+      for (int i = 0; i < sample; i++) {
+        vs.add(VTS.createFloatVector(src.vectorAt((int) ((long) i * n / sample))));
+      }
+      codebook =
+          PqTrainer.train(
+                  new ListRandomAccessVectorValues(vs, dim),
+                  sample,
+                  dim,
+                  subspaces,
+                  distance == Distance.EUCLID,
+                  pool)
+              .codebook();
+    }
+    byte[] codes = PqTrainer.encodeAll(codebook, n, src::vectorAt, pool);
+    PointId[] ids = new PointId[n];
+    byte[][] payloads = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      ids[i] = src.idAt(i);
+      payloads[i] = src.payloadAt(i);
+    }
+    finish(
+        io,
+        tmp,
+        dir,
+        segmentId,
+        n,
+        dim,
+        distance,
+        new io.flashvec.index.disk.PqCodes(codebook, n, codes),
+        ids,
+        payloads);
+    return n;
+  }
+
+  private static void fsync(FileIO io, Path p) throws IOException {
+    try (FileChannel ch = io.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      io.force(ch, true);
+    }
+  }
+
+  private static byte[] encodeMeta(
+      int n,
+      int dim,
+      Distance distance,
+      long[] graphCrc,
+      long[] pqCrc,
+      PointId[] ids,
+      byte[][] payloads) {
+    long size = 4 + 4 + 1 + 8 + 4 + 8 + 4;
+    for (int i = 0; i < n; i++) {
+      size += (ids[i].isUuid() ? 17 : 9) + 4 + (payloads[i] == null ? 0 : payloads[i].length);
+    }
+    if (size > Integer.MAX_VALUE - 64) {
+      throw new IllegalStateException("segment metadata too large [bytes=" + size + "]");
+    }
+    ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(n).putInt(dim).put((byte) distance.ordinal());
+    b.putLong(graphCrc[1]).putInt((int) graphCrc[0]).putLong(pqCrc[1]).putInt((int) pqCrc[0]);
+    for (int i = 0; i < n; i++) {
+      PointId id = ids[i];
+      if (id.isUuid()) {
+        b.put((byte) 1).putLong(id.loBits()).putLong(id.hiBits());
+      } else {
+        b.put((byte) 0).putLong(id.loBits());
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      if (payloads[i] == null) {
+        b.putInt(-1);
+      } else {
+        b.putInt(payloads[i].length).put(payloads[i]);
+      }
+    }
+    return b.array();
+  }
+}
