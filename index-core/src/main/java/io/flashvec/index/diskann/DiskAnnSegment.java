@@ -393,13 +393,10 @@ public final class DiskAnnSegment implements SealedSegment {
     search(search.query(), search.params(), accept, out, slot, search.stats(), null);
   }
 
-  /** How a filtered search runs; {@code null} lets {@link FilterPlanner} decide. Tests force it. */
-  enum Plan {
-    EXACT,
-    PQ_SCAN,
-    GRAPH
-  }
-
+  /**
+   * The search, with the plan forced when {@code forced} is not {@code null} (tests compare plans);
+   * else {@link FilterPlanner} decides once from the accepted count.
+   */
   void search(
       float[] query,
       SearchParams params,
@@ -407,7 +404,7 @@ public final class DiskAnnSegment implements SealedSegment {
       TopK out,
       int slot,
       SearchStats stats,
-      Plan plan) {
+      FilterPlanner.Plan forced) {
     int k = out.capacity();
     if (k == 0 || live.get() == 0 || (accept != null && accept.count() == 0)) {
       return;
@@ -419,24 +416,16 @@ public final class DiskAnnSegment implements SealedSegment {
         Math.max(
             Math.max(k, params.rerankK()),
             params.searchList() > 0 ? params.searchList() : defaultSearchList);
-    if (plan == null && accept != null && !params.exact() && pq != null) {
-      plan =
-          switch (FilterPlanner.choose(accept.count(), count, searchList, true)) {
-            case EXACT -> Plan.EXACT;
-            case PQ_SCAN -> Plan.PQ_SCAN;
-            case GRAPH -> Plan.GRAPH;
-          };
-    }
-    boolean exact =
-        plan != null
-            ? plan == Plan.EXACT
-            : params.exact()
-                || (accept != null && FilterPlanner.exact(accept.count(), count, searchList));
+    int accepted = accept == null ? -1 : accept.count();
+    FilterPlanner.Decision plan =
+        forced != null
+            ? FilterPlanner.force(forced, accepted, count, searchList)
+            : FilterPlanner.decide(params.exact(), accepted, count, searchList, pq != null);
     BeamSearcher s = borrow();
     try {
-      if (plan == Plan.PQ_SCAN && accept != null && pq != null) {
-        s.pqScan(query, k, searchList, accept::next, liveOrds, stats);
-      } else if (exact) {
+      if (plan.plan() == FilterPlanner.Plan.PQ_SCAN && accept != null && pq != null) {
+        s.pqScan(query, k, plan.searchList(), accept::next, liveOrds, stats);
+      } else if (plan.plan() != FilterPlanner.Plan.GRAPH) {
         // Exact: every live point, or only the accepted ones (the planner's choice for selective
         // filters), in increasing ordinal order so the records are read front to back.
         if (accept == null) {
@@ -447,7 +436,6 @@ public final class DiskAnnSegment implements SealedSegment {
       } else {
         IntPredicate ok;
         if (accept != null) {
-          searchList = FilterPlanner.searchList(searchList, accept.count(), count);
           ok = ord -> accept.get(ord) && liveOrds.test(ord);
         } else {
           ok = live.get() == count ? null : liveOrds;
@@ -461,7 +449,7 @@ public final class DiskAnnSegment implements SealedSegment {
             params.beamWidth() > 0
                 ? params.beamWidth()
                 : settings.beamWidth() > 0 ? settings.beamWidth() : prefetch ? COLD_BEAM_WIDTH : 1;
-        s.search(query, k, searchList, beamWidth, prefetch, ok, stats);
+        s.search(query, k, plan.searchList(), beamWidth, prefetch, ok, stats);
       }
       for (int i = 0; i < s.resultCount(); i++) {
         out.offer(toScore(distance, s.resultDistance(i)), slot, s.resultOrdinal(i));

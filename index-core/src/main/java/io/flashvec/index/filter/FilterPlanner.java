@@ -56,7 +56,7 @@ public final class FilterPlanner {
     return (double) accepted * accepted < 4.0 * searchList * size;
   }
 
-  /** The three ways to run a filtered search on a graph segment. */
+  /** The three ways to run a search on a graph segment. */
   public enum Plan {
     /** Score every accepted point with its full vector. */
     EXACT,
@@ -64,6 +64,36 @@ public final class FilterPlanner {
     PQ_SCAN,
     /** Beam search of the graph with the accepted set as the accept filter, list widened. */
     GRAPH
+  }
+
+  /**
+   * How one segment search runs: its plan, and the search list of a graph search (widened for a
+   * filter).
+   */
+  public record Decision(Plan plan, int searchList) {}
+
+  /**
+   * The decision for one search of a {@code size}-point segment at search list {@code searchList}:
+   * exact when the request asks for it, a graph search without a filter ({@code accepted < 0}),
+   * else {@link #choose}'s plan for the {@code accepted} matches. {@code pq}: whether the segment
+   * has PQ codes in memory. A segment asks once per search and follows the answer.
+   */
+  public static Decision decide(
+      boolean exactRequested, int accepted, int size, int searchList, boolean pq) {
+    if (exactRequested) {
+      return new Decision(Plan.EXACT, searchList);
+    }
+    if (accepted < 0) {
+      return new Decision(Plan.GRAPH, searchList);
+    }
+    return force(choose(accepted, size, searchList, pq), accepted, size, searchList);
+  }
+
+  /** The decision with the plan given (tests compare plans this way). */
+  public static Decision force(Plan plan, int accepted, int size, int searchList) {
+    return new Decision(
+        plan,
+        plan == Plan.GRAPH && accepted >= 0 ? searchList(searchList, accepted, size) : searchList);
   }
 
   /**

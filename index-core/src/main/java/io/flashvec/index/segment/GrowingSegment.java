@@ -4,6 +4,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.filter.FilterPlanner;
 import io.flashvec.index.query.PreparedSearch;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -352,19 +353,15 @@ public final class GrowingSegment implements Segment {
       searchList = sharedSearchList(searchList, Math.max(k, params.rerankK()), share);
       graphK = sharedK(k, share);
     }
+    FilterPlanner.Decision plan =
+        FilterPlanner.decide(
+            params.exact(), accept == null ? -1 : accept.count(), n, searchList, false);
     boolean useGraph =
         g != null
-            && !params.exact()
+            && plan.plan() == FilterPlanner.Plan.GRAPH
             && k > 0
             && indexed >= Math.max(LiveGraph.MIN_GRAPH_NODES, 8 * searchList);
-    if (useGraph && accept != null) {
-      if (io.flashvec.index.filter.FilterPlanner.exact(accept.count(), n, searchList)) {
-        useGraph = false;
-      } else {
-        searchList =
-            io.flashvec.index.filter.FilterPlanner.searchList(searchList, accept.count(), n);
-      }
-    }
+    searchList = plan.searchList();
     int from = 0;
     if (useGraph) {
       int limit = Math.min(indexed, n);

@@ -105,7 +105,7 @@ class FilteredSearchTest {
     return out;
   }
 
-  private double recall(AcceptedOrdinals accept, DiskAnnSegment.Plan plan, SearchStats stats) {
+  private double recall(AcceptedOrdinals accept, FilterPlanner.Plan plan, SearchStats stats) {
     int hits = 0;
     int total = 0;
     for (float[] q : queries) {
@@ -148,7 +148,7 @@ class FilteredSearchTest {
         planned.distanceComputations / QUERIES);
     assertThat(plannedRecall).as("planned recall at %s", selectivity).isGreaterThanOrEqualTo(0.95);
     SearchStats pqStats = new SearchStats();
-    double pqRecall = recall(accept, DiskAnnSegment.Plan.PQ_SCAN, pqStats);
+    double pqRecall = recall(accept, FilterPlanner.Plan.PQ_SCAN, pqStats);
     System.out.printf(
         "  forced PQ scan: recall=%.3f PQ distances/q=%d%n", pqRecall, pqStats.visited / QUERIES);
     assertThat(pqRecall).as("PQ scan recall at %s", selectivity).isGreaterThanOrEqualTo(0.95);
@@ -157,7 +157,7 @@ class FilteredSearchTest {
         .isEqualTo(accept.count());
     if (bucketsOf1000 >= 100) {
       SearchStats graph = new SearchStats();
-      double graphRecall = recall(accept, DiskAnnSegment.Plan.GRAPH, graph);
+      double graphRecall = recall(accept, FilterPlanner.Plan.GRAPH, graph);
       System.out.printf(
           "  forced graph: recall=%.3f visited/q=%d%n", graphRecall, graph.visited / QUERIES);
       assertThat(graphRecall).as("graph recall at %s", selectivity).isGreaterThanOrEqualTo(0.95);
