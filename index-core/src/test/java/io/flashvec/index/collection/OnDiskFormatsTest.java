@@ -1,0 +1,214 @@
+package io.flashvec.index.collection;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterParser;
+import io.flashvec.index.payload.PayloadFieldSchema;
+import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.shard.Shard;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.Wal;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Opens collections written by earlier versions of FlashVec, kept as small binary fixtures under
+ * {@code src/test/resources/formats/}, and checks every point: a change to an on-disk format (the
+ * WAL, the shard manifest, a segment's metadata, graph, PQ codes or deletion bits, the payload
+ * schema) that cannot read what users already have on disk fails this test.
+ *
+ * <p>Each fixture is one collection of one shard: a sealed DiskANN segment with deletions
+ * checkpointed in its bitmap, a payload index, and a WAL tail after the checkpoint (upserts, a
+ * replaced point and deletes) that recovery replays. The content is {@link #expected}: fixed
+ * vectors and payloads, so no seed is involved. {@link #write} makes a new fixture when a format
+ * version changes (run it with {@code -Dformats.write=<dir>}, then add the directory under {@code
+ * src/test/resources/formats/} and a line to {@link #fixturesOpen}); old fixtures stay.
+ */
+class OnDiskFormatsTest {
+
+  static final int DIM = 8;
+  static final int SEAL = 32;
+  static final CollectionConfig CONFIG =
+      new CollectionConfig(DIM, Distance.EUCLID, 1, 1, IndexParams.DEFAULT);
+
+  /** Point {@code i}'s vector: fixed, distinct, not normalised. */
+  static float[] vector(int i) {
+    float[] v = new float[DIM];
+    for (int j = 0; j < DIM; j++) {
+      v[j] = (float) Math.sin(0.7 * i + 1.3 * j) * (1 + i % 5);
+    }
+    return v;
+  }
+
+  static byte[] payload(int i, int version) {
+    String tag = i % 3 == 0 ? "red" : "blue";
+    return ("{\"i\":" + i + ",\"tag\":\"" + tag + "\",\"v\":" + version + "}")
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Ids deleted (3 and 5 before the seal's checkpoint; 7 and 35 after it, in the WAL). */
+  static final List<Integer> DELETED = List.of(3, 5, 7, 35);
+
+  /** The id rewritten after the checkpoint (new payload version 2, same vector). */
+  static final int REWRITTEN = 1;
+
+  static final int POINTS = 40;
+
+  private static final JsonMapper M = JsonMapper.builder().build();
+
+  @TempDir Path tmp;
+
+  /** Writes the current version's fixture into {@code -Dformats.write} (skipped without it). */
+  @Test
+  void write() throws IOException {
+    String target = System.getProperty("formats.write");
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        target != null, "writes a fixture only with -Dformats.write=<dir>");
+    Path dir = Path.of(target);
+    try (Collection c = Collection.open("fixture", dir, CONFIG, options())) {
+      c.createPayloadIndex(
+          PayloadFieldSchema.parse("tag", M.getNodeFactory().stringNode("keyword")), true);
+      c.upsert(points(0, SEAL, 1), true);
+      c.delete(List.of(PointId.of(3), PointId.of(5)), true);
+      // the next upsert seals the first 32 points; the build runs on this thread and checkpoints
+      c.upsert(points(SEAL, POINTS, 1), true);
+      c.delete(List.of(PointId.of(7), PointId.of(35)), true);
+      c.upsert(List.of(new Point(PointId.of(REWRITTEN), vector(REWRITTEN), payload(1, 2))), true);
+    }
+  }
+
+  @Test
+  void fixturesOpen() throws Exception {
+    // one line per fixture; formats: WAL v1, shard manifest v1, segment meta v2, graph v1, PQ v2,
+    // deletion bits v1, payload schema JSON
+    check("formats/v1");
+  }
+
+  private void check(String fixture) throws IOException, URISyntaxException {
+    Path dir = tmp.resolve(fixture.replace('/', '-'));
+    copy(fixture, dir);
+    Path shardDir = dir.resolve("shards").resolve("0");
+    // the WAL's own reader: the records after the checkpoint are there, in order
+    List<Long> seqs = new ArrayList<>();
+    try (Wal wal =
+        Wal.open(
+            shardDir.resolve("wal"),
+            FileIO.DEFAULT,
+            Wal.Options.defaults(),
+            1,
+            (seq, op, body) -> seqs.add(seq))) {
+      assertThat(seqs).isNotEmpty();
+      assertThat(wal.lastSeq()).isEqualTo(seqs.getLast());
+    }
+    try (Collection c = Collection.open("fixture", dir, CONFIG, options())) {
+      assertThat(c.count()).isEqualTo(POINTS - DELETED.size());
+      assertThat(c.info().segmentInfos().stream().filter(Collection.SegmentInfo::indexed))
+          .as("the sealed segment")
+          .hasSize(1);
+      for (int i = 0; i < POINTS; i++) {
+        Record r = c.get(PointId.of(i), true, true);
+        if (DELETED.contains(i)) {
+          assertThat(r).as("deleted point %d", i).isNull();
+          continue;
+        }
+        assertThat(r).as("point %d", i).isNotNull();
+        assertThat(r.vector()).as("vector of %d", i).containsExactly(vector(i));
+        assertThat(new String(r.payload(), StandardCharsets.UTF_8))
+            .as("payload of %d", i)
+            .isEqualTo(new String(payload(i, i == REWRITTEN ? 2 : 1), StandardCharsets.UTF_8));
+      }
+      // the payload index and the graph answer as the points say
+      Filter red =
+          FilterParser.parse(
+              M.readTree("{\"must\":[{\"key\":\"tag\",\"match\":{\"value\":\"red\"}}]}"), "filter");
+      long reds = 0;
+      for (int i = 0; i < POINTS; i++) {
+        if (i % 3 == 0 && !DELETED.contains(i)) {
+          reds++;
+        }
+      }
+      assertThat(c.count(red)).isEqualTo(reds);
+      assertThat(c.payloadSchema().field("tag")).isNotNull();
+      for (int q : new int[] {0, 10, 20, 31, 36}) {
+        List<Record> hits =
+            c.search(
+                new SearchRequest(
+                    vector(q), 5, 0, null, new SearchParams(0, 0, 0, false), false, false));
+        assertThat(hits.stream().map(h -> (int) h.id().number()).toList())
+            .as("nearest to point %d", q)
+            .isEqualTo(exactNearest(vector(q), 5));
+      }
+    }
+  }
+
+  private static List<Integer> exactNearest(float[] q, int k) {
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < POINTS; i++) {
+      if (!DELETED.contains(i)) {
+        ids.add(i);
+      }
+    }
+    ids.sort(
+        Comparator.comparingDouble((Integer i) -> Distance.EUCLID.score(q, vector(i), 0))
+            .thenComparing(i -> i));
+    return ids.subList(0, k);
+  }
+
+  private static List<Point> points(int from, int to, int version) {
+    List<Point> out = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      out.add(new Point(PointId.of(i), vector(i), payload(i, version)));
+    }
+    return out;
+  }
+
+  /** Builds on the calling thread, so the fixture's content does not depend on timing. */
+  private static Shard.Options options() {
+    return new Shard.Options(SEAL, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 100);
+  }
+
+  private static void copy(String resource, Path to) throws IOException, URISyntaxException {
+    URL url = OnDiskFormatsTest.class.getClassLoader().getResource(resource);
+    assertThat(url).as("fixture %s on the test class path", resource).isNotNull();
+    Path from = Path.of(url.toURI());
+    try (Stream<Path> files = Files.walk(from)) {
+      files.forEach(
+          p -> {
+            Path t = to.resolve(from.relativize(p).toString());
+            try {
+              if (Files.isDirectory(p)) {
+                Files.createDirectories(t);
+              } else {
+                try (InputStream in = Files.newInputStream(p)) {
+                  Files.copy(in, t, StandardCopyOption.REPLACE_EXISTING);
+                }
+              }
+            } catch (IOException e) {
+              throw new UncheckedIOException(e);
+            }
+          });
+    }
+  }
+}
