@@ -41,6 +41,7 @@ import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TopMerge;
 import io.flashvec.storage.FsyncPolicy;
 import io.grpc.StatusRuntimeException;
 import java.io.Closeable;
@@ -51,7 +52,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -712,12 +712,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
       int shard = s;
       fs.add(fanOut.submit(() -> call(p, shard, false, searchDeadline, st -> st.search(shardReq))));
     }
-    // Bounded heap of the k best, worst on top.
-    Comparator<Record> better = Comparator.comparingDouble(Record::score);
-    if (!config.distance().higherIsBetter()) {
-      better = better.reversed();
-    }
-    PriorityQueue<Record> heap = new PriorityQueue<>(k + 1, better);
+    TopMerge<Record> top = TopMerge.byScore(config.distance(), k);
     Set<String> failed = new HashSet<>();
     for (int s = 0; s < n; s++) {
       ShardSearchReply r;
@@ -729,23 +724,14 @@ public final class ClusterCollectionService implements CollectionService, Closea
       }
       Protos.addStats(stats, r.getStats());
       for (RecordMsg m : r.getRecordsList()) {
-        Record rec = Protos.record(m);
-        heap.add(rec);
-        if (heap.size() > k) {
-          heap.poll();
-        }
+        top.offer(Protos.record(m));
       }
     }
     if (!failed.isEmpty()) {
       stats.partial = true;
       LOG.warn("partial search result [collection={}, failed={}]", collection, failed);
     }
-    List<Record> best = new ArrayList<>(heap);
-    best.sort(better.reversed());
-    if (req.offset() >= best.size()) {
-      return List.of();
-    }
-    return List.copyOf(best.subList(req.offset(), best.size()));
+    return top.bestFirst(req.offset());
   }
 
   // ---------------------------------------------------------------- maintenance
@@ -991,7 +977,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
             .setFilterJson(FilterWriter.toJsonString(filter))
             .setWithPayload(withPayload)
             .setWithVector(withVector);
-    List<Record> all = new ArrayList<>();
+    TopMerge<Record> top = TopMerge.byTextScore(limit);
     for (List<RecordMsg> l :
         perShard(
             p.replicas().size(),
@@ -999,9 +985,9 @@ public final class ClusterCollectionService implements CollectionService, Closea
               TextSearchRequest req = b.clone().setShard(ref(collection, s)).build();
               return call(p, s, false, searchDeadline, st -> st.textSearch(req).getRecordsList());
             })) {
-      all.addAll(Protos.records(l));
+      top.offerAll(Protos.records(l));
     }
-    return Collection.mergeTextHits(all, limit);
+    return top.bestFirst(0);
   }
 
   @Override
@@ -1027,7 +1013,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
     if (startFrom != null) {
       b.setStartFrom(startFrom);
     }
-    List<Ordered> all = new ArrayList<>();
+    TopMerge<Ordered> top = TopMerge.byOrderValue(ascending, limit);
     for (List<OrderedMsg> l :
         perShard(
             p.replicas().size(),
@@ -1037,9 +1023,9 @@ public final class ClusterCollectionService implements CollectionService, Closea
                   p, s, false, searchDeadline, st -> st.scrollOrdered(req).getRecordsList());
             })) {
       for (OrderedMsg m : l) {
-        all.add(Protos.ordered(m));
+        top.offer(Protos.ordered(m));
       }
     }
-    return Collection.mergeOrdered(all, ascending, limit);
+    return top.bestFirst(0);
   }
 }

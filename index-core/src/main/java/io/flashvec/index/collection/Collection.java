@@ -15,6 +15,7 @@ import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TopMerge;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
@@ -24,7 +25,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -413,19 +413,11 @@ public final class Collection implements Closeable {
     }
     FilterEvaluator filter = req.filter() == null ? null : evaluator(req.filter());
     PreparedSearch search = new PreparedSearch(req, q, filter, stats);
-    List<Record> all = new ArrayList<>();
+    TopMerge<Record> top = TopMerge.byScore(config.distance(), k);
     for (Shard s : shards) {
-      all.addAll(s.search(search));
+      top.offerAll(s.search(search));
     }
-    Comparator<Record> order = Comparator.comparingDouble(Record::score);
-    if (config.distance().higherIsBetter()) {
-      order = order.reversed();
-    }
-    all.sort(order);
-    if (req.offset() >= all.size()) {
-      return List.of();
-    }
-    return List.copyOf(all.subList(req.offset(), Math.min(all.size(), k)));
+    return top.bestFirst(req.offset());
   }
 
   /**
@@ -606,18 +598,11 @@ public final class Collection implements Closeable {
       boolean withVector) {
     List<String> tokens = payloadSchema.textQuery(field, text);
     FilterEvaluator f = filter == null || filter.isEmpty() ? null : evaluator(filter);
-    List<Record> all = new ArrayList<>();
+    TopMerge<Record> top = TopMerge.byTextScore(limit);
     for (Shard s : shards) {
-      all.addAll(s.textSearch(field, tokens, limit, f, withPayload, withVector));
+      top.offerAll(s.textSearch(field, tokens, limit, f, withPayload, withVector));
     }
-    return mergeTextHits(all, limit);
-  }
-
-  /** The best {@code limit} of several shards' BM25 hits, best first. */
-  public static List<Record> mergeTextHits(List<Record> all, int limit) {
-    List<Record> sorted = new ArrayList<>(all);
-    sorted.sort(Comparator.comparingDouble(Record::score).reversed());
-    return List.copyOf(sorted.subList(0, Math.min(limit, sorted.size())));
+    return top.bestFirst(0);
   }
 
   /**
@@ -634,11 +619,11 @@ public final class Collection implements Closeable {
       boolean withVector) {
     PayloadFieldSchema f = orderField(payloadSchema, name, key, limit);
     FilterEvaluator fe = filter == null || filter.isEmpty() ? null : evaluator(filter);
-    List<Ordered> all = new ArrayList<>();
+    TopMerge<Ordered> top = TopMerge.byOrderValue(ascending, limit);
     for (Shard s : shards) {
-      all.addAll(s.orderedScroll(f, ascending, startFrom, limit, fe, withPayload, withVector));
+      top.offerAll(s.orderedScroll(f, ascending, startFrom, limit, fe, withPayload, withVector));
     }
-    return mergeOrdered(all, ascending, limit);
+    return top.bestFirst(0);
   }
 
   /**
@@ -665,16 +650,6 @@ public final class Collection implements Closeable {
       throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
     }
     return f;
-  }
-
-  /** The first {@code limit} of several shards' ordered scrolls (ties by id). */
-  public static List<Ordered> mergeOrdered(List<Ordered> all, boolean ascending, int limit) {
-    Comparator<Ordered> order =
-        Comparator.comparingDouble((Ordered o) -> ascending ? o.value() : -o.value())
-            .thenComparing(o -> o.record().id());
-    List<Ordered> sorted = new ArrayList<>(all);
-    sorted.sort(order);
-    return List.copyOf(sorted.subList(0, Math.min(limit, sorted.size())));
   }
 
   /** The changeable settings in force. */
