@@ -498,6 +498,17 @@ public final class Collection implements Closeable {
     synchronized (this) {
       PayloadSchema next = change.apply(payloadSchema);
       if (!next.equals(payloadSchema)) {
+        if (!next.isEmpty()) {
+          // Every disk segment's index is rebuilt for the new schema: refuse (507) rather than
+          // record a schema whose indexes cannot be built.
+          long need = 0;
+          for (Shard s : shards) {
+            need += s.payloadIndexBytes();
+          }
+          if (need > 0) {
+            shards[0].requireSpace(Shard.withMargin(need), "payload index creation");
+          }
+        }
         try {
           next.write(fileIo, dir);
         } catch (java.io.IOException e) {
@@ -745,6 +756,21 @@ public final class Collection implements Closeable {
 
   public List<Shard> shards() {
     return List.of(shards);
+  }
+
+  /**
+   * Cancels the shards' running index builds and compactions and starts no new ones (see {@link
+   * Shard#stopBackgroundWork}); returns what was running, per shard, or an empty list.
+   */
+  public List<String> stopBackgroundWork() {
+    List<String> out = new java.util.ArrayList<>();
+    for (Shard s : shards) {
+      String w = s.stopBackgroundWork();
+      if (w != null) {
+        out.add("shard " + s.shardId() + ": " + w);
+      }
+    }
+    return out;
   }
 
   @Override

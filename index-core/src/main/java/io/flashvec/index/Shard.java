@@ -9,6 +9,8 @@ import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
+import io.flashvec.storage.DiskFullException;
+import io.flashvec.storage.DiskSpace;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import java.io.Closeable;
@@ -70,7 +72,8 @@ public final class Shard implements Closeable {
       int defaultSearchList,
       Compaction compaction,
       SegmentBuilder segmentBuilder,
-      LiveIndexer liveIndexer) {
+      LiveIndexer liveIndexer,
+      DiskSpace space) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -87,6 +90,31 @@ public final class Shard implements Closeable {
       if (segmentBuilder == null) {
         segmentBuilder = SegmentBuilder.LOCAL;
       }
+      if (space == null) {
+        space = new DiskSpace(io, 0);
+      }
+    }
+
+    /** Options without a free-space reserve (writes stop only at a full disk). */
+    public Options(
+        int sealThresholdPoints,
+        Wal.Options wal,
+        FileIO io,
+        Executor buildExecutor,
+        int defaultSearchList,
+        Compaction compaction,
+        SegmentBuilder segmentBuilder,
+        LiveIndexer liveIndexer) {
+      this(
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          segmentBuilder,
+          liveIndexer,
+          null);
     }
 
     /** Options without live graphs (growing segments are searched exactly). */
@@ -146,6 +174,23 @@ public final class Shard implements Closeable {
       return new Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT);
     }
 
+    /**
+     * The same options with {@code space}'s free-space policy: writes are refused (HTTP 507) and
+     * index builds and compactions postponed while they would leave less than its reserve free.
+     */
+    public Options withDiskSpace(DiskSpace s) {
+      return new Options(
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          segmentBuilder,
+          liveIndexer,
+          s);
+    }
+
     /** The same options with index builds on {@code executor}. */
     public Options withBuildExecutor(Executor executor) {
       return new Options(
@@ -156,7 +201,8 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           segmentBuilder,
-          liveIndexer);
+          liveIndexer,
+          space);
     }
 
     /** The same options with background compaction as given. */
@@ -169,7 +215,8 @@ public final class Shard implements Closeable {
           defaultSearchList,
           c,
           segmentBuilder,
-          liveIndexer);
+          liveIndexer,
+          space);
     }
 
     /** The same options with another WAL fsync policy (a collection's bulk-load override). */
@@ -182,7 +229,8 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           segmentBuilder,
-          liveIndexer);
+          liveIndexer,
+          space);
     }
 
     /** The same options with segment builds done by {@code builder} (cluster: an index node). */
@@ -195,7 +243,8 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           builder,
-          liveIndexer);
+          liveIndexer,
+          space);
     }
 
     /**
@@ -218,7 +267,8 @@ public final class Shard implements Closeable {
           defaultSearchList,
           compaction,
           segmentBuilder,
-          indexer);
+          indexer,
+          space);
     }
   }
 
@@ -379,6 +429,11 @@ public final class Shard implements Closeable {
   private boolean recovering = true; // guarded by writeLock
   private volatile String checkpointFailure;
   private volatile boolean closed;
+  private volatile boolean
+      stopping; // background work cancelled (server shutdown), see stopBackgroundWork
+  private volatile int buildingSegment = -1; // the frozen segment the running build indexes
+  private final java.util.concurrent.atomic.AtomicLong spaceRetryMillis =
+      new java.util.concurrent.atomic.AtomicLong();
   private volatile String buildFailure;
 
   private Shard(
@@ -825,11 +880,12 @@ public final class Shard implements Closeable {
       }
     }
     byte[] body = WalCodec.encodeUpsert(points);
+    requireSpace(body.length, "upsert");
     long seq;
     GrowingSegment g;
     writeLock.lock();
     try {
-      seq = wal.append(WalCodec.OP_UPSERT, body);
+      seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
       applyUpsert(points, seq);
       g = growing;
     } finally {
@@ -876,7 +932,8 @@ public final class Shard implements Closeable {
     byte[] body = WalCodec.encodeDelete(ids);
     writeLock.lock();
     try {
-      long seq = wal.append(WalCodec.OP_DELETE, body);
+      // No reserve check: deleting (then compacting) is how a user frees space on a full disk.
+      long seq = appendWal(WalCodec.OP_DELETE, body, "delete");
       applyDelete(ids);
       return seq;
     } finally {
@@ -949,11 +1006,47 @@ public final class Shard implements Closeable {
       if (points.isEmpty()) {
         return 0;
       }
-      long seq = wal.append(WalCodec.OP_UPSERT, WalCodec.encodeUpsert(points));
+      byte[] body = WalCodec.encodeUpsert(points);
+      requireSpace(body.length, "payload update");
+      long seq = appendWal(WalCodec.OP_UPSERT, body, "payload update");
       applyUpsert(points, seq);
       return seq;
     } finally {
       writeLock.unlock();
+    }
+  }
+
+  /**
+   * Refuses a write of {@code bytes} that would leave less than the reserve free ({@link
+   * Options#space()}) with an {@link InsufficientStorageException} (HTTP 507).
+   */
+  void requireSpace(long bytes, String what) {
+    try {
+      options.space().require(dir, bytes, what);
+    } catch (DiskFullException e) {
+      throw new InsufficientStorageException(what, e);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the free space [dir=" + dir + "]", e);
+    }
+  }
+
+  /**
+   * Appends a record (write lock held). The WAL stays usable when the disk is full; that failure is
+   * an {@link InsufficientStorageException} (HTTP 507), and nothing was appended.
+   */
+  private long appendWal(byte op, byte[] body, String what) {
+    if (closed) {
+      throw new UnavailableException(
+          "Service unavailable: shard is closed [shard=" + shardId + "]");
+    }
+    try {
+      return wal.append(op, body);
+    } catch (UncheckedIOException e) {
+      DiskFullException full = DiskFullException.find(e);
+      if (full != null) {
+        throw new InsufficientStorageException(what, full);
+      }
+      throw e;
     }
   }
 
@@ -1164,7 +1257,7 @@ public final class Shard implements Closeable {
    */
   boolean enterJob() {
     synchronized (jobs) {
-      if (closed) {
+      if (closed || stopping) {
         return false;
       }
       runningJobs++;
@@ -1181,6 +1274,14 @@ public final class Shard implements Closeable {
 
   private void buildJob(Pending p) {
     GrowingSegment f = p.segment();
+    int[] liveOrds = liveOrdinals(f);
+    boolean fromGraph = sealFromLiveGraph(f, liveOrds.length);
+    long need = buildBytes(f, fromGraph ? null : liveOrds);
+    long usable = usableBytes();
+    if (usable >= 0 && usable - need < options.space().minFreeBytes()) {
+      postponeBuild(p, need, usable, "not enough free space");
+      return;
+    }
     int newId;
     writeLock.lock();
     try {
@@ -1189,21 +1290,29 @@ public final class Shard implements Closeable {
       writeLock.unlock();
     }
     Path target = segmentsDir.resolve(segmentDirName(newId));
+    long t0 = System.nanoTime();
+    DiskAnnSegment built = null;
+    boolean installed = false;
+    buildingSegment = f.id();
     try {
-      long t0 = System.nanoTime();
-      int[] liveOrds = liveOrdinals(f);
-      boolean fromGraph = sealFromLiveGraph(f, liveOrds.length);
-      DiskAnnSegment built = null;
       if (liveOrds.length > 0) {
         options.io().createDirectories(segmentsDir);
         if (fromGraph) {
           // ADR 0011: the live graph is the segment's graph; finish it here and write it.
-          f.indexSome(Integer.MAX_VALUE, () -> closed);
-          if (closed) {
-            return;
+          f.indexSome(Integer.MAX_VALUE, this::backgroundCancelled);
+          if (backgroundCancelled()) {
+            throw new java.util.concurrent.CancellationException("shard closing");
           }
           DiskAnnSegment.buildFromGraph(
-              options.io(), target, newId, f, distance, index, newestCodebook(), null);
+              options.io(),
+              target,
+              newId,
+              f,
+              distance,
+              index,
+              newestCodebook(),
+              null,
+              this::backgroundCancelled);
           liveOrds = new int[f.size()];
           for (int i = 0; i < liveOrds.length; i++) {
             liveOrds[i] = i;
@@ -1220,20 +1329,18 @@ public final class Shard implements Closeable {
                   f.dimension(),
                   distance,
                   index,
-                  null);
+                  null,
+                  this::backgroundCancelled);
         }
         built =
             DiskAnnSegment.open(
                 options.io(), target, newId, options.defaultSearchList(), inMemoryGraph());
         adopt(built);
-        try {
-          payloadIndexes.openDisk(built, target);
-        } catch (IOException | RuntimeException e) {
-          discard(built);
-          throw e;
-        }
+        payloadIndexes.openDisk(built, target);
       }
       install(p, built, liveOrds);
+      installed = true;
+      spaceRetryMillis.set(0);
       if (f.graph() != null) {
         f.graph().close(); // replaced: the indexer stops, the graph goes with the last reader
       }
@@ -1247,13 +1354,160 @@ public final class Shard implements Closeable {
           p.sealSeq(),
           fromGraph ? "live" : "built");
     } catch (Throwable t) {
-      buildFailure = t.toString();
-      f.markIndexing(false);
-      LOG.error(
-          "index build failed; the segment stays in memory and searched exactly [dir={}, segment={}]",
-          dir,
-          f.id(),
-          t);
+      if (!installed) {
+        if (built != null) {
+          discard(built);
+        }
+        removeUnfinished(target);
+      }
+      if (t instanceof java.util.concurrent.CancellationException || backgroundCancelled()) {
+        f.markIndexing(false);
+        LOG.info(
+            "index build cancelled, its files removed; it runs again from the WAL when the shard opens [dir={}, segment={}, millis={}]",
+            dir,
+            f.id(),
+            (System.nanoTime() - t0) / 1_000_000);
+      } else if (DiskFullException.isDiskFull(t)) {
+        postponeBuild(p, need, usableBytes(), "the disk filled up, its files removed");
+      } else {
+        buildFailure = t.toString();
+        f.markIndexing(false);
+        LOG.error(
+            "index build failed; the segment stays in memory and searched exactly [dir={}, segment={}]",
+            dir,
+            f.id(),
+            t);
+      }
+    } finally {
+      buildingSegment = -1;
+    }
+  }
+
+  /** Whether background builds and compactions must stop: closing, or stopping the server. */
+  boolean backgroundCancelled() {
+    return closed || stopping;
+  }
+
+  /**
+   * Cancels running index builds and compactions and starts no new ones (the server is shutting
+   * down). They stop at their next check (at most about a second of graph building), remove their
+   * temporary files, and run again when the shard is next opened: a build from the WAL records of
+   * its segment, which no checkpoint has covered, a compaction because its thresholds still hold.
+   * Writes and reads go on until {@link #close}. Returns what was running, or {@code null}.
+   */
+  public String stopBackgroundWork() {
+    stopping = true;
+    return runningWork();
+  }
+
+  /** The running build and compaction, for the log; {@code null} when there is none. */
+  private String runningWork() {
+    List<String> work = new ArrayList<>();
+    int b = buildingSegment;
+    if (b >= 0) {
+      work.add("index build of segment " + b);
+    }
+    Set<Integer> c = compactor.sourceIds();
+    if (!c.isEmpty()) {
+      work.add("compaction of segments " + new TreeSet<>(c));
+    }
+    return work.isEmpty() ? null : String.join(", ", work);
+  }
+
+  /** Free bytes of the data directory's device; -1 if the file system cannot tell. */
+  long usableBytes() {
+    try {
+      return options.space().usableBytes(dir);
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
+  /**
+   * What building {@code f} writes, with a margin: its segment files ({@code ords}: the live
+   * points; {@code null}: all, from its live graph) and, with a payload schema, its payload index.
+   */
+  private long buildBytes(GrowingSegment f, int[] ords) {
+    int n = ords == null ? f.size() : ords.length;
+    long payload = 0;
+    for (int i = 0; i < n; i++) {
+      byte[] b = f.payloadAt(ords == null ? i : ords[i]);
+      payload += b == null ? 0 : b.length;
+    }
+    long bytes = DiskAnnSegment.estimateBytes(n, dim, index, payload);
+    if (!payloadIndexes.schema().isEmpty()) {
+      bytes += 2 * payload;
+    }
+    return withMargin(bytes);
+  }
+
+  /** An estimate of written bytes plus a quarter and 1 MiB (file system metadata, rounding). */
+  static long withMargin(long bytes) {
+    return bytes + bytes / 4 + (1 << 20);
+  }
+
+  /**
+   * Retries a build that found too little free space later (1 s, doubling up to {@link
+   * #SPACE_RETRY_MAX_MILLIS}): one log line per attempt, and the segment stays in memory, searched
+   * exactly, its records in the WAL. Writes are refused meanwhile only when the reserve is reached.
+   */
+  private void postponeBuild(Pending p, long need, long usable, String why) {
+    long delay = nextSpaceRetry();
+    LOG.warn(
+        "index build postponed: {}; retrying in {} ms [dir={}, segment={}, neededBytes={}, usableBytes={}, minFreeBytes={}]",
+        why,
+        delay,
+        dir,
+        p.segment().id(),
+        need,
+        usable,
+        options.space().minFreeBytes());
+    java.util.concurrent.CompletableFuture.delayedExecutor(
+            delay, java.util.concurrent.TimeUnit.MILLISECONDS)
+        .execute(() -> retryBuild(p));
+  }
+
+  /** The next wait before a retry for lack of space (shared by builds and compactions). */
+  long nextSpaceRetry() {
+    return spaceRetryMillis.updateAndGet(
+        d -> d == 0 ? SPACE_RETRY_MIN_MILLIS : Math.min(2 * d, SPACE_RETRY_MAX_MILLIS));
+  }
+
+  /** Notes that a build or compaction went through: the next retry for lack of space is quick. */
+  void spaceRetryDone() {
+    spaceRetryMillis.set(0);
+  }
+
+  static final long SPACE_RETRY_MIN_MILLIS = 1_000;
+  static final long SPACE_RETRY_MAX_MILLIS = 30_000;
+
+  private void retryBuild(Pending p) {
+    writeLock.lock();
+    try {
+      if (backgroundCancelled() || !pending.contains(p)) {
+        p.segment().markIndexing(false);
+        return;
+      }
+      if (deferBuilds) {
+        p.segment().markIndexing(false); // a bulk load began: built when it ends
+        return;
+      }
+      submitBuild(p);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      p.segment().markIndexing(false); // the node is shutting down
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Removes a build's or compaction's output that was not installed (nothing refers to it). */
+  void removeUnfinished(Path target) {
+    try {
+      options.io().deleteTree(target.resolveSibling(target.getFileName() + ".tmp"));
+      options.io().deleteTree(target);
+    } catch (IOException | RuntimeException e) {
+      // Not in the manifest: the next open removes it.
+      LOG.warn("cannot remove an unfinished segment [dir={}]", target, e);
     }
   }
 
@@ -1441,6 +1695,20 @@ public final class Shard implements Closeable {
     } finally {
       exitJob(); // close waits for this: no index build writes into a deleted collection
     }
+  }
+
+  /**
+   * What building the payload indexes of this shard's disk segments writes (twice their payload
+   * bytes), for a free-space check before a schema change.
+   */
+  long payloadIndexBytes() {
+    long n = 0;
+    for (Segment s : snapshot.segments()) {
+      if (s instanceof DiskAnnSegment d) {
+        n += 2 * d.payloadFileBytes();
+      }
+    }
+    return n;
   }
 
   /** The shard's payload indexes (text search, order_by, statistics). */
@@ -2095,23 +2363,37 @@ public final class Shard implements Closeable {
     } finally {
       writeLock.unlock();
     }
-    // Running jobs notice `closed` at their next step (a jvector build runs to its end first).
-    synchronized (jobs) {
-      boolean interrupted = false;
-      while (runningJobs > 0) {
-        try {
-          jobs.wait();
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+    long t0 = System.nanoTime();
+    String cancelled = runningWork();
+    if (cancelled != null) {
+      LOG.info("shard closing, cancelling background work [dir={}, work={}]", dir, cancelled);
     }
     try {
+      // First: no write can come any more, and running jobs neither append nor checkpoint once
+      // `closed` is set (their installs check it under the write lock).
       wal.close();
     } finally {
+      // Running jobs notice `closed` at their next check and remove their files.
+      synchronized (jobs) {
+        boolean interrupted = false;
+        while (runningJobs > 0) {
+          try {
+            jobs.wait();
+          } catch (InterruptedException e) {
+            interrupted = true;
+          }
+        }
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      if (cancelled != null) {
+        LOG.info(
+            "shard background work stopped [dir={}, work={}, millis={}]",
+            dir,
+            cancelled,
+            (System.nanoTime() - t0) / 1_000_000);
+      }
       payloadIndexes.close();
       // Drop the shard's references: segments close now, or when the last search (or a running
       // compaction) releases its snapshot.

@@ -1,13 +1,16 @@
 package io.flashvec.index;
 
 import io.flashvec.index.jvector.DiskAnnSegment;
+import io.flashvec.storage.DiskFullException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -161,7 +164,7 @@ final class ShardCompactor {
     try {
       int n = 0;
       // Bounded: each pass removes at least one source segment, a forced pass at most once each.
-      for (int pass = 0; pass < 64 && !shard.isClosed(); pass++) {
+      for (int pass = 0; pass < 64 && !shard.backgroundCancelled(); pass++) {
         Job job = shard.planCompaction(disk -> plan(disk, force));
         if (job == null) {
           break;
@@ -252,9 +255,14 @@ final class ShardCompactor {
     boolean installed = false;
     long t0 = System.nanoTime();
     int points = 0;
+    long need = 0;
     try {
       for (int[] o : job.ords()) {
         points += o.length;
+      }
+      need = outputBytes(job);
+      if (points > 0 && !roomFor(need, ids)) {
+        return false;
       }
       if (points > 0) {
         var io = shard.options().io();
@@ -271,9 +279,10 @@ final class ShardCompactor {
                 shard.dimension(),
                 shard.distance(),
                 shard.indexParams(),
-                config.pool());
-        if (shard.isClosed()) {
-          return false;
+                config.pool(),
+                shard::backgroundCancelled);
+        if (shard.backgroundCancelled()) {
+          throw new CancellationException("shard closing");
         }
         built =
             DiskAnnSegment.open(
@@ -289,6 +298,7 @@ final class ShardCompactor {
       if (installed) {
         done.incrementAndGet();
         failure = null;
+        shard.spaceRetryDone();
         LOG.info(
             "segments compacted [dir={}, reason={}, from={}, to={}, points={}, millis={}]",
             shard.directory(),
@@ -300,12 +310,22 @@ final class ShardCompactor {
       }
       return installed;
     } catch (IOException | RuntimeException e) {
-      failure = e.toString();
-      LOG.error(
-          "compaction failed; the source segments stay in use [dir={}, from={}]",
-          shard.directory(),
-          ids,
-          e);
+      if (e instanceof CancellationException || shard.backgroundCancelled()) {
+        LOG.info(
+            "compaction cancelled, its files removed; it runs again when the shard opens [dir={}, from={}, millis={}]",
+            shard.directory(),
+            ids,
+            (System.nanoTime() - t0) / 1_000_000);
+      } else if (DiskFullException.isDiskFull(e)) {
+        retryForSpace(need, shard.usableBytes(), ids, "the disk filled up, its files removed");
+      } else {
+        failure = e.toString();
+        LOG.error(
+            "compaction failed; the source segments stay in use [dir={}, from={}]",
+            shard.directory(),
+            ids,
+            e);
+      }
       return false;
     } finally {
       job.held().release();
@@ -313,14 +333,53 @@ final class ShardCompactor {
         if (built != null) {
           shard.discard(built);
         }
-        try {
-          // Not in any manifest: safe to remove (a crash instead leaves it to the next open).
-          shard.options().io().deleteTree(target);
-          shard.options().io().deleteTree(target.resolveSibling(target.getFileName() + ".tmp"));
-        } catch (IOException e) {
-          LOG.warn("cannot remove an abandoned compaction output [dir={}]", target, e);
-        }
+        // Not in any manifest: safe to remove (a crash instead leaves it to the next open).
+        shard.removeUnfinished(target);
       }
     }
+  }
+
+  /**
+   * The bytes a compaction writes, with a margin: each source's files in the share of its points
+   * that survive, and as much again for payload indexes when the shard has a payload schema.
+   */
+  private long outputBytes(Job job) {
+    double bytes = 0;
+    List<DiskAnnSegment> sources = job.plan().sources();
+    for (int i = 0; i < sources.size(); i++) {
+      DiskAnnSegment d = sources.get(i);
+      if (d.size() > 0) {
+        bytes += (double) d.diskBytes() * job.ords().get(i).length / d.size();
+      }
+    }
+    if (!shard.payloadIndexes().schema().isEmpty()) {
+      bytes *= 2;
+    }
+    return Shard.withMargin((long) bytes);
+  }
+
+  /** Whether {@code need} bytes fit above the reserve; if not, schedules a retry and says so. */
+  private boolean roomFor(long need, List<Integer> ids) {
+    long usable = shard.usableBytes();
+    if (usable < 0 || usable - need >= shard.options().space().minFreeBytes()) {
+      return true;
+    }
+    retryForSpace(need, usable, ids, "not enough free space");
+    return false;
+  }
+
+  /** Logs a compaction postponed for lack of space and schedules the next threshold pass. */
+  private void retryForSpace(long need, long usable, List<Integer> ids, String why) {
+    long delay = shard.nextSpaceRetry();
+    LOG.warn(
+        "compaction postponed: {}; retrying in {} ms [dir={}, from={}, neededBytes={}, usableBytes={}, minFreeBytes={}]",
+        why,
+        delay,
+        shard.directory(),
+        ids,
+        need,
+        usable,
+        shard.options().space().minFreeBytes());
+    CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(this::maybeSchedule);
   }
 }

@@ -46,10 +46,12 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntPredicate;
 
 /**
@@ -82,6 +84,9 @@ import java.util.function.IntPredicate;
  * freed memory).
  */
 public final class DiskAnnSegment implements Segment, Closeable {
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(DiskAnnSegment.class);
 
   static final String META_FORMAT = "segment-meta";
   static final String DELETED_FORMAT = "segment-deleted";
@@ -283,6 +288,101 @@ public final class DiskAnnSegment implements Segment, Closeable {
       IndexParams params,
       ForkJoinPool pool)
       throws IOException {
+    return build(io, dir, segmentId, sources, ords, dim, distance, params, pool, NEVER_CANCELLED);
+  }
+
+  private static final BooleanSupplier NEVER_CANCELLED = () -> false;
+
+  /**
+   * Graph nodes inserted per build thread between two checks of a build's cancellation: one such
+   * slice takes ~0.1–1.3 s of CPU (96-d to 768-d points), so a shutdown waits at most about that
+   * long for a graph build, while the barrier between slices costs the build well under 1%.
+   */
+  static final int GRAPH_SLICE_PER_THREAD = 256;
+
+  /**
+   * {@link #build(FileIO, Path, int, List, List, int, Distance, IndexParams, ForkJoinPool)} that
+   * checks {@code cancelled} between its steps and between slices of the graph build (jvector's
+   * {@code GraphIndexBuilder.build} cannot be stopped, so the nodes are added here in slices of
+   * {@link #GRAPH_SLICE_PER_THREAD} per thread) and then throws a {@link CancellationException}.
+   * Whenever it throws (cancelled, a full disk, any failure) it removes {@code dir.tmp}, and {@code
+   * dir} if the rename had happened: no temporary files are left behind. PQ training, one step of
+   * jvector's, runs to its end (seconds, on a sample of at most {@value #ROTATED_PQ_SAMPLE}
+   * points).
+   */
+  public static int build(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int dim,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
+      throws IOException {
+    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
+    boolean done = false;
+    try {
+      int n =
+          buildInto(io, tmp, dir, segmentId, sources, ords, dim, distance, params, pool, cancelled);
+      done = true;
+      return n;
+    } finally {
+      if (!done) {
+        removeOutput(io, tmp, dir);
+      }
+    }
+  }
+
+  /** Removes what a failed or cancelled build wrote; a failure to do so is logged. */
+  private static void removeOutput(FileIO io, Path tmp, Path dir) {
+    try {
+      io.deleteTree(tmp);
+      io.deleteTree(dir);
+    } catch (IOException | RuntimeException e) {
+      // The next open removes directories that no manifest lists.
+      LOG.warn("cannot remove the output of a failed segment build [dir={}]", tmp, e);
+    }
+  }
+
+  /** Throws if the build was cancelled. */
+  private static void checkCancelled(BooleanSupplier cancelled, int segmentId) {
+    if (cancelled.getAsBoolean()) {
+      throw new CancellationException("segment build cancelled [segment=" + segmentId + "]");
+    }
+  }
+
+  /**
+   * Bytes a segment of {@code points} points will take on disk (graph file with the vectors inline,
+   * PQ codes and codebook, metadata with ids and {@code payloadBytes} of payloads, the deletion
+   * bitmap), without its payload index: for free-space checks before a build. Rounded up, not
+   * exact.
+   */
+  public static long estimateBytes(int points, int dim, IndexParams params, long payloadBytes) {
+    int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : defaultSubspaces(dim);
+    subspaces = Math.min(subspaces, dim);
+    long graph = GraphFile.fileBytes(points, dim, params.maxDegree());
+    long pq = (long) points * subspaces + 256L * dim * 4 + (long) dim * dim * 4 + 4096;
+    long meta = (long) points * (17 + 4 + 8) + payloadBytes + 4096;
+    long deleted = points / 8 + 4096;
+    return graph + pq + meta + deleted;
+  }
+
+  private static int buildInto(
+      FileIO io,
+      Path tmp,
+      Path dir,
+      int segmentId,
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int dim,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
+      throws IOException {
     if (sources.size() != ords.size()) {
       throw new IllegalArgumentException(
           "one ordinal array per source [sources="
@@ -298,7 +398,6 @@ public final class DiskAnnSegment implements Segment, Closeable {
     for (int[] o : ords) {
       n += o.length;
     }
-    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
     io.deleteTree(tmp);
     io.createDirectories(tmp);
     List<VectorFloat<?>> vectors = new ArrayList<>(n);
@@ -323,7 +422,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
     // RAM for how many extra nodes the beam expands. Default: see defaultSubspaces.
     int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : defaultSubspaces(dim);
     subspaces = Math.min(subspaces, dim);
+    checkCancelled(cancelled, segmentId);
     PqCodes codes = trainPq(ravv, n, dim, subspaces, distance == Distance.EUCLID, pool);
+    checkCancelled(cancelled, segmentId);
 
     // One flat Vamana layer (ADR 0013): the file keeps layer 0 only and every search starts at the
     // entry node, so the layer must be navigable from there on its own. jvector's default
@@ -356,7 +457,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
                 params.alpha(),
                 addHierarchy,
                 refine)) {
-      ImmutableGraphIndex g = builder.build(ravv);
+      ImmutableGraphIndex g = buildGraph(builder, ravv, n, pool, cancelled, segmentId);
       try (var view = g.getView()) {
         int entry = n == 0 ? 0 : view.entryNode().node;
         GraphFile.write(
@@ -369,6 +470,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
             new GraphFile.NodeSource() {
               @Override
               public float[] vector(int ord) {
+                if ((ord & 4095) == 0) {
+                  checkCancelled(cancelled, segmentId);
+                }
                 return raw[ord];
               }
 
@@ -384,8 +488,40 @@ public final class DiskAnnSegment implements Segment, Closeable {
             });
       }
     }
+    checkCancelled(cancelled, segmentId);
     finish(io, tmp, dir, segmentId, n, dim, distance, codes, ids, payloads);
     return n;
+  }
+
+  /**
+   * What jvector's {@code GraphIndexBuilder.build(ravv)} does (add every node on the builder's SIMD
+   * pool, then {@code cleanup}), in slices with a cancellation check between them.
+   */
+  private static ImmutableGraphIndex buildGraph(
+      GraphIndexBuilder builder,
+      ListRandomAccessVectorValues ravv,
+      int n,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled,
+      int segmentId) {
+    ForkJoinPool simd =
+        pool != null ? pool : io.github.jbellis.jvector.util.PhysicalCoreExecutor.pool();
+    var vectors = ravv.threadLocalSupplier();
+    int slice = Math.max(64, GRAPH_SLICE_PER_THREAD * simd.getParallelism());
+    for (int from = 0; from < n; from += slice) {
+      checkCancelled(cancelled, segmentId);
+      int start = from;
+      int end = Math.min(n, from + slice);
+      simd.submit(
+              () ->
+                  java.util.stream.IntStream.range(start, end)
+                      .parallel()
+                      .forEach(node -> builder.addGraphNode(node, vectors.get().getVector(node))))
+          .join();
+    }
+    checkCancelled(cancelled, segmentId);
+    builder.cleanup();
+    return builder.getGraph();
   }
 
   /**
@@ -464,6 +600,54 @@ public final class DiskAnnSegment implements Segment, Closeable {
       io.flashvec.index.disk.PqCodebook codebook,
       ForkJoinPool pool)
       throws IOException {
+    return buildFromGraph(
+        io, dir, segmentId, src, distance, params, codebook, pool, NEVER_CANCELLED);
+  }
+
+  /**
+   * {@link #buildFromGraph(FileIO, Path, int, GrowingSegment, Distance, IndexParams,
+   * io.flashvec.index.disk.PqCodebook, ForkJoinPool)}, cancellable and leaving nothing behind when
+   * it fails, like {@link #build(FileIO, Path, int, List, List, int, Distance, IndexParams,
+   * ForkJoinPool, BooleanSupplier)}.
+   */
+  public static int buildFromGraph(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment src,
+      Distance distance,
+      IndexParams params,
+      io.flashvec.index.disk.PqCodebook codebook,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
+      throws IOException {
+    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
+    boolean done = false;
+    try {
+      int n =
+          buildFromGraphInto(
+              io, tmp, dir, segmentId, src, distance, params, codebook, pool, cancelled);
+      done = true;
+      return n;
+    } finally {
+      if (!done) {
+        removeOutput(io, tmp, dir);
+      }
+    }
+  }
+
+  private static int buildFromGraphInto(
+      FileIO io,
+      Path tmp,
+      Path dir,
+      int segmentId,
+      GrowingSegment src,
+      Distance distance,
+      IndexParams params,
+      io.flashvec.index.disk.PqCodebook codebook,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
+      throws IOException {
     if (pool == null) {
       pool = defaultBuildPool;
     }
@@ -480,7 +664,6 @@ public final class DiskAnnSegment implements Segment, Closeable {
               + (g == null ? -1 : g.size())
               + "]");
     }
-    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
     io.deleteTree(tmp);
     io.createDirectories(tmp);
     g.trimToMaxDegree();
@@ -494,6 +677,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
         new GraphFile.NodeSource() {
           @Override
           public float[] vector(int ord) {
+            if ((ord & 4095) == 0) {
+              checkCancelled(cancelled, segmentId);
+            }
             return src.vectorAt(ord);
           }
 
@@ -523,7 +709,9 @@ public final class DiskAnnSegment implements Segment, Closeable {
                   pool)
               .codebook();
     }
+    checkCancelled(cancelled, segmentId);
     byte[] codes = encodeAll(codebook, n, src::vectorAt, pool);
+    checkCancelled(cancelled, segmentId);
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
     for (int i = 0; i < n; i++) {
@@ -1120,6 +1308,14 @@ public final class DiskAnnSegment implements Segment, Closeable {
   @Override
   public float[] vectorAt(int ord) {
     return graph.vector(ord);
+  }
+
+  /**
+   * Bytes of the metadata file that holds the payloads (0 when no point has one): about what a
+   * payload index of this segment takes, for free-space checks.
+   */
+  public long payloadFileBytes() {
+    return metaMap == null ? 0 : metaMap.size();
   }
 
   @Override

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
+import java.util.function.BooleanSupplier;
 
 /**
  * Writes a disk segment's files: the seam between a shard (which decides what to build and installs
@@ -19,8 +20,45 @@ import java.util.concurrent.ForkJoinPool;
 @FunctionalInterface
 public interface SegmentBuilder {
 
-  /** Builds in this process. */
-  SegmentBuilder LOCAL = DiskAnnSegment::build;
+  /**
+   * Builds in this process; cancellable between steps (see {@link #build(FileIO, Path, int, List,
+   * List, int, Distance, IndexParams, ForkJoinPool, BooleanSupplier)}).
+   */
+  SegmentBuilder LOCAL =
+      new SegmentBuilder() {
+        @Override
+        public int build(
+            FileIO io,
+            Path dir,
+            int segmentId,
+            List<? extends Segment> sources,
+            List<int[]> ords,
+            int dim,
+            Distance distance,
+            IndexParams params,
+            ForkJoinPool pool)
+            throws IOException {
+          return DiskAnnSegment.build(
+              io, dir, segmentId, sources, ords, dim, distance, params, pool);
+        }
+
+        @Override
+        public int build(
+            FileIO io,
+            Path dir,
+            int segmentId,
+            List<? extends Segment> sources,
+            List<int[]> ords,
+            int dim,
+            Distance distance,
+            IndexParams params,
+            ForkJoinPool pool,
+            BooleanSupplier cancelled)
+            throws IOException {
+          return DiskAnnSegment.build(
+              io, dir, segmentId, sources, ords, dim, distance, params, pool, cancelled);
+        }
+      };
 
   /**
    * Builds segment {@code segmentId} from the points {@code ords.get(i)} of {@code sources.get(i)},
@@ -39,4 +77,25 @@ public interface SegmentBuilder {
       IndexParams params,
       ForkJoinPool pool)
       throws IOException;
+
+  /**
+   * {@link #build(FileIO, Path, int, List, List, int, Distance, IndexParams, ForkJoinPool)} that
+   * stops soon after {@code cancelled} turns true (a server shutting down): it then throws a {@link
+   * java.util.concurrent.CancellationException} and leaves neither {@code dir} nor its temporary
+   * directory behind. A builder that cannot be cancelled runs to its end.
+   */
+  default int build(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int dim,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
+      throws IOException {
+    return build(io, dir, segmentId, sources, ords, dim, distance, params, pool);
+  }
 }
