@@ -17,6 +17,15 @@ public class InsufficientStorageException extends FlashVecException {
     super(message(what, cause.usableBytes(), cause.minFreeBytes()), cause);
   }
 
+  /**
+   * For a failure whose cause chain holds the operating system's ENOSPC rather than a {@link
+   * DiskFullException}; {@code usableBytes} measured by the caller ({@code -1}: unknown).
+   */
+  public InsufficientStorageException(
+      String what, long usableBytes, long minFreeBytes, Throwable cause) {
+    super(message(what, usableBytes, minFreeBytes), cause);
+  }
+
   /** The client-facing message for a refused {@code what} (e.g. {@code "upsert"}). */
   static String message(String what, long usableBytes, long minFreeBytes) {
     StringBuilder b =

@@ -2,6 +2,7 @@ package io.flashvec.api.web;
 
 import io.flashvec.index.FlashVecException;
 import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.DiskFullException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.annotation.Order;
@@ -77,6 +78,15 @@ public class ErrorHandler implements WebExceptionHandler {
       LOG.error("corrupt data [path={}]", exchange.getRequest().getPath(), ce);
       return Json.error(
           HttpStatus.INTERNAL_SERVER_ERROR, "Service internal error: " + ce.getMessage(), t0);
+    }
+    if (DiskFullException.isDiskFull(ex)) {
+      // A write path that did not say 507 itself (typed ones are FlashVecExceptions above).
+      LOG.warn("request failed: the disk is full [path={}]", exchange.getRequest().getPath(), ex);
+      return Json.error(
+          HttpStatus.INSUFFICIENT_STORAGE,
+          "Insufficient storage: the data directory's disk is full; writes resume once space is"
+              + " freed",
+          t0);
     }
     if (ex instanceof ResponseStatusException rse) {
       HttpStatusCode code = rse.getStatusCode();
