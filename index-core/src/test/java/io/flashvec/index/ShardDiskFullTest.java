@@ -275,10 +275,10 @@ class ShardDiskFullTest {
   // ---------------------------------------------------------------- cancellation on close
 
   /**
-   * A build in progress is cancelled by {@link Shard#close}: the graph build checks for it between
-   * slices of nodes (the gate holds the build at its fourth check, inside the graph loop, until the
-   * shard is closing), it stops at the next check, removes its files, and the reopened shard builds
-   * the segment again from the WAL.
+   * A build in progress is cancelled by {@link Shard#close}: the build checks for it between its
+   * steps and slices (the gate holds it at its fourth check until the shard is closing), stops at
+   * the next check, removes its files, and the reopened shard builds the segment again from the
+   * WAL.
    */
   @Test
   void closeCancelsARunningBuildWhichRunsAgainAfterReopening() throws Exception {

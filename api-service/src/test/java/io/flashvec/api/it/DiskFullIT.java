@@ -75,9 +75,7 @@ class DiskFullIT {
         for (int i = 0; i < 10; i++) {
           writeOk(http, rnd);
         }
-        assertThat(Files.readString(log))
-            .doesNotContain("WAL failed")
-            .contains("WAL appends resumed");
+        assertThat(Files.readString(log)).doesNotContain("WAL failed");
         awaitNoTempFiles(data);
         server.restart();
         assertAllAcknowledgedAreThere(new Http(server.url()));

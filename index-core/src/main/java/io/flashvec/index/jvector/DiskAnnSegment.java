@@ -423,8 +423,14 @@ public final class DiskAnnSegment implements Segment, Closeable {
     int subspaces = params.pqSubspaces() > 0 ? params.pqSubspaces() : defaultSubspaces(dim);
     subspaces = Math.min(subspaces, dim);
     checkCancelled(cancelled, segmentId);
-    PqCodes codes = trainPq(ravv, n, dim, subspaces, distance == Distance.EUCLID, pool);
-    checkCancelled(cancelled, segmentId);
+    ForkJoinPool trainOn = pool;
+    int m = subspaces;
+    int count = n;
+    PqCodes codes =
+        abandonable(
+            () -> trainPq(ravv, count, dim, m, distance == Distance.EUCLID, trainOn),
+            cancelled,
+            segmentId);
 
     // One flat Vamana layer (ADR 0013): the file keeps layer 0 only and every search starts at the
     // entry node, so the layer must be navigable from there on its own. jvector's default
@@ -497,7 +503,7 @@ public final class DiskAnnSegment implements Segment, Closeable {
    * What jvector's {@code GraphIndexBuilder.build(ravv)} does (add every node on the builder's SIMD
    * pool, then {@code cleanup}), in slices with a cancellation check between them.
    */
-  private static ImmutableGraphIndex buildGraph(
+  static ImmutableGraphIndex buildGraph(
       GraphIndexBuilder builder,
       ListRandomAccessVectorValues ravv,
       int n,
@@ -520,8 +526,54 @@ public final class DiskAnnSegment implements Segment, Closeable {
           .join();
     }
     checkCancelled(cancelled, segmentId);
-    builder.cleanup();
-    return builder.getGraph();
+    return abandonable(
+        () -> {
+          builder.cleanup();
+          return builder.getGraph();
+        },
+        cancelled,
+        segmentId);
+  }
+
+  /** How often a build waiting for an {@link #abandonable} step checks its cancellation. */
+  static final long ABANDON_POLL_MILLIS = 50;
+
+  /**
+   * Runs a jvector step that cannot be stopped (PQ training's k-means, the graph's final cleanup
+   * pass: seconds to tens of seconds for large segments) on a thread of its own and waits for it,
+   * checking {@code cancelled} every {@value #ABANDON_POLL_MILLIS} ms. When cancelled, the build
+   * gives the step up and throws at once; the step finishes in the background on heap copies of the
+   * data and its result is dropped. So a shutdown never waits for it.
+   */
+  static <T> T abandonable(
+      java.util.function.Supplier<T> step, BooleanSupplier cancelled, int segmentId) {
+    if (cancelled == NEVER_CANCELLED) {
+      return step.get();
+    }
+    java.util.concurrent.CompletableFuture<T> f =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            step,
+            r ->
+                Thread.ofPlatform().name("flashvec-build-step-" + segmentId).daemon(true).start(r));
+    while (true) {
+      checkCancelled(cancelled, segmentId);
+      try {
+        return f.get(ABANDON_POLL_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        // not done yet: check the cancellation again
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CancellationException("segment build interrupted [segment=" + segmentId + "]");
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof RuntimeException re) {
+          throw re;
+        }
+        if (e.getCause() instanceof Error err) {
+          throw err;
+        }
+        throw new IllegalStateException(e.getCause());
+      }
+    }
   }
 
   /**
@@ -699,18 +751,26 @@ public final class DiskAnnSegment implements Segment, Closeable {
       for (int i = 0; i < sample; i++) {
         vs.add(VTS.createFloatVector(src.vectorAt((int) ((long) i * n / sample))));
       }
+      ForkJoinPool trainOn = pool;
+      int m = subspaces;
       codebook =
-          trainPq(
-                  new ListRandomAccessVectorValues(vs, dim),
-                  sample,
-                  dim,
-                  subspaces,
-                  distance == Distance.EUCLID,
-                  pool)
+          abandonable(
+                  () ->
+                      trainPq(
+                          new ListRandomAccessVectorValues(vs, dim),
+                          sample,
+                          dim,
+                          m,
+                          distance == Distance.EUCLID,
+                          trainOn),
+                  cancelled,
+                  segmentId)
               .codebook();
     }
-    checkCancelled(cancelled, segmentId);
-    byte[] codes = encodeAll(codebook, n, src::vectorAt, pool);
+    io.flashvec.index.disk.PqCodebook book = codebook;
+    ForkJoinPool encodeOn = pool;
+    byte[] codes =
+        abandonable(() -> encodeAll(book, n, src::vectorAt, encodeOn), cancelled, segmentId);
     checkCancelled(cancelled, segmentId);
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];

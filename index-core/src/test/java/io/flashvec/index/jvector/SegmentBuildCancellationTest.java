@@ -10,13 +10,22 @@ import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.storage.testing.FaultyFileIO.Op;
 import io.flashvec.storage.testing.TestSeeds;
+import io.github.jbellis.jvector.graph.GraphIndexBuilder;
+import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
+import io.github.jbellis.jvector.graph.similarity.BuildScoreProvider;
+import io.github.jbellis.jvector.vector.VectorSimilarityFunction;
+import io.github.jbellis.jvector.vector.VectorizationProvider;
+import io.github.jbellis.jvector.vector.types.VectorFloat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -74,39 +83,52 @@ class SegmentBuildCancellationTest {
 
   @Test
   void theGraphBuildChecksForCancellationBetweenSlices() throws IOException {
-    Path dir = tmp.resolve("seg-0000000001");
-    // Checks: before PQ training, after it, then one per slice of 256 nodes (one thread).
     int slices =
         (N + DiskAnnSegment.GRAPH_SLICE_PER_THREAD - 1) / DiskAnnSegment.GRAPH_SLICE_PER_THREAD;
     AtomicInteger checks = new AtomicInteger();
-    int built =
-        DiskAnnSegment.build(
-            io,
-            dir,
-            1,
-            List.of(source),
-            List.of(all()),
-            DIM,
-            Distance.EUCLID,
-            IndexParams.DEFAULT,
-            pool,
-            () -> {
-              checks.incrementAndGet();
-              return false;
-            });
-    assertThat(built).isEqualTo(N);
+    try (GraphIndexBuilder builder = builder()) {
+      var graph =
+          DiskAnnSegment.buildGraph(
+              builder,
+              vectors(),
+              N,
+              pool,
+              () -> {
+                checks.incrementAndGet();
+                return false;
+              },
+              1);
+      assertThat(graph.size(0)).isEqualTo(N);
+    }
     assertThat(checks.get())
-        .as("checks of an uncancelled build")
-        .isGreaterThanOrEqualTo(2 + slices);
+        .as(
+            "one check per slice of %d nodes, then at least one during the cleanup",
+            DiskAnnSegment.GRAPH_SLICE_PER_THREAD)
+        .isGreaterThanOrEqualTo(slices + 1);
 
-    // Cancelled at the fourth check: the second slice of the graph.
-    Path other = tmp.resolve("seg-0000000002");
+    // Cancelled before the third slice: it stops there.
     AtomicInteger seen = new AtomicInteger();
+    try (GraphIndexBuilder builder = builder()) {
+      assertThatThrownBy(
+              () ->
+                  DiskAnnSegment.buildGraph(
+                      builder, vectors(), N, pool, () -> seen.incrementAndGet() >= 3, 2))
+          .isInstanceOf(CancellationException.class)
+          .hasMessage("segment build cancelled [segment=2]");
+    }
+    assertThat(seen.get()).isEqualTo(3);
+  }
+
+  @Test
+  void aCancelledBuildStopsAtOnceAndLeavesNothing() throws IOException {
+    Path dir = tmp.resolve("seg-0000000002");
+    AtomicInteger seen = new AtomicInteger();
+    // The second check is the first wait for PQ training, which is given up.
     assertThatThrownBy(
             () ->
                 DiskAnnSegment.build(
                     io,
-                    other,
+                    dir,
                     2,
                     List.of(source),
                     List.of(all()),
@@ -114,13 +136,104 @@ class SegmentBuildCancellationTest {
                     Distance.EUCLID,
                     IndexParams.DEFAULT,
                     pool,
-                    () -> seen.incrementAndGet() >= 4))
+                    () -> seen.incrementAndGet() >= 2))
         .isInstanceOf(CancellationException.class)
         .hasMessage("segment build cancelled [segment=2]");
-    assertThat(seen.get()).as("stopped at the check that said so").isEqualTo(4);
-    assertThat(other).doesNotExist();
-    assertThat(other.resolveSibling(other.getFileName() + ".tmp")).doesNotExist();
+    assertThat(seen.get()).isEqualTo(2);
+    assertThat(dir).doesNotExist();
+    assertThat(dir.resolveSibling(dir.getFileName() + ".tmp")).doesNotExist();
+
+    // Uncancelled, the same build completes.
+    assertThat(
+            DiskAnnSegment.build(
+                io,
+                dir,
+                2,
+                List.of(source),
+                List.of(all()),
+                DIM,
+                Distance.EUCLID,
+                IndexParams.DEFAULT,
+                pool,
+                () -> false))
+        .isEqualTo(N);
     assertThat(dir).isDirectory();
+  }
+
+  @Test
+  void aStepThatCannotBeStoppedIsGivenUpWhenTheBuildIsCancelled() throws Exception {
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    AtomicBoolean cancelled = new AtomicBoolean();
+    AtomicBoolean finished = new AtomicBoolean();
+    Thread canceller =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    started.await();
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                  cancelled.set(true);
+                });
+    try {
+      assertThatThrownBy(
+              () ->
+                  DiskAnnSegment.abandonable(
+                      () -> {
+                        started.countDown();
+                        try {
+                          finish.await();
+                        } catch (InterruptedException e) {
+                          Thread.currentThread().interrupt();
+                        }
+                        finished.set(true);
+                        return 1;
+                      },
+                      cancelled::get,
+                      7))
+          .isInstanceOf(CancellationException.class)
+          .hasMessage("segment build cancelled [segment=7]");
+      assertThat(finished).as("given up while it still ran").isFalse();
+    } finally {
+      finish.countDown();
+      canceller.join();
+    }
+    // Failures of the step come through as they are.
+    assertThatThrownBy(
+            () ->
+                DiskAnnSegment.abandonable(
+                    () -> {
+                      throw new IllegalArgumentException("bad input");
+                    },
+                    () -> false,
+                    8))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("bad input");
+  }
+
+  private ListRandomAccessVectorValues vectors() {
+    List<VectorFloat<?>> vs = new ArrayList<>(N);
+    var vts = VectorizationProvider.getInstance().getVectorTypeSupport();
+    for (int i = 0; i < N; i++) {
+      vs.add(vts.createFloatVector(source.vectorAt(i)));
+    }
+    return new ListRandomAccessVectorValues(vs, DIM);
+  }
+
+  private GraphIndexBuilder builder() {
+    return new GraphIndexBuilder(
+        BuildScoreProvider.randomAccessScoreProvider(vectors(), VectorSimilarityFunction.EUCLIDEAN),
+        DIM,
+        16,
+        32,
+        1.2f,
+        1.2f,
+        false,
+        true,
+        pool,
+        pool);
   }
 
   @Test
