@@ -22,7 +22,7 @@ import tools.jackson.databind.node.ObjectNode;
 class ShutdownIT {
 
   private static final int DIM = 32;
-  private static final int POINTS = 40_000;
+  private static final int POINTS = 20_000;
 
   @TempDir Path tmp;
 
@@ -44,7 +44,7 @@ class ShutdownIT {
           "{\"vectors\":{\"size\":"
               + DIM
               + ",\"distance\":\"Euclid\"},"
-              + "\"index\":{\"max_degree\":64,\"build_search_list\":400}}";
+              + "\"index\":{\"max_degree\":64,\"build_search_list\":200}}";
       assertThat(http.put("/collections/c", create).status()).isEqualTo(200);
       for (int from = 1; from <= POINTS + 1; from += 2000) {
         Http.Response r =
