@@ -312,7 +312,7 @@ final class ShardCompactor {
     } catch (IOException | RuntimeException e) {
       if (e instanceof CancellationException || shard.backgroundCancelled()) {
         LOG.info(
-            "compaction cancelled, its files removed; it runs again when the shard opens [dir={}, from={}, millis={}]",
+            "compaction cancelled, its files removed; the shard plans it again when it opens [dir={}, from={}, millis={}]",
             shard.directory(),
             ids,
             (System.nanoTime() - t0) / 1_000_000);
