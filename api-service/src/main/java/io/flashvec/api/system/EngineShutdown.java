@@ -17,11 +17,11 @@ import org.springframework.context.SmartLifecycle;
  * in flight (graceful, {@code spring.lifecycle.timeout-per-shutdown-phase}); then the context
  * closes the collection service, which syncs and closes every WAL. Each step is logged.
  *
- * <p>A watchdog bounds the whole: if the process is still alive {@code flashvec.shutdown.grace-
- * period} after the stop began (a step that cannot be cancelled, such as PQ training of a large
- * segment, or a stuck device), it logs what was still running and halts, rather than being killed
- * by Kubernetes without a word. Acknowledged writes are durable before they are acknowledged (fsync
- * policy {@code always}), so halting loses none of them.
+ * <p>A watchdog bounds the whole: if the JVM is still shutting down {@code
+ * flashvec.shutdown.grace-period} after the stop began (a stuck device, say), it logs what was
+ * still running and halts, rather than being killed by Kubernetes without a word. Acknowledged
+ * writes are durable before they are acknowledged (fsync policy {@code always}), so halting loses
+ * none of them.
  */
 final class EngineShutdown implements SmartLifecycle {
 
@@ -72,6 +72,9 @@ final class EngineShutdown implements SmartLifecycle {
               } catch (InterruptedException e) {
                 return;
               }
+              if (!jvmShuttingDown()) {
+                return; // the context was closed in a running JVM (a test, an embedding): not ours
+              }
               LOG.error(
                   "shutdown did not finish within the grace period; halting [gracePeriod={}, millis={}, cancelled={}]",
                   gracePeriod,
@@ -79,6 +82,18 @@ final class EngineShutdown implements SmartLifecycle {
                   cancelled);
               Runtime.getRuntime().halt(1);
             });
+  }
+
+  /** Whether the JVM is running its shutdown hooks (SIGTERM, {@code System.exit}). */
+  static boolean jvmShuttingDown() {
+    Thread probe = new Thread(() -> {});
+    try {
+      Runtime.getRuntime().addShutdownHook(probe);
+      Runtime.getRuntime().removeShutdownHook(probe);
+      return false;
+    } catch (IllegalStateException e) {
+      return true; // "Shutdown in progress"
+    }
   }
 
   @Override
