@@ -429,8 +429,8 @@ public final class Shard implements Closeable {
   private boolean recovering = true; // guarded by writeLock
   private volatile String checkpointFailure;
   private volatile boolean closed;
-  private volatile boolean
-      stopping; // background work cancelled (server shutdown), see stopBackgroundWork
+  // background work cancelled (the server is stopping), see stopBackgroundWork
+  private volatile boolean stopping;
   private volatile int buildingSegment = -1; // the frozen segment the running build indexes
   private final java.util.concurrent.atomic.AtomicLong spaceRetryMillis =
       new java.util.concurrent.atomic.AtomicLong();
