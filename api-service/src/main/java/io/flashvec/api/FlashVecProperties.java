@@ -17,6 +17,8 @@ import org.springframework.util.unit.DataSize;
  * @param cluster cluster mode settings (off unless {@code etcd-endpoints} is set)
  * @param http limits of the REST server's connections
  * @param testing crash testing only (off by default)
+ * @param storage disk space reserve
+ * @param shutdown how long a shutdown may take
  */
 @ConfigurationProperties("flashvec")
 public record FlashVecProperties(
@@ -33,7 +35,9 @@ public record FlashVecProperties(
     @DefaultValue Security security,
     @DefaultValue Cluster cluster,
     @DefaultValue Http http,
-    @DefaultValue Testing testing) {
+    @DefaultValue Testing testing,
+    @DefaultValue Storage storage,
+    @DefaultValue Shutdown shutdown) {
 
   /**
    * Crash testing only, never in production: the server halts (as a SIGKILL would stop it, with
@@ -47,6 +51,42 @@ public record FlashVecProperties(
    */
   public record Testing(
       @DefaultValue("") String crashPoint, @DefaultValue("1") int crashPointHit) {}
+
+  /**
+   * Disk space (ADR 0020).
+   *
+   * @param minFreeBytes free space kept on the data directory's disk for checkpoints and a clean
+   *     shutdown: writes that would go below it get 507, index builds and compactions wait until
+   *     they fit above it; 0 keeps no reserve (writes stop only at a full disk)
+   */
+  public record Storage(@DefaultValue("128MB") DataSize minFreeBytes) {
+    public Storage {
+      if (minFreeBytes.toBytes() < 0) {
+        throw new IllegalArgumentException(
+            "flashvec.storage.min-free-bytes must not be negative [min-free-bytes="
+                + minFreeBytes
+                + "]");
+      }
+    }
+  }
+
+  /**
+   * Shutdown on SIGTERM (ADR 0020): index builds and compactions are cancelled at once (they run
+   * again after the restart), requests in flight finish (up to {@code
+   * spring.lifecycle.timeout-per-shutdown-phase}), the WALs are synced and closed.
+   *
+   * @param gracePeriod the longest a shutdown may take; past it the process logs what was still
+   *     running and halts. Below Kubernetes' default of 30 s; must exceed {@code
+   *     spring.lifecycle.timeout-per-shutdown-phase}
+   */
+  public record Shutdown(@DefaultValue("20s") Duration gracePeriod) {
+    public Shutdown {
+      if (gracePeriod.isNegative() || gracePeriod.isZero()) {
+        throw new IllegalArgumentException(
+            "flashvec.shutdown.grace-period must be positive [grace-period=" + gracePeriod + "]");
+      }
+    }
+  }
 
   /**
    * API keys, Qdrant-compatible (header {@code api-key} or {@code Authorization: Bearer}). Unset:

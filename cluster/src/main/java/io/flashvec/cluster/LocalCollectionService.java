@@ -3,6 +3,7 @@ package io.flashvec.cluster;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.ConflictException;
+import io.flashvec.index.InsufficientStorageException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
@@ -15,6 +16,7 @@ import io.flashvec.index.filter.Filter;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.DiskFullException;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
 import java.io.Closeable;
@@ -215,20 +217,85 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       if (collections.containsKey(name) || failed.containsKey(name)) {
         throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
       }
+      requireSpace(COLLECTION_BYTES * config.shardNumber(), "collection creation");
       Path dir = collectionsDir.resolve(name);
-      if (!metadata.createIfAbsent(
-          new MetadataStore.CollectionMeta(name, config, System.currentTimeMillis(), tuning))) {
-        throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
+      try {
+        if (!metadata.createIfAbsent(
+            new MetadataStore.CollectionMeta(name, config, System.currentTimeMillis(), tuning))) {
+          throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
+        }
+      } catch (RuntimeException e) {
+        throw storageFull(e, "collection creation");
       }
       io.crashPoint(CrashPoint.COLLECTION_CREATE_METADATA_WRITTEN);
       try {
         collections.put(name, Collection.open(name, dir, config, tuning, shardOptions));
       } catch (RuntimeException e) {
         metadata.remove(name);
-        throw e;
+        deleteQuietly(dir); // a shard that could not start (a full disk) leaves no files
+        throw storageFull(e, "collection creation");
       }
       LOG.info("collection created [name={}, config={}]", name, config);
     }
+  }
+
+  /** What a new collection writes per shard before any point: WAL header, manifest, metadata. */
+  private static final long COLLECTION_BYTES = 64 << 10;
+
+  /** Refuses (HTTP 507) work that would leave less than the reserve free in the data directory. */
+  private void requireSpace(long bytes, String what) {
+    try {
+      shardOptions.space().require(dataDir, bytes, what);
+    } catch (DiskFullException e) {
+      throw new InsufficientStorageException(what, e);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the free space [dataDir=" + dataDir + "]", e);
+    }
+  }
+
+  /**
+   * {@code e} as the 507 a client gets when it says the disk is full (the operating system's ENOSPC
+   * somewhere in its causes), else {@code e} unchanged.
+   */
+  private RuntimeException storageFull(RuntimeException e, String what) {
+    if (e instanceof InsufficientStorageException || !DiskFullException.isDiskFull(e)) {
+      return e;
+    }
+    DiskFullException known = DiskFullException.find(e);
+    if (known != null) {
+      return new InsufficientStorageException(what, known);
+    }
+    long usable;
+    try {
+      usable = shardOptions.space().usableBytes(dataDir);
+    } catch (IOException | RuntimeException probe) {
+      usable = -1;
+    }
+    LOG.warn("{} failed: the disk is full [dataDir={}]", what, dataDir, e);
+    return new InsufficientStorageException(what, usable, shardOptions.space().minFreeBytes(), e);
+  }
+
+  private void deleteQuietly(Path dir) {
+    try {
+      io.deleteTree(dir);
+    } catch (IOException e) {
+      LOG.warn("cannot remove the files of a collection that failed to start [dir={}]", dir, e);
+    }
+  }
+
+  /**
+   * Cancels the running index builds and compactions of every collection and starts no new ones
+   * (the server is shutting down, see {@link io.flashvec.index.shard.Shard#stopBackgroundWork});
+   * reads and writes go on until {@link #close}. Returns what was running, for the log.
+   */
+  public List<String> stopBackgroundWork() {
+    List<String> out = new ArrayList<>();
+    for (Collection c : collections.values()) {
+      for (String w : c.stopBackgroundWork()) {
+        out.add("collection " + c.name() + ", " + w);
+      }
+    }
+    return out;
   }
 
   @Override
@@ -337,7 +404,12 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   @Override
   public Collection.UpdateResult createPayloadIndex(
       String collection, io.flashvec.index.payload.PayloadFieldSchema field, boolean wait) {
-    Collection.UpdateResult r = collection(collection).createPayloadIndex(field, wait);
+    Collection.UpdateResult r;
+    try {
+      r = collection(collection).createPayloadIndex(field, wait);
+    } catch (RuntimeException e) {
+      throw storageFull(e, "payload index creation");
+    }
     LOG.info(
         "payload index created [collection={}, field={}, type={}]",
         collection,
@@ -445,7 +517,11 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       Collection c = collection(collection);
       CollectionTuning next = c.tuning().merge(indexingThreshold, fsyncPolicy);
       // Persist first: a crash after this reopens the collection with the new settings anyway.
-      metadata.updateTuning(collection, next);
+      try {
+        metadata.updateTuning(collection, next);
+      } catch (RuntimeException e) {
+        throw storageFull(e, "collection update");
+      }
       io.crashPoint(CrashPoint.COLLECTION_TUNING_WRITTEN);
       c.retune(next);
       LOG.info("collection settings changed [name={}, tuning={}]", collection, next);
@@ -473,6 +549,8 @@ public final class LocalCollectionService implements CollectionService, Closeabl
       return;
     }
     closed = true;
+    long t0 = System.nanoTime();
+    int n = collections.size();
     synchronized (ddlLock) {
       for (Collection c : collections.values()) {
         try {
@@ -490,6 +568,11 @@ public final class LocalCollectionService implements CollectionService, Closeabl
     }
     closeQuietly(lockChannel);
     unregister(lockKey);
+    LOG.info(
+        "collections closed, their WALs synced [dataDir={}, collections={}, millis={}]",
+        dataDir,
+        n,
+        (System.nanoTime() - t0) / 1_000_000);
   }
 
   private static void unregister(Path key) {

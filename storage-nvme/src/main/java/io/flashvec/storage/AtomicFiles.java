@@ -15,23 +15,35 @@ public final class AtomicFiles {
 
   private AtomicFiles() {}
 
-  /** Durably replaces {@code target} with {@code content}. */
+  /**
+   * Durably replaces {@code target} with {@code content}. If writing the temp file fails (a full
+   * disk, say), the temp file is removed again and {@code target} is untouched.
+   */
   public static void write(FileIO io, Path target, byte[] content) throws IOException {
     Path dir = target.toAbsolutePath().getParent();
     io.createDirectories(dir);
     Path tmp = dir.resolve(target.getFileName() + ".tmp");
-    try (FileChannel ch =
-        io.open(
-            tmp,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING)) {
-      io.writeFully(ch, ByteBuffer.wrap(content));
-      io.force(ch, true);
+    try {
+      try (FileChannel ch =
+          io.open(
+              tmp,
+              StandardOpenOption.CREATE,
+              StandardOpenOption.WRITE,
+              StandardOpenOption.TRUNCATE_EXISTING)) {
+        io.writeFully(ch, ByteBuffer.wrap(content));
+        io.force(ch, true);
+      }
+      io.crashPoint(CrashPoint.ATOMIC_WRITE_TEMP_WRITTEN);
+      io.atomicMove(tmp, target);
+      io.crashPoint(CrashPoint.ATOMIC_WRITE_RENAMED);
+    } catch (IOException | RuntimeException e) {
+      try {
+        io.deleteIfExists(tmp); // no-op once renamed
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed); // the next open removes stale temp files
+      }
+      throw e;
     }
-    io.crashPoint(CrashPoint.ATOMIC_WRITE_TEMP_WRITTEN);
-    io.atomicMove(tmp, target);
-    io.crashPoint(CrashPoint.ATOMIC_WRITE_RENAMED);
     io.fsyncDirectory(dir);
   }
 

@@ -140,4 +140,21 @@ public class FileIO {
   public byte[] readAllBytes(Path path) throws IOException {
     return Files.readAllBytes(path);
   }
+
+  /**
+   * Bytes this process may still write on the file system that holds {@code path} (statvfs's {@code
+   * f_bavail}: blocks reserved for root are not counted). {@code path} or, if it does not exist
+   * yet, its nearest existing ancestor is asked. One system call, no mount-table lookup, so callers
+   * may ask before every write.
+   */
+  public long usableSpace(Path path) throws IOException {
+    Path p = path.toAbsolutePath();
+    while (p != null && !Files.exists(p)) {
+      p = p.getParent();
+    }
+    if (p == null) {
+      throw new java.nio.file.NoSuchFileException(path.toString());
+    }
+    return p.toFile().getUsableSpace();
+  }
 }

@@ -62,8 +62,28 @@ import org.slf4j.LoggerFactory;
  * a sequence durable. Concurrent {@code sync} callers share one fsync (group commit): whoever gets
  * the sync lock forces everything appended so far, and the others find their record already
  * durable. With {@link FsyncPolicy#INTERVAL} a background task calls {@code sync} periodically and
- * {@code sync} itself returns at once; with {@link FsyncPolicy#NEVER} nothing is forced. After an
- * I/O error the log marks itself failed and refuses further appends until it is reopened.
+ * {@code sync} itself returns at once; with {@link FsyncPolicy#NEVER} nothing is forced.
+ *
+ * <h2>I/O errors</h2>
+ *
+ * A full device is expected to pass, other I/O errors are not, so the two are handled apart (ADR
+ * 0018):
+ *
+ * <ul>
+ *   <li><b>No space</b> ({@code ENOSPC}/{@code EDQUOT}, see {@link DiskFullException#isDiskFull})
+ *       while appending a record or starting a new segment: the append is not acknowledged (it
+ *       throws an {@link UncheckedIOException} whose cause is a {@link DiskFullException}), the
+ *       partial write is cut off so the tail ends at the last complete record again, a segment file
+ *       that was being started is deleted (durably), and the log stays usable: the next append
+ *       writes at the same place with the same sequence number and succeeds once space is back.
+ *       Nothing acknowledged depends on the bytes that were undone, so nothing is lost.
+ *   <li><b>Any other error</b>, and <b>every fsync failure</b> (whatever its errno): the log marks
+ *       itself failed and refuses further appends and syncs until it is reopened. After a failed
+ *       fsync the kernel may have dropped the dirty pages and cleared the error, so a second fsync
+ *       could report success for data that never reached the device (PostgreSQL's "fsyncgate",
+ *       2018): the only safe way on is to re-read the log from the device, i.e. recovery. A failed
+ *       truncation of a partial write fails the log as well, since its tail is then unknown.
+ * </ul>
  */
 public final class Wal implements Closeable {
 
@@ -165,6 +185,7 @@ public final class Wal implements Closeable {
   private final List<Long> segmentFirstSeqs = new ArrayList<>();
   private volatile IOException failure;
   private volatile boolean closed;
+  private boolean diskFull; // the last append failed for lack of space; guarded by appendLock
   private final ScheduledFuture<?> flusher;
   private volatile FsyncPolicy policy; // options' policy until setPolicy (bulk-load override)
 
@@ -315,6 +336,12 @@ public final class Wal implements Closeable {
     }
   }
 
+  /**
+   * Creates segment {@code firstSeq} with its header (durably unless the policy is never) and makes
+   * it the tail. If that fails, the new file is deleted again, durably, so that the log still ends
+   * in the previous segment; if even that clean-up fails the log is failed, since a stray empty
+   * segment named after a sequence that is later written elsewhere would cut recovery short.
+   */
   private void startSegment(long firstSeq) throws IOException {
     Path file = segmentPath(firstSeq);
     FileChannel ch =
@@ -334,7 +361,16 @@ public final class Wal implements Closeable {
         io.fsyncDirectory(dir);
       }
     } catch (IOException | RuntimeException e) {
-      ch.close();
+      try {
+        ch.close();
+        io.deleteIfExists(file);
+        if (policy != FsyncPolicy.NEVER) {
+          io.fsyncDirectory(dir);
+        }
+      } catch (IOException cleanup) {
+        e.addSuppressed(cleanup);
+        fail(e instanceof IOException ioe ? ioe : new IOException(e));
+      }
       throw e;
     }
     current = ch;
@@ -348,7 +384,8 @@ public final class Wal implements Closeable {
    * Appends one record and returns its sequence number. The record is written to the OS but not
    * necessarily durable: call {@link #sync} for that.
    *
-   * @throws UncheckedIOException if the write fails; the log is then failed
+   * @throws UncheckedIOException if the write fails: with a {@link DiskFullException} as its cause
+   *     when the device is full (nothing was written, the log stays usable), else the log is failed
    * @throws IllegalStateException if the log has failed before or is closed
    */
   public long append(byte op, byte[] body) {
@@ -384,6 +421,10 @@ public final class Wal implements Closeable {
       try {
         io.writeFully(current, b);
       } catch (IOException e) {
+        DiskFullException full = DiskFullException.classify(e, "WAL append", io, dir, size);
+        if (full != null && rewindTail(e)) {
+          throw diskFull(full, seq);
+        }
         fail(e);
         throw new UncheckedIOException("WAL append failed [dir=" + dir + ", seq=" + seq + "]", e);
       }
@@ -391,6 +432,10 @@ public final class Wal implements Closeable {
       currentSize += size;
       totalBytes.addAndGet(size);
       lastSeq = seq;
+      if (diskFull) {
+        diskFull = false;
+        LOG.info("WAL appends resumed: space was freed [dir={}, seq={}]", dir, seq);
+      }
       options.listener().onAppend(size);
       return seq;
     } finally {
@@ -398,22 +443,75 @@ public final class Wal implements Closeable {
     }
   }
 
+  /**
+   * Forces the tail segment and starts the next one; the old tail is closed only once the new one
+   * exists. Without space for the new segment the log stays on the old tail, unfailed, and the next
+   * append tries again.
+   */
   private void roll(long nextSeq) {
+    FileChannel previous = current;
     try {
       if (policy != FsyncPolicy.NEVER) {
         long t0 = System.nanoTime();
-        io.force(current, false);
+        io.force(previous, false);
         options.listener().onFsync(System.nanoTime() - t0);
         durableSeq.accumulateAndGet(lastSeq, Math::max);
       }
-      current.close();
-      io.crashPoint(CrashPoint.WAL_ROLL_OLD_CLOSED);
-      startSegment(nextSeq);
     } catch (IOException e) {
       fail(e);
       throw new UncheckedIOException(
           "WAL segment roll failed [dir=" + dir + ", seq=" + nextSeq + "]", e);
     }
+    try {
+      startSegment(nextSeq);
+    } catch (IOException e) {
+      DiskFullException full =
+          DiskFullException.classify(e, "WAL segment roll", io, dir, HEADER_BYTES);
+      if (full != null && failure == null) {
+        throw diskFull(full, nextSeq);
+      }
+      fail(e);
+      throw new UncheckedIOException(
+          "WAL segment roll failed [dir=" + dir + ", seq=" + nextSeq + "]", e);
+    }
+    try {
+      previous.close();
+    } catch (IOException e) {
+      fail(e);
+      throw new UncheckedIOException(
+          "WAL segment roll failed [dir=" + dir + ", seq=" + nextSeq + "]", e);
+    }
+    io.crashPoint(CrashPoint.WAL_ROLL_OLD_CLOSED);
+  }
+
+  /**
+   * After a write that failed for lack of space: cuts the tail segment back to the end of its last
+   * complete record and moves the write position there. Returns false (and the caller fails the
+   * log) when that fails too, since the tail's content is then unknown.
+   */
+  private boolean rewindTail(IOException cause) {
+    try {
+      io.truncate(current, currentSize);
+      current.position(currentSize);
+      return true;
+    } catch (IOException e) {
+      cause.addSuppressed(e);
+      return false;
+    }
+  }
+
+  /** The exception of an append refused for lack of space; logs the first one of a series. */
+  private UncheckedIOException diskFull(DiskFullException full, long seq) {
+    if (!diskFull) {
+      diskFull = true;
+      LOG.warn(
+          "WAL append refused: the disk is full; appends resume once space is freed [dir={}, seq={}, usableBytes={}]",
+          dir,
+          seq,
+          full.usableBytes());
+    }
+    return new UncheckedIOException(
+        "WAL append failed, the disk is full [dir=" + dir + ", seq=" + seq + "]", full);
   }
 
   /**
@@ -629,20 +727,35 @@ public final class Wal implements Closeable {
     if (flusher != null) {
       flusher.cancel(false);
     }
+    boolean synced = false;
     try {
       if (failure == null && policy != FsyncPolicy.NEVER) {
         syncAll();
+        synced = true;
       }
     } finally {
       closed = true;
+      long last;
       appendLock.lock();
       try {
+        last = lastSeq;
         if (current != null) {
           current.close();
           current = null;
         }
       } finally {
         appendLock.unlock();
+      }
+      if (synced) {
+        LOG.info("WAL synced and closed [dir={}, lastSeq={}]", dir, last);
+      } else {
+        LOG.info(
+            "WAL closed [dir={}, lastSeq={}, durableSeq={}, policy={}, failed={}]",
+            dir,
+            last,
+            durableSeq.get(),
+            policy.configName(),
+            failure != null);
       }
     }
   }

@@ -6,6 +6,7 @@ import io.flashvec.index.diskann.DiskAnnSettings;
 import io.flashvec.index.shard.LiveIndexer;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.DiskSpace;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.HaltingFileIO;
@@ -14,6 +15,7 @@ import io.flashvec.storage.Wal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -174,6 +176,9 @@ public class EngineConfiguration {
                 props.compaction().deletedFraction(),
                 props.compaction().maxSmallSegments(),
                 props.compaction().enabled()));
+    shardOptions =
+        shardOptions.withDiskSpace(
+            new DiskSpace(FileIO.DEFAULT, props.storage().minFreeBytes().toBytes()));
     if (props.segment().liveGraph()) {
       shardOptions =
           shardOptions.withLiveIndexer(
@@ -190,15 +195,45 @@ public class EngineConfiguration {
     shardOptions = shardOptions.withDiskAnn(diskAnnSettings);
     LOG.info(
         "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}, prefetch={},"
-            + " beamWidth={}]",
+            + " beamWidth={}, minFreeBytes={}, shutdownGracePeriod={}]",
         props.dataDir().toAbsolutePath().normalize(),
         props.bind(),
         props.port(),
         String.join(",", props.roles()),
         policy.configName(),
         diskAnnSettings.prefetch().name().toLowerCase(Locale.ROOT),
-        props.search().beamWidth());
+        props.search().beamWidth(),
+        props.storage().minFreeBytes().toBytes(),
+        props.shutdown().gracePeriod());
     return new LocalCollectionService(props.dataDir(), shardOptions);
+  }
+
+  /**
+   * Cancels builds and compactions first when the server stops, and bounds the shutdown by {@code
+   * flashvec.shutdown.grace-period}, which must leave room after the web server's drain ({@code
+   * spring.lifecycle.timeout-per-shutdown-phase}) for closing the WALs: a grace period that does
+   * not is refused at start-up rather than cut short at shutdown.
+   */
+  @Bean
+  EngineShutdown engineShutdown(
+      LocalCollectionService service,
+      FlashVecProperties props,
+      org.springframework.core.env.Environment env) {
+    Duration grace = props.shutdown().gracePeriod();
+    Duration drain =
+        env.getProperty(
+            "spring.lifecycle.timeout-per-shutdown-phase", Duration.class, Duration.ofSeconds(30));
+    if (drain.compareTo(grace) >= 0) {
+      throw new IllegalArgumentException(
+          "flashvec.shutdown.grace-period must be longer than"
+              + " spring.lifecycle.timeout-per-shutdown-phase, which the web server may spend"
+              + " finishing requests before the WALs are closed [grace-period="
+              + grace
+              + ", timeout-per-shutdown-phase="
+              + drain
+              + "]");
+    }
+    return new EngineShutdown(service, grace);
   }
 
   /**

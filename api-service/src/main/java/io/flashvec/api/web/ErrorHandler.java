@@ -3,6 +3,7 @@ package io.flashvec.api.web;
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.index.FlashVecException;
 import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.DiskFullException;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
@@ -160,6 +161,15 @@ public class ErrorHandler implements WebExceptionHandler {
               + " [error_id="
               + id
               + "]",
+          t0);
+    }
+    if (DiskFullException.isDiskFull(ex)) {
+      // A write path that did not say 507 itself (typed ones are FlashVecExceptions above).
+      LOG.warn("request failed: the disk is full [path={}]", exchange.getRequest().getPath(), ex);
+      return Json.error(
+          HttpStatus.INSUFFICIENT_STORAGE,
+          "Insufficient storage: the data directory's disk is full; writes resume once space is"
+              + " freed",
           t0);
     }
     if (ex instanceof ResponseStatusException rse) {

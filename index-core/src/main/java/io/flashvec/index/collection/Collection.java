@@ -495,8 +495,27 @@ public final class Collection implements Closeable {
     return changeSchema(s -> schema, wait);
   }
 
+  /**
+   * Refuses (507) a schema change whose indexes would not fit above the free-space reserve: every
+   * sealed segment's index is rebuilt for the new schema, so it is better refused than recorded
+   * with indexes that cannot be built.
+   */
+  private void requireSpaceForIndexes(PayloadSchema next) {
+    if (next.isEmpty() || next.equals(payloadSchema)) {
+      return;
+    }
+    long need = 0;
+    for (Shard s : shards) {
+      need += s.payloadIndexBytes();
+    }
+    if (need > 0) {
+      shards[0].requireSpace(need + need / 4 + (1 << 20), "payload index creation");
+    }
+  }
+
   private UpdateResult changeSchema(
       java.util.function.UnaryOperator<PayloadSchema> change, boolean wait) {
+    requireSpaceForIndexes(change.apply(payloadSchema));
     if (wait) {
       synchronized (schemaApply) {
         PayloadSchema target = change.apply(payloadSchema);
@@ -762,6 +781,21 @@ public final class Collection implements Closeable {
 
   public List<Shard> shards() {
     return List.of(shards);
+  }
+
+  /**
+   * Cancels the shards' running index builds and compactions and starts no new ones (see {@link
+   * Shard#stopBackgroundWork}); returns what was running, per shard, or an empty list.
+   */
+  public List<String> stopBackgroundWork() {
+    List<String> out = new java.util.ArrayList<>();
+    for (Shard s : shards) {
+      String w = s.stopBackgroundWork();
+      if (w != null) {
+        out.add("shard " + s.shardId() + ": " + w);
+      }
+    }
+    return out;
   }
 
   @Override

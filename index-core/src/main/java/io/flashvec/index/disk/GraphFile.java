@@ -111,7 +111,8 @@ public final class GraphFile implements Closeable {
     return 4 * dim + 4 + 4 * maxDegree;
   }
 
-  static long fileBytes(int count, int dim, int maxDegree) {
+  /** The size of a graph file of {@code count} nodes. */
+  public static long fileBytes(int count, int dim, int maxDegree) {
     int rb = recordBytes(dim, maxDegree);
     if (rb <= PAGE) {
       int rpp = PAGE / rb;

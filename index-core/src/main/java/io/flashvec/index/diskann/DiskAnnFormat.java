@@ -2,6 +2,7 @@ package io.flashvec.index.diskann;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.disk.GraphFile;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.SegmentBuilder;
@@ -9,6 +10,7 @@ import io.flashvec.index.segment.SegmentFormat;
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.function.BooleanSupplier;
 
 /**
  * The segment format of every FlashVec index type: a DiskANN-style graph with the vectors inline
@@ -58,7 +60,12 @@ public final class DiskAnnFormat implements SegmentFormat {
 
   @Override
   public void writeFromGraph(
-      FileIO io, Path dir, int segmentId, GrowingSegment frozen, SealedSegment newest)
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment frozen,
+      SealedSegment newest,
+      BooleanSupplier cancelled)
       throws IOException {
     DiskAnnWriter.writeFromGraph(
         io,
@@ -68,6 +75,23 @@ public final class DiskAnnFormat implements SegmentFormat {
         distance,
         params,
         newest == null ? null : newest.codebook(),
-        settings.buildPool());
+        settings.buildPool(),
+        cancelled);
+  }
+
+  /**
+   * The graph file with the vectors inline, PQ codes and codebook (with its rotation), metadata
+   * with ids and payloads, and the deletion bitmap.
+   */
+  @Override
+  public long estimateBytes(int points, int dim, long payloadBytes) {
+    int subspaces =
+        Math.min(
+            dim, params.pqSubspaces() > 0 ? params.pqSubspaces() : PqTrainer.defaultSubspaces(dim));
+    long graph = GraphFile.fileBytes(points, dim, params.maxDegree());
+    long pq = (long) points * subspaces + 256L * dim * 4 + (long) dim * dim * 4 + 4096;
+    long meta = (long) points * (17 + 4 + 8) + payloadBytes + 4096;
+    long deleted = points / 8 + 4096;
+    return graph + pq + meta + deleted;
   }
 }

@@ -529,6 +529,11 @@ public final class DiskAnnSegment implements SealedSegment {
   }
 
   @Override
+  public long payloadFileBytes() {
+    return metaMap == null ? 0 : metaMap.size();
+  }
+
+  @Override
   public byte[] payloadAt(int ord) {
     if (payloadAt == null) {
       Objects.checkIndex(ord, count);

@@ -29,7 +29,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ForkJoinPool;
+import java.util.function.BooleanSupplier;
 
 /**
  * Writes a sealed segment's files (see {@link DiskAnnSegment} for the layout): from live points of
@@ -41,6 +43,9 @@ import java.util.concurrent.ForkJoinPool;
  * <p>Stateless; the sources must stay open until a write returns.
  */
 public final class DiskAnnWriter {
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(DiskAnnWriter.class);
 
   private static final VectorTypeSupport VTS =
       VectorizationProvider.getInstance().getVectorTypeSupport();
@@ -68,45 +73,92 @@ public final class DiskAnnWriter {
       Distance distance,
       IndexParams params)
       throws IOException {
-    return build(
-        io,
-        dir,
-        segmentId,
-        List.of(src),
-        List.of(liveOrds),
-        src.dimension(),
-        distance,
-        params,
-        null);
+    return write(
+        new BuildSpec(
+            io,
+            dir,
+            segmentId,
+            List.of(src),
+            List.<int[]>of(liveOrds),
+            src.dimension(),
+            distance,
+            params,
+            null));
   }
 
   /**
-   * Builds the segment {@code spec} describes; see {@link #build(FileIO, Path, int, List, List,
-   * int, Distance, IndexParams, ForkJoinPool)}.
+   * Builds the segment {@code spec} describes (see {@link #build}). It checks the spec's
+   * cancellation between its steps and between slices of the graph build (jvector's {@code
+   * GraphIndexBuilder.build} cannot be stopped, so the nodes are added here in slices of {@link
+   * #GRAPH_SLICE_PER_THREAD} per thread) and then throws a {@link CancellationException}. Whenever
+   * it throws (cancelled, a full disk, any failure) it removes {@code dir.tmp}, and {@code dir} if
+   * the rename had happened: no temporary files are left behind.
    */
   public static int write(BuildSpec spec) throws IOException {
-    return build(
-        spec.io(),
-        spec.dir(),
-        spec.segmentId(),
-        spec.sources(),
-        spec.ords(),
-        spec.dimension(),
-        spec.distance(),
-        spec.params(),
-        spec.pool());
+    Path tmp = spec.dir().resolveSibling(spec.dir().getFileName() + ".tmp");
+    boolean done = false;
+    try {
+      int n =
+          build(
+              spec.io(),
+              tmp,
+              spec.dir(),
+              spec.segmentId(),
+              spec.sources(),
+              spec.ords(),
+              spec.dimension(),
+              spec.distance(),
+              spec.params(),
+              spec.pool(),
+              spec.cancelled());
+      done = true;
+      return n;
+    } finally {
+      if (!done) {
+        removeOutput(spec.io(), tmp, spec.dir());
+      }
+    }
+  }
+
+  /**
+   * Graph nodes inserted per build thread between two checks of a build's cancellation: one such
+   * slice takes ~0.1–1.3 s of CPU (96-d to 768-d points), so a shutdown waits at most about that
+   * long for a graph build, while the barrier between slices costs the build well under 1%.
+   */
+  static final int GRAPH_SLICE_PER_THREAD = 256;
+
+  /** How often a build waiting for an {@link #abandonable} step checks its cancellation. */
+  static final long ABANDON_POLL_MILLIS = 50;
+
+  /** Removes what a failed or cancelled build wrote; a failure to do so is logged. */
+  private static void removeOutput(FileIO io, Path tmp, Path dir) {
+    try {
+      io.deleteTree(tmp);
+      io.deleteTree(dir);
+    } catch (IOException | RuntimeException e) {
+      // The next open removes directories that no manifest lists.
+      LOG.warn("cannot remove the output of a failed segment build [dir={}]", tmp, e);
+    }
+  }
+
+  /** Throws if the build was cancelled. */
+  private static void checkCancelled(BooleanSupplier cancelled, int segmentId) {
+    if (cancelled.getAsBoolean()) {
+      throw new CancellationException("segment build cancelled [segment=" + segmentId + "]");
+    }
   }
 
   /**
    * Builds one segment from points of any segments (compaction: merging small segments, dropping
-   * deleted points): new ordinal {@code i} is the {@code i}-th entry of the concatenated {@code
-   * ords}, in order. Written like {@link #build(FileIO, Path, int, GrowingSegment, int[], Distance,
-   * IndexParams)}. With a {@code pool}, PQ encoding and the graph build run on it (compaction
-   * passes a one-thread, low-priority pool so that it cannot take the CPU from queries); otherwise
-   * on jvector's default pools. The sources must stay open until this returns.
+   * deleted points) into {@code tmp}, then renames it to {@code dir}: new ordinal {@code i} is the
+   * {@code i}-th entry of the concatenated {@code ords}, in order. With a {@code pool}, PQ encoding
+   * and the graph build run on it (compaction passes a one-thread, low-priority pool so that it
+   * cannot take the CPU from queries); otherwise on jvector's default pools. The sources must stay
+   * open until this returns.
    */
   private static int build(
       FileIO io,
+      Path tmp,
       Path dir,
       int segmentId,
       List<? extends Segment> sources,
@@ -114,7 +166,8 @@ public final class DiskAnnWriter {
       int dim,
       Distance distance,
       IndexParams params,
-      ForkJoinPool pool)
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
       throws IOException {
     if (sources.size() != ords.size()) {
       throw new IllegalArgumentException(
@@ -128,7 +181,6 @@ public final class DiskAnnWriter {
     for (int[] o : ords) {
       n += o.length;
     }
-    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
     io.deleteTree(tmp);
     io.createDirectories(tmp);
     List<VectorFloat<?>> vectors = new ArrayList<>(n);
@@ -154,7 +206,15 @@ public final class DiskAnnWriter {
     int subspaces =
         params.pqSubspaces() > 0 ? params.pqSubspaces() : PqTrainer.defaultSubspaces(dim);
     subspaces = Math.min(subspaces, dim);
-    PqCodes codes = PqTrainer.train(ravv, n, dim, subspaces, distance == Distance.EUCLID, pool);
+    checkCancelled(cancelled, segmentId);
+    ForkJoinPool trainOn = pool;
+    int m = subspaces;
+    int count = n;
+    PqCodes codes =
+        abandonable(
+            () -> PqTrainer.train(ravv, count, dim, m, distance == Distance.EUCLID, trainOn),
+            cancelled,
+            segmentId);
 
     // One flat Vamana layer (ADR 0013): the file keeps layer 0 only and every search starts at the
     // entry node, so the layer must be navigable from there on its own. jvector's default
@@ -187,7 +247,7 @@ public final class DiskAnnWriter {
                 params.alpha(),
                 addHierarchy,
                 refine)) {
-      ImmutableGraphIndex g = builder.build(ravv);
+      ImmutableGraphIndex g = buildGraph(builder, ravv, n, pool, cancelled, segmentId);
       try (var view = g.getView()) {
         int entry = n == 0 ? 0 : view.entryNode().node;
         GraphFile.write(
@@ -200,6 +260,9 @@ public final class DiskAnnWriter {
             new GraphFile.NodeSource() {
               @Override
               public float[] vector(int ord) {
+                if ((ord & 4095) == 0) {
+                  checkCancelled(cancelled, segmentId);
+                }
                 return raw[ord];
               }
 
@@ -215,8 +278,83 @@ public final class DiskAnnWriter {
             });
       }
     }
+    checkCancelled(cancelled, segmentId);
     finish(io, tmp, dir, segmentId, n, dim, distance, codes, ids, payloads);
     return n;
+  }
+
+  /**
+   * What jvector's {@code GraphIndexBuilder.build(ravv)} does (add every node on the builder's SIMD
+   * pool, then {@code cleanup}), in slices with a cancellation check between them.
+   */
+  static ImmutableGraphIndex buildGraph(
+      GraphIndexBuilder builder,
+      ListRandomAccessVectorValues ravv,
+      int n,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled,
+      int segmentId) {
+    ForkJoinPool simd =
+        pool != null ? pool : io.github.jbellis.jvector.util.PhysicalCoreExecutor.pool();
+    var vectors = ravv.threadLocalSupplier();
+    int slice = Math.max(64, GRAPH_SLICE_PER_THREAD * simd.getParallelism());
+    for (int from = 0; from < n; from += slice) {
+      checkCancelled(cancelled, segmentId);
+      int start = from;
+      int end = Math.min(n, from + slice);
+      simd.submit(
+              () ->
+                  java.util.stream.IntStream.range(start, end)
+                      .parallel()
+                      .forEach(node -> builder.addGraphNode(node, vectors.get().getVector(node))))
+          .join();
+    }
+    checkCancelled(cancelled, segmentId);
+    return abandonable(
+        () -> {
+          builder.cleanup();
+          return builder.getGraph();
+        },
+        cancelled,
+        segmentId);
+  }
+
+  /**
+   * Runs a jvector step that cannot be stopped (PQ training's k-means, the graph's final cleanup
+   * pass: seconds to tens of seconds for large segments) on a thread of its own and waits for it,
+   * checking {@code cancelled} every {@value #ABANDON_POLL_MILLIS} ms. When cancelled, the build
+   * gives the step up and throws at once; the step finishes in the background on heap copies of the
+   * data and its result is dropped. So a shutdown never waits for it.
+   */
+  static <T> T abandonable(
+      java.util.function.Supplier<T> step, BooleanSupplier cancelled, int segmentId) {
+    if (cancelled == BuildSpec.NEVER_CANCELLED) {
+      return step.get();
+    }
+    java.util.concurrent.CompletableFuture<T> f =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            step,
+            r ->
+                Thread.ofPlatform().name("flashvec-build-step-" + segmentId).daemon(true).start(r));
+    while (true) {
+      checkCancelled(cancelled, segmentId);
+      try {
+        return f.get(ABANDON_POLL_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        // not done yet: check the cancellation again
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CancellationException("segment build interrupted [segment=" + segmentId + "]");
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof RuntimeException re) {
+          throw re;
+        }
+        if (e.getCause() instanceof Error err) {
+          throw err;
+        }
+        throw new IllegalStateException(e.getCause());
+      }
+    }
   }
 
   /**
@@ -272,7 +410,34 @@ public final class DiskAnnWriter {
       Distance distance,
       IndexParams params,
       io.flashvec.index.disk.PqCodebook codebook,
-      ForkJoinPool pool)
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
+      throws IOException {
+    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
+    boolean done = false;
+    try {
+      int n =
+          writeFromGraph(io, tmp, dir, segmentId, src, distance, params, codebook, pool, cancelled);
+      done = true;
+      return n;
+    } finally {
+      if (!done) {
+        removeOutput(io, tmp, dir);
+      }
+    }
+  }
+
+  private static int writeFromGraph(
+      FileIO io,
+      Path tmp,
+      Path dir,
+      int segmentId,
+      GrowingSegment src,
+      Distance distance,
+      IndexParams params,
+      io.flashvec.index.disk.PqCodebook codebook,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
       throws IOException {
     io.flashvec.index.segment.LiveGraph g = src.graph();
     int n = src.size();
@@ -287,7 +452,6 @@ public final class DiskAnnWriter {
               + (g == null ? -1 : g.size())
               + "]");
     }
-    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
     io.deleteTree(tmp);
     io.createDirectories(tmp);
     g.trimToMaxDegree();
@@ -301,6 +465,9 @@ public final class DiskAnnWriter {
         new GraphFile.NodeSource() {
           @Override
           public float[] vector(int ord) {
+            if ((ord & 4095) == 0) {
+              checkCancelled(cancelled, segmentId);
+            }
             return src.vectorAt(ord);
           }
 
@@ -321,17 +488,28 @@ public final class DiskAnnWriter {
       for (int i = 0; i < sample; i++) {
         vs.add(VTS.createFloatVector(src.vectorAt((int) ((long) i * n / sample))));
       }
+      ForkJoinPool trainOn = pool;
+      int m = subspaces;
       codebook =
-          PqTrainer.train(
-                  new ListRandomAccessVectorValues(vs, dim),
-                  sample,
-                  dim,
-                  subspaces,
-                  distance == Distance.EUCLID,
-                  pool)
+          abandonable(
+                  () ->
+                      PqTrainer.train(
+                          new ListRandomAccessVectorValues(vs, dim),
+                          sample,
+                          dim,
+                          m,
+                          distance == Distance.EUCLID,
+                          trainOn),
+                  cancelled,
+                  segmentId)
               .codebook();
     }
-    byte[] codes = PqTrainer.encodeAll(codebook, n, src::vectorAt, pool);
+    io.flashvec.index.disk.PqCodebook book = codebook;
+    ForkJoinPool encodeOn = pool;
+    byte[] codes =
+        abandonable(
+            () -> PqTrainer.encodeAll(book, n, src::vectorAt, encodeOn), cancelled, segmentId);
+    checkCancelled(cancelled, segmentId);
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
     for (int i = 0; i < n; i++) {

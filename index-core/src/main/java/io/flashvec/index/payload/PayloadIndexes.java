@@ -293,19 +293,29 @@ public final class PayloadIndexes implements Closeable {
     Path tmp = segmentDir.resolve(DIR_PREFIX + s.hash() + ".tmp");
     io.deleteTree(tmp);
     PayloadDocuments docs = new PayloadDocuments(s);
-    try (FSDirectory d = FSDirectory.open(tmp);
-        IndexWriter w = new IndexWriter(d, config(docs).setRAMBufferSizeMB(64))) {
-      int n = seg.size();
-      for (int ord = 0; ord < n; ord++) {
-        w.addDocument(docs.document(seg.payloadAt(ord)));
+    try {
+      try (FSDirectory d = FSDirectory.open(tmp);
+          IndexWriter w = new IndexWriter(d, config(docs).setRAMBufferSizeMB(64))) {
+        int n = seg.size();
+        for (int ord = 0; ord < n; ord++) {
+          w.addDocument(docs.document(seg.payloadAt(ord)));
+        }
+        w.forceMerge(1);
+        io.crashPoint(CrashPoint.PAYLOAD_INDEX_WRITTEN);
+        w.commit(); // fsyncs the index files and its commit point
       }
-      w.forceMerge(1);
-      io.crashPoint(CrashPoint.PAYLOAD_INDEX_WRITTEN);
-      w.commit(); // fsyncs the index files and its commit point
+      io.crashPoint(CrashPoint.PAYLOAD_INDEX_COMMITTED);
+      io.atomicMove(tmp, dir);
+      io.crashPoint(CrashPoint.PAYLOAD_INDEX_RENAMED);
+    } catch (IOException | RuntimeException e) {
+      // A full disk, say: leave no half-built index behind; it is rebuilt when next needed.
+      try {
+        io.deleteTree(tmp);
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
     }
-    io.crashPoint(CrashPoint.PAYLOAD_INDEX_COMMITTED);
-    io.atomicMove(tmp, dir);
-    io.crashPoint(CrashPoint.PAYLOAD_INDEX_RENAMED);
     io.fsyncDirectory(segmentDir);
     LOG.info(
         "payload index built [dir={}, points={}, fields={}, millis={}]",

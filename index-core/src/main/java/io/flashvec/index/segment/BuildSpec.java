@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
+import java.util.function.BooleanSupplier;
 
 /**
  * What a segment build writes: segment {@code segmentId} in {@code dir} (which must not exist),
@@ -16,6 +17,10 @@ import java.util.concurrent.ForkJoinPool;
  * build returns.
  *
  * @param pool where a local build runs ({@code null}: the format's default pool)
+ * @param cancelled turns true when the build must stop (the shard closes, the server stops): a
+ *     build that can be cancelled then throws a {@link java.util.concurrent.CancellationException}
+ *     soon after and leaves neither {@code dir} nor its temporary directory behind; {@code null}:
+ *     never ({@link #NEVER_CANCELLED})
  */
 public record BuildSpec(
     FileIO io,
@@ -26,9 +31,30 @@ public record BuildSpec(
     int dimension,
     Distance distance,
     IndexParams params,
-    ForkJoinPool pool) {
+    ForkJoinPool pool,
+    BooleanSupplier cancelled) {
+
+  /** The cancellation of a build that is never cancelled. */
+  public static final BooleanSupplier NEVER_CANCELLED = () -> false;
+
+  /** A build that is never cancelled. */
+  public BuildSpec(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int dimension,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool) {
+    this(io, dir, segmentId, sources, ords, dimension, distance, params, pool, null);
+  }
 
   public BuildSpec {
+    if (cancelled == null) {
+      cancelled = NEVER_CANCELLED;
+    }
     Objects.requireNonNull(io, "io");
     Objects.requireNonNull(dir, "dir");
     sources = List.copyOf(sources);
@@ -52,8 +78,14 @@ public record BuildSpec(
     return n;
   }
 
+  /** The same build with another cancellation. */
+  public BuildSpec withCancelled(BooleanSupplier c) {
+    return new BuildSpec(io, dir, segmentId, sources, ords, dimension, distance, params, pool, c);
+  }
+
   /** The same build with another pool. */
   public BuildSpec withPool(ForkJoinPool p) {
-    return new BuildSpec(io, dir, segmentId, sources, ords, dimension, distance, params, p);
+    return new BuildSpec(
+        io, dir, segmentId, sources, ords, dimension, distance, params, p, cancelled);
   }
 }

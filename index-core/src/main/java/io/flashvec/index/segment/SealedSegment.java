@@ -45,6 +45,12 @@ public interface SealedSegment extends Segment, Closeable {
    */
   boolean evictFromPageCache();
 
+  /**
+   * Bytes of the stored payloads (0 when no point has one): about what a payload index of this
+   * segment takes, for free-space checks.
+   */
+  long payloadFileBytes();
+
   /** Unmaps the segment's files. */
   @Override
   void close();

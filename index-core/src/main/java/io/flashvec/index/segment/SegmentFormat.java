@@ -3,6 +3,7 @@ package io.flashvec.index.segment;
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.function.BooleanSupplier;
 
 /**
  * How a shard writes and opens its sealed segments, as a Lucene codec does for its segments: the
@@ -28,9 +29,22 @@ public interface SegmentFormat {
    * Writes segment {@code segmentId} from a frozen growing segment whose live graph holds every
    * ordinal: that graph is the segment's graph, so nothing is rebuilt, and ordinal {@code i} stays
    * ordinal {@code i}. The PQ codebook of {@code newest} (the shard's newest sealed segment, or
-   * {@code null}) is reused when it fits.
+   * {@code null}) is reused when it fits. Stops soon after {@code cancelled} turns true with a
+   * {@link java.util.concurrent.CancellationException}, leaving no files behind.
    */
   void writeFromGraph(
-      FileIO io, Path dir, int segmentId, GrowingSegment frozen, SealedSegment newest)
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment frozen,
+      SealedSegment newest,
+      BooleanSupplier cancelled)
       throws IOException;
+
+  /**
+   * About the bytes a segment of {@code points} points of {@code dim} dimensions with {@code
+   * payloadBytes} of payloads takes on disk (rounded up; without its payload index), for free-space
+   * checks before a build.
+   */
+  long estimateBytes(int points, int dim, long payloadBytes);
 }

@@ -4,8 +4,9 @@ package io.flashvec.index.shard;
  * The background jobs that write a shard's files (index builds, compactions, payload-index builds)
  * and the shard's closed flag. A job runs between {@link #enter} and {@link #exit}; {@link
  * #closeAndAwait} refuses new jobs and waits for the running ones, so no job writes into a
- * directory that is being reopened or deleted. Running jobs notice {@link #closed} at their next
- * step.
+ * directory that is being reopened or deleted. Running jobs notice {@link #cancelled} at their next
+ * step. {@link #stop} cancels them and refuses new ones earlier, while the shard still serves reads
+ * and writes (the server is shutting down).
  *
  * <p>Thread-safe.
  */
@@ -13,10 +14,11 @@ final class BackgroundJobs {
 
   private int running; // guarded by this
   private volatile boolean closed;
+  private volatile boolean stopping;
 
   /** Registers a job; false once the shard is closed (the job must not run). */
   synchronized boolean enter() {
-    if (closed) {
+    if (closed || stopping) {
       return false;
     }
     running++;
@@ -32,6 +34,16 @@ final class BackgroundJobs {
   /** Whether the shard is closed (or closing). */
   boolean closed() {
     return closed;
+  }
+
+  /** Whether running jobs must stop: the shard is closing, or background work was stopped. */
+  boolean cancelled() {
+    return closed || stopping;
+  }
+
+  /** Cancels background work (running jobs stop at their next check) and refuses new jobs. */
+  void stop() {
+    stopping = true;
   }
 
   /** Marks the shard closed; new jobs are refused from now on. */

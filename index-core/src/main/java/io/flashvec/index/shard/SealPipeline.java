@@ -10,6 +10,7 @@ import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.SegmentFormat;
 import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.DiskFullException;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import java.io.IOException;
@@ -19,6 +20,10 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +65,7 @@ final class SealPipeline {
   private final Distance distance;
   private final IndexParams index;
   private final SegmentFormat format;
+  private final SpaceGuard space;
   private final ReentrantLock writeLock;
   private final SegmentSet segments;
   private final IdLocations locations;
@@ -72,6 +78,7 @@ final class SealPipeline {
   private boolean started; // guarded by writeLock
   private volatile boolean deferBuilds;
   private volatile String buildFailure;
+  private volatile int buildingSegment = -1; // the frozen segment the running build indexes
   private volatile String checkpointFailure;
 
   SealPipeline(
@@ -80,6 +87,7 @@ final class SealPipeline {
       Distance distance,
       IndexParams index,
       SegmentFormat format,
+      SpaceGuard space,
       ReentrantLock writeLock,
       SegmentSet segments,
       IdLocations locations,
@@ -92,6 +100,7 @@ final class SealPipeline {
     this.distance = distance;
     this.index = index;
     this.format = format;
+    this.space = space;
     this.writeLock = writeLock;
     this.segments = segments;
     this.locations = locations;
@@ -285,6 +294,7 @@ final class SealPipeline {
   /** Runs on the build executor: builds the segment's index, then installs and checkpoints. */
   private void build(Pending p) {
     if (!jobs.enter()) {
+      p.segment().markIndexing(false); // stopping: built again when the shard next opens
       return;
     }
     try {
@@ -296,22 +306,29 @@ final class SealPipeline {
 
   private void buildJob(Pending p) {
     GrowingSegment f = p.segment();
+    int[] liveOrds = f.liveOrdinals();
+    boolean fromGraph = sealFromLiveGraph(f, liveOrds.length);
+    long need = buildBytes(f, fromGraph ? null : liveOrds);
+    if (!space.fits(need)) {
+      postponeBuild(p, need, "not enough free space");
+      return;
+    }
     int newId = segments.allocateId();
     Path target = segmentPath(newId);
+    long t0 = System.nanoTime();
+    SealedSegment built = null;
+    boolean installed = false;
+    buildingSegment = f.id();
     try {
-      long t0 = System.nanoTime();
-      int[] liveOrds = f.liveOrdinals();
-      boolean fromGraph = sealFromLiveGraph(f, liveOrds.length);
-      SealedSegment built = null;
       if (liveOrds.length > 0) {
         io.createDirectories(segmentsDir);
         if (fromGraph) {
           // ADR 0011: the live graph is the segment's graph; finish it here and write it.
-          f.indexSome(Integer.MAX_VALUE, jobs::closed);
-          if (jobs.closed()) {
-            return;
+          f.indexSome(Integer.MAX_VALUE, jobs::cancelled);
+          if (jobs.cancelled()) {
+            throw new CancellationException("shard closing");
           }
-          format.writeFromGraph(io, target, newId, f, newestSealed());
+          format.writeFromGraph(io, target, newId, f, newestSealed(), jobs::cancelled);
           liveOrds = new int[f.size()];
           for (int i = 0; i < liveOrds.length; i++) {
             liveOrds[i] = i;
@@ -329,18 +346,16 @@ final class SealPipeline {
                       f.dimension(),
                       distance,
                       index,
-                      null));
+                      null,
+                      jobs::cancelled));
         }
         built = format.open(io, target, newId);
         segments.adopt(built);
-        try {
-          payloadIndexes.openDisk(built, target);
-        } catch (IOException | RuntimeException e) {
-          discard(built);
-          throw e;
-        }
+        payloadIndexes.openDisk(built, target);
       }
       install(p, built, liveOrds);
+      installed = true;
+      space.succeeded();
       if (f.graph() != null) {
         f.graph().close(); // replaced: the indexer stops, the graph goes with the last reader
       }
@@ -354,13 +369,104 @@ final class SealPipeline {
           p.sealSeq(),
           fromGraph ? "live" : "built");
     } catch (Throwable t) {
-      buildFailure = t.toString();
-      f.markIndexing(false);
-      LOG.error(
-          "index build failed; the segment stays in memory and searched exactly [dir={}, segment={}]",
-          dir,
-          f.id(),
-          t);
+      if (!installed) {
+        if (built != null) {
+          discard(built);
+        }
+        removeUnfinished(target);
+      }
+      if (t instanceof CancellationException || jobs.cancelled()) {
+        f.markIndexing(false);
+        LOG.info(
+            "index build cancelled, its files removed; it runs again from the WAL when the shard opens [dir={}, segment={}, millis={}]",
+            dir,
+            f.id(),
+            (System.nanoTime() - t0) / 1_000_000);
+      } else if (DiskFullException.isDiskFull(t)) {
+        postponeBuild(p, need, "the disk filled up, its files removed");
+      } else {
+        buildFailure = t.toString();
+        f.markIndexing(false);
+        LOG.error(
+            "index build failed; the segment stays in memory and searched exactly [dir={}, segment={}]",
+            dir,
+            f.id(),
+            t);
+      }
+    } finally {
+      buildingSegment = -1;
+    }
+  }
+
+  /** The frozen segment the running build indexes, or -1. */
+  int buildingSegment() {
+    return buildingSegment;
+  }
+
+  /**
+   * What building {@code f} writes, with a margin: its segment files ({@code ords}: the live
+   * points; {@code null}: all, from its live graph) and, with a payload schema, its payload index.
+   */
+  private long buildBytes(GrowingSegment f, int[] ords) {
+    int n = ords == null ? f.size() : ords.length;
+    long payload = 0;
+    for (int i = 0; i < n; i++) {
+      byte[] b = f.payloadAt(ords == null ? i : ords[i]);
+      payload += b == null ? 0 : b.length;
+    }
+    long bytes = format.estimateBytes(n, f.dimension(), payload);
+    if (!payloadIndexes.schema().isEmpty()) {
+      bytes += 2 * payload;
+    }
+    return SpaceGuard.withMargin(bytes);
+  }
+
+  /**
+   * Retries a build that found too little free space later (see {@link SpaceGuard}): one log line
+   * per attempt, and the segment stays in memory, searched exactly, its records in the WAL. Writes
+   * are refused meanwhile only when the reserve is reached.
+   */
+  private void postponeBuild(Pending p, long need, String why) {
+    long delay = space.nextRetryMillis();
+    LOG.warn(
+        "index build postponed: {}; retrying in {} ms [dir={}, segment={}, neededBytes={}, usableBytes={}, minFreeBytes={}]",
+        why,
+        delay,
+        dir,
+        p.segment().id(),
+        need,
+        space.usableBytes(),
+        space.minFreeBytes());
+    CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> retryBuild(p));
+  }
+
+  private void retryBuild(Pending p) {
+    writeLock.lock();
+    try {
+      if (jobs.cancelled() || !pending.contains(p)) {
+        p.segment().markIndexing(false);
+        return;
+      }
+      if (deferBuilds) {
+        p.segment().markIndexing(false); // a bulk load began: built when it ends
+        return;
+      }
+      submitBuild(p);
+    } catch (RejectedExecutionException e) {
+      p.segment().markIndexing(false); // the node is shutting down
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Removes a build's or compaction's output that was not installed (nothing refers to it). */
+  void removeUnfinished(Path target) {
+    try {
+      io.deleteTree(target.resolveSibling(target.getFileName() + ".tmp"));
+      io.deleteTree(target);
+    } catch (IOException | RuntimeException e) {
+      // Not in the manifest: the next open removes it.
+      LOG.warn("cannot remove an unfinished segment [dir={}]", target, e);
     }
   }
 

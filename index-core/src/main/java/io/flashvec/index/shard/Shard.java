@@ -19,6 +19,7 @@ import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.index.segment.SegmentFormat;
+import io.flashvec.storage.DiskSpace;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.Wal;
@@ -26,9 +27,11 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
@@ -88,7 +91,8 @@ public final class Shard implements Closeable {
       Compaction compaction,
       SegmentBuilder segmentBuilder,
       LiveIndexer liveIndexer,
-      DiskAnnSettings diskann) {
+      DiskAnnSettings diskann,
+      DiskSpace space) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -104,6 +108,9 @@ public final class Shard implements Closeable {
       }
       if (diskann == null) {
         diskann = DiskAnnSettings.DEFAULT;
+      }
+      if (space == null) {
+        space = new DiskSpace(io, 0);
       }
     }
 
@@ -122,6 +129,7 @@ public final class Shard implements Closeable {
           buildExecutor,
           defaultSearchList,
           compaction,
+          null,
           null,
           null,
           null);
@@ -157,7 +165,8 @@ public final class Shard implements Closeable {
           compaction,
           segmentBuilder,
           liveIndexer,
-          diskann);
+          diskann,
+          space);
     }
 
     /** The same options with background compaction as given. */
@@ -171,7 +180,8 @@ public final class Shard implements Closeable {
           c,
           segmentBuilder,
           liveIndexer,
-          diskann);
+          diskann,
+          space);
     }
 
     /** The same options with another WAL fsync policy (a collection's bulk-load override). */
@@ -185,7 +195,8 @@ public final class Shard implements Closeable {
           compaction,
           segmentBuilder,
           liveIndexer,
-          diskann);
+          diskann,
+          space);
     }
 
     /** The same options with segment builds done by {@code builder} (cluster: an index node). */
@@ -199,7 +210,8 @@ public final class Shard implements Closeable {
           compaction,
           builder,
           liveIndexer,
-          diskann);
+          diskann,
+          space);
     }
 
     /**
@@ -223,7 +235,8 @@ public final class Shard implements Closeable {
           compaction,
           segmentBuilder,
           indexer,
-          diskann);
+          diskann,
+          space);
     }
 
     /** The same options with other DiskANN settings. */
@@ -237,7 +250,26 @@ public final class Shard implements Closeable {
           compaction,
           segmentBuilder,
           liveIndexer,
-          settings);
+          settings,
+          space);
+    }
+
+    /**
+     * The same options with {@code s}'s free-space policy: writes are refused (HTTP 507) and index
+     * builds and compactions postponed while they would leave less than its reserve free.
+     */
+    public Options withDiskSpace(DiskSpace s) {
+      return new Options(
+          sealThresholdPoints,
+          wal,
+          io,
+          buildExecutor,
+          defaultSearchList,
+          compaction,
+          segmentBuilder,
+          liveIndexer,
+          diskann,
+          s);
     }
   }
 
@@ -278,6 +310,7 @@ public final class Shard implements Closeable {
   private final Path dir;
   private final int shardId;
   private final ReentrantLock writeLock = new ReentrantLock();
+  private final SpaceGuard space;
   private final PayloadIndexes payloadIndexes;
   private final BackgroundJobs jobs = new BackgroundJobs();
   private final SegmentSet segments;
@@ -299,6 +332,7 @@ public final class Shard implements Closeable {
       options = options.withSegmentBuilder(format.builder());
     }
     FileIO io = options.io();
+    this.space = new SpaceGuard(dir, options.space());
     this.payloadIndexes = new PayloadIndexes(io, PayloadSchema.EMPTY);
     this.segments = new SegmentSet(dir, io, payloadIndexes);
     IdLocations locations = new IdLocations();
@@ -309,6 +343,7 @@ public final class Shard implements Closeable {
             distance,
             index,
             format,
+            space,
             writeLock,
             segments,
             locations,
@@ -323,6 +358,7 @@ public final class Shard implements Closeable {
                 distance,
                 index,
                 format,
+                space,
                 writeLock,
                 segments,
                 pipeline,
@@ -334,8 +370,8 @@ public final class Shard implements Closeable {
     List<SealedSegment> sealed = pipeline.openSegments();
     this.writer =
         new ShardWriter(
-            dir, dim, distance, index, options, writeLock, segments, locations, pipeline, scheduler,
-            compactor, reader);
+            dir, dim, distance, index, options, space, jobs, writeLock, segments, locations,
+            pipeline, scheduler, compactor, reader);
     segments.publish(sealed, List.of(writer.growing()), List.of());
     this.wal = writer.openWal(pipeline.checkpointSeq());
     writeLock.lock();
@@ -565,6 +601,52 @@ public final class Shard implements Closeable {
         }
       };
 
+  /**
+   * Refuses a write of {@code bytes} that would leave less than the free-space reserve ({@link
+   * Options#space()}) with an {@link io.flashvec.index.InsufficientStorageException} (HTTP 507).
+   */
+  public void requireSpace(long bytes, String what) {
+    space.require(bytes, what);
+  }
+
+  /**
+   * What building the payload indexes of this shard's sealed segments writes (twice their payload
+   * bytes), for a free-space check before a schema change.
+   */
+  public long payloadIndexBytes() {
+    long n = 0;
+    for (SealedSegment s : segments.current().sealed()) {
+      n += 2 * s.payloadFileBytes();
+    }
+    return n;
+  }
+
+  /**
+   * Cancels running index builds and compactions and starts no new ones (the server is shutting
+   * down). They stop at their next check (at most about a second of graph building), remove their
+   * temporary files, and run again when the shard is next opened: a build from the WAL records of
+   * its segment, which no checkpoint has covered, a compaction because its thresholds still hold.
+   * Writes and reads go on until {@link #close}. Returns what was running, or {@code null}.
+   */
+  public String stopBackgroundWork() {
+    jobs.stop();
+    return runningWork();
+  }
+
+  /** The running build and compaction, for the log; {@code null} when there is none. */
+  private String runningWork() {
+    List<String> work = new ArrayList<>();
+    int b = pipeline.buildingSegment();
+    if (b >= 0) {
+      work.add("index build of segment " + b);
+    }
+    Set<Integer> c = compactor.sourceIds();
+    if (!c.isEmpty()) {
+      work.add("compaction of segments " + new TreeSet<>(c));
+    }
+    return work.isEmpty() ? null : String.join(", ", work);
+  }
+
   /** The shard's payload indexes (text search, order_by, statistics). */
   public PayloadIndexes payloadIndexes() {
     return payloadIndexes;
@@ -678,15 +760,20 @@ public final class Shard implements Closeable {
     return dir;
   }
 
+  /** Whether the shard is closed or closing. */
+  boolean isClosed() {
+    return jobs.closed();
+  }
+
   /** Points of the growing segment that wait for its live graph (0 without one). */
   int liveBacklog() {
     return scheduler.liveBacklog();
   }
 
   /**
-   * Closes the shard: new jobs are refused and running builds and compactions are awaited (they
-   * notice the close at their next step), the WAL is closed, and the segments close now or when the
-   * last search releases them.
+   * Closes the shard: new jobs are refused, the WAL is synced and closed, running builds and
+   * compactions are awaited (they notice the close at their next check and remove their files), and
+   * the segments close now or when the last search releases them.
    */
   @Override
   public void close() throws IOException {
@@ -699,10 +786,24 @@ public final class Shard implements Closeable {
     } finally {
       writeLock.unlock();
     }
-    jobs.awaitIdle();
+    long t0 = System.nanoTime();
+    String cancelled = runningWork();
+    if (cancelled != null) {
+      LOG.info("shard closing, cancelling background work [dir={}, work={}]", dir, cancelled);
+    }
     try {
+      // First: no write can come any more, and running jobs neither append nor checkpoint once
+      // the shard is closed (their installs check it under the write lock).
       wal.close();
     } finally {
+      jobs.awaitIdle();
+      if (cancelled != null) {
+        LOG.info(
+            "shard background work stopped [dir={}, work={}, millis={}]",
+            dir,
+            cancelled,
+            (System.nanoTime() - t0) / 1_000_000);
+      }
       payloadIndexes.close();
       writeLock.lock();
       try {

@@ -9,13 +9,16 @@ import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.index.segment.SegmentFormat;
 import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.DiskFullException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -81,6 +84,7 @@ final class ShardCompactor {
       Distance distance,
       IndexParams index,
       SegmentFormat format,
+      SpaceGuard space,
       ReentrantLock writeLock,
       SegmentSet segments,
       SealPipeline pipeline,
@@ -114,7 +118,7 @@ final class ShardCompactor {
     Executor ex = config.executor();
     if (ex == null
         || !config.automatic()
-        || ctx.jobs().closed()
+        || ctx.jobs().cancelled()
         || !scheduled.compareAndSet(false, true)) {
       return;
     }
@@ -181,7 +185,7 @@ final class ShardCompactor {
     try {
       int n = 0;
       // Bounded: each pass removes at least one source segment, a forced pass at most once each.
-      for (int pass = 0; pass < 64 && !ctx.jobs().closed(); pass++) {
+      for (int pass = 0; pass < 64 && !ctx.jobs().cancelled(); pass++) {
         Job job = planJob(force);
         if (job == null) {
           break;
@@ -211,7 +215,7 @@ final class ShardCompactor {
   private Job planJob(boolean force) {
     ctx.writeLock().lock();
     try {
-      if (ctx.jobs().closed() || !ctx.pipeline().started()) {
+      if (ctx.jobs().cancelled() || !ctx.pipeline().started()) {
         return null;
       }
       Plan plan = plan(ctx.segments().current().sealed(), force);
@@ -298,9 +302,14 @@ final class ShardCompactor {
     boolean installed = false;
     long t0 = System.nanoTime();
     int points = 0;
+    long need = 0;
     try {
       for (int[] o : job.ords()) {
         points += o.length;
+      }
+      need = outputBytes(job);
+      if (points > 0 && !roomFor(need, ids)) {
+        return false;
       }
       if (points > 0) {
         var io = ctx.options().io();
@@ -317,9 +326,10 @@ final class ShardCompactor {
                     ctx.dimension(),
                     ctx.distance(),
                     ctx.index(),
-                    config.pool()));
-        if (ctx.jobs().closed()) {
-          return false;
+                    config.pool(),
+                    ctx.jobs()::cancelled));
+        if (ctx.jobs().cancelled()) {
+          throw new CancellationException("shard closing");
         }
         built = ctx.format().open(io, target, job.newId());
         ctx.segments().adopt(built);
@@ -330,6 +340,7 @@ final class ShardCompactor {
       if (installed) {
         done.incrementAndGet();
         failure = null;
+        ctx.space().succeeded();
         LOG.info(
             "segments compacted [dir={}, reason={}, from={}, to={}, points={}, millis={}]",
             ctx.dir(),
@@ -341,12 +352,23 @@ final class ShardCompactor {
       }
       return installed;
     } catch (IOException | RuntimeException e) {
-      failure = e.toString();
-      LOG.error(
-          "compaction failed; the source segments stay in use [dir={}, from={}]",
-          ctx.dir(),
-          ids,
-          e);
+      if (e instanceof CancellationException || ctx.jobs().cancelled()) {
+        LOG.info(
+            "compaction cancelled, its files removed; the shard plans it again when it opens [dir={}, from={}, millis={}]",
+            ctx.dir(),
+            ids,
+            (System.nanoTime() - t0) / 1_000_000);
+      } else if (DiskFullException.isDiskFull(e)) {
+        retryForSpace(
+            need, ctx.space().usableBytes(), ids, "the disk filled up, its files removed");
+      } else {
+        failure = e.toString();
+        LOG.error(
+            "compaction failed; the source segments stay in use [dir={}, from={}]",
+            ctx.dir(),
+            ids,
+            e);
+      }
       return false;
     } finally {
       job.held().release();
@@ -354,14 +376,52 @@ final class ShardCompactor {
         if (built != null) {
           ctx.pipeline().discard(built);
         }
-        try {
-          // Not in any manifest: safe to remove (a crash instead leaves it to the next open).
-          ctx.options().io().deleteTree(target);
-          ctx.options().io().deleteTree(target.resolveSibling(target.getFileName() + ".tmp"));
-        } catch (IOException e) {
-          LOG.warn("cannot remove an abandoned compaction output [dir={}]", target, e);
-        }
+        // Not in any manifest: safe to remove (a crash instead leaves it to the next open).
+        ctx.pipeline().removeUnfinished(target);
       }
     }
+  }
+
+  /**
+   * The bytes a compaction writes, with a margin: each source's files in the share of its points
+   * that survive, and as much again for payload indexes when the shard has a payload schema.
+   */
+  private long outputBytes(Job job) {
+    double bytes = 0;
+    List<SealedSegment> sources = job.plan().sources();
+    for (int i = 0; i < sources.size(); i++) {
+      SealedSegment d = sources.get(i);
+      if (d.size() > 0) {
+        bytes += (double) d.diskBytes() * job.ords().get(i).length / d.size();
+      }
+    }
+    if (!ctx.payloadIndexes().schema().isEmpty()) {
+      bytes *= 2;
+    }
+    return SpaceGuard.withMargin((long) bytes);
+  }
+
+  /** Whether {@code need} bytes fit above the reserve; if not, schedules a retry and says so. */
+  private boolean roomFor(long need, List<Integer> ids) {
+    if (ctx.space().fits(need)) {
+      return true;
+    }
+    retryForSpace(need, ctx.space().usableBytes(), ids, "not enough free space");
+    return false;
+  }
+
+  /** Logs a compaction postponed for lack of space and schedules the next threshold pass. */
+  private void retryForSpace(long need, long usable, List<Integer> ids, String why) {
+    long delay = ctx.space().nextRetryMillis();
+    LOG.warn(
+        "compaction postponed: {}; retrying in {} ms [dir={}, from={}, neededBytes={}, usableBytes={}, minFreeBytes={}]",
+        why,
+        delay,
+        ctx.dir(),
+        ids,
+        need,
+        usable,
+        ctx.space().minFreeBytes());
+    CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(this::maybeSchedule);
   }
 }

@@ -2,17 +2,21 @@ package io.flashvec.index.shard;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.InsufficientStorageException;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
+import io.flashvec.index.UnavailableException;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.DiskFullException;
 import io.flashvec.storage.Wal;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -40,6 +44,8 @@ final class ShardWriter {
   private final int dim;
   private final Distance distance;
   private final Shard.Options options;
+  private final SpaceGuard space;
+  private final BackgroundJobs jobs;
   private final LiveGraph.Params liveGraph;
   private final ReentrantLock writeLock;
   private final SegmentSet segments;
@@ -62,6 +68,8 @@ final class ShardWriter {
       Distance distance,
       IndexParams index,
       Shard.Options options,
+      SpaceGuard space,
+      BackgroundJobs jobs,
       ReentrantLock writeLock,
       SegmentSet segments,
       IdLocations locations,
@@ -73,6 +81,8 @@ final class ShardWriter {
     this.dim = dim;
     this.distance = distance;
     this.options = options;
+    this.space = space;
+    this.jobs = jobs;
     boolean live =
         options.liveIndexer() != null
             && options.buildExecutor() != null
@@ -143,11 +153,12 @@ final class ShardWriter {
       }
     }
     byte[] body = WalCodec.encodeUpsert(points);
+    space.require(body.length, "upsert");
     long seq;
     GrowingSegment g;
     writeLock.lock();
     try {
-      seq = wal.append(WalCodec.OP_UPSERT, body);
+      seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
       applyUpsert(points, seq);
       g = growing;
     } finally {
@@ -162,7 +173,8 @@ final class ShardWriter {
     byte[] body = WalCodec.encodeDelete(ids);
     writeLock.lock();
     try {
-      long seq = wal.append(WalCodec.OP_DELETE, body);
+      // No reserve check: deleting (then compacting) is how a user frees space on a full disk.
+      long seq = appendWal(WalCodec.OP_DELETE, body, "delete");
       applyDelete(ids);
       return seq;
     } finally {
@@ -218,11 +230,32 @@ final class ShardWriter {
       if (points.isEmpty()) {
         return 0;
       }
-      long seq = wal.append(WalCodec.OP_UPSERT, WalCodec.encodeUpsert(points));
+      byte[] body = WalCodec.encodeUpsert(points);
+      space.require(body.length, "payload update");
+      long seq = appendWal(WalCodec.OP_UPSERT, body, "payload update");
       applyUpsert(points, seq);
       return seq;
     } finally {
       writeLock.unlock();
+    }
+  }
+
+  /**
+   * Appends a record (write lock held). The WAL stays usable when the disk is full; that failure is
+   * an {@link InsufficientStorageException} (HTTP 507), and nothing was appended.
+   */
+  private long appendWal(byte op, byte[] body, String what) {
+    if (jobs.closed()) {
+      throw new UnavailableException("Service unavailable: shard is closed [dir=" + dir + "]");
+    }
+    try {
+      return wal.append(op, body);
+    } catch (UncheckedIOException e) {
+      DiskFullException full = DiskFullException.find(e);
+      if (full != null) {
+        throw new InsufficientStorageException(what, full);
+      }
+      throw e;
     }
   }
 

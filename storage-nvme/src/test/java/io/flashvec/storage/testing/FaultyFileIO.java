@@ -5,8 +5,10 @@ import io.flashvec.storage.FileIO;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +26,12 @@ import java.util.function.Predicate;
  * {@code TRUNCATE} the path is the one the channel was opened with through this instance). With
  * {@link #partialWrites(boolean)} an injected write failure first writes half of the buffer, as a
  * full disk does.
+ *
+ * <p>{@link #noSpaceFailures(boolean)} makes injected failures look like a full device ({@code "No
+ * space left on device"}), and {@link #spaceLeft(long)} simulates one: writes use up a byte budget,
+ * the write that does not fit writes what fits and fails with {@code ENOSPC}, creating a file or
+ * directory fails once nothing is left, and {@link #usableSpace} reports the budget. Deleting files
+ * gives nothing back; a test frees space by calling {@code spaceLeft} again.
  *
  * <p>Unarmed, it is a transparent wrapper that still counts calls and tracks the channels it
  * opened, so {@link #assertNoOpenChannels()} works as a file-descriptor leak check. The delegate
@@ -77,6 +85,14 @@ public class FaultyFileIO extends FileIO {
   private final AtomicInteger injected = new AtomicInteger();
   private final OpenChannels channels = new OpenChannels();
   private volatile boolean partialWrites;
+  private volatile boolean noSpaceFailures;
+  private long spaceLeft = UNLIMITED; // guarded by this
+
+  /** {@link #spaceLeft(long)} without a limit: the real file system's free space applies. */
+  public static final long UNLIMITED = Long.MAX_VALUE;
+
+  /** The operating system's text for ENOSPC, which {@code DiskFullException} recognises. */
+  public static final String NO_SPACE = "No space left on device";
 
   /** Wraps the real file system. */
   public FaultyFileIO() {
@@ -125,6 +141,31 @@ public class FaultyFileIO extends FileIO {
     return this;
   }
 
+  /**
+   * Injected failures say {@value #NO_SPACE}, as a full device does, instead of a generic error.
+   */
+  public FaultyFileIO noSpaceFailures(boolean enabled) {
+    this.noSpaceFailures = enabled;
+    return this;
+  }
+
+  /**
+   * From now on the device has {@code bytes} free ({@link #UNLIMITED}: no limit): see the class
+   * javadoc. Call again to free space.
+   */
+  public synchronized FaultyFileIO spaceLeft(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("space must not be negative [bytes=" + bytes + "]");
+    }
+    this.spaceLeft = bytes;
+    return this;
+  }
+
+  /** The simulated free bytes ({@link #UNLIMITED} when not simulating). */
+  public synchronized long spaceLeft() {
+    return spaceLeft;
+  }
+
   /** Removes every armed failure. */
   public void disarm() {
     rules.clear();
@@ -161,20 +202,56 @@ public class FaultyFileIO extends FileIO {
     if (rule != null && rule.fires(path)) {
       injected.incrementAndGet();
       throw new InjectedIOException(
-          "injected I/O failure [op=" + op + ", call=" + call + ", path=" + path + "]");
+          (noSpaceFailures ? NO_SPACE + " (injected)" : "injected I/O failure")
+              + " [op="
+              + op
+              + ", call="
+              + call
+              + ", path="
+              + path
+              + "]");
     }
+  }
+
+  /** Fails like a full device when the simulated space is used up. */
+  private synchronized void requireSomeSpace(Op op, Path path) throws InjectedIOException {
+    if (spaceLeft == 0) {
+      injected.incrementAndGet();
+      throw new InjectedIOException(
+          NO_SPACE + " (simulated full device) [op=" + op + ", path=" + path + "]");
+    }
+  }
+
+  /**
+   * Takes {@code want} bytes from the simulated space; returns how many fit (all of them, unless
+   * the device fills up).
+   */
+  private synchronized long takeSpace(long want) {
+    if (spaceLeft == UNLIMITED) {
+      return want;
+    }
+    long got = Math.min(want, spaceLeft);
+    spaceLeft -= got;
+    return got;
   }
 
   @Override
   public FileChannel open(Path path, OpenOption... options) throws IOException {
     maybeFail(Op.OPEN, path);
+    for (OpenOption o : options) {
+      if ((o == StandardOpenOption.CREATE || o == StandardOpenOption.CREATE_NEW)
+          && !Files.exists(path)) {
+        requireSomeSpace(Op.OPEN, path);
+      }
+    }
     return channels.add(delegate.open(path, options), path);
   }
 
   @Override
   public void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {
+    Path path = channels.pathOf(channel);
     try {
-      maybeFail(Op.WRITE, channels.pathOf(channel));
+      maybeFail(Op.WRITE, path);
     } catch (InjectedIOException e) {
       if (partialWrites && buffer.remaining() > 1) {
         ByteBuffer half = buffer.duplicate();
@@ -183,6 +260,17 @@ public class FaultyFileIO extends FileIO {
         buffer.position(half.position());
       }
       throw e;
+    }
+    int want = buffer.remaining();
+    long fits = takeSpace(want);
+    if (fits < want) {
+      ByteBuffer part = buffer.duplicate();
+      part.limit(part.position() + (int) fits);
+      delegate.writeFully(channel, part);
+      buffer.position(part.position());
+      injected.incrementAndGet();
+      throw new InjectedIOException(
+          NO_SPACE + " (simulated full device) [op=WRITE, path=" + path + "]");
     }
     delegate.writeFully(channel, buffer);
   }
@@ -220,6 +308,9 @@ public class FaultyFileIO extends FileIO {
   @Override
   public void createDirectories(Path dir) throws IOException {
     maybeFail(Op.CREATE_DIRECTORIES, dir);
+    if (!Files.isDirectory(dir)) {
+      requireSomeSpace(Op.CREATE_DIRECTORIES, dir);
+    }
     delegate.createDirectories(dir);
   }
 
@@ -250,5 +341,11 @@ public class FaultyFileIO extends FileIO {
   @Override
   public void crashPoint(CrashPoint point) {
     delegate.crashPoint(point);
+  }
+
+  @Override
+  public long usableSpace(Path path) throws IOException {
+    long left = spaceLeft();
+    return left == UNLIMITED ? delegate.usableSpace(path) : left;
   }
 }

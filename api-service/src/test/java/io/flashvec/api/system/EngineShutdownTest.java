@@ -1,0 +1,48 @@
+package io.flashvec.api.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.cluster.LocalCollectionService;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.shard.Shard;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.Wal;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The first step of a shutdown cancels background work once, and its watchdog halts only a JVM that
+ * is shutting down (a context closed in a running JVM, as tests do, is left alone).
+ */
+class EngineShutdownTest {
+
+  @TempDir Path data;
+
+  @Test
+  void stopCancelsBackgroundWorkOnceAndTheWatchdogSparesARunningJvm() throws Exception {
+    try (LocalCollectionService service =
+        new LocalCollectionService(
+            data, new Shard.Options(100, Wal.Options.defaults(), FileIO.DEFAULT))) {
+      service.recover();
+      service.createCollection(
+          "c", new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT));
+      EngineShutdown shutdown = new EngineShutdown(service, Duration.ofMillis(100));
+      assertThat(shutdown.getPhase())
+          .as("stops before the web server")
+          .isEqualTo(Integer.MAX_VALUE);
+      shutdown.start();
+      assertThat(shutdown.isRunning()).isTrue();
+      shutdown.stop();
+      assertThat(shutdown.isRunning()).isFalse();
+      shutdown.stop(); // idempotent
+      Thread.sleep(400); // past the grace period: this JVM is not shutting down, so no halt
+      assertThat(EngineShutdown.jvmShuttingDown()).isFalse();
+      // Reads and writes go on until the service closes.
+      assertThat(service.count("c")).isZero();
+    }
+  }
+}

@@ -1,0 +1,63 @@
+package io.flashvec.index;
+
+import io.flashvec.storage.DiskFullException;
+import java.util.Locale;
+
+/**
+ * Maps to HTTP 507: the data directory's device has no room for the write (it is full, or below the
+ * reserve the server keeps for checkpoints and shutdown). Nothing was written; reads keep working,
+ * and the same write succeeds once space is freed.
+ *
+ * <p>The message is for clients: it names the free and reserved bytes but no server path (the
+ * cause, a {@link DiskFullException}, has the directory for the log).
+ */
+public class InsufficientStorageException extends FlashVecException {
+
+  public InsufficientStorageException(String what, DiskFullException cause) {
+    super(message(what, cause.usableBytes(), cause.minFreeBytes()), cause);
+  }
+
+  /**
+   * For a failure whose cause chain holds the operating system's ENOSPC rather than a {@link
+   * DiskFullException}; {@code usableBytes} measured by the caller ({@code -1}: unknown).
+   */
+  public InsufficientStorageException(
+      String what, long usableBytes, long minFreeBytes, Throwable cause) {
+    super(message(what, usableBytes, minFreeBytes), cause);
+  }
+
+  /** The client-facing message for a refused {@code what} (e.g. {@code "upsert"}). */
+  static String message(String what, long usableBytes, long minFreeBytes) {
+    StringBuilder b =
+        new StringBuilder("Insufficient storage: ")
+            .append(what)
+            .append(" refused, the data directory's disk is full (");
+    b.append(usableBytes < 0 ? "unknown" : human(usableBytes)).append(" free");
+    if (minFreeBytes > 0) {
+      b.append(", ").append(human(minFreeBytes)).append(" kept in reserve");
+    }
+    b.append("); writes resume once space is freed [usableBytes=").append(usableBytes);
+    b.append(", minFreeBytes=").append(minFreeBytes).append(']');
+    return b.toString();
+  }
+
+  /** 1536 -> "1.5 KiB". */
+  static String human(long bytes) {
+    if (bytes < 1024) {
+      return bytes + " B";
+    }
+    String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = bytes;
+    int u = -1;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+  }
+
+  @Override
+  public int httpStatus() {
+    return 507;
+  }
+}
