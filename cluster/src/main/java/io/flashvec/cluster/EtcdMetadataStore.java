@@ -65,7 +65,7 @@ import tools.jackson.databind.node.ObjectNode;
  *
  * <p>Leadership and stale marks are changed only in transactions that check what they depend on
  * (ADR 0019): a takeover requires that no primary exists and that the taker is not marked stale; a
- * primary marks or clears a replica only while its own key (same creation revision) exists.
+ * primary marks or clears a replica only while it holds the primary key.
  *
  * <p>Thread-safe. Owns the jetcd client, the watch and the lease keep-alive; {@link #close()}
  * releases them (and so deregisters this node at once).
@@ -584,43 +584,45 @@ public final class EtcdMetadataStore implements MetadataStore {
   }
 
   /**
-   * Marks a replica as behind: it is not read, nor made primary, until a resync. With {@code epoch
-   * > 0} the mark is fenced: etcd takes it only while the shard's primary is still the one of that
-   * epoch, so a primary that has been replaced (cut off, paused) cannot mark its successor stale;
-   * {@code epoch == 0} marks unconditionally (a replica marking itself, a proxy whose shard
-   * creation failed: marks that only add caution).
+   * Marks a replica as behind: it is not read, nor made primary, until a resync. With {@code
+   * primary} set the mark is fenced: etcd takes it only while {@code primary} holds the shard's
+   * primary key, so a primary that has been replaced (cut off, paused) cannot mark its successor
+   * stale; with {@code null} it is unconditional (a replica marking itself, a proxy whose shard
+   * creation failed: marks that only add caution). The current primary, of whatever epoch, has
+   * every acknowledged write, so a mark it puts is always safe.
    *
-   * <p>When etcd cannot take the mark now, this throws (the write that needed it is not
-   * acknowledged) and keeps trying in the background every second until etcd takes it, the primary
-   * role of {@code epoch} is gone, or this store closes: the primary has applied that write, so the
-   * replica that missed it must not pass for current once etcd is back.
+   * <p>When etcd cannot take the mark now, or the shard has no primary at the moment, this throws
+   * (the write that needed it is not acknowledged) and keeps trying in the background every second
+   * until etcd takes it, another node leads the shard, or this store closes: the primary has
+   * applied that write, so the replica that missed it must not pass for current once etcd is back
+   * (or once the primary has taken its role again after its lease ran out during the outage).
    *
    * @return the revision of the mark
-   * @throws NotPrimaryException if the primary role of {@code epoch} has ended
+   * @throws NotPrimaryException if another node leads the shard
    */
-  public long markStale(String collection, int shard, String nodeId, long epoch) {
+  public long markStale(String collection, int shard, String nodeId, String primary) {
     // not in the local set before etcd has it: a write retried meanwhile must not skip the
     // replica and be acknowledged by the primary alone while etcd does not know the replica is
     // behind (should the primary die, the replica would serve without that write)
     try {
-      return putStale(collection, shard, nodeId, epoch);
+      return putStale(collection, shard, nodeId, primary);
     } catch (NotPrimaryException e) {
       throw e;
     } catch (UnavailableException e) {
-      retryStale(collection, shard, nodeId, epoch);
+      retryStale(collection, shard, nodeId, primary);
       throw e;
     }
   }
 
-  /** {@link #markStale(String, int, String, long)} without fencing. */
+  /** {@link #markStale(String, int, String, String)} without fencing. */
   public long markStale(String collection, int shard, String nodeId) {
-    return markStale(collection, shard, nodeId, 0);
+    return markStale(collection, shard, nodeId, null);
   }
 
-  private long putStale(String collection, int shard, String nodeId, long epoch) {
+  private long putStale(String collection, int shard, String nodeId, String primary) {
     ByteSequence k = key("stale/" + collection + "/" + shard + "/" + nodeId);
     long rev;
-    if (epoch == 0) {
+    if (primary == null) {
       rev = await(client.getKVClient().put(k, bytes(""))).getHeader().getRevision();
     } else {
       ByteSequence leader = key("leaders/" + collection + "/" + shard);
@@ -629,20 +631,12 @@ public final class EtcdMetadataStore implements MetadataStore {
               client
                   .getKVClient()
                   .txn()
-                  .If(new Cmp(leader, Cmp.Op.EQUAL, CmpTarget.createRevision(epoch)))
+                  .If(new Cmp(leader, Cmp.Op.EQUAL, CmpTarget.value(bytes(primary))))
                   .Then(Op.put(k, bytes(""), PutOption.DEFAULT))
+                  .Else(Op.get(leader, GetOption.DEFAULT))
                   .commit());
       if (!resp.isSucceeded()) {
-        leaders.computeIfPresent(
-            collection + "/" + shard, (key, old) -> old.epoch() == epoch ? null : old);
-        throw new NotPrimaryException(
-            "Service unavailable: this node is no longer the shard's primary [collection="
-                + collection
-                + ", shard="
-                + shard
-                + ", epoch="
-                + epoch
-                + "]");
+        throw notPrimary(collection, shard, primary, resp.getGetResponses().getFirst().getKvs());
       }
       rev = resp.getHeader().getRevision();
     }
@@ -650,7 +644,41 @@ public final class EtcdMetadataStore implements MetadataStore {
     return rev;
   }
 
-  private void retryStale(String collection, int shard, String nodeId, long epoch) {
+  /**
+   * The refusal of a fenced change: {@link NotPrimaryException} when another node holds the primary
+   * key ({@code holder}), a plain {@link UnavailableException} (worth retrying) when none does.
+   */
+  private UnavailableException notPrimary(
+      String collection, int shard, String primary, List<KeyValue> holder) {
+    String shardKey = collection + "/" + shard;
+    if (holder.isEmpty()) {
+      leaders.remove(shardKey);
+      return new UnavailableException(
+          "Service unavailable: the shard has no primary at the moment [collection="
+              + collection
+              + ", shard="
+              + shard
+              + "]");
+    }
+    KeyValue kv = holder.getFirst();
+    String node = kv.getValue().toString(StandardCharsets.UTF_8);
+    leaders.merge(
+        shardKey,
+        new Leader(node, kv.getCreateRevision()),
+        (old, nw) -> old.epoch() > nw.epoch() ? old : nw);
+    return new NotPrimaryException(
+        "Service unavailable: this node is no longer the shard's primary [collection="
+            + collection
+            + ", shard="
+            + shard
+            + ", node="
+            + primary
+            + ", primary="
+            + node
+            + "]");
+  }
+
+  private void retryStale(String collection, int shard, String nodeId, String primary) {
     try {
       scheduler.schedule(
           () -> {
@@ -658,7 +686,7 @@ public final class EtcdMetadataStore implements MetadataStore {
               return;
             }
             try {
-              putStale(collection, shard, nodeId, epoch);
+              putStale(collection, shard, nodeId, primary);
               LOG.info(
                   "replica marked stale after etcd came back [collection={}, shard={}, node={}]",
                   collection,
@@ -666,14 +694,14 @@ public final class EtcdMetadataStore implements MetadataStore {
                   nodeId);
             } catch (NotPrimaryException gone) {
               LOG.info(
-                  "not marking a replica stale: the primary role of epoch {} has ended"
-                      + " [collection={}, shard={}, node={}]",
-                  epoch,
+                  "not marking a replica stale: another node leads the shard [collection={},"
+                      + " shard={}, node={}]: {}",
                   collection,
                   shard,
-                  nodeId);
+                  nodeId,
+                  gone.getMessage());
             } catch (UnavailableException again) {
-              retryStale(collection, shard, nodeId, epoch);
+              retryStale(collection, shard, nodeId, primary);
             }
           },
           1,
@@ -684,11 +712,11 @@ public final class EtcdMetadataStore implements MetadataStore {
   }
 
   /**
-   * Marks {@code nodeId}'s replica stale if a primary later than epoch {@code epoch} leads the
-   * shard (checked by etcd in the same transaction): a replaced primary that applied a write its
-   * successor lacks must not pass for current. Returns whether it did.
+   * Marks {@code nodeId}'s replica stale if another node leads the shard (checked by etcd in the
+   * same transaction): a replaced primary that applied a write its successor lacks must not pass
+   * for current. Returns whether it did.
    */
-  public boolean markStaleIfSuperseded(String collection, int shard, String nodeId, long epoch) {
+  public boolean markStaleIfSuperseded(String collection, int shard, String nodeId) {
     ByteSequence k = key("stale/" + collection + "/" + shard + "/" + nodeId);
     ByteSequence leader = key("leaders/" + collection + "/" + shard);
     var resp =
@@ -696,7 +724,9 @@ public final class EtcdMetadataStore implements MetadataStore {
             client
                 .getKVClient()
                 .txn()
-                .If(new Cmp(leader, Cmp.Op.GREATER, CmpTarget.createRevision(epoch)))
+                .If(
+                    new Cmp(leader, Cmp.Op.GREATER, CmpTarget.version(0)),
+                    new Cmp(leader, Cmp.Op.NOT_EQUAL, CmpTarget.value(bytes(nodeId))))
                 .Then(Op.put(k, bytes(""), PutOption.DEFAULT))
                 .commit());
     if (resp.isSucceeded()) {
@@ -706,12 +736,12 @@ public final class EtcdMetadataStore implements MetadataStore {
   }
 
   /**
-   * Clears a replica's stale mark after the primary of epoch {@code epoch} copied its shard to it;
-   * fenced like {@link #markStale(String, int, String, long)}.
+   * Clears a replica's stale mark after {@code primary} copied its shard to it; fenced like {@link
+   * #markStale(String, int, String, String)}.
    *
-   * @throws NotPrimaryException if the primary role of {@code epoch} has ended
+   * @throws UnavailableException if {@code primary} does not lead the shard (any more)
    */
-  public void clearStale(String collection, int shard, String nodeId, long epoch) {
+  public void clearStale(String collection, int shard, String nodeId, String primary) {
     ByteSequence k = key("stale/" + collection + "/" + shard + "/" + nodeId);
     ByteSequence leader = key("leaders/" + collection + "/" + shard);
     var resp =
@@ -719,18 +749,12 @@ public final class EtcdMetadataStore implements MetadataStore {
             client
                 .getKVClient()
                 .txn()
-                .If(new Cmp(leader, Cmp.Op.EQUAL, CmpTarget.createRevision(epoch)))
+                .If(new Cmp(leader, Cmp.Op.EQUAL, CmpTarget.value(bytes(primary))))
                 .Then(Op.delete(k, DeleteOption.DEFAULT))
+                .Else(Op.get(leader, GetOption.DEFAULT))
                 .commit());
     if (!resp.isSucceeded()) {
-      throw new NotPrimaryException(
-          "Service unavailable: this node is no longer the shard's primary [collection="
-              + collection
-              + ", shard="
-              + shard
-              + ", epoch="
-              + epoch
-              + "]");
+      throw notPrimary(collection, shard, primary, resp.getGetResponses().getFirst().getKvs());
     }
     stale.delete(collection + "/" + shard + "/" + nodeId, resp.getHeader().getRevision());
   }

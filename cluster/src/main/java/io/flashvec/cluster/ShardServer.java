@@ -80,9 +80,9 @@ import org.slf4j.LoggerFactory;
  * shard's lock it applies the write locally, then forwards it synchronously, stamped with its
  * epoch, to every other replica not marked stale before answering, so replicas see a shard's writes
  * in the primary's order and an acknowledged write is on every replica that is not marked stale. A
- * replica that cannot be reached is marked stale in etcd, fenced by the epoch (it is then neither
- * read nor made primary) and copies the whole shard from the primary when it is back ({@link
- * #resyncLoop()}).
+ * replica that cannot be reached is marked stale in etcd, while this node holds the primary key (it
+ * is then neither read nor made primary) and copies the whole shard from the primary when it is
+ * back ({@link #resyncLoop()}).
  *
  * <p>Fencing (ADR 0019): a replica refuses forwarded writes with an epoch lower than the highest it
  * has accepted (kept on disk, {@link Epochs}), so a primary that was cut off or paused and has been
@@ -579,11 +579,11 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
 
   /**
    * Sends a write to the shard's other replicas, in turn, each within the write deadline, stamped
-   * with this primary's epoch. A replica that is down or fails is marked stale in etcd, fenced by
-   * the epoch, before the write is acknowledged; if etcd cannot record that, or this node is no
-   * longer the primary (a replica refuses the epoch, or the fenced mark finds another primary), the
-   * write fails. Returns the reply with every replica that does not have the write (marked now or
-   * before) and its mark's revision. Called under the shard's lock.
+   * with this primary's epoch. A replica that is down or fails is marked stale in etcd (only while
+   * this node holds the primary key) before the write is acknowledged; if etcd cannot record that,
+   * or this node is no longer the primary (a replica refuses the epoch, or the fenced mark finds
+   * another primary), the write fails. Returns the reply with every replica that does not have the
+   * write (marked now or before) and its mark's revision. Called under the shard's lock.
    */
   private WriteReply.Builder forward(
       ShardRef ref,
@@ -627,7 +627,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         long rev;
         try {
           // If etcd cannot record this either, the write fails (it is not acknowledged).
-          rev = meta.markStale(coll, shard, r, epoch);
+          rev = meta.markStale(coll, shard, r, nodeId);
         } catch (EtcdMetadataStore.NotPrimaryException gone) {
           throw superseded(coll, shard, epoch, r, gone.getMessage());
         }
@@ -662,7 +662,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         replica,
         why);
     try {
-      if (meta.markStaleIfSuperseded(coll, shard, nodeId, epoch)) {
+      if (meta.markStaleIfSuperseded(coll, shard, nodeId)) {
         LOG.info(
             "marked this replica stale: a later primary leads the shard [collection={},"
                 + " shard={}]",
@@ -935,7 +935,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
               }
               offset = page.nextOffset();
             } while (offset != null);
-            meta.clearStale(coll, shard, req.getNodeId(), epoch);
+            meta.clearStale(coll, shard, req.getNodeId(), nodeId);
           }
           return ResyncReply.newBuilder().setPoints(copied).build();
         });
