@@ -3,6 +3,8 @@
 # hours, its memory, file descriptors, mappings and threads sampled, and a verdict.
 #
 #   scripts/bench/soak.sh [--duration 4h] [--sample-every 60s] [--out DIR] [-- LOADGEN-SOAK-ARGS...]
+#   scripts/bench/soak.sh --analyze DIR     (the verdict of a finished run again, e.g. with other
+#                                            tolerances)
 #
 # Starts `./flashvec run` on a free 127.0.0.1 port with its data in a temporary directory (JAVA_OPTS
 # default: a fixed, pre-touched 1 GiB heap, so resident memory after start-up is not the heap
@@ -11,32 +13,161 @@
 # Every --sample-every it appends to DIR/samples.csv:
 #   elapsed_s, rss_kb, rss_anon_kb, rss_file_kb (/proc/PID/status), heap_used_bytes
 #   (jvm_memory_used_bytes{area="heap"} summed, from /metrics) and heap_live_bytes (the same just
-#   after a full collection that `jcmd PID GC.run` asks for; SOAK_FORCE_GC=0 skips it), fds (/proc/PID/fd), maps (/proc/PID/maps lines), threads, points and segments
-#   (GET /collections/NAME), the load generator's cumulative counts and errors, and the number of
-#   ERROR lines in the server log.
-# At the end DIR/summary.md gets the figures and the verdict: PASS if, over the second half of the
-# run, the least-squares trend of anonymous resident memory and of the live heap projects less
-# than SOAK_MEM_TOLERANCE (5 %) growth across that half, of fds less than SOAK_FD_TOLERANCE (8) and
-# of threads less than SOAK_THREAD_TOLERANCE (4); no operation failed; the server logged no ERROR
-# and is still alive. Exit status 0 on PASS, 1 on FAIL, 2 if it could not run. To end a run early
-# with its summary, send SIGTERM to the load generator (its pid is printed at the start).
+#   after a full collection that `jcmd PID GC.run` asks for; SOAK_FORCE_GC=0 skips it), fds
+#   (/proc/PID/fd), maps (/proc/PID/maps lines), threads, points and segments (GET
+#   /collections/NAME), the load generator's cumulative counts and errors, and the number of ERROR
+#   lines in the server log.
+# At the end DIR/summary.md gets the figures and the verdict. PASS if, over the second half of the
+# run, the least-squares trend projects across that half a growth of anonymous resident memory
+# below SOAK_RSS_TOLERANCE_MB (32; the heap is pre-touched, so this is native memory), of the live
+# heap's floor (its least value over the last SOAK_FLOOR_WINDOW samples, 20: the live heap rises
+# and falls with each compaction) below SOAK_HEAP_TOLERANCE (5 %) of its mean or 8 MiB, whichever
+# is more, of fds below
+# SOAK_FD_TOLERANCE (8) and of threads below SOAK_THREAD_TOLERANCE (4); no operation failed; the
+# server logged no ERROR and is still alive. Exit status 0 on PASS, 1 on FAIL, 2 if it could not
+# run. To end a run early with its summary, send SIGTERM to the load generator (its pid is printed
+# at the start).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DURATION="4h"
 SAMPLE_EVERY="60s"
 OUT=""
+ANALYZE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
     --sample-every) SAMPLE_EVERY="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
+    --analyze) ANALYZE="$2"; shift 2 ;;
     --) shift; break ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "soak: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 EXTRA=("$@")
+
+# analyze DIR: DIR/summary.md from DIR/samples.csv, DIR/loadgen.json and DIR/run.env; exit status
+# 0 on PASS, 1 on FAIL.
+analyze() {
+  local dir="$1"
+  # shellcheck disable=SC1091
+  . "$dir/run.env"
+  python3 - "$dir" "$LOADGEN_STATUS" "$SERVER_ALIVE" "$DURATION" "$SAMPLE_EVERY" "$JAVA_OPTS" "$EXTRA_ARGS" <<'PY'
+import csv, json, os, platform, sys, datetime
+
+out, lg_status, alive, duration, every, java_opts, extra = sys.argv[1:8]
+lg_status, alive = int(lg_status), alive == "1"
+rss_tol_mb = float(os.environ.get("SOAK_RSS_TOLERANCE_MB", "32"))
+heap_tol = float(os.environ.get("SOAK_HEAP_TOLERANCE", "0.05"))
+mem_tol = 0.05  # reported figures only
+fd_tol = float(os.environ.get("SOAK_FD_TOLERANCE", "8"))
+thr_tol = float(os.environ.get("SOAK_THREAD_TOLERANCE", "4"))
+rows = list(csv.DictReader(open(os.path.join(out, "samples.csv"))))
+summary = json.load(open(os.path.join(out, "loadgen.json"))) if os.path.exists(os.path.join(out, "loadgen.json")) else {}
+# The live heap follows the data's cycle (a growing segment fills, a compaction drops it), a
+# sawtooth whose phase at the end would tilt a trend; its floor, the least live heap over the last
+# `window` samples, is what a leak raises.
+window = int(os.environ.get("SOAK_FLOOR_WINDOW", "20"))
+for i, r in enumerate(rows):
+    r["heap_floor"] = min(float(x["heap_live_bytes"] or 0) for x in rows[max(0, i - window + 1): i + 1])
+
+def col(name, rs):
+    return [(float(r["elapsed_s"]), float(r[name] or 0)) for r in rs]
+
+def slope(pts):  # least squares, units per second
+    n = len(pts)
+    if n < 2:
+        return 0.0
+    mx = sum(x for x, _ in pts) / n
+    my = sum(y for _, y in pts) / n
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    return 0.0 if sxx == 0 else sum((x - mx) * (y - my) for x, y in pts) / sxx
+
+half = rows[len(rows) // 2:] if len(rows) >= 4 else rows
+first = rows[: len(rows) // 2] if len(rows) >= 4 else rows
+span = (float(half[-1]["elapsed_s"]) - float(half[0]["elapsed_s"])) if len(half) > 1 else 0.0
+checks, figures = [], []
+
+def trend(name, label, unit, scale, tol, relative, floor=0.0):
+    pts = col(name, half)
+    vals = [y for _, y in pts]
+    mean = sum(vals) / len(vals) if vals else 0
+    s = slope(pts)
+    growth = s * span
+    limit = max(tol * mean if relative else tol, floor)
+    ok = growth <= limit
+    figures.append((label, unit, min(vals) / scale, mean / scale, max(vals) / scale,
+                    slope(col(name, first)) * 3600 / scale, s * 3600 / scale, growth / scale, limit / scale, ok))
+    return ok
+
+ok = True
+if not rows:
+    checks.append(("samples taken", False))
+    ok = False
+else:
+    for args, limit in [(("rss_anon_kb", "anonymous RSS", "MiB", 1024, rss_tol_mb * 1024, False), "%g MiB" % rss_tol_mb),
+                        (("heap_floor", "live heap after GC, floor of %d samples" % window, "MiB", 1 << 20, heap_tol, True, 8 << 20), "%g %% or 8 MiB" % (heap_tol * 100)),
+                        (("fds", "open file descriptors", "", 1, fd_tol, False), "%g" % fd_tol),
+                        (("threads", "threads", "", 1, thr_tol, False), "%g" % thr_tol)]:
+        r = trend(*args)
+        checks.append((f"{args[1]}: growth over the second half below {limit}", r))
+        ok &= r
+    for args in [("heap_live_bytes", "live heap after GC", "MiB", 1 << 20, mem_tol, True),
+                 ("rss_kb", "RSS (total)", "MiB", 1024, mem_tol, True),
+                 ("rss_file_kb", "file-backed RSS", "MiB", 1024, mem_tol, True),
+                 ("heap_used_bytes", "heap used", "MiB", 1 << 20, mem_tol, True),
+                 ("maps", "mapped regions", "", 1, fd_tol, False)]:
+        trend(*args)  # reported, not judged: page cache and GC cycles move these
+errors = int(summary.get("errors", -1))
+log_errors = int(rows[-1]["server_log_errors"]) if rows else -1
+# 143: stopped early with SIGTERM (its summary is still written)
+finished = lg_status == 0 or (lg_status == 143 and bool(summary))
+for name, good in [("no failed operation (load generator errors = %d, exit status %d)" % (errors, lg_status), errors == 0 and finished),
+                   ("no ERROR in the server log (%d)" % log_errors, log_errors == 0),
+                   ("server alive at the end", alive)]:
+    checks.append((name, good))
+    ok &= good
+
+md = []
+md.append("# Soak run %s\n" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+md.append("**Verdict: %s**\n" % ("PASS" if ok else "FAIL"))
+md.append("- duration %s, a sample every %s, %d samples; JAVA_OPTS `%s`; extra load-gen options `%s`" % (duration, every, len(rows), java_opts, extra or "none"))
+md.append("- machine: %s, %s" % (platform.platform(), summary.get("machine", {})))
+if rows:
+    md.append("- collection at the end: %s points in %s segments" % (rows[-1]["points"], rows[-1]["segments"]))
+md.append("")
+md.append("| check | result |\n|---|---|")
+for name, good in checks:
+    md.append("| %s | %s |" % (name, "pass" if good else "**FAIL**"))
+md.append("")
+md.append("Second half: %.0f s. Trends are least-squares slopes; growth = slope × the second half's span.\n" % span)
+md.append("| figure | unit | min (2nd half) | mean | max | trend 1st half /h | trend 2nd half /h | growth over 2nd half | limit | judged |")
+md.append("|---|---|---|---|---|---|---|---|---|---|")
+for i, (label, unit, mn, mean, mx, s1, s2, g, lim, good) in enumerate(figures):
+    judged = "pass" if good else "**FAIL**"
+    if i >= 4:
+        judged = "reported only"
+    md.append("| %s | %s | %.1f | %.1f | %.1f | %+.2f | %+.2f | %+.2f | %.2f | %s |" % (label, unit or "count", mn, mean, mx, s1, s2, g, lim, judged))
+md.append("")
+if summary:
+    md.append("| stream | target rate /s | operations | achieved /s | errors | lag resets | p50 ms | p99 ms | max ms |")
+    md.append("|---|---|---|---|---|---|---|---|---|")
+    for k in ("upserts", "deletes", "searches", "compactions"):
+        s = summary.get(k)
+        if s:
+            md.append("| %s | %.3g | %d | %.3g | %d | %d | %.1f | %.1f | %.1f |" % (k, s["target_rate"], s["operations"], s["achieved_rate"], s["errors"], s["lag_resets"], s["p50_ms"], s["p99_ms"], s["max_ms"]))
+    md.append("\n(upsert and delete rates are requests of `batch` points.)")
+open(os.path.join(out, "summary.md"), "w").write("\n".join(md) + "\n")
+print("\n".join(md))
+sys.exit(0 if ok else 1)
+PY
+}
+
+if [ -n "$ANALYZE" ]; then
+  analyze "$ANALYZE"
+  exit $?
+fi
 
 seconds_of() { # 90s, 15m, 4h or a bare number of seconds
   local v="$1"
@@ -156,107 +287,10 @@ LOADGEN_PID=""
 SERVER_ALIVE=1
 kill -0 "$SERVER_PID" 2>/dev/null || SERVER_ALIVE=0
 
+printf 'LOADGEN_STATUS=%q\nSERVER_ALIVE=%q\nDURATION=%q\nSAMPLE_EVERY=%q\nJAVA_OPTS=%q\nEXTRA_ARGS=%q\n' \
+  "$LOADGEN_STATUS" "$SERVER_ALIVE" "$DURATION" "$SAMPLE_EVERY" "$JAVA_OPTS" "${EXTRA[*]:-}" >"$OUT/run.env"
 set +e
-python3 - "$OUT" "$LOADGEN_STATUS" "$SERVER_ALIVE" "$DURATION" "$SAMPLE_EVERY" "$JAVA_OPTS" "${EXTRA[*]:-}" <<'PY'
-import csv, json, os, platform, sys, datetime
-
-out, lg_status, alive, duration, every, java_opts, extra = sys.argv[1:8]
-lg_status, alive = int(lg_status), alive == "1"
-mem_tol = float(os.environ.get("SOAK_MEM_TOLERANCE", "0.05"))
-fd_tol = float(os.environ.get("SOAK_FD_TOLERANCE", "8"))
-thr_tol = float(os.environ.get("SOAK_THREAD_TOLERANCE", "4"))
-rows = list(csv.DictReader(open(os.path.join(out, "samples.csv"))))
-summary = json.load(open(os.path.join(out, "loadgen.json"))) if os.path.exists(os.path.join(out, "loadgen.json")) else {}
-
-def col(name, rs):
-    return [(float(r["elapsed_s"]), float(r[name] or 0)) for r in rs]
-
-def slope(pts):  # least squares, units per second
-    n = len(pts)
-    if n < 2:
-        return 0.0
-    mx = sum(x for x, _ in pts) / n
-    my = sum(y for _, y in pts) / n
-    sxx = sum((x - mx) ** 2 for x, _ in pts)
-    return 0.0 if sxx == 0 else sum((x - mx) * (y - my) for x, y in pts) / sxx
-
-half = rows[len(rows) // 2:] if len(rows) >= 4 else rows
-first = rows[: len(rows) // 2] if len(rows) >= 4 else rows
-span = (float(half[-1]["elapsed_s"]) - float(half[0]["elapsed_s"])) if len(half) > 1 else 0.0
-checks, figures = [], []
-
-def trend(name, label, unit, scale, tol, relative):
-    pts = col(name, half)
-    vals = [y for _, y in pts]
-    mean = sum(vals) / len(vals) if vals else 0
-    s = slope(pts)
-    growth = s * span
-    limit = tol * mean if relative else tol
-    ok = growth <= limit
-    figures.append((label, unit, min(vals) / scale, mean / scale, max(vals) / scale,
-                    slope(col(name, first)) * 3600 / scale, s * 3600 / scale, growth / scale, limit / scale, ok))
-    return ok
-
-ok = True
-if not rows:
-    checks.append(("samples taken", False))
-    ok = False
-else:
-    for args in [("rss_anon_kb", "anonymous RSS", "MiB", 1024, mem_tol, True),
-                 ("heap_live_bytes", "live heap after GC", "MiB", 1 << 20, mem_tol, True),
-                 ("fds", "open file descriptors", "", 1, fd_tol, False),
-                 ("threads", "threads", "", 1, thr_tol, False)]:
-        r = trend(*args)
-        checks.append((f"{args[1]}: trend over the second half below {'%g %%' % (args[4] * 100) if args[5] else '%g' % args[4]}", r))
-        ok &= r
-    for args in [("rss_kb", "RSS (total)", "MiB", 1024, mem_tol, True),
-                 ("rss_file_kb", "file-backed RSS", "MiB", 1024, mem_tol, True),
-                 ("heap_used_bytes", "heap used", "MiB", 1 << 20, mem_tol, True),
-                 ("maps", "mapped regions", "", 1, fd_tol, False)]:
-        trend(*args)  # reported, not judged: page cache and GC cycles move these
-errors = int(summary.get("errors", -1))
-log_errors = int(rows[-1]["server_log_errors"]) if rows else -1
-# 143: stopped early with SIGTERM (its summary is still written)
-finished = lg_status == 0 or (lg_status == 143 and summary)
-for name, good in [("no failed operation (load generator errors = %d, exit status %d)" % (errors, lg_status), errors == 0 and finished),
-                   ("no ERROR in the server log (%d)" % log_errors, log_errors == 0),
-                   ("server alive at the end", alive)]:
-    checks.append((name, good))
-    ok &= good
-
-md = []
-md.append("# Soak run %s\n" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
-md.append("**Verdict: %s**\n" % ("PASS" if ok else "FAIL"))
-md.append("- duration %s, a sample every %s, %d samples; JAVA_OPTS `%s`; extra load-gen options `%s`" % (duration, every, len(rows), java_opts, extra or "none"))
-md.append("- machine: %s, %s" % (platform.platform(), summary.get("machine", {})))
-if rows:
-    md.append("- collection at the end: %s points in %s segments" % (rows[-1]["points"], rows[-1]["segments"]))
-md.append("")
-md.append("| check | result |\n|---|---|")
-for name, good in checks:
-    md.append("| %s | %s |" % (name, "pass" if good else "**FAIL**"))
-md.append("")
-md.append("Second half: %.0f s. Trends are least-squares slopes; growth = slope × the second half's span.\n" % span)
-md.append("| figure | unit | min (2nd half) | mean | max | trend 1st half /h | trend 2nd half /h | growth over 2nd half | limit | judged |")
-md.append("|---|---|---|---|---|---|---|---|---|---|")
-for i, (label, unit, mn, mean, mx, s1, s2, g, lim, good) in enumerate(figures):
-    judged = "pass" if good else "**FAIL**"
-    if i >= 4:
-        judged = "reported only"
-    md.append("| %s | %s | %.1f | %.1f | %.1f | %+.2f | %+.2f | %+.2f | %.2f | %s |" % (label, unit or "count", mn, mean, mx, s1, s2, g, lim, judged))
-md.append("")
-if summary:
-    md.append("| stream | target rate /s | operations | achieved /s | errors | lag resets | p50 ms | p99 ms | max ms |")
-    md.append("|---|---|---|---|---|---|---|---|---|")
-    for k in ("upserts", "deletes", "searches", "compactions"):
-        s = summary.get(k)
-        if s:
-            md.append("| %s | %.3g | %d | %.3g | %d | %d | %.1f | %.1f | %.1f |" % (k, s["target_rate"], s["operations"], s["achieved_rate"], s["errors"], s["lag_resets"], s["p50_ms"], s["p99_ms"], s["max_ms"]))
-    md.append("\n(upsert and delete rates are requests of `batch` points.)")
-open(os.path.join(out, "summary.md"), "w").write("\n".join(md) + "\n")
-print("\n".join(md))
-sys.exit(0 if ok else 1)
-PY
+analyze "$OUT"
 VERDICT=$?
 echo "soak: results in $OUT (samples.csv, summary.md, loadgen.json, server.log)" >&2
 exit $VERDICT
