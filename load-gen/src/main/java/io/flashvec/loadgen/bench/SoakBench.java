@@ -352,7 +352,8 @@ public final class SoakBench {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("target_rate", rate);
       m.put("operations", done.get());
-      m.put("achieved_rate", seconds > 0 ? Math.round(done.get() / seconds * 100) / 100.0 : 0.0);
+      m.put(
+          "achieved_rate", seconds > 0 ? Math.round(done.get() / seconds * 10000) / 10000.0 : 0.0);
       m.put("errors", failed);
       m.put("lag_resets", lagResets);
       m.put("p50_ms", lat.p50Ms());
