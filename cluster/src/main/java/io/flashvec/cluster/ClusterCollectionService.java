@@ -6,6 +6,7 @@ import io.flashvec.cluster.grpc.CountRequest;
 import io.flashvec.cluster.grpc.CreateShardRequest;
 import io.flashvec.cluster.grpc.DeleteRequest;
 import io.flashvec.cluster.grpc.GetRequest;
+import io.flashvec.cluster.grpc.LaggingReplica;
 import io.flashvec.cluster.grpc.MaintainRequest;
 import io.flashvec.cluster.grpc.OrderedMsg;
 import io.flashvec.cluster.grpc.OrderedScrollRequest;
@@ -19,6 +20,7 @@ import io.flashvec.cluster.grpc.ShardSearchRequest;
 import io.flashvec.cluster.grpc.ShardServiceGrpc.ShardServiceBlockingStub;
 import io.flashvec.cluster.grpc.TextSearchRequest;
 import io.flashvec.cluster.grpc.UpsertRequest;
+import io.flashvec.cluster.grpc.WriteReply;
 import io.flashvec.cluster.internal.GrpcErrors;
 import io.flashvec.cluster.internal.Protos;
 import io.flashvec.cluster.internal.ShardClients;
@@ -500,7 +502,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
             b.addPoints(Protos.point(pt));
           }
           UpsertRequest req = b.build();
-          return call(p, s, true, writeDeadline, st -> st.upsert(req));
+          return noteLagging(collection, s, call(p, s, true, writeDeadline, st -> st.upsert(req)));
         });
     return new Collection.UpdateResult(operations.incrementAndGet(), wait);
   }
@@ -522,9 +524,21 @@ public final class ClusterCollectionService implements CollectionService, Closea
                   .setWait(wait)
                   .setReplicate(true)
                   .build();
-          return call(p, s, true, writeDeadline, st -> st.delete(req));
+          return noteLagging(collection, s, call(p, s, true, writeDeadline, st -> st.delete(req)));
         });
     return new Collection.UpdateResult(operations.incrementAndGet(), wait);
+  }
+
+  /**
+   * Records the stale marks of the replicas that lack an acknowledged write before the write is
+   * acknowledged: the watch may bring them later than this client's next read, which must not be
+   * served by one of them.
+   */
+  private WriteReply noteLagging(String collection, int shard, WriteReply reply) {
+    for (LaggingReplica r : reply.getLaggingList()) {
+      meta.noteStale(collection, shard, r.getNode(), r.getRevision());
+    }
+    return reply;
   }
 
   private static List<List<PointId>> byShard(Placed p, List<PointId> ids) {
@@ -872,7 +886,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
                   .setWait(wait)
                   .setReplicate(true)
                   .build();
-          return call(p, s, true, writeDeadline, st -> st.delete(req));
+          return noteLagging(collection, s, call(p, s, true, writeDeadline, st -> st.delete(req)));
         });
     return new Collection.UpdateResult(operations.incrementAndGet(), wait);
   }

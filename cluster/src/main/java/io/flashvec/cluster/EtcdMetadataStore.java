@@ -16,6 +16,7 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.support.CloseableClient;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import io.flashvec.cluster.internal.StaleMarks;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.UnavailableException;
@@ -26,7 +27,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -59,7 +59,13 @@ import tools.jackson.databind.node.ObjectNode;
  * nodes/&lt;node-id&gt;                  {"id", "grpc": "127.0.0.1:7071", "http": "...", "roles": [...]}
  *                                   (leased: disappears when the node stops heart-beating)
  * stale/&lt;name&gt;/&lt;shard&gt;/&lt;node-id&gt;   a replica that missed writes; not read until resynced
+ * leaders/&lt;name&gt;/&lt;shard&gt;       the shard's primary (node id), under the primary's lease; the
+ *                                   revision that created the key is the primary's epoch
  * </pre>
+ *
+ * <p>Leadership and stale marks are changed only in transactions that check what they depend on
+ * (ADR 0019): a takeover requires that no primary exists and that the taker is not marked stale; a
+ * primary marks or clears a replica only while it holds the primary key.
  *
  * <p>Thread-safe. Owns the jetcd client, the watch and the lease keep-alive; {@link #close()}
  * releases them (and so deregisters this node at once).
@@ -108,13 +114,29 @@ public final class EtcdMetadataStore implements MetadataStore {
   private final String prefix;
   private final Map<String, Placed> collections = new ConcurrentHashMap<>();
   private final Map<String, Node> nodes = new ConcurrentHashMap<>();
-  private final Set<String> stale = ConcurrentHashMap.newKeySet();
+  private final StaleMarks stale = new StaleMarks();
 
   private final List<java.util.function.Consumer<Node>> nodeListeners =
       new java.util.concurrent.CopyOnWriteArrayList<>();
 
-  /** "collection/shard" → node id of the shard's primary. */
-  private final Map<String, String> leaders = new ConcurrentHashMap<>();
+  /** "collection/shard" → the shard's primary and its epoch. */
+  private final Map<String, Leader> leaders = new ConcurrentHashMap<>();
+
+  /**
+   * A shard's primary: {@code epoch} is the etcd revision that created its key, so a later primary
+   * of the shard always has a higher one (the fencing token of its writes).
+   */
+  public record Leader(String node, long epoch) {}
+
+  /**
+   * A change refused because this node is no longer the shard's primary of that epoch: another
+   * primary has been elected, or the key died with this node's lease.
+   */
+  public static final class NotPrimaryException extends UnavailableException {
+    NotPrimaryException(String message) {
+      super(message);
+    }
+  }
 
   private final ScheduledExecutorService scheduler;
   private volatile Watch.Watcher watcher;
@@ -167,19 +189,25 @@ public final class EtcdMetadataStore implements MetadataStore {
         await(client.getKVClient().get(key(""), GetOption.builder().isPrefix(true).build()));
     Map<String, Placed> c = new ConcurrentHashMap<>();
     Map<String, Node> n = new ConcurrentHashMap<>();
-    Set<String> s = ConcurrentHashMap.newKeySet();
-    Map<String, String> l = new ConcurrentHashMap<>();
+    StaleMarks s = new StaleMarks();
+    Map<String, Long> marks = new java.util.HashMap<>();
+    Map<String, Leader> l = new ConcurrentHashMap<>();
     for (KeyValue kv : r.getKvs()) {
       apply(kv, false, c, n, s, l);
+      String k = kv.getKey().toString(StandardCharsets.UTF_8).substring(prefix.length());
+      if (k.startsWith("stale/")) {
+        marks.put(k.substring("stale/".length()), kv.getModRevision());
+      }
     }
     collections.keySet().retainAll(c.keySet());
     collections.putAll(c);
     nodes.keySet().retainAll(n.keySet());
     nodes.putAll(n);
-    stale.retainAll(s);
-    stale.addAll(s);
-    leaders.keySet().retainAll(l.keySet());
-    leaders.putAll(l);
+    // marks learnt after this snapshot (from a write reply, say) stay
+    stale.replace("", marks, r.getHeader().getRevision());
+    long rev = r.getHeader().getRevision();
+    l.forEach((k, v) -> leaders.merge(k, v, (old, nw) -> old.epoch() > nw.epoch() ? old : nw));
+    leaders.entrySet().removeIf(e -> !l.containsKey(e.getKey()) && e.getValue().epoch() <= rev);
     loaded = true;
     Watch.Watcher old = watcher;
     if (old != null) {
@@ -229,8 +257,8 @@ public final class EtcdMetadataStore implements MetadataStore {
       boolean deleted,
       Map<String, Placed> c,
       Map<String, Node> n,
-      Set<String> s,
-      Map<String, String> l) {
+      StaleMarks s,
+      Map<String, Leader> l) {
     String k = kv.getKey().toString(StandardCharsets.UTF_8).substring(prefix.length());
     try {
       if (k.startsWith("collections/")) {
@@ -257,16 +285,20 @@ public final class EtcdMetadataStore implements MetadataStore {
       } else if (k.startsWith("leaders/")) {
         String rest = k.substring("leaders/".length());
         if (deleted) {
-          l.remove(rest);
+          // a takeover this process made after the deletion stays
+          l.computeIfPresent(rest, (key, old) -> old.epoch() >= kv.getModRevision() ? old : null);
         } else {
-          l.put(rest, kv.getValue().toString(StandardCharsets.UTF_8));
+          Leader next =
+              new Leader(kv.getValue().toString(StandardCharsets.UTF_8), kv.getCreateRevision());
+          // the winner of a takeover knows its epoch before the watch tells it
+          l.merge(rest, next, (old, nw) -> old.epoch() > nw.epoch() ? old : nw);
         }
       } else if (k.startsWith("stale/")) {
         String rest = k.substring("stale/".length());
         if (deleted) {
-          s.remove(rest);
+          s.delete(rest, kv.getModRevision());
         } else {
-          s.add(rest);
+          s.put(rest, kv.getModRevision());
         }
       }
     } catch (RuntimeException e) {
@@ -447,77 +479,206 @@ public final class EtcdMetadataStore implements MetadataStore {
 
   /** The node that is the primary of a shard, from the cache (empty while none is elected). */
   public Optional<String> leader(String collection, int shard) {
+    return leaderOf(collection, shard).map(Leader::node);
+  }
+
+  /** The primary of a shard and its epoch, from the cache (empty while none is elected). */
+  public Optional<Leader> leaderOf(String collection, int shard) {
     return Optional.ofNullable(leaders.get(collection + "/" + shard));
   }
 
   /**
-   * Makes this node the primary of a shard unless another node is: the key {@code
-   * leaders/<collection>/<shard>} is created under this node's registration lease, so it vanishes
-   * when the node stops heart-beating and another replica can take over. Returns whether this node
-   * is the primary now.
+   * The revision of the stale mark of a replica in this process's view, 0 when it is not marked.
    */
-  public boolean tryLead(String collection, int shard, String nodeId) {
+  public long staleRevision(String collection, int shard, String nodeId) {
+    return stale.revision(collection + "/" + shard + "/" + nodeId);
+  }
+
+  /**
+   * Records in this process's view a stale mark that etcd holds since {@code revision}, learnt from
+   * a primary's write reply before the watch delivers it: a proxy must not read a replica that
+   * lacks a write it has just acknowledged.
+   */
+  public void noteStale(String collection, int shard, String nodeId, long revision) {
+    stale.put(collection + "/" + shard + "/" + nodeId, revision);
+  }
+
+  /**
+   * Makes this node the primary of a shard unless another node is, or this node's replica is marked
+   * stale in etcd (checked in the same transaction: a replica that missed acknowledged writes must
+   * never lead, whatever this process's cache says). The key {@code leaders/<collection>/<shard>}
+   * is created under this node's registration lease, so it vanishes when the node stops
+   * heart-beating and another replica can take over. The transaction also reads the shard's stale
+   * marks, which replace this process's view of them: from then on only this primary removes marks
+   * of the shard, so its view never misses a replica that must get its writes.
+   *
+   * @return the epoch of this node's primary role (the revision that created the key), or 0 if
+   *     another node is the primary or this replica is stale
+   */
+  public long tryLead(String collection, int shard, String nodeId) {
     Registration r = registration;
     long lease = r == null ? 0 : r.leaseId;
     if (lease == 0) {
-      return false;
+      return 0;
     }
     ByteSequence k = key("leaders/" + collection + "/" + shard);
+    ByteSequence self = key("stale/" + collection + "/" + shard + "/" + nodeId);
+    String marksPrefix = "stale/" + collection + "/" + shard + "/";
     var resp =
         await(
             client
                 .getKVClient()
                 .txn()
-                .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.version(0)))
-                .Then(Op.put(k, bytes(nodeId), PutOption.builder().withLeaseId(lease).build()))
-                .Else(Op.get(k, GetOption.DEFAULT))
+                .If(
+                    new Cmp(k, Cmp.Op.EQUAL, CmpTarget.version(0)),
+                    new Cmp(self, Cmp.Op.EQUAL, CmpTarget.version(0)))
+                .Then(
+                    Op.put(k, bytes(nodeId), PutOption.builder().withLeaseId(lease).build()),
+                    Op.get(key(marksPrefix), GetOption.builder().isPrefix(true).build()))
+                .Else(Op.get(k, GetOption.DEFAULT), Op.get(self, GetOption.DEFAULT))
                 .commit());
-    String holder =
-        resp.isSucceeded()
-            ? nodeId
-            : resp.getGetResponses().isEmpty()
-                    || resp.getGetResponses().getFirst().getKvs().isEmpty()
-                ? null
-                : resp.getGetResponses()
-                    .getFirst()
-                    .getKvs()
-                    .getFirst()
-                    .getValue()
-                    .toString(StandardCharsets.UTF_8);
-    if (holder != null) {
-      leaders.put(collection + "/" + shard, holder);
+    String shardKey = collection + "/" + shard;
+    if (resp.isSucceeded()) {
+      long epoch = resp.getHeader().getRevision();
+      Map<String, Long> marks = new java.util.HashMap<>();
+      for (KeyValue kv : resp.getGetResponses().getFirst().getKvs()) {
+        marks.put(
+            kv.getKey().toString(StandardCharsets.UTF_8).substring((prefix + "stale/").length()),
+            kv.getModRevision());
+      }
+      stale.replace(shardKey + "/", marks, epoch);
+      leaders.merge(
+          shardKey, new Leader(nodeId, epoch), (old, nw) -> old.epoch() > nw.epoch() ? old : nw);
+      return epoch;
     }
-    return nodeId.equals(holder);
+    List<KeyValue> holder = resp.getGetResponses().get(0).getKvs();
+    if (!holder.isEmpty()) {
+      KeyValue kv = holder.getFirst();
+      leaders.merge(
+          shardKey,
+          new Leader(kv.getValue().toString(StandardCharsets.UTF_8), kv.getCreateRevision()),
+          (old, nw) -> old.epoch() > nw.epoch() ? old : nw);
+    }
+    List<KeyValue> mark = resp.getGetResponses().get(1).getKvs();
+    if (!mark.isEmpty()) {
+      stale.put(shardKey + "/" + nodeId, mark.getFirst().getModRevision());
+    }
+    return 0;
   }
 
   /**
-   * Marks a replica as behind: it is not read until {@link #clearStale} after a resync. When etcd
-   * cannot take the mark now, this throws (the write that needed it is not acknowledged) and keeps
-   * trying in the background every second until etcd takes it or this store closes: the primary has
-   * applied that write, so the replica that missed it must not pass for current once etcd is back
-   * (found by exploratory testing: two copies of a shard answering differently).
+   * Gives up the primary role of epoch {@code epoch} (a primary that finds its own replica stale);
+   * no-op if the role has already passed on.
    */
-  public void markStale(String collection, int shard, String nodeId) {
+  public void resign(String collection, int shard, long epoch) {
+    ByteSequence k = key("leaders/" + collection + "/" + shard);
+    await(
+        client
+            .getKVClient()
+            .txn()
+            .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(epoch)))
+            .Then(Op.delete(k, DeleteOption.DEFAULT))
+            .commit());
+    leaders.computeIfPresent(
+        collection + "/" + shard, (key, old) -> old.epoch() == epoch ? null : old);
+  }
+
+  /**
+   * Marks a replica as behind: it is not read, nor made primary, until a resync. With {@code
+   * primary} set the mark is fenced: etcd takes it only while {@code primary} holds the shard's
+   * primary key, so a primary that has been replaced (cut off, paused) cannot mark its successor
+   * stale; with {@code null} it is unconditional (a replica marking itself, a proxy whose shard
+   * creation failed: marks that only add caution). The current primary, of whatever epoch, has
+   * every acknowledged write, so a mark it puts is always safe.
+   *
+   * <p>When etcd cannot take the mark now, or the shard has no primary at the moment, this throws
+   * (the write that needed it is not acknowledged) and keeps trying in the background every second
+   * until etcd takes it, another node leads the shard, or this store closes: the primary has
+   * applied that write, so the replica that missed it must not pass for current once etcd is back
+   * (or once the primary has taken its role again after its lease ran out during the outage).
+   *
+   * @return the revision of the mark
+   * @throws NotPrimaryException if another node leads the shard
+   */
+  public long markStale(String collection, int shard, String nodeId, String primary) {
     // not in the local set before etcd has it: a write retried meanwhile must not skip the
     // replica and be acknowledged by the primary alone while etcd does not know the replica is
     // behind (should the primary die, the replica would serve without that write)
     try {
-      putStale(collection, shard, nodeId);
+      return putStale(collection, shard, nodeId, primary);
+    } catch (NotPrimaryException e) {
+      throw e;
     } catch (UnavailableException e) {
-      retryStale(collection, shard, nodeId);
+      retryStale(collection, shard, nodeId, primary);
       throw e;
     }
   }
 
-  private void putStale(String collection, int shard, String nodeId) {
-    await(
-        client
-            .getKVClient()
-            .put(key("stale/" + collection + "/" + shard + "/" + nodeId), bytes("")));
-    stale.add(collection + "/" + shard + "/" + nodeId);
+  /** {@link #markStale(String, int, String, String)} without fencing. */
+  public long markStale(String collection, int shard, String nodeId) {
+    return markStale(collection, shard, nodeId, null);
   }
 
-  private void retryStale(String collection, int shard, String nodeId) {
+  private long putStale(String collection, int shard, String nodeId, String primary) {
+    ByteSequence k = key("stale/" + collection + "/" + shard + "/" + nodeId);
+    long rev;
+    if (primary == null) {
+      rev = await(client.getKVClient().put(k, bytes(""))).getHeader().getRevision();
+    } else {
+      ByteSequence leader = key("leaders/" + collection + "/" + shard);
+      var resp =
+          await(
+              client
+                  .getKVClient()
+                  .txn()
+                  .If(new Cmp(leader, Cmp.Op.EQUAL, CmpTarget.value(bytes(primary))))
+                  .Then(Op.put(k, bytes(""), PutOption.DEFAULT))
+                  .Else(Op.get(leader, GetOption.DEFAULT))
+                  .commit());
+      if (!resp.isSucceeded()) {
+        throw notPrimary(collection, shard, primary, resp.getGetResponses().getFirst().getKvs());
+      }
+      rev = resp.getHeader().getRevision();
+    }
+    stale.put(collection + "/" + shard + "/" + nodeId, rev);
+    return rev;
+  }
+
+  /**
+   * The refusal of a fenced change: {@link NotPrimaryException} when another node holds the primary
+   * key ({@code holder}), a plain {@link UnavailableException} (worth retrying) when none does.
+   */
+  private UnavailableException notPrimary(
+      String collection, int shard, String primary, List<KeyValue> holder) {
+    String shardKey = collection + "/" + shard;
+    if (holder.isEmpty()) {
+      leaders.remove(shardKey);
+      return new UnavailableException(
+          "Service unavailable: the shard has no primary at the moment [collection="
+              + collection
+              + ", shard="
+              + shard
+              + "]");
+    }
+    KeyValue kv = holder.getFirst();
+    String node = kv.getValue().toString(StandardCharsets.UTF_8);
+    leaders.merge(
+        shardKey,
+        new Leader(node, kv.getCreateRevision()),
+        (old, nw) -> old.epoch() > nw.epoch() ? old : nw);
+    return new NotPrimaryException(
+        "Service unavailable: this node is no longer the shard's primary [collection="
+            + collection
+            + ", shard="
+            + shard
+            + ", node="
+            + primary
+            + ", primary="
+            + node
+            + "]");
+  }
+
+  private void retryStale(String collection, int shard, String nodeId, String primary) {
     try {
       scheduler.schedule(
           () -> {
@@ -525,14 +686,22 @@ public final class EtcdMetadataStore implements MetadataStore {
               return;
             }
             try {
-              putStale(collection, shard, nodeId);
+              putStale(collection, shard, nodeId, primary);
               LOG.info(
                   "replica marked stale after etcd came back [collection={}, shard={}, node={}]",
                   collection,
                   shard,
                   nodeId);
+            } catch (NotPrimaryException gone) {
+              LOG.info(
+                  "not marking a replica stale: another node leads the shard [collection={},"
+                      + " shard={}, node={}]: {}",
+                  collection,
+                  shard,
+                  nodeId,
+                  gone.getMessage());
             } catch (UnavailableException again) {
-              retryStale(collection, shard, nodeId);
+              retryStale(collection, shard, nodeId, primary);
             }
           },
           1,
@@ -542,9 +711,52 @@ public final class EtcdMetadataStore implements MetadataStore {
     }
   }
 
-  public void clearStale(String collection, int shard, String nodeId) {
-    await(client.getKVClient().delete(key("stale/" + collection + "/" + shard + "/" + nodeId)));
-    stale.remove(collection + "/" + shard + "/" + nodeId);
+  /**
+   * Marks {@code nodeId}'s replica stale if another node leads the shard (checked by etcd in the
+   * same transaction): a replaced primary that applied a write its successor lacks must not pass
+   * for current. Returns whether it did.
+   */
+  public boolean markStaleIfSuperseded(String collection, int shard, String nodeId) {
+    ByteSequence k = key("stale/" + collection + "/" + shard + "/" + nodeId);
+    ByteSequence leader = key("leaders/" + collection + "/" + shard);
+    var resp =
+        await(
+            client
+                .getKVClient()
+                .txn()
+                .If(
+                    new Cmp(leader, Cmp.Op.GREATER, CmpTarget.version(0)),
+                    new Cmp(leader, Cmp.Op.NOT_EQUAL, CmpTarget.value(bytes(nodeId))))
+                .Then(Op.put(k, bytes(""), PutOption.DEFAULT))
+                .commit());
+    if (resp.isSucceeded()) {
+      stale.put(collection + "/" + shard + "/" + nodeId, resp.getHeader().getRevision());
+    }
+    return resp.isSucceeded();
+  }
+
+  /**
+   * Clears a replica's stale mark after {@code primary} copied its shard to it; fenced like {@link
+   * #markStale(String, int, String, String)}.
+   *
+   * @throws UnavailableException if {@code primary} does not lead the shard (any more)
+   */
+  public void clearStale(String collection, int shard, String nodeId, String primary) {
+    ByteSequence k = key("stale/" + collection + "/" + shard + "/" + nodeId);
+    ByteSequence leader = key("leaders/" + collection + "/" + shard);
+    var resp =
+        await(
+            client
+                .getKVClient()
+                .txn()
+                .If(new Cmp(leader, Cmp.Op.EQUAL, CmpTarget.value(bytes(primary))))
+                .Then(Op.delete(k, DeleteOption.DEFAULT))
+                .Else(Op.get(leader, GetOption.DEFAULT))
+                .commit());
+    if (!resp.isSucceeded()) {
+      throw notPrimary(collection, shard, primary, resp.getGetResponses().getFirst().getKvs());
+    }
+    stale.delete(collection + "/" + shard + "/" + nodeId, resp.getHeader().getRevision());
   }
 
   /**

@@ -28,9 +28,11 @@ import io.flashvec.cluster.grpc.ShardServiceGrpc;
 import io.flashvec.cluster.grpc.TextSearchRequest;
 import io.flashvec.cluster.grpc.UpsertRequest;
 import io.flashvec.cluster.grpc.WriteReply;
+import io.flashvec.cluster.internal.Epochs;
 import io.flashvec.cluster.internal.GrpcErrors;
 import io.flashvec.cluster.internal.Protos;
 import io.flashvec.cluster.internal.ShardClients;
+import io.flashvec.cluster.internal.StaleEpochException;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Point;
@@ -74,12 +76,19 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each replica is a one-shard local collection named {@code <collection>.s<shard>} in a {@link
  * LocalCollectionService} (so WAL, segments, recovery and compaction are exactly the standalone
- * engine's). A write with {@code replicate=true} makes this node the shard's primary for that
- * write: under the shard's lock it applies the write locally, then forwards it synchronously to
- * every other live, non-stale replica before answering, so replicas see a shard's writes in the
- * primary's order and an acknowledged write is on every replica that is not marked stale. A replica
- * that cannot be reached is marked stale in etcd (it is then neither read nor chosen as primary)
- * and copies the whole shard from the primary when it is back ({@link #resyncLoop()}).
+ * engine's). A write with {@code replicate=true} is accepted only by the shard's primary: under the
+ * shard's lock it applies the write locally, then forwards it synchronously, stamped with its
+ * epoch, to every other replica not marked stale before answering, so replicas see a shard's writes
+ * in the primary's order and an acknowledged write is on every replica that is not marked stale. A
+ * replica that cannot be reached is marked stale in etcd, while this node holds the primary key (it
+ * is then neither read nor made primary) and copies the whole shard from the primary when it is
+ * back ({@link #resyncLoop()}).
+ *
+ * <p>Fencing (ADR 0019): a replica refuses forwarded writes with an epoch lower than the highest it
+ * has accepted (kept on disk, {@link Epochs}), so a primary that was cut off or paused and has been
+ * replaced cannot get a write acknowledged, nor put an old value over one its successor
+ * acknowledged; its stale marks and clears are refused by etcd; only the current primary copies a
+ * shard to a stale replica.
  *
  * <p>Life cycle: {@link #start} (gRPC server up, local replicas reconciled with the placement in
  * etcd, node registered under a lease, stale replicas resynced in the background), then {@link
@@ -96,6 +105,9 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   private final ShardClients clients;
   private final Duration writeDeadline;
   private final Map<String, Object> shardLocks = new ConcurrentHashMap<>();
+
+  /** Per local replica, the highest primary epoch it accepted (on disk). */
+  private final Epochs epochs;
 
   /** Per local replica, the etcd revision of the payload schema it applied last. */
   private final Map<String, Long> schemaRevisions = new java.util.HashMap<>();
@@ -120,6 +132,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
     this.meta = meta;
     this.clients = clients;
     this.writeDeadline = writeDeadline;
+    this.epochs = new Epochs(local.dataDir().resolve("cluster-epochs"));
     ScheduledThreadPoolExecutor s =
         new ScheduledThreadPoolExecutor(
             1, Thread.ofPlatform().name("flashvec-resync").daemon(true).factory());
@@ -197,6 +210,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
       if (!wanted.containsKey(name)) {
         LOG.info("dropping replica that is no longer placed on this node [replica={}]", name);
         local.deleteCollection(name);
+        epochs.remove(name);
       }
     }
   }
@@ -259,18 +273,11 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         if (!p.replicas().get(s).contains(nodeId) || !meta.isStale(m.name(), s, nodeId)) {
           continue;
         }
+        // only the primary copies a shard: it holds the shard's write lock meanwhile and clears
+        // the mark in its own view before the next write, so no write can miss the copy
         String primary = meta.leader(m.name(), s).filter(meta::isLive).orElse(null);
         if (primary == null || primary.equals(nodeId)) {
-          primary = null;
-          for (String r : p.replicas().get(s)) {
-            if (!r.equals(nodeId) && meta.isLive(r) && !meta.isStale(m.name(), s, r)) {
-              primary = r;
-              break;
-            }
-          }
-        }
-        if (primary == null) {
-          continue; // no up-to-date copy reachable now; try again later
+          continue; // no primary now; try again later
         }
         try {
           long n =
@@ -304,18 +311,29 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   /**
    * Takes the primary role of a shard when nobody holds it and this node is the first live,
    * up-to-date replica in placement order (the one proxies prefer). The role is an etcd key under
-   * this node's lease: it ends when the node dies, and the next replica takes over.
+   * this node's lease: it ends when the node dies, and the next replica takes over. A primary whose
+   * own replica is marked stale gives the role up.
    */
   private void lead(Placed p, int shard) {
     String coll = p.meta().name();
-    if (meta.leader(coll, shard).isPresent() || meta.isStale(coll, shard, nodeId)) {
+    EtcdMetadataStore.Leader leader = meta.leaderOf(coll, shard).orElse(null);
+    if (leader != null) {
+      if (leader.node().equals(nodeId) && meta.isStale(coll, shard, nodeId)) {
+        LOG.warn(
+            "giving up the primary role: this replica is marked stale [collection={}, shard={}]",
+            coll,
+            shard);
+        meta.resign(coll, shard, leader.epoch());
+      }
+      return;
+    }
+    if (meta.isStale(coll, shard, nodeId)) {
       return;
     }
     for (String r : p.replicas().get(shard)) {
       if (meta.isLive(r) && !meta.isStale(coll, shard, r)) {
-        if (r.equals(nodeId) && meta.tryLead(coll, shard, nodeId)) {
-          LOG.info(
-              "primary of a shard now [collection={}, shard={}, node={}]", coll, shard, nodeId);
+        if (r.equals(nodeId)) {
+          takeLead(coll, shard);
         }
         return;
       }
@@ -323,25 +341,102 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   }
 
   /**
+   * Tries to become the primary of a shard (see {@link EtcdMetadataStore#tryLead}); on success the
+   * new epoch is on disk before the role is used. Under the shard's lock, so no replicated write of
+   * an older primary is applied between the takeover and the epoch's record.
+   *
+   * @return the epoch, or 0 if another node leads or this replica is stale
+   */
+  private long takeLead(String coll, int shard) {
+    String name = localName(coll, shard);
+    synchronized (lock(name)) {
+      long epoch = meta.tryLead(coll, shard, nodeId);
+      if (epoch > 0) {
+        epochs.raise(name, epoch);
+        LOG.info(
+            "primary of a shard now [collection={}, shard={}, node={}, epoch={}]",
+            coll,
+            shard,
+            nodeId,
+            epoch);
+      }
+      return epoch;
+    }
+  }
+
+  /**
    * A write with {@code replicate=true} is accepted only by the shard's primary: the elected one,
    * or — while none is — this node if it can take the role. Others answer UNAVAILABLE naming the
-   * primary, and the proxy tries elsewhere.
+   * primary, and the proxy tries elsewhere. Returns the primary's epoch.
    */
-  private void checkPrimary(ShardRef ref) {
+  private long checkPrimary(ShardRef ref) {
     String coll = ref.getCollection();
     int shard = ref.getShard();
-    String leader = meta.leader(coll, shard).orElse(null);
-    if (nodeId.equals(leader)) {
-      return;
+    EtcdMetadataStore.Leader leader = meta.leaderOf(coll, shard).orElse(null);
+    if (leader != null && nodeId.equals(leader.node())) {
+      checkStillPrimary(coll, shard, leader.epoch());
+      return leader.epoch();
     }
-    if (leader == null && !meta.isStale(coll, shard, nodeId) && meta.tryLead(coll, shard, nodeId)) {
-      LOG.info("primary of a shard now [collection={}, shard={}, node={}]", coll, shard, nodeId);
-      return;
+    if (leader == null && !meta.isStale(coll, shard, nodeId)) {
+      long epoch = takeLead(coll, shard);
+      if (epoch > 0) {
+        return epoch;
+      }
     }
     throw new UnavailableException(
         "Service unavailable: this replica is not the shard's primary [primary="
-            + (leader == null ? meta.leader(coll, shard).orElse("none") : leader)
+            + meta.leader(coll, shard).orElse("none")
             + "]");
+  }
+
+  /**
+   * Refuses to act as the primary of epoch {@code epoch} when this replica has accepted writes of a
+   * later primary, or is marked stale (it may lack writes: a primary must have every acknowledged
+   * one).
+   */
+  private void checkStillPrimary(String coll, int shard, long epoch) {
+    if (epochs.get(localName(coll, shard)) > epoch) {
+      throw new UnavailableException(
+          "Service unavailable: this node's primary role (epoch "
+              + epoch
+              + ") has ended; a later primary replicates to it");
+    }
+    if (meta.isStale(coll, shard, nodeId)) {
+      throw new UnavailableException(
+          "Service unavailable: this replica is marked stale and cannot be the shard's primary");
+    }
+  }
+
+  /**
+   * Applies a replicated write's epoch under the shard's lock: refused if lower than the highest
+   * this replica accepted or the primary's epoch it knows from etcd (the sender was replaced, and
+   * applying the write could put an old value over one its successor acknowledged); a higher one is
+   * recorded first.
+   */
+  private void acceptEpoch(ShardRef ref, String name, long epoch) {
+    long floor =
+        Math.max(
+            epochs.get(name),
+            meta.leaderOf(ref.getCollection(), ref.getShard())
+                .map(EtcdMetadataStore.Leader::epoch)
+                .orElse(0L));
+    if (epoch < floor) {
+      throw new StaleEpochException(
+          "Failed precondition: the sender is no longer the shard's primary [epoch="
+              + epoch
+              + ", current="
+              + floor
+              + "]");
+    }
+    epochs.raise(name, epoch);
+  }
+
+  /** A write whose caller gave up (deadline passed, cancelled) is not applied any more. */
+  private static void checkNotCancelled() {
+    if (io.grpc.Context.current().isCancelled()) {
+      throw new UnavailableException(
+          "Service unavailable: the caller gave up before the write was applied");
+    }
   }
 
   private static ShardRef ref(String collection, int shard) {
@@ -381,6 +476,8 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
           String name = localName(req.getShard().getCollection(), req.getShard().getShard());
           synchronized (lock(name)) {
             if (req.getReset()) {
+              // only the current primary may wipe a replica to copy its shard into it
+              acceptEpoch(req.getShard(), name, req.getEpoch());
               local.deleteCollection(name);
               synchronized (schemaRevisions) {
                 schemaRevisions.remove(name);
@@ -407,7 +504,9 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         () -> {
           String name = localName(req.getCollection(), req.getShard());
           synchronized (lock(name)) {
-            return DropShardReply.newBuilder().setDropped(local.deleteCollection(name)).build();
+            boolean dropped = local.deleteCollection(name);
+            epochs.remove(name);
+            return DropShardReply.newBuilder().setDropped(dropped).build();
           }
         });
   }
@@ -423,19 +522,23 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
           for (var p : req.getPointsList()) {
             points.add(Protos.point(p));
           }
-          if (req.getReplicate()) {
-            checkPrimary(req.getShard());
+          if (!req.getReplicate()) {
+            synchronized (lock(name)) {
+              acceptEpoch(req.getShard(), name, req.getEpoch());
+              checkNotCancelled();
+              return WriteReply.newBuilder()
+                  .setOperationId(local.upsert(name, points, req.getWait()).operationId())
+                  .build();
+            }
           }
+          long epoch = checkPrimary(req.getShard());
           synchronized (lock(name)) {
+            checkStillPrimary(req.getShard().getCollection(), req.getShard().getShard(), epoch);
+            checkNotCancelled();
             Collection.UpdateResult r = local.upsert(name, points, req.getWait());
-            List<String> stale =
-                req.getReplicate()
-                    ? forward(
-                        req.getShard(), s -> s.upsert(req.toBuilder().setReplicate(false).build()))
-                    : List.of();
-            return WriteReply.newBuilder()
+            UpsertRequest fwd = req.toBuilder().setReplicate(false).setEpoch(epoch).build();
+            return forward(req.getShard(), epoch, s -> s.upsert(fwd))
                 .setOperationId(r.operationId())
-                .addAllStaleReplicas(stale)
                 .build();
           }
         });
@@ -448,38 +551,57 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         req.getShard(),
         () -> {
           String name = localName(req.getShard().getCollection(), req.getShard().getShard());
-          if (req.getReplicate()) {
-            checkPrimary(req.getShard());
+          if (!req.getReplicate()) {
+            synchronized (lock(name)) {
+              acceptEpoch(req.getShard(), name, req.getEpoch());
+              checkNotCancelled();
+              return WriteReply.newBuilder()
+                  .setOperationId(
+                      local
+                          .delete(name, Protos.pointIds(req.getIdsList()), req.getWait())
+                          .operationId())
+                  .build();
+            }
           }
+          long epoch = checkPrimary(req.getShard());
           synchronized (lock(name)) {
+            checkStillPrimary(req.getShard().getCollection(), req.getShard().getShard(), epoch);
+            checkNotCancelled();
             Collection.UpdateResult r =
                 local.delete(name, Protos.pointIds(req.getIdsList()), req.getWait());
-            List<String> stale =
-                req.getReplicate()
-                    ? forward(
-                        req.getShard(), s -> s.delete(req.toBuilder().setReplicate(false).build()))
-                    : List.of();
-            return WriteReply.newBuilder()
+            DeleteRequest fwd = req.toBuilder().setReplicate(false).setEpoch(epoch).build();
+            return forward(req.getShard(), epoch, s -> s.delete(fwd))
                 .setOperationId(r.operationId())
-                .addAllStaleReplicas(stale)
                 .build();
           }
         });
   }
 
   /**
-   * Sends a write to the shard's other replicas, in turn, each within the write deadline; returns
-   * the replicas marked stale because they were down or failed. Called under the shard's lock.
+   * Sends a write to the shard's other replicas, in turn, each within the write deadline, stamped
+   * with this primary's epoch. A replica that is down or fails is marked stale in etcd (only while
+   * this node holds the primary key) before the write is acknowledged; if etcd cannot record that,
+   * or this node is no longer the primary (a replica refuses the epoch, or the fenced mark finds
+   * another primary), the write fails. Returns the reply with every replica that does not have the
+   * write (marked now or before) and its mark's revision. Called under the shard's lock.
    */
-  private List<String> forward(
-      ShardRef ref, java.util.function.Consumer<ShardServiceGrpc.ShardServiceBlockingStub> call) {
-    Placed p = meta.placed(ref.getCollection()).orElse(null);
-    if (p == null || ref.getShard() >= p.replicas().size()) {
-      return List.of();
+  private WriteReply.Builder forward(
+      ShardRef ref,
+      long epoch,
+      java.util.function.Consumer<ShardServiceGrpc.ShardServiceBlockingStub> call) {
+    WriteReply.Builder reply = WriteReply.newBuilder();
+    String coll = ref.getCollection();
+    int shard = ref.getShard();
+    Placed p = meta.placed(coll).orElse(null);
+    if (p == null || shard >= p.replicas().size()) {
+      return reply;
     }
-    List<String> staleNow = new ArrayList<>();
-    for (String r : p.replicas().get(ref.getShard())) {
-      if (r.equals(nodeId) || meta.isStale(ref.getCollection(), ref.getShard(), r)) {
+    for (String r : p.replicas().get(shard)) {
+      if (r.equals(nodeId)) {
+        continue;
+      }
+      if (meta.isStale(coll, shard, r)) {
+        reply.addLagging(lagging(r, meta.staleRevision(coll, shard, r)));
         continue;
       }
       Node n = meta.node(r).orElse(null);
@@ -492,18 +614,66 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
                 .stub(n.grpcAddress())
                 .withDeadlineAfter(writeDeadline.toMillis(), TimeUnit.MILLISECONDS));
       } catch (RuntimeException e) {
+        if (e instanceof io.grpc.StatusRuntimeException s
+            && s.getStatus().getCode() == io.grpc.Status.Code.FAILED_PRECONDITION) {
+          throw superseded(coll, shard, epoch, r, s.getStatus().getDescription());
+        }
         LOG.warn(
             "replica missed a write; marking it stale [collection={}, shard={}, node={}]: {}",
-            ref.getCollection(),
-            ref.getShard(),
+            coll,
+            shard,
             r,
             e.toString());
-        // If etcd cannot record this either, the write fails (it is not acknowledged).
-        meta.markStale(ref.getCollection(), ref.getShard(), r);
-        staleNow.add(r);
+        long rev;
+        try {
+          // If etcd cannot record this either, the write fails (it is not acknowledged).
+          rev = meta.markStale(coll, shard, r, nodeId);
+        } catch (EtcdMetadataStore.NotPrimaryException gone) {
+          throw superseded(coll, shard, epoch, r, gone.getMessage());
+        }
+        reply.addStaleReplicas(r).addLagging(lagging(r, rev));
       }
     }
-    return staleNow;
+    return reply;
+  }
+
+  private static io.flashvec.cluster.grpc.LaggingReplica lagging(String node, long revision) {
+    return io.flashvec.cluster.grpc.LaggingReplica.newBuilder()
+        .setNode(node)
+        .setRevision(revision)
+        .build();
+  }
+
+  /**
+   * This node found, while replicating, that a later primary has replaced it: the write it applied
+   * locally is not acknowledged. Its replica may now hold that write while its successor does not,
+   * so it marks itself stale if etcd confirms a later primary (the successor then copies the shard
+   * back to it); without one it stays as it is, the only replica that may still have every
+   * acknowledged write.
+   */
+  private UnavailableException superseded(
+      String coll, int shard, long epoch, String replica, String why) {
+    LOG.warn(
+        "primary role has ended; write not acknowledged [collection={}, shard={}, epoch={},"
+            + " refused by={}]: {}",
+        coll,
+        shard,
+        epoch,
+        replica,
+        why);
+    try {
+      if (meta.markStaleIfSuperseded(coll, shard, nodeId)) {
+        LOG.info(
+            "marked this replica stale: a later primary leads the shard [collection={},"
+                + " shard={}]",
+            coll,
+            shard);
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("cannot mark this replica stale [collection={}, shard={}]: {}", coll, shard, e);
+    }
+    return new UnavailableException(
+        "Service unavailable: this node is no longer the shard's primary [epoch=" + epoch + "]");
   }
 
   @Override
@@ -708,9 +878,11 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   }
 
   /**
-   * Copies this (primary) replica to {@code node_id}: under the shard lock, so no write
+   * Copies this primary's replica to {@code node_id}: under the shard lock, so no write
    * interleaves, the target replica is reset and receives every live point; then its stale mark is
-   * cleared.
+   * cleared. Only the shard's current primary does this, and the reset, the copied writes and the
+   * clearing all carry its epoch: a replaced primary can neither overwrite a replica with its older
+   * copy nor pass one for current.
    */
   @Override
   public void resync(ResyncRequest req, StreamObserver<ResyncReply> out) {
@@ -726,22 +898,35 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
           Node target =
               meta.node(req.getNodeId())
                   .orElseThrow(() -> new UnavailableException("target node is not registered"));
+          EtcdMetadataStore.Leader leader = meta.leaderOf(coll, shard).orElse(null);
+          if (leader == null || !leader.node().equals(nodeId)) {
+            throw new UnavailableException(
+                "Service unavailable: only the shard's primary copies it [primary="
+                    + (leader == null ? "none" : leader.node())
+                    + "]");
+          }
+          long epoch = leader.epoch();
           var stub = clients.stub(target.grpcAddress()).withDeadlineAfter(10, TimeUnit.MINUTES);
           long copied = 0;
           synchronized (lock(name)) {
+            checkStillPrimary(coll, shard, epoch);
             stub.createShard(
                 CreateShardRequest.newBuilder()
                     .setShard(req.getShard())
                     .setConfig(
                         Protos.config(p.meta().config(), p.meta().tuning(), p.payloadSchema()))
                     .setReset(true)
+                    .setEpoch(epoch)
                     .build());
             PointId offset = null;
             do {
               ScrollPage page = local.scroll(name, offset, COPY_BATCH, true, true);
               if (!page.points().isEmpty()) {
                 UpsertRequest.Builder b =
-                    UpsertRequest.newBuilder().setShard(req.getShard()).setWait(true);
+                    UpsertRequest.newBuilder()
+                        .setShard(req.getShard())
+                        .setWait(true)
+                        .setEpoch(epoch);
                 for (Record r : page.points()) {
                   b.addPoints(Protos.point(new Point(r.id(), r.vector(), r.payload())));
                 }
@@ -750,7 +935,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
               }
               offset = page.nextOffset();
             } while (offset != null);
-            meta.clearStale(coll, shard, req.getNodeId());
+            meta.clearStale(coll, shard, req.getNodeId(), nodeId);
           }
           return ResyncReply.newBuilder().setPoints(copied).build();
         });

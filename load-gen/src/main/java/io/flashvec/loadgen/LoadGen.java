@@ -6,13 +6,14 @@ import io.flashvec.loadgen.cli.IngestCommand;
 import io.flashvec.loadgen.cli.MixedCommand;
 import io.flashvec.loadgen.cli.ReportCommand;
 import io.flashvec.loadgen.cli.SearchCommand;
+import io.flashvec.loadgen.cli.SoakCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
  * Entry point of the load generator CLI ({@code ./flashvec loadgen <command>}): {@code generate},
- * {@code groundtruth}, {@code ingest}, {@code search}, {@code mixed}, {@code report}; {@code
- * --help} on each. A typical session:
+ * {@code groundtruth}, {@code ingest}, {@code search}, {@code mixed}, {@code soak}, {@code report};
+ * {@code --help} on each. A typical session:
  *
  * <pre>
  * loadgen generate --out data/syn-96-100k --n 100000 --dim 96 --normalize --seed 96
@@ -22,6 +23,7 @@ import picocli.CommandLine.Command;
  *     --concurrency 1,2,4,8 --duration 10s --search-list 20,40,80 --out syn.json --html syn.html
  * loadgen mixed --url http://127.0.0.1:8080 --collection syn --dataset data/syn-96-100k \
  *     --concurrency 4 --duration 30s --insert-rate 1000 --out mixed.json
+ * loadgen soak --url http://127.0.0.1:8080 --collection soak --duration 4h --progress soak.csv
  * loadgen report syn.json previous.json --html compare.html
  * </pre>
  *
@@ -39,6 +41,7 @@ import picocli.CommandLine.Command;
       IngestCommand.class,
       SearchCommand.class,
       MixedCommand.class,
+      SoakCommand.class,
       ReportCommand.class,
       CommandLine.HelpCommand.class
     })

@@ -310,7 +310,7 @@ class ClusterIT {
     // Shard 0 (query-1, query-2) was led by query-1; once its lease expired query-2 took over and
     // acknowledged the writes above.
     assertThat(queries.get(1).logTail())
-        .contains("primary of a shard now [collection=docs, shard=0, node=query-2]");
+        .contains("primary of a shard now [collection=docs, shard=0, node=query-2, epoch=");
     queries.get(0).start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     // query-1 holds shards 0, 2 and 3 of `docs` (placement (s + r) mod 3 over the sorted node

@@ -39,14 +39,22 @@ final class EtcdProcess implements AutoCloseable {
 
   /** Starts etcd with its data and log under {@code dir} and waits until it is healthy. */
   static EtcdProcess start(String binary, Path dir) throws IOException {
+    return start(binary, dir, "127.0.0.1", "it");
+  }
+
+  /**
+   * Starts etcd listening on {@code host} (127.0.0.1, or an address the test created itself) as
+   * member {@code name}, with its data and log under {@code dir}, and waits until it is healthy.
+   */
+  static EtcdProcess start(String binary, Path dir, String host, String name) throws IOException {
     int client = ServerProcess.freePort();
     int peer = ServerProcess.freePort();
-    String url = "http://127.0.0.1:" + client;
+    String url = "http://" + host + ":" + client;
     ProcessBuilder pb =
         new ProcessBuilder(
                 binary,
                 "--name",
-                "it",
+                name,
                 "--data-dir",
                 dir.resolve("etcd").toString(),
                 "--listen-client-urls",
@@ -58,7 +66,7 @@ final class EtcdProcess implements AutoCloseable {
                 "--initial-advertise-peer-urls",
                 "http://127.0.0.1:" + peer,
                 "--initial-cluster",
-                "it=http://127.0.0.1:" + peer)
+                name + "=http://127.0.0.1:" + peer)
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile()));
     EtcdProcess e = new EtcdProcess(pb.start(), url, pb);
@@ -98,6 +106,11 @@ final class EtcdProcess implements AutoCloseable {
     }
     throw new UncheckedIOException(
         new IOException("etcd not healthy within 30 s [url=" + url + "]"));
+  }
+
+  /** The process id (for clean-up of a run that was killed). */
+  long pid() {
+    return process.pid();
   }
 
   /** Kills etcd (SIGKILL) and waits until it is gone; {@link #restart} brings it back. */

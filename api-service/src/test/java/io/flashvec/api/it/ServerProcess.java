@@ -29,6 +29,33 @@ public final class ServerProcess implements AutoCloseable {
   private Process process;
   private HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private String scheme = "http";
+  private String host = "127.0.0.1";
+  private List<String> launcher = List.of();
+  private List<String> jvmOptions = List.of();
+
+  /**
+   * Binds and talks to {@code host} instead of 127.0.0.1: an address of a network namespace or veth
+   * the test created itself (partition tests).
+   */
+  public ServerProcess withHost(String host) {
+    this.host = host;
+    return this;
+  }
+
+  /**
+   * Starts the JVM through {@code launcher}, e.g. {@code ip netns exec NS}; the launcher must exec
+   * the command, so that {@link #pid()} and {@link #kill()} reach the JVM itself.
+   */
+  public ServerProcess withLauncher(String... launcher) {
+    this.launcher = List.of(launcher);
+    return this;
+  }
+
+  /** Extra JVM options, before {@code -jar}. */
+  public ServerProcess withJvmOptions(String... options) {
+    this.jvmOptions = List.of(options);
+    return this;
+  }
 
   /** Talks HTTPS to the server (started with {@code --server.ssl.*}), trusting {@code ssl}. */
   public ServerProcess withTls(javax.net.ssl.SSLContext ssl) {
@@ -72,17 +99,18 @@ public final class ServerProcess implements AutoCloseable {
       throw new IllegalStateException(
           "server jar not found; run `mvn package` first [jar=" + jar + "]");
     }
-    List<String> cmd = new ArrayList<>();
+    List<String> cmd = new ArrayList<>(launcher);
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("--add-modules");
     cmd.add("jdk.incubator.vector");
     cmd.add("--enable-native-access=ALL-UNNAMED");
     cmd.add("-Xmx512m");
     cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.addAll(jvmOptions);
     cmd.add("-jar");
     cmd.add(jar);
     cmd.add("--flashvec.port=" + port);
-    cmd.add("--flashvec.bind=127.0.0.1");
+    cmd.add("--flashvec.bind=" + host);
     cmd.add("--flashvec.data-dir=" + dataDir);
     cmd.addAll(extraArgs);
     try {
@@ -128,7 +156,7 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   public String url() {
-    return scheme + "://127.0.0.1:" + port;
+    return scheme + "://" + host + ":" + port;
   }
 
   public int port() {

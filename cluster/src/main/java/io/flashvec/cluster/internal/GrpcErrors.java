@@ -12,7 +12,8 @@ import io.grpc.StatusRuntimeException;
  * Carries {@link FlashVecException}s across gRPC: the server turns them into a status whose code
  * says whether another replica may answer (only {@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED},
  * {@code NOT_FOUND} of a replica, {@code INTERNAL} and the like are retried); the client turns the
- * status back into the exception the REST layer maps to an HTTP status.
+ * status back into the exception the REST layer maps to an HTTP status. A replica that refuses a
+ * write from a replaced primary ({@link StaleEpochException}) answers {@code FAILED_PRECONDITION}.
  */
 public final class GrpcErrors {
 
@@ -22,7 +23,9 @@ public final class GrpcErrors {
   public static StatusRuntimeException toStatus(Throwable t, String where) {
     String msg = (t.getMessage() == null ? t.toString() : t.getMessage()) + " " + where;
     Status s;
-    if (t instanceof FlashVecException f) {
+    if (t instanceof StaleEpochException) {
+      s = Status.FAILED_PRECONDITION;
+    } else if (t instanceof FlashVecException f) {
       s =
           switch (f.httpStatus()) {
             case 400 -> Status.INVALID_ARGUMENT;

@@ -216,6 +216,12 @@ public final class QdrantRestClient implements VectorDbClient {
         .check("delete points");
   }
 
+  /** FlashVec's {@code POST /collections/{name}/compact?force=true}. */
+  @Override
+  public void compact(String collection) {
+    send("POST", collectionPath(collection) + "/compact?force=true", null).check("compact");
+  }
+
   @Override
   public PreparedVector prepare(float[] vector) {
     StringBuilder sb = new StringBuilder(vector.length * 12);

@@ -56,6 +56,17 @@ public interface VectorDbClient extends AutoCloseable {
   /** Deletes points by id and waits until the deletion is visible. */
   void delete(String collection, long[] ids);
 
+  /**
+   * Asks the server to compact the collection's segments now (merge small ones, drop deleted rows);
+   * the compaction may run on after the call returns.
+   *
+   * @throws UnsupportedOperationException if the target has no such call
+   */
+  default void compact(String collection) {
+    throw new UnsupportedOperationException(
+        "compaction is not supported by this target [target=" + target() + "]");
+  }
+
   /** Prepares a query vector for {@link #search}. */
   PreparedVector prepare(float[] vector);
 

@@ -34,6 +34,10 @@ final class FakeQdrantServer implements AutoCloseable {
   final AtomicLong upsertedBytes = new AtomicLong();
   final AtomicLong upserts = new AtomicLong();
   final AtomicLong evictions = new AtomicLong();
+  final AtomicLong compactions = new AtomicLong();
+
+  /** Searches to answer with 503 before answering again (fault injection). */
+  final AtomicInteger failSearches = new AtomicInteger();
 
   /** Upserts to answer with 503 before accepting again (fault injection). */
   final AtomicInteger failUpserts = new AtomicInteger();
@@ -168,6 +172,11 @@ final class FakeQdrantServer implements AutoCloseable {
         ok(ex, "{\"operation_id\":" + upserts.get() + ",\"status\":\"completed\"}");
         return;
       }
+      if (tail.equals("compact") && method.equals("POST")) {
+        compactions.incrementAndGet();
+        ok(ex, "true");
+        return;
+      }
       if (tail.equals("evict") && method.equals("POST")) {
         evictions.incrementAndGet();
         ok(ex, "{\"evicted_files\":1}");
@@ -182,6 +191,10 @@ final class FakeQdrantServer implements AutoCloseable {
         return;
       }
       if (tail.equals("points/search") && method.equals("POST")) {
+        if (failSearches.getAndUpdate(v -> Math.max(0, v - 1)) > 0) {
+          error(ex, 503, "Service unavailable: injected");
+          return;
+        }
         String text = new String(in, StandardCharsets.UTF_8);
         searchBodies.add(text);
         JsonNode body = Json.MAPPER.readTree(text);

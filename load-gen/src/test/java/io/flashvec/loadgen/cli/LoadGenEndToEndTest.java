@@ -49,7 +49,7 @@ class LoadGenEndToEndTest {
   @Test
   void everyCommandHasHelp() {
     for (String cmd :
-        new String[] {"generate", "groundtruth", "ingest", "search", "mixed", "report"}) {
+        new String[] {"generate", "groundtruth", "ingest", "search", "mixed", "soak", "report"}) {
       assertThat(run(cmd, "--help")).isZero();
       assertThat(out.toString()).contains("Usage: loadgen " + cmd).contains("--help");
     }
@@ -488,6 +488,142 @@ class LoadGenEndToEndTest {
     String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
     System.arraycopy(b, 0, out, a.length, b.length);
     return out;
+  }
+
+  @Test
+  void soakRunsEveryStreamAndWritesProgressAndSummary() throws Exception {
+    Path progress = dir.resolve("soak.csv");
+    Path summary = dir.resolve("soak.json");
+    System.out.println("soak seed=7");
+    assertThat(
+            run(
+                "soak",
+                "--url",
+                server.url(),
+                "--collection",
+                "s",
+                "--dim",
+                "8",
+                "--key-space",
+                "300",
+                "--duration",
+                "2s",
+                "--upsert-rate",
+                "200",
+                "--delete-rate",
+                "50",
+                "--batch",
+                "10",
+                "--search-rate",
+                "20",
+                "--compact-every",
+                "500ms",
+                "--seed",
+                "7",
+                "--progress",
+                progress.toString(),
+                "--progress-every",
+                "500ms",
+                "--out",
+                summary.toString()))
+        .isZero();
+    var lines = Files.readAllLines(progress);
+    assertThat(lines.get(0)).startsWith("elapsed_s,upserted_points,deleted_points,searches");
+    assertThat(lines).hasSizeGreaterThanOrEqualTo(4);
+    JsonNode json = Json.MAPPER.readTree(summary.toFile());
+    assertThat(json.path("kind").asString()).isEqualTo("soak");
+    assertThat(json.path("errors").asLong()).isZero();
+    assertThat(json.path("upserts").path("operations").asLong()).isGreaterThan(10);
+    assertThat(json.path("deletes").path("operations").asLong()).isGreaterThan(2);
+    assertThat(json.path("searches").path("operations").asLong()).isGreaterThan(10);
+    assertThat(json.path("compactions").path("operations").asLong()).isGreaterThanOrEqualTo(2);
+    assertThat(server.compactions.get()).isGreaterThanOrEqualTo(2);
+    // ids stay in the key space, and the fill wrote all of it
+    assertThat(server.collections.get("s").points.keySet()).allMatch(id -> id >= 0 && id < 300);
+    assertThat(server.upserts.get()).isGreaterThan(1);
+  }
+
+  @Test
+  void soakCountsFailedOperationsAndExitsWithOne() throws Exception {
+    System.out.println("soak seed=8");
+    server.failUpserts.set(1_000_000);
+    // the fill fails at once: an error with exit status 2, as for any command
+    assertThat(
+            run(
+                "soak",
+                "--url",
+                server.url(),
+                "--collection",
+                "f",
+                "--dim",
+                "4",
+                "--key-space",
+                "10",
+                "--duration",
+                "1s",
+                "--seed",
+                "8"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("upsert failed").contains("503");
+    server.failUpserts.set(0);
+    assertThat(
+            run(
+                "soak",
+                "--url",
+                server.url(),
+                "--collection",
+                "f",
+                "--dim",
+                "4",
+                "--key-space",
+                "10",
+                "--duration",
+                "1s",
+                "--batch",
+                "5",
+                "--upsert-rate",
+                "50",
+                "--delete-rate",
+                "0",
+                "--search-rate",
+                "0",
+                "--compact-every",
+                "0",
+                "--seed",
+                "8"))
+        .isZero();
+    server.failSearches.set(3);
+    assertThat(
+            run(
+                "soak",
+                "--url",
+                server.url(),
+                "--collection",
+                "f",
+                "--dim",
+                "4",
+                "--key-space",
+                "10",
+                "--duration",
+                "1s",
+                "--batch",
+                "5",
+                "--upsert-rate",
+                "0",
+                "--delete-rate",
+                "0",
+                "--search-rate",
+                "20",
+                "--compact-every",
+                "0",
+                "--seed",
+                "8"))
+        .isEqualTo(1);
+    assertThat(out.toString())
+        .contains("soak: error 1 ")
+        .contains("soak: error 3 ")
+        .doesNotContain("soak: error 4 ")
+        .containsPattern("\"errors\" ?: ?3");
   }
 
   @Test
