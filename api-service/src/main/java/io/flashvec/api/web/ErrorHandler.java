@@ -267,10 +267,15 @@ public class ErrorHandler implements WebExceptionHandler {
 
   /**
    * Whether {@code ex} says the client went away: Reactor Netty's {@code AbortedException}, a
-   * connection reset or broken pipe, a closed channel.
+   * connection reset or broken pipe, a closed channel. Not when the engine raised it: a {@link
+   * FlashVecException} caused by a broken connection of the server's own (to etcd, to another node)
+   * is the server's answer, not a client that left.
    */
   static boolean isClientAbort(Throwable ex) {
     for (Throwable c = ex; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof FlashVecException) {
+        return false;
+      }
       if (c instanceof AbortedException
           || c instanceof ClosedChannelException
           || DisconnectedClientHelper.isClientDisconnectedException(c)) {

@@ -109,6 +109,13 @@ class ErrorHandlerTest {
         .isTrue();
     assertThat(ErrorHandler.isClientAbort(new IOException("No space left on device"))).isFalse();
     assertThat(ErrorHandler.isClientAbort(new IllegalStateException("x"))).isFalse();
+    // a connection of the server's own (to etcd, another node) that broke is not the client's
+    assertThat(
+            ErrorHandler.isClientAbort(
+                new io.flashvec.index.UnavailableException(
+                    "Service unavailable: the metadata store (etcd) is unreachable",
+                    new IOException("x", new ClosedChannelException()))))
+        .isFalse();
 
     MockServerWebExchange exchange =
         MockServerWebExchange.from(MockServerHttpRequest.put("/collections/c/points"));
