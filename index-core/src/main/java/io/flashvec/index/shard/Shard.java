@@ -36,6 +36,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -156,62 +157,25 @@ public final class Shard implements Closeable {
 
     /** The same options with index builds on {@code executor}. */
     public Options withBuildExecutor(Executor executor) {
-      return new Options(
-          sealThresholdPoints,
-          wal,
-          io,
-          executor,
-          defaultSearchList,
-          compaction,
-          segmentBuilder,
-          liveIndexer,
-          diskann,
-          space);
+      return with(c -> c.buildExecutor = executor);
     }
 
     /** The same options with background compaction as given. */
-    public Options withCompaction(Compaction c) {
-      return new Options(
-          sealThresholdPoints,
-          wal,
-          io,
-          buildExecutor,
-          defaultSearchList,
-          c,
-          segmentBuilder,
-          liveIndexer,
-          diskann,
-          space);
+    public Options withCompaction(Compaction compaction) {
+      return with(c -> c.compaction = compaction);
     }
 
     /** The same options with another WAL fsync policy (a collection's bulk-load override). */
     public Options withFsyncPolicy(FsyncPolicy policy) {
-      return new Options(
-          sealThresholdPoints,
-          wal.withPolicy(policy),
-          io,
-          buildExecutor,
-          defaultSearchList,
-          compaction,
-          segmentBuilder,
-          liveIndexer,
-          diskann,
-          space);
+      return with(c -> c.wal = wal.withPolicy(policy));
     }
 
-    /** The same options with segment builds done by {@code builder} (cluster: an index node). */
+    /**
+     * The same options with segment builds done by {@code builder} (cluster: an index node; {@code
+     * null}: in this process, by the shard's segment format).
+     */
     public Options withSegmentBuilder(SegmentBuilder builder) {
-      return new Options(
-          sealThresholdPoints,
-          wal,
-          io,
-          buildExecutor,
-          defaultSearchList,
-          compaction,
-          builder,
-          liveIndexer,
-          diskann,
-          space);
+      return with(c -> c.segmentBuilder = builder);
     }
 
     /**
@@ -226,50 +190,67 @@ public final class Shard implements Closeable {
 
     /** As {@link #withLiveIndexer(Executor)}, with a background and an urgent lane. */
     public Options withLiveIndexer(LiveIndexer indexer) {
-      return new Options(
-          sealThresholdPoints,
-          wal,
-          io,
-          buildExecutor,
-          defaultSearchList,
-          compaction,
-          segmentBuilder,
-          indexer,
-          diskann,
-          space);
+      return with(c -> c.liveIndexer = indexer);
     }
 
     /** The same options with other DiskANN settings. */
     public Options withDiskAnn(DiskAnnSettings settings) {
-      return new Options(
-          sealThresholdPoints,
-          wal,
-          io,
-          buildExecutor,
-          defaultSearchList,
-          compaction,
-          segmentBuilder,
-          liveIndexer,
-          settings,
-          space);
+      return with(c -> c.diskann = settings);
     }
 
     /**
-     * The same options with {@code s}'s free-space policy: writes are refused (HTTP 507) and index
-     * builds and compactions postponed while they would leave less than its reserve free.
+     * The same options with {@code space}'s free-space policy: writes are refused (HTTP 507) and
+     * index builds and compactions postponed while they would leave less than its reserve free.
      */
-    public Options withDiskSpace(DiskSpace s) {
-      return new Options(
-          sealThresholdPoints,
-          wal,
-          io,
-          buildExecutor,
-          defaultSearchList,
-          compaction,
-          segmentBuilder,
-          liveIndexer,
-          diskann,
-          s);
+    public Options withDiskSpace(DiskSpace space) {
+      return with(c -> c.space = space);
+    }
+
+    private Options with(Consumer<Copy> change) {
+      Copy c = new Copy(this);
+      change.accept(c);
+      return c.build();
+    }
+
+    /** A mutable copy of options, for the {@code with*} methods. */
+    private static final class Copy {
+      int sealThresholdPoints;
+      Wal.Options wal;
+      FileIO io;
+      Executor buildExecutor;
+      int defaultSearchList;
+      Compaction compaction;
+      SegmentBuilder segmentBuilder;
+      LiveIndexer liveIndexer;
+      DiskAnnSettings diskann;
+      DiskSpace space;
+
+      Copy(Options o) {
+        sealThresholdPoints = o.sealThresholdPoints;
+        wal = o.wal;
+        io = o.io;
+        buildExecutor = o.buildExecutor;
+        defaultSearchList = o.defaultSearchList;
+        compaction = o.compaction;
+        segmentBuilder = o.segmentBuilder;
+        liveIndexer = o.liveIndexer;
+        diskann = o.diskann;
+        space = o.space;
+      }
+
+      Options build() {
+        return new Options(
+            sealThresholdPoints,
+            wal,
+            io,
+            buildExecutor,
+            defaultSearchList,
+            compaction,
+            segmentBuilder,
+            liveIndexer,
+            diskann,
+            space);
+      }
     }
   }
 
