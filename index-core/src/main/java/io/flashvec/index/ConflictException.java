@@ -3,15 +3,6 @@ package io.flashvec.index;
 /** Maps to HTTP 409: the resource already exists or the request conflicts with its state. */
 public class ConflictException extends FlashVecException {
   public ConflictException(String message) {
-    super(message);
-  }
-
-  public ConflictException(String message, Throwable cause) {
-    super(message, cause);
-  }
-
-  @Override
-  public int httpStatus() {
-    return 409;
+    super(409, message, null);
   }
 }

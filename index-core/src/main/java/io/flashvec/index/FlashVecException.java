@@ -6,14 +6,26 @@ package io.flashvec.index;
  */
 public abstract class FlashVecException extends RuntimeException {
 
-  protected FlashVecException(String message) {
-    super(message);
+  private final int httpStatus;
+
+  /** A failure answered with {@code httpStatus}; {@code cause} may be {@code null}. */
+  protected FlashVecException(int httpStatus, String message, Throwable cause) {
+    super(message, cause);
+    this.httpStatus = httpStatus;
   }
 
+  /** A failure whose class says its status by overriding {@link #httpStatus()}. */
+  protected FlashVecException(String message) {
+    this(500, message, null);
+  }
+
+  /** As {@link #FlashVecException(String)}, with a cause. */
   protected FlashVecException(String message, Throwable cause) {
-    super(message, cause);
+    this(500, message, cause);
   }
 
   /** The HTTP status that fits this failure. */
-  public abstract int httpStatus();
+  public int httpStatus() {
+    return httpStatus;
+  }
 }

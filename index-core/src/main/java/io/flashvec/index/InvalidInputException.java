@@ -3,15 +3,6 @@ package io.flashvec.index;
 /** Maps to HTTP 400: bad input: a request value is wrong (dimension, NaN, unknown name). */
 public class InvalidInputException extends FlashVecException {
   public InvalidInputException(String message) {
-    super(message);
-  }
-
-  public InvalidInputException(String message, Throwable cause) {
-    super(message, cause);
-  }
-
-  @Override
-  public int httpStatus() {
-    return 400;
+    super(400, message, null);
   }
 }

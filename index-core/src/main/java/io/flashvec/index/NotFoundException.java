@@ -3,15 +3,6 @@ package io.flashvec.index;
 /** Maps to HTTP 404: a collection or point does not exist. */
 public class NotFoundException extends FlashVecException {
   public NotFoundException(String message) {
-    super(message);
-  }
-
-  public NotFoundException(String message, Throwable cause) {
-    super(message, cause);
-  }
-
-  @Override
-  public int httpStatus() {
-    return 404;
+    super(404, message, null);
   }
 }

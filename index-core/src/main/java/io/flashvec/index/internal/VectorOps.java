@@ -114,14 +114,8 @@ public final class VectorOps {
     int bound = n - n % I8_LANES;
     jdk.incubator.vector.IntVector acc = jdk.incubator.vector.IntVector.zero(I8_INTS);
     for (; i < bound; i += I8_LANES) {
-      var va =
-          (jdk.incubator.vector.ShortVector)
-              jdk.incubator.vector.ByteVector.fromArray(I8_BYTES, a, ao + i)
-                  .convertShape(VectorOperators.B2S, I8_SHORTS, 0);
-      var vb =
-          (jdk.incubator.vector.ShortVector)
-              jdk.incubator.vector.ByteVector.fromArray(I8_BYTES, b, bo + i)
-                  .convertShape(VectorOperators.B2S, I8_SHORTS, 0);
+      var va = shorts(a, ao + i);
+      var vb = shorts(b, bo + i);
       acc = acc.add(va.mul(vb).convertShape(VectorOperators.S2I, I8_INTS, 0));
     }
     int sum = acc.reduceLanes(VectorOperators.ADD);
@@ -131,20 +125,21 @@ public final class VectorOps {
     return sum;
   }
 
+  /** {@code I8_LANES} int8 values of {@code x} from {@code off}, widened to shorts. */
+  private static jdk.incubator.vector.ShortVector shorts(byte[] x, int off) {
+    return (jdk.incubator.vector.ShortVector)
+        jdk.incubator.vector.ByteVector.fromArray(I8_BYTES, x, off)
+            .convertShape(VectorOperators.B2S, I8_SHORTS, 0);
+  }
+
   /** Squared Euclidean distance of int8 vectors {@code a[ao, ao+n)} and {@code b[bo, bo+n)}. */
   public static int squareDistance(byte[] a, int ao, byte[] b, int bo, int n) {
     int i = 0;
     int bound = n - n % I8_LANES;
     jdk.incubator.vector.IntVector acc = jdk.incubator.vector.IntVector.zero(I8_INTS);
     for (; i < bound; i += I8_LANES) {
-      var va =
-          (jdk.incubator.vector.ShortVector)
-              jdk.incubator.vector.ByteVector.fromArray(I8_BYTES, a, ao + i)
-                  .convertShape(VectorOperators.B2S, I8_SHORTS, 0);
-      var vb =
-          (jdk.incubator.vector.ShortVector)
-              jdk.incubator.vector.ByteVector.fromArray(I8_BYTES, b, bo + i)
-                  .convertShape(VectorOperators.B2S, I8_SHORTS, 0);
+      var va = shorts(a, ao + i);
+      var vb = shorts(b, bo + i);
       // a difference reaches 254: square it as an int, not a short
       var d =
           (jdk.incubator.vector.IntVector) va.sub(vb).convertShape(VectorOperators.S2I, I8_INTS, 0);
