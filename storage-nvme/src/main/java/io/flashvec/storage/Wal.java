@@ -84,6 +84,10 @@ import org.slf4j.LoggerFactory;
  *       2018): the only safe way on is to re-read the log from the device, i.e. recovery. A failed
  *       truncation of a partial write fails the log as well, since its tail is then unknown.
  * </ul>
+ *
+ * <p>One class of about 900 lines: append, roll, sync, truncation and recovery all act on the tail
+ * segment's channel, size and sequence under the same locks, and the disk-full undo must see all of
+ * them; split apart they would share that state through package-private fields instead.
  */
 public final class Wal implements Closeable {
 

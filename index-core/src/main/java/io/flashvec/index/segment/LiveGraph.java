@@ -56,6 +56,10 @@ import java.util.function.IntPredicate;
  * new array published by a release store of the reference; {@code size} is published (volatile)
  * only after the node's list and its back edges, and readers ignore neighbours at or past the
  * {@code size} they read first. So a reader always sees complete lists of complete nodes.
+ *
+ * <p>About 900 lines in one class on purpose: the insert, the prune and the search loops are the
+ * hot path of every growing segment and share the chunked arrays and the writer's scratch; kept in
+ * one unit they inline into each other and touch no indirection.
  */
 public final class LiveGraph {
 
