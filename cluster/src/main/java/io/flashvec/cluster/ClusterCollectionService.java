@@ -9,16 +9,15 @@ import io.flashvec.cluster.grpc.GetRequest;
 import io.flashvec.cluster.grpc.LaggingReplica;
 import io.flashvec.cluster.grpc.MaintainRequest;
 import io.flashvec.cluster.grpc.OrderedMsg;
-import io.flashvec.cluster.grpc.OrderedScrollRequest;
 import io.flashvec.cluster.grpc.RecordMsg;
-import io.flashvec.cluster.grpc.ScrollReply;
-import io.flashvec.cluster.grpc.ScrollRequest;
 import io.flashvec.cluster.grpc.ShardInfoReply;
+import io.flashvec.cluster.grpc.ShardOrderedScrollRequest;
 import io.flashvec.cluster.grpc.ShardRef;
+import io.flashvec.cluster.grpc.ShardScrollRequest;
 import io.flashvec.cluster.grpc.ShardSearchReply;
 import io.flashvec.cluster.grpc.ShardSearchRequest;
 import io.flashvec.cluster.grpc.ShardServiceGrpc.ShardServiceBlockingStub;
-import io.flashvec.cluster.grpc.TextSearchRequest;
+import io.flashvec.cluster.grpc.ShardTextSearchRequest;
 import io.flashvec.cluster.grpc.UpsertRequest;
 import io.flashvec.cluster.grpc.WriteReply;
 import io.flashvec.cluster.internal.GrpcErrors;
@@ -28,7 +27,6 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.ConflictException;
 import io.flashvec.index.FlashVecException;
-import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
@@ -42,14 +40,16 @@ import io.flashvec.index.filter.FilterWriter;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.query.TopMerge;
 import io.flashvec.storage.FsyncPolicy;
 import io.grpc.StatusRuntimeException;
 import java.io.Closeable;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -613,11 +613,6 @@ public final class ClusterCollectionService implements CollectionService, Closea
   }
 
   @Override
-  public long count(String collection) {
-    return count(collection, null);
-  }
-
-  @Override
   public long count(String collection, Filter filter) {
     Placed p = placed(collection);
     CountRequest.Builder b =
@@ -636,62 +631,16 @@ public final class ClusterCollectionService implements CollectionService, Closea
   }
 
   @Override
-  public ScrollPage scroll(
-      String collection, PointId offset, int limit, boolean withPayload, boolean withVector) {
-    return scroll(collection, offset, limit, withPayload, withVector, null);
-  }
-
-  @Override
-  public ScrollPage scroll(
-      String collection,
-      PointId offset,
-      int limit,
-      boolean withPayload,
-      boolean withVector,
-      Filter filter) {
-    if (limit < 1) {
-      throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
-    }
+  public ScrollPage scroll(String collection, ScrollRequest request) {
     Placed p = placed(collection);
-    List<ScrollReply> pages =
+    List<ScrollPage> pages =
         perShard(
             p.replicas().size(),
             s -> {
-              ScrollRequest.Builder b =
-                  ScrollRequest.newBuilder()
-                      .setShard(ref(collection, s))
-                      .setLimit(limit)
-                      .setWithPayload(withPayload)
-                      .setWithVector(withVector)
-                      .setFilterJson(FilterWriter.toJsonString(filter));
-              if (offset != null) {
-                b.setOffset(Protos.id(offset));
-              }
-              ScrollRequest req = b.build();
-              return call(p, s, false, searchDeadline, st -> st.scroll(req));
+              ShardScrollRequest req = Protos.scroll(ref(collection, s), request);
+              return Protos.page(call(p, s, false, searchDeadline, st -> st.scroll(req)));
             });
-    // Each shard returned its first `limit` ids from `offset`, so the first `limit` of the union
-    // are the global page; the next offset is the smallest id not on it.
-    List<Record> all = new ArrayList<>();
-    PointId next = null;
-    for (ScrollReply r : pages) {
-      all.addAll(Protos.records(r.getRecordsList()));
-      if (r.hasNextOffset()) {
-        PointId n = Protos.id(r.getNextOffset());
-        if (next == null || n.compareTo(next) < 0) {
-          next = n;
-        }
-      }
-    }
-    all.sort(Comparator.comparing(Record::id));
-    if (all.size() > limit) {
-      PointId n = all.get(limit).id();
-      if (next == null || n.compareTo(next) < 0) {
-        next = n;
-      }
-      all = all.subList(0, limit);
-    }
-    return new ScrollPage(List.copyOf(all), next);
+    return ScrollPage.merge(pages, request.limit());
   }
 
   @Override
@@ -703,26 +652,10 @@ public final class ClusterCollectionService implements CollectionService, Closea
     if (k == 0) {
       return List.of();
     }
-    ShardSearchRequest.Builder b =
-        ShardSearchRequest.newBuilder()
-            .setK(k)
-            .setSearchList(req.params().searchList())
-            .setBeamWidth(req.params().beamWidth())
-            .setRerankK(req.params().rerankK())
-            .setExact(req.params().exact())
-            .setWithPayload(req.withPayload())
-            .setWithVector(req.withVector())
-            .setFilterJson(FilterWriter.toJsonString(req.filter()));
-    for (float f : req.vector()) {
-      b.addVector(f);
-    }
-    if (req.scoreThreshold() != null) {
-      b.setScoreThreshold(req.scoreThreshold());
-    }
     int n = p.replicas().size();
     List<Future<ShardSearchReply>> fs = new ArrayList<>(n);
     for (int s = 0; s < n; s++) {
-      ShardSearchRequest shardReq = b.setShard(ref(collection, s)).build();
+      ShardSearchRequest shardReq = Protos.search(ref(collection, s), req, k);
       int shard = s;
       fs.add(fanOut.submit(() -> call(p, shard, false, searchDeadline, st -> st.search(shardReq))));
     }
@@ -844,23 +777,15 @@ public final class ClusterCollectionService implements CollectionService, Closea
   private List<PointId> matchingIds(Placed p, int shard, Filter filter) {
     String collection = p.meta().name();
     List<PointId> ids = new ArrayList<>();
-    PointId offset = null;
+    ScrollRequest request = new ScrollRequest(null, ID_PAGE, false, false, filter);
     do {
-      ScrollRequest.Builder b =
-          ScrollRequest.newBuilder()
-              .setShard(ref(collection, shard))
-              .setLimit(ID_PAGE)
-              .setFilterJson(FilterWriter.toJsonString(filter));
-      if (offset != null) {
-        b.setOffset(Protos.id(offset));
+      ShardScrollRequest req = Protos.scroll(ref(collection, shard), request);
+      ScrollPage page = Protos.page(call(p, shard, true, writeDeadline, st -> st.scroll(req)));
+      for (Record r : page.points()) {
+        ids.add(r.id());
       }
-      ScrollRequest req = b.build();
-      ScrollReply page = call(p, shard, true, writeDeadline, st -> st.scroll(req));
-      for (RecordMsg m : page.getRecordsList()) {
-        ids.add(Protos.id(m.getId()));
-      }
-      offset = page.hasNextOffset() ? Protos.id(page.getNextOffset()) : null;
-    } while (offset != null);
+      request = page.nextOffset() == null ? null : request.from(page.nextOffset());
+    } while (request != null);
     return ids;
   }
 
@@ -973,30 +898,15 @@ public final class ClusterCollectionService implements CollectionService, Closea
    * per shard, as in Elasticsearch's default query-then-fetch); the proxy keeps the best.
    */
   @Override
-  public List<Record> textSearch(
-      String collection,
-      String field,
-      String text,
-      int limit,
-      Filter filter,
-      boolean withPayload,
-      boolean withVector) {
+  public List<Record> textSearch(String collection, TextSearchRequest request) {
     Placed p = placed(collection);
-    p.payloadSchema().textQuery(field, text); // 400 here rather than from every shard
-    TextSearchRequest.Builder b =
-        TextSearchRequest.newBuilder()
-            .setField(field)
-            .setText(text)
-            .setLimit(limit)
-            .setFilterJson(FilterWriter.toJsonString(filter))
-            .setWithPayload(withPayload)
-            .setWithVector(withVector);
-    TopMerge<Record> top = TopMerge.byTextScore(limit);
+    p.payloadSchema().textQuery(request.field(), request.text()); // 400 here, not from every shard
+    TopMerge<Record> top = TopMerge.byTextScore(request.limit());
     for (List<RecordMsg> l :
         perShard(
             p.replicas().size(),
             s -> {
-              TextSearchRequest req = b.clone().setShard(ref(collection, s)).build();
+              ShardTextSearchRequest req = Protos.textSearch(ref(collection, s), request);
               return call(p, s, false, searchDeadline, st -> st.textSearch(req).getRecordsList());
             })) {
       top.offerAll(Protos.records(l));
@@ -1005,34 +915,15 @@ public final class ClusterCollectionService implements CollectionService, Closea
   }
 
   @Override
-  public List<Ordered> scrollOrdered(
-      String collection,
-      String key,
-      boolean ascending,
-      Double startFrom,
-      int limit,
-      Filter filter,
-      boolean withPayload,
-      boolean withVector) {
+  public List<Ordered> scrollOrdered(String collection, OrderedScrollRequest request) {
     Placed p = placed(collection);
-    Collection.orderField(p.payloadSchema(), collection, key, limit);
-    OrderedScrollRequest.Builder b =
-        OrderedScrollRequest.newBuilder()
-            .setKey(key)
-            .setAscending(ascending)
-            .setLimit(limit)
-            .setFilterJson(FilterWriter.toJsonString(filter))
-            .setWithPayload(withPayload)
-            .setWithVector(withVector);
-    if (startFrom != null) {
-      b.setStartFrom(startFrom);
-    }
-    TopMerge<Ordered> top = TopMerge.byOrderValue(ascending, limit);
+    Collection.orderField(p.payloadSchema(), collection, request.key(), request.limit());
+    TopMerge<Ordered> top = TopMerge.byOrderValue(request.ascending(), request.limit());
     for (List<OrderedMsg> l :
         perShard(
             p.replicas().size(),
             s -> {
-              OrderedScrollRequest req = b.clone().setShard(ref(collection, s)).build();
+              ShardOrderedScrollRequest req = Protos.orderedScroll(ref(collection, s), request);
               return call(
                   p, s, false, searchDeadline, st -> st.scrollOrdered(req).getRecordsList());
             })) {

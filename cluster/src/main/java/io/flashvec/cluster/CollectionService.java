@@ -8,7 +8,11 @@ import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
@@ -81,17 +85,16 @@ public interface CollectionService {
   Collection.UpdateResult updatePayloadsByFilter(
       String collection, Filter filter, UnaryOperator<byte[]> update, boolean wait);
 
-  /** Live points that match {@code filter}. */
+  /** Live points that match {@code filter} ({@code null}: all of them). */
   long count(String collection, Filter filter);
 
-  /** {@link #scroll(String, PointId, int, boolean, boolean)} over the points that match. */
-  ScrollPage scroll(
-      String collection,
-      PointId offset,
-      int limit,
-      boolean withPayload,
-      boolean withVector,
-      Filter filter);
+  /** Live points. */
+  default long count(String collection) {
+    return count(collection, null);
+  }
+
+  /** A page of the points that match the request's filter, in id order from its offset on. */
+  ScrollPage scroll(String collection, ScrollRequest request);
 
   /**
    * Rewrites the payloads of existing points with {@code update} (current payload JSON bytes or
@@ -102,11 +105,6 @@ public interface CollectionService {
 
   List<Record> retrieve(
       String collection, List<PointId> ids, boolean withPayload, boolean withVector);
-
-  long count(String collection);
-
-  ScrollPage scroll(
-      String collection, PointId offset, int limit, boolean withPayload, boolean withVector);
 
   /** Nearest neighbours, adding what the search cost to {@code stats}. */
   List<Record> search(String collection, SearchRequest request, SearchStats stats);
@@ -154,26 +152,11 @@ public interface CollectionService {
   /** Drops a payload index ({@code DELETE /collections/{c}/index/{field}}). */
   Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait);
 
-  /** BM25 search of {@code text} in a text-indexed payload key; best first. */
-  List<Record> textSearch(
-      String collection,
-      String field,
-      String text,
-      int limit,
-      Filter filter,
-      boolean withPayload,
-      boolean withVector);
+  /** BM25 search of a text in a text-indexed payload key; best first. */
+  List<Record> textSearch(String collection, TextSearchRequest request);
 
   /** Scroll ordered by an integer, float or datetime payload index. */
-  List<io.flashvec.index.query.Ordered> scrollOrdered(
-      String collection,
-      String key,
-      boolean ascending,
-      Double startFrom,
-      int limit,
-      Filter filter,
-      boolean withPayload,
-      boolean withVector);
+  List<Ordered> scrollOrdered(String collection, OrderedScrollRequest request);
 
   /** Starts a background compaction of a collection's segments and returns at once. */
   void compact(String collection, boolean force);

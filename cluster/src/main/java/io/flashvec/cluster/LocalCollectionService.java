@@ -13,7 +13,11 @@ import io.flashvec.index.SearchStats;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.DiskFullException;
@@ -442,51 +446,18 @@ public final class LocalCollectionService implements CollectionService, Closeabl
   }
 
   @Override
-  public List<Record> textSearch(
-      String collection,
-      String field,
-      String text,
-      int limit,
-      Filter filter,
-      boolean withPayload,
-      boolean withVector) {
-    return collection(collection).textSearch(field, text, limit, filter, withPayload, withVector);
+  public List<Record> textSearch(String collection, TextSearchRequest request) {
+    return collection(collection).textSearch(request);
   }
 
   @Override
-  public List<io.flashvec.index.query.Ordered> scrollOrdered(
-      String collection,
-      String key,
-      boolean ascending,
-      Double startFrom,
-      int limit,
-      Filter filter,
-      boolean withPayload,
-      boolean withVector) {
-    return collection(collection)
-        .scrollOrdered(key, ascending, startFrom, limit, filter, withPayload, withVector);
+  public List<Ordered> scrollOrdered(String collection, OrderedScrollRequest request) {
+    return collection(collection).scrollOrdered(request);
   }
 
   @Override
-  public ScrollPage scroll(
-      String collection,
-      PointId offset,
-      int limit,
-      boolean withPayload,
-      boolean withVector,
-      Filter filter) {
-    return collection(collection).scroll(offset, limit, withPayload, withVector, filter);
-  }
-
-  @Override
-  public long count(String collection) {
-    return collection(collection).count();
-  }
-
-  @Override
-  public ScrollPage scroll(
-      String collection, PointId offset, int limit, boolean withPayload, boolean withVector) {
-    return collection(collection).scroll(offset, limit, withPayload, withVector);
+  public ScrollPage scroll(String collection, ScrollRequest request) {
+    return collection(collection).scroll(request);
   }
 
   @Override

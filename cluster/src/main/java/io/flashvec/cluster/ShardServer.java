@@ -14,18 +14,18 @@ import io.flashvec.cluster.grpc.HealthRequest;
 import io.flashvec.cluster.grpc.MaintainReply;
 import io.flashvec.cluster.grpc.MaintainRequest;
 import io.flashvec.cluster.grpc.OrderedReply;
-import io.flashvec.cluster.grpc.OrderedScrollRequest;
 import io.flashvec.cluster.grpc.RecordsReply;
 import io.flashvec.cluster.grpc.ResyncReply;
 import io.flashvec.cluster.grpc.ResyncRequest;
 import io.flashvec.cluster.grpc.ScrollReply;
-import io.flashvec.cluster.grpc.ScrollRequest;
 import io.flashvec.cluster.grpc.ShardInfoReply;
+import io.flashvec.cluster.grpc.ShardOrderedScrollRequest;
 import io.flashvec.cluster.grpc.ShardRef;
+import io.flashvec.cluster.grpc.ShardScrollRequest;
 import io.flashvec.cluster.grpc.ShardSearchReply;
 import io.flashvec.cluster.grpc.ShardSearchRequest;
 import io.flashvec.cluster.grpc.ShardServiceGrpc;
-import io.flashvec.cluster.grpc.TextSearchRequest;
+import io.flashvec.cluster.grpc.ShardTextSearchRequest;
 import io.flashvec.cluster.grpc.UpsertRequest;
 import io.flashvec.cluster.grpc.WriteReply;
 import io.flashvec.cluster.internal.Epochs;
@@ -39,15 +39,13 @@ import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
-import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.collection.Collection;
-import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterWriter;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
-import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.storage.FsyncPolicy;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -143,6 +141,10 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   /** The local collection that holds replica {@code shard} of {@code collection}. */
   public static String localName(String collection, int shard) {
     return collection + ".s" + shard;
+  }
+
+  private static String localName(ShardRef ref) {
+    return localName(ref.getCollection(), ref.getShard());
   }
 
   /**
@@ -697,29 +699,11 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
   }
 
   @Override
-  public void scroll(ScrollRequest req, StreamObserver<ScrollReply> out) {
+  public void scroll(ShardScrollRequest req, StreamObserver<ScrollReply> out) {
     answer(
         out,
         req.getShard(),
-        () -> {
-          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
-          ScrollPage page =
-              local.scroll(
-                  name,
-                  req.hasOffset() ? Protos.id(req.getOffset()) : null,
-                  req.getLimit(),
-                  req.getWithPayload(),
-                  req.getWithVector(),
-                  FilterWriter.fromJsonString(req.getFilterJson()));
-          ScrollReply.Builder b = ScrollReply.newBuilder();
-          for (Record r : page.points()) {
-            b.addRecords(Protos.record(r));
-          }
-          if (page.nextOffset() != null) {
-            b.setNextOffset(Protos.id(page.nextOffset()));
-          }
-          return b.build();
-        });
+        () -> Protos.reply(local.scroll(localName(req.getShard()), Protos.scroll(req))));
   }
 
   @Override
@@ -727,56 +711,37 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
     answer(
         out,
         req.getShard(),
-        () -> {
-          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
-          Filter filter = FilterWriter.fromJsonString(req.getFilterJson());
-          return CountReply.newBuilder()
-              .setCount(filter == null ? local.count(name) : local.count(name, filter))
-              .build();
-        });
+        () ->
+            CountReply.newBuilder()
+                .setCount(
+                    local.count(
+                        localName(req.getShard()),
+                        FilterWriter.fromJsonString(req.getFilterJson())))
+                .build());
   }
 
   @Override
-  public void textSearch(TextSearchRequest req, StreamObserver<RecordsReply> out) {
+  public void textSearch(ShardTextSearchRequest req, StreamObserver<RecordsReply> out) {
+    answer(
+        out,
+        req.getShard(),
+        () ->
+            RecordsReply.newBuilder()
+                .addAllRecords(
+                    Protos.recordMsgs(
+                        local.textSearch(localName(req.getShard()), Protos.textSearch(req))))
+                .build());
+  }
+
+  @Override
+  public void scrollOrdered(ShardOrderedScrollRequest req, StreamObserver<OrderedReply> out) {
     answer(
         out,
         req.getShard(),
         () -> {
-          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
-          RecordsReply.Builder b = RecordsReply.newBuilder();
-          for (Record r :
-              local.textSearch(
-                  name,
-                  req.getField(),
-                  req.getText(),
-                  req.getLimit(),
-                  FilterWriter.fromJsonString(req.getFilterJson()),
-                  req.getWithPayload(),
-                  req.getWithVector())) {
-            b.addRecords(Protos.record(r));
-          }
-          return b.build();
-        });
-  }
-
-  @Override
-  public void scrollOrdered(OrderedScrollRequest req, StreamObserver<OrderedReply> out) {
-    answer(
-        out,
-        req.getShard(),
-        () -> {
-          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
           OrderedReply.Builder b = OrderedReply.newBuilder();
           for (Ordered o :
-              local.scrollOrdered(
-                  name,
-                  req.getKey(),
-                  req.getAscending(),
-                  req.hasStartFrom() ? req.getStartFrom() : null,
-                  req.getLimit(),
-                  FilterWriter.fromJsonString(req.getFilterJson()),
-                  req.getWithPayload(),
-                  req.getWithVector())) {
+              local.scrollOrdered(localName(req.getShard()), Protos.orderedScroll(req))) {
             b.addRecords(Protos.ordered(o));
           }
           return b.build();
@@ -797,25 +762,8 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         out,
         req.getShard(),
         () -> {
-          String name = localName(req.getShard().getCollection(), req.getShard().getShard());
           SearchStats stats = new SearchStats();
-          List<Record> hits =
-              local.search(
-                  name,
-                  new SearchRequest(
-                      Protos.floats(req.getVectorList()),
-                      req.getK(),
-                      0,
-                      req.hasScoreThreshold() ? req.getScoreThreshold() : null,
-                      new SearchParams(
-                          req.getSearchList(),
-                          req.getBeamWidth(),
-                          req.getRerankK(),
-                          req.getExact()),
-                      req.getWithPayload(),
-                      req.getWithVector(),
-                      FilterWriter.fromJsonString(req.getFilterJson())),
-                  stats);
+          List<Record> hits = local.search(localName(req.getShard()), Protos.search(req), stats);
           searchObserver.accept(stats);
           ShardSearchReply.Builder b = ShardSearchReply.newBuilder().setStats(Protos.stats(stats));
           for (Record r : hits) {
@@ -920,7 +868,8 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
                     .build());
             PointId offset = null;
             do {
-              ScrollPage page = local.scroll(name, offset, COPY_BATCH, true, true);
+              ScrollPage page =
+                  local.scroll(name, ScrollRequest.of(offset, COPY_BATCH, true, true));
               if (!page.points().isEmpty()) {
                 UpsertRequest.Builder b =
                     UpsertRequest.newBuilder()

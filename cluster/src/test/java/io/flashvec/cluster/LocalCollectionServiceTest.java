@@ -17,6 +17,7 @@ import io.flashvec.index.Record;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.UnavailableException;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
@@ -100,7 +101,7 @@ class LocalCollectionServiceTest {
         () -> s.delete(name, List.of(PointId.of(1)), true),
         () -> s.retrieve(name, List.of(PointId.of(1)), true, true),
         () -> s.count(name),
-        () -> s.scroll(name, null, 10, false, false),
+        () -> s.scroll(name, ScrollRequest.of(null, 10, false, false)),
         () -> s.search(name, query(new float[4], 3), new SearchStats()),
         () -> s.flush(name));
   }
@@ -283,7 +284,7 @@ class LocalCollectionServiceTest {
     assertThat(after)
         .extracting(Record::score)
         .isEqualTo(before.stream().map(Record::score).toList());
-    assertThat(s.scroll("docs", null, 1000, false, false).points()).hasSize(118);
+    assertThat(s.scroll("docs", ScrollRequest.of(null, 1000, false, false)).points()).hasSize(118);
   }
 
   @Test

@@ -17,6 +17,9 @@ import io.flashvec.index.TooLargeException;
 import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
+import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
+import io.flashvec.index.query.ScrollRequest;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.http.ResponseEntity;
@@ -222,7 +225,7 @@ public class PointsController {
           Requests.bool(b, "exact", true); // always exact: counted from the live bitmaps
           Filter filter = Requests.filter(b, "");
           ObjectNode r = Json.object();
-          r.put("count", filter == null ? service.count(name) : service.count(name, filter));
+          r.put("count", service.count(name, filter));
           return Json.ok(r, t0);
         });
   }
@@ -256,9 +259,7 @@ public class PointsController {
             return Json.ok(orderedScroll(name, orderBy, limit, filter, sel, withVector), t0);
           }
           ScrollPage page =
-              filter == null
-                  ? service.scroll(name, offset, limit, sel.any(), withVector)
-                  : service.scroll(name, offset, limit, sel.any(), withVector, filter);
+              service.scroll(name, new ScrollRequest(offset, limit, sel.any(), withVector, filter));
           ObjectNode r = Json.object();
           ArrayNode pts = r.putArray("points");
           for (Record rec : page.points()) {
@@ -327,13 +328,15 @@ public class PointsController {
               + Requests.abbreviate(orderBy)
               + "]");
     }
-    List<io.flashvec.index.query.Ordered> page =
+    List<Ordered> page =
         service.scrollOrdered(
-            name, key, ascending, startFrom, limit, filter, sel.any(), withVector);
+            name,
+            new OrderedScrollRequest(
+                key, ascending, startFrom, limit, filter, sel.any(), withVector));
     var schema = service.describe(name).info().payloadSchema().field(key);
     ObjectNode r = Json.object();
     ArrayNode pts = r.putArray("points");
-    for (io.flashvec.index.query.Ordered o : page) {
+    for (Ordered o : page) {
       ObjectNode p = Output.record(o.record(), sel, withVector);
       double v = o.value();
       if (schema != null

@@ -14,7 +14,9 @@ import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.TooLargeException;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.storage.ThreadIo;
 import java.util.ArrayList;
 import java.util.List;
@@ -306,11 +308,10 @@ public class SearchController {
       int limit = Math.max(1, Requests.nonNegativeInt(b, "limit", 10, maxLimit));
       Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
       boolean withVector = Output.withVector(b, "with_vector", false);
-      io.flashvec.index.filter.Filter filter = Requests.filter(b, prefix);
       ScrollPage page =
-          filter == null
-              ? service.scroll(name, null, limit, sel.any(), withVector)
-              : service.scroll(name, null, limit, sel.any(), withVector, filter);
+          service.scroll(
+              name,
+              new ScrollRequest(null, limit, sel.any(), withVector, Requests.filter(b, prefix)));
       out.set("points", Output.scoredList(page.points(), sel, withVector));
       return out;
     }
@@ -373,7 +374,9 @@ public class SearchController {
               + "using` (or query.field)");
     }
     return service.textSearch(
-        name, field.asString(), text.asString(), limit, filter, withPayload, withVector);
+        name,
+        new TextSearchRequest(
+            field.asString(), text.asString(), limit, filter, withPayload, withVector));
   }
 
   /**

@@ -3,6 +3,7 @@ package io.flashvec.api.points;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyBoolean;
 import static org.mockito.ArgumentMatchers.anyList;
+import static org.mockito.ArgumentMatchers.argThat;
 import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.verify;
@@ -207,7 +208,7 @@ class PointsControllerTests {
     when(service.deleteByFilter(eq("c"), any(Filter.class), eq(true)))
         .thenReturn(new Collection.UpdateResult(3, true));
     when(service.count(eq("c"), any(Filter.class))).thenReturn(5L);
-    when(service.scroll(eq("c"), any(), eq(2), anyBoolean(), anyBoolean(), any(Filter.class)))
+    when(service.scroll(eq("c"), argThat(r -> r.limit() == 2 && r.filter() != null)))
         .thenReturn(new ScrollPage(List.of(new Record(PointId.of(4), 0f, null, null)), null));
     String f = "{\"must\":[{\"key\":\"city\",\"match\":{\"value\":\"Berlin\"}}]}";
     Filter expected = Filter.must(new Condition.MatchValue(FieldPath.parse("city", "k"), "Berlin"));
@@ -293,7 +294,7 @@ class PointsControllerTests {
 
   @Test
   void engineErrorsKeepTheirStatus() {
-    when(service.count("gone"))
+    when(service.count("gone", null))
         .thenThrow(new NotFoundException("Not found: Collection `gone` doesn't exist!"));
     client
         .post()

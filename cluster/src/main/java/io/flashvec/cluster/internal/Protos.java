@@ -6,7 +6,13 @@ import io.flashvec.cluster.grpc.Id;
 import io.flashvec.cluster.grpc.OrderedMsg;
 import io.flashvec.cluster.grpc.PointMsg;
 import io.flashvec.cluster.grpc.RecordMsg;
+import io.flashvec.cluster.grpc.ScrollReply;
 import io.flashvec.cluster.grpc.SearchStatsMsg;
+import io.flashvec.cluster.grpc.ShardOrderedScrollRequest;
+import io.flashvec.cluster.grpc.ShardRef;
+import io.flashvec.cluster.grpc.ShardScrollRequest;
+import io.flashvec.cluster.grpc.ShardSearchRequest;
+import io.flashvec.cluster.grpc.ShardTextSearchRequest;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
@@ -14,9 +20,16 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.filter.FilterWriter;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
+import io.flashvec.index.query.ScrollRequest;
+import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.storage.FsyncPolicy;
 import java.util.ArrayList;
 import java.util.List;
@@ -91,6 +104,14 @@ public final class Protos {
         m.getScore(),
         m.getHasVector() ? floats(m.getVectorList()) : null,
         m.hasPayload() ? m.getPayload().toByteArray() : null);
+  }
+
+  public static List<RecordMsg> recordMsgs(List<Record> rs) {
+    List<RecordMsg> out = new ArrayList<>(rs.size());
+    for (Record r : rs) {
+      out.add(record(r));
+    }
+    return out;
   }
 
   public static List<Record> records(List<RecordMsg> ms) {
@@ -177,5 +198,130 @@ public final class Protos {
     into.reranked += m.getReranked();
     into.distanceComputations += m.getDistanceComputations();
     into.pagesRead += m.getPagesRead();
+  }
+
+  // ------------------------------------------------------------------ requests
+
+  /** A search of one shard for the best {@code k}, where the proxy asked for {@code req}. */
+  public static ShardSearchRequest search(ShardRef shard, SearchRequest req, int k) {
+    ShardSearchRequest.Builder b =
+        ShardSearchRequest.newBuilder()
+            .setShard(shard)
+            .setK(k)
+            .setSearchList(req.params().searchList())
+            .setBeamWidth(req.params().beamWidth())
+            .setRerankK(req.params().rerankK())
+            .setExact(req.params().exact())
+            .setWithPayload(req.withPayload())
+            .setWithVector(req.withVector())
+            .setFilterJson(FilterWriter.toJsonString(req.filter()));
+    for (float f : req.vector()) {
+      b.addVector(f);
+    }
+    if (req.scoreThreshold() != null) {
+      b.setScoreThreshold(req.scoreThreshold());
+    }
+    return b.build();
+  }
+
+  /** The request a shard runs: its best {@code k}, without offset. */
+  public static SearchRequest search(ShardSearchRequest m) {
+    return new SearchRequest(
+        floats(m.getVectorList()),
+        m.getK(),
+        0,
+        m.hasScoreThreshold() ? m.getScoreThreshold() : null,
+        new SearchParams(m.getSearchList(), m.getBeamWidth(), m.getRerankK(), m.getExact()),
+        m.getWithPayload(),
+        m.getWithVector(),
+        FilterWriter.fromJsonString(m.getFilterJson()));
+  }
+
+  public static ShardScrollRequest scroll(ShardRef shard, ScrollRequest req) {
+    ShardScrollRequest.Builder b =
+        ShardScrollRequest.newBuilder()
+            .setShard(shard)
+            .setLimit(req.limit())
+            .setWithPayload(req.withPayload())
+            .setWithVector(req.withVector())
+            .setFilterJson(FilterWriter.toJsonString(req.filter()));
+    if (req.offset() != null) {
+      b.setOffset(id(req.offset()));
+    }
+    return b.build();
+  }
+
+  public static ScrollRequest scroll(ShardScrollRequest m) {
+    return new ScrollRequest(
+        m.hasOffset() ? id(m.getOffset()) : null,
+        m.getLimit(),
+        m.getWithPayload(),
+        m.getWithVector(),
+        FilterWriter.fromJsonString(m.getFilterJson()));
+  }
+
+  public static ScrollReply reply(ScrollPage page) {
+    ScrollReply.Builder b = ScrollReply.newBuilder();
+    for (Record r : page.points()) {
+      b.addRecords(record(r));
+    }
+    if (page.nextOffset() != null) {
+      b.setNextOffset(id(page.nextOffset()));
+    }
+    return b.build();
+  }
+
+  public static ScrollPage page(ScrollReply m) {
+    return new ScrollPage(
+        records(m.getRecordsList()), m.hasNextOffset() ? id(m.getNextOffset()) : null);
+  }
+
+  public static ShardTextSearchRequest textSearch(ShardRef shard, TextSearchRequest req) {
+    return ShardTextSearchRequest.newBuilder()
+        .setShard(shard)
+        .setField(req.field())
+        .setText(req.text())
+        .setLimit(req.limit())
+        .setFilterJson(FilterWriter.toJsonString(req.filter()))
+        .setWithPayload(req.withPayload())
+        .setWithVector(req.withVector())
+        .build();
+  }
+
+  public static TextSearchRequest textSearch(ShardTextSearchRequest m) {
+    return new TextSearchRequest(
+        m.getField(),
+        m.getText(),
+        m.getLimit(),
+        FilterWriter.fromJsonString(m.getFilterJson()),
+        m.getWithPayload(),
+        m.getWithVector());
+  }
+
+  public static ShardOrderedScrollRequest orderedScroll(ShardRef shard, OrderedScrollRequest req) {
+    ShardOrderedScrollRequest.Builder b =
+        ShardOrderedScrollRequest.newBuilder()
+            .setShard(shard)
+            .setKey(req.key())
+            .setAscending(req.ascending())
+            .setLimit(req.limit())
+            .setFilterJson(FilterWriter.toJsonString(req.filter()))
+            .setWithPayload(req.withPayload())
+            .setWithVector(req.withVector());
+    if (req.startFrom() != null) {
+      b.setStartFrom(req.startFrom());
+    }
+    return b.build();
+  }
+
+  public static OrderedScrollRequest orderedScroll(ShardOrderedScrollRequest m) {
+    return new OrderedScrollRequest(
+        m.getKey(),
+        m.getAscending(),
+        m.hasStartFrom() ? m.getStartFrom() : null,
+        m.getLimit(),
+        FilterWriter.fromJsonString(m.getFilterJson()),
+        m.getWithPayload(),
+        m.getWithVector());
   }
 }

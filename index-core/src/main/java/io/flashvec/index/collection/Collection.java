@@ -13,8 +13,11 @@ import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.PreparedSearch;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.query.TopMerge;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
@@ -355,48 +358,17 @@ public final class Collection implements Closeable {
     return n;
   }
 
-  /** Points in id order starting at {@code offset} (inclusive; {@code null}: from the start). */
-  public ScrollPage scroll(PointId offset, int limit, boolean withPayload, boolean withVector) {
-    return scroll(offset, limit, withPayload, withVector, null);
-  }
-
   /**
-   * Points that match {@code filter} ({@code null}: all) in id order starting at {@code offset}. A
-   * point rewritten between the id scan and the read is checked again and left out if it no longer
-   * matches.
+   * A page of the points that match the request's filter, in id order from its offset on: each
+   * shard's page, merged ({@link ScrollPage#merge}).
    */
-  public ScrollPage scroll(
-      PointId offset, int limit, boolean withPayload, boolean withVector, Filter filter) {
-    if (limit < 1) {
-      throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
-    }
-    FilterEvaluator f = filter == null || filter.isEmpty() ? null : evaluator(filter);
-    List<PointId> ids = new ArrayList<>();
+  public ScrollPage scroll(ScrollRequest req) {
+    FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
+    List<ScrollPage> pages = new ArrayList<>(shards.length);
     for (Shard s : shards) {
-      ids.addAll(s.scrollIds(offset, limit + 1, f));
+      pages.add(s.scroll(req, f));
     }
-    ids.sort(null);
-    List<Record> page = new ArrayList<>(Math.min(limit, ids.size()));
-    PointId next = null;
-    for (PointId id : ids) {
-      if (page.size() == limit) {
-        next = id;
-        break;
-      }
-      Record r = get(id, withPayload || f != null, withVector);
-      if (r != null && f != null) {
-        if (!f.matches(id, r.payload())) {
-          continue;
-        }
-        if (!withPayload) {
-          r = new Record(r.id(), r.score(), r.vector(), null);
-        }
-      }
-      if (r != null) {
-        page.add(r);
-      }
-    }
-    return new ScrollPage(page, next);
+    return ScrollPage.merge(pages, req.limit());
   }
 
   /** Nearest neighbours over all shards, best first, after {@code offset}. */
@@ -605,42 +577,29 @@ public final class Collection implements Closeable {
   }
 
   /**
-   * BM25 full-text search of {@code text} in the text-indexed payload key {@code field}, among the
-   * points that match {@code filter}; best first (highest score), at most {@code limit}.
+   * BM25 full-text search of the request's text in its text-indexed payload key, among the points
+   * that match its filter; best first (highest score), at most its limit.
    */
-  public List<Record> textSearch(
-      String field,
-      String text,
-      int limit,
-      Filter filter,
-      boolean withPayload,
-      boolean withVector) {
-    List<String> tokens = payloadSchema.textQuery(field, text);
-    FilterEvaluator f = filter == null || filter.isEmpty() ? null : evaluator(filter);
-    TopMerge<Record> top = TopMerge.byTextScore(limit);
+  public List<Record> textSearch(TextSearchRequest req) {
+    List<String> tokens = payloadSchema.textQuery(req.field(), req.text());
+    FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
+    TopMerge<Record> top = TopMerge.byTextScore(req.limit());
     for (Shard s : shards) {
-      top.offerAll(s.textSearch(field, tokens, limit, f, withPayload, withVector));
+      top.offerAll(s.textSearch(req, tokens, f));
     }
     return top.bestFirst(0);
   }
 
   /**
-   * Qdrant's scroll with {@code order_by}: points that match {@code filter}, ordered by an integer,
-   * float or datetime payload index, from {@code startFrom} on.
+   * Qdrant's scroll with {@code order_by}: points that match the request's filter, ordered by an
+   * integer, float or datetime payload index, from its start value on.
    */
-  public List<Ordered> scrollOrdered(
-      String key,
-      boolean ascending,
-      Double startFrom,
-      int limit,
-      Filter filter,
-      boolean withPayload,
-      boolean withVector) {
-    PayloadFieldSchema f = orderField(payloadSchema, name, key, limit);
-    FilterEvaluator fe = filter == null || filter.isEmpty() ? null : evaluator(filter);
-    TopMerge<Ordered> top = TopMerge.byOrderValue(ascending, limit);
+  public List<Ordered> scrollOrdered(OrderedScrollRequest req) {
+    PayloadFieldSchema key = orderField(payloadSchema, name, req.key(), req.limit());
+    FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
+    TopMerge<Ordered> top = TopMerge.byOrderValue(req.ascending(), req.limit());
     for (Shard s : shards) {
-      top.offerAll(s.orderedScroll(f, ascending, startFrom, limit, fe, withPayload, withVector));
+      top.offerAll(s.orderedScroll(req, key, f));
     }
     return top.bestFirst(0);
   }

@@ -5,6 +5,7 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.diskann.DiskAnnFormat;
 import io.flashvec.index.diskann.DiskAnnSettings;
@@ -13,7 +14,10 @@ import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.PreparedSearch;
+import io.flashvec.index.query.ScrollRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
@@ -491,32 +495,29 @@ public final class Shard implements Closeable {
   }
 
   /**
-   * BM25 search for {@code tokens} in text field {@code field} among the live points that match
-   * {@code filter} ({@code null}: all); best first, scores are BM25 scores.
+   * A page of the live points that match {@code filter} ({@code null}: all) from the request's
+   * offset on, in id order; see {@link ShardReader}.
    */
-  public List<Record> textSearch(
-      String field,
-      List<String> tokens,
-      int k,
-      FilterEvaluator filter,
-      boolean withPayload,
-      boolean withVector) {
-    return reader.textSearch(field, tokens, k, filter, withPayload, withVector);
+  public ScrollPage scroll(ScrollRequest request, FilterEvaluator filter) {
+    return reader.scroll(request, filter);
   }
 
   /**
-   * The first {@code limit} live points that match {@code filter} ordered by the value of an
-   * indexed numeric or datetime key, starting at {@code startFrom}; see {@link ShardReader}.
+   * BM25 search of a request's text, tokenised as {@code tokens}, among the live points that match
+   * {@code filter} ({@code null}: all); best first, scores are BM25 scores.
+   */
+  public List<Record> textSearch(
+      TextSearchRequest request, List<String> tokens, FilterEvaluator filter) {
+    return reader.textSearch(request, tokens, filter);
+  }
+
+  /**
+   * The first live points that match {@code filter} ordered by the request's key, whose index is
+   * {@code key}, from its start value on; see {@link ShardReader}.
    */
   public List<Ordered> orderedScroll(
-      PayloadFieldSchema key,
-      boolean ascending,
-      Double startFrom,
-      int limit,
-      FilterEvaluator filter,
-      boolean withPayload,
-      boolean withVector) {
-    return reader.orderedScroll(key, ascending, startFrom, limit, filter, withPayload, withVector);
+      OrderedScrollRequest request, PayloadFieldSchema key, FilterEvaluator filter) {
+    return reader.orderedScroll(request, key, filter);
   }
 
   /**

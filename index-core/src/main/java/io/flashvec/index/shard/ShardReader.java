@@ -4,12 +4,16 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.PreparedSearch;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
@@ -187,6 +191,40 @@ final class ShardReader {
   }
 
   /**
+   * A page of the live points that match {@code filter} ({@code null}: all) from the request's
+   * offset on, in id order, with payload and vector as it asks. A point rewritten between the id
+   * scan and the read is checked again and left out if it no longer matches.
+   */
+  ScrollPage scroll(ScrollRequest req, FilterEvaluator filter) {
+    if (filter != null && filter.matchesAll()) {
+      filter = null;
+    }
+    int limit = req.limit();
+    List<PointId> ids = scrollIds(req.offset(), limit + 1, filter);
+    List<Record> page = new ArrayList<>(Math.min(limit, ids.size()));
+    PointId next = null;
+    for (PointId id : ids) {
+      if (page.size() == limit) {
+        next = id;
+        break;
+      }
+      Record r = get(id, req.withPayload() || filter != null, req.withVector());
+      if (r != null && filter != null) {
+        if (!filter.matches(id, r.payload())) {
+          continue;
+        }
+        if (!req.withPayload()) {
+          r = new Record(r.id(), r.score(), r.vector(), null);
+        }
+      }
+      if (r != null) {
+        page.add(r);
+      }
+    }
+    return new ScrollPage(page, next);
+  }
+
+  /**
    * The best {@link PreparedSearch#k()} live points for a search, best first, with payload and
    * vector as its request asks; results below its score threshold (above, for distances) are
    * dropped. With a filter, each segment's matching ordinals are evaluated first (their count is
@@ -254,16 +292,12 @@ final class ShardReader {
   }
 
   /**
-   * BM25 search for {@code tokens} in text field {@code field} among the live points that match
-   * {@code filter} ({@code null}: all); best first, scores are BM25 scores.
+   * BM25 search of a request's text, as {@code tokens}, in its text field among the live points
+   * that match {@code filter} ({@code null}: all); best first, scores are BM25 scores.
    */
-  List<Record> textSearch(
-      String field,
-      List<String> tokens,
-      int k,
-      FilterEvaluator filter,
-      boolean withPayload,
-      boolean withVector) {
+  List<Record> textSearch(TextSearchRequest req, List<String> tokens, FilterEvaluator filter) {
+    boolean withPayload = req.withPayload();
+    boolean withVector = req.withVector();
     Snapshot snap = segments.acquire();
     try {
       List<Segment> segs = snap.segments();
@@ -271,9 +305,9 @@ final class ShardReader {
       List<PayloadIndexes.Hit> hits =
           payloadIndexes.textSearch(
               segs,
-              field,
+              req.field(),
               tokens,
-              k,
+              req.limit(),
               filtered ? slot -> payloadIndexes.accepted(segs.get(slot), filter) : null);
       List<Record> out = new ArrayList<>(hits.size());
       Set<PointId> seen = new HashSet<>();
@@ -297,18 +331,17 @@ final class ShardReader {
 
   /**
    * The first {@code limit} live points that match {@code filter} ({@code null}: all) ordered by
-   * the value of an indexed numeric or datetime key (smallest value of each point ascending,
-   * largest descending; ties by id), starting at {@code startFrom} (inclusive; {@code null}: the
-   * start). Points without a value are left out.
+   * the value of the request's key, whose numeric or datetime index is {@code key} (smallest value
+   * of each point ascending, largest descending; ties by id), starting at its {@code startFrom}
+   * (inclusive; {@code null}: the start). Points without a value are left out.
    */
   List<Ordered> orderedScroll(
-      PayloadFieldSchema key,
-      boolean ascending,
-      Double startFrom,
-      int limit,
-      FilterEvaluator filter,
-      boolean withPayload,
-      boolean withVector) {
+      OrderedScrollRequest req, PayloadFieldSchema key, FilterEvaluator filter) {
+    boolean ascending = req.ascending();
+    Double startFrom = req.startFrom();
+    int limit = req.limit();
+    boolean withPayload = req.withPayload();
+    boolean withVector = req.withVector();
     record Cand(Segment seg, int ord, PointId id, double value) {}
     Comparator<Cand> order =
         Comparator.comparingDouble((Cand c) -> ascending ? c.value() : -c.value())

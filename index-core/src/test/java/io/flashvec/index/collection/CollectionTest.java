@@ -15,6 +15,7 @@ import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.TestVectors;
 import io.flashvec.index.TestVectors.Hit;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
@@ -360,7 +361,7 @@ class CollectionTest {
       PointId offset = null;
       int pages = 0;
       while (true) {
-        ScrollPage page = c.scroll(offset, limit, pages % 2 == 0, pages % 3 == 0);
+        ScrollPage page = c.scroll(ScrollRequest.of(offset, limit, pages % 2 == 0, pages % 3 == 0));
         pages++;
         for (Record r : page.points()) {
           seen.add(r.id());
@@ -384,18 +385,18 @@ class CollectionTest {
     }
     // An offset that is not a stored id starts at the next stored one.
     PointId between = PointId.of(sorted.get(0).number() + 1);
-    ScrollPage page = c.scroll(between, 2, false, false);
+    ScrollPage page = c.scroll(ScrollRequest.of(between, 2, false, false));
     int from = sorted.indexOf(between) >= 0 ? sorted.indexOf(between) : 1;
     assertThat(page.points())
         .extracting(Record::id)
         .containsExactlyElementsOf(sorted.subList(from, from + 2));
     assertThat(page.nextOffset()).isEqualTo(sorted.get(from + 2));
-    assertThatThrownBy(() -> c.scroll(null, 0, false, false))
+    assertThatThrownBy(() -> c.scroll(ScrollRequest.of(null, 0, false, false)))
         .isInstanceOf(InvalidInputException.class)
         .hasMessage("limit must be positive [limit=0]");
     // Deleted ids disappear from the scroll.
     c.delete(sorted.subList(0, 10), true);
-    assertThat(c.scroll(null, 5, false, false).points())
+    assertThat(c.scroll(ScrollRequest.of(null, 5, false, false)).points())
         .extracting(Record::id)
         .containsExactlyElementsOf(sorted.subList(10, 15));
   }

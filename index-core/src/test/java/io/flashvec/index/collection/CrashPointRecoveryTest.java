@@ -12,6 +12,7 @@ import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
+import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.Wal;
@@ -636,7 +637,7 @@ class CrashPointRecoveryTest {
       }
     }
     assertThat(c.count()).as("points after a crash at %s", crashedAt).isEqualTo(live);
-    assertThat(c.scroll(null, 100_000, false, false).points())
+    assertThat(c.scroll(ScrollRequest.of(null, 100_000, false, false)).points())
         .as("no point beyond the ones written")
         .hasSize(live);
 

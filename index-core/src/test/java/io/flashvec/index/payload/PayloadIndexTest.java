@@ -16,6 +16,9 @@ import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterEvaluatorTest;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
+import io.flashvec.index.query.ScrollRequest;
+import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
@@ -233,7 +236,7 @@ class PayloadIndexTest {
             }
           });
       Set<Long> actual = new TreeSet<>();
-      for (Record rec : c.scroll(null, 1000, false, false, filter).points()) {
+      for (Record rec : c.scroll(new ScrollRequest(null, 1000, false, false, filter)).points()) {
         actual.add(rec.id().number());
       }
       assertThat(actual).as(when + ": scroll with filter " + node).isEqualTo(expected);
@@ -282,21 +285,26 @@ class PayloadIndexTest {
   }
 
   private void checkText(Collection c) {
-    assertThat(ids(c.textSearch("body", "quick fox", 10, null, false, false)))
+    assertThat(
+            ids(c.textSearch(new TextSearchRequest("body", "quick fox", 10, null, false, false))))
         .containsExactly(2L, 1L);
-    assertThat(ids(c.textSearch("body", "LAZY", 10, null, false, false))).containsExactly(3L, 1L);
+    assertThat(ids(c.textSearch(new TextSearchRequest("body", "LAZY", 10, null, false, false))))
+        .containsExactly(3L, 1L);
     assertThat(
             ids(
                 c.textSearch(
-                    "body",
-                    "bread",
-                    10,
-                    filter("{\"must\": {\"key\": \"n\", \"range\": {\"lt\": 3}}}"),
-                    false,
-                    false)))
+                    new TextSearchRequest(
+                        "body",
+                        "bread",
+                        10,
+                        filter("{\"must\": {\"key\": \"n\", \"range\": {\"lt\": 3}}}"),
+                        false,
+                        false))))
         .isEmpty();
-    assertThat(ids(c.textSearch("body", "fox", 1, null, false, false))).containsExactly(2L);
-    assertThat(c.textSearch("body", "zebra", 10, null, false, false)).isEmpty();
+    assertThat(ids(c.textSearch(new TextSearchRequest("body", "fox", 1, null, false, false))))
+        .containsExactly(2L);
+    assertThat(c.textSearch(new TextSearchRequest("body", "zebra", 10, null, false, false)))
+        .isEmpty();
     // match.text on a text index: every query token, in any order and case
     assertThat(
             c.count(
@@ -318,7 +326,8 @@ class PayloadIndexTest {
     reopen(c);
     Collection again = open("text");
     checkText(again);
-    assertThatThrownBy(() -> again.textSearch("n", "x", 3, null, false, false))
+    assertThatThrownBy(
+            () -> again.textSearch(new TextSearchRequest("n", "x", 3, null, false, false)))
         .isInstanceOf(InvalidInputException.class)
         .hasMessageContaining("[field=n]");
   }
@@ -359,7 +368,7 @@ class PayloadIndexTest {
           }
         }
       }
-      List<Record> got = c.textSearch("body", query, 10, null, false, false);
+      List<Record> got = c.textSearch(new TextSearchRequest("body", query, 10, null, false, false));
       assertThat(got).as(query).hasSize(want.size());
       for (Record r : got) {
         assertThat((double) r.score())
@@ -415,7 +424,10 @@ class PayloadIndexTest {
     c.flush();
     c.upsert(pts.subList(120, 200), true);
     settle(c);
-    assertThatThrownBy(() -> c.scrollOrdered("price", true, null, 5, null, false, false))
+    assertThatThrownBy(
+            () ->
+                c.scrollOrdered(
+                    new OrderedScrollRequest("price", true, null, 5, null, false, false)))
         .isInstanceOf(InvalidInputException.class)
         .hasMessageContaining("[key=price]");
     c.createPayloadIndex(field("price", "float"), true);
@@ -427,11 +439,14 @@ class PayloadIndexTest {
             .map(Map.Entry::getKey)
             .toList();
     List<Long> asc =
-        c.scrollOrdered("price", true, null, 500, null, false, false).stream()
+        c
+            .scrollOrdered(new OrderedScrollRequest("price", true, null, 500, null, false, false))
+            .stream()
             .map(o -> o.record().id().number())
             .toList();
     assertThat(asc).isEqualTo(expectedAsc);
-    List<Ordered> desc = c.scrollOrdered("price", false, 50.0, 10, null, true, false);
+    List<Ordered> desc =
+        c.scrollOrdered(new OrderedScrollRequest("price", false, 50.0, 10, null, true, false));
     assertThat(desc).hasSize(10);
     double prev = Double.MAX_VALUE;
     for (Ordered o : desc) {
@@ -442,13 +457,14 @@ class PayloadIndexTest {
     c.createPayloadIndex(field("day", "datetime"), true);
     List<Ordered> days =
         c.scrollOrdered(
-            "day",
-            true,
-            null,
-            3,
-            filter("{\"must\": {\"key\": \"price\", \"range\": {\"gte\": 10}}}"),
-            false,
-            false);
+            new OrderedScrollRequest(
+                "day",
+                true,
+                null,
+                3,
+                filter("{\"must\": {\"key\": \"price\", \"range\": {\"gte\": 10}}}"),
+                false,
+                false));
     assertThat(days).hasSize(3);
     assertThat(days.getFirst().value()).isLessThanOrEqualTo(days.getLast().value());
   }
