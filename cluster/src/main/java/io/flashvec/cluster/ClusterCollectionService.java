@@ -20,6 +20,7 @@ import io.flashvec.cluster.grpc.ShardServiceGrpc.ShardServiceBlockingStub;
 import io.flashvec.cluster.grpc.ShardTextSearchRequest;
 import io.flashvec.cluster.grpc.UpsertRequest;
 import io.flashvec.cluster.grpc.WriteReply;
+import io.flashvec.cluster.internal.FilterProtos;
 import io.flashvec.cluster.internal.GrpcErrors;
 import io.flashvec.cluster.internal.Protos;
 import io.flashvec.cluster.internal.ShardClients;
@@ -36,7 +37,6 @@ import io.flashvec.index.SearchStats;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
-import io.flashvec.index.filter.FilterWriter;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
@@ -615,8 +615,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
   @Override
   public long count(String collection, Filter filter) {
     Placed p = placed(collection);
-    CountRequest.Builder b =
-        CountRequest.newBuilder().setFilterJson(FilterWriter.toJsonString(filter));
+    CountRequest.Builder b = CountRequest.newBuilder().setFilter(FilterProtos.message(filter));
     long n = 0;
     for (long c :
         perShard(

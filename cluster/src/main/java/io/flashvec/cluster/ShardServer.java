@@ -29,6 +29,7 @@ import io.flashvec.cluster.grpc.ShardTextSearchRequest;
 import io.flashvec.cluster.grpc.UpsertRequest;
 import io.flashvec.cluster.grpc.WriteReply;
 import io.flashvec.cluster.internal.Epochs;
+import io.flashvec.cluster.internal.FilterProtos;
 import io.flashvec.cluster.internal.GrpcErrors;
 import io.flashvec.cluster.internal.Protos;
 import io.flashvec.cluster.internal.ShardClients;
@@ -42,7 +43,6 @@ import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.collection.Collection;
-import io.flashvec.index.filter.FilterWriter;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.ScrollRequest;
@@ -714,9 +714,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         () ->
             CountReply.newBuilder()
                 .setCount(
-                    local.count(
-                        localName(req.getShard()),
-                        FilterWriter.fromJsonString(req.getFilterJson())))
+                    local.count(localName(req.getShard()), FilterProtos.filter(req.getFilter())))
                 .build());
   }
 

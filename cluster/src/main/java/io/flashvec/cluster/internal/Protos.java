@@ -23,7 +23,6 @@ import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
-import io.flashvec.index.filter.FilterWriter;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.OrderedScrollRequest;
@@ -214,7 +213,7 @@ public final class Protos {
             .setExact(req.params().exact())
             .setWithPayload(req.withPayload())
             .setWithVector(req.withVector())
-            .setFilterJson(FilterWriter.toJsonString(req.filter()));
+            .setFilter(FilterProtos.message(req.filter()));
     for (float f : req.vector()) {
       b.addVector(f);
     }
@@ -234,7 +233,7 @@ public final class Protos {
         new SearchParams(m.getSearchList(), m.getBeamWidth(), m.getRerankK(), m.getExact()),
         m.getWithPayload(),
         m.getWithVector(),
-        FilterWriter.fromJsonString(m.getFilterJson()));
+        FilterProtos.filter(m.getFilter()));
   }
 
   public static ShardScrollRequest scroll(ShardRef shard, ScrollRequest req) {
@@ -244,7 +243,7 @@ public final class Protos {
             .setLimit(req.limit())
             .setWithPayload(req.withPayload())
             .setWithVector(req.withVector())
-            .setFilterJson(FilterWriter.toJsonString(req.filter()));
+            .setFilter(FilterProtos.message(req.filter()));
     if (req.offset() != null) {
       b.setOffset(id(req.offset()));
     }
@@ -257,7 +256,7 @@ public final class Protos {
         m.getLimit(),
         m.getWithPayload(),
         m.getWithVector(),
-        FilterWriter.fromJsonString(m.getFilterJson()));
+        FilterProtos.filter(m.getFilter()));
   }
 
   public static ScrollReply reply(ScrollPage page) {
@@ -282,7 +281,7 @@ public final class Protos {
         .setField(req.field())
         .setText(req.text())
         .setLimit(req.limit())
-        .setFilterJson(FilterWriter.toJsonString(req.filter()))
+        .setFilter(FilterProtos.message(req.filter()))
         .setWithPayload(req.withPayload())
         .setWithVector(req.withVector())
         .build();
@@ -293,7 +292,7 @@ public final class Protos {
         m.getField(),
         m.getText(),
         m.getLimit(),
-        FilterWriter.fromJsonString(m.getFilterJson()),
+        FilterProtos.filter(m.getFilter()),
         m.getWithPayload(),
         m.getWithVector());
   }
@@ -305,7 +304,7 @@ public final class Protos {
             .setKey(req.key())
             .setAscending(req.ascending())
             .setLimit(req.limit())
-            .setFilterJson(FilterWriter.toJsonString(req.filter()))
+            .setFilter(FilterProtos.message(req.filter()))
             .setWithPayload(req.withPayload())
             .setWithVector(req.withVector());
     if (req.startFrom() != null) {
@@ -320,7 +319,7 @@ public final class Protos {
         m.getAscending(),
         m.hasStartFrom() ? m.getStartFrom() : null,
         m.getLimit(),
-        FilterWriter.fromJsonString(m.getFilterJson()),
+        FilterProtos.filter(m.getFilter()),
         m.getWithPayload(),
         m.getWithVector());
   }
