@@ -471,7 +471,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
   // ---------------------------------------------------------------- writes
 
   private static float[] validate(CollectionConfig c, PointId id, float[] v) {
-    Collection.checkVector(c, id, v);
+    c.checkVector(id, v);
     return v;
   }
 
@@ -916,7 +916,7 @@ public final class ClusterCollectionService implements CollectionService, Closea
   @Override
   public List<Ordered> scrollOrdered(String collection, OrderedScrollRequest request) {
     Placed p = placed(collection);
-    Collection.orderField(p.payloadSchema(), collection, request.key(), request.limit());
+    p.payloadSchema().orderField(collection, request.key(), request.limit());
     TopMerge<Ordered> top = TopMerge.byOrderValue(request.ascending(), request.limit());
     for (List<OrderedMsg> l :
         perShard(

@@ -41,4 +41,43 @@ public record CollectionConfig(
       index = IndexParams.DEFAULT;
     }
   }
+
+  /**
+   * Checks a vector against this config: present, {@link #dimension} values, all finite.
+   *
+   * @param id the point the vector belongs to, for the message ({@code null}: a query)
+   * @throws InvalidInputException naming the id, the expected and the actual dimension, or the
+   *     first non-finite value
+   */
+  public void checkVector(PointId id, float[] v) {
+    if (v == null) {
+      throw new InvalidInputException("Wrong input: point has no vector [id=" + id + "]");
+    }
+    if (v.length != dimension) {
+      throw new InvalidInputException(
+          "Wrong input: Vector dimension error: expected dim: "
+              + dimension
+              + ", got "
+              + v.length
+              + (id == null ? "" : " [id=" + id + "]"));
+    }
+    for (int i = 0; i < v.length; i++) {
+      if (!Float.isFinite(v[i])) {
+        throw new InvalidInputException(
+            "Wrong input: vector contains a non-finite value ["
+                + (id == null ? "" : "id=" + id + ", ")
+                + "index="
+                + i
+                + ", value="
+                + v[i]
+                + "]");
+      }
+    }
+  }
+
+  /** {@link #checkVector} and the vector prepared for the metric (cosine: normalised). */
+  public float[] prepareVector(PointId id, float[] v) {
+    checkVector(id, v);
+    return distance.prepare(v);
+  }
 }

@@ -2,7 +2,6 @@ package io.flashvec.index.collection;
 
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
-import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
@@ -19,18 +18,16 @@ import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.query.TopMerge;
-import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
-import io.flashvec.index.shard.Snapshot;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 /**
  * A named set of points hashed over {@link CollectionConfig#shardNumber()} local shards.
@@ -83,8 +80,7 @@ public final class Collection implements Closeable {
   private final Shard[] shards;
   private final AtomicLong operations = new AtomicLong();
   private volatile CollectionTuning tuning;
-  private volatile PayloadSchema payloadSchema;
-  private final io.flashvec.storage.FileIO fileIo;
+  private final SchemaChanges schemas;
 
   private Collection(
       String name,
@@ -92,11 +88,9 @@ public final class Collection implements Closeable {
       CollectionConfig config,
       Shard[] shards,
       CollectionTuning tuning,
-      PayloadSchema payloadSchema,
-      io.flashvec.storage.FileIO io) {
+      SchemaChanges schemas) {
     this.tuning = tuning;
-    this.payloadSchema = payloadSchema;
-    this.fileIo = io;
+    this.schemas = schemas;
     this.name = name;
     this.dir = dir;
     this.config = config;
@@ -144,17 +138,10 @@ public final class Collection implements Closeable {
                 options);
         shards[i].setDeferBuilds(tuning.deferBuilds());
       }
-      PayloadSchema schema;
-      try {
-        schema = PayloadSchema.read(options.io(), dir);
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-      for (Shard s : shards) {
-        s.setPayloadSchema(schema); // opens each segment's index, building missing ones
-      }
+      // opens each segment's index, building missing ones
+      SchemaChanges schemas = SchemaChanges.open(name, dir, options.io(), List.of(shards));
       success = true;
-      return new Collection(name, dir, config, shards, tuning, schema, options.io());
+      return new Collection(name, dir, config, shards, tuning, schemas);
     } finally {
       if (!success) {
         closeQuietly(shards);
@@ -180,46 +167,11 @@ public final class Collection implements Closeable {
   }
 
   /**
-   * Validates a vector for this collection and returns it prepared for the metric.
-   *
-   * @throws InvalidInputException naming the id, the expected and the actual dimension, or the
-   *     first non-finite value
+   * Validates a vector for this collection and returns it prepared for the metric (see {@link
+   * CollectionConfig#prepareVector}).
    */
   public float[] validateVector(PointId id, float[] v) {
-    checkVector(config, id, v);
-    return config.distance().prepare(v);
-  }
-
-  /**
-   * Checks a vector against a collection's config without preparing it (the cluster proxy checks
-   * before routing; the shard's collection prepares).
-   *
-   * @throws InvalidInputException as {@link #validateVector}
-   */
-  public static void checkVector(CollectionConfig config, PointId id, float[] v) {
-    if (v == null) {
-      throw new InvalidInputException("Wrong input: point has no vector [id=" + id + "]");
-    }
-    if (v.length != config.dimension()) {
-      throw new InvalidInputException(
-          "Wrong input: Vector dimension error: expected dim: "
-              + config.dimension()
-              + ", got "
-              + v.length
-              + (id == null ? "" : " [id=" + id + "]"));
-    }
-    for (int i = 0; i < v.length; i++) {
-      if (!Float.isFinite(v[i])) {
-        throw new InvalidInputException(
-            "Wrong input: vector contains a non-finite value ["
-                + (id == null ? "" : "id=" + id + ", ")
-                + "index="
-                + i
-                + ", value="
-                + v[i]
-                + "]");
-      }
-    }
+    return config.prepareVector(id, v);
   }
 
   /**
@@ -400,17 +352,7 @@ public final class Collection implements Closeable {
   public int evictFromPageCache() {
     int files = 0;
     for (Shard s : shards) {
-      // hold the snapshot: a compaction must not unmap a segment while we advise on its pages
-      Snapshot snap = s.acquire();
-      try {
-        for (SealedSegment seg : snap.sealed()) {
-          if (seg.evictFromPageCache()) {
-            files++;
-          }
-        }
-      } finally {
-        snap.release();
-      }
+      files += s.evictFromPageCache();
     }
     return files;
   }
@@ -433,22 +375,17 @@ public final class Collection implements Closeable {
   }
 
   private FilterEvaluator evaluator(Filter filter) {
-    return new FilterEvaluator(filter, payloadSchema);
+    return new FilterEvaluator(filter, schemas.current());
   }
 
   /** The payload indexes of this collection. */
   public PayloadSchema payloadSchema() {
-    return payloadSchema;
+    return schemas.current();
   }
 
   /**
-   * Creates (or replaces) the payload index on {@code field.field()}. With {@code wait} every
-   * segment's index is built first and the schema committed after, so that the index shows in
-   * {@link #payloadSchema()} (and survives a crash) only once it is complete; a crash before the
-   * commit leaves the old schema. Without {@code wait} the schema is committed at once (the change
-   * is acknowledged, so it must survive a crash) and the indexes are built in the background, or at
-   * the next open after a crash. Queries use the previous indexes until each segment's new one is
-   * ready.
+   * Creates (or replaces) the payload index on {@code field.field()}; with {@code wait} it is
+   * complete when this returns, else it is built in the background ({@link SchemaChanges}).
    */
   public UpdateResult createPayloadIndex(PayloadFieldSchema field, boolean wait) {
     return changeSchema(s -> s.with(field), wait);
@@ -467,113 +404,19 @@ public final class Collection implements Closeable {
     return changeSchema(s -> schema, wait);
   }
 
-  /**
-   * Refuses (507) a schema change whose indexes would not fit above the free-space reserve: every
-   * sealed segment's index is rebuilt for the new schema, so it is better refused than recorded
-   * with indexes that cannot be built.
-   */
-  private void requireSpaceForIndexes(PayloadSchema next) {
-    if (next.isEmpty() || next.equals(payloadSchema)) {
-      return;
-    }
-    long need = 0;
-    for (Shard s : shards) {
-      need += s.payloadIndexBytes();
-    }
-    if (need > 0) {
-      shards[0].requireSpace(need + need / 4 + (1 << 20), "payload index creation");
-    }
+  private UpdateResult changeSchema(UnaryOperator<PayloadSchema> change, boolean wait) {
+    boolean done = schemas.change(change, wait);
+    return new UpdateResult(operations.incrementAndGet(), done);
   }
-
-  private UpdateResult changeSchema(
-      java.util.function.UnaryOperator<PayloadSchema> change, boolean wait) {
-    requireSpaceForIndexes(change.apply(payloadSchema));
-    if (wait) {
-      synchronized (schemaApply) {
-        PayloadSchema target = change.apply(payloadSchema);
-        if (!target.equals(payloadSchema)) {
-          for (Shard s : shards) {
-            s.preparePayloadSchema(target); // built, not used: a crash now leaves the old schema
-          }
-          fileIo.crashPoint(io.flashvec.storage.CrashPoint.PAYLOAD_SCHEMA_PREPARED);
-        }
-        // Applied to the schema committed by then: a change without wait may have come first.
-        commitSchema(change);
-        applySchema(); // opens what was prepared, removes the old indexes
-      }
-      return new UpdateResult(operations.incrementAndGet(), true);
-    }
-    commitSchema(change);
-    long op = operations.incrementAndGet();
-    schemaBuilds.incrementAndGet();
-    Thread.ofVirtual()
-        .name("payload-index-" + name)
-        .start(
-            () -> {
-              try {
-                synchronized (schemaApply) {
-                  applySchema();
-                }
-              } catch (RuntimeException e) {
-                org.slf4j.LoggerFactory.getLogger(Collection.class)
-                    .error("payload index build failed [collection={}]", name, e);
-              } finally {
-                schemaBuilds.decrementAndGet();
-              }
-            });
-    return new UpdateResult(op, false);
-  }
-
-  /** Durably replaces the schema by {@code change} of the committed one: the commit point. */
-  private void commitSchema(java.util.function.UnaryOperator<PayloadSchema> change) {
-    synchronized (schemaCommit) {
-      PayloadSchema next = change.apply(payloadSchema);
-      if (next.equals(payloadSchema)) {
-        return;
-      }
-      try {
-        next.write(fileIo, dir);
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(
-            "cannot write the payload schema [collection=" + name + "]", e);
-      }
-      fileIo.crashPoint(io.flashvec.storage.CrashPoint.PAYLOAD_SCHEMA_COMMITTED);
-      payloadSchema = next;
-    }
-  }
-
-  /** Brings every shard's indexes to the newest committed schema (holding {@link #schemaApply}). */
-  private void applySchema() {
-    PayloadSchema committed = payloadSchema;
-    for (Shard s : shards) {
-      s.setPayloadSchema(committed);
-    }
-  }
-
-  /** Serialises index builds of schema changes: of two quick changes, the later one wins. */
-  private final Object schemaApply = new Object();
-
-  /** Serialises commits of the schema (short: one small atomic file write). */
-  private final Object schemaCommit = new Object();
-
-  /** Background payload-index builds of committed schema changes; the collection is indexing. */
-  private final AtomicInteger schemaBuilds = new AtomicInteger();
 
   /** Whether a schema change committed without {@code wait} is still building its indexes. */
   boolean schemaBuilding() {
-    return schemaBuilds.get() > 0;
+    return schemas.building();
   }
 
   /** Live points with a non-null value of {@code key} (the {@code points} of a payload index). */
   public long countWithValue(String key) {
-    return count(
-        new Filter(
-            List.of(),
-            List.of(),
-            List.of(
-                new io.flashvec.index.filter.Condition.IsEmpty(
-                    io.flashvec.index.filter.FieldPath.parse(key, "key"))),
-            null));
+    return count(Filter.hasValue(io.flashvec.index.filter.FieldPath.parse(key, "key")));
   }
 
   /**
@@ -581,7 +424,7 @@ public final class Collection implements Closeable {
    * that match its filter; best first (highest score), at most its limit.
    */
   public List<Record> textSearch(TextSearchRequest req) {
-    List<String> tokens = payloadSchema.textQuery(req.field(), req.text());
+    List<String> tokens = schemas.current().textQuery(req.field(), req.text());
     FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
     TopMerge<Record> top = TopMerge.byTextScore(req.limit());
     for (Shard s : shards) {
@@ -595,39 +438,13 @@ public final class Collection implements Closeable {
    * integer, float or datetime payload index, from its start value on.
    */
   public List<Ordered> scrollOrdered(OrderedScrollRequest req) {
-    PayloadFieldSchema key = orderField(payloadSchema, name, req.key(), req.limit());
+    PayloadFieldSchema key = schemas.current().orderField(name, req.key(), req.limit());
     FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
     TopMerge<Ordered> top = TopMerge.byOrderValue(req.ascending(), req.limit());
     for (Shard s : shards) {
       top.offerAll(s.orderedScroll(req, key, f));
     }
     return top.bestFirst(0);
-  }
-
-  /**
-   * The payload index {@code order_by} uses on {@code key}.
-   *
-   * @throws InvalidInputException if there is no integer, float or datetime index on {@code key},
-   *     or {@code limit} is not positive
-   */
-  public static PayloadFieldSchema orderField(
-      PayloadSchema schema, String collection, String key, int limit) {
-    PayloadFieldSchema f = schema.field(key);
-    if (f == null
-        || !(f.type() == PayloadFieldSchema.Type.INTEGER
-            || f.type() == PayloadFieldSchema.Type.FLOAT
-            || f.type() == PayloadFieldSchema.Type.DATETIME)) {
-      throw new InvalidInputException(
-          "Wrong input: order_by needs an integer, float or datetime payload index on its key [key="
-              + key
-              + "]; create one with PUT /collections/"
-              + collection
-              + "/index");
-    }
-    if (limit < 1) {
-      throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
-    }
-    return f;
   }
 
   /** The changeable settings in force. */
@@ -651,7 +468,7 @@ public final class Collection implements Closeable {
   }
 
   public Info info() {
-    PayloadSchema schema = payloadSchema;
+    PayloadSchema schema = schemas.current();
     java.util.Map<String, Long> payloadPoints = new java.util.TreeMap<>();
     for (String key : schema.fields().keySet()) {
       payloadPoints.put(key, countWithValue(key));
@@ -666,7 +483,7 @@ public final class Collection implements Closeable {
     String compactionFailure = null;
     int deferred = 0;
     List<SegmentInfo> segs = new ArrayList<>();
-    indexing |= schemaBuilds.get() > 0;
+    indexing |= schemas.building();
     for (Shard s : shards) {
       indexing |= s.indexing();
       if (s.buildFailure() != null) {

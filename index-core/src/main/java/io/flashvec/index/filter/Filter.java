@@ -35,6 +35,11 @@ public record Filter(
     return new Filter(List.of(conditions), List.of(), List.of(), null);
   }
 
+  /** Points where {@code key} has a value: it is not missing, {@code null} or {@code []}. */
+  public static Filter hasValue(FieldPath key) {
+    return new Filter(List.of(), List.of(), List.of(new Condition.IsEmpty(key)), null);
+  }
+
   /** Whether this filter matches every point (no condition at all). */
   public boolean isEmpty() {
     return must.isEmpty() && should.isEmpty() && mustNot.isEmpty() && minShould == null;

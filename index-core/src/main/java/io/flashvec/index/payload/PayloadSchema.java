@@ -157,6 +157,31 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
   }
 
   /**
+   * The payload index {@code order_by} uses on {@code key} in collection {@code collection}.
+   *
+   * @throws InvalidInputException if there is no integer, float or datetime index on {@code key},
+   *     or {@code limit} is not positive
+   */
+  public PayloadFieldSchema orderField(String collection, String key, int limit) {
+    PayloadFieldSchema f = field(key);
+    if (f == null
+        || !(f.type() == PayloadFieldSchema.Type.INTEGER
+            || f.type() == PayloadFieldSchema.Type.FLOAT
+            || f.type() == PayloadFieldSchema.Type.DATETIME)) {
+      throw new InvalidInputException(
+          "Wrong input: order_by needs an integer, float or datetime payload index on its key [key="
+              + key
+              + "]; create one with PUT /collections/"
+              + collection
+              + "/index");
+    }
+    if (limit < 1) {
+      throw new InvalidInputException("limit must be positive [limit=" + limit + "]");
+    }
+    return f;
+  }
+
+  /**
    * The tokens of {@code text} as a query on text field {@code key}, in order, without duplicates.
    * Prefix indexes store every prefix of a word, so a query token matches words it begins.
    */

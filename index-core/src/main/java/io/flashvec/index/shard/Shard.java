@@ -533,6 +533,27 @@ public final class Shard implements Closeable {
     return segments.current();
   }
 
+  /**
+   * Drops this shard's on-disk index pages from memory (this process's mappings and the page
+   * cache), so the next searches read from the device: for cold-cache measurements. Returns the
+   * number of segment files evicted.
+   */
+  public int evictFromPageCache() {
+    int files = 0;
+    // hold the snapshot: a compaction must not unmap a segment while we advise on its pages
+    Snapshot snap = acquire();
+    try {
+      for (SealedSegment seg : snap.sealed()) {
+        if (seg.evictFromPageCache()) {
+          files++;
+        }
+      }
+    } finally {
+      snap.release();
+    }
+    return files;
+  }
+
   // ---------------------------------------------------------------------- schema and upkeep
 
   /**
