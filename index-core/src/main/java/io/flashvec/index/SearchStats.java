@@ -1,11 +1,13 @@
 package io.flashvec.index;
 
+import io.flashvec.storage.ThreadIo;
+
 /**
  * What one search cost, summed over the segments and shards it touched: nodes visited (scored
  * approximately) and expanded (adjacency read) in graphs, candidates reranked with full vectors,
  * exact distance computations in flat scans, and pages read from the device (major page faults on
- * the searching thread, see {@link io.flashvec.storage.ThreadIo}). Not thread-safe: one instance
- * per request, filled by the shards in turn.
+ * the searching thread, see {@link ThreadIo}). Not thread-safe: one instance per request, filled by
+ * the shards in turn.
  */
 public final class SearchStats {
 
@@ -21,6 +23,11 @@ public final class SearchStats {
    * the results are then the best of the other shards only, and the response says so.
    */
   public boolean partial;
+
+  /** Bytes read from the device: {@link #pagesRead} pages of {@link ThreadIo#PAGE_BYTES}. */
+  public long bytesRead() {
+    return pagesRead * ThreadIo.PAGE_BYTES;
+  }
 
   /** Adds another search's statistics to this one. */
   public void add(SearchStats o) {

@@ -1,8 +1,7 @@
 package io.flashvec.api.metrics;
 
-import io.flashvec.cluster.LocalCollectionService;
-import io.flashvec.index.collection.Collection;
-import io.flashvec.index.shard.IndexAssist;
+import io.flashvec.cluster.node.EngineThreads;
+import io.flashvec.cluster.node.FlashVecNode;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -11,26 +10,30 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.stereotype.Component;
 
 /**
  * Per-collection gauges ({@code flashvec_collection_points}, {@code flashvec_collection_segments},
- * {@code flashvec_wal_bytes}), read from the engine when scraped; the set of collections is
- * refreshed every second so that collections created or dropped at run time appear and disappear.
- * WAL fsync latency and appended bytes are recorded where they happen (see {@code
- * EngineConfiguration}).
+ * {@code flashvec_wal_bytes}) of the node's local collections (in a cluster: its shard replicas),
+ * read from the engine when scraped; the set of collections is refreshed every second so that
+ * collections created or dropped at run time appear and disappear. WAL fsync latency and appended
+ * bytes are recorded where they happen (see {@code NodeConfiguration}).
  */
 @Component
-public class EngineMetrics implements MeterBinder {
+public class EngineMetrics implements MeterBinder, DisposableBean {
 
-  private final LocalCollectionService service;
-  private final ScheduledExecutorService scheduler;
+  private final FlashVecNode node;
+  private final ScheduledExecutorService scheduler =
+      Executors.newSingleThreadScheduledExecutor(
+          Thread.ofPlatform().name("flashvec-metrics").daemon(true).factory());
 
-  EngineMetrics(LocalCollectionService service, ScheduledExecutorService walScheduler) {
-    this.service = service;
-    this.scheduler = walScheduler;
+  EngineMetrics(FlashVecNode node) {
+    this.node = node;
   }
 
   @Override
@@ -48,11 +51,13 @@ public class EngineMetrics implements MeterBinder {
             .description("WAL bytes on disk per collection")
             .baseUnit("bytes")
             .register(registry);
-    Gauge.builder("flashvec.ready", service, s -> s.ready() ? 1 : 0)
+    Gauge.builder("flashvec.ready", node, n -> n.localReady() ? 1 : 0)
         .description("1 once WAL recovery finished")
         .register(registry);
     FunctionCounter.builder(
-            "flashvec.live.graph.assisted.inserts", IndexAssist.class, c -> IndexAssist.inserts())
+            "flashvec.live.graph.assisted.inserts",
+            EngineThreads.class,
+            c -> EngineThreads.assistedInserts())
         .description(
             "Live-graph inserts done by searching threads after their responses (ADR 0017)")
         .register(registry);
@@ -62,17 +67,17 @@ public class EngineMetrics implements MeterBinder {
     // DuplicateLabelsException, i.e. /metrics answered 500.)
     Runnable refresh =
         () -> {
-          if (!service.ready()) {
+          if (!node.localReady()) {
             return;
           }
           List<MultiGauge.Row<?>> p = new ArrayList<>();
           List<MultiGauge.Row<?>> s = new ArrayList<>();
           List<MultiGauge.Row<?>> w = new ArrayList<>();
-          for (String name : service.collections().keySet()) {
+          for (String name : node.localNames()) {
             Tags tags = Tags.of("collection", name);
-            p.add(MultiGauge.Row.of(tags, name, n -> value(n, c -> c.info().points())));
-            s.add(MultiGauge.Row.of(tags, name, n -> value(n, c -> c.info().segments())));
-            w.add(MultiGauge.Row.of(tags, name, n -> value(n, Collection::walBytes)));
+            p.add(MultiGauge.Row.of(tags, name, n -> value(n, FlashVecNode.LocalStats::points)));
+            s.add(MultiGauge.Row.of(tags, name, n -> value(n, FlashVecNode.LocalStats::segments)));
+            w.add(MultiGauge.Row.of(tags, name, n -> value(n, FlashVecNode.LocalStats::walBytes)));
           }
           points.register(p, false);
           segments.register(s, false);
@@ -92,15 +97,17 @@ public class EngineMetrics implements MeterBinder {
   }
 
   /** A collection's figure at scrape time; NaN once it is gone. */
-  private double value(String name, java.util.function.ToDoubleFunction<Collection> f) {
-    Collection c = service.collections().get(name);
-    if (c == null) {
-      return Double.NaN;
-    }
+  private double value(String name, ToDoubleFunction<FlashVecNode.LocalStats> f) {
     try {
-      return f.applyAsDouble(c);
+      FlashVecNode.LocalStats stats = node.localStats(name);
+      return stats == null ? Double.NaN : f.applyAsDouble(stats);
     } catch (RuntimeException e) {
       return Double.NaN; // dropped or closing while scraped
     }
+  }
+
+  @Override
+  public void destroy() {
+    scheduler.shutdownNow();
   }
 }

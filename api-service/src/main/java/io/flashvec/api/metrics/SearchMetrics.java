@@ -2,7 +2,6 @@ package io.flashvec.api.metrics;
 
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.index.SearchStats;
-import io.flashvec.storage.ThreadIo;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -102,6 +101,6 @@ public class SearchMetrics {
     reranked.increment(s.reranked);
     distances.increment(s.distanceComputations);
     pages.increment(s.pagesRead);
-    bytes.increment((double) s.pagesRead * ThreadIo.PAGE_BYTES);
+    bytes.increment((double) s.bytesRead());
   }
 }

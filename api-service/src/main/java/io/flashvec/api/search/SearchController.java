@@ -17,7 +17,6 @@ import io.flashvec.index.TooLargeException;
 import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
-import io.flashvec.storage.ThreadIo;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.http.ResponseEntity;
@@ -223,7 +222,7 @@ public class SearchController {
     o.put("reranked", stats.reranked);
     o.put("distance_computations", stats.distanceComputations);
     o.put("pages_read", stats.pagesRead);
-    o.put("bytes_read", stats.pagesRead * ThreadIo.PAGE_BYTES);
+    o.put("bytes_read", stats.bytesRead());
     return Json.ok(result, t0, extra);
   }
 

@@ -1,8 +1,8 @@
 package io.flashvec.api.system;
 
-import io.flashvec.cluster.LocalCollectionService;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -27,13 +27,16 @@ final class EngineShutdown implements SmartLifecycle {
 
   private static final Logger LOG = LoggerFactory.getLogger(EngineShutdown.class);
 
-  private final LocalCollectionService service;
+  private final Supplier<List<String>> stopBackgroundWork;
   private final Duration gracePeriod;
   private volatile boolean running;
   private volatile List<String> cancelled = List.of();
 
-  EngineShutdown(LocalCollectionService service, Duration gracePeriod) {
-    this.service = service;
+  /**
+   * @param stopBackgroundWork cancels the engine's builds and compactions and says what was running
+   */
+  EngineShutdown(Supplier<List<String>> stopBackgroundWork, Duration gracePeriod) {
+    this.stopBackgroundWork = stopBackgroundWork;
     this.gracePeriod = gracePeriod;
   }
 
@@ -54,7 +57,7 @@ final class EngineShutdown implements SmartLifecycle {
             + " then syncing and closing the WALs [gracePeriod={}]",
         gracePeriod);
     startWatchdog(t0);
-    List<String> work = service.stopBackgroundWork();
+    List<String> work = stopBackgroundWork.get();
     cancelled = work;
     LOG.info(
         "background work cancelled; it runs again after the restart [work={}]",

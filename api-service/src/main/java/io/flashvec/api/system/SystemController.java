@@ -2,6 +2,7 @@ package io.flashvec.api.system;
 
 import io.flashvec.api.web.Json;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.cluster.node.FlashVecNode;
 import java.util.Set;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -19,11 +20,12 @@ public class SystemController {
   /** The service the REST layer uses: standalone engine or, in cluster mode, the proxy. */
   private final CollectionService service;
 
-  private final EngineConfiguration.RecoveryStarter recovery;
+  /** The node: why its recovery failed, and which collections failed to open. */
+  private final FlashVecNode node;
 
-  SystemController(CollectionService service, EngineConfiguration.RecoveryStarter recovery) {
+  SystemController(CollectionService service, FlashVecNode node) {
     this.service = service;
-    this.recovery = recovery;
+    this.node = node;
   }
 
   @GetMapping("/")
@@ -53,7 +55,7 @@ public class SystemController {
   ResponseEntity<byte[]> readyz() {
     ObjectNode o = Json.object();
     if (service.ready()) {
-      Set<String> failed = recovery.failedCollections().keySet();
+      Set<String> failed = node.failedCollections().keySet();
       if (!failed.isEmpty()) {
         o.put(
             "title",
@@ -67,7 +69,7 @@ public class SystemController {
       o.put("title", "all shards are ready");
       return Json.raw(HttpStatus.OK, o);
     }
-    Throwable f = recovery.failure();
+    Throwable f = node.failure();
     // the cause (an exception, a file's path) is in the server log, not in an unauthenticated probe
     o.put(
         "title",

@@ -1,7 +1,7 @@
 package io.flashvec.api.web;
 
 import io.flashvec.api.FlashVecProperties;
-import io.flashvec.storage.ThreadPriority;
+import io.flashvec.cluster.node.EngineThreads;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -46,7 +46,7 @@ public class Blocking implements AutoCloseable {
     if (writes.nice() > 0) {
       int nice = writes.nice();
       ThreadFactory f =
-          ThreadPriority.lowering(
+          EngineThreads.lowering(
               Thread.ofPlatform().name("flashvec-write-", 0).daemon(true).factory(), nice);
       ThreadPoolExecutor pool =
           new ThreadPoolExecutor(

@@ -1,9 +1,8 @@
 package io.flashvec.api.web;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.cluster.EngineFailures;
 import io.flashvec.index.FlashVecException;
-import io.flashvec.storage.CorruptFileException;
-import io.flashvec.storage.DiskFullException;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
@@ -152,9 +151,9 @@ public class ErrorHandler implements WebExceptionHandler {
       HttpRejections.reject(exchange, "body_too_large", message);
       return Json.error(HttpStatus.CONTENT_TOO_LARGE, message, t0);
     }
-    if (ex instanceof CorruptFileException ce) {
+    if (EngineFailures.corruptData(ex)) {
       String id = errorId();
-      LOG.error("corrupt data [error_id={}, path={}]", id, exchange.getRequest().getPath(), ce);
+      LOG.error("corrupt data [error_id={}, path={}]", id, exchange.getRequest().getPath(), ex);
       return Json.error(
           HttpStatus.INTERNAL_SERVER_ERROR,
           "Service internal error: stored data is corrupt; the server log has the details"
@@ -163,7 +162,7 @@ public class ErrorHandler implements WebExceptionHandler {
               + "]",
           t0);
     }
-    if (DiskFullException.isDiskFull(ex)) {
+    if (EngineFailures.diskFull(ex)) {
       // A write path that did not say 507 itself (typed ones are FlashVecExceptions above).
       LOG.warn("request failed: the disk is full [path={}]", exchange.getRequest().getPath(), ex);
       return Json.error(

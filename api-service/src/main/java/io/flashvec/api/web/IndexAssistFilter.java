@@ -1,6 +1,6 @@
 package io.flashvec.api.web;
 
-import io.flashvec.index.shard.IndexAssist;
+import io.flashvec.cluster.node.EngineThreads;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
@@ -10,10 +10,11 @@ import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
 
 /**
- * Runs the live-graph insert a search left to its thread ({@link IndexAssist}) once the exchange
- * has completed, that is, after the response was written to the connection (ADR 0017). Searches run
- * on the event loop, so the insert runs there between two requests and never preempts one. The
- * outermost filter, so nothing of the exchange is still to come; a no-op for every other request.
+ * Runs the live-graph insert a search left to its thread ({@link EngineThreads#runAssistedInsert})
+ * once the exchange has completed, that is, after the response was written to the connection (ADR
+ * 0017). Searches run on the event loop, so the insert runs there between two requests and never
+ * preempts one. The outermost filter, so nothing of the exchange is still to come; a no-op for
+ * every other request.
  */
 @Component
 @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -21,6 +22,6 @@ public class IndexAssistFilter implements WebFilter {
 
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-    return chain.filter(exchange).doFinally(signal -> IndexAssist.runPending());
+    return chain.filter(exchange).doFinally(signal -> EngineThreads.runAssistedInsert());
   }
 }

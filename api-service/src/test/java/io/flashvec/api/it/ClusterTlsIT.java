@@ -3,9 +3,9 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.flashvec.cluster.grpc.HealthRequest;
-import io.flashvec.cluster.grpc.ShardServiceGrpc;
 import io.flashvec.cluster.testing.TestCertificates;
+import io.flashvec.cluster.transport.grpc.HealthRequest;
+import io.flashvec.cluster.transport.grpc.ShardServiceGrpc;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;

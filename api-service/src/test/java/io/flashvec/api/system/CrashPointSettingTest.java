@@ -1,42 +1,42 @@
 package io.flashvec.api.system;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.api.FlashVecProperties;
-import io.flashvec.storage.CrashPoint;
-import io.flashvec.storage.FileIO;
-import io.flashvec.storage.HaltingFileIO;
+import io.flashvec.cluster.node.EngineSettings;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** {@code flashvec.testing.crash-point}: off by default, a named point halts, a wrong one stops. */
+/**
+ * {@code flashvec.testing.crash-point}: off by default, a named point halts (the file system the
+ * engine then runs on is checked by the cluster module's {@code EngineTest}), a wrong one stops.
+ */
 class CrashPointSettingTest {
+
+  private static void apply(String point, int hit) {
+    NodeConfiguration.crashPoint(
+        EngineSettings.builder(Path.of("unused")), new FlashVecProperties.Testing(point, hit));
+  }
 
   @Test
   void blankMeansTheRealFileSystem() {
-    assertThat(EngineConfiguration.fileIo(new FlashVecProperties.Testing("", 1)))
-        .isSameAs(FileIO.DEFAULT);
-    assertThat(EngineConfiguration.fileIo(new FlashVecProperties.Testing(null, 1)))
-        .isSameAs(FileIO.DEFAULT);
+    assertThatCode(() -> apply("", 1)).doesNotThrowAnyException();
+    assertThatCode(() -> apply(null, 1)).doesNotThrowAnyException();
   }
 
   @Test
   void aNamedPointHaltsAtItsHit() {
-    FileIO io = EngineConfiguration.fileIo(new FlashVecProperties.Testing("seal-frozen", 3));
-    assertThat(io).isInstanceOf(HaltingFileIO.class);
-    assertThat(((HaltingFileIO) io).point()).isEqualTo(CrashPoint.SEAL_FROZEN);
-    assertThat(((HaltingFileIO) io).hit()).isEqualTo(3);
+    assertThatCode(() -> apply("seal-frozen", 3)).doesNotThrowAnyException();
   }
 
   @Test
   void anUnknownPointOrHitIsRefused() {
-    assertThatThrownBy(
-            () -> EngineConfiguration.fileIo(new FlashVecProperties.Testing("seal-frozn", 1)))
+    assertThatThrownBy(() -> apply("seal-frozn", 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith(
             "flashvec.testing.crash-point: unknown crash point [value=seal-frozn, known=[");
-    assertThatThrownBy(
-            () -> EngineConfiguration.fileIo(new FlashVecProperties.Testing("seal-frozen", 0)))
+    assertThatThrownBy(() -> apply("seal-frozen", 0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("flashvec.testing.crash-point-hit must be at least 1 [crash-point-hit=0]");
   }

@@ -2,13 +2,11 @@ package io.flashvec.api.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flashvec.cluster.LocalCollectionService;
+import io.flashvec.cluster.node.EngineSettings;
+import io.flashvec.cluster.node.FlashVecNode;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
-import io.flashvec.index.shard.Shard;
-import io.flashvec.storage.FileIO;
-import io.flashvec.storage.Wal;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -24,13 +22,16 @@ class EngineShutdownTest {
 
   @Test
   void stopCancelsBackgroundWorkOnceAndTheWatchdogSparesARunningJvm() throws Exception {
-    try (LocalCollectionService service =
-        new LocalCollectionService(
-            data, new Shard.Options(100, Wal.Options.defaults(), FileIO.DEFAULT))) {
-      service.recover();
-      service.createCollection(
-          "c", new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT));
-      EngineShutdown shutdown = new EngineShutdown(service, Duration.ofMillis(100));
+    try (FlashVecNode node =
+        FlashVecNode.standalone(EngineSettings.builder(data).sealThresholdPoints(100).build())) {
+      node.start();
+      while (!node.service().ready()) {
+        Thread.sleep(10);
+      }
+      node.service()
+          .createCollection("c", new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT));
+      EngineShutdown shutdown =
+          new EngineShutdown(node::stopBackgroundWork, Duration.ofMillis(100));
       assertThat(shutdown.getPhase())
           .as("stops before the web server")
           .isEqualTo(Integer.MAX_VALUE);
@@ -42,7 +43,7 @@ class EngineShutdownTest {
       Thread.sleep(400); // past the grace period: this JVM is not shutting down, so no halt
       assertThat(EngineShutdown.jvmShuttingDown()).isFalse();
       // Reads and writes go on until the service closes.
-      assertThat(service.count("c")).isZero();
+      assertThat(node.service().count("c")).isZero();
     }
   }
 }

@@ -468,10 +468,25 @@ public final class Collection implements Closeable {
   }
 
   public Info info() {
+    return describe(List.of(shards), tuning, schemas);
+  }
+
+  /**
+   * The statistics of {@code shards}, which share {@code tuning} and {@code schemas}: those of a
+   * collection, or of a cluster replica's one shard.
+   */
+  public static Info describe(List<Shard> shards, CollectionTuning tuning, SchemaChanges schemas) {
     PayloadSchema schema = schemas.current();
     java.util.Map<String, Long> payloadPoints = new java.util.TreeMap<>();
     for (String key : schema.fields().keySet()) {
-      payloadPoints.put(key, countWithValue(key));
+      FilterEvaluator f =
+          new FilterEvaluator(
+              Filter.hasValue(io.flashvec.index.filter.FieldPath.parse(key, "key")), schema);
+      long n = 0;
+      for (Shard s : shards) {
+        n += s.count(f);
+      }
+      payloadPoints.put(key, n);
     }
     long points = 0;
     long disk = 0;
@@ -531,7 +546,7 @@ public final class Collection implements Closeable {
         compactionFailure,
         deferred,
         tuning,
-        shards[0].wal().policy(),
+        shards.getFirst().wal().policy(),
         schema,
         payloadPoints);
   }

@@ -1,0 +1,395 @@
+package io.flashvec.cluster.local;
+
+import io.flashvec.cluster.metadata.LocalMetadataStore;
+import io.flashvec.cluster.metadata.MetadataStore;
+import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.ConflictException;
+import io.flashvec.index.InsufficientStorageException;
+import io.flashvec.index.NotFoundException;
+import io.flashvec.index.UnavailableException;
+import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.DiskFullException;
+import io.flashvec.storage.DiskSpace;
+import io.flashvec.storage.FileIO;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A node's data directory and what it holds: each unit (a standalone collection, or a query node's
+ * shard replica) is an entry of the metadata file ({@link LocalMetadataStore}, {@code
+ * <data>/meta/collections.json}) and the directory {@code <data>/collections/<name>}.
+ *
+ * <p>Life cycle: construct (locks the directory against a second server), then {@link #recover()}
+ * (opens every unit; {@link #ready()} turns true when it returns), then serve, then {@link
+ * #close()}. Creation writes the metadata before opening the unit, deletion removes the metadata
+ * before deleting files, and recovery deletes directories without metadata, so a crash at any point
+ * leaves no half-created unit. A unit that cannot be opened at recovery is kept aside with the
+ * reason ({@link #failed()}) and can still be deleted.
+ *
+ * <p>Thread-safe; creations, deletions and setting changes are serialised.
+ *
+ * @param <T> what a unit opens as
+ */
+public final class DataDirectory<T extends Closeable> implements Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DataDirectory.class);
+
+  /** What a new unit writes per shard before any point: WAL header, manifest, metadata. */
+  private static final long UNIT_BYTES = 64 << 10;
+
+  /** Opens (creating if needed) the unit recorded as {@code meta} in {@code dir}. */
+  @FunctionalInterface
+  public interface Opener<T> {
+    T open(CollectionMeta meta, Path dir);
+  }
+
+  /**
+   * Data directories locked by this JVM. The OS lock cannot refuse a second server in the same
+   * process: {@code tryLock} throws {@link java.nio.channels.OverlappingFileLockException} there,
+   * and closing the second channel would release the first one's POSIX lock, letting another
+   * process in. So this process checks here before it opens the lock file.
+   */
+  private static final Set<Path> LOCKED_IN_THIS_JVM = ConcurrentHashMap.newKeySet();
+
+  private final Path dataDir;
+  private final Path unitsDir;
+  private final FileIO io;
+  private final DiskSpace space;
+  private final Opener<T> opener;
+  private final MetadataStore metadata;
+  private final Map<String, T> units = new ConcurrentHashMap<>();
+  private final Map<String, String> failed = new ConcurrentHashMap<>();
+  private final Object ddlLock = new Object();
+  private final FileChannel lockChannel;
+  private final FileLock lock;
+  private final Path lockKey;
+  private volatile boolean ready;
+  private volatile boolean closed;
+
+  public DataDirectory(Path dataDir, FileIO io, DiskSpace space, Opener<T> opener) {
+    this.dataDir = dataDir.toAbsolutePath();
+    this.unitsDir = this.dataDir.resolve("collections");
+    this.io = io;
+    this.space = space;
+    this.opener = opener;
+    FileChannel ch = null;
+    Path key = null;
+    try {
+      io.createDirectories(unitsDir);
+      Path real = this.dataDir.toRealPath();
+      if (!LOCKED_IN_THIS_JVM.add(real)) {
+        throw new IllegalStateException(
+            "data directory is used by another FlashVec process [dataDir=" + this.dataDir + "]");
+      }
+      key = real;
+      ch =
+          FileChannel.open(
+              this.dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLock l = ch.tryLock();
+      if (l == null) {
+        throw new IllegalStateException(
+            "data directory is used by another FlashVec process [dataDir=" + this.dataDir + "]");
+      }
+      this.lockChannel = ch;
+      this.lock = l;
+      this.lockKey = key;
+      this.metadata = new LocalMetadataStore(this.dataDir, io);
+    } catch (IOException e) {
+      closeQuietly(ch);
+      unregister(key);
+      throw new UncheckedIOException(
+          "cannot open data directory [dataDir=" + this.dataDir + "]", e);
+    } catch (RuntimeException e) {
+      closeQuietly(ch);
+      unregister(key);
+      throw e;
+    }
+  }
+
+  /** Opens every unit the metadata records and removes directories it does not. */
+  public void recover() {
+    for (CollectionMeta m : metadata.list()) {
+      try {
+        units.put(m.name(), opener.open(m, unitsDir.resolve(m.name())));
+      } catch (RuntimeException e) {
+        // One damaged unit must not take the others down: it answers 503 with the reason
+        // (never silently wrong results) and can still be deleted.
+        failed.put(m.name(), e.getMessage() == null ? e.toString() : e.getMessage());
+        LOG.error(
+            "collection failed to open; it answers 503 until repaired or deleted [name={}]",
+            m.name(),
+            e);
+      }
+    }
+    removeOrphans();
+    ready = true;
+  }
+
+  private void removeOrphans() {
+    try (var stream = Files.list(unitsDir)) {
+      for (Path p : stream.toList()) {
+        String name = p.getFileName().toString();
+        if (!units.containsKey(name) && !failed.containsKey(name)) {
+          LOG.warn(
+              "removing collection directory without metadata (interrupted create or delete) [dir={}]",
+              p);
+          deleteTree(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list collections [dir=" + unitsDir + "]", e);
+    }
+  }
+
+  /** Whether recovery finished and the directory is not closing. */
+  public boolean ready() {
+    return ready && !closed;
+  }
+
+  /**
+   * Throws 503 before recovery finished and while closing.
+   *
+   * @param recovering what a request is told during recovery
+   */
+  public void checkReady(String recovering) {
+    if (!ready) {
+      throw new UnavailableException(recovering);
+    }
+    if (closed) {
+      throw new UnavailableException("Service is shutting down");
+    }
+  }
+
+  /** The open unit {@code name}, or {@code null}. */
+  public T get(String name) {
+    return units.get(name);
+  }
+
+  /** Why unit {@code name} failed to open at recovery, or {@code null}. */
+  public String failure(String name) {
+    return failed.get(name);
+  }
+
+  /** Units whose files could not be opened at recovery, by name, with the reason. */
+  public Map<String, String> failed() {
+    return new TreeMap<>(failed);
+  }
+
+  /** The open units by name. */
+  public Map<String, T> units() {
+    return Map.copyOf(units);
+  }
+
+  /** Names of all units, open or failed, sorted. */
+  public List<String> names() {
+    List<String> names = new ArrayList<>(units.keySet());
+    names.addAll(failed.keySet());
+    names.sort(null);
+    return names;
+  }
+
+  public boolean exists(String name) {
+    return units.containsKey(name) || failed.containsKey(name);
+  }
+
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  /**
+   * Records and opens a new unit; {@link ConflictException} if one of that name exists, 507 if the
+   * disk cannot take it ({@code shards} shards).
+   */
+  public T create(CollectionMeta meta, int shards) {
+    String name = meta.name();
+    synchronized (ddlLock) {
+      if (exists(name)) {
+        throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
+      }
+      requireSpace(UNIT_BYTES * shards, "collection creation");
+      Path dir = unitsDir.resolve(name);
+      try {
+        if (!metadata.createIfAbsent(meta)) {
+          throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
+        }
+      } catch (RuntimeException e) {
+        throw storageFull(e, "collection creation");
+      }
+      io.crashPoint(CrashPoint.COLLECTION_CREATE_METADATA_WRITTEN);
+      T unit;
+      try {
+        unit = opener.open(meta, dir);
+      } catch (RuntimeException e) {
+        metadata.remove(name);
+        deleteQuietly(dir); // a shard that could not start (a full disk) leaves no files
+        throw storageFull(e, "collection creation");
+      }
+      units.put(name, unit);
+      return unit;
+    }
+  }
+
+  /** Removes a unit's metadata, closes it and deletes its files; false if there was none. */
+  public boolean delete(String name) {
+    synchronized (ddlLock) {
+      T unit = units.remove(name);
+      if (unit == null && failed.remove(name) == null) {
+        return false;
+      }
+      metadata.remove(name);
+      io.crashPoint(CrashPoint.COLLECTION_DELETE_METADATA_REMOVED);
+      if (unit != null) {
+        try {
+          unit.close();
+        } catch (IOException | RuntimeException e) {
+          LOG.warn("error closing deleted collection [name={}]", name, e);
+        }
+      }
+      deleteTree(unitsDir.resolve(name));
+      return true;
+    }
+  }
+
+  /**
+   * Persists {@code change} of a unit's changeable settings, then lets {@code apply} apply them (a
+   * crash after the first step reopens the unit with the new settings anyway); returns them.
+   */
+  public CollectionTuning retune(
+      String name, UnaryOperator<CollectionTuning> change, Consumer<CollectionTuning> apply) {
+    synchronized (ddlLock) {
+      CollectionTuning next =
+          change.apply(
+              metadata
+                  .get(name)
+                  .map(CollectionMeta::tuning)
+                  .orElseThrow(
+                      () ->
+                          new NotFoundException(
+                              "Not found: Collection `" + name + "` doesn't exist!")));
+      try {
+        metadata.updateTuning(name, next);
+      } catch (RuntimeException e) {
+        throw storageFull(e, "collection update");
+      }
+      io.crashPoint(CrashPoint.COLLECTION_TUNING_WRITTEN);
+      apply.accept(next);
+      return next;
+    }
+  }
+
+  /** Refuses (HTTP 507) work that would leave less than the reserve free in the data directory. */
+  private void requireSpace(long bytes, String what) {
+    try {
+      space.require(dataDir, bytes, what);
+    } catch (DiskFullException e) {
+      throw new InsufficientStorageException(what, e);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the free space [dataDir=" + dataDir + "]", e);
+    }
+  }
+
+  /**
+   * {@code e} as the 507 a client gets when it says the disk is full (the operating system's ENOSPC
+   * somewhere in its causes), else {@code e} unchanged.
+   */
+  public RuntimeException storageFull(RuntimeException e, String what) {
+    if (e instanceof InsufficientStorageException || !DiskFullException.isDiskFull(e)) {
+      return e;
+    }
+    DiskFullException known = DiskFullException.find(e);
+    if (known != null) {
+      return new InsufficientStorageException(what, known);
+    }
+    long usable;
+    try {
+      usable = space.usableBytes(dataDir);
+    } catch (IOException | RuntimeException probe) {
+      usable = -1;
+    }
+    LOG.warn("{} failed: the disk is full [dataDir={}]", what, dataDir, e);
+    return new InsufficientStorageException(what, usable, space.minFreeBytes(), e);
+  }
+
+  private void deleteQuietly(Path dir) {
+    try {
+      io.deleteTree(dir);
+    } catch (IOException e) {
+      LOG.warn("cannot remove the files of a collection that failed to start [dir={}]", dir, e);
+    }
+  }
+
+  private void deleteTree(Path dir) {
+    try {
+      io.deleteTree(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete directory [dir=" + dir + "]", e);
+    }
+  }
+
+  /** Closes every unit (their WALs are synced) and releases the directory's lock. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    long t0 = System.nanoTime();
+    int n = units.size();
+    synchronized (ddlLock) {
+      units.forEach(
+          (name, unit) -> {
+            try {
+              unit.close();
+            } catch (IOException | RuntimeException e) {
+              LOG.warn("error closing collection [name={}]", name, e);
+            }
+          });
+      units.clear();
+    }
+    try {
+      lock.release();
+    } catch (IOException e) {
+      LOG.warn("cannot release data directory lock [dataDir={}]", dataDir, e);
+    }
+    closeQuietly(lockChannel);
+    unregister(lockKey);
+    LOG.info(
+        "collections closed, their WALs synced [dataDir={}, collections={}, millis={}]",
+        dataDir,
+        n,
+        (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  private static void unregister(Path key) {
+    if (key != null) {
+      LOCKED_IN_THIS_JVM.remove(key);
+    }
+  }
+
+  private static void closeQuietly(Closeable c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (IOException e) {
+        // nothing more to do
+      }
+    }
+  }
+}

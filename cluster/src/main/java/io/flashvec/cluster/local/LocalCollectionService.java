@@ -1,0 +1,317 @@
+package io.flashvec.cluster.local;
+
+import io.flashvec.cluster.CollectionNames;
+import io.flashvec.cluster.CollectionService;
+import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.NotFoundException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.UnavailableException;
+import io.flashvec.index.collection.Collection;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.payload.PayloadFieldSchema;
+import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
+import io.flashvec.index.query.ScrollRequest;
+import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
+import io.flashvec.index.shard.Shard;
+import io.flashvec.storage.FsyncPolicy;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The standalone {@link CollectionService}: every collection's shards live in this process, in a
+ * {@link DataDirectory} under {@code <data>/collections/<name>}.
+ *
+ * <p>Life cycle: construct (locks the data directory against a second server), then {@link
+ * #recover()} (opens every collection and replays its WALs; {@link #ready()} turns true when it
+ * returns), then serve, then {@link #close()}.
+ */
+public final class LocalCollectionService implements CollectionService, LocalData {
+
+  private static final Logger LOG = LoggerFactory.getLogger(LocalCollectionService.class);
+
+  /** The peer id of a standalone server in {@link #clusterInfo}. */
+  static final String STANDALONE_NODE = "standalone";
+
+  private final DataDirectory<Collection> dir;
+
+  public LocalCollectionService(Path dataDir, Shard.Options shardOptions) {
+    this.dir =
+        new DataDirectory<>(
+            dataDir,
+            shardOptions.io(),
+            shardOptions.space(),
+            (m, d) -> Collection.open(m.name(), d, m.config(), m.tuning(), shardOptions));
+  }
+
+  /** Opens every collection and replays the WALs; then {@link #ready()} is true. */
+  @Override
+  public void recover() {
+    long t0 = System.nanoTime();
+    dir.recover();
+    long points = 0;
+    for (Collection c : dir.units().values()) {
+      points += c.count();
+    }
+    LOG.info(
+        "recovery finished [dataDir={}, collections={}, points={}, millis={}]",
+        dir.dataDir(),
+        dir.units().size(),
+        points,
+        (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  @Override
+  public boolean ready() {
+    return dir.ready();
+  }
+
+  /**
+   * Collections whose files could not be opened at recovery (a corrupt or missing file), by name,
+   * with the reason; they answer 503 until they are deleted. Empty before recovery.
+   */
+  @Override
+  public Map<String, String> failed() {
+    return dir.failed();
+  }
+
+  private void checkReady() {
+    dir.checkReady("Service is not ready: recovering the write-ahead logs");
+  }
+
+  private Collection collection(String name) {
+    checkReady();
+    Collection c = dir.get(name);
+    if (c == null) {
+      String why = dir.failure(name);
+      if (why != null) {
+        throw new UnavailableException(
+            "Service unavailable: collection `" + name + "` failed to open [reason=" + why + "]");
+      }
+      throw new NotFoundException("Not found: Collection `" + name + "` doesn't exist!");
+    }
+    return c;
+  }
+
+  @Override
+  public void createCollection(String name, CollectionConfig config) {
+    createCollection(name, config, CollectionTuning.DEFAULT);
+  }
+
+  @Override
+  public void createCollection(String name, CollectionConfig config, CollectionTuning tuning) {
+    CollectionNames.validate(name);
+    checkReady();
+    dir.create(
+        new CollectionMeta(name, config, System.currentTimeMillis(), tuning), config.shardNumber());
+    LOG.info("collection created [name={}, config={}]", name, config);
+  }
+
+  /**
+   * Cancels the running index builds and compactions of every collection and starts no new ones
+   * (the server is shutting down, see {@link Shard#stopBackgroundWork}); reads and writes go on
+   * until {@link #close}. Returns what was running, for the log.
+   */
+  @Override
+  public List<String> stopBackgroundWork() {
+    List<String> out = new ArrayList<>();
+    dir.units()
+        .forEach(
+            (name, c) -> {
+              for (String w : c.stopBackgroundWork()) {
+                out.add("collection " + name + ", " + w);
+              }
+            });
+    return out;
+  }
+
+  @Override
+  public boolean deleteCollection(String name) {
+    CollectionNames.validate(name);
+    checkReady();
+    boolean deleted = dir.delete(name);
+    if (deleted) {
+      LOG.info("collection deleted [name={}]", name);
+    }
+    return deleted;
+  }
+
+  @Override
+  public List<String> listCollections() {
+    checkReady();
+    return dir.names();
+  }
+
+  @Override
+  public boolean exists(String name) {
+    checkReady();
+    return dir.exists(name);
+  }
+
+  @Override
+  public CollectionDescription describe(String name) {
+    Collection c = collection(name);
+    return new CollectionDescription(name, c.config(), c.info());
+  }
+
+  @Override
+  public ClusterInfo clusterInfo(String name) {
+    Collection c = collection(name);
+    List<LocalShard> local = new ArrayList<>();
+    List<Shard> shards = c.shards();
+    for (int i = 0; i < shards.size(); i++) {
+      local.add(new LocalShard(i, shards.get(i).count(), "Active"));
+    }
+    return new ClusterInfo(
+        CollectionService.peerId(STANDALONE_NODE), shards.size(), local, List.of());
+  }
+
+  @Override
+  public Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait) {
+    return collection(collection).upsert(points, wait);
+  }
+
+  @Override
+  public Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait) {
+    return collection(collection).delete(ids, wait);
+  }
+
+  @Override
+  public Collection.UpdateResult updatePayloads(
+      String collection, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
+    return collection(collection).updatePayloads(ids, update, wait);
+  }
+
+  @Override
+  public List<Record> retrieve(
+      String collection, List<PointId> ids, boolean withPayload, boolean withVector) {
+    return collection(collection).retrieve(ids, withPayload, withVector);
+  }
+
+  @Override
+  public Collection.UpdateResult deleteByFilter(String collection, Filter filter, boolean wait) {
+    return collection(collection).delete(filter, wait);
+  }
+
+  @Override
+  public Collection.UpdateResult updatePayloadsByFilter(
+      String collection, Filter filter, UnaryOperator<byte[]> update, boolean wait) {
+    return collection(collection).updatePayloads(filter, update, wait);
+  }
+
+  @Override
+  public long count(String collection, Filter filter) {
+    return collection(collection).count(filter);
+  }
+
+  @Override
+  public ScrollPage scroll(String collection, ScrollRequest request) {
+    return collection(collection).scroll(request);
+  }
+
+  @Override
+  public List<Record> search(String collection, SearchRequest request, SearchStats stats) {
+    return collection(collection).search(request, stats);
+  }
+
+  @Override
+  public List<Record> textSearch(String collection, TextSearchRequest request) {
+    return collection(collection).textSearch(request);
+  }
+
+  @Override
+  public List<Ordered> scrollOrdered(String collection, OrderedScrollRequest request) {
+    return collection(collection).scrollOrdered(request);
+  }
+
+  @Override
+  public boolean searchesServedFromMemory(String collection) {
+    Collection c = dir.ready() ? dir.get(collection) : null;
+    return c != null && c.searchesServedFromMemory();
+  }
+
+  @Override
+  public Collection.UpdateResult createPayloadIndex(
+      String collection, PayloadFieldSchema field, boolean wait) {
+    Collection.UpdateResult r;
+    try {
+      r = collection(collection).createPayloadIndex(field, wait);
+    } catch (RuntimeException e) {
+      throw dir.storageFull(e, "payload index creation");
+    }
+    LOG.info(
+        "payload index created [collection={}, field={}, type={}]",
+        collection,
+        field.field(),
+        field.type().apiName());
+    return r;
+  }
+
+  @Override
+  public Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait) {
+    Collection.UpdateResult r = collection(collection).deletePayloadIndex(field, wait);
+    LOG.info("payload index dropped [collection={}, field={}]", collection, field);
+    return r;
+  }
+
+  @Override
+  public void flush(String collection) {
+    collection(collection).flush();
+  }
+
+  @Override
+  public int evictFromPageCache(String collection) {
+    return collection(collection).evictFromPageCache();
+  }
+
+  @Override
+  public CollectionTuning updateCollection(
+      String collection, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+    Collection c = collection(collection);
+    CollectionTuning next =
+        dir.retune(collection, t -> t.merge(indexingThreshold, fsyncPolicy), c::retune);
+    LOG.info("collection settings changed [name={}, tuning={}]", collection, next);
+    return next;
+  }
+
+  @Override
+  public void compact(String collection, boolean force) {
+    collection(collection).compact(force);
+  }
+
+  @Override
+  public List<String> names() {
+    return List.copyOf(dir.units().keySet());
+  }
+
+  @Override
+  public Stats stats(String name) {
+    Collection c = dir.get(name);
+    if (c == null) {
+      return null;
+    }
+    Collection.Info i = c.info();
+    return new Stats(i.points(), i.segments(), c.walBytes());
+  }
+
+  public Path dataDir() {
+    return dir.dataDir();
+  }
+
+  @Override
+  public void close() {
+    dir.close();
+  }
+}

@@ -1,0 +1,72 @@
+package io.flashvec.cluster.metadata;
+
+import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.storage.FsyncPolicy;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * A collection's metadata as JSON fields, as the standalone metadata file ({@link
+ * LocalMetadataStore}) and etcd ({@link EtcdMetadataStore}) both keep it: {@code name}, {@code
+ * created_at}, {@code config} (with {@code index}) and {@code tuning}. Fields a reader does not
+ * find take the defaults older files were written with.
+ */
+final class CollectionMetaJson {
+
+  private CollectionMetaJson() {}
+
+  /** Writes {@code m}'s fields into {@code c}. */
+  static void write(CollectionMeta m, ObjectNode c) {
+    c.put("name", m.name());
+    c.put("created_at", m.createdAtMillis());
+    ObjectNode cfg = c.putObject("config");
+    CollectionConfig k = m.config();
+    cfg.put("size", k.dimension());
+    cfg.put("distance", k.distance().apiName());
+    cfg.put("shard_number", k.shardNumber());
+    cfg.put("replication_factor", k.replicationFactor());
+    ObjectNode idx = cfg.putObject("index");
+    idx.put("type", k.index().type());
+    idx.put("max_degree", k.index().maxDegree());
+    idx.put("build_search_list", k.index().buildSearchList());
+    idx.put("alpha", k.index().alpha());
+    idx.put("pq_subspaces", k.index().pqSubspaces());
+    ObjectNode t = c.putObject("tuning");
+    t.put("indexing_threshold", m.tuning().indexingThreshold());
+    if (m.tuning().fsyncPolicy() == null) {
+      t.putNull("wal_fsync_policy");
+    } else {
+      t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
+    }
+  }
+
+  /** Reads the metadata {@link #write} wrote into {@code c}. */
+  static CollectionMeta read(JsonNode c) {
+    JsonNode cfg = c.path("config");
+    JsonNode idx = cfg.path("index");
+    CollectionConfig config =
+        new CollectionConfig(
+            cfg.path("size").asInt(),
+            Distance.parse(cfg.path("distance").asString()),
+            cfg.path("shard_number").asInt(1),
+            cfg.path("replication_factor").asInt(1),
+            new IndexParams(
+                idx.path("type").asString(IndexParams.DISKANN),
+                idx.path("max_degree").asInt(64),
+                idx.path("build_search_list").asInt(100),
+                (float) idx.path("alpha").asDouble(1.2),
+                idx.path("pq_subspaces").asInt(0)));
+    JsonNode t = c.path("tuning");
+    String fsync = t.path("wal_fsync_policy").asString(null);
+    CollectionTuning tuning =
+        new CollectionTuning(
+            t.path("indexing_threshold").asInt(-1),
+            fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync));
+    return new CollectionMeta(
+        c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
+  }
+}

@@ -1,0 +1,159 @@
+package io.flashvec.cluster.metadata;
+
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.storage.AtomicFiles;
+import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.FileIO;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Metadata in one JSON file, {@code <data>/meta/collections.json}, rewritten atomically (temp file,
+ * fsync, rename, fsync directory) on every change, so a crash leaves the old or the new version.
+ * Format:
+ *
+ * <pre>
+ * {"format_version": 1,
+ *  "collections": [{"name": "docs", "created_at": 1732250000000,
+ *                   "config": {"size": 768, "distance": "Cosine", "shard_number": 1,
+ *                              "replication_factor": 1,
+ *                              "index": {"type": "diskann", "max_degree": 64,
+ *                                        "build_search_list": 100, "alpha": 1.2,
+ *                                        "pq_subspaces": 0}},
+ *                   "tuning": {"indexing_threshold": -1, "wal_fsync_policy": null}}]}
+ * </pre>
+ */
+public final class LocalMetadataStore implements MetadataStore {
+
+  static final int FORMAT_VERSION = 1;
+  private static final ObjectMapper JSON = JsonMapper.builder().build();
+
+  private final FileIO io;
+  private final Path file;
+  private final Map<String, CollectionMeta> collections = new TreeMap<>();
+
+  public LocalMetadataStore(Path dataDir, FileIO io) {
+    this.io = io;
+    this.file = dataDir.resolve("meta").resolve("collections.json");
+    load();
+  }
+
+  private void load() {
+    try {
+      AtomicFiles.removeStaleTemp(io, file);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot remove a stale temp file [file=" + file + "]", e);
+    }
+    if (!Files.exists(file)) {
+      return;
+    }
+    JsonNode root;
+    try {
+      root = JSON.readTree(io.readAllBytes(file));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read metadata [file=" + file + "]", e);
+    } catch (JacksonException e) {
+      throw new CorruptFileException("metadata is not valid JSON", file, e);
+    }
+    int version = root.path("format_version").asInt(-1);
+    if (version != FORMAT_VERSION) {
+      throw new CorruptFileException(
+          "unsupported metadata format version [version="
+              + version
+              + ", supported="
+              + FORMAT_VERSION
+              + "]",
+          file);
+    }
+    for (JsonNode c : root.path("collections")) {
+      CollectionMeta m = CollectionMetaJson.read(c);
+      collections.put(m.name(), m);
+    }
+  }
+
+  private void save() {
+    ObjectNode root = JSON.createObjectNode();
+    root.put("format_version", FORMAT_VERSION);
+    ArrayNode arr = root.putArray("collections");
+    for (CollectionMeta m : collections.values()) {
+      CollectionMetaJson.write(m, arr.addObject());
+    }
+    try {
+      AtomicFiles.write(io, file, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write metadata [file=" + file + "]", e);
+    }
+  }
+
+  @Override
+  public synchronized List<CollectionMeta> list() {
+    return new ArrayList<>(collections.values());
+  }
+
+  @Override
+  public synchronized Optional<CollectionMeta> get(String name) {
+    return Optional.ofNullable(collections.get(name));
+  }
+
+  @Override
+  public synchronized boolean createIfAbsent(CollectionMeta meta) {
+    if (collections.containsKey(meta.name())) {
+      return false;
+    }
+    collections.put(meta.name(), meta);
+    try {
+      save();
+    } catch (RuntimeException e) {
+      collections.remove(meta.name());
+      throw e;
+    }
+    return true;
+  }
+
+  @Override
+  public synchronized boolean updateTuning(String name, CollectionTuning tuning) {
+    CollectionMeta old = collections.get(name);
+    if (old == null) {
+      return false;
+    }
+    collections.put(name, new CollectionMeta(name, old.config(), old.createdAtMillis(), tuning));
+    try {
+      save();
+    } catch (RuntimeException e) {
+      collections.put(name, old);
+      throw e;
+    }
+    return true;
+  }
+
+  @Override
+  public synchronized boolean remove(String name) {
+    CollectionMeta old = collections.remove(name);
+    if (old == null) {
+      return false;
+    }
+    try {
+      save();
+    } catch (RuntimeException e) {
+      collections.put(name, old);
+      throw e;
+    }
+    return true;
+  }
+
+  @Override
+  public void close() {}
+}

@@ -1,0 +1,13 @@
+package io.flashvec.cluster.metadata;
+
+import io.flashvec.index.UnavailableException;
+
+/**
+ * A change refused because this node is no longer the shard's primary of that epoch: another
+ * primary has been elected, or the key died with this node's lease.
+ */
+public final class NotPrimaryException extends UnavailableException {
+  NotPrimaryException(String message) {
+    super(message);
+  }
+}

@@ -1,0 +1,230 @@
+package io.flashvec.cluster.node;
+
+import io.flashvec.index.diskann.DiskAnnSettings;
+import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.FsyncPolicy;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * How a node's local engine runs: where its data lives and the settings of its WALs, segments,
+ * searches, compactions and free-space reserve. Built with {@link #builder}; every setting has the
+ * server's default. Immutable.
+ */
+public final class EngineSettings {
+
+  /** Told of WAL appends and fsyncs (metrics); both may be called from any thread. */
+  public interface WalListener {
+    void onAppend(int recordBytes);
+
+    void onFsync(long nanos);
+  }
+
+  final Path dataDir;
+  final int sealThresholdPoints;
+  final FsyncPolicy walFsyncPolicy;
+  final long walSegmentBytes;
+  final Duration walFsyncInterval;
+  final WalListener walListener;
+  final int defaultSearchList;
+  final int beamWidth;
+  final DiskAnnSettings.Prefetch prefetch;
+  final boolean compactionEnabled;
+  final double compactionDeletedFraction;
+  final int compactionMaxSmallSegments;
+  final long minFreeBytes;
+  final boolean liveGraph;
+  final boolean liveIndexAssist;
+  final int backgroundNice;
+  final int buildThreads;
+  final CrashPoint crashPoint;
+  final int crashPointHit;
+
+  private EngineSettings(Builder b) {
+    this.dataDir = b.dataDir;
+    this.sealThresholdPoints = b.sealThresholdPoints;
+    this.walFsyncPolicy = b.walFsyncPolicy;
+    this.walSegmentBytes = b.walSegmentBytes;
+    this.walFsyncInterval = b.walFsyncInterval;
+    this.walListener = b.walListener;
+    this.defaultSearchList = b.defaultSearchList;
+    this.beamWidth = b.beamWidth;
+    this.prefetch = b.prefetch;
+    this.compactionEnabled = b.compactionEnabled;
+    this.compactionDeletedFraction = b.compactionDeletedFraction;
+    this.compactionMaxSmallSegments = b.compactionMaxSmallSegments;
+    this.minFreeBytes = b.minFreeBytes;
+    this.liveGraph = b.liveGraph;
+    this.liveIndexAssist = b.liveIndexAssist;
+    this.backgroundNice = b.backgroundNice;
+    this.buildThreads = b.buildThreads;
+    this.crashPoint = b.crashPoint;
+    this.crashPointHit = b.crashPointHit;
+  }
+
+  /** Settings with the server's defaults for the engine whose data lives in {@code dataDir}. */
+  public static Builder builder(Path dataDir) {
+    return new Builder(dataDir);
+  }
+
+  /** Sets one setting at a time; {@link #build()} makes the settings. Not thread-safe. */
+  public static final class Builder {
+    private final Path dataDir;
+    private int sealThresholdPoints = 100_000;
+    private FsyncPolicy walFsyncPolicy = FsyncPolicy.ALWAYS;
+    private long walSegmentBytes = 64L << 20;
+    private Duration walFsyncInterval = Duration.ofSeconds(1);
+    private WalListener walListener;
+    private int defaultSearchList = 100;
+    private int beamWidth;
+    private DiskAnnSettings.Prefetch prefetch = DiskAnnSettings.Prefetch.AUTO;
+    private boolean compactionEnabled = true;
+    private double compactionDeletedFraction = 0.2;
+    private int compactionMaxSmallSegments = 4;
+    private long minFreeBytes;
+    private boolean liveGraph = true;
+    private boolean liveIndexAssist = true;
+    private int backgroundNice;
+    private int buildThreads;
+    private CrashPoint crashPoint;
+    private int crashPointHit = 1;
+
+    private Builder(Path dataDir) {
+      this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
+    }
+
+    /** Points after which a growing segment is sealed and indexed. */
+    public Builder sealThresholdPoints(int n) {
+      this.sealThresholdPoints = n;
+      return this;
+    }
+
+    /**
+     * {@code always}, {@code interval} or {@code never}.
+     *
+     * @throws IllegalArgumentException naming the value for another one
+     */
+    public Builder walFsyncPolicy(String policy) {
+      this.walFsyncPolicy = FsyncPolicy.parse(policy);
+      return this;
+    }
+
+    public Builder walSegmentBytes(long bytes) {
+      this.walSegmentBytes = bytes;
+      return this;
+    }
+
+    /** How often the {@code interval} policy fsyncs. */
+    public Builder walFsyncInterval(Duration interval) {
+      this.walFsyncInterval = interval;
+      return this;
+    }
+
+    public Builder walListener(WalListener listener) {
+      this.walListener = listener;
+      return this;
+    }
+
+    /** The search list of a request that sets none. */
+    public Builder defaultSearchList(int n) {
+      this.defaultSearchList = n;
+      return this;
+    }
+
+    /** Records read together per beam step when a request sets none (0: the index's default). */
+    public Builder beamWidth(int n) {
+      this.beamWidth = n;
+      return this;
+    }
+
+    /**
+     * {@code auto}, {@code on} or {@code off}: whether searches prefetch a step's records.
+     *
+     * @throws IllegalArgumentException "prefetch must be auto, on or off" naming the value
+     */
+    public Builder prefetch(String mode) {
+      try {
+        this.prefetch = DiskAnnSettings.Prefetch.valueOf(mode.trim().toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException | NullPointerException e) {
+        throw new IllegalArgumentException(
+            "prefetch must be auto, on or off [value=" + mode + "]", e);
+      }
+      return this;
+    }
+
+    /** Whether compactions start by themselves (an explicit compaction works either way). */
+    public Builder compactionEnabled(boolean enabled) {
+      this.compactionEnabled = enabled;
+      return this;
+    }
+
+    /** A segment is rewritten once this share of its points is deleted. */
+    public Builder compactionDeletedFraction(double fraction) {
+      this.compactionDeletedFraction = fraction;
+      return this;
+    }
+
+    /** Small segments are merged when a shard has more than this many. */
+    public Builder compactionMaxSmallSegments(int n) {
+      this.compactionMaxSmallSegments = n;
+      return this;
+    }
+
+    /** Free space kept on the data directory's disk; writes that would take it answer 507. */
+    public Builder minFreeBytes(long bytes) {
+      this.minFreeBytes = bytes;
+      return this;
+    }
+
+    /** Whether growing segments of graph indexes get a live graph. */
+    public Builder liveGraph(boolean on) {
+      this.liveGraph = on;
+      return this;
+    }
+
+    /** Whether the threads that serve searches do live-graph inserts after their responses. */
+    public Builder liveIndexAssist(boolean on) {
+      this.liveIndexAssist = on;
+      return this;
+    }
+
+    /** The CPU priority (nice, 0..19) of background work: live-graph inserts, compactions. */
+    public Builder backgroundNice(int nice) {
+      this.backgroundNice = nice;
+      return this;
+    }
+
+    /** Threads of an index build (0: one per core). */
+    public Builder buildThreads(int n) {
+      this.buildThreads = n;
+      return this;
+    }
+
+    /**
+     * Crash testing: the file system halts the JVM the {@code hit}-th time it reaches the crash
+     * point {@code name} ({@code null} or blank: never).
+     *
+     * @throws IllegalArgumentException for an unknown point (naming the known ones) or a hit below
+     *     1
+     */
+    public Builder crashPoint(String name, int hit) {
+      if (name == null || name.isBlank()) {
+        this.crashPoint = null;
+        return this;
+      }
+      CrashPoint p = CrashPoint.parse(name);
+      if (hit < 1) {
+        throw new IllegalArgumentException("crash point hit must be at least 1 [hit=" + hit + "]");
+      }
+      this.crashPoint = p;
+      this.crashPointHit = hit;
+      return this;
+    }
+
+    public EngineSettings build() {
+      return new EngineSettings(this);
+    }
+  }
+}

@@ -1,0 +1,224 @@
+package io.flashvec.cluster.metadata;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.FsyncPolicy;
+import io.flashvec.storage.testing.CrashSimulatingFileIO;
+import io.flashvec.storage.testing.FaultyFileIO;
+import io.flashvec.storage.testing.TestSeeds;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+@ExtendWith(TestSeeds.Reporter.class)
+class LocalMetadataStoreTest {
+
+  @TempDir Path dir;
+
+  private final CrashSimulatingFileIO disk = new CrashSimulatingFileIO();
+  private final FaultyFileIO io = new FaultyFileIO(disk);
+
+  @AfterEach
+  void noLeakedChannels() {
+    io.assertNoOpenChannels();
+  }
+
+  private Path file() {
+    return dir.resolve("meta").resolve("collections.json");
+  }
+
+  private static CollectionMeta meta(String name, int dim) {
+    return new CollectionMeta(
+        name,
+        new CollectionConfig(dim, Distance.COSINE, 1, 1, IndexParams.DEFAULT),
+        1_732_250_000_000L);
+  }
+
+  @Test
+  void startsEmptyWithoutAFile() {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    assertThat(s.list()).isEmpty();
+    assertThat(s.get("docs")).isEmpty();
+    assertThat(s.remove("docs")).isFalse();
+    assertThat(Files.exists(file())).isFalse();
+  }
+
+  @Test
+  void everyFieldSurvivesAReload() {
+    CollectionMeta full =
+        new CollectionMeta(
+            "full",
+            new CollectionConfig(
+                768, Distance.EUCLID, 3, 2, new IndexParams(IndexParams.HNSW, 24, 150, 1.3f, 96)),
+            1_732_250_123_456L);
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    assertThat(s.createIfAbsent(full)).isTrue();
+    assertThat(s.createIfAbsent(meta("b", 4))).isTrue();
+    assertThat(s.createIfAbsent(meta("a", 8))).isTrue();
+    LocalMetadataStore reloaded = new LocalMetadataStore(dir, io);
+    assertThat(reloaded.get("full")).contains(full);
+    assertThat(reloaded.list()).containsExactly(meta("a", 8), meta("b", 4), full);
+    for (Distance d : Distance.values()) {
+      CollectionMeta m =
+          new CollectionMeta("d-" + d, new CollectionConfig(2, d, 1, 1, IndexParams.DEFAULT), 1L);
+      reloaded.createIfAbsent(m);
+      assertThat(new LocalMetadataStore(dir, io).get(m.name())).contains(m);
+    }
+    assertThat(Files.exists(file().resolveSibling("collections.json.tmp")))
+        .as("no temp file left behind")
+        .isFalse();
+  }
+
+  @Test
+  void theFileIsTheDocumentedJson() throws Exception {
+    new LocalMetadataStore(dir, io).createIfAbsent(meta("docs", 768));
+    String json = Files.readString(file());
+    assertThat(json.replaceAll("\\s", ""))
+        .isEqualTo(
+            "{\"format_version\":1,\"collections\":[{\"name\":\"docs\",\"created_at\":1732250000000,"
+                + "\"config\":{\"size\":768,\"distance\":\"Cosine\",\"shard_number\":1,"
+                + "\"replication_factor\":1,\"index\":{\"type\":\"diskann\",\"max_degree\":64,"
+                + "\"build_search_list\":100,\"alpha\":1.2,\"pq_subspaces\":0}},"
+                + "\"tuning\":{\"indexing_threshold\":-1,\"wal_fsync_policy\":null}}]}");
+  }
+
+  @Test
+  void updatedTuningIsPersisted() {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("docs", 4));
+    CollectionTuning t = new CollectionTuning(0, FsyncPolicy.NEVER);
+    assertThat(s.updateTuning("docs", t)).isTrue();
+    assertThat(s.updateTuning("absent", t)).isFalse();
+    assertThat(new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning()).isEqualTo(t);
+  }
+
+  @Test
+  void createIfAbsentAndRemoveReportWhetherTheyChangedAnything() {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    assertThat(s.createIfAbsent(meta("docs", 4))).isTrue();
+    assertThat(s.createIfAbsent(meta("docs", 8))).as("duplicate").isFalse();
+    assertThat(s.get("docs")).contains(meta("docs", 4));
+    assertThat(s.remove("docs")).isTrue();
+    assertThat(s.remove("docs")).isFalse();
+    assertThat(new LocalMetadataStore(dir, io).list()).isEmpty();
+  }
+
+  @Test
+  void concurrentCreatesOfOneNameHaveOneWinner() throws Exception {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<Boolean>> results = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        int dim = i + 1;
+        results.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  return s.createIfAbsent(meta("race", dim));
+                }));
+      }
+      start.countDown();
+      int winners = 0;
+      for (Future<Boolean> f : results) {
+        winners += f.get() ? 1 : 0;
+      }
+      assertThat(winners).isEqualTo(1);
+      assertThat(new LocalMetadataStore(dir, io).get("race")).isEqualTo(s.get("race"));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aFailedWriteChangesNothing() {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("kept", 4));
+    io.failOnce(FaultyFileIO.Op.ATOMIC_MOVE, 1);
+    assertThatThrownBy(() -> s.createIfAbsent(meta("lost", 4)))
+        .isInstanceOf(UncheckedIOException.class)
+        .hasMessageContaining("cannot write metadata")
+        .hasRootCauseInstanceOf(FaultyFileIO.InjectedIOException.class);
+    assertThat(s.get("lost")).as("rolled back in memory").isEmpty();
+    assertThat(new LocalMetadataStore(dir, io).list()).containsExactly(meta("kept", 4));
+
+    io.failOnce(FaultyFileIO.Op.WRITE, 1);
+    assertThatThrownBy(() -> s.remove("kept")).isInstanceOf(UncheckedIOException.class);
+    assertThat(s.get("kept")).as("rolled back in memory").contains(meta("kept", 4));
+    assertThat(new LocalMetadataStore(dir, io).list()).containsExactly(meta("kept", 4));
+
+    // The store keeps working once the device does.
+    assertThat(s.createIfAbsent(meta("lost", 4))).isTrue();
+    assertThat(new LocalMetadataStore(dir, io).list())
+        .containsExactly(meta("kept", 4), meta("lost", 4));
+  }
+
+  @Test
+  void everyReturnedChangeSurvivesAPowerLoss() throws Exception {
+    Random r = TestSeeds.random("LocalMetadataStoreTest.powerLoss");
+    int rounds = TestSeeds.atLeast(r, 10);
+    for (int round = 0; round < rounds; round++) {
+      Path d = dir.resolve("round-" + round);
+      CrashSimulatingFileIO crashy = new CrashSimulatingFileIO();
+      LocalMetadataStore s = new LocalMetadataStore(d, crashy);
+      List<String> expected = new ArrayList<>();
+      int ops = 1 + r.nextInt(8);
+      for (int i = 0; i < ops; i++) {
+        if (!expected.isEmpty() && r.nextInt(3) == 0) {
+          String gone = expected.remove(r.nextInt(expected.size()));
+          assertThat(s.remove(gone)).isTrue();
+        } else {
+          String name = "c" + i;
+          assertThat(s.createIfAbsent(meta(name, 4))).isTrue();
+          expected.add(name);
+        }
+      }
+      crashy.crash(r);
+      expected.sort(null);
+      assertThat(new LocalMetadataStore(d, new CrashSimulatingFileIO()).list())
+          .as("round %d, %s", round, TestSeeds.reproduceWith())
+          .extracting(CollectionMeta::name)
+          .containsExactlyElementsOf(expected);
+    }
+  }
+
+  @Test
+  void corruptOrFutureFilesAreRefusedNamingTheFile() throws Exception {
+    Files.createDirectories(file().getParent());
+    Files.writeString(file(), "{\"format_version\": 1, \"collections\": [", StandardCharsets.UTF_8);
+    assertThatThrownBy(() -> new LocalMetadataStore(dir, io))
+        .isInstanceOf(CorruptFileException.class)
+        .hasMessage("metadata is not valid JSON [file=" + file() + "]");
+
+    Files.writeString(file(), "{\"format_version\": 2, \"collections\": []}");
+    assertThatThrownBy(() -> new LocalMetadataStore(dir, io))
+        .isInstanceOf(CorruptFileException.class)
+        .hasMessage(
+            "unsupported metadata format version [version=2, supported=1] [file=" + file() + "]");
+
+    Files.writeString(file(), "{\"collections\": []}");
+    assertThatThrownBy(() -> new LocalMetadataStore(dir, io))
+        .isInstanceOf(CorruptFileException.class)
+        .hasMessageStartingWith("unsupported metadata format version [version=-1, supported=1]");
+  }
+}

@@ -1,0 +1,43 @@
+package io.flashvec.cluster.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.storage.CrashPoint;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.HaltingFileIO;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The engine's file system: the real one, or one that halts at a named crash point. */
+class EngineTest {
+
+  private static FileIO io(String point, int hit) {
+    EngineSettings s = EngineSettings.builder(Path.of("unused")).crashPoint(point, hit).build();
+    return Engine.fileIo(s.crashPoint, s.crashPointHit);
+  }
+
+  @Test
+  void blankMeansTheRealFileSystem() {
+    assertThat(io("", 1)).isSameAs(FileIO.DEFAULT);
+    assertThat(io(null, 1)).isSameAs(FileIO.DEFAULT);
+  }
+
+  @Test
+  void aNamedPointHaltsAtItsHit() {
+    FileIO io = io("seal-frozen", 3);
+    assertThat(io).isInstanceOf(HaltingFileIO.class);
+    assertThat(((HaltingFileIO) io).point()).isEqualTo(CrashPoint.SEAL_FROZEN);
+    assertThat(((HaltingFileIO) io).hit()).isEqualTo(3);
+  }
+
+  @Test
+  void anUnknownPointOrHitIsRefused() {
+    assertThatThrownBy(() -> io("seal-frozn", 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("unknown crash point [value=seal-frozn, known=[");
+    assertThatThrownBy(() -> io("seal-frozen", 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("crash point hit must be at least 1 [hit=0]");
+  }
+}
