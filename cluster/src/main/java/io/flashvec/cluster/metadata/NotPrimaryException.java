@@ -7,7 +7,7 @@ import io.flashvec.index.UnavailableException;
  * primary has been elected, or the key died with this node's lease.
  */
 public final class NotPrimaryException extends UnavailableException {
-  NotPrimaryException(String message) {
+  public NotPrimaryException(String message) {
     super(message);
   }
 }

@@ -236,8 +236,7 @@ public final class ShardReplica implements Closeable {
       schemaRevision = revision;
     }
     if (!schemas.current().equals(schema)) {
-      LOG.info(
-          "payload indexes replaced [collection={}, schema={}]", key.dirName(), schema);
+      LOG.info("payload indexes replaced [collection={}, schema={}]", key.dirName(), schema);
       schemas.change(s -> schema, wait);
     }
   }
