@@ -4,9 +4,11 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.disk.GraphFile;
+import io.flashvec.index.disk.PqCodebook;
 import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.segment.BuildSpec;
 import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.storage.ChecksummedFile;
@@ -17,6 +19,7 @@ import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
 import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
 import io.github.jbellis.jvector.graph.NodesIterator;
 import io.github.jbellis.jvector.graph.similarity.BuildScoreProvider;
+import io.github.jbellis.jvector.util.PhysicalCoreExecutor;
 import io.github.jbellis.jvector.vector.VectorSimilarityFunction;
 import io.github.jbellis.jvector.vector.VectorizationProvider;
 import io.github.jbellis.jvector.vector.types.VectorFloat;
@@ -50,7 +53,38 @@ public final class DiskAnnWriter {
   private static final VectorTypeSupport VTS =
       VectorizationProvider.getInstance().getVectorTypeSupport();
 
-  private DiskAnnWriter() {}
+  private final FileIO io;
+  private final Path dir;
+  private final Path tmp;
+  private final int segmentId;
+  private final int dim;
+  private final Distance distance;
+  private final IndexParams params;
+
+  /** Where PQ encoding and the graph build run; {@code null}: jvector's default pools. */
+  private final ForkJoinPool pool;
+
+  private final BooleanSupplier cancelled;
+
+  private DiskAnnWriter(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      int dim,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled) {
+    this.io = io;
+    this.dir = dir;
+    this.tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
+    this.segmentId = segmentId;
+    this.dim = dim;
+    this.distance = distance;
+    this.params = params;
+    this.pool = pool;
+    this.cancelled = cancelled == null ? BuildSpec.NEVER_CANCELLED : cancelled;
+  }
 
   /**
    * A segment builder that writes in this process, on the build pool of {@code settings} unless a
@@ -83,6 +117,7 @@ public final class DiskAnnWriter {
             src.dimension(),
             distance,
             params,
+            null,
             null));
   }
 
@@ -95,27 +130,37 @@ public final class DiskAnnWriter {
    * the rename had happened: no temporary files are left behind.
    */
   public static int write(BuildSpec spec) throws IOException {
-    Path tmp = spec.dir().resolveSibling(spec.dir().getFileName() + ".tmp");
+    DiskAnnWriter w =
+        new DiskAnnWriter(
+            spec.io(),
+            spec.dir(),
+            spec.segmentId(),
+            spec.dimension(),
+            spec.distance(),
+            spec.params(),
+            spec.pool(),
+            spec.cancelled());
+    return w.intoTmp(() -> w.build(spec.sources(), spec.ords(), spec.points()));
+  }
+
+  /** Writes the segment into {@code tmp} and renames it to {@code dir}. */
+  private interface Output {
+    int write() throws IOException;
+  }
+
+  /**
+   * Runs {@code output}; whenever it throws (cancelled, a full disk, any failure) removes {@code
+   * tmp}, and {@code dir} if the rename had happened, so no temporary files are left behind.
+   */
+  private int intoTmp(Output output) throws IOException {
     boolean done = false;
     try {
-      int n =
-          build(
-              spec.io(),
-              tmp,
-              spec.dir(),
-              spec.segmentId(),
-              spec.sources(),
-              spec.ords(),
-              spec.dimension(),
-              spec.distance(),
-              spec.params(),
-              spec.pool(),
-              spec.cancelled());
+      int n = output.write();
       done = true;
       return n;
     } finally {
       if (!done) {
-        removeOutput(spec.io(), tmp, spec.dir());
+        removeOutput();
       }
     }
   }
@@ -131,7 +176,7 @@ public final class DiskAnnWriter {
   static final long ABANDON_POLL_MILLIS = 50;
 
   /** Removes what a failed or cancelled build wrote; a failure to do so is logged. */
-  private static void removeOutput(FileIO io, Path tmp, Path dir) {
+  private void removeOutput() {
     try {
       io.deleteTree(tmp);
       io.deleteTree(dir);
@@ -139,6 +184,34 @@ public final class DiskAnnWriter {
       // The next open removes directories that no manifest lists.
       LOG.warn("cannot remove the output of a failed segment build [dir={}]", tmp, e);
     }
+  }
+
+  /**
+   * PQ subspaces of the segment's codes: the index's setting, else the default for the dimension.
+   */
+  private int subspaces() {
+    int m = params.pqSubspaces() > 0 ? params.pqSubspaces() : PqTrainer.defaultSubspaces(dim);
+    return Math.min(m, dim);
+  }
+
+  /** Runs a step that cannot be stopped, see {@link #abandonable}. */
+  private <T> T step(java.util.function.Supplier<T> step) {
+    return abandonable(step, cancelled, segmentId);
+  }
+
+  /**
+   * Trains a codebook on the first {@code count} vectors of {@code sample} and encodes them. PQ
+   * only guides the beam (every expanded node is rescored exactly), so the code size trades RAM for
+   * how many extra nodes the beam expands.
+   */
+  private PqCodes trainPq(ListRandomAccessVectorValues sample, int count) {
+    int m = subspaces();
+    return step(() -> PqTrainer.train(sample, count, dim, m, distance == Distance.EUCLID, pool));
+  }
+
+  /** Throws if the build was cancelled. */
+  private void checkCancelled() {
+    checkCancelled(cancelled, segmentId);
   }
 
   /** Throws if the build was cancelled. */
@@ -156,31 +229,7 @@ public final class DiskAnnWriter {
    * cannot take the CPU from queries); otherwise on jvector's default pools. The sources must stay
    * open until this returns.
    */
-  private static int build(
-      FileIO io,
-      Path tmp,
-      Path dir,
-      int segmentId,
-      List<? extends Segment> sources,
-      List<int[]> ords,
-      int dim,
-      Distance distance,
-      IndexParams params,
-      ForkJoinPool pool,
-      BooleanSupplier cancelled)
-      throws IOException {
-    if (sources.size() != ords.size()) {
-      throw new IllegalArgumentException(
-          "one ordinal array per source [sources="
-              + sources.size()
-              + ", ords="
-              + ords.size()
-              + "]");
-    }
-    int n = 0;
-    for (int[] o : ords) {
-      n += o.length;
-    }
+  private int build(List<? extends Segment> sources, List<int[]> ords, int n) throws IOException {
     io.deleteTree(tmp);
     io.createDirectories(tmp);
     List<VectorFloat<?>> vectors = new ArrayList<>(n);
@@ -201,20 +250,8 @@ public final class DiskAnnWriter {
     var ravv = new ListRandomAccessVectorValues(vectors, dim);
     VectorSimilarityFunction vsf = DiskAnnSegment.similarity(distance);
 
-    // PQ only guides the beam (every expanded node is rescored exactly), so the code size trades
-    // RAM for how many extra nodes the beam expands. Default: see defaultSubspaces.
-    int subspaces =
-        params.pqSubspaces() > 0 ? params.pqSubspaces() : PqTrainer.defaultSubspaces(dim);
-    subspaces = Math.min(subspaces, dim);
-    checkCancelled(cancelled, segmentId);
-    ForkJoinPool trainOn = pool;
-    int m = subspaces;
-    int count = n;
-    PqCodes codes =
-        abandonable(
-            () -> PqTrainer.train(ravv, count, dim, m, distance == Distance.EUCLID, trainOn),
-            cancelled,
-            segmentId);
+    checkCancelled();
+    PqCodes codes = trainPq(ravv, n);
 
     // One flat Vamana layer (ADR 0013): the file keeps layer 0 only and every search starts at the
     // entry node, so the layer must be navigable from there on its own. jvector's default
@@ -261,7 +298,7 @@ public final class DiskAnnWriter {
               @Override
               public float[] vector(int ord) {
                 if ((ord & 4095) == 0) {
-                  checkCancelled(cancelled, segmentId);
+                  checkCancelled();
                 }
                 return raw[ord];
               }
@@ -278,8 +315,8 @@ public final class DiskAnnWriter {
             });
       }
     }
-    checkCancelled(cancelled, segmentId);
-    finish(io, tmp, dir, segmentId, n, dim, distance, codes, ids, payloads);
+    checkCancelled();
+    finish(n, codes, ids, payloads);
     return n;
   }
 
@@ -294,8 +331,7 @@ public final class DiskAnnWriter {
       ForkJoinPool pool,
       BooleanSupplier cancelled,
       int segmentId) {
-    ForkJoinPool simd =
-        pool != null ? pool : io.github.jbellis.jvector.util.PhysicalCoreExecutor.pool();
+    ForkJoinPool simd = pool != null ? pool : PhysicalCoreExecutor.pool();
     var vectors = ravv.threadLocalSupplier();
     int slice = Math.max(64, GRAPH_SLICE_PER_THREAD * simd.getParallelism());
     for (int from = 0; from < n; from += slice) {
@@ -361,18 +397,7 @@ public final class DiskAnnWriter {
    * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
    * and renames {@code tmp} to {@code dir}.
    */
-  private static void finish(
-      FileIO io,
-      Path tmp,
-      Path dir,
-      int segmentId,
-      int n,
-      int dim,
-      Distance distance,
-      PqCodes codes,
-      PointId[] ids,
-      byte[][] payloads)
-      throws IOException {
+  private void finish(int n, PqCodes codes, PointId[] ids, byte[][] payloads) throws IOException {
     Path pqPath = tmp.resolve(DiskAnnFormat.PQ_FILE);
     codes.write(io, pqPath, segmentId);
     fsync(io, tmp.resolve(DiskAnnFormat.GRAPH_FILE));
@@ -393,14 +418,14 @@ public final class DiskAnnWriter {
   }
 
   /**
-   * Writes segment {@code segmentId} from a frozen growing segment whose {@link
-   * io.flashvec.index.segment.LiveGraph} holds every ordinal (ADR 0011): that graph, its lists
-   * pruned to {@code maxDegree}, is the segment's graph, so nothing is rebuilt; every ordinal is
-   * kept (the caller marks the deleted ones) and ordinal {@code i} stays ordinal {@code i}. PQ
-   * codes are encoded with {@code codebook} (the shard's newest, so sealing needs no training) when
-   * it fits the dimension and the subspace count, else with a codebook trained on an evenly spaced
-   * sample of at most {@value PqTrainer#TRAINING_SAMPLE} points. Encoding runs on {@code pool}
-   * ({@code null}: the common pool). Written like {@link #write}.
+   * Writes segment {@code segmentId} from a frozen growing segment whose {@link LiveGraph} holds
+   * every ordinal (ADR 0011): that graph, its lists pruned to {@code maxDegree}, is the segment's
+   * graph, so nothing is rebuilt; every ordinal is kept (the caller marks the deleted ones) and
+   * ordinal {@code i} stays ordinal {@code i}. PQ codes are encoded with {@code codebook} (the
+   * shard's newest, so sealing needs no training) when it fits the dimension and the subspace
+   * count, else with a codebook trained on an evenly spaced sample of at most {@value
+   * PqTrainer#TRAINING_SAMPLE} points. Encoding runs on {@code pool} ({@code null}: the common
+   * pool). Written like {@link #write}.
    */
   public static int writeFromGraph(
       FileIO io,
@@ -409,39 +434,18 @@ public final class DiskAnnWriter {
       GrowingSegment src,
       Distance distance,
       IndexParams params,
-      io.flashvec.index.disk.PqCodebook codebook,
+      PqCodebook codebook,
       ForkJoinPool pool,
       BooleanSupplier cancelled)
       throws IOException {
-    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
-    boolean done = false;
-    try {
-      int n =
-          writeFromGraph(io, tmp, dir, segmentId, src, distance, params, codebook, pool, cancelled);
-      done = true;
-      return n;
-    } finally {
-      if (!done) {
-        removeOutput(io, tmp, dir);
-      }
-    }
+    DiskAnnWriter w =
+        new DiskAnnWriter(io, dir, segmentId, src.dimension(), distance, params, pool, cancelled);
+    return w.intoTmp(() -> w.fromGraph(src, codebook));
   }
 
-  private static int writeFromGraph(
-      FileIO io,
-      Path tmp,
-      Path dir,
-      int segmentId,
-      GrowingSegment src,
-      Distance distance,
-      IndexParams params,
-      io.flashvec.index.disk.PqCodebook codebook,
-      ForkJoinPool pool,
-      BooleanSupplier cancelled)
-      throws IOException {
-    io.flashvec.index.segment.LiveGraph g = src.graph();
+  private int fromGraph(GrowingSegment src, PqCodebook codebook) throws IOException {
+    LiveGraph g = src.graph();
     int n = src.size();
-    int dim = src.dimension();
     if (g == null || g.size() != n) {
       throw new IllegalStateException(
           "live graph does not hold the segment [segment="
@@ -466,7 +470,7 @@ public final class DiskAnnWriter {
           @Override
           public float[] vector(int ord) {
             if ((ord & 4095) == 0) {
-              checkCancelled(cancelled, segmentId);
+              checkCancelled();
             }
             return src.vectorAt(ord);
           }
@@ -476,57 +480,27 @@ public final class DiskAnnWriter {
             return g.neighbours(ord, out);
           }
         });
-    int subspaces =
-        params.pqSubspaces() > 0 ? params.pqSubspaces() : PqTrainer.defaultSubspaces(dim);
-    subspaces = Math.min(subspaces, dim);
     if (codebook == null
         || codebook.dimension() != dim
-        || codebook.subspaces() != subspaces
+        || codebook.subspaces() != subspaces()
         || n == 0) {
       int sample = Math.min(n, PqTrainer.TRAINING_SAMPLE);
       List<VectorFloat<?>> vs = new ArrayList<>(sample);
       for (int i = 0; i < sample; i++) {
         vs.add(VTS.createFloatVector(src.vectorAt((int) ((long) i * n / sample))));
       }
-      ForkJoinPool trainOn = pool;
-      int m = subspaces;
-      codebook =
-          abandonable(
-                  () ->
-                      PqTrainer.train(
-                          new ListRandomAccessVectorValues(vs, dim),
-                          sample,
-                          dim,
-                          m,
-                          distance == Distance.EUCLID,
-                          trainOn),
-                  cancelled,
-                  segmentId)
-              .codebook();
+      codebook = trainPq(new ListRandomAccessVectorValues(vs, dim), sample).codebook();
     }
-    io.flashvec.index.disk.PqCodebook book = codebook;
-    ForkJoinPool encodeOn = pool;
-    byte[] codes =
-        abandonable(
-            () -> PqTrainer.encodeAll(book, n, src::vectorAt, encodeOn), cancelled, segmentId);
-    checkCancelled(cancelled, segmentId);
+    PqCodebook book = codebook;
+    byte[] codes = step(() -> PqTrainer.encodeAll(book, n, src::vectorAt, pool));
+    checkCancelled();
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
     for (int i = 0; i < n; i++) {
       ids[i] = src.idAt(i);
       payloads[i] = src.payloadAt(i);
     }
-    finish(
-        io,
-        tmp,
-        dir,
-        segmentId,
-        n,
-        dim,
-        distance,
-        new io.flashvec.index.disk.PqCodes(codebook, n, codes),
-        ids,
-        payloads);
+    finish(n, new PqCodes(codebook, n, codes), ids, payloads);
     return n;
   }
 

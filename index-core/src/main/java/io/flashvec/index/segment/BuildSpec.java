@@ -37,20 +37,6 @@ public record BuildSpec(
   /** The cancellation of a build that is never cancelled. */
   public static final BooleanSupplier NEVER_CANCELLED = () -> false;
 
-  /** A build that is never cancelled. */
-  public BuildSpec(
-      FileIO io,
-      Path dir,
-      int segmentId,
-      List<? extends Segment> sources,
-      List<int[]> ords,
-      int dimension,
-      Distance distance,
-      IndexParams params,
-      ForkJoinPool pool) {
-    this(io, dir, segmentId, sources, ords, dimension, distance, params, pool, null);
-  }
-
   public BuildSpec {
     if (cancelled == null) {
       cancelled = NEVER_CANCELLED;

@@ -295,7 +295,8 @@ class SegmentBuildCancellationTest {
                           DIM,
                           Distance.EUCLID,
                           IndexParams.DEFAULT,
-                          pool)))
+                          pool,
+                          null)))
           .as("ENOSPC at %s", op)
           .isInstanceOf(IOException.class)
           .hasMessageContaining(FaultyFileIO.NO_SPACE);
