@@ -69,14 +69,7 @@ public final class FilterParser {
     JsonNode ms = n.get("min_should");
     if (ms != null && !ms.isNull()) {
       String p = path + ".min_should";
-      if (!ms.isObject()) {
-        throw bad(p, "expected an object with conditions and min_count", ms);
-      }
-      for (Map.Entry<String, JsonNode> e : ms.properties()) {
-        if (!e.getKey().equals("conditions") && !e.getKey().equals("min_count")) {
-          throw unknown(p, e.getKey());
-        }
-      }
+      objectOf(ms, p, "conditions", "min_count");
       JsonNode mc = ms.get("min_count");
       if (mc == null || !mc.isIntegralNumber() || mc.bigIntegerValue().signum() < 0) {
         throw bad(p + ".min_count", "expected a non-negative integer", mc);
@@ -133,14 +126,7 @@ public final class FilterParser {
       only(n, path, "nested");
       JsonNode nn = n.get("nested");
       String p = path + ".nested";
-      if (!nn.isObject()) {
-        throw bad(p, "expected an object with key and filter", nn);
-      }
-      for (Map.Entry<String, JsonNode> e : nn.properties()) {
-        if (!e.getKey().equals("key") && !e.getKey().equals("filter")) {
-          throw unknown(p, e.getKey());
-        }
-      }
+      objectOf(nn, p, "key", "filter");
       FieldPath key = key(nn.get("key"), p + ".key");
       JsonNode f = nn.get("filter");
       if (f == null || f.isNull()) {
@@ -185,6 +171,20 @@ public final class FilterParser {
       }
       default -> false;
     };
+  }
+
+  /**
+   * Checks that {@code n} at {@code path} is an object with no keys but {@code a} and {@code b}.
+   */
+  private static void objectOf(JsonNode n, String path, String a, String b) {
+    if (!n.isObject()) {
+      throw bad(path, "expected an object with " + a + " and " + b, n);
+    }
+    for (Map.Entry<String, JsonNode> e : n.properties()) {
+      if (!e.getKey().equals(a) && !e.getKey().equals(b)) {
+        throw unknown(path, e.getKey());
+      }
+    }
   }
 
   private static void only(JsonNode n, String path, String field) {

@@ -358,29 +358,17 @@ public final class PayloadIndexes implements Closeable {
     }
     synchronized (lock) {
       try {
-        for (Map.Entry<Segment, Path> d : new ArrayList<>(diskDirs.entrySet())) {
-          Segment seg = d.getKey();
-          Entry old = entries.get(seg);
-          if (old != null && old.schema().equals(next)) {
-            continue;
-          }
-          if (!pins.pin(seg)) {
-            continue; // retired meanwhile
-          }
-          try {
-            if (!diskDirs.containsKey(seg)) {
-              continue;
-            }
-            DirectoryReader r = openIfValid(seg, d.getValue().resolve(DIR_PREFIX + next.hash()));
-            if (r != null) {
-              r.close();
-            } else {
-              build(seg, d.getValue(), next);
-            }
-          } finally {
-            pins.unpin(seg);
-          }
-        }
+        forEachOutdated(
+            next,
+            pins,
+            (seg, segmentDir) -> {
+              DirectoryReader r = openIfValid(seg, segmentDir.resolve(DIR_PREFIX + next.hash()));
+              if (r != null) {
+                r.close();
+              } else {
+                build(seg, segmentDir, next);
+              }
+            });
       } catch (IOException | RuntimeException e) {
         if (!next.equals(schema)) {
           for (Path segmentDir : diskDirs.values()) {
@@ -406,37 +394,55 @@ public final class PayloadIndexes implements Closeable {
   public void setSchema(PayloadSchema next, Pins pins) throws IOException {
     synchronized (lock) {
       schema = next;
-      for (Map.Entry<Segment, Path> d : new ArrayList<>(diskDirs.entrySet())) {
-        Segment seg = d.getKey();
-        Entry old = entries.get(seg);
-        if (old != null && old.schema().equals(next)) {
-          continue;
-        }
-        if (!pins.pin(seg)) {
-          continue; // retired meanwhile: drop() forgets it
-        }
-        try {
-          if (!diskDirs.containsKey(seg)) {
-            continue;
-          }
-          if (next.isEmpty()) {
-            Entry e = entries.remove(seg);
-            if (e != null) {
-              e.close();
+      forEachOutdated(
+          next,
+          pins,
+          (seg, segmentDir) -> {
+            if (next.isEmpty()) {
+              Entry e = entries.remove(seg);
+              if (e != null) {
+                e.close();
+              }
+              removeOthers(segmentDir, null);
+            } else {
+              install(seg, openOrBuild(seg, segmentDir, next));
+              removeOthers(segmentDir, DIR_PREFIX + next.hash());
             }
-            removeOthers(d.getValue(), null);
-            continue;
-          }
-          install(seg, openOrBuild(seg, d.getValue(), next));
-          removeOthers(d.getValue(), DIR_PREFIX + next.hash());
-        } finally {
-          pins.unpin(seg);
-        }
-      }
+          });
       for (Map.Entry<Segment, Entry> e : new ArrayList<>(entries.entrySet())) {
         if (e.getValue() instanceof MemoryEntry && entries.remove(e.getKey(), e.getValue())) {
           e.getValue().close();
         }
+      }
+    }
+  }
+
+  /** Work on one disk segment's index directory. */
+  private interface SegmentWork {
+    void run(Segment seg, Path segmentDir) throws IOException;
+  }
+
+  /**
+   * Runs {@code work} on each disk segment registered here whose index is not of {@code next}, with
+   * the segment pinned; segments that leave the shard meanwhile are skipped ({@link #drop} forgets
+   * them).
+   */
+  private void forEachOutdated(PayloadSchema next, Pins pins, SegmentWork work) throws IOException {
+    for (Map.Entry<Segment, Path> d : new ArrayList<>(diskDirs.entrySet())) {
+      Segment seg = d.getKey();
+      Entry old = entries.get(seg);
+      if (old != null && old.schema().equals(next)) {
+        continue;
+      }
+      if (!pins.pin(seg)) {
+        continue; // retired meanwhile
+      }
+      try {
+        if (diskDirs.containsKey(seg)) {
+          work.run(seg, d.getValue());
+        }
+      } finally {
+        pins.unpin(seg);
       }
     }
   }

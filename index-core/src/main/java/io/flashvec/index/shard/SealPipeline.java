@@ -81,31 +81,20 @@ final class SealPipeline {
   private volatile int buildingSegment = -1; // the frozen segment the running build indexes
   private volatile String checkpointFailure;
 
-  SealPipeline(
-      Path dir,
-      Shard.Options options,
-      Distance distance,
-      IndexParams index,
-      SegmentFormat format,
-      SpaceGuard space,
-      ReentrantLock writeLock,
-      SegmentSet segments,
-      IdLocations locations,
-      PayloadIndexes payloadIndexes,
-      BackgroundJobs jobs) {
-    this.dir = dir;
+  SealPipeline(ShardParts parts) {
+    this.dir = parts.dir();
     this.segmentsDir = dir.resolve("segments");
-    this.io = options.io();
-    this.options = options;
-    this.distance = distance;
-    this.index = index;
-    this.format = format;
-    this.space = space;
-    this.writeLock = writeLock;
-    this.segments = segments;
-    this.locations = locations;
-    this.payloadIndexes = payloadIndexes;
-    this.jobs = jobs;
+    this.io = parts.options().io();
+    this.options = parts.options();
+    this.distance = parts.distance();
+    this.index = parts.index();
+    this.format = parts.format();
+    this.space = parts.space();
+    this.writeLock = parts.writeLock();
+    this.segments = parts.segments();
+    this.locations = parts.locations();
+    this.payloadIndexes = parts.payloadIndexes();
+    this.jobs = parts.jobs();
   }
 
   /** Sets what runs after each install, outside the lock (the compactor looks for work). */

@@ -321,10 +321,11 @@ public final class Shard implements Closeable {
     this.payloadIndexes = new PayloadIndexes(io, PayloadSchema.EMPTY);
     this.segments = new SegmentSet(dir, io, payloadIndexes);
     IdLocations locations = new IdLocations();
-    this.pipeline =
-        new SealPipeline(
+    ShardParts parts =
+        new ShardParts(
             dir,
             options,
+            dim,
             distance,
             index,
             format,
@@ -334,29 +335,13 @@ public final class Shard implements Closeable {
             locations,
             payloadIndexes,
             jobs);
-    this.compactor =
-        new ShardCompactor(
-            new ShardCompactor.Context(
-                dir,
-                options,
-                dim,
-                distance,
-                index,
-                format,
-                space,
-                writeLock,
-                segments,
-                pipeline,
-                payloadIndexes,
-                jobs));
+    this.pipeline = new SealPipeline(parts);
+    this.compactor = new ShardCompactor(parts, pipeline);
     pipeline.onInstall(compactor::maybeSchedule);
     this.scheduler = new LiveIndexScheduler(dir, options.liveIndexer(), segments, jobs);
     this.reader = new ShardReader(dim, distance, segments, locations, payloadIndexes, scheduler);
     List<SealedSegment> sealed = pipeline.openSegments();
-    this.writer =
-        new ShardWriter(
-            dir, dim, distance, index, options, space, jobs, writeLock, segments, locations,
-            pipeline, scheduler, compactor, reader);
+    this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader);
     segments.publish(sealed, List.of(writer.growing()), List.of());
     this.wal = writer.openWal(pipeline.checkpointSeq());
     writeLock.lock();
@@ -561,16 +546,7 @@ public final class Shard implements Closeable {
    * opened, when it exists) before this returns; queries use the old indexes meanwhile.
    */
   public void setPayloadSchema(PayloadSchema schema) {
-    if (!jobs.enter()) {
-      throw new UnavailableException("shard is closed [dir=" + dir + "]");
-    }
-    try {
-      payloadIndexes.setSchema(schema, pins);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot build payload indexes [dir=" + dir + "]", e);
-    } finally {
-      jobs.exit(); // close waits for this: no index build writes into a deleted collection
-    }
+    buildPayloadIndexes(() -> payloadIndexes.setSchema(schema, pins));
   }
 
   /**
@@ -578,15 +554,25 @@ public final class Shard implements Closeable {
    * PayloadIndexes#prepare}); {@link #setPayloadSchema} then opens them.
    */
   public void preparePayloadSchema(PayloadSchema schema) {
+    buildPayloadIndexes(() -> payloadIndexes.prepare(schema, pins));
+  }
+
+  /** A payload index change that writes files. */
+  private interface IndexBuild {
+    void run() throws IOException;
+  }
+
+  /** Runs {@code build} as a job of the shard, which {@link #close} waits for. */
+  private void buildPayloadIndexes(IndexBuild build) {
     if (!jobs.enter()) {
       throw new UnavailableException("shard is closed [dir=" + dir + "]");
     }
     try {
-      payloadIndexes.prepare(schema, pins);
+      build.run();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot build payload indexes [dir=" + dir + "]", e);
     } finally {
-      jobs.exit();
+      jobs.exit(); // close waits for this: no index build writes into a deleted collection
     }
   }
 

@@ -1,13 +1,9 @@
 package io.flashvec.index.shard;
 
-import io.flashvec.index.Distance;
-import io.flashvec.index.IndexParams;
-import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.segment.BuildSpec;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.SegmentBuilder;
-import io.flashvec.index.segment.SegmentFormat;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.DiskFullException;
 import java.io.IOException;
@@ -76,22 +72,8 @@ final class ShardCompactor {
    */
   record Job(Plan plan, List<int[]> ords, Snapshot held, int newId) {}
 
-  /** What a compaction reads and writes: the shard's stages and settings it works with. */
-  record Context(
-      Path dir,
-      Shard.Options options,
-      int dimension,
-      Distance distance,
-      IndexParams index,
-      SegmentFormat format,
-      SpaceGuard space,
-      ReentrantLock writeLock,
-      SegmentSet segments,
-      SealPipeline pipeline,
-      PayloadIndexes payloadIndexes,
-      BackgroundJobs jobs) {}
-
-  private final Context ctx;
+  private final ShardParts ctx;
+  private final SealPipeline pipeline;
   private final Shard.Compaction config;
   private final ReentrantLock lock = new ReentrantLock();
   private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -100,8 +82,9 @@ final class ShardCompactor {
   private volatile Set<Integer> running = Set.of();
   private volatile String failure;
 
-  ShardCompactor(Context ctx) {
+  ShardCompactor(ShardParts ctx, SealPipeline pipeline) {
     this.ctx = ctx;
+    this.pipeline = pipeline;
     this.config = ctx.options().compaction();
   }
 
@@ -215,7 +198,7 @@ final class ShardCompactor {
   private Job planJob(boolean force) {
     ctx.writeLock().lock();
     try {
-      if (ctx.jobs().cancelled() || !ctx.pipeline().started()) {
+      if (ctx.jobs().cancelled() || !pipeline.started()) {
         return null;
       }
       Plan plan = plan(ctx.segments().current().sealed(), force);
@@ -297,7 +280,7 @@ final class ShardCompactor {
       ids.add(d.id());
     }
     running = Set.copyOf(ids);
-    Path target = ctx.pipeline().segmentPath(job.newId());
+    Path target = pipeline.segmentPath(job.newId());
     SealedSegment built = null;
     boolean installed = false;
     long t0 = System.nanoTime();
@@ -313,7 +296,7 @@ final class ShardCompactor {
       }
       if (points > 0) {
         var io = ctx.options().io();
-        io.createDirectories(ctx.pipeline().segmentsDirectory());
+        io.createDirectories(pipeline.segmentsDirectory());
         ctx.options()
             .segmentBuilder()
             .build(
@@ -336,7 +319,7 @@ final class ShardCompactor {
         ctx.payloadIndexes().openDisk(built, target);
         io.crashPoint(CrashPoint.COMPACTION_BUILT);
       }
-      installed = ctx.pipeline().installCompaction(sources, job.ords(), built);
+      installed = pipeline.installCompaction(sources, job.ords(), built);
       if (installed) {
         done.incrementAndGet();
         failure = null;
@@ -374,10 +357,10 @@ final class ShardCompactor {
       job.held().release();
       if (!installed) {
         if (built != null) {
-          ctx.pipeline().discard(built);
+          pipeline.discard(built);
         }
         // Not in any manifest: safe to remove (a crash instead leaves it to the next open).
-        ctx.pipeline().removeUnfinished(target);
+        pipeline.removeUnfinished(target);
       }
     }
   }

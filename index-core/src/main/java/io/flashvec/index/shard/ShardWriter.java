@@ -63,20 +63,21 @@ final class ShardWriter {
    * {@link #openWal} replays the log.
    */
   ShardWriter(
-      Path dir,
-      int dim,
-      Distance distance,
-      IndexParams index,
-      Shard.Options options,
-      SpaceGuard space,
-      BackgroundJobs jobs,
-      ReentrantLock writeLock,
-      SegmentSet segments,
-      IdLocations locations,
+      ShardParts parts,
       SealPipeline pipeline,
       LiveIndexScheduler scheduler,
       ShardCompactor compactor,
       ShardReader reader) {
+    Path dir = parts.dir();
+    int dim = parts.dimension();
+    Distance distance = parts.distance();
+    IndexParams index = parts.index();
+    Shard.Options options = parts.options();
+    SpaceGuard space = parts.space();
+    BackgroundJobs jobs = parts.jobs();
+    ReentrantLock writeLock = parts.writeLock();
+    SegmentSet segments = parts.segments();
+    IdLocations locations = parts.locations();
     this.dir = dir;
     this.dim = dim;
     this.distance = distance;
