@@ -65,6 +65,10 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: writes serialise on one write lock (see {@link ShardWriter}); reads never lock;
  * builds, compactions and live-graph inserts run on the executors of {@link Options}. {@link
  * #close} waits for running builds and compactions.
+ *
+ * <p>Its ~800 lines are {@link Options} (every setting of a shard with its default and check, ~170
+ * lines), the wiring of the stages, and the public methods, most of which hand the call to one
+ * stage; the logic is in the stages.
  */
 public final class Shard implements Closeable {
 
