@@ -61,12 +61,12 @@ public record FlashVecProperties(
    */
   public record Storage(@DefaultValue("128MB") DataSize minFreeBytes) {
     public Storage {
-      if (minFreeBytes.toBytes() < 0) {
-        throw new IllegalArgumentException(
-            "flashvec.storage.min-free-bytes must not be negative [min-free-bytes="
-                + minFreeBytes
-                + "]");
-      }
+      check(
+          minFreeBytes.toBytes() >= 0,
+          "storage",
+          "min-free-bytes",
+          "must not be negative",
+          minFreeBytes);
     }
   }
 
@@ -81,10 +81,7 @@ public record FlashVecProperties(
    */
   public record Shutdown(@DefaultValue("20s") Duration gracePeriod) {
     public Shutdown {
-      if (gracePeriod.isNegative() || gracePeriod.isZero()) {
-        throw new IllegalArgumentException(
-            "flashvec.shutdown.grace-period must be positive [grace-period=" + gracePeriod + "]");
-      }
+      check(gracePeriod.isPositive(), "shutdown", "grace-period", "must be positive", gracePeriod);
     }
   }
 
@@ -212,12 +209,12 @@ public record FlashVecProperties(
       @DefaultValue("10") int backgroundNice,
       @DefaultValue("true") boolean liveIndexAssist) {
     public Segment {
-      if (backgroundNice < 0 || backgroundNice > 19) {
-        throw new IllegalArgumentException(
-            "flashvec.segment.background-nice must be in 0..19 [background-nice="
-                + backgroundNice
-                + "]");
-      }
+      check(
+          backgroundNice >= 0 && backgroundNice <= 19,
+          "segment",
+          "background-nice",
+          "must be in 0..19",
+          backgroundNice);
     }
   }
 
@@ -234,14 +231,8 @@ public record FlashVecProperties(
    */
   public record Writes(@DefaultValue("10") int nice, @DefaultValue("32") int threads) {
     public Writes {
-      if (nice < 0 || nice > 19) {
-        throw new IllegalArgumentException(
-            "flashvec.writes.nice must be in 0..19 [nice=" + nice + "]");
-      }
-      if (threads < 1) {
-        throw new IllegalArgumentException(
-            "flashvec.writes.threads must be at least 1 [threads=" + threads + "]");
-      }
+      check(nice >= 0 && nice <= 19, "writes", "nice", "must be in 0..19", nice);
+      check(threads >= 1, "writes", "threads", "must be at least 1", threads);
     }
   }
 
@@ -275,25 +266,28 @@ public record FlashVecProperties(
       positive("header-timeout", headerTimeout);
       positive("body-timeout", bodyTimeout);
       positive("idle-timeout", idleTimeout);
-      if (maxConnections < 1) {
-        throw new IllegalArgumentException(
-            "flashvec.http.max-connections must be at least 1 [max-connections="
-                + maxConnections
-                + "]");
-      }
-      if (maxPipelinedRequests < 1) {
-        throw new IllegalArgumentException(
-            "flashvec.http.max-pipelined-requests must be at least 1 [max-pipelined-requests="
-                + maxPipelinedRequests
-                + "]");
-      }
+      check(maxConnections >= 1, "http", "max-connections", "must be at least 1", maxConnections);
+      check(
+          maxPipelinedRequests >= 1,
+          "http",
+          "max-pipelined-requests",
+          "must be at least 1",
+          maxPipelinedRequests);
     }
 
     private static void positive(String name, Duration d) {
-      if (d == null || d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(
-            "flashvec.http." + name + " must be positive [" + name + "=" + d + "]");
-      }
+      check(d != null && d.isPositive(), "http", name, "must be positive", d);
+    }
+  }
+
+  /**
+   * Refuses a setting that breaks its rule, naming it and its value: {@code
+   * flashvec.<section>.<name> <rule> [<name>=<value>]}.
+   */
+  private static void check(boolean ok, String section, String name, String rule, Object value) {
+    if (!ok) {
+      throw new IllegalArgumentException(
+          "flashvec." + section + "." + name + " " + rule + " [" + name + "=" + value + "]");
     }
   }
 }

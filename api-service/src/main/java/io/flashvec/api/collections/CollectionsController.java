@@ -46,50 +46,45 @@ public class CollectionsController {
 
   @GetMapping("/collections")
   Mono<ResponseEntity<byte[]>> list() {
-    long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.answer(
         () -> {
           ObjectNode r = Json.object();
           ArrayNode arr = r.putArray("collections");
           for (String n : service.listCollections()) {
             arr.addObject().put("name", n);
           }
-          return Json.ok(r, t0);
+          return r;
         });
   }
 
   @PutMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> create(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode json = Json.parse(body);
-          CollectionConfig config = parseConfig(json);
-          CollectionTuning t = CollectionTuning.DEFAULT;
-          Integer threshold = indexingThreshold(json);
-          FsyncPolicy fsync = fsyncPolicy(json);
-          if (threshold != null || fsync != null) {
-            t = t.merge(threshold, fsync);
-          }
-          service.createCollection(name, config, t);
-          return Json.ok(BooleanNode.TRUE, t0);
-        });
+    return blocking.answer(name, body, Json::parse, json -> create(name, json));
+  }
+
+  /** Creates the collection a parsed create body describes. */
+  private JsonNode create(String name, JsonNode json) {
+    CollectionConfig config = parseConfig(json);
+    CollectionTuning t = CollectionTuning.DEFAULT;
+    Integer threshold = indexingThreshold(json);
+    FsyncPolicy fsync = fsyncPolicy(json);
+    if (threshold != null || fsync != null) {
+      t = t.merge(threshold, fsync);
+    }
+    service.createCollection(name, config, t);
+    return BooleanNode.TRUE;
   }
 
   @GetMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> get(@PathVariable String name) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> Json.ok(describe(service.describe(CollectionNames.validate(name))), t0));
+    return blocking.answer(() -> describe(service.describe(CollectionNames.validate(name))));
   }
 
   /** Qdrant's collection cluster info: where the shards and their replicas are, and their state. */
   @GetMapping("/collections/{name}/cluster")
   Mono<ResponseEntity<byte[]>> cluster(@PathVariable String name) {
-    long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.answer(
         () -> {
           CollectionService.ClusterInfo c = service.clusterInfo(CollectionNames.validate(name));
           ObjectNode r = Json.object();
@@ -112,38 +107,33 @@ public class CollectionsController {
                 .put("state", s.state());
           }
           r.putArray("shard_transfers");
-          return Json.ok(r, t0);
+          return r;
         });
   }
 
   @GetMapping("/collections/{name}/exists")
   Mono<ResponseEntity<byte[]>> exists(@PathVariable String name) {
-    long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.answer(
         () -> {
           ObjectNode r = Json.object();
           r.put("exists", service.exists(CollectionNames.validate(name)));
-          return Json.ok(r, t0);
+          return r;
         });
   }
 
   @DeleteMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> delete(@PathVariable String name) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () ->
-            Json.ok(
-                BooleanNode.valueOf(service.deleteCollection(CollectionNames.validate(name))), t0));
+    return blocking.answer(
+        () -> BooleanNode.valueOf(service.deleteCollection(CollectionNames.validate(name))));
   }
 
   /** FlashVec extension: seal the growing segments now (Qdrant has no such call). */
   @PostMapping("/collections/{name}/flush")
   Mono<ResponseEntity<byte[]>> flush(@PathVariable String name) {
-    long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.answer(
         () -> {
           service.flush(CollectionNames.validate(name));
-          return Json.ok(BooleanNode.TRUE, t0);
+          return BooleanNode.TRUE;
         });
   }
 
@@ -153,13 +143,12 @@ public class CollectionsController {
    */
   @PostMapping("/collections/{name}/evict")
   Mono<ResponseEntity<byte[]>> evict(@PathVariable String name) {
-    long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.answer(
         () -> {
           int files = service.evictFromPageCache(CollectionNames.validate(name));
           ObjectNode o = Json.MAPPER.createObjectNode();
           o.put("evicted_files", files);
-          return Json.ok(o, t0);
+          return o;
         });
   }
 
@@ -172,17 +161,16 @@ public class CollectionsController {
   @PatchMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> update(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode json = Json.parse(body);
-          if (!json.isObject()) {
-            throw new InvalidInputException("Wrong input: collection update must be a JSON object");
-          }
-          service.updateCollection(name, indexingThreshold(json), fsyncPolicy(json));
-          return Json.ok(BooleanNode.TRUE, t0);
-        });
+    return blocking.answer(name, body, Json::parse, json -> update(name, json));
+  }
+
+  /** Applies a parsed collection update body. */
+  private JsonNode update(String name, JsonNode json) {
+    if (!json.isObject()) {
+      throw new InvalidInputException("Wrong input: collection update must be a JSON object");
+    }
+    service.updateCollection(name, indexingThreshold(json), fsyncPolicy(json));
+    return BooleanNode.TRUE;
   }
 
   /**
@@ -193,11 +181,10 @@ public class CollectionsController {
   Mono<ResponseEntity<byte[]>> compact(
       @PathVariable String name,
       @org.springframework.web.bind.annotation.RequestParam(defaultValue = "true") boolean force) {
-    long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.answer(
         () -> {
           service.compact(CollectionNames.validate(name), force);
-          return Json.ok(BooleanNode.TRUE, t0);
+          return BooleanNode.TRUE;
         });
   }
 
@@ -211,28 +198,21 @@ public class CollectionsController {
       @PathVariable String name,
       @org.springframework.web.bind.annotation.RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode json = Json.parse(body);
-          if (!json.isObject()) {
-            throw new InvalidInputException("Wrong input: index request must be a JSON object");
-          }
-          JsonNode field = json.get("field_name");
-          if (field == null || !field.isString()) {
-            throw new InvalidInputException(
-                "Wrong input: field_name must be a string [field_name="
-                    + Requests.abbreviate(field)
-                    + "]");
-          }
-          PayloadFieldSchema f =
-              PayloadFieldSchema.parse(field.asString(), json.get("field_schema"));
-          return Json.ok(
-              io.flashvec.api.points.PointsController.update(
-                  service.createPayloadIndex(name, f, wait)),
-              t0);
-        });
+    return blocking.answer(name, body, Json::parse, json -> createIndex(name, json, wait));
+  }
+
+  /** Creates the payload index a parsed create field index body describes. */
+  private ObjectNode createIndex(String name, JsonNode json, boolean wait) {
+    if (!json.isObject()) {
+      throw new InvalidInputException("Wrong input: index request must be a JSON object");
+    }
+    JsonNode field = json.get("field_name");
+    if (field == null || !field.isString()) {
+      throw Requests.invalid("field_name must be a string", "field_name", field);
+    }
+    PayloadFieldSchema f = PayloadFieldSchema.parse(field.asString(), json.get("field_schema"));
+    return io.flashvec.api.points.PointsController.update(
+        service.createPayloadIndex(name, f, wait));
   }
 
   /** Qdrant's delete field index. */
@@ -241,56 +221,32 @@ public class CollectionsController {
       @PathVariable String name,
       @PathVariable String field,
       @org.springframework.web.bind.annotation.RequestParam(defaultValue = "false") boolean wait) {
-    long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.answer(
         () ->
-            Json.ok(
-                io.flashvec.api.points.PointsController.update(
-                    service.deletePayloadIndex(CollectionNames.validate(name), field, wait)),
-                t0));
+            io.flashvec.api.points.PointsController.update(
+                service.deletePayloadIndex(CollectionNames.validate(name), field, wait)));
   }
 
   private static Integer indexingThreshold(JsonNode body) {
-    JsonNode opt = body.get("optimizers_config");
-    if (opt == null || opt.isNull()) {
-      return null;
-    }
-    if (!opt.isObject()) {
-      throw new InvalidInputException(
-          "Wrong input: optimizers_config must be an object [optimizers_config="
-              + Requests.abbreviate(opt)
-              + "]");
-    }
-    JsonNode t = opt.get("indexing_threshold");
-    if (t == null || t.isNull()) {
+    JsonNode t = Requests.member(body, "optimizers_config", "indexing_threshold");
+    if (t == null) {
       return null;
     }
     if (!t.isIntegralNumber()
         || !t.canConvertToLong()
         || t.longValue() < 0
         || t.longValue() > Integer.MAX_VALUE) {
-      throw new InvalidInputException(
-          "Wrong input: optimizers_config.indexing_threshold must be a non-negative integer"
-              + " [indexing_threshold="
-              + Requests.abbreviate(t)
-              + "]");
+      throw Requests.invalid(
+          "optimizers_config.indexing_threshold must be a non-negative integer",
+          "indexing_threshold",
+          t);
     }
     return t.intValue();
   }
 
   private static FsyncPolicy fsyncPolicy(JsonNode body) {
-    JsonNode wal = body.get("wal_config");
-    if (wal == null || wal.isNull()) {
-      return null;
-    }
-    if (!wal.isObject()) {
-      throw new InvalidInputException(
-          "Wrong input: wal_config must be an object [wal_config="
-              + Requests.abbreviate(wal)
-              + "]");
-    }
-    JsonNode p = wal.get("fsync_policy");
-    if (p == null || p.isNull()) {
+    JsonNode p = Requests.member(body, "wal_config", "fsync_policy");
+    if (p == null) {
       return null;
     }
     try {
@@ -299,10 +255,8 @@ public class CollectionsController {
       }
       return FsyncPolicy.parse(p.asString());
     } catch (IllegalArgumentException e) {
-      throw new InvalidInputException(
-          "Wrong input: wal_config.fsync_policy must be always, interval or never [fsync_policy="
-              + Requests.abbreviate(p)
-              + "]");
+      throw Requests.invalid(
+          "wal_config.fsync_policy must be always, interval or never", "fsync_policy", p);
     }
   }
 
@@ -319,16 +273,15 @@ public class CollectionsController {
       if (vectors.size() == 1 && vectors.has("")) {
         vectors = vectors.get("");
       } else {
-        throw new InvalidInputException(
-            "Wrong input: named vectors are not supported, use {\"size\": N, \"distance\": ...} [vectors="
-                + Requests.abbreviate(vectors)
-                + "]");
+        throw Requests.invalid(
+            "named vectors are not supported, use {\"size\": N, \"distance\": ...}",
+            "vectors",
+            vectors);
       }
     }
     JsonNode size = vectors.get("size");
     if (size == null || !size.isIntegralNumber()) {
-      throw new InvalidInputException(
-          "Wrong input: vectors.size must be an integer [size=" + Requests.abbreviate(size) + "]");
+      throw Requests.invalid("vectors.size must be an integer", "size", size);
     }
     if (size.bigIntegerValue().signum() <= 0
         || size.bigIntegerValue()
@@ -343,45 +296,31 @@ public class CollectionsController {
     }
     JsonNode dist = vectors.get("distance");
     if (dist == null || !dist.isString()) {
-      throw new InvalidInputException(
-          "Wrong input: vectors.distance must be one of Cosine, Dot, Euclid [distance="
-              + Requests.abbreviate(dist)
-              + "]");
+      throw Requests.invalid(
+          "vectors.distance must be one of Cosine, Dot, Euclid", "distance", dist);
     }
     Distance distance = Distance.parse(dist.asString());
     int shards = Requests.nonNegativeInt(body, "shard_number", 1, CollectionConfig.MAX_SHARDS);
     int replicas = Requests.nonNegativeInt(body, "replication_factor", 1, 16);
     IndexParams index = IndexParams.DEFAULT;
-    JsonNode hnsw = body.get("hnsw_config");
-    if (hnsw != null && !hnsw.isNull() && !hnsw.isObject()) {
-      throw new InvalidInputException(
-          "Wrong input: hnsw_config must be an object [hnsw_config="
-              + Requests.abbreviate(hnsw)
-              + "]");
-    }
-    if (hnsw != null && hnsw.isObject()) {
+    JsonNode hnsw = Requests.optionalObject(body, "hnsw_config");
+    if (hnsw != null) {
       // Qdrant's HNSW m bounds layer 0 at 2m links; ef_construct is the build search list.
       int m = Requests.nonNegativeInt(hnsw, "m", index.maxDegree() / 2, 256);
       int ef = Requests.nonNegativeInt(hnsw, "ef_construct", index.buildSearchList(), 10_000);
       index = new IndexParams(index.type(), Math.max(2, 2 * m), Math.max(1, ef), index.alpha(), 0);
     }
-    JsonNode idx = body.get("index");
-    if (idx != null && !idx.isNull()) {
-      if (!idx.isObject()) {
-        throw new InvalidInputException(
-            "Wrong input: index must be an object [index=" + Requests.abbreviate(idx) + "]");
-      }
+    JsonNode idx = Requests.optionalObject(body, "index");
+    if (idx != null) {
       JsonNode type = idx.get("type");
       if (type != null && !type.isNull() && !type.isString()) {
-        throw new InvalidInputException(
-            "Wrong input: index.type must be a string [type=" + Requests.abbreviate(type) + "]");
+        throw Requests.invalid("index.type must be a string", "type", type);
       }
       float alpha = index.alpha();
       JsonNode a = idx.get("alpha");
       if (a != null && !a.isNull()) {
         if (!a.isNumber()) {
-          throw new InvalidInputException(
-              "Wrong input: index.alpha must be a number [alpha=" + Requests.abbreviate(a) + "]");
+          throw Requests.invalid("index.alpha must be a number", "alpha", a);
         }
         alpha = (float) a.doubleValue();
       }

@@ -45,37 +45,33 @@ public class SearchMetrics {
   SearchMetrics(MeterRegistry registry, boolean workCountedOnQueryNodes) {
     this.workCountedOnQueryNodes = workCountedOnQueryNodes;
     shardSearches =
-        Counter.builder("flashvec.search.shard.searches")
-            .description("Shard searches this query node served for proxies (cluster mode)")
-            .register(registry);
+        counter(
+            registry,
+            "flashvec.search.shard.searches",
+            "Shard searches this query node served for proxies (cluster mode)");
     queries =
-        Counter.builder("flashvec.search.queries")
-            .description("Searches received over REST (standalone or proxy)")
-            .register(registry);
+        counter(
+            registry,
+            "flashvec.search.queries",
+            "Searches received over REST (standalone or proxy)");
     visited =
-        Counter.builder("flashvec.search.nodes.visited")
-            .description("Graph nodes scored approximately")
-            .register(registry);
+        counter(registry, "flashvec.search.nodes.visited", "Graph nodes scored approximately");
     expanded =
-        Counter.builder("flashvec.search.nodes.expanded")
-            .description("Graph nodes whose neighbours were read")
-            .register(registry);
+        counter(
+            registry, "flashvec.search.nodes.expanded", "Graph nodes whose neighbours were read");
     reranked =
-        Counter.builder("flashvec.search.reranked")
-            .description("Candidates rescored with full vectors")
-            .register(registry);
-    distances =
-        Counter.builder("flashvec.search.distance.computations")
-            .description("Distance computations")
-            .register(registry);
+        counter(registry, "flashvec.search.reranked", "Candidates rescored with full vectors");
+    distances = counter(registry, "flashvec.search.distance.computations", "Distance computations");
     pages =
-        Counter.builder("flashvec.io.pages.read")
-            .description("Pages read from the device by searches (major faults)")
-            .register(registry);
-    bytes =
-        Counter.builder("flashvec.io.bytes.read")
-            .description("Bytes read from the device by searches")
-            .register(registry);
+        counter(
+            registry,
+            "flashvec.io.pages.read",
+            "Pages read from the device by searches (major faults)");
+    bytes = counter(registry, "flashvec.io.bytes.read", "Bytes read from the device by searches");
+  }
+
+  private static Counter counter(MeterRegistry registry, String name, String description) {
+    return Counter.builder(name).description(description).register(registry);
   }
 
   /**

@@ -3,7 +3,6 @@ package io.flashvec.api.points;
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
-import io.flashvec.cluster.CollectionNames;
 import io.flashvec.index.FlashVecException;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
@@ -67,11 +66,11 @@ public class BatchController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.write(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode ops = Json.parse(body).get("operations");
+    return blocking.answerWrite(
+        name,
+        body,
+        b -> {
+          JsonNode ops = b.get("operations");
           if (ops == null || !ops.isArray()) {
             throw new InvalidInputException(
                 "Wrong input: a batch update needs `operations`, a list of operations");
@@ -98,7 +97,7 @@ public class BatchController {
               throw at(e, "operations[" + i + "]." + kind);
             }
           }
-          return Json.ok(results, t0);
+          return results;
         });
   }
 

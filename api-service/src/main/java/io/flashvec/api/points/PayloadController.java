@@ -4,7 +4,6 @@ import io.flashvec.api.FlashVecProperties;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
-import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
@@ -93,8 +92,7 @@ public class PayloadController {
     List<FieldPath> paths = new ArrayList<>();
     for (JsonNode k : keys) {
       if (!k.isString()) {
-        throw new InvalidInputException(
-            "Wrong input: payload key must be a string [keys=" + Requests.abbreviate(keys) + "]");
+        throw Requests.invalid("payload key must be a string", "keys", keys);
       }
       paths.add(FieldPath.parse(k.asString(), "keys[" + paths.size() + "]"));
     }
@@ -124,12 +122,8 @@ public class PayloadController {
       boolean wait,
       byte[] body,
       java.util.function.Function<JsonNode, UnaryOperator<byte[]>> change) {
-    long t0 = System.nanoTime();
-    return blocking.write(
-        () -> {
-          CollectionNames.validate(name);
-          return Json.ok(PointsController.update(apply(name, Json.parse(body), wait, change)), t0);
-        });
+    return blocking.answerWrite(
+        name, body, b -> PointsController.update(apply(name, b, wait, change)));
   }
 
   /** Applies a parsed payload-update body: its point selector and the change it describes. */
@@ -167,14 +161,11 @@ public class PayloadController {
   private static ObjectNode payload(JsonNode b) {
     JsonNode p = b.get("payload");
     if (p == null || !p.isObject()) {
-      throw new InvalidInputException(
-          "Wrong input: `payload` must be a JSON object [payload=" + Requests.abbreviate(p) + "]");
+      throw Requests.invalid("`payload` must be a JSON object", "payload", p);
     }
     if (b.has("key") && !b.get("key").isNull()) {
-      throw new InvalidInputException(
-          "Wrong input: setting a payload under a nested `key` is not supported yet [key="
-              + Requests.abbreviate(b.get("key"))
-              + "]");
+      throw Requests.invalid(
+          "setting a payload under a nested `key` is not supported yet", "key", b.get("key"));
     }
     return (ObjectNode) p;
   }

@@ -65,12 +65,7 @@ public class PointsController {
 
   /** Runs {@code op} on the body as a write request and answers Qdrant's UpdateResult. */
   private Mono<ResponseEntity<byte[]>> write(String name, boolean wait, byte[] body, Operation op) {
-    long t0 = System.nanoTime();
-    return blocking.write(
-        () -> {
-          CollectionNames.validate(name);
-          return Json.ok(update(op.apply(name, Json.parse(body), wait)), t0);
-        });
+    return blocking.answerWrite(name, body, b -> update(op.apply(name, b, wait)));
   }
 
   /** An upsert body ({@code points} or {@code batch}), parsed and applied. */
@@ -181,8 +176,7 @@ public class PointsController {
 
   @GetMapping("/collections/{name}/points/{id}")
   Mono<ResponseEntity<byte[]>> getOne(@PathVariable String name, @PathVariable String id) {
-    long t0 = System.nanoTime();
-    return blocking.call(
+    return blocking.answer(
         () -> {
           CollectionNames.validate(name);
           PointId pid = PointId.parse(id);
@@ -190,88 +184,82 @@ public class PointsController {
           if (r.isEmpty()) {
             throw noSuchPoint(pid);
           }
-          return Json.ok(Output.record(r.getFirst(), Output.PayloadSelector.ALL, true), t0);
+          return Output.record(r.getFirst(), Output.PayloadSelector.ALL, true);
         });
   }
 
   @PostMapping("/collections/{name}/points")
   Mono<ResponseEntity<byte[]>> retrieve(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode b = Json.parse(body);
-          List<PointId> ids = Requests.ids(b.get("ids"), "ids");
-          checkBatch(ids.size());
-          Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
-          boolean withVector = Output.withVector(b, "with_vector", false);
-          ArrayNode out = Json.array();
-          for (Record r : service.retrieve(name, ids, sel.any(), withVector)) {
-            out.add(Output.record(r, sel, withVector));
-          }
-          return Json.ok(out, t0);
-        });
+    return blocking.answer(name, body, Json::parse, b -> retrieve(name, b));
+  }
+
+  /** The points a parsed retrieve body names, as Qdrant renders them. */
+  private ArrayNode retrieve(String name, JsonNode b) {
+    List<PointId> ids = Requests.ids(b.get("ids"), "ids");
+    checkBatch(ids.size());
+    Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
+    boolean withVector = Output.withVector(b, "with_vector", false);
+    ArrayNode out = Json.array();
+    for (Record r : service.retrieve(name, ids, sel.any(), withVector)) {
+      out.add(Output.record(r, sel, withVector));
+    }
+    return out;
   }
 
   @PostMapping("/collections/{name}/points/count")
   Mono<ResponseEntity<byte[]>> count(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode b = Json.parseOptional(body);
-          Requests.bool(b, "exact", true); // always exact: counted from the live bitmaps
-          Filter filter = Requests.filter(b, "");
-          ObjectNode r = Json.object();
-          r.put("count", service.count(name, filter));
-          return Json.ok(r, t0);
-        });
+    return blocking.answer(name, body, Json::parseOptional, b -> count(name, b));
+  }
+
+  /** Qdrant's count result of a parsed count body. */
+  private ObjectNode count(String name, JsonNode b) {
+    Requests.bool(b, "exact", true); // always exact: counted from the live bitmaps
+    Filter filter = Requests.filter(b, "");
+    ObjectNode r = Json.object();
+    r.put("count", service.count(name, filter));
+    return r;
   }
 
   @PostMapping("/collections/{name}/points/scroll")
   Mono<ResponseEntity<byte[]>> scroll(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode b = Json.parseOptional(body);
-          Filter filter = Requests.filter(b, "");
-          JsonNode off = b.get("offset");
-          PointId offset = off == null || off.isNull() ? null : Requests.id(off, "offset");
-          int limit = Requests.nonNegativeInt(b, "limit", 10, maxBatch);
-          if (limit == 0) {
-            throw new InvalidInputException("Wrong input: limit must be positive [limit=0]");
-          }
-          Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
-          boolean withVector = Output.withVector(b, "with_vector", false);
-          JsonNode orderBy = b.get("order_by");
-          if (orderBy != null && !orderBy.isNull()) {
-            if (offset != null) {
-              throw new InvalidInputException(
-                  "Wrong input: offset cannot be used with order_by; use order_by.start_from"
-                      + " [offset="
-                      + Requests.abbreviate(off)
-                      + "]");
-            }
-            return Json.ok(orderedScroll(name, orderBy, limit, filter, sel, withVector), t0);
-          }
-          ScrollPage page =
-              service.scroll(name, new ScrollRequest(offset, limit, sel.any(), withVector, filter));
-          ObjectNode r = Json.object();
-          ArrayNode pts = r.putArray("points");
-          for (Record rec : page.points()) {
-            pts.add(Output.record(rec, sel, withVector));
-          }
-          if (page.nextOffset() == null) {
-            r.putNull("next_page_offset");
-          } else {
-            Json.putId(r, "next_page_offset", page.nextOffset());
-          }
-          return Json.ok(r, t0);
-        });
+    return blocking.answer(name, body, Json::parseOptional, b -> scroll(name, b));
+  }
+
+  /** Qdrant's scroll page of a parsed scroll body. */
+  private ObjectNode scroll(String name, JsonNode b) {
+    Filter filter = Requests.filter(b, "");
+    JsonNode off = b.get("offset");
+    PointId offset = off == null || off.isNull() ? null : Requests.id(off, "offset");
+    int limit = Requests.nonNegativeInt(b, "limit", 10, maxBatch);
+    if (limit == 0) {
+      throw new InvalidInputException("Wrong input: limit must be positive [limit=0]");
+    }
+    Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
+    boolean withVector = Output.withVector(b, "with_vector", false);
+    JsonNode orderBy = b.get("order_by");
+    if (orderBy != null && !orderBy.isNull()) {
+      if (offset != null) {
+        throw Requests.invalid(
+            "offset cannot be used with order_by; use order_by.start_from", "offset", off);
+      }
+      return orderedScroll(name, orderBy, limit, filter, sel, withVector);
+    }
+    ScrollPage page =
+        service.scroll(name, new ScrollRequest(offset, limit, sel.any(), withVector, filter));
+    ObjectNode r = Json.object();
+    ArrayNode pts = r.putArray("points");
+    for (Record rec : page.points()) {
+      pts.add(Output.record(rec, sel, withVector));
+    }
+    if (page.nextOffset() == null) {
+      r.putNull("next_page_offset");
+    } else {
+      Json.putId(r, "next_page_offset", page.nextOffset());
+    }
+    return r;
   }
 
   /**
@@ -297,10 +285,7 @@ public class PointsController {
       if (dir != null && !dir.isNull()) {
         String d = dir.asString("");
         if (!d.equals("asc") && !d.equals("desc")) {
-          throw new InvalidInputException(
-              "Wrong input: order_by.direction must be asc or desc [direction="
-                  + Requests.abbreviate(dir)
-                  + "]");
+          throw Requests.invalid("order_by.direction must be asc or desc", "direction", dir);
         }
         ascending = d.equals("asc");
       }
@@ -315,18 +300,12 @@ public class PointsController {
                   io.flashvec.index.payload.PayloadDocuments.nanos(
                       io.flashvec.index.filter.FilterParser.parseDatetime(start.asString()));
         } else {
-          throw new InvalidInputException(
-              "Wrong input: order_by.start_from must be a number or an RFC 3339 datetime"
-                  + " [start_from="
-                  + Requests.abbreviate(start)
-                  + "]");
+          throw Requests.invalid(
+              "order_by.start_from must be a number or an RFC 3339 datetime", "start_from", start);
         }
       }
     } else {
-      throw new InvalidInputException(
-          "Wrong input: order_by must be a key or an object with `key` [order_by="
-              + Requests.abbreviate(orderBy)
-              + "]");
+      throw Requests.invalid("order_by must be a key or an object with `key`", "order_by", orderBy);
     }
     List<Ordered> page =
         service.scrollOrdered(
@@ -430,12 +409,7 @@ public class PointsController {
       return null;
     }
     if (!p.isObject()) {
-      throw new InvalidInputException(
-          "Wrong input: payload must be a JSON object ["
-              + field
-              + "="
-              + Requests.abbreviate(p)
-              + "]");
+      throw Requests.invalid("payload must be a JSON object", field, p);
     }
     return Json.MAPPER.writeValueAsBytes(p);
   }

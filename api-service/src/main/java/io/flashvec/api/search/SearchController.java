@@ -19,6 +19,8 @@ import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -65,18 +67,53 @@ public class SearchController {
   @PostMapping("/collections/{name}/points/search")
   Mono<ResponseEntity<byte[]>> search(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return single(name, body, Json::parse, b -> planSearch(name, b));
+  }
+
+  private Plan planSearch(String name, JsonNode b) {
+    Parsed p = parseSearch(b, "");
+    return new Plan(inline(name, p.request()), stats -> run(name, p, stats));
+  }
+
+  /** The work of a search request: its result, its costs added to {@code stats}. */
+  @FunctionalInterface
+  private interface Searches {
+    JsonNode run(SearchStats stats);
+  }
+
+  /** A single search planned on the event loop: whether it may run there, and its work. */
+  private record Plan(boolean inline, Searches work) {}
+
+  /**
+   * A single search or query: on the event loop the name is checked, the body parsed by {@code
+   * parse} and planned by {@code plan}; the work runs there too when the plan says so ({@link
+   * Blocking#call(boolean, java.util.concurrent.Callable)}), else off it.
+   */
+  private Mono<ResponseEntity<byte[]>> single(
+      String name, byte[] body, Function<byte[], JsonNode> parse, Function<JsonNode, Plan> plan) {
     long t0 = System.nanoTime();
     return Mono.defer(
         () -> {
           CollectionNames.validate(name);
+          JsonNode b = parse.apply(body);
+          Plan p = plan.apply(b);
+          return blocking.call(p.inline(), () -> respond(t0, b, 1, p.work()));
+        });
+  }
+
+  /**
+   * A batch of searches or queries, off the event loop: {@code work} runs the body's {@code
+   * searches} ({@link #batchOf}) into one result per search.
+   */
+  private Mono<ResponseEntity<byte[]>> batch(
+      String name, byte[] body, BiFunction<JsonNode, SearchStats, ArrayNode> work) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
           JsonNode b = Json.parse(body);
-          Parsed p = parseSearch(b, "");
-          return blocking.call(
-              inline(name, p.request()),
-              () -> {
-                SearchStats stats = new SearchStats();
-                return respond(run(name, p, stats), t0, b, stats, 1);
-              });
+          JsonNode searches = batchOf(b);
+          return respond(t0, b, searches.size(), stats -> work.apply(searches, stats));
         });
   }
 
@@ -124,58 +161,44 @@ public class SearchController {
   @PostMapping("/collections/{name}/points/search/batch")
   Mono<ResponseEntity<byte[]>> searchBatch(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode b = Json.parse(body);
-          JsonNode searches = batchOf(b);
-          List<Parsed> parsed = new ArrayList<>();
-          for (int i = 0; i < searches.size(); i++) {
-            parsed.add(parseSearch(searches.get(i), "searches[" + i + "]."));
-          }
-          SearchStats stats = new SearchStats();
-          ArrayNode out = Json.array();
-          for (Parsed p : parsed) {
-            out.add(run(name, p, stats));
-          }
-          return respond(out, t0, b, stats, parsed.size());
-        });
+    return batch(name, body, (searches, stats) -> searchAll(name, searches, stats));
+  }
+
+  /** Every search of a batch is parsed before the first runs. */
+  private ArrayNode searchAll(String name, JsonNode searches, SearchStats stats) {
+    List<Parsed> parsed = new ArrayList<>();
+    for (int i = 0; i < searches.size(); i++) {
+      parsed.add(parseSearch(searches.get(i), "searches[" + i + "]."));
+    }
+    ArrayNode out = Json.array();
+    for (Parsed p : parsed) {
+      out.add(run(name, p, stats));
+    }
+    return out;
   }
 
   @PostMapping("/collections/{name}/points/query")
   Mono<ResponseEntity<byte[]>> query(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return Mono.defer(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode b = Json.parseOptional(body);
-          return blocking.call(
-              inlineQuery(name, b),
-              () -> {
-                SearchStats stats = new SearchStats();
-                return respond(runQuery(name, b, "", stats), t0, b, stats, 1);
-              });
-        });
+    return single(name, body, Json::parseOptional, b -> planQuery(name, b));
+  }
+
+  private Plan planQuery(String name, JsonNode b) {
+    return new Plan(inlineQuery(name, b), stats -> runQuery(name, b, "", stats));
   }
 
   @PostMapping("/collections/{name}/points/query/batch")
   Mono<ResponseEntity<byte[]>> queryBatch(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    long t0 = System.nanoTime();
-    return blocking.call(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode b = Json.parse(body);
-          JsonNode searches = batchOf(b);
-          SearchStats stats = new SearchStats();
-          ArrayNode out = Json.array();
-          for (int i = 0; i < searches.size(); i++) {
-            out.add(runQuery(name, searches.get(i), "searches[" + i + "].", stats));
-          }
-          return respond(out, t0, b, stats, searches.size());
-        });
+    return batch(name, body, (searches, stats) -> queryAll(name, searches, stats));
+  }
+
+  private ArrayNode queryAll(String name, JsonNode searches, SearchStats stats) {
+    ArrayNode out = Json.array();
+    for (int i = 0; i < searches.size(); i++) {
+      out.add(runQuery(name, searches.get(i), "searches[" + i + "].", stats));
+    }
+    return out;
   }
 
   private JsonNode batchOf(JsonNode b) {
@@ -195,12 +218,13 @@ public class SearchController {
   }
 
   /**
-   * Records the search costs in the metrics and, when the body asks with {@code "with_stats":
-   * true}, returns them as {@code flashvec_stats} beside {@code result} (off by default so Qdrant
-   * clients see their usual envelope).
+   * Runs {@code work}, records its costs in the metrics and, when the body asks with {@code
+   * "with_stats": true}, returns them as {@code flashvec_stats} beside {@code result} (off by
+   * default so Qdrant clients see their usual envelope).
    */
-  private ResponseEntity<byte[]> respond(
-      JsonNode result, long t0, JsonNode body, SearchStats stats, int searches) {
+  private ResponseEntity<byte[]> respond(long t0, JsonNode body, int searches, Searches work) {
+    SearchStats stats = new SearchStats();
+    JsonNode result = work.run(stats);
     metrics.record(searches, stats);
     if (stats.partial) {
       return PartialResults.mark(respondComplete(result, t0, body, stats, searches));
@@ -297,10 +321,7 @@ public class SearchController {
     }
     JsonNode using = b.get("using");
     if (using != null && !using.isNull() && !using.asString("").isEmpty()) {
-      throw new InvalidInputException(
-          "Wrong input: named vectors are not supported [using="
-              + Requests.abbreviate(using)
-              + "]");
+      throw Requests.invalid("named vectors are not supported", "using", using);
     }
     if (q == null || q.isNull()) {
       // No query: points in id order, like scroll.
@@ -348,22 +369,14 @@ public class SearchController {
     }
     JsonNode text = q.get("text");
     if (!text.isString()) {
-      throw new InvalidInputException(
-          "Wrong input: "
-              + prefix
-              + "query.text must be a string [text="
-              + Requests.abbreviate(text)
-              + "]");
+      throw Requests.invalid(prefix + "query.text must be a string", "text", text);
     }
     JsonNode model = q.get("model");
     if (model != null
         && !model.isNull()
         && !List.of("bm25", "qdrant/bm25")
             .contains(model.asString("").toLowerCase(java.util.Locale.ROOT))) {
-      throw new InvalidInputException(
-          "Wrong input: only BM25 text queries are supported [model="
-              + Requests.abbreviate(model)
-              + "]");
+      throw Requests.invalid("only BM25 text queries are supported", "model", model);
     }
     JsonNode field = q.has("field") ? q.get("field") : b.get("using");
     if (field == null || !field.isString() || field.asString().isEmpty()) {
@@ -387,12 +400,10 @@ public class SearchController {
       String name, JsonNode b, JsonNode prefetch, String prefix, SearchStats stats) {
     Fusion fusion = Fusion.parse(b.get("query"), prefix + "query");
     if (fusion == null) {
-      throw new InvalidInputException(
-          "Wrong input: with prefetch, "
-              + prefix
-              + "query must be a fusion ({\"fusion\": \"rrf\"} or \"dbsf\") [query="
-              + Requests.abbreviate(b.get("query"))
-              + "]");
+      throw Requests.invalid(
+          "with prefetch, " + prefix + "query must be a fusion ({\"fusion\": \"rrf\"} or \"dbsf\")",
+          "query",
+          b.get("query"));
     }
     List<JsonNode> parts = new ArrayList<>();
     if (prefetch.isArray()) {
@@ -433,12 +444,7 @@ public class SearchController {
       } else {
         JsonNode using = p.get("using");
         if (using != null && !using.isNull() && !using.asString("").isEmpty()) {
-          throw new InvalidInputException(
-              "Wrong input: named vectors are not supported ["
-                  + pp
-                  + "using="
-                  + Requests.abbreviate(using)
-                  + "]");
+          throw Requests.invalid("named vectors are not supported", pp + "using", using);
         }
         float[] v = queryVector(name, pq, pp + "query");
         SearchRequest req =
@@ -526,18 +532,8 @@ public class SearchController {
       return r.getFirst().vector();
     }
     if (q.isObject()) {
-      throw new InvalidInputException(
-          "Wrong input: only nearest-vector queries are supported so far ["
-              + field
-              + "="
-              + Requests.abbreviate(q)
-              + "]");
+      throw Requests.invalid("only nearest-vector queries are supported so far", field, q);
     }
-    throw new InvalidInputException(
-        "Wrong input: query must be a vector, {\"nearest\": vector} or a point id ["
-            + field
-            + "="
-            + Requests.abbreviate(q)
-            + "]");
+    throw Requests.invalid("query must be a vector, {\"nearest\": vector} or a point id", field, q);
   }
 }

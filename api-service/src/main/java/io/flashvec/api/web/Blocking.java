@@ -1,6 +1,7 @@
 package io.flashvec.api.web;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.node.EngineThreads;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
@@ -9,16 +10,21 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.JsonNode;
 
 /**
  * Runs blocking engine calls (WAL fsync, exact scans) on virtual threads so that the Netty event
  * loop never blocks. Virtual threads suit the mix: writers park in fsync while the two carrier
  * threads keep scoring vectors.
+ *
+ * <p>{@link #answer} and {@link #answerWrite} also time the request and answer the work's result in
+ * Qdrant's envelope ({@link Json#ok}), so that an endpoint states only its own work.
  *
  * <p>A request that is cancelled (its client went away) never interrupts the thread that runs it:
  * work that has started runs to its end, work that has not is skipped.
@@ -105,6 +111,46 @@ public class Blocking implements AutoCloseable {
    */
   public Mono<ResponseEntity<byte[]>> call(boolean inline, Callable<ResponseEntity<byte[]>> work) {
     return inline ? Mono.fromCallable(work) : call(work);
+  }
+
+  /** A request's work on its parsed JSON body; its result is answered in Qdrant's envelope. */
+  @FunctionalInterface
+  public interface BodyWork {
+    JsonNode apply(JsonNode body);
+  }
+
+  /**
+   * Calls {@code work} off the event loop ({@link #call}) and answers its result in Qdrant's
+   * envelope, with the time taken since this call.
+   */
+  public Mono<ResponseEntity<byte[]>> answer(Callable<? extends JsonNode> work) {
+    long t0 = System.nanoTime();
+    return call(() -> Json.ok(work.call(), t0));
+  }
+
+  /**
+   * {@link #answer} of {@code work} on a request to collection {@code name}: off the event loop,
+   * the name is checked ({@link CollectionNames#validate}), then {@code body} is parsed by {@code
+   * parse} ({@link Json#parse} or {@link Json#parseOptional}) and handed to {@code work}.
+   */
+  public Mono<ResponseEntity<byte[]>> answer(
+      String name, byte[] body, Function<byte[], JsonNode> parse, BodyWork work) {
+    return answer(() -> onBody(name, body, parse, work));
+  }
+
+  /**
+   * As {@link #answer(String, byte[], Function, BodyWork)} for a write request with a required body
+   * ({@link Json#parse}), at the write priority ({@link #write}).
+   */
+  public Mono<ResponseEntity<byte[]>> answerWrite(String name, byte[] body, BodyWork work) {
+    long t0 = System.nanoTime();
+    return write(() -> Json.ok(onBody(name, body, Json::parse, work), t0));
+  }
+
+  private static JsonNode onBody(
+      String name, byte[] body, Function<byte[], JsonNode> parse, BodyWork work) {
+    CollectionNames.validate(name);
+    return work.apply(parse.apply(body));
   }
 
   @Override

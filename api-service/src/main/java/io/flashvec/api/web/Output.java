@@ -42,14 +42,8 @@ public final class Output {
       if (n.isObject() && n.has("exclude")) {
         return new PayloadSelector(true, null, keys(n.get("exclude"), field + ".exclude"));
       }
-      throw new InvalidInputException(
-          "Wrong input: "
-              + field
-              + " must be a boolean, a list of keys, or {include|exclude: [...]} ["
-              + field
-              + "="
-              + Requests.abbreviate(n)
-              + "]");
+      throw Requests.invalid(
+          field + " must be a boolean, a list of keys, or {include|exclude: [...]}", field, n);
     }
 
     private static List<FieldPath> keys(JsonNode arr, String field) {
@@ -60,12 +54,7 @@ public final class Output {
       List<FieldPath> s = new ArrayList<>();
       for (JsonNode k : arr) {
         if (!k.isString()) {
-          throw new InvalidInputException(
-              "Wrong input: payload key must be a string ["
-                  + field
-                  + "="
-                  + Requests.abbreviate(k)
-                  + "]");
+          throw Requests.invalid("payload key must be a string", field, k);
         }
         s.add(FieldPath.parse(k.asString(), field + "[" + s.size() + "]"));
       }
@@ -85,14 +74,7 @@ public final class Output {
     if (n.isArray()) {
       return !n.isEmpty();
     }
-    throw new InvalidInputException(
-        "Wrong input: "
-            + field
-            + " must be a boolean ["
-            + field
-            + "="
-            + Requests.abbreviate(n)
-            + "]");
+    throw Requests.invalid(field + " must be a boolean", field, n);
   }
 
   /** A point as returned by get/retrieve/scroll. */

@@ -88,22 +88,10 @@ public final class Requests {
       if (n.size() == 1 && n.has("")) {
         return vector(n.get(""), field);
       }
-      throw new InvalidInputException(
-          "Wrong input: named vectors are not supported, use one unnamed dense vector ["
-              + field
-              + "="
-              + abbreviate(n)
-              + "]");
+      throw invalid("named vectors are not supported, use one unnamed dense vector", field, n);
     }
     if (n == null || !n.isArray()) {
-      throw new InvalidInputException(
-          "Wrong input: "
-              + field
-              + " must be an array of numbers ["
-              + field
-              + "="
-              + abbreviate(n)
-              + "]");
+      throw invalid(field + " must be an array of numbers", field, n);
     }
     if (n instanceof NumberArrayNode numbers && numbers.doubles() != null) {
       return vector(numbers.doubles(), numbers.count(), field);
@@ -160,8 +148,7 @@ public final class Requests {
       return dflt;
     }
     if (!n.isBoolean()) {
-      throw new InvalidInputException(
-          "Wrong input: " + field + " must be a boolean [" + field + "=" + abbreviate(n) + "]");
+      throw invalid(field + " must be a boolean", field, n);
     }
     return n.booleanValue();
   }
@@ -173,14 +160,7 @@ public final class Requests {
       return dflt;
     }
     if (!n.isIntegralNumber() || n.bigIntegerValue().signum() < 0) {
-      throw new InvalidInputException(
-          "Wrong input: "
-              + field
-              + " must be a non-negative integer ["
-              + field
-              + "="
-              + abbreviate(n)
-              + "]");
+      throw invalid(field + " must be a non-negative integer", field, n);
     }
     if (n.bigIntegerValue().compareTo(BigInteger.valueOf(max)) > 0) {
       throw new InvalidInputException(
@@ -196,27 +176,16 @@ public final class Requests {
       return null;
     }
     if (!n.isNumber() || !Float.isFinite((float) n.doubleValue())) {
-      throw new InvalidInputException(
-          "Wrong input: "
-              + field
-              + " must be a finite number ["
-              + field
-              + "="
-              + abbreviate(n)
-              + "]");
+      throw invalid(field + " must be a finite number", field, n);
     }
     return (float) n.doubleValue();
   }
 
   /** Search params: {@code hnsw_ef} (alias of {@code search_list}), {@code beam_width}, ... */
   public static SearchParams params(JsonNode parent) {
-    JsonNode p = parent.get("params");
-    if (p == null || p.isNull()) {
+    JsonNode p = optionalObject(parent, "params");
+    if (p == null) {
       return SearchParams.DEFAULT;
-    }
-    if (!p.isObject()) {
-      throw new InvalidInputException(
-          "Wrong input: params must be an object [params=" + abbreviate(p) + "]");
     }
     int searchList = nonNegativeInt(p, "search_list", 0, 100_000);
     if (searchList == 0) {
@@ -227,6 +196,37 @@ public final class Requests {
         nonNegativeInt(p, "beam_width", 0, 1024),
         nonNegativeInt(p, "rerank_k", 0, 100_000),
         bool(p, "exact", false));
+  }
+
+  /** An optional object: {@code null} when absent or {@code null}. */
+  public static JsonNode optionalObject(JsonNode parent, String field) {
+    JsonNode n = parent.get(field);
+    if (n == null || n.isNull()) {
+      return null;
+    }
+    if (!n.isObject()) {
+      throw invalid(field + " must be an object", field, n);
+    }
+    return n;
+  }
+
+  /**
+   * {@code field} of the optional object {@code object} ({@link #optionalObject}), e.g. {@code
+   * optimizers_config.indexing_threshold}: {@code null} when either is absent or {@code null}.
+   */
+  public static JsonNode member(JsonNode parent, String object, String field) {
+    JsonNode o = optionalObject(parent, object);
+    JsonNode n = o == null ? null : o.get(field);
+    return n == null || n.isNull() ? null : n;
+  }
+
+  /**
+   * Qdrant's 400 for a bad value: {@code "Wrong input: <problem> [<field>=<value>]"}, the value
+   * abbreviated.
+   */
+  public static InvalidInputException invalid(String problem, String field, JsonNode value) {
+    return new InvalidInputException(
+        "Wrong input: " + problem + " [" + field + "=" + abbreviate(value) + "]");
   }
 
   /**
