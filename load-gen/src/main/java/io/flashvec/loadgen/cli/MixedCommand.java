@@ -9,11 +9,8 @@ import io.flashvec.loadgen.internal.Json;
 import io.flashvec.loadgen.metrics.ServerIo;
 import io.flashvec.loadgen.report.BenchmarkResult;
 import io.flashvec.loadgen.report.HtmlReport;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -46,8 +43,7 @@ public final class MixedCommand implements Callable<Integer> {
 
   @Mixin MetricsOptions metricsOptions;
 
-  @Option(names = "--collection", required = true, description = "Collection name.")
-  String collection;
+  @Mixin TopKOption topK;
 
   @Option(
       names = "--concurrency",
@@ -91,9 +87,6 @@ public final class MixedCommand implements Callable<Integer> {
       description = "Keep the inserted points (default: delete them after the run).")
   boolean keepInserts;
 
-  @Option(names = "--k", defaultValue = "10", description = "Top-k (default: ${DEFAULT-VALUE}).")
-  int k;
-
   @Option(names = "--search-list", description = "search_list (also sent as hnsw_ef).")
   Integer searchList;
 
@@ -112,7 +105,7 @@ public final class MixedCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
-    Dataset d = data.load(true, true, k, System.err);
+    Dataset d = data.load(true, true, topK.k, System.err);
     PrintStream log = new PrintStream(new WriterOutputStream(o), true);
     SearchParams params = new SearchParams(searchList, beamWidth, rerankK);
     try (VectorDbClient c = client.open()) {
@@ -120,8 +113,8 @@ public final class MixedCommand implements Callable<Integer> {
           new MixedBench(
                   c,
                   new MixedBench.Config(
-                      collection,
-                      k,
+                      client.collection,
+                      topK.k,
                       concurrency,
                       params,
                       duration,
@@ -137,19 +130,15 @@ public final class MixedCommand implements Callable<Integer> {
                   SearchBench.prepare(c, d.queries()),
                   d.groundTruth(),
                   insertIdStart == null ? d.size() : insertIdStart);
-      Map<String, Object> root = Metadata.of("mixed", d, client, collection);
-      root.put("k", k);
+      Map<String, Object> root = Metadata.of("mixed", d, client);
+      root.put("k", topK.k);
       metricsOptions.describe(root);
       root.put("duration_s", duration.toMillis() / 1000.0);
       root.putAll(r.toMap());
       root.put(
           "points",
           List.of(BenchmarkResult.toMap(r.queriesOnly()), BenchmarkResult.toMap(r.withInserts())));
-      try {
-        Files.writeString(out, Json.MAPPER.writeValueAsString(root) + "\n");
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot write result [file=" + out + "]", e);
-      }
+      Json.write(out, root, "result");
       o.printf("ratios (with inserts / queries only): %s%nwrote %s%n", r.ratios(), out);
       if (html != null) {
         HtmlReport.write(

@@ -46,8 +46,7 @@ public final class SearchCommand implements Callable<Integer> {
 
   @Mixin MetricsOptions metricsOptions;
 
-  @Option(names = "--collection", required = true, description = "Collection name.")
-  String collection;
+  @Mixin TopKOption topK;
 
   @Option(
       names = "--concurrency",
@@ -75,9 +74,6 @@ public final class SearchCommand implements Callable<Integer> {
       converter = DurationConverter.class,
       description = "Unmeasured warm-up before each point (default: ${DEFAULT-VALUE}).")
   Duration warmup;
-
-  @Option(names = "--k", defaultValue = "10", description = "Top-k (default: ${DEFAULT-VALUE}).")
-  int k;
 
   @Option(
       names = "--search-list",
@@ -132,7 +128,7 @@ public final class SearchCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
-    Dataset d = data.load(true, true, k, System.err);
+    Dataset d = data.load(true, true, topK.k, System.err);
     PrintStream log = new PrintStream(new WriterOutputStream(o), true);
     List<SearchParams> params = sweep(searchList, beamWidth, rerankK);
     try (VectorDbClient c = client.open()) {
@@ -141,8 +137,8 @@ public final class SearchCommand implements Callable<Integer> {
           new SearchBench(
               c,
               new SearchBench.Config(
-                  collection,
-                  k,
+                  client.collection,
+                  topK.k,
                   Arrays.stream(concurrency).boxed().toList(),
                   params,
                   duration,
@@ -151,15 +147,17 @@ public final class SearchCommand implements Callable<Integer> {
                   metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
                   coldHook(log),
                   log,
-                  evictEachQuery ? () -> PageCache.evict(client.url, collection, log) : null),
+                  evictEachQuery
+                      ? () -> PageCache.evict(client.url, client.collection, log)
+                      : null),
               metricsOptions.open(c, client, log));
       int[][] gt = d.groundTruth();
       if (client.filterBucketsBelow > 0) {
         gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);
       }
       List<SearchPoint> points = bench.run(prepared, gt);
-      Map<String, Object> meta = Metadata.of("search", d, client, collection);
-      meta.put("k", k);
+      Map<String, Object> meta = Metadata.of("search", d, client);
+      meta.put("k", topK.k);
       metricsOptions.describe(meta);
       if (client.filterBucketsBelow > 0) {
         meta.put(
@@ -194,7 +192,7 @@ public final class SearchCommand implements Callable<Integer> {
 
   private Runnable coldHook(PrintStream log) {
     if (evict) {
-      return () -> PageCache.evict(client.url, collection, log);
+      return () -> PageCache.evict(client.url, client.collection, log);
     }
     return dropCaches ? () -> PageCache.drop(log) : null;
   }
@@ -240,7 +238,7 @@ public final class SearchCommand implements Callable<Integer> {
     log.printf("filtered ground truth over %d of %d points%n", rows.length, d.base().length);
     int[][] gt =
         io.flashvec.loadgen.dataset.GroundTruth.compute(
-            sub, d.queries(), k, d.distance(), Runtime.getRuntime().availableProcessors());
+            sub, d.queries(), topK.k, d.distance(), Runtime.getRuntime().availableProcessors());
     for (int[] row : gt) {
       for (int j = 0; j < row.length; j++) {
         row[j] = rows[row[j]];
