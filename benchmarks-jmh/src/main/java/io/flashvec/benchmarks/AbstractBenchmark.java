@@ -1,5 +1,6 @@
 package io.flashvec.benchmarks;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -59,6 +60,20 @@ public abstract class AbstractBenchmark {
     } catch (IOException e) {
       throw new UncheckedIOException(
           "cannot create benchmark directory [base=" + base + ", prefix=" + prefix + "]", e);
+    }
+  }
+
+  /**
+   * Closes {@code resource} (tolerates {@code null}), then deletes {@code dir} even if closing
+   * failed: the tear-down of a benchmark that wrote files.
+   */
+  static void closeAndDelete(Closeable resource, Path dir) throws IOException {
+    try {
+      if (resource != null) {
+        resource.close();
+      }
+    } finally {
+      deleteTree(dir);
     }
   }
 

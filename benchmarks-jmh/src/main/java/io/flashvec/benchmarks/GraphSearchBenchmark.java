@@ -3,13 +3,10 @@ package io.flashvec.benchmarks;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
-import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.diskann.DiskAnnWriter;
-import io.flashvec.index.internal.VectorOps;
 import io.flashvec.index.query.PreparedSearch;
-import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.FileIO;
@@ -43,25 +40,10 @@ import org.openjdk.jmh.infra.Blackhole;
  * recall@10} in the run's output.
  */
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-public class GraphSearchBenchmark extends AbstractBenchmark {
-
-  static final int K = 10;
-  static final int QUERIES = 256;
-  static final Distance DISTANCE = Distance.COSINE;
+public class GraphSearchBenchmark extends GraphSearchFixture {
 
   @Param({"20", "50", "100"})
   public int searchList;
-
-  SearchParams params;
-  TopK topK;
-  PreparedSearch[] searches;
-  final float[] scores = new float[K];
-  final int[] slots = new int[K];
-  final int[] ords = new int[K];
-  int cursor;
-
-  /** Recall@10 at this trial's search list, from setup; for the smoke test and the log. */
-  double recall;
 
   /** The built segment, its queries and their exact top-k; shared by all threads. */
   @State(Scope.Benchmark)
@@ -81,7 +63,7 @@ public class GraphSearchBenchmark extends AbstractBenchmark {
     DiskAnnSegment segment;
     float[][] data;
     float[][] queries;
-    int[][] truth;
+    long[][] truth;
 
     @Setup(Level.Trial)
     public void build() throws IOException {
@@ -110,57 +92,31 @@ public class GraphSearchBenchmark extends AbstractBenchmark {
           dim,
           (System.nanoTime() - t0) / 1e9,
           segment.diskBytes());
-      truth = new int[QUERIES][];
+      truth = new long[QUERIES][];
       for (int q = 0; q < QUERIES; q++) {
-        truth[q] = exactTopK(data, queries[q]);
+        TopK top = new TopK(DISTANCE, K);
+        offerAll(top, queries[q], data, 0);
+        truth[q] = drainKeys(top);
       }
     }
 
     @TearDown(Level.Trial)
-    public void close() {
-      try {
-        if (segment != null) {
-          segment.close();
-        }
-      } finally {
-        segment = null;
-        deleteTree(root);
-      }
-    }
-
-    private static int[] exactTopK(float[][] data, float[] query) {
-      TopK top = new TopK(DISTANCE, K);
-      for (int i = 0; i < data.length; i++) {
-        top.offer(VectorOps.dot(query, 0, data[i], 0, query.length), 0, i);
-      }
-      int[] out = new int[top.size()];
-      top.drainBestFirst(new float[out.length], new int[out.length], out);
-      return out;
+    public void close() throws IOException {
+      closeAndDelete(segment, root);
+      segment = null;
     }
   }
 
   @Setup(Level.Trial)
   public void setup(Index index) {
-    params = new SearchParams(searchList, 0, 0, false);
-    topK = new TopK(DISTANCE, K);
+    init(searchList);
     SearchStats stats = new SearchStats();
-    long hits = 0;
-    for (int q = 0; q < QUERIES; q++) {
-      topK.reset(K);
-      SearchRequest req = new SearchRequest(index.queries[q], K, 0, null, params, false, false);
-      index.segment.search(
-          new PreparedSearch(req, index.queries[q], null, stats), null, 1.0, topK, 0);
-      int got = topK.drainBestFirst(scores, slots, ords);
-      for (int i = 0; i < got; i++) {
-        for (int t : index.truth[q]) {
-          if (ords[i] == t) {
-            hits++;
-            break;
-          }
-        }
-      }
-    }
-    recall = hits / (double) (QUERIES * K);
+    measureRecall(
+        q -> {
+          topK.reset(K);
+          index.segment.search(prepared(index.queries[q], stats), null, 1.0, topK, 0);
+        },
+        index.truth);
     searches = new PreparedSearch[QUERIES];
     for (int q = 0; q < QUERIES; q++) {
       searches[q] = PreparedSearch.of(index.queries[q], K, params);
@@ -180,11 +136,9 @@ public class GraphSearchBenchmark extends AbstractBenchmark {
 
   @Benchmark
   public void search(Index index, Blackhole bh) {
-    PreparedSearch search = searches[cursor];
-    cursor = cursor + 1 == QUERIES ? 0 : cursor + 1;
+    PreparedSearch search = searches[nextQuery()];
     topK.reset(K);
     index.segment.search(search, null, 1.0, topK, 0);
-    bh.consume(topK.drainBestFirst(scores, slots, ords));
-    bh.consume(ords);
+    consumeResults(bh);
   }
 }

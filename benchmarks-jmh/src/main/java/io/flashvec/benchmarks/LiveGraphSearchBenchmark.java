@@ -1,13 +1,9 @@
 package io.flashvec.benchmarks;
 
-import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
-import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
-import io.flashvec.index.internal.VectorOps;
 import io.flashvec.index.query.PreparedSearch;
-import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.TopK;
@@ -34,11 +30,7 @@ import org.openjdk.jmh.infra.Blackhole;
  * scored and reranked nodes per query, as a line starting with {@code # recall@10}.
  */
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-public class LiveGraphSearchBenchmark extends AbstractBenchmark {
-
-  static final int K = 10;
-  static final int QUERIES = 256;
-  static final Distance DISTANCE = Distance.COSINE;
+public class LiveGraphSearchBenchmark extends GraphSearchFixture {
 
   @Param({"60"})
   public int searchList;
@@ -56,17 +48,7 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
 
   long[] pollution;
 
-  SearchParams params;
-  TopK topK;
-  PreparedSearch[] searches;
   final SearchStats stats = new SearchStats();
-  final float[] scores = new float[K];
-  final int[] slots = new int[K];
-  final int[] ords = new int[K];
-  int cursor;
-
-  /** Recall@10 at this trial's parameters, from setup. */
-  double recall;
 
   /** The segment with its built live graph, its queries and their exact top-k; shared. */
   @State(Scope.Benchmark)
@@ -138,28 +120,16 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
         float[] query = DISTANCE.prepare(queries[q]);
         queries[q] = query;
         TopK old = new TopK(DISTANCE, K);
-        for (int i = 0; i < sealedPoints; i++) {
-          old.offer(VectorOps.dot(query, 0, sealed[i], 0, dim), 1, i);
-        }
+        offerAll(old, query, sealed, 1);
         float[] scores = new float[K];
         int[] best = new int[K];
         int got = old.drainBestFirst(scores, new int[K], best);
         sealedScores[q] = java.util.Arrays.copyOf(scores, got);
         sealedOrds[q] = java.util.Arrays.copyOf(best, got);
         TopK all = new TopK(DISTANCE, K);
-        for (int i = 0; i < sealedPoints; i++) {
-          all.offer(VectorOps.dot(query, 0, sealed[i], 0, dim), 1, i);
-        }
-        for (int i = 0; i < n; i++) {
-          all.offer(VectorOps.dot(query, 0, data[i], 0, dim), 0, i);
-        }
-        int[] slots = new int[K];
-        int[] ords = new int[K];
-        got = all.drainBestFirst(new float[K], slots, ords);
-        truth[q] = new long[got];
-        for (int i = 0; i < got; i++) {
-          truth[q][i] = (long) slots[i] << 32 | ords[i];
-        }
+        offerAll(all, query, sealed, 1);
+        offerAll(all, query, data, 0);
+        truth[q] = drainKeys(all);
       }
     }
 
@@ -174,34 +144,17 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
 
   @Setup(Level.Trial)
   public void setup(Segment s) {
-    params = new SearchParams(searchList, 0, 0, false);
-    topK = new TopK(DISTANCE, K);
+    init(searchList);
     SearchStats st = new SearchStats();
-    long hits = 0;
-    for (int q = 0; q < QUERIES; q++) {
-      s.sealedResults(topK, q);
-      SearchRequest req = new SearchRequest(s.queries[q], K, 0, null, params, false, false);
-      s.segment.search(new PreparedSearch(req, s.queries[q], null, st), null, share, topK, 0);
-      int got = topK.drainBestFirst(scores, slots, ords);
-      for (int i = 0; i < got; i++) {
-        long key = (long) slots[i] << 32 | ords[i];
-        for (long t : s.truth[q]) {
-          if (key == t) {
-            hits++;
-            break;
-          }
-        }
-      }
-    }
-    recall = hits / (double) (QUERIES * K);
+    measureRecall(
+        q -> {
+          s.sealedResults(topK, q);
+          s.segment.search(prepared(s.queries[q], st), null, share, topK, 0);
+        },
+        s.truth);
     searches = new PreparedSearch[QUERIES];
     for (int q = 0; q < QUERIES; q++) {
-      searches[q] =
-          new PreparedSearch(
-              new SearchRequest(s.queries[q], K, 0, null, params, false, false),
-              s.queries[q],
-              null,
-              stats);
+      searches[q] = prepared(s.queries[q], stats);
     }
     System.out.printf(
         Locale.ROOT,
@@ -233,11 +186,9 @@ public class LiveGraphSearchBenchmark extends AbstractBenchmark {
 
   @Benchmark
   public void search(Segment s, Blackhole bh) {
-    PreparedSearch search = searches[cursor];
-    s.sealedResults(topK, cursor);
-    cursor = cursor + 1 == QUERIES ? 0 : cursor + 1;
-    s.segment.search(search, null, share, topK, 0);
-    bh.consume(topK.drainBestFirst(scores, slots, ords));
-    bh.consume(ords);
+    int q = nextQuery();
+    s.sealedResults(topK, q);
+    s.segment.search(searches[q], null, share, topK, 0);
+    consumeResults(bh);
   }
 }

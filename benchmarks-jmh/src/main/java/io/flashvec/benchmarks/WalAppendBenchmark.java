@@ -84,14 +84,8 @@ public class WalAppendBenchmark extends AbstractBenchmark {
 
   @TearDown(Level.Trial)
   public void tearDown() throws IOException {
-    try {
-      if (wal != null) {
-        wal.close();
-      }
-    } finally {
-      wal = null;
-      deleteTree(dir);
-    }
+    closeAndDelete(wal, dir);
+    wal = null;
   }
 
   @Benchmark

@@ -79,11 +79,6 @@ public final class MixedBench {
   private final Config cfg;
   private final MetricsSource metrics;
 
-  /** Creates the run, reading the client's own metrics; the client is not closed by this class. */
-  public MixedBench(VectorDbClient client, Config cfg) {
-    this(client, cfg, MetricsSource.of(client));
-  }
-
   /**
    * Creates the run, reading the server metrics from {@code metrics} (summed over its nodes); the
    * client is not closed by this class.
@@ -118,7 +113,8 @@ public final class MixedBench {
                 cfg.warmup,
                 cfg.metricPrefixes,
                 null,
-                cfg.out),
+                cfg.out,
+                null),
             metrics);
     LongUnaryOperator mapper = id -> id >= n ? Math.floorMod(id - n, (long) n) : id;
     PreparedVector[] rows = prepareInsertRows(base);

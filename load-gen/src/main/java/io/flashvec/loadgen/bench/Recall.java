@@ -11,35 +11,10 @@ public final class Recall {
    * @throws IllegalArgumentException if the ground truth is shallower than {@code k}
    */
   public static double atK(long[] returned, int[] truth, int k) {
-    if (k <= 0) {
-      throw new IllegalArgumentException("k must be positive [k=" + k + "]");
-    }
-    if (truth.length < k) {
-      throw new IllegalArgumentException(
-          "ground truth is shallower than k [depth=" + truth.length + ", k=" + k + "]");
-    }
-    int n = Math.min(k, returned.length);
-    int hits = 0;
-    for (int i = 0; i < n; i++) {
-      long id = returned[i];
-      boolean seen = false;
-      for (int j = 0; j < i; j++) {
-        if (returned[j] == id) {
-          seen = true;
-          break;
-        }
-      }
-      if (seen) {
-        continue;
-      }
-      for (int t = 0; t < k; t++) {
-        if (truth[t] == id) {
-          hits++;
-          break;
-        }
-      }
-    }
-    return (double) hits / k;
+    checkDepth(truth, k);
+    long[] distinct = new long[Math.min(k, returned.length)];
+    int d = distinct(returned, distinct);
+    return (double) hits(distinct, d, truth, k) / k;
   }
 
   /**
@@ -50,6 +25,15 @@ public final class Recall {
    * d)} found among the distinct rows. Without duplicates it equals {@link #atK}.
    */
   public static double atKDistinct(long[] mapped, int[] truth, int k) {
+    checkDepth(truth, k);
+    int n = Math.min(k, mapped.length);
+    long[] distinct = new long[n];
+    int d = distinct(mapped, distinct);
+    int depth = k - (n - d);
+    return (double) hits(distinct, d, truth, depth) / depth;
+  }
+
+  private static void checkDepth(int[] truth, int k) {
     if (k <= 0) {
       throw new IllegalArgumentException("k must be positive [k=" + k + "]");
     }
@@ -57,28 +41,37 @@ public final class Recall {
       throw new IllegalArgumentException(
           "ground truth is shallower than k [depth=" + truth.length + ", k=" + k + "]");
     }
-    int n = Math.min(k, mapped.length);
-    long[] distinct = new long[n];
+  }
+
+  /**
+   * Copies the distinct ids among the first {@code into.length} of {@code ids} to the front of
+   * {@code into}, in their first order; returns how many.
+   */
+  private static int distinct(long[] ids, long[] into) {
     int d = 0;
     outer:
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < into.length; i++) {
       for (int j = 0; j < d; j++) {
-        if (distinct[j] == mapped[i]) {
+        if (into[j] == ids[i]) {
           continue outer;
         }
       }
-      distinct[d++] = mapped[i];
+      into[d++] = ids[i];
     }
-    int depth = k - (n - d);
+    return d;
+  }
+
+  /** How many of the first {@code n} of {@code ids} are among {@code truth[0..depth)}. */
+  private static int hits(long[] ids, int n, int[] truth, int depth) {
     int hits = 0;
-    for (int i = 0; i < d; i++) {
+    for (int i = 0; i < n; i++) {
       for (int t = 0; t < depth; t++) {
-        if (truth[t] == distinct[i]) {
+        if (truth[t] == ids[i]) {
           hits++;
           break;
         }
       }
     }
-    return (double) hits / depth;
+    return hits;
   }
 }

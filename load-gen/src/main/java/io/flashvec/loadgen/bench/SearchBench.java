@@ -54,34 +54,7 @@ public final class SearchBench {
       List<String> metricPrefixes,
       Runnable beforePoint,
       PrintStream out,
-      Runnable beforeQuery) {
-
-    /** A configuration without a per-query hook. */
-    public Config(
-        String collection,
-        int k,
-        List<Integer> concurrency,
-        List<SearchParams> params,
-        Duration duration,
-        long queriesPerPoint,
-        Duration warmup,
-        List<String> metricPrefixes,
-        Runnable beforePoint,
-        PrintStream out) {
-      this(
-          collection,
-          k,
-          concurrency,
-          params,
-          duration,
-          queriesPerPoint,
-          warmup,
-          metricPrefixes,
-          beforePoint,
-          out,
-          null);
-    }
-  }
+      Runnable beforeQuery) {}
 
   /** The id mapper of a plain search: ids are base rows, recall is {@link Recall#atK}. */
   public static final LongUnaryOperator IDENTITY = id -> id;
@@ -89,14 +62,6 @@ public final class SearchBench {
   private final VectorDbClient client;
   private final Config cfg;
   private final MetricsSource metrics;
-
-  /**
-   * Creates a sweep over {@code client} that reads the server metrics from the client's own
-   * endpoint; the client is not closed by this class.
-   */
-  public SearchBench(VectorDbClient client, Config cfg) {
-    this(client, cfg, MetricsSource.of(client));
-  }
 
   /**
    * Creates a sweep over {@code client} that reads the server metrics from {@code metrics} (e.g.

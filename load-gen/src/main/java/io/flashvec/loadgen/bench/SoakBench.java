@@ -138,9 +138,9 @@ public final class SoakBench {
     }
     fill();
     writeProgress(PROGRESS_HEADER, false);
-    Upserts upserts = new Upserts(new SplittableRandom(cfg.seed * 31 + 1));
-    Deletes deletes = new Deletes(new SplittableRandom(cfg.seed * 31 + 2));
-    Searches searches = new Searches(new SplittableRandom(cfg.seed * 31 + 3));
+    Upserts upserts = new Upserts();
+    Deletes deletes = new Deletes();
+    Searches searches = new Searches();
     Compactions compactions = new Compactions();
     List<Stream> streams = new ArrayList<>();
     if (cfg.upsertRate > 0) {
@@ -287,9 +287,13 @@ public final class SoakBench {
     long failed;
     long lagResets;
 
-    Stream(String name, double rate) {
+    /** The stream's own random source (seeded from the run's seed), or null if it needs none. */
+    final SplittableRandom r;
+
+    Stream(String name, double rate, SplittableRandom r) {
       this.name = name;
       this.rate = rate;
+      this.r = r;
     }
 
     /** Runs operation {@code i}; throws on failure. */
@@ -364,11 +368,8 @@ public final class SoakBench {
   }
 
   private final class Upserts extends Stream {
-    private final SplittableRandom r;
-
-    Upserts(SplittableRandom r) {
-      super("upserts", cfg.upsertRate / cfg.batch);
-      this.r = r;
+    Upserts() {
+      super("upserts", cfg.upsertRate / cfg.batch, new SplittableRandom(cfg.seed * 31 + 1));
     }
 
     @Override
@@ -384,11 +385,8 @@ public final class SoakBench {
   }
 
   private final class Deletes extends Stream {
-    private final SplittableRandom r;
-
-    Deletes(SplittableRandom r) {
-      super("deletes", cfg.deleteRate / cfg.batch);
-      this.r = r;
+    Deletes() {
+      super("deletes", cfg.deleteRate / cfg.batch, new SplittableRandom(cfg.seed * 31 + 2));
     }
 
     @Override
@@ -402,11 +400,8 @@ public final class SoakBench {
   }
 
   private final class Searches extends Stream {
-    private final SplittableRandom r;
-
-    Searches(SplittableRandom r) {
-      super("searches", cfg.searchRate);
-      this.r = r;
+    Searches() {
+      super("searches", cfg.searchRate, new SplittableRandom(cfg.seed * 31 + 3));
     }
 
     @Override
@@ -428,7 +423,7 @@ public final class SoakBench {
 
   private final class Compactions extends Stream {
     Compactions() {
-      super("compactions", 1e9 / cfg.compactEvery.toNanos());
+      super("compactions", 1e9 / cfg.compactEvery.toNanos(), null);
     }
 
     @Override

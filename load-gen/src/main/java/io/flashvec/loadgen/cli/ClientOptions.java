@@ -6,8 +6,11 @@ import io.flashvec.loadgen.client.VectorDbClient;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
-/** Options that pick and reach the system under test; a picocli mixin. */
+/** Options that pick and reach the system under test and its collection; a picocli mixin. */
 public final class ClientOptions {
+  @Option(names = "--collection", required = true, description = "Collection name.")
+  String collection;
+
   @Option(
       names = "--url",
       defaultValue = "http://127.0.0.1:8080",

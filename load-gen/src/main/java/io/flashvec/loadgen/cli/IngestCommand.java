@@ -4,11 +4,8 @@ import io.flashvec.loadgen.bench.IngestBench;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.dataset.Dataset;
 import io.flashvec.loadgen.internal.Json;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -36,9 +33,6 @@ public final class IngestCommand implements Callable<Integer> {
   @Mixin ClientOptions client;
 
   @Mixin DatasetOptions data;
-
-  @Option(names = "--collection", required = true, description = "Collection name.")
-  String collection;
 
   @Option(
       names = "--index",
@@ -122,7 +116,7 @@ public final class IngestCommand implements Callable<Integer> {
           new IngestBench(
                   c,
                   new IngestBench.Config(
-                      collection,
+                      client.collection,
                       d.distance(),
                       index,
                       indexParams,
@@ -134,14 +128,10 @@ public final class IngestCommand implements Callable<Integer> {
                       log))
               .run(d.base(), rowsFrom(d.base().length), rowsTo(d.base().length));
       if (out != null) {
-        Map<String, Object> root = Metadata.of("ingest", d, client, collection);
+        Map<String, Object> root = Metadata.of("ingest", d, client);
         root.put("index", index);
         root.putAll(r.toMap());
-        try {
-          Files.writeString(out, Json.MAPPER.writeValueAsString(root) + "\n");
-        } catch (IOException e) {
-          throw new UncheckedIOException("cannot write result [file=" + out + "]", e);
-        }
+        Json.write(out, root, "result");
         o.printf("wrote %s%n", out);
       }
       o.flush();

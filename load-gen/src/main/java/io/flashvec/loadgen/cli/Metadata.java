@@ -12,7 +12,7 @@ import java.util.Map;
 final class Metadata {
   private Metadata() {}
 
-  static Map<String, Object> of(String kind, Dataset d, ClientOptions client, String collection) {
+  static Map<String, Object> of(String kind, Dataset d, ClientOptions client) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("kind", kind);
     m.put("dataset", d.source().toString());
@@ -23,7 +23,7 @@ final class Metadata {
     m.put("distance", d.distance().apiName());
     m.put("target", client.target);
     m.put("url", client.describe());
-    m.put("collection", collection);
+    m.put("collection", client.collection);
     m.put("date", OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.SECONDS).toString());
     m.put("machine", MachineInfo.describe());
     return m;

@@ -9,21 +9,14 @@ import io.flashvec.loadgen.internal.Json;
 import io.flashvec.loadgen.metrics.ServerIo;
 import io.flashvec.loadgen.report.BenchmarkResult;
 import io.flashvec.loadgen.report.HtmlReport;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /** {@code mixed}: queries with and without a steady insert stream. */
 @Command(
@@ -37,18 +30,7 @@ import picocli.CommandLine.Spec;
           + " (on a machine shared with the server) is not charged to the server.",
       "Reports QPS and P50/P99 of both runs and their ratios (with inserts / queries only) as JSON."
     })
-public final class MixedCommand implements Callable<Integer> {
-  @Spec CommandSpec spec;
-
-  @Mixin ClientOptions client;
-
-  @Mixin DatasetOptions data;
-
-  @Mixin MetricsOptions metricsOptions;
-
-  @Option(names = "--collection", required = true, description = "Collection name.")
-  String collection;
-
+public final class MixedCommand extends QueryWorkloadCommand {
   @Option(
       names = "--concurrency",
       defaultValue = "4",
@@ -91,9 +73,6 @@ public final class MixedCommand implements Callable<Integer> {
       description = "Keep the inserted points (default: delete them after the run).")
   boolean keepInserts;
 
-  @Option(names = "--k", defaultValue = "10", description = "Top-k (default: ${DEFAULT-VALUE}).")
-  int k;
-
   @Option(names = "--search-list", description = "search_list (also sent as hnsw_ef).")
   Integer searchList;
 
@@ -110,55 +89,45 @@ public final class MixedCommand implements Callable<Integer> {
   Path html;
 
   @Override
-  public Integer call() {
-    PrintWriter o = spec.commandLine().getOut();
-    Dataset d = data.load(true, true, k, System.err);
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+  int run(VectorDbClient c, Dataset d, PrintWriter o, PrintStream log) {
     SearchParams params = new SearchParams(searchList, beamWidth, rerankK);
-    try (VectorDbClient c = client.open()) {
-      MixedBench.Result r =
-          new MixedBench(
-                  c,
-                  new MixedBench.Config(
-                      collection,
-                      k,
-                      concurrency,
-                      params,
-                      duration,
-                      warmup,
-                      insertRate,
-                      insertBatch,
-                      keepInserts,
-                      ServerIo.DEFAULT_PREFIXES,
-                      log),
-                  metricsOptions.open(c, client, log))
-              .run(
-                  d.base(),
-                  SearchBench.prepare(c, d.queries()),
-                  d.groundTruth(),
-                  insertIdStart == null ? d.size() : insertIdStart);
-      Map<String, Object> root = Metadata.of("mixed", d, client, collection);
-      root.put("k", k);
-      metricsOptions.describe(root);
-      root.put("duration_s", duration.toMillis() / 1000.0);
-      root.putAll(r.toMap());
-      root.put(
-          "points",
-          List.of(BenchmarkResult.toMap(r.queriesOnly()), BenchmarkResult.toMap(r.withInserts())));
-      try {
-        Files.writeString(out, Json.MAPPER.writeValueAsString(root) + "\n");
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot write result [file=" + out + "]", e);
-      }
-      o.printf("ratios (with inserts / queries only): %s%nwrote %s%n", r.ratios(), out);
-      if (html != null) {
-        HtmlReport.write(
-            html,
-            List.of(new HtmlReport.Named(out.getFileName().toString(), BenchmarkResult.read(out))));
-        o.printf("wrote %s%n", html);
-      }
-      o.flush();
-      return 0;
+    MixedBench.Result r =
+        new MixedBench(
+                c,
+                new MixedBench.Config(
+                    client.collection,
+                    topK.k,
+                    concurrency,
+                    params,
+                    duration,
+                    warmup,
+                    insertRate,
+                    insertBatch,
+                    keepInserts,
+                    ServerIo.DEFAULT_PREFIXES,
+                    log),
+                metricsOptions.open(c, client, log))
+            .run(
+                d.base(),
+                SearchBench.prepare(c, d.queries()),
+                d.groundTruth(),
+                insertIdStart == null ? d.size() : insertIdStart);
+    Map<String, Object> root = Metadata.of("mixed", d, client);
+    root.put("k", topK.k);
+    metricsOptions.describe(root);
+    root.put("duration_s", duration.toMillis() / 1000.0);
+    root.putAll(r.toMap());
+    root.put(
+        "points",
+        List.of(BenchmarkResult.toMap(r.queriesOnly()), BenchmarkResult.toMap(r.withInserts())));
+    Json.write(out, root, "result");
+    o.printf("ratios (with inserts / queries only): %s%nwrote %s%n", r.ratios(), out);
+    if (html != null) {
+      HtmlReport.write(
+          html,
+          List.of(new HtmlReport.Named(out.getFileName().toString(), BenchmarkResult.read(out))));
+      o.printf("wrote %s%n", html);
     }
+    return 0;
   }
 }

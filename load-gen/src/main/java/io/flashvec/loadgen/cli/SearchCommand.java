@@ -17,12 +17,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /** {@code search}: the concurrency and search-parameter sweep. */
 @Command(
@@ -37,18 +33,7 @@ import picocli.CommandLine.Spec;
           + " every --metrics-url node of a cluster, and per node).",
       "Writes a JSON result (--out) and optionally an HTML report (--html)."
     })
-public final class SearchCommand implements Callable<Integer> {
-  @Spec CommandSpec spec;
-
-  @Mixin ClientOptions client;
-
-  @Mixin DatasetOptions data;
-
-  @Mixin MetricsOptions metricsOptions;
-
-  @Option(names = "--collection", required = true, description = "Collection name.")
-  String collection;
-
+public final class SearchCommand extends QueryWorkloadCommand {
   @Option(
       names = "--concurrency",
       split = ",",
@@ -75,9 +60,6 @@ public final class SearchCommand implements Callable<Integer> {
       converter = DurationConverter.class,
       description = "Unmeasured warm-up before each point (default: ${DEFAULT-VALUE}).")
   Duration warmup;
-
-  @Option(names = "--k", defaultValue = "10", description = "Top-k (default: ${DEFAULT-VALUE}).")
-  int k;
 
   @Option(
       names = "--search-list",
@@ -130,71 +112,65 @@ public final class SearchCommand implements Callable<Integer> {
   Path html;
 
   @Override
-  public Integer call() {
-    PrintWriter o = spec.commandLine().getOut();
-    Dataset d = data.load(true, true, k, System.err);
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+  int run(VectorDbClient c, Dataset d, PrintWriter o, PrintStream log) {
     List<SearchParams> params = sweep(searchList, beamWidth, rerankK);
-    try (VectorDbClient c = client.open()) {
-      PreparedVector[] prepared = SearchBench.prepare(c, d.queries());
-      SearchBench bench =
-          new SearchBench(
-              c,
-              new SearchBench.Config(
-                  collection,
-                  k,
-                  Arrays.stream(concurrency).boxed().toList(),
-                  params,
-                  duration,
-                  queries,
-                  warmup,
-                  metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
-                  coldHook(log),
-                  log,
-                  evictEachQuery ? () -> PageCache.evict(client.url, collection, log) : null),
-              metricsOptions.open(c, client, log));
-      int[][] gt = d.groundTruth();
-      if (client.filterBucketsBelow > 0) {
-        gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);
-      }
-      List<SearchPoint> points = bench.run(prepared, gt);
-      Map<String, Object> meta = Metadata.of("search", d, client, collection);
-      meta.put("k", k);
-      metricsOptions.describe(meta);
-      if (client.filterBucketsBelow > 0) {
-        meta.put(
-            "filter",
-            "bucket < " + client.filterBucketsBelow + " of " + client.payloadBuckets + " buckets");
-      }
-      meta.put("duration_s", queries > 0 ? null : duration.toMillis() / 1000.0);
-      meta.put("queries_per_point", queries > 0 ? queries : null);
-      meta.put("warmup_s", warmup.toMillis() / 1000.0);
-      meta.put(
-          "page_cache",
-          evictEachQuery
-              ? "cold: index files evicted (POST /collections/{c}/evict) before each query"
-              : evict
-                  ? "cold: index files evicted (POST /collections/{c}/evict) before each point"
-                  : dropCaches
-                      ? "cold: dropped before each point (after its warm-up)"
-                      : "warm (not dropped)");
-      BenchmarkResult result = new BenchmarkResult(meta, points);
-      result.write(out);
-      o.printf("wrote %s%n", out);
-      if (html != null) {
-        HtmlReport.write(html, List.of(new HtmlReport.Named(out.getFileName().toString(), result)));
-        o.printf("wrote %s%n", html);
-      }
-      o.flush();
-      long errors = points.stream().mapToLong(SearchPoint::errors).sum();
-      long ok = points.stream().mapToLong(SearchPoint::queries).sum();
-      return ok == 0 && errors > 0 ? 1 : 0;
+    PreparedVector[] prepared = SearchBench.prepare(c, d.queries());
+    SearchBench bench =
+        new SearchBench(
+            c,
+            new SearchBench.Config(
+                client.collection,
+                topK.k,
+                Arrays.stream(concurrency).boxed().toList(),
+                params,
+                duration,
+                queries,
+                warmup,
+                metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
+                coldHook(log),
+                log,
+                evictEachQuery ? () -> PageCache.evict(client.url, client.collection, log) : null),
+            metricsOptions.open(c, client, log));
+    int[][] gt = d.groundTruth();
+    if (client.filterBucketsBelow > 0) {
+      gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);
     }
+    List<SearchPoint> points = bench.run(prepared, gt);
+    Map<String, Object> meta = Metadata.of("search", d, client);
+    meta.put("k", topK.k);
+    metricsOptions.describe(meta);
+    if (client.filterBucketsBelow > 0) {
+      meta.put(
+          "filter",
+          "bucket < " + client.filterBucketsBelow + " of " + client.payloadBuckets + " buckets");
+    }
+    meta.put("duration_s", queries > 0 ? null : duration.toMillis() / 1000.0);
+    meta.put("queries_per_point", queries > 0 ? queries : null);
+    meta.put("warmup_s", warmup.toMillis() / 1000.0);
+    meta.put(
+        "page_cache",
+        evictEachQuery
+            ? "cold: index files evicted (POST /collections/{c}/evict) before each query"
+            : evict
+                ? "cold: index files evicted (POST /collections/{c}/evict) before each point"
+                : dropCaches
+                    ? "cold: dropped before each point (after its warm-up)"
+                    : "warm (not dropped)");
+    BenchmarkResult result = new BenchmarkResult(meta, points);
+    result.write(out);
+    o.printf("wrote %s%n", out);
+    if (html != null) {
+      HtmlReport.write(html, List.of(new HtmlReport.Named(out.getFileName().toString(), result)));
+      o.printf("wrote %s%n", html);
+    }
+    long errors = points.stream().mapToLong(SearchPoint::errors).sum();
+    long ok = points.stream().mapToLong(SearchPoint::queries).sum();
+    return ok == 0 && errors > 0 ? 1 : 0;
   }
 
   private Runnable coldHook(PrintStream log) {
     if (evict) {
-      return () -> PageCache.evict(client.url, collection, log);
+      return () -> PageCache.evict(client.url, client.collection, log);
     }
     return dropCaches ? () -> PageCache.drop(log) : null;
   }
@@ -240,7 +216,7 @@ public final class SearchCommand implements Callable<Integer> {
     log.printf("filtered ground truth over %d of %d points%n", rows.length, d.base().length);
     int[][] gt =
         io.flashvec.loadgen.dataset.GroundTruth.compute(
-            sub, d.queries(), k, d.distance(), Runtime.getRuntime().availableProcessors());
+            sub, d.queries(), topK.k, d.distance(), Runtime.getRuntime().availableProcessors());
     for (int[] row : gt) {
       for (int j = 0; j < row.length; j++) {
         row[j] = rows[row[j]];

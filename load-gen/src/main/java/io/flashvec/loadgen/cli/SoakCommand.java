@@ -5,11 +5,8 @@ import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.dataset.Distance;
 import io.flashvec.loadgen.internal.Json;
 import io.flashvec.loadgen.internal.MachineInfo;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -45,8 +42,7 @@ public final class SoakCommand implements Callable<Integer> {
 
   @Mixin ClientOptions client;
 
-  @Option(names = "--collection", required = true, description = "Collection name.")
-  String collection;
+  @Mixin TopKOption topK;
 
   @Option(
       names = "--dim",
@@ -98,9 +94,6 @@ public final class SoakCommand implements Callable<Integer> {
       description = "Searches per second (default: ${DEFAULT-VALUE}).")
   double searchRate;
 
-  @Option(names = "--k", defaultValue = "10", description = "Top-k (default: ${DEFAULT-VALUE}).")
-  int k;
-
   @Option(
       names = "--compact-every",
       defaultValue = "5m",
@@ -136,7 +129,7 @@ public final class SoakCommand implements Callable<Integer> {
           new SoakBench(
               c,
               new SoakBench.Config(
-                  collection,
+                  client.collection,
                   dim,
                   distance,
                   keySpace,
@@ -145,7 +138,7 @@ public final class SoakCommand implements Callable<Integer> {
                   deleteRate,
                   batch,
                   searchRate,
-                  k,
+                  topK.k,
                   compactEvery,
                   seed,
                   progress,
@@ -177,11 +170,7 @@ public final class SoakCommand implements Callable<Integer> {
         root.putAll(summary);
         String json = Json.MAPPER.writeValueAsString(root);
         if (out != null) {
-          try {
-            Files.writeString(out, json + "\n");
-          } catch (IOException e) {
-            throw new UncheckedIOException("cannot write result [file=" + out + "]", e);
-          }
+          Json.writeString(out, json, "result");
         }
         o.println(json);
         o.flush();

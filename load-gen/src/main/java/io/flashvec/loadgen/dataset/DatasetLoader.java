@@ -1,9 +1,7 @@
 package io.flashvec.loadgen.dataset;
 
 import io.flashvec.loadgen.internal.Json;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -85,11 +83,7 @@ public final class DatasetLoader {
       }
     }
     all.putAll(entries);
-    try {
-      Files.writeString(m, Json.MAPPER.writeValueAsString(all) + "\n");
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write manifest [file=" + m + "]", e);
-    }
+    Json.write(m, all, "manifest");
   }
 
   private static Dataset loadDirectory(Path dir, Options o) {

@@ -112,26 +112,33 @@ public final class GroundTruth {
         ids[i] = id;
         return;
       }
-      if (!worse(scores[0], ids[0], score, id)) {
-        return;
+      if (worse(scores[0], ids[0], score, id)) {
+        replaceRoot(scores, ids, k, score, id);
       }
+    }
+
+    /**
+     * Puts (score, id) in place of the root of the heap {@code s, id} of {@code n} entries and
+     * sifts it down to where it belongs.
+     */
+    private static void replaceRoot(float[] s, int[] id, int n, float score, int ident) {
       int i = 0;
       while (true) {
         int l = 2 * i + 1;
-        if (l >= k) {
+        if (l >= n) {
           break;
         }
         int r = l + 1;
-        int c = r < k && worse(scores[r], ids[r], scores[l], ids[l]) ? r : l;
-        if (!worse(scores[c], ids[c], score, id)) {
+        int c = r < n && worse(s[r], id[r], s[l], id[l]) ? r : l;
+        if (!worse(s[c], id[c], score, ident)) {
           break;
         }
-        scores[i] = scores[c];
-        ids[i] = ids[c];
+        s[i] = s[c];
+        id[i] = id[c];
         i = c;
       }
-      scores[i] = score;
-      ids[i] = id;
+      s[i] = score;
+      id[i] = ident;
     }
 
     int[] sortedIds() {
@@ -142,26 +149,7 @@ public final class GroundTruth {
       int[] out = new int[n];
       for (int end = n - 1; end >= 0; end--) {
         out[end] = id[0];
-        int m = end;
-        float ls = s[m];
-        int li = id[m];
-        int i = 0;
-        while (true) {
-          int l = 2 * i + 1;
-          if (l >= m) {
-            break;
-          }
-          int r = l + 1;
-          int c = r < m && worse(s[r], id[r], s[l], id[l]) ? r : l;
-          if (!worse(s[c], id[c], ls, li)) {
-            break;
-          }
-          s[i] = s[c];
-          id[i] = id[c];
-          i = c;
-        }
-        s[i] = ls;
-        id[i] = li;
+        replaceRoot(s, id, end, s[end], id[end]);
       }
       return out;
     }

@@ -62,14 +62,7 @@ public final class Hdf5Files {
       }
       return out;
     }
-    throw new DatasetFormatException(
-        "hdf5 dataset is not a 2-D float array [file="
-            + file
-            + ", dataset="
-            + name
-            + ", type="
-            + data.getClass().getSimpleName()
-            + "]");
+    throw notA("float", file, name, data);
   }
 
   private static int[][] ints(HdfFile hdf, String name, Path file) {
@@ -87,8 +80,14 @@ public final class Hdf5Files {
       }
       return out;
     }
-    throw new DatasetFormatException(
-        "hdf5 dataset is not a 2-D int array [file="
+    throw notA("int", file, name, data);
+  }
+
+  private static DatasetFormatException notA(String type, Path file, String name, Object data) {
+    return new DatasetFormatException(
+        "hdf5 dataset is not a 2-D "
+            + type
+            + " array [file="
             + file
             + ", dataset="
             + name

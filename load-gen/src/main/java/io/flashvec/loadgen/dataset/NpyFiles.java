@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -40,24 +41,10 @@ public final class NpyFiles {
   public static float[][] readFloats(Path file, int limit) {
     Header h = header(file);
     if (!h.descr.equals("<f4")) {
-      throw new DatasetFormatException(
-          "unsupported npy dtype, expected float32 little endian [file="
-              + file
-              + ", descr="
-              + h.descr
-              + ", expected=<f4]");
+      throw unsupported(file, h, "float32", ", expected=<f4");
     }
-    int rows = (int) Math.min(h.rows, limit);
-    float[][] out = new float[rows][h.cols];
-    readRows(
-        file,
-        h,
-        rows,
-        4,
-        (row, body) -> {
-          body.asFloatBuffer().get(out[row]);
-        });
-    return out;
+    float[][] out = new float[(int) Math.min(h.rows, limit)][h.cols];
+    return readRows(file, h, out, 4, (r, body) -> body.asFloatBuffer().get(r));
   }
 
   /** Reads a 2-D int32 or int64 array (ground truth ids) as ints. */
@@ -67,28 +54,32 @@ public final class NpyFiles {
         switch (h.descr) {
           case "<i4" -> 4;
           case "<i8" -> 8;
-          default ->
-              throw new DatasetFormatException(
-                  "unsupported npy dtype, expected int32 or int64 little endian [file="
-                      + file
-                      + ", descr="
-                      + h.descr
-                      + "]");
+          default -> throw unsupported(file, h, "int32 or int64", "");
         };
-    int rows = (int) Math.min(h.rows, limit);
-    int[][] out = new int[rows][h.cols];
-    readRows(
+    int[][] out = new int[(int) Math.min(h.rows, limit)][h.cols];
+    return readRows(
         file,
         h,
-        rows,
+        out,
         width,
-        (row, body) -> {
-          int[] r = out[row];
+        (r, body) -> {
           for (int i = 0; i < r.length; i++) {
             r[i] = width == 4 ? body.getInt(i * 4) : Math.toIntExact(body.getLong(i * 8));
           }
         });
-    return out;
+  }
+
+  private static DatasetFormatException unsupported(
+      Path file, Header h, String expected, String detail) {
+    return new DatasetFormatException(
+        "unsupported npy dtype, expected "
+            + expected
+            + " little endian [file="
+            + file
+            + ", descr="
+            + h.descr
+            + detail
+            + "]");
   }
 
   /** Parses the header of a {@code .npy} file. */
@@ -179,11 +170,12 @@ public final class NpyFiles {
     }
   }
 
-  private interface RowReader {
-    void read(int row, ByteBuffer body);
-  }
-
-  private static void readRows(Path file, Header h, int rows, int width, RowReader reader) {
+  /**
+   * Reads the first {@code out.length} rows of elements {@code width} bytes wide into {@code out}.
+   */
+  private static <T> T[] readRows(
+      Path file, Header h, T[] out, int width, BiConsumer<T, ByteBuffer> reader) {
+    int rows = out.length;
     long rowBytes = (long) h.cols * width;
     int perChunk = (int) Math.max(1, (1 << 22) / Math.max(1, rowBytes));
     ByteBuffer buf =
@@ -195,8 +187,8 @@ public final class NpyFiles {
         buf.clear().limit((int) (n * rowBytes));
         read(ch, buf, h.dataOffset + row * rowBytes, file);
         for (int i = 0; i < n; i++) {
-          reader.read(
-              row + i,
+          reader.accept(
+              out[row + i],
               buf.slice((int) (i * rowBytes), (int) rowBytes).order(ByteOrder.LITTLE_ENDIAN));
         }
         row += n;
@@ -204,6 +196,7 @@ public final class NpyFiles {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read npy file [file=" + file + "]", e);
     }
+    return out;
   }
 
   private static void read(FileChannel ch, ByteBuffer buf, long pos, Path file) throws IOException {

@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.function.BiConsumer;
+import java.util.function.ToIntFunction;
 
 /**
  * Readers and writers of the TEXMEX "vecs" formats used by SIFT, GIST and Deep1B.
@@ -36,14 +38,7 @@ public final class VecsFiles {
   /** Reads at most {@code limit} vectors of an fvecs file. */
   public static float[][] readFvecs(Path file, int limit) {
     Header h = header(file, 4, limit);
-    float[][] out = new float[h.rows][h.dim];
-    readRecords(
-        file,
-        h,
-        (row, buf) -> {
-          buf.asFloatBuffer().get(out[row]);
-        });
-    return out;
+    return readRecords(file, h, new float[h.rows][h.dim], (v, body) -> body.asFloatBuffer().get(v));
   }
 
   /** Reads all vectors of an ivecs file (ground truth: ids, best first). */
@@ -54,54 +49,31 @@ public final class VecsFiles {
   /** Reads at most {@code limit} vectors of an ivecs file. */
   public static int[][] readIvecs(Path file, int limit) {
     Header h = header(file, 4, limit);
-    int[][] out = new int[h.rows][h.dim];
-    readRecords(
-        file,
-        h,
-        (row, buf) -> {
-          buf.asIntBuffer().get(out[row]);
-        });
-    return out;
+    return readRecords(file, h, new int[h.rows][h.dim], (v, body) -> body.asIntBuffer().get(v));
   }
 
   /** Reads at most {@code limit} vectors of a bvecs file (unsigned bytes) as floats. */
   public static float[][] readBvecs(Path file, int limit) {
     Header h = header(file, 1, limit);
-    float[][] out = new float[h.rows][h.dim];
-    readRecords(
+    return readRecords(
         file,
         h,
-        (row, buf) -> {
-          float[] r = out[row];
-          for (int i = 0; i < r.length; i++) {
-            r[i] = buf.get(i) & 0xFF;
+        new float[h.rows][h.dim],
+        (v, body) -> {
+          for (int i = 0; i < v.length; i++) {
+            v[i] = body.get(i) & 0xFF;
           }
         });
-    return out;
   }
 
   /** Writes {@code vectors} as fvecs, atomically (temporary file + rename). */
   public static void writeFvecs(Path file, float[][] vectors) {
-    writeRecords(
-        file,
-        vectors.length,
-        row -> vectors[row].length,
-        4,
-        (row, buf) -> {
-          buf.asFloatBuffer().put(vectors[row]);
-        });
+    writeRecords(file, vectors, v -> v.length, 4, (row, v, body) -> body.asFloatBuffer().put(v));
   }
 
   /** Writes {@code rows} as ivecs, atomically. */
   public static void writeIvecs(Path file, int[][] rows) {
-    writeRecords(
-        file,
-        rows.length,
-        row -> rows[row].length,
-        4,
-        (row, buf) -> {
-          buf.asIntBuffer().put(rows[row]);
-        });
+    writeRecords(file, rows, v -> v.length, 4, (row, v, body) -> body.asIntBuffer().put(v));
   }
 
   /**
@@ -112,11 +84,10 @@ public final class VecsFiles {
   public static void writeBvecs(Path file, float[][] vectors) {
     writeRecords(
         file,
-        vectors.length,
-        row -> vectors[row].length,
+        vectors,
+        v -> v.length,
         1,
-        (row, buf) -> {
-          float[] r = vectors[row];
+        (row, r, body) -> {
           for (int i = 0; i < r.length; i++) {
             float v = r[i];
             if (v < 0 || v > 255 || v != Math.rint(v)) {
@@ -129,7 +100,7 @@ public final class VecsFiles {
                       + v
                       + "]");
             }
-            buf.put(i, (byte) (int) v);
+            body.put(i, (byte) (int) v);
           }
         });
   }
@@ -176,21 +147,16 @@ public final class VecsFiles {
     }
   }
 
-  private interface RowReader {
-    void read(int row, ByteBuffer recordBody);
+  /** Writes one row's elements into its record body. */
+  private interface RowWriter<T> {
+    void write(int row, T values, ByteBuffer recordBody);
   }
 
-  private interface RowWriter {
-    void write(int row, ByteBuffer recordBody);
-  }
-
-  private interface RowDim {
-    int dim(int row);
-  }
-
-  private static void readRecords(Path file, Header h, RowReader reader) {
+  /** Reads the records into the rows of {@code out} (one per row, {@code h.rows}); returns it. */
+  private static <T> T[] readRecords(
+      Path file, Header h, T[] out, BiConsumer<T, ByteBuffer> reader) {
     if (h.rows == 0) {
-      return;
+      return out;
     }
     long record = h.recordBytes();
     int perChunk = (int) Math.max(1, IO_CHUNK / record);
@@ -218,13 +184,14 @@ public final class VecsFiles {
                     + "]");
           }
           ByteBuffer body = buf.slice(off + 4, (int) (record - 4)).order(ByteOrder.LITTLE_ENDIAN);
-          reader.read(row + i, body);
+          reader.accept(out[row + i], body);
         }
         row += n;
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read vecs file [file=" + file + "]", e);
     }
+    return out;
   }
 
   private static void readFully(FileChannel ch, ByteBuffer buf, long pos, Path file)
@@ -239,8 +206,8 @@ public final class VecsFiles {
     }
   }
 
-  private static void writeRecords(
-      Path file, int rows, RowDim dims, int elementBytes, RowWriter writer) {
+  private static <T> void writeRecords(
+      Path file, T[] rows, ToIntFunction<T> dims, int elementBytes, RowWriter<T> writer) {
     Path dir = file.toAbsolutePath().getParent();
     Path tmp = null;
     try {
@@ -249,8 +216,8 @@ public final class VecsFiles {
       ByteBuffer buf = ByteBuffer.allocateDirect(IO_CHUNK).order(ByteOrder.LITTLE_ENDIAN);
       try (FileChannel ch =
           FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-        for (int row = 0; row < rows; row++) {
-          int dim = dims.dim(row);
+        for (int row = 0; row < rows.length; row++) {
+          int dim = dims.applyAsInt(rows[row]);
           int record = 4 + dim * elementBytes;
           if (record > buf.remaining()) {
             drain(ch, buf);
@@ -260,7 +227,7 @@ public final class VecsFiles {
           }
           buf.putInt(dim);
           ByteBuffer body = buf.slice(buf.position(), record - 4).order(ByteOrder.LITTLE_ENDIAN);
-          writer.write(row, body);
+          writer.write(row, rows[row], body);
           buf.position(buf.position() + record - 4);
         }
         drain(ch, buf);

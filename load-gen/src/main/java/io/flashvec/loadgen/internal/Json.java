@@ -1,5 +1,9 @@
 package io.flashvec.loadgen.internal;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -14,6 +18,25 @@ public final class Json {
           .build();
 
   private Json() {}
+
+  /**
+   * Writes {@code value} as JSON and a newline to {@code file}; {@code what} names the file in the
+   * error ("result", "manifest").
+   *
+   * @throws UncheckedIOException if the file cannot be written
+   */
+  public static void write(Path file, Object value, String what) {
+    writeString(file, MAPPER.writeValueAsString(value), what);
+  }
+
+  /** Writes {@code json} and a newline to {@code file}, as {@link #write}. */
+  public static void writeString(Path file, String json, String what) {
+    try {
+      Files.writeString(file, json + "\n");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + what + " [file=" + file + "]", e);
+    }
+  }
 
   /**
    * Appends {@code v} as a JSON number; {@link Float#toString} gives the shortest representation

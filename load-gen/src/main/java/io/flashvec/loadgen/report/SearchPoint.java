@@ -43,48 +43,6 @@ public record SearchPoint(
     Map<String, Double> io,
     Map<String, Map<String, Double>> nodes) {
 
-  /** A point measured against one metrics endpoint (no per-node figures). */
-  public SearchPoint(
-      String label,
-      int concurrency,
-      int k,
-      Map<String, Integer> params,
-      long queries,
-      long errors,
-      double seconds,
-      double qps,
-      double p50Ms,
-      double p95Ms,
-      double p99Ms,
-      double p999Ms,
-      double maxMs,
-      double meanMs,
-      double recallAtK,
-      Map<String, Double> server,
-      Map<String, Double> serverGauges,
-      Map<String, Double> io) {
-    this(
-        label,
-        concurrency,
-        k,
-        params,
-        queries,
-        errors,
-        seconds,
-        qps,
-        p50Ms,
-        p95Ms,
-        p99Ms,
-        p999Ms,
-        maxMs,
-        meanMs,
-        recallAtK,
-        server,
-        serverGauges,
-        io,
-        Map.of());
-  }
-
   /** A short label of the parameters, e.g. {@code search_list=40,beam_width=4}, or "default". */
   public String paramsLabel() {
     if (params == null || params.isEmpty()) {
