@@ -164,6 +164,7 @@ public final class IndexServer extends IndexServiceGrpc.IndexServiceImplBase {
               spec.getDimension(),
               Distance.parse(spec.getDistance()),
               Protos.config(spec.getIndex()).index(),
+              null,
               null));
     } finally {
       builds.release();
