@@ -198,16 +198,12 @@ public record FlashVecProperties(
    * @param backgroundNice the CPU priority (Linux nice value, 0..19) of background work that must
    *     not slow requests down: the live indexer's background lane and compactions; 0 = the same
    *     priority as requests
-   * @param liveIndexAssist let the threads that serve searches do the live-graph inserts, one after
-   *     each search's response, while a graph is close behind its writes (ADR 0017); {@code false}:
-   *     the live indexer's threads do them all
    */
   public record Segment(
       @DefaultValue("100000") int sealThresholdPoints,
       @DefaultValue("0") int buildThreads,
       @DefaultValue("true") boolean liveGraph,
-      @DefaultValue("10") int backgroundNice,
-      @DefaultValue("true") boolean liveIndexAssist) {
+      @DefaultValue("10") int backgroundNice) {
     public Segment {
       check(
           backgroundNice >= 0 && backgroundNice <= 19,

@@ -1,8 +1,6 @@
 package io.flashvec.api.metrics;
 
-import io.flashvec.cluster.node.EngineThreads;
 import io.flashvec.cluster.node.FlashVecNode;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -53,13 +51,6 @@ public class EngineMetrics implements MeterBinder, DisposableBean {
             .register(registry);
     Gauge.builder("flashvec.ready", node, n -> n.localReady() ? 1 : 0)
         .description("1 once WAL recovery finished")
-        .register(registry);
-    FunctionCounter.builder(
-            "flashvec.live.graph.assisted.inserts",
-            EngineThreads.class,
-            c -> EngineThreads.assistedInserts())
-        .description(
-            "Live-graph inserts done by searching threads after their responses (ADR 0017)")
         .register(registry);
     // Rows read the collection by name when scraped and are registered without overwriting: a
     // refresh then only adds and removes rows of created and dropped collections. (Overwriting

@@ -72,7 +72,6 @@ public class NodeConfiguration {
             .compactionMaxSmallSegments(props.compaction().maxSmallSegments())
             .minFreeBytes(props.storage().minFreeBytes().toBytes())
             .liveGraph(props.segment().liveGraph())
-            .liveIndexAssist(props.segment().liveIndexAssist())
             .backgroundNice(props.segment().backgroundNice())
             .buildThreads(props.segment().buildThreads());
     try {

@@ -111,12 +111,7 @@ final class Engine implements AutoCloseable {
             .withDiskSpace(new DiskSpace(FileIO.DEFAULT, settings.minFreeBytes))
             .withDiskAnn(diskAnn);
     if (settings.liveGraph) {
-      options =
-          options.withLiveIndexer(
-              new LiveIndexer(
-                  liveIndex,
-                  liveIndexUrgent,
-                  settings.liveIndexAssist ? LiveIndexer.ASSIST_QUIET : null));
+      options = options.withLiveIndexer(new LiveIndexer(liveIndex, liveIndexUrgent));
     }
     return builder == null ? options : options.withSegmentBuilder(builder);
   }

@@ -36,7 +36,6 @@ public final class EngineSettings {
   final int compactionMaxSmallSegments;
   final long minFreeBytes;
   final boolean liveGraph;
-  final boolean liveIndexAssist;
   final int backgroundNice;
   final int buildThreads;
   final CrashPoint crashPoint;
@@ -57,7 +56,6 @@ public final class EngineSettings {
     this.compactionMaxSmallSegments = b.compactionMaxSmallSegments;
     this.minFreeBytes = b.minFreeBytes;
     this.liveGraph = b.liveGraph;
-    this.liveIndexAssist = b.liveIndexAssist;
     this.backgroundNice = b.backgroundNice;
     this.buildThreads = b.buildThreads;
     this.crashPoint = b.crashPoint;
@@ -85,7 +83,6 @@ public final class EngineSettings {
     private int compactionMaxSmallSegments = 4;
     private long minFreeBytes;
     private boolean liveGraph = true;
-    private boolean liveIndexAssist = true;
     private int backgroundNice;
     private int buildThreads;
     private CrashPoint crashPoint;
@@ -181,12 +178,6 @@ public final class EngineSettings {
     /** Whether growing segments of graph indexes get a live graph. */
     public Builder liveGraph(boolean on) {
       this.liveGraph = on;
-      return this;
-    }
-
-    /** Whether the threads that serve searches do live-graph inserts after their responses. */
-    public Builder liveIndexAssist(boolean on) {
-      this.liveIndexAssist = on;
       return this;
     }
 

@@ -143,15 +143,6 @@ public final class GrowingSegment implements Segment {
     return indexable() ? graph.catchUp(size, max, stop, hurry && !frozen) : 0;
   }
 
-  /**
-   * As {@link #indexSome(int, java.util.function.BooleanSupplier, boolean)}, but returns 0 at once
-   * instead of waiting while another thread inserts into the graph or finishes it for a seal: for
-   * an event loop between two requests (ADR 0017).
-   */
-  public int tryIndexSome(int max, java.util.function.BooleanSupplier stop, boolean hurry) {
-    return indexable() ? graph.tryCatchUp(size, max, stop, hurry && !frozen) : 0;
-  }
-
   /** Claims the right to schedule indexing work; see {@link #indexDone()}. */
   public boolean claimIndexing() {
     return graph != null && indexScheduled.compareAndSet(false, true);

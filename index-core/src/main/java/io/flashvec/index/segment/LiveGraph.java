@@ -356,22 +356,6 @@ public final class LiveGraph {
     }
   }
 
-  /**
-   * As {@link #catchUp(int, int, BooleanSupplier, boolean)}, but inserts nothing and returns 0 at
-   * once while another thread holds the writer lock (a seal finishing the graph, say): for threads
-   * that must not wait, such as an event loop between two requests.
-   */
-  public int tryCatchUp(int target, int max, BooleanSupplier stop, boolean hurry) {
-    if (!writer.tryLock()) {
-      return 0;
-    }
-    try {
-      return catchUpLocked(target, max, stop, hurry);
-    } finally {
-      writer.unlock();
-    }
-  }
-
   /** The work of {@link #catchUp}; the caller holds the writer lock. */
   private int catchUpLocked(int target, int max, BooleanSupplier stop, boolean hurry) {
     if (size == 0 && target > 0 && scale == 0f) {

@@ -3,10 +3,7 @@ package io.flashvec.index.shard;
 import io.flashvec.index.segment.GrowingSegment;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,9 +11,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Decides when the live graph of a shard's growing segment gets its inserts (ADR 0011, 0017): on
  * the live indexer's background lane while the graph keeps up with its writes, on the urgent lane
- * once it falls behind (every query scans a graph's unindexed points exactly), on the threads of
- * searches between requests while they assist, and not at all while a bulk load outruns it or the
- * shard defers its builds.
+ * once it falls behind (every query scans a graph's unindexed points exactly), and not at all while
+ * a bulk load outruns it or the shard defers its builds.
  *
  * <p>Writes report here ({@link #noteWrite}, {@link #awaitIndexer}), and so do searches ({@link
  * #noteSearch}); the rates and times they leave drive the decisions. Thread-safe: the fields that
@@ -27,21 +23,6 @@ final class LiveIndexScheduler {
   private static final Logger LOG = LoggerFactory.getLogger(LiveIndexScheduler.class);
 
   static final int INDEX_BATCH = 256;
-
-  /**
-   * Unindexed points up to which a growing segment whose searches assist (see {@link #assist}) is
-   * left to them: no lane task starts (one that runs goes on down to {@link #ASSIST_LOW_BACKLOG}).
-   * One indexer batch; a larger backlog goes to the lanes, which clear it faster than one insert
-   * per search.
-   */
-  static final int ASSIST_BACKLOG = INDEX_BATCH;
-
-  /**
-   * Unindexed points down to which a background batch that started (more than {@link
-   * #ASSIST_BACKLOG} waited) keeps going although searches assist, so that searches slower than the
-   * writes do not leave a standing backlog that every query scans.
-   */
-  static final int ASSIST_LOW_BACKLOG = 32;
 
   /**
    * Unindexed points beyond which inserts go to the urgent lane: two batches, so a query scans at
@@ -83,8 +64,6 @@ final class LiveIndexScheduler {
   private volatile boolean paused;
   private volatile long lastWriteNanos = System.nanoTime() - WRITES_QUIET_NANOS;
   private volatile long lastSearchNanos = System.nanoTime() - SEARCHES_QUIET_NANOS - 1;
-  private volatile long lastAssistNanos = Long.MIN_VALUE / 2; // no assisting search yet
-  private final AtomicBoolean recheckArmed = new AtomicBoolean();
   // Write rate (points/s over windows of >= 250 ms; writer thread) and the live indexer's CPU
   // cost per insert (ns, moving average; indexer thread), compared by outrunByWrites.
   private long rateWindowStart = System.nanoTime();
@@ -122,23 +101,10 @@ final class LiveIndexScheduler {
    * nothing to insert, or builds are deferred (bulk load). A task inserts up to {@value
    * #INDEX_BATCH} points and requeues itself, so one indexer thread serves all shards in turn; it
    * goes to the urgent lane while more than {@value #URGENT_BACKLOG} points wait, else to the
-   * background lane. While searches assist ({@link #assist}) and at most {@value #ASSIST_BACKLOG}
-   * points wait, nothing is queued: the searches insert them.
+   * background lane.
    */
   void schedule(GrowingSegment s) {
-    schedule(s, false);
-  }
-
-  /**
-   * {@link #schedule(GrowingSegment)}; {@code continuing}: called by a lane's batch that just
-   * ended, which goes on down to {@link #ASSIST_LOW_BACKLOG} although searches assist.
-   */
-  private void schedule(GrowingSegment s, boolean continuing) {
     if (lanes == null || jobs.closed() || paused || !s.indexable() || outrunByWrites(s)) {
-      return;
-    }
-    if (assisted(s) && (!continuing || s.unindexed() <= ASSIST_LOW_BACKLOG)) {
-      recheckAssisted(s); // the searches insert; the lanes take over if they stop
       return;
     }
     if (!s.claimIndexing()) {
@@ -153,42 +119,8 @@ final class LiveIndexScheduler {
   }
 
   /**
-   * Whether {@code s}'s inserts are left to assisting searches: they may assist, one did within the
-   * lanes' {@link LiveIndexer#assistQuiet()}, {@code s} takes writes (searches never insert into a
-   * segment being sealed), and the backlog is at most {@link #ASSIST_BACKLOG}.
-   */
-  private boolean assisted(GrowingSegment s) {
-    return lanes != null
-        && lanes.searchesAssist()
-        && !s.frozen()
-        && System.nanoTime() - lastAssistNanos < lanes.assistQuiet().toNanos()
-        && s.unindexed() <= ASSIST_BACKLOG;
-  }
-
-  /**
-   * Schedules {@code s}'s indexing again once the searches may have stopped assisting, so that
-   * points left to them are indexed by the lanes if no search comes.
-   */
-  private void recheckAssisted(GrowingSegment s) {
-    if (recheckArmed.compareAndSet(false, true)) {
-      CompletableFuture.delayedExecutor(
-              lanes.assistQuiet().toNanos(), TimeUnit.NANOSECONDS, Runnable::run)
-          .execute(
-              () -> {
-                recheckArmed.set(false);
-                schedule(s);
-                GrowingSegment now = liveGrowing();
-                if (now != null && now != s) {
-                  schedule(now); // s was sealed meanwhile; one flag serves the shard
-                }
-              });
-    }
-  }
-
-  /**
-   * Called by every search of the shard: notes that queries are being served, resumes a live graph
-   * that yielded to a load (a CAS when idle), and, when searches assist, leaves this shard to the
-   * search's thread ({@link IndexAssist}).
+   * Called by every search of the shard: notes that queries are being served and resumes a live
+   * graph that yielded to a load (a CAS when idle).
    */
   void noteSearch() {
     long now = System.nanoTime();
@@ -198,17 +130,6 @@ final class LiveIndexScheduler {
     GrowingSegment g = liveGrowing();
     if (g != null) {
       schedule(g);
-    }
-    if (lanes != null && lanes.searchesAssist()) {
-      IndexAssist.offer(this);
-    }
-  }
-
-  /** Marks this shard's searches as assisting (ADR 0017); see {@link #assisted}. */
-  void noteAssisting() {
-    long now = System.nanoTime();
-    if (now - lastAssistNanos > 1_000_000L) {
-      lastAssistNanos = now; // a shared write at most once a millisecond
     }
   }
 
@@ -221,35 +142,6 @@ final class LiveIndexScheduler {
   int liveBacklog() {
     GrowingSegment g = liveGrowing();
     return g == null ? 0 : g.unindexed();
-  }
-
-  /**
-   * One live-graph insert into this shard's growing segment, if one is due, on the thread of a
-   * search whose response has been sent ({@link IndexAssist#runPending}, ADR 0017). Then, like a
-   * lane's batch, hands what still waits on: to the next assisting searches, or to the lanes when
-   * the searches do not count as assisting (a backlog above {@link #ASSIST_BACKLOG}).
-   */
-  void assist() {
-    GrowingSegment g = liveGrowing();
-    if (g == null
-        || jobs.closed()
-        || paused
-        || !g.indexable()
-        || outrunByWrites(g)
-        || !g.claimIndexing()) {
-      return;
-    }
-    try {
-      // never waits: a seal may be finishing this graph under its lock
-      if (g.tryIndexSome(1, () -> jobs.closed() || paused, true) > 0) {
-        IndexAssist.inserted();
-      }
-    } catch (RuntimeException | Error e) {
-      failed(g, e);
-    } finally {
-      g.indexDone();
-    }
-    schedule(g); // a write that found the claim taken queued nothing
   }
 
   private void failed(GrowingSegment g, Throwable e) {
@@ -315,7 +207,7 @@ final class LiveIndexScheduler {
   /**
    * One batch of live-graph inserts for {@code s}, then requeues itself. A batch on the background
    * lane stops once more than {@link #URGENT_BACKLOG} points wait, so the rest goes to the urgent
-   * lane at once, and once searches assist with at most {@link #ASSIST_LOW_BACKLOG} waiting.
+   * lane at once.
    */
   private void indexSome(GrowingSegment s, boolean urgent) {
     boolean yielded = false;
@@ -334,9 +226,7 @@ final class LiveIndexScheduler {
                     jobs.closed()
                         || paused
                         || outrunByWrites(s)
-                        || (!urgent
-                            && (s.unindexed() > URGENT_BACKLOG
-                                || (s.unindexed() <= ASSIST_LOW_BACKLOG && assisted(s)))),
+                        || (!urgent && s.unindexed() > URGENT_BACKLOG),
                 queried);
         if (done > 0 && t0 >= 0) {
           double per = (threads.getCurrentThreadCpuTime() - t0) / (double) done;
@@ -349,7 +239,7 @@ final class LiveIndexScheduler {
       s.indexDone();
     }
     if (!yielded && !s.graph().closed()) {
-      schedule(s, true); // more arrived meanwhile
+      schedule(s); // more arrived meanwhile
     }
   }
 

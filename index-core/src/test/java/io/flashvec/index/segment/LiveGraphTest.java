@@ -79,45 +79,6 @@ class LiveGraphTest {
     assertThat(recall).isGreaterThanOrEqualTo(0.95);
   }
 
-  /**
-   * An event loop's insert (ADR 0017) never waits: while another thread inserts (a seal finishing
-   * the graph, say), {@link GrowingSegment#tryIndexSome} returns 0 at once, and inserts once it is
-   * done.
-   */
-  @Test
-  void tryIndexSomeDoesNotWaitForAnotherInserter() throws Exception {
-    Random r = TestSeeds.random("live-graph-try-index");
-    float[][] data = TestVectors.latent(r, 600, DIM);
-    GrowingSegment g = segment(Distance.COSINE, data);
-    java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-    Thread other =
-        Thread.ofPlatform()
-            .start(
-                () ->
-                    g.indexSome(
-                        300,
-                        () -> {
-                          inside.countDown(); // asked between inserts, under the writer lock
-                          try {
-                            release.await();
-                          } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                          }
-                          return false;
-                        }));
-    try {
-      assertThat(inside.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-      assertThat(g.tryIndexSome(1, () -> false, true)).isZero();
-    } finally {
-      release.countDown();
-      other.join();
-    }
-    assertThat(g.unindexed()).isEqualTo(300);
-    assertThat(g.tryIndexSome(1, () -> false, true)).isEqualTo(1);
-    assertThat(g.unindexed()).isEqualTo(299);
-  }
-
   /** {@code data}'s rows as a live graph's vectors. */
   private static LiveGraph.Vectors rows(float[][] data) {
     return new LiveGraph.Vectors() {

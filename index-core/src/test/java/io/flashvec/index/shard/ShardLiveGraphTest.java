@@ -18,7 +18,6 @@ import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.TestSeeds;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -233,128 +232,6 @@ class ShardLiveGraphTest {
       }
       assertThat(urgent.get()).as("close behind again").isEqualTo(urgentBefore);
       assertThat(background.get()).isGreaterThan(backgroundBefore);
-    }
-  }
-
-  /**
-   * ADR 0017: while searches assist, the growing segment's points are inserted by the searching
-   * thread, one after each search, and the indexer's lanes get nothing; once no search has come for
-   * the quiet time, the background lane takes the points that arrive.
-   */
-  @Test
-  void searchesThatAssistIndexTheGrowingSegmentAndTheLanesTakeOverWhenTheyStop() throws Exception {
-    Random r = TestSeeds.random("shard-live-graph-assist");
-    float[][] data = TestVectors.latent(r, 1800, DIM);
-    AtomicInteger laneTasks = new AtomicInteger();
-    Executor lane = counting(laneTasks);
-    // a long quiet time, so that no pause of this thread hands the assisted points to the lanes
-    Duration quiet = Duration.ofSeconds(2);
-    try (Shard s = open(tmp.resolve("assist"), new LiveIndexer(lane, lane, quiet))) {
-      // no search has assisted yet: the background lane indexes the first points
-      s.awaitDurable(s.upsert(points(data, 0, 300)));
-      awaitLiveIndexed(s);
-      assertThat(laneTasks.get()).isPositive();
-      int lanesBefore = laneTasks.get();
-      float[] query = Distance.COSINE.prepare(data[7]);
-      Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
-      IndexAssist.runPending(); // nothing to insert, but the searches now assist
-      for (int from = 300; from < 1300; from += 100) {
-        s.awaitDurable(s.upsert(points(data, from, from + 100)));
-        int searches = 0;
-        while (unindexed(s) > 0) {
-          Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
-          IndexAssist.runPending();
-          searches++;
-          assertThat(searches).as("one insert per search").isLessThanOrEqualTo(100);
-        }
-        assertThat(searches).isEqualTo(100);
-      }
-      assertThat(laneTasks.get()).as("lane tasks while searches assist").isEqualTo(lanesBefore);
-      // more than ASSIST_BACKLOG at once: the background lane starts and runs down to
-      // ASSIST_LOW_BACKLOG; the searches insert the rest
-      Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
-      IndexAssist.runPending();
-      s.awaitDurable(s.upsert(points(data, 1300, 1700)));
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (unindexed(s) > LiveIndexScheduler.ASSIST_LOW_BACKLOG && System.nanoTime() < deadline) {
-        Thread.sleep(5);
-      }
-      assertThat(laneTasks.get()).as("a lane for a large backlog").isGreaterThan(lanesBefore);
-      Thread.sleep(50);
-      assertThat(unindexed(s))
-          .as("left to the searches")
-          .isEqualTo(LiveIndexScheduler.ASSIST_LOW_BACKLOG);
-      for (int i = 0; i < LiveIndexScheduler.ASSIST_LOW_BACKLOG; i++) {
-        Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
-        IndexAssist.runPending();
-      }
-      assertThat(unindexed(s)).isZero();
-      int lanesAfter = laneTasks.get();
-      // a search whose thread does not run its insert leaves the point to the lanes later
-      Searches.search(s, query, K, SearchParams.DEFAULT, null, false, false);
-      s.awaitDurable(s.upsert(points(data, 1700, 1800)));
-      assertThat(unindexed(s)).isEqualTo(100);
-      awaitLiveIndexed(s);
-      assertThat(laneTasks.get()).as("lanes after the quiet time").isGreaterThan(lanesAfter);
-      for (int i = 0; i < 1800; i += 97) {
-        assertThat(
-                Searches.search(
-                    s,
-                    Distance.COSINE.prepare(data[i]),
-                    1,
-                    SearchParams.DEFAULT,
-                    null,
-                    false,
-                    false))
-            .extracting(Record::id)
-            .containsExactly(PointId.of(i));
-      }
-    } finally {
-      IndexAssist.runPending(); // leave this thread's slot empty
-    }
-  }
-
-  /**
-   * A search of several shards (a collection's) marks them all as assisting and inserts into the
-   * one with the most points waiting, one point per search.
-   */
-  @Test
-  void aSearchOfSeveralShardsInsertsIntoTheOneWithTheLongestBacklog() throws Exception {
-    Random r = TestSeeds.random("shard-live-graph-assist-shards");
-    float[][] data = TestVectors.latent(r, 700, DIM);
-    AtomicInteger laneTasks = new AtomicInteger();
-    LiveIndexer lanes =
-        new LiveIndexer(counting(laneTasks), counting(laneTasks), Duration.ofSeconds(2));
-    try (Shard a = open(tmp.resolve("a"), lanes);
-        Shard b = open(tmp.resolve("b"), lanes)) {
-      a.awaitDurable(a.upsert(points(data, 0, 300)));
-      b.awaitDurable(b.upsert(points(data, 0, 300)));
-      awaitLiveIndexed(a);
-      awaitLiveIndexed(b);
-      float[] query = Distance.COSINE.prepare(data[3]);
-      Searches.search(a, query, K, SearchParams.DEFAULT, null, false, false);
-      Searches.search(b, query, K, SearchParams.DEFAULT, null, false, false);
-      IndexAssist.runPending(); // both now count as assisting
-      int lanesBefore = laneTasks.get();
-      a.awaitDurable(a.upsert(points(data, 300, 310)));
-      b.awaitDurable(b.upsert(points(data, 300, 350)));
-      for (int i = 0; i < 40; i++) {
-        Searches.search(a, query, K, SearchParams.DEFAULT, null, false, false);
-        Searches.search(b, query, K, SearchParams.DEFAULT, null, false, false);
-        IndexAssist.runPending();
-      }
-      assertThat(unindexed(a)).isEqualTo(10);
-      assertThat(unindexed(b)).isEqualTo(10);
-      for (int i = 0; i < 20; i++) {
-        Searches.search(a, query, K, SearchParams.DEFAULT, null, false, false);
-        Searches.search(b, query, K, SearchParams.DEFAULT, null, false, false);
-        IndexAssist.runPending();
-      }
-      assertThat(unindexed(a)).isZero();
-      assertThat(unindexed(b)).isZero();
-      assertThat(laneTasks.get()).isEqualTo(lanesBefore);
-    } finally {
-      IndexAssist.runPending();
     }
   }
 
