@@ -1,6 +1,7 @@
 package io.flashvec.cluster;
 
 import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
@@ -56,8 +57,13 @@ public interface CollectionService {
   /** Whether recovery finished and requests can be served. */
   boolean ready();
 
-  /** Creates a collection; {@link io.flashvec.index.ConflictException} if it exists. */
-  void createCollection(String name, CollectionConfig config);
+  /**
+   * Creates a collection with the default changeable settings; {@link
+   * io.flashvec.index.ConflictException} if it exists.
+   */
+  default void createCollection(String name, CollectionConfig config) {
+    createCollection(name, config, CollectionTuning.DEFAULT);
+  }
 
   /** Deletes a collection and its data; returns false if it did not exist. */
   boolean deleteCollection(String name);

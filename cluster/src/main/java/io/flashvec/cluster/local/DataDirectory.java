@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -125,6 +126,7 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
 
   /** Opens every unit the metadata records and removes directories it does not. */
   public void recover() {
+    long t0 = System.nanoTime();
     for (CollectionMeta m : metadata.list()) {
       try {
         units.put(m.name(), opener.open(m, unitsDir.resolve(m.name())));
@@ -140,6 +142,12 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
     }
     removeOrphans();
     ready = true;
+    LOG.info(
+        "recovery finished [dataDir={}, units={}, failed={}, millis={}]",
+        dataDir,
+        units.size(),
+        failed.size(),
+        (System.nanoTime() - t0) / 1_000_000);
   }
 
   private void removeOrphans() {
@@ -180,6 +188,29 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
   /** The open unit {@code name}, or {@code null}. */
   public T get(String name) {
     return units.get(name);
+  }
+
+  /**
+   * The open unit {@code name}, for a request.
+   *
+   * @param what the unit as a message names it, e.g. {@code collection `c`}
+   * @param notFound the message of the 404 when there is no such unit
+   * @throws UnavailableException before recovery, while closing, or if the unit failed to open
+   *     (naming the reason)
+   * @throws NotFoundException if there is no such unit
+   */
+  public T require(String name, String what, Supplier<String> notFound) {
+    checkReady("Service is not ready: recovering the write-ahead logs");
+    T unit = units.get(name);
+    if (unit == null) {
+      String why = failed.get(name);
+      if (why != null) {
+        throw new UnavailableException(
+            "Service unavailable: " + what + " failed to open [reason=" + why + "]");
+      }
+      throw new NotFoundException(notFound.get());
+    }
+    return unit;
   }
 
   /** Why unit {@code name} failed to open at recovery, or {@code null}. */

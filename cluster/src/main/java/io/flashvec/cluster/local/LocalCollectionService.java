@@ -5,13 +5,11 @@ import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
-import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchStats;
-import io.flashvec.index.UnavailableException;
 import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.payload.PayloadFieldSchema;
@@ -25,7 +23,6 @@ import io.flashvec.storage.FsyncPolicy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,35 +53,9 @@ public final class LocalCollectionService implements CollectionService, LocalDat
             (m, d) -> Collection.open(m.name(), d, m.config(), m.tuning(), shardOptions));
   }
 
-  /** Opens every collection and replays the WALs; then {@link #ready()} is true. */
-  @Override
-  public void recover() {
-    long t0 = System.nanoTime();
-    dir.recover();
-    long points = 0;
-    for (Collection c : dir.units().values()) {
-      points += c.count();
-    }
-    LOG.info(
-        "recovery finished [dataDir={}, collections={}, points={}, millis={}]",
-        dir.dataDir(),
-        dir.units().size(),
-        points,
-        (System.nanoTime() - t0) / 1_000_000);
-  }
-
   @Override
   public boolean ready() {
     return dir.ready();
-  }
-
-  /**
-   * Collections whose files could not be opened at recovery (a corrupt or missing file), by name,
-   * with the reason; they answer 503 until they are deleted. Empty before recovery.
-   */
-  @Override
-  public Map<String, String> failed() {
-    return dir.failed();
   }
 
   private void checkReady() {
@@ -92,22 +63,10 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   private Collection collection(String name) {
-    checkReady();
-    Collection c = dir.get(name);
-    if (c == null) {
-      String why = dir.failure(name);
-      if (why != null) {
-        throw new UnavailableException(
-            "Service unavailable: collection `" + name + "` failed to open [reason=" + why + "]");
-      }
-      throw new NotFoundException("Not found: Collection `" + name + "` doesn't exist!");
-    }
-    return c;
-  }
-
-  @Override
-  public void createCollection(String name, CollectionConfig config) {
-    createCollection(name, config, CollectionTuning.DEFAULT);
+    return dir.require(
+        name,
+        "collection `" + name + "`",
+        () -> "Not found: Collection `" + name + "` doesn't exist!");
   }
 
   @Override
@@ -299,19 +258,11 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   @Override
   public Stats stats(String name) {
     Collection c = dir.get(name);
-    if (c == null) {
-      return null;
-    }
-    Collection.Info i = c.info();
-    return new Stats(i.points(), i.segments(), c.walBytes());
-  }
-
-  public Path dataDir() {
-    return dir.dataDir();
+    return c == null ? null : Stats.of(c.info(), c.walBytes());
   }
 
   @Override
-  public void close() {
-    dir.close();
+  public DataDirectory<Collection> directory() {
+    return dir;
   }
 }

@@ -1,5 +1,6 @@
 package io.flashvec.cluster.local;
 
+import io.flashvec.index.collection.Collection;
 import java.io.Closeable;
 import java.util.List;
 import java.util.Map;
@@ -11,15 +12,34 @@ import java.util.Map;
 public interface LocalData extends Closeable {
 
   /** A unit's figures, read when asked. */
-  record Stats(long points, int segments, long walBytes) {}
+  record Stats(long points, int segments, long walBytes) {
+
+    /** The figures of a unit described by {@code info} whose WAL holds {@code walBytes}. */
+    public static Stats of(Collection.Info info, long walBytes) {
+      return new Stats(info.points(), info.segments(), walBytes);
+    }
+  }
+
+  /** The data directory that holds the units. */
+  DataDirectory<?> directory();
 
   /** Opens everything on disk and replays the WALs; then {@link #ready()} is true. */
-  void recover();
+  default void recover() {
+    directory().recover();
+  }
 
-  boolean ready();
+  /** Whether recovery finished and the directory is not closing. */
+  default boolean ready() {
+    return directory().ready();
+  }
 
-  /** Units whose files could not be opened at recovery, by name, with the reason. */
-  Map<String, String> failed();
+  /**
+   * Units whose files could not be opened at recovery (a corrupt or missing file), by name, with
+   * the reason; they answer 503 until they are deleted. Empty before recovery.
+   */
+  default Map<String, String> failed() {
+    return directory().failed();
+  }
 
   /**
    * Cancels running index builds and compactions and starts no new ones (the server is shutting
@@ -35,5 +55,7 @@ public interface LocalData extends Closeable {
 
   /** Closes every unit (their WALs are synced) and releases the data directory. */
   @Override
-  void close();
+  default void close() {
+    directory().close();
+  }
 }

@@ -3,6 +3,7 @@ package io.flashvec.cluster.metadata;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Txn;
 import io.flashvec.index.UnavailableException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -40,6 +41,11 @@ final class Etcd implements AutoCloseable {
 
   private static String url(String endpoint) {
     return endpoint.contains("://") ? endpoint : "http://" + endpoint;
+  }
+
+  /** A transaction; {@link #await} its {@code commit()}. */
+  Txn txn() {
+    return client.getKVClient().txn();
   }
 
   /** The full key of {@code k} under the prefix. */

@@ -305,9 +305,7 @@ public final class EtcdMetadataStore implements ClusterMetadata {
     ByteSequence k = etcd.key("collections/" + placed.name());
     boolean ok =
         Etcd.await(
-                etcd.client
-                    .getKVClient()
-                    .txn()
+                etcd.txn()
                     .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.version(0)))
                     .Then(
                         Op.put(k, Etcd.bytes(EtcdJson.encodeCollection(placed)), PutOption.DEFAULT))

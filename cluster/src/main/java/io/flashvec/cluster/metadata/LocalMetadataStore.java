@@ -113,14 +113,7 @@ public final class LocalMetadataStore implements MetadataStore {
     if (collections.containsKey(meta.name())) {
       return false;
     }
-    collections.put(meta.name(), meta);
-    try {
-      save();
-    } catch (RuntimeException e) {
-      collections.remove(meta.name());
-      throw e;
-    }
-    return true;
+    return change(meta.name(), meta);
   }
 
   @Override
@@ -129,26 +122,28 @@ public final class LocalMetadataStore implements MetadataStore {
     if (old == null) {
       return false;
     }
-    collections.put(name, new CollectionMeta(name, old.config(), old.createdAtMillis(), tuning));
-    try {
-      save();
-    } catch (RuntimeException e) {
-      collections.put(name, old);
-      throw e;
-    }
-    return true;
+    return change(name, new CollectionMeta(name, old.config(), old.createdAtMillis(), tuning));
   }
 
   @Override
   public synchronized boolean remove(String name) {
-    CollectionMeta old = collections.remove(name);
-    if (old == null) {
-      return false;
-    }
+    return collections.containsKey(name) && change(name, null);
+  }
+
+  /**
+   * Replaces collection {@code name}'s entry by {@code next} ({@code null}: removes it) and saves
+   * the file; if the save fails, the entry is put back as it was. Returns true.
+   */
+  private boolean change(String name, CollectionMeta next) {
+    CollectionMeta before = next == null ? collections.remove(name) : collections.put(name, next);
     try {
       save();
     } catch (RuntimeException e) {
-      collections.put(name, old);
+      if (before == null) {
+        collections.remove(name);
+      } else {
+        collections.put(name, before);
+      }
       throw e;
     }
     return true;

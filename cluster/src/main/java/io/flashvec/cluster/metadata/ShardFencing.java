@@ -90,9 +90,7 @@ final class ShardFencing {
     String marksPrefix = "stale/" + collection + "/" + shard + "/";
     var resp =
         Etcd.await(
-            etcd.client
-                .getKVClient()
-                .txn()
+            etcd.txn()
                 .If(
                     new Cmp(k, Cmp.Op.EQUAL, CmpTarget.version(0)),
                     new Cmp(self, Cmp.Op.EQUAL, CmpTarget.version(0)))
@@ -128,9 +126,7 @@ final class ShardFencing {
   void resign(String collection, int shard, long epoch) {
     ByteSequence k = leaderKey(collection, shard);
     Etcd.await(
-        etcd.client
-            .getKVClient()
-            .txn()
+        etcd.txn()
             .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(epoch)))
             .Then(Op.delete(k, DeleteOption.DEFAULT))
             .commit());
@@ -172,20 +168,7 @@ final class ShardFencing {
     if (primary == null) {
       rev = Etcd.await(etcd.client.getKVClient().put(k, Etcd.bytes(""))).getHeader().getRevision();
     } else {
-      ByteSequence leader = leaderKey(collection, shard);
-      var resp =
-          Etcd.await(
-              etcd.client
-                  .getKVClient()
-                  .txn()
-                  .If(new Cmp(leader, Cmp.Op.EQUAL, CmpTarget.value(Etcd.bytes(primary))))
-                  .Then(Op.put(k, Etcd.bytes(""), PutOption.DEFAULT))
-                  .Else(Op.get(leader, GetOption.DEFAULT))
-                  .commit());
-      if (!resp.isSucceeded()) {
-        throw notPrimary(collection, shard, primary, resp.getGetResponses().getFirst().getKvs());
-      }
-      rev = resp.getHeader().getRevision();
+      rev = fenced(collection, shard, primary, Op.put(k, Etcd.bytes(""), PutOption.DEFAULT));
     }
     stale.put(collection + "/" + shard + "/" + nodeId, rev);
     return rev;
@@ -265,9 +248,7 @@ final class ShardFencing {
     ByteSequence leader = leaderKey(collection, shard);
     var resp =
         Etcd.await(
-            etcd.client
-                .getKVClient()
-                .txn()
+            etcd.txn()
                 .If(
                     new Cmp(leader, Cmp.Op.GREATER, CmpTarget.version(0)),
                     new Cmp(leader, Cmp.Op.NOT_EQUAL, CmpTarget.value(Etcd.bytes(nodeId))))
@@ -287,19 +268,28 @@ final class ShardFencing {
    */
   void clearStale(String collection, int shard, String nodeId, String primary) {
     ByteSequence k = staleKey(collection, shard, nodeId);
+    long rev = fenced(collection, shard, primary, Op.delete(k, DeleteOption.DEFAULT));
+    stale.delete(collection + "/" + shard + "/" + nodeId, rev);
+  }
+
+  /**
+   * Applies {@code change} in one etcd transaction with the check that {@code primary} holds the
+   * shard's primary key, and returns the revision of the change.
+   *
+   * @throws UnavailableException if it does not ({@link #notPrimary})
+   */
+  private long fenced(String collection, int shard, String primary, Op change) {
     ByteSequence leader = leaderKey(collection, shard);
     var resp =
         Etcd.await(
-            etcd.client
-                .getKVClient()
-                .txn()
+            etcd.txn()
                 .If(new Cmp(leader, Cmp.Op.EQUAL, CmpTarget.value(Etcd.bytes(primary))))
-                .Then(Op.delete(k, DeleteOption.DEFAULT))
+                .Then(change)
                 .Else(Op.get(leader, GetOption.DEFAULT))
                 .commit());
     if (!resp.isSucceeded()) {
       throw notPrimary(collection, shard, primary, resp.getGetResponses().getFirst().getKvs());
     }
-    stale.delete(collection + "/" + shard + "/" + nodeId, resp.getHeader().getRevision());
+    return resp.getHeader().getRevision();
   }
 }

@@ -50,11 +50,6 @@ final class NoProxyRole implements CollectionService {
   }
 
   @Override
-  public void createCollection(String name, CollectionConfig config) {
-    throw refused();
-  }
-
-  @Override
   public void createCollection(String name, CollectionConfig config, CollectionTuning tuning) {
     throw refused();
   }

@@ -148,11 +148,6 @@ public final class ClusterProxy implements CollectionService, Closeable {
   // ---------------------------------------------------------------- collections
 
   @Override
-  public void createCollection(String name, CollectionConfig config) {
-    createCollection(name, config, CollectionTuning.DEFAULT);
-  }
-
-  @Override
   public void createCollection(String name, CollectionConfig config, CollectionTuning tuning) {
     CollectionNames.validate(name);
     checkReady();
@@ -723,26 +718,23 @@ public final class ClusterProxy implements CollectionService, Closeable {
             .setRevision(revision)
             .setWait(wait),
         true);
+    LOG.info(
+        "payload indexes changed [collection={}, revision={}, indexes={}]",
+        collection,
+        revision,
+        next.toJsonString());
     return new Collection.UpdateResult(operations.incrementAndGet(), wait);
   }
 
   @Override
   public Collection.UpdateResult createPayloadIndex(
       String collection, PayloadFieldSchema field, boolean wait) {
-    Collection.UpdateResult r = changePayloadSchema(collection, s -> s.with(field), wait);
-    LOG.info(
-        "payload index created [collection={}, field={}, type={}]",
-        collection,
-        field.field(),
-        field.type().apiName());
-    return r;
+    return changePayloadSchema(collection, s -> s.with(field), wait);
   }
 
   @Override
   public Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait) {
-    Collection.UpdateResult r = changePayloadSchema(collection, s -> s.without(field), wait);
-    LOG.info("payload index dropped [collection={}, field={}]", collection, field);
-    return r;
+    return changePayloadSchema(collection, s -> s.without(field), wait);
   }
 
   @Override

@@ -6,14 +6,11 @@ import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.NotFoundException;
-import io.flashvec.index.UnavailableException;
-import io.flashvec.index.collection.Collection;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.shard.Shard;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -43,34 +40,6 @@ public final class LocalReplicas implements LocalData {
                 ShardReplica.open(ReplicaKey.parse(m.name()), d, m.config(), m.tuning(), options));
   }
 
-  /** Opens every replica on disk and replays the WALs; then {@link #ready()} is true. */
-  @Override
-  public void recover() {
-    long t0 = System.nanoTime();
-    dir.recover();
-    LOG.info(
-        "replicas recovered [dataDir={}, replicas={}, failed={}, millis={}]",
-        dir.dataDir(),
-        dir.units().size(),
-        dir.failed().size(),
-        (System.nanoTime() - t0) / 1_000_000);
-  }
-
-  @Override
-  public boolean ready() {
-    return dir.ready();
-  }
-
-  /** Replicas whose files could not be opened at recovery, by directory name, with the reason. */
-  @Override
-  public Map<String, String> failed() {
-    return dir.failed();
-  }
-
-  public Path dataDir() {
-    return dir.dataDir();
-  }
-
   /**
    * The open replica {@code key}.
    *
@@ -78,21 +47,10 @@ public final class LocalReplicas implements LocalData {
    *     failed to open
    */
   public ShardReplica get(ReplicaKey key) {
-    dir.checkReady("Service is not ready: recovering the write-ahead logs");
-    ShardReplica r = dir.get(key.dirName());
-    if (r == null) {
-      String why = dir.failure(key.dirName());
-      if (why != null) {
-        throw new UnavailableException(
-            "Service unavailable: replica failed to open [replica="
-                + key
-                + ", reason="
-                + why
-                + "]");
-      }
-      throw new NotFoundException("Not found: no replica of the shard here [replica=" + key + "]");
-    }
-    return r;
+    return dir.require(
+        key.dirName(),
+        "replica " + key,
+        () -> "Not found: no replica of the shard here [replica=" + key + "]");
   }
 
   public boolean exists(ReplicaKey key) {
@@ -117,11 +75,7 @@ public final class LocalReplicas implements LocalData {
   @Override
   public Stats stats(String name) {
     ShardReplica r = dir.get(name);
-    if (r == null) {
-      return null;
-    }
-    Collection.Info i = r.info();
-    return new Stats(i.points(), i.segments(), r.walBytes());
+    return r == null ? null : Stats.of(r.info(), r.walBytes());
   }
 
   /**
@@ -176,7 +130,7 @@ public final class LocalReplicas implements LocalData {
   }
 
   @Override
-  public void close() {
-    dir.close();
+  public DataDirectory<ShardReplica> directory() {
+    return dir;
   }
 }

@@ -69,8 +69,8 @@ public final class ShardReplica implements Closeable {
 
   /**
    * Opens (creating if needed) the replica stored in {@code dir} and replays its WAL: an fsync
-   * override of {@code tuning} replaces the options' WAL policy, {@code indexing_threshold 0}
-   * defers index builds from the start.
+   * override of {@code tuning} (never null) replaces the options' WAL policy, {@code
+   * indexing_threshold 0} defers index builds from the start ({@link Collection#openShard}).
    */
   public static ShardReplica open(
       ReplicaKey key,
@@ -78,22 +78,10 @@ public final class ShardReplica implements Closeable {
       CollectionConfig config,
       CollectionTuning tuning,
       Shard.Options options) {
-    if (tuning == null) {
-      tuning = CollectionTuning.DEFAULT;
-    }
-    if (tuning.fsyncPolicy() != null) {
-      options = options.withFsyncPolicy(tuning.fsyncPolicy());
-    }
     Shard shard =
-        Shard.open(
-            dir.resolve("shards").resolve("0"),
-            key.shard(),
-            config.dimension(),
-            config.distance(),
-            config.index(),
-            options);
+        Collection.openShard(
+            dir.resolve("shards").resolve("0"), key.shard(), config, tuning, options);
     try {
-      shard.setDeferBuilds(tuning.deferBuilds());
       SchemaChanges schemas = SchemaChanges.open(key.toString(), dir, options.io(), List.of(shard));
       return new ShardReplica(key, config, shard, schemas, tuning);
     } catch (RuntimeException e) {

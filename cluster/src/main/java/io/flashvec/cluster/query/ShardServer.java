@@ -95,7 +95,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
             meta,
             clients,
             writeDeadline,
-            new Epochs(replicas.dataDir().resolve("cluster-epochs")));
+            new Epochs(replicas.directory().dataDir().resolve("cluster-epochs")));
     this.upkeep = new ReplicaUpkeep(nodeId, meta, replicas, primary, clients);
     ScheduledThreadPoolExecutor s =
         new ScheduledThreadPoolExecutor(
@@ -204,51 +204,48 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
 
   @Override
   public void upsert(UpsertRequest req, StreamObserver<WriteReply> out) {
-    answer(
+    write(
         out,
         req.getShard(),
-        () ->
-            write(
-                req.getShard(),
-                req.getReplicate(),
-                req.getEpoch(),
-                r -> r.upsert(Protos.points(req.getPointsList()), req.getWait()),
-                epoch -> {
-                  UpsertRequest fwd = req.toBuilder().setReplicate(false).setEpoch(epoch).build();
-                  return s -> s.upsert(fwd);
-                }));
+        req.getReplicate(),
+        req.getEpoch(),
+        r -> r.upsert(Protos.points(req.getPointsList()), req.getWait()),
+        epoch -> s -> s.upsert(req.toBuilder().setReplicate(false).setEpoch(epoch).build()));
   }
 
   @Override
   public void delete(DeleteRequest req, StreamObserver<WriteReply> out) {
-    answer(
+    write(
         out,
         req.getShard(),
-        () ->
-            write(
-                req.getShard(),
-                req.getReplicate(),
-                req.getEpoch(),
-                r -> r.delete(Protos.pointIds(req.getIdsList()), req.getWait()),
-                epoch -> {
-                  DeleteRequest fwd = req.toBuilder().setReplicate(false).setEpoch(epoch).build();
-                  return s -> s.delete(fwd);
-                }));
+        req.getReplicate(),
+        req.getEpoch(),
+        r -> r.delete(Protos.pointIds(req.getIdsList()), req.getWait()),
+        epoch -> s -> s.delete(req.toBuilder().setReplicate(false).setEpoch(epoch).build()));
   }
 
   /**
-   * Applies a write: a forwarded one ({@code replicate=false}) once its epoch is accepted, a client
-   * one only on the shard's primary, which then forwards it ({@code forward} of its epoch) to the
-   * other replicas before it answers. A write whose caller gave up (deadline passed, cancelled) is
-   * not applied any more.
+   * Applies a write and answers it: a forwarded one ({@code replicate=false}) once its epoch is
+   * accepted, a client one only on the shard's primary, which then forwards it ({@code forward} of
+   * its epoch) to the other replicas before it answers. A write whose caller gave up (deadline
+   * passed, cancelled) is not applied any more.
    */
-  private WriteReply write(
+  private void write(
+      StreamObserver<WriteReply> out,
       ShardRef ref,
       boolean replicate,
       long epoch,
       Function<ShardReplica, Collection.UpdateResult> apply,
       LongFunction<Consumer<ShardServiceBlockingStub>> forward) {
-    ReplicaKey key = key(ref);
+    answer(out, ref, () -> write(key(ref), replicate, epoch, apply, forward));
+  }
+
+  private WriteReply write(
+      ReplicaKey key,
+      boolean replicate,
+      long epoch,
+      Function<ShardReplica, Collection.UpdateResult> apply,
+      LongFunction<Consumer<ShardServiceBlockingStub>> forward) {
     if (!replicate) {
       synchronized (primary.lock(key)) {
         primary.acceptEpoch(key, epoch);

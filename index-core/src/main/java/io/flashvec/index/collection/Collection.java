@@ -121,22 +121,13 @@ public final class Collection implements Closeable {
     if (tuning == null) {
       tuning = CollectionTuning.DEFAULT;
     }
-    if (tuning.fsyncPolicy() != null) {
-      options = options.withFsyncPolicy(tuning.fsyncPolicy());
-    }
     Shard[] shards = new Shard[config.shardNumber()];
     boolean success = false;
     try {
       for (int i = 0; i < shards.length; i++) {
         shards[i] =
-            Shard.open(
-                dir.resolve("shards").resolve(Integer.toString(i)),
-                i,
-                config.dimension(),
-                config.distance(),
-                config.index(),
-                options);
-        shards[i].setDeferBuilds(tuning.deferBuilds());
+            openShard(
+                dir.resolve("shards").resolve(Integer.toString(i)), i, config, tuning, options);
       }
       // opens each segment's index, building missing ones
       SchemaChanges schemas = SchemaChanges.open(name, dir, options.io(), List.of(shards));
@@ -147,6 +138,27 @@ public final class Collection implements Closeable {
         closeQuietly(shards);
       }
     }
+  }
+
+  /**
+   * Opens (creating if needed) shard {@code index} of a collection, stored in {@code dir}, with the
+   * collection's changeable settings: an fsync override of {@code tuning} replaces the options' WAL
+   * policy, and {@code indexing_threshold 0} defers index builds from the start. A cluster node
+   * opens the one shard of a replica with it too.
+   */
+  public static Shard openShard(
+      Path dir,
+      int index,
+      CollectionConfig config,
+      CollectionTuning tuning,
+      Shard.Options options) {
+    if (tuning.fsyncPolicy() != null) {
+      options = options.withFsyncPolicy(tuning.fsyncPolicy());
+    }
+    Shard shard =
+        Shard.open(dir, index, config.dimension(), config.distance(), config.index(), options);
+    shard.setDeferBuilds(tuning.deferBuilds());
+    return shard;
   }
 
   public String name() {
