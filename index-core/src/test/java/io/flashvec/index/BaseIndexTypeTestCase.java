@@ -6,7 +6,7 @@ import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;

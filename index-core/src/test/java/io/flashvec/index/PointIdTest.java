@@ -3,7 +3,7 @@ package io.flashvec.index;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.flashvec.testing.TestSeeds;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -62,7 +63,7 @@ class ClusterIT {
   void startCluster(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
     tmp = dir;
     System.out.println("[flashvec] ClusterIT: node logs in " + dir + " (kept when a test fails)");
-    random = new SplittableRandom(Seeds.master("ClusterIT"));
+    random = new SplittableRandom(TestSeeds.seed("ClusterIT"));
     String etcdBin = EtcdProcess.find();
     Assumptions.assumeTrue(
         etcdBin != null,

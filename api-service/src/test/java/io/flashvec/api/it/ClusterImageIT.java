@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,7 +38,7 @@ class ClusterImageIT {
     assumeTrue(
         !image.isBlank(),
         "no -Dflashvec.image given (./flashvec test builds the image and sets it); skipping");
-    SplittableRandom random = new SplittableRandom(Seeds.master("ClusterImageIT"));
+    SplittableRandom random = new SplittableRandom(TestSeeds.seed("ClusterImageIT"));
     String etcdImage = System.getProperty("flashvec.etcd.image", "");
     List<AutoCloseable> started = new ArrayList<>();
     try {

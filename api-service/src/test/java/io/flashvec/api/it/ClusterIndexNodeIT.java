@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -40,7 +41,7 @@ class ClusterIndexNodeIT {
 
   @BeforeAll
   void start(@TempDir Path tmp) throws Exception {
-    random = new SplittableRandom(Seeds.master("ClusterIndexNodeIT"));
+    random = new SplittableRandom(TestSeeds.seed("ClusterIndexNodeIT"));
     String bin = EtcdProcess.find();
     Assumptions.assumeTrue(bin != null, "etcd binary not found: ./flashvec test installs it");
     etcd = EtcdProcess.start(bin, tmp);

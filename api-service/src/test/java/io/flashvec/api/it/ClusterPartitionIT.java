@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.index.PointId;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -91,7 +92,7 @@ class ClusterPartitionIT {
     Assumptions.assumeTrue(
         etcdBin != null, "etcd binary not found (./flashvec test installs Debian's etcd-server)");
     System.out.println("[flashvec] ClusterPartitionIT: logs in " + tmp + " (kept on failure)");
-    long seed = Seeds.master("ClusterPartitionIT");
+    long seed = TestSeeds.seed("ClusterPartitionIT");
     Netns.removeLeftovers();
     net = Netns.create("512kbit");
     etcd = EtcdProcess.start(etcdBin, tmp, net.rootAddress(), Netns.etcdName());

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.flashvec.cluster.testing.TestCertificates;
 import io.flashvec.cluster.transport.grpc.HealthRequest;
 import io.flashvec.cluster.transport.grpc.ShardServiceGrpc;
+import io.flashvec.testing.TestSeeds;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -58,7 +59,7 @@ class ClusterTlsIT {
   @BeforeAll
   void start(@TempDir Path dir) throws Exception {
     tmp = dir;
-    random = new SplittableRandom(Seeds.master("ClusterTlsIT"));
+    random = new SplittableRandom(TestSeeds.seed("ClusterTlsIT"));
     String bin = EtcdProcess.find();
     Assumptions.assumeTrue(bin != null, "etcd binary not found: ./flashvec test installs it");
     ca = TestCertificates.create(tmp.resolve("pki"), "flashvec-it-ca");

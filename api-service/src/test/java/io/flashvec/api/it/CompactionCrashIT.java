@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.TestSeeds;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +39,8 @@ class CompactionCrashIT {
 
   @Test
   void acknowledgedWritesAndDeletesSurviveSigkillDuringCompactionAndBulkLoad() throws Exception {
-    Seeds.rounds("CompactionCrashIT", 4, (round, seed) -> runRound(round, seed, round % 2 == 1));
+    TestSeeds.rounds(
+        "CompactionCrashIT", 4, (round, seed) -> runRound(round, seed, round % 2 == 1));
   }
 
   private void runRound(int round, long seed, boolean bulk) throws Exception {

@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.TestSeeds;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -71,7 +72,7 @@ class ConnectionReuseIT {
 
   @Test
   void clientsThatHangUpMidWriteLeaveTheCollectionWritable() throws Exception {
-    long seed = Seeds.master("ConnectionReuseIT.hangUps");
+    long seed = TestSeeds.seed("ConnectionReuseIT.hangUps");
     Random rnd = new Random(seed);
     try (ServerProcess server =
         new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start()) {

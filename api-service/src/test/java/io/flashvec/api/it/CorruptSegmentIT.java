@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.TestSeeds;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +26,7 @@ class CorruptSegmentIT {
 
   @Test
   void segmentsReopenAndCorruptionIsReportedNotServed() throws Exception {
-    long seed = Seeds.master("CorruptSegmentIT");
+    long seed = TestSeeds.seed("CorruptSegmentIT");
     Random rnd = new Random(seed);
     Path data = tmp.resolve("data");
     try (ServerProcess server = new ServerProcess(data, tmp.resolve("a.log")).start()) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.HaltingFileIO;
+import io.flashvec.testing.TestSeeds;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,7 +104,7 @@ class CrashLoopIT {
   @Test
   void everyAcknowledgedChangeSurvivesRandomKillsAndCrashPoints() throws Exception {
     int iterations = Integer.getInteger("flashvec.crashloop.iterations", 8);
-    Random master = new Random(Seeds.master("CrashLoopIT"));
+    Random master = new Random(TestSeeds.seed("CrashLoopIT"));
     Path data = tmp.resolve("data");
     Model model = new Model();
     CrashPoint haltedAt = null;

@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.TestSeeds;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,7 +37,7 @@ class CrashRecoveryIT {
 
   @Test
   void everyAcknowledgedWriteSurvivesSigkill() throws Exception {
-    Seeds.rounds("CrashRecoveryIT", 4, this::runRound);
+    TestSeeds.rounds("CrashRecoveryIT", 4, this::runRound);
   }
 
   private void runRound(int round, long seed) throws Exception {

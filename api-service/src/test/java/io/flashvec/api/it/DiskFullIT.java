@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -45,7 +46,7 @@ class DiskFullIT {
   @Test
   void writesOnAFullDiskAnswer507AndResumeOnceSpaceIsFreedWithoutARestart() throws Exception {
     try (SmallFileSystem fs = SmallFileSystem.mount(tmp, 96)) {
-      Random rnd = new Random(Seeds.master("DiskFullIT#noReserve"));
+      Random rnd = new Random(TestSeeds.seed("DiskFullIT#noReserve"));
       Path data = fs.root().resolve("data");
       Path log = tmp.resolve("server.log");
       try (ServerProcess server = new ServerProcess(data, log, args(0)).start()) {
@@ -88,7 +89,7 @@ class DiskFullIT {
   @Test
   void theReserveStopsWritesEarlySoTheFullServerStillShutsDownAndRestarts() throws Exception {
     try (SmallFileSystem fs = SmallFileSystem.mount(tmp, 96)) {
-      Random rnd = new Random(Seeds.master("DiskFullIT#reserve"));
+      Random rnd = new Random(TestSeeds.seed("DiskFullIT#reserve"));
       Path data = fs.root().resolve("data");
       Path log = tmp.resolve("server.log");
       long reserve = 16 * MIB;

@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -28,7 +29,7 @@ class ShutdownIT {
 
   @Test
   void sigtermCancelsARunningBuildAndTheRestartBuildsItAgain() throws Exception {
-    Random rnd = new Random(Seeds.master("ShutdownIT"));
+    Random rnd = new Random(TestSeeds.seed("ShutdownIT"));
     Path data = tmp.resolve("data");
     Path log = tmp.resolve("server.log");
     String[] args = {

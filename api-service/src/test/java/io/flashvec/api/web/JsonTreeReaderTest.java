@@ -2,7 +2,7 @@ package io.flashvec.api.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import org.junit.jupiter.api.Test;

@@ -15,7 +15,7 @@ import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

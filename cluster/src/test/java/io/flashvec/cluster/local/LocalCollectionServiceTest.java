@@ -23,7 +23,7 @@ import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.FaultyFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

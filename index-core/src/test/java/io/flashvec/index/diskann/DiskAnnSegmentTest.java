@@ -14,7 +14,7 @@ import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Path;

@@ -3,7 +3,7 @@ package io.flashvec.index.filter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.index.PointId;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;

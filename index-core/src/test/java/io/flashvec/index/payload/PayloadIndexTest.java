@@ -22,7 +22,7 @@ import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

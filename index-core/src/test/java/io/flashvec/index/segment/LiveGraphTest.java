@@ -8,7 +8,7 @@ import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -19,7 +19,7 @@ import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -12,7 +12,7 @@ import io.flashvec.index.Searches;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -16,7 +16,7 @@ import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
