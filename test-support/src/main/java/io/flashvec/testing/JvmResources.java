@@ -1,8 +1,10 @@
 package io.flashvec.testing;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
+import java.nio.channels.SocketChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +23,8 @@ import java.util.TreeMap;
  *
  * <p>Some descriptors are the JVM's own and appear once, on first use, whatever the test did: a jar
  * the class loader opens when it first loads a class from it, a native library, the JDK's files,
- * the random devices. They are not counted (see {@link #jvmOwned}). On a system without {@code
+ * the random devices. They are not counted (see {@link #jvmOwned}), and the socket the JDK keeps
+ * from its first socket channel on is opened before the first snapshot. On a system without {@code
  * /proc/self/fd} only mappings are compared.
  */
 public final class JvmResources {
@@ -32,35 +35,62 @@ public final class JvmResources {
 
   private JvmResources() {}
 
-  /** What was open at one moment: descriptor number to target, and the mapping count. */
-  public record Snapshot(Map<Integer, String> openFiles, long mappings) {
+  /**
+   * What was open at one moment: descriptor number to target, the mapping count, and the mapped
+   * files (to name the files of a mapping leak).
+   */
+  public record Snapshot(Map<Integer, String> openFiles, long mappings, List<String> mappedFiles) {
 
     /**
      * What is open now that was not open in {@code before}: descriptors (by number and target, less
-     * {@linkplain #jvmOwned the JVM's own}) and the growth of the mapping count.
+     * {@linkplain #jvmOwned the JVM's own}), the growth of the mapping count and the files mapped
+     * now but not then.
      */
     public Leaks leaksSince(Snapshot before) {
       List<String> files = new ArrayList<>();
       openFiles.forEach(
           (fd, target) -> {
             if (!Objects.equals(before.openFiles.get(fd), target) && !jvmOwned(target)) {
-              files.add("fd " + fd + " -> " + target);
+              files.add("fd " + fd + " -> " + explainSocket(target));
             }
           });
-      return new Leaks(files, Math.max(0, mappings - before.mappings));
+      List<String> mapped = new ArrayList<>(mappedFiles);
+      mapped.removeAll(before.mappedFiles);
+      return new Leaks(files, Math.max(0, mappings - before.mappings), mapped);
     }
   }
 
-  /** Descriptors and mappings left behind; {@link #none()} when there are none. */
-  public record Leaks(List<String> openFiles, long mappings) {
+  /**
+   * Descriptors and mappings left behind, and the files mapped since; {@link #none()} when no
+   * descriptor or mapping is left.
+   */
+  public record Leaks(List<String> openFiles, long mappings, List<String> newlyMappedFiles) {
     public boolean none() {
       return openFiles.isEmpty() && mappings == 0;
     }
   }
 
+  /**
+   * Opens once what the JDK keeps open from its first use on, so that the test class that happens
+   * to use it first is not blamed for it: the socket of the JDK's NIO socket dispatcher (one end of
+   * a socket pair, kept for closing sockets asynchronously).
+   */
+  static synchronized void warmUp() {
+    if (warm) {
+      return;
+    }
+    try (SocketChannel ch = SocketChannel.open()) {
+      warm = ch.isOpen();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open a socket channel to warm the JDK up", e);
+    }
+  }
+
+  private static boolean warm; // guarded by JvmResources.class
+
   /** What this JVM holds now. */
   public static Snapshot snapshot() {
-    return new Snapshot(openFiles(), mappings());
+    return new Snapshot(openFiles(), mappings(), mappedFiles());
   }
 
   /** Whether {@code /proc/self/fd} can be read here. */
@@ -90,6 +120,53 @@ public final class JvmResources {
 
   private static String describe(Path fd) throws IOException {
     return Files.readSymbolicLink(fd).toString();
+  }
+
+  private static final List<String> SOCKET_TABLES =
+      List.of("tcp", "tcp6", "udp", "udp6", "unix", "netlink", "raw", "raw6");
+
+  /**
+   * What a {@code socket:[inode]} descriptor is, from the tables in {@code /proc/self/net} (a TCP
+   * socket's state and addresses, a Unix socket's path, a netlink socket), for failure messages;
+   * {@code target} unchanged when it is no socket or is not listed.
+   */
+  public static String explainSocket(String target) {
+    if (!target.startsWith("socket:[") || !target.endsWith("]")) {
+      return target;
+    }
+    String inode = target.substring("socket:[".length(), target.length() - 1);
+    for (String table : SOCKET_TABLES) {
+      Path path = Path.of("/proc/self/net", table);
+      if (!Files.isReadable(path)) {
+        continue;
+      }
+      try {
+        List<String> lines = Files.readAllLines(path);
+        int column = inodeColumn(lines.isEmpty() ? "" : lines.getFirst(), table);
+        for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
+          String[] f = line.trim().split("\\s+");
+          if (column < f.length && f[column].equals(inode)) {
+            return target + " (" + table + ": " + line.trim() + ")";
+          }
+        }
+      } catch (IOException e) {
+        // not readable here; try the next table
+      }
+    }
+    return target;
+  }
+
+  private static int inodeColumn(String header, String table) {
+    String[] h = header.trim().split("\\s+");
+    for (int i = 0; i < h.length; i++) {
+      if (h[i].equalsIgnoreCase("inode")) {
+        // tcp and udp headers name "tx_queue rx_queue" and "tr tm->when" as one column each
+        return table.startsWith("tcp") || table.startsWith("udp") || table.startsWith("raw")
+            ? i - 2
+            : i;
+      }
+    }
+    return table.equals("unix") ? 6 : 9;
   }
 
   /** How many file mappings the JDK counts as live. */

@@ -3,7 +3,6 @@ package io.flashvec.testing;
 import io.flashvec.testing.JvmResources.Leaks;
 import io.flashvec.testing.JvmResources.Snapshot;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -38,6 +37,7 @@ public final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
 
   @Override
   public void beforeAll(ExtensionContext context) {
+    JvmResources.warmUp();
     context.getStore(NAMESPACE).put(BEFORE, JvmResources.snapshot());
   }
 
@@ -71,9 +71,8 @@ public final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
       b.append(leaks.openFiles());
     }
     if (leaks.mappings() > 0) {
-      List<String> mapped = JvmResources.mappedFiles();
-      b.append("\n  ").append(leaks.mappings()).append(" file mapping(s); mapped now: ");
-      b.append(mapped);
+      b.append("\n  ").append(leaks.mappings()).append(" file mapping(s) of: ");
+      b.append(leaks.newlyMappedFiles());
     }
     return b.toString();
   }

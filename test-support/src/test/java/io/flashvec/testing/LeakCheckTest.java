@@ -1,6 +1,7 @@
 package io.flashvec.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 import static org.junit.platform.testkit.engine.EventConditions.container;
 import static org.junit.platform.testkit.engine.EventConditions.event;
@@ -16,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,8 +26,9 @@ import org.junit.platform.testkit.engine.Events;
 
 /**
  * The leak check fails a class that leaves a file open or mapped, names what it left, and passes a
- * class that releases everything. The classes below leak on purpose; Surefire does not run nested
- * classes on their own, only these tests do, through JUnit's test kit.
+ * class that releases everything. The scenario classes below leak on purpose; they run only inside
+ * these tests, through JUnit's test kit (Surefire does not run nested classes on their own, and a
+ * scenario selected by a pattern skips itself).
  */
 class LeakCheckTest {
 
@@ -37,6 +40,7 @@ class LeakCheckTest {
 
   @AfterEach
   void release() throws IOException {
+    dir = null;
     if (leakedChannel != null) {
       leakedChannel.close();
       leakedChannel = null;
@@ -47,8 +51,16 @@ class LeakCheckTest {
     }
   }
 
+  /** The scenarios run only from the tests below (a {@code -Dtest} pattern may select them). */
   @ExtendWith(LeakCheck.class)
-  static class LeavesAChannelOpen {
+  abstract static class Scenario {
+    @BeforeAll
+    static void onlyFromLeakCheckTest() {
+      assumeTrue(dir != null, "a scenario of LeakCheckTest, run by it");
+    }
+  }
+
+  static class LeavesAChannelOpen extends Scenario {
     @Test
     void opensAndForgets() throws IOException {
       leakedChannel =
@@ -57,8 +69,7 @@ class LeakCheckTest {
     }
   }
 
-  @ExtendWith(LeakCheck.class)
-  static class LeavesAFileMapped {
+  static class LeavesAFileMapped extends Scenario {
     @Test
     void mapsAndForgets() throws IOException {
       Path file = Files.write(dir.resolve("mapped.bin"), new byte[8192]);
@@ -69,8 +80,7 @@ class LeakCheckTest {
     }
   }
 
-  @ExtendWith(LeakCheck.class)
-  static class ReleasesEverything {
+  static class ReleasesEverything extends Scenario {
     @Test
     void opensMapsAndCloses() throws IOException {
       Path file = Files.write(dir.resolve("tidy.bin"), new byte[8192]);
@@ -83,11 +93,15 @@ class LeakCheckTest {
 
   private Events run(Class<?> testClass) {
     dir = tmp;
-    return EngineTestKit.engine("junit-jupiter")
-        .configurationParameter(LeakCheck.SETTLE_PARAMETER, "PT0.2S")
-        .selectors(selectClass(testClass))
-        .execute()
-        .containerEvents();
+    try {
+      return EngineTestKit.engine("junit-jupiter")
+          .configurationParameter(LeakCheck.SETTLE_PARAMETER, "PT0.2S")
+          .selectors(selectClass(testClass))
+          .execute()
+          .containerEvents();
+    } finally {
+      dir = null;
+    }
   }
 
   @Test
