@@ -1,5 +1,6 @@
 package io.flashvec.testing;
 
+import java.util.Locale;
 import java.util.Random;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -72,7 +73,7 @@ public final class TestSeeds {
 
   /** The seed as printed and as accepted by {@code -Dtests.seed}. */
   public static String hex(long seed) {
-    return String.format("%016X", seed);
+    return String.format(Locale.ROOT, "%016X", seed);
   }
 
   /** A generator seeded with the master seed. */

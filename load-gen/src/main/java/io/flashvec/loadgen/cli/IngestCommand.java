@@ -8,10 +8,12 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -116,7 +118,7 @@ public final class IngestCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
     Dataset d = data.load(false, false, 0, System.err);
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
     try (VectorDbClient c = client.open()) {
       IngestBench.Result r =
           new IngestBench(
@@ -142,7 +144,7 @@ public final class IngestCommand implements Callable<Integer> {
         } catch (IOException e) {
           throw new UncheckedIOException("cannot write result [file=" + out + "]", e);
         }
-        o.printf("wrote %s%n", out);
+        o.printf(Locale.ROOT, "wrote %s%n", out);
       }
       o.flush();
       return r.failedBatches() == 0 ? 0 : 1;

@@ -13,10 +13,12 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -113,7 +115,7 @@ public final class MixedCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
     Dataset d = data.load(true, true, k, System.err);
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
     SearchParams params = new SearchParams(searchList, beamWidth, rerankK);
     try (VectorDbClient c = client.open()) {
       MixedBench.Result r =
@@ -150,12 +152,13 @@ public final class MixedCommand implements Callable<Integer> {
       } catch (IOException e) {
         throw new UncheckedIOException("cannot write result [file=" + out + "]", e);
       }
-      o.printf("ratios (with inserts / queries only): %s%nwrote %s%n", r.ratios(), out);
+      o.printf(
+          Locale.ROOT, "ratios (with inserts / queries only): %s%nwrote %s%n", r.ratios(), out);
       if (html != null) {
         HtmlReport.write(
             html,
             List.of(new HtmlReport.Named(out.getFileName().toString(), BenchmarkResult.read(out))));
-        o.printf("wrote %s%n", html);
+        o.printf(Locale.ROOT, "wrote %s%n", html);
       }
       o.flush();
       return 0;

@@ -11,11 +11,13 @@ import io.flashvec.loadgen.report.HtmlReport;
 import io.flashvec.loadgen.report.SearchPoint;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -133,7 +135,7 @@ public final class SearchCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
     Dataset d = data.load(true, true, k, System.err);
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
     List<SearchParams> params = sweep(searchList, beamWidth, rerankK);
     try (VectorDbClient c = client.open()) {
       PreparedVector[] prepared = SearchBench.prepare(c, d.queries());
@@ -180,10 +182,10 @@ public final class SearchCommand implements Callable<Integer> {
                       : "warm (not dropped)");
       BenchmarkResult result = new BenchmarkResult(meta, points);
       result.write(out);
-      o.printf("wrote %s%n", out);
+      o.printf(Locale.ROOT, "wrote %s%n", out);
       if (html != null) {
         HtmlReport.write(html, List.of(new HtmlReport.Named(out.getFileName().toString(), result)));
-        o.printf("wrote %s%n", html);
+        o.printf(Locale.ROOT, "wrote %s%n", html);
       }
       o.flush();
       long errors = points.stream().mapToLong(SearchPoint::errors).sum();
@@ -237,7 +239,8 @@ public final class SearchCommand implements Callable<Integer> {
     for (int i = 0; i < rows.length; i++) {
       sub[i] = d.base()[rows[i]];
     }
-    log.printf("filtered ground truth over %d of %d points%n", rows.length, d.base().length);
+    log.printf(
+        Locale.ROOT, "filtered ground truth over %d of %d points%n", rows.length, d.base().length);
     int[][] gt =
         io.flashvec.loadgen.dataset.GroundTruth.compute(
             sub, d.queries(), k, d.distance(), Runtime.getRuntime().availableProcessors());

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -130,7 +131,7 @@ public final class SoakCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
     try (VectorDbClient c = client.open()) {
       SoakBench bench =
           new SoakBench(
