@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.Locale;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -93,7 +94,9 @@ class ClusterEtcdOutageIT {
                   .status())
           .isEqualTo(200);
       String write = "{\"points\":[{\"id\":%d,\"vector\":[1,0]}]}";
-      assertThat(api.put("/collections/r/points?wait=true", write.formatted(1)).status())
+      assertThat(
+              api.put("/collections/r/points?wait=true", String.format(Locale.ROOT, write, 1))
+                  .status())
           .isEqualTo(200);
       String primary = etcdGet(etcd.url(), "/flashvec/leaders/r/0");
       assertThat(primary).isIn("query-1", "query-2");
@@ -106,12 +109,15 @@ class ClusterEtcdOutageIT {
         Thread.sleep(200);
       }
       assertThat(etcdGet(etcd.url(), "/flashvec/stale/r/0/" + otherId)).isNull();
-      assertThat(api.put("/collections/r/points?wait=true", write.formatted(3)).status())
+      assertThat(
+              api.put("/collections/r/points?wait=true", String.format(Locale.ROOT, write, 3))
+                  .status())
           .isEqualTo(200);
 
       etcd.kill();
       other.kill();
-      Http.Response w = api.put("/collections/r/points?wait=true", write.formatted(2));
+      Http.Response w =
+          api.put("/collections/r/points?wait=true", String.format(Locale.ROOT, write, 2));
       assertThat(w.status())
           .as(w.raw() + "\n" + q1.logTail() + "\n" + q2.logTail())
           .isEqualTo(503); // the stale mark could not be recorded

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -493,7 +494,10 @@ class ClusterPartitionIT {
 
   private void log(String what) {
     System.out.printf(
-        "[flashvec] ClusterPartitionIT +%.1fs %s%n", (System.nanoTime() - t0) / 1e9, what);
+        Locale.ROOT,
+        "[flashvec] ClusterPartitionIT +%.1fs %s%n",
+        (System.nanoTime() - t0) / 1e9,
+        what);
   }
 
   private static void sleep(long ms) {

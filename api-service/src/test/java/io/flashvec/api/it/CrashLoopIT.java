@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -130,12 +131,16 @@ class CrashLoopIT {
             hit = 1 + r.nextInt(3);
           }
           args.add(
-              "--flashvec.testing.crash-point=" + armed.name().toLowerCase().replace('_', '-'));
+              "--flashvec.testing.crash-point="
+                  + armed.name().toLowerCase(Locale.ROOT).replace('_', '-'));
           args.add("--flashvec.testing.crash-point-hit=" + hit);
         }
         System.out.printf(
+            Locale.ROOT,
             "[flashvec] CrashLoopIT iteration %d seed=%s%s%n",
-            it, Long.toHexString(seed), armed == null ? "" : " armed " + armed + " hit " + hit);
+            it,
+            Long.toHexString(seed),
+            armed == null ? "" : " armed " + armed + " hit " + hit);
         Path log = tmp.resolve("server-" + it + ".log");
         ServerProcess server = new ServerProcess(data, log, args.toArray(String[]::new));
         try {
@@ -189,6 +194,7 @@ class CrashLoopIT {
           boolean halted = armed != null && server.exitValue() == HaltingFileIO.EXIT_STATUS;
           haltedAt = halted ? armed : null;
           System.out.printf(
+              Locale.ROOT,
               "[flashvec]   %d operations, %s; %d points acknowledged, schema %s, in flight %s%s%n",
               ops,
               halted ? "halted at " + armed : "SIGKILLed after " + killAfterMillis + " ms",

@@ -7,12 +7,14 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -57,8 +59,11 @@ class DiskFullIT {
         Http.Response refused = writeUntilRefused(http, rnd);
         long usableAtRefusal = fs.usable();
         System.out.printf(
+            Locale.ROOT,
             "[flashvec] DiskFullIT: 507 after %d acknowledged points in %d ms, %d bytes free%n",
-            acked.size(), (System.nanoTime() - t0) / 1_000_000, usableAtRefusal);
+            acked.size(),
+            (System.nanoTime() - t0) / 1_000_000,
+            usableAtRefusal);
         assertClear507(refused, data);
 
         assertReadsWork(http);
@@ -100,9 +105,12 @@ class DiskFullIT {
         Http.Response refused = writeUntilRefused(http, rnd);
         long usable = fs.usable();
         System.out.printf(
+            Locale.ROOT,
             "[flashvec] DiskFullIT: with a %d-byte reserve, 507 after %d points with %d bytes"
                 + " still free%n",
-            reserve, acked.size(), usable);
+            reserve,
+            acked.size(),
+            usable);
         assertClear507(refused, data);
         assertThat(refused.error()).contains("16.0 MiB kept in reserve");
         // The reserve held: one batch (~60 KiB of WAL) and a build's margin at most below it.
@@ -113,7 +121,8 @@ class DiskFullIT {
         long t0 = System.nanoTime();
         server.stop();
         long stopMillis = (System.nanoTime() - t0) / 1_000_000;
-        System.out.printf("[flashvec] DiskFullIT: the full server stopped in %d ms%n", stopMillis);
+        System.out.printf(
+            Locale.ROOT, "[flashvec] DiskFullIT: the full server stopped in %d ms%n", stopMillis);
         String text = Files.readString(log);
         assertThat(text).contains("WAL synced and closed").doesNotContain("WAL failed");
         assertThat(stopMillis).isLessThan(20_000);
@@ -341,8 +350,11 @@ class DiskFullIT {
         ch.force(true);
       }
       System.out.printf(
+          Locale.ROOT,
           "[flashvec] DiskFullIT: filler of %d MiB on %s, %d bytes left%n",
-          Files.size(f) / MIB, kind, usable());
+          Files.size(f) / MIB,
+          kind,
+          usable());
       return f;
     }
 
@@ -358,7 +370,7 @@ class DiskFullIT {
 
     private static boolean run(String... cmd) throws Exception {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes());
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       boolean ok = p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
       if (!ok) {
         System.out.println("[flashvec] DiskFullIT: " + String.join(" ", cmd) + " failed: " + out);
@@ -368,7 +380,7 @@ class DiskFullIT {
 
     private static String output(String... cmd) throws Exception {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes()).trim();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
       p.waitFor(10, TimeUnit.SECONDS);
       return out;
     }

@@ -7,6 +7,7 @@ import io.flashvec.testing.TestSeeds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -66,7 +67,9 @@ class ShutdownIT {
       server.stop();
       stopMillis = (System.nanoTime() - t0) / 1_000_000;
       System.out.printf(
-          "[flashvec] ShutdownIT: SIGTERM during an index build: exited in %d ms%n", stopMillis);
+          Locale.ROOT,
+          "[flashvec] ShutdownIT: SIGTERM during an index build: exited in %d ms%n",
+          stopMillis);
     }
     String text = Files.readString(log);
     assertThat(stopMillis).as("exits within the grace period").isLessThan(20_000);
