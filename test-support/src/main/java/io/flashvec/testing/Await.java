@@ -2,6 +2,7 @@ package io.flashvec.testing;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Waiting in tests by polling a condition instead of sleeping for a guessed time: a guess is either
@@ -38,11 +39,28 @@ public final class Await {
    * @throws AssertionError if it does not hold within {@code timeout}
    */
   public static void until(Duration timeout, String what, Condition condition) {
+    until(timeout, what, () -> what, condition);
+  }
+
+  /**
+   * Polls {@code condition} until it holds; a timeout's message ends with {@code lastState}, asked
+   * at the failure, so that it can show what the condition saw last (the files still there).
+   *
+   * @throws AssertionError if it does not hold within {@code timeout}
+   */
+  public static void until(
+      Duration timeout, String what, Supplier<String> lastState, Condition condition) {
     long deadline = System.nanoTime() + timeout.toNanos();
     long pauseMillis = 1;
     while (!check(what, condition)) {
       if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("timed out after " + describe(timeout) + " waiting for: " + what);
+        String last = lastState.get();
+        throw new AssertionError(
+            "timed out after "
+                + describe(timeout)
+                + " waiting for: "
+                + what
+                + (last.equals(what) ? "" : " [last: " + last + "]"));
       }
       pause(what, pauseMillis);
       pauseMillis = Math.min(MAX_POLL_MILLIS, pauseMillis * 2);

@@ -26,6 +26,21 @@ class AwaitTest {
   }
 
   @Test
+  void aTimeoutShowsTheLastStateTheConditionSaw() {
+    AtomicInteger polls = new AtomicInteger();
+    assertThatThrownBy(
+            () ->
+                Await.until(
+                    Duration.ofMillis(30),
+                    "no files left",
+                    () -> "files " + polls.get(),
+                    () -> polls.incrementAndGet() < 0))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageStartingWith("timed out after 30 ms waiting for: no files left [last: files ")
+        .hasMessageEndingWith(polls.get() + "]");
+  }
+
+  @Test
   void aFailedAssertionInsideTheConditionEndsTheWaitAtOnce() {
     AtomicInteger polls = new AtomicInteger();
     assertThatThrownBy(
