@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.HaltingFileIO;
+import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -213,22 +215,21 @@ class CrashLoopIT {
               .start()) {
         Http http = new Http(server.url());
         verify(http, model, haltedAt, server);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        List<String> leftovers;
-        while (true) {
-          String status = http.get(C).result().path("status").asString();
-          try (Stream<Path> walk = Files.walk(data)) {
-            leftovers = walk.map(Path::toString).filter(p -> p.endsWith(".tmp")).toList();
-          } catch (UncheckedIOException e) {
-            leftovers = List.of("(a file vanished during the walk: " + e.getMessage() + ")");
-          }
-          if ((status.equals("green") && leftovers.isEmpty()) || System.nanoTime() > deadline) {
-            assertThat(status).as("the collection after the loop").isEqualTo("green");
-            break;
-          }
-          Thread.sleep(200);
-        }
-        assertThat(leftovers).as("no leftovers of interrupted steps").isEmpty();
+        String[] status = {""};
+        List<?>[] leftovers = {List.of()};
+        Await.until(
+            Duration.ofSeconds(120),
+            "the collection green and no leftovers of interrupted steps",
+            () -> "status=" + status[0] + ", leftovers=" + leftovers[0],
+            () -> {
+              status[0] = http.get(C).result().path("status").asString();
+              try (Stream<Path> walk = Files.walk(data)) {
+                leftovers[0] = walk.map(Path::toString).filter(p -> p.endsWith(".tmp")).toList();
+              } catch (UncheckedIOException e) {
+                leftovers[0] = List.of("(a file vanished during the walk: " + e.getMessage() + ")");
+              }
+              return status[0].equals("green") && leftovers[0].isEmpty();
+            });
         assertThat(server.logTail()).doesNotContain("ERROR");
       }
     } finally {

@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -276,11 +278,9 @@ class DiskFullIT {
   }
 
   /** Builds may be running (writing under a .tmp name); wait for a moment with none. */
-  private static void awaitNoTempFiles(Path data) throws Exception {
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!tempFiles(data).isEmpty() && System.nanoTime() < until) {
-      Thread.sleep(100);
-    }
+  private static void awaitNoTempFiles(Path data) {
+    Await.until(
+        Duration.ofSeconds(60), "a moment with no build writing", () -> tempFiles(data).isEmpty());
   }
 
   private static List<String> tempFiles(Path data) throws IOException {

@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.SuppressForbidden;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,6 +87,7 @@ class RestApiIT {
    * growing segment's live graph after their responses, and /metrics counts those inserts.
    */
   @Test
+  @SuppressForbidden("the writes are paced, a batch every 20 ms, so that searches run between them")
   void searchesInsertNewPointsIntoTheLiveGraphBetweenRequests() throws Exception {
     create("assist", 8, "Cosine");
     java.util.Random r = new java.util.Random(17);
