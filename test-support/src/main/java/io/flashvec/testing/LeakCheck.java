@@ -20,8 +20,8 @@ import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
  * class), after the class's {@code @AfterAll} methods.
  *
  * <p>The storage, index and cluster modules turn it on for every test class through JUnit's
- * extension auto-detection ({@code junit.jupiter.extensions.autodetection.enabled=true} in their
- * {@code src/test/resources/junit-platform.properties}; this jar registers it as a service). A
+ * extension auto-detection (their poms set {@code flashvec.leak-check}, which Surefire passes on as
+ * {@code junit.jupiter.extensions.autodetection.enabled}; this jar registers it as a service). A
  * class elsewhere may add it with {@code @ExtendWith(LeakCheck.class)}.
  */
 public final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
