@@ -19,8 +19,9 @@ import java.util.function.UnaryOperator;
 
 /**
  * Everything the REST layer can ask of the database. Standalone implements it in-process ({@link
- * LocalCollectionService}); a cluster proxy implements it with gRPC calls to query nodes. Errors
- * are {@link io.flashvec.index.FlashVecException}s carrying their HTTP status.
+ * io.flashvec.cluster.local.LocalCollectionService}); a cluster proxy implements it with gRPC calls
+ * to query nodes ({@link io.flashvec.cluster.proxy.ClusterProxy}). Errors are {@link
+ * io.flashvec.index.FlashVecException}s carrying their HTTP status.
  */
 public interface CollectionService {
 

@@ -6,8 +6,10 @@ import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -15,7 +17,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -59,12 +60,8 @@ abstract class BaseIndexTypeTestCase {
     return Shard.open(dir, 0, DIM, Distance.COSINE, new IndexParams(type(), 32, 64, 1.2f, 0), o);
   }
 
-  private static void awaitIndexed(Shard s) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (s.indexing() && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(s.indexing()).isFalse();
+  private static void awaitIndexed(Shard s) {
+    Await.until(Duration.ofSeconds(60), "builds finished", () -> !s.indexing());
     assertThat(s.buildFailure()).isNull();
   }
 

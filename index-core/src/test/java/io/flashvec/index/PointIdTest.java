@@ -3,9 +3,10 @@ package io.flashvec.index;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -117,12 +118,12 @@ class PointIdTest {
       for (String form :
           List.of(
               canonical,
-              canonical.toUpperCase(),
+              canonical.toUpperCase(Locale.ROOT),
               canonical.replace("-", ""),
-              canonical.replace("-", "").toUpperCase(),
+              canonical.replace("-", "").toUpperCase(Locale.ROOT),
               "{" + canonical + "}", // braced and URN forms: Qdrant's parser takes them too
               "urn:uuid:" + canonical,
-              "URN:UUID:" + canonical.toUpperCase())) {
+              "URN:UUID:" + canonical.toUpperCase(Locale.ROOT))) {
         assertThat(PointId.parse(form)).as(form).isEqualTo(id);
         assertThat(PointId.parse(form).toString()).as(form).isEqualTo(canonical);
       }

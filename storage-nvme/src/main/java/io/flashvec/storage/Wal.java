@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -765,7 +766,7 @@ public final class Wal implements Closeable {
   }
 
   private Path segmentPath(long firstSeq) {
-    return dir.resolve(String.format("%s%020d%s", PREFIX, firstSeq, SUFFIX));
+    return dir.resolve(String.format(Locale.ROOT, "%s%020d%s", PREFIX, firstSeq, SUFFIX));
   }
 
   private static long parseFirstSeq(Path file) {

@@ -8,7 +8,7 @@ import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.storage.testing.FaultyFileIO.InjectedIOException;
 import io.flashvec.storage.testing.FaultyFileIO.Op;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

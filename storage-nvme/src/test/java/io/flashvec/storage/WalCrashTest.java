@@ -8,7 +8,7 @@ import io.flashvec.storage.WalTest.Rec;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.storage.testing.FaultyFileIO.Op;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

@@ -8,13 +8,14 @@ import io.flashvec.storage.WalTest.Rec;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.storage.testing.FaultyFileIO.Op;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -105,7 +106,7 @@ class WalDiskFullTest {
           written.add(append(wal, 1200));
         }
         assertThat(wal.segmentCount()).isEqualTo(1);
-        Path next = dir.resolve(String.format("wal-%020d.log", 4));
+        Path next = dir.resolve(String.format(Locale.ROOT, "wal-%020d.log", 4));
         Predicate<Path> newSegment = op == Op.FSYNC_DIRECTORY ? dir::equals : next::equals;
         io.noSpaceFailures(true).failOnce(op, 1, newSegment);
         assertThatThrownBy(() -> append(wal, 1200))

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.storage.testing.FaultyFileIO.InjectedIOException;
 import io.flashvec.storage.testing.FaultyFileIO.Op;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;

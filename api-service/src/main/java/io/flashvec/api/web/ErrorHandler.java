@@ -11,7 +11,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -215,7 +215,7 @@ public class ErrorHandler implements WebExceptionHandler {
 
   /** A short id that ties a 500's answer to its log line. */
   static String errorId() {
-    return String.format(Locale.ROOT, "%08x", ThreadLocalRandom.current().nextInt());
+    return String.format(Locale.ROOT, "%08x", (int) UUID.randomUUID().getLeastSignificantBits());
   }
 
   /**

@@ -1,7 +1,7 @@
 package io.flashvec.api.web;
 
 import io.flashvec.index.PointId;
-import io.flashvec.index.payload.StoredPayloads;
+import io.flashvec.index.filter.StoredPayloads;
 import java.math.BigInteger;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;

@@ -3,6 +3,8 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -62,7 +64,7 @@ class ClusterIT {
   void startCluster(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
     tmp = dir;
     System.out.println("[flashvec] ClusterIT: node logs in " + dir + " (kept when a test fails)");
-    random = new SplittableRandom(Seeds.master("ClusterIT"));
+    random = new SplittableRandom(TestSeeds.seed("ClusterIT"));
     String etcdBin = EtcdProcess.find();
     Assumptions.assumeTrue(
         etcdBin != null,
@@ -228,43 +230,48 @@ class ClusterIT {
     // SIGCONT loses the race with the TTL): the proxy then drops it until it registers anew, a
     // second or two later. So wait until it has answered in full for longer than the lease TTL
     // (3 s), any partial answer restarting the wait; else the next test may find it gone.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    long stableSince = System.nanoTime();
-    boolean complete = false;
-    while (System.nanoTime() < deadline) {
-      boolean full = true;
-      for (int i = 0; i < 3 && full; i++) {
-        full =
-            rawSearch("solo", queryVectors.get(i))
-                .headers()
-                .firstValue("x-flashvec-partial")
-                .isEmpty();
-      }
-      if (!full) {
-        stableSince = System.nanoTime();
-      } else if (System.nanoTime() - stableSince > TimeUnit.SECONDS.toNanos(5)) {
-        complete = true;
-        break;
-      }
-      sleep(200);
-    }
-    assertThat(complete).as("stalled node serves again after SIGCONT").isTrue();
+    long[] stableSince = {System.nanoTime()};
+    Await.until(
+        Duration.ofSeconds(30),
+        "the stalled node answers in full for 5 s after SIGCONT",
+        () -> {
+          boolean full = true;
+          for (int i = 0; i < 3 && full; i++) {
+            full =
+                rawSearch("solo", queryVectors.get(i))
+                    .headers()
+                    .firstValue("x-flashvec-partial")
+                    .isEmpty();
+          }
+          if (!full) {
+            stableSince[0] = System.nanoTime();
+          }
+          return full && System.nanoTime() - stableSince[0] > TimeUnit.SECONDS.toNanos(5);
+        });
     assertSearchesMatchReference("docs");
   }
 
   /** {@code GET /collections/{name}/cluster} once it reports a replica as {@code Dead}. */
   private JsonNode awaitDeadReplica(String collection) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-    while (true) {
-      JsonNode info = api.get("/collections/" + collection + "/cluster").result();
-      for (JsonNode r : info.get("remote_shards")) {
-        if (r.get("state").asString().equals("Dead")) {
-          return info;
-        }
+    JsonNode[] info = new JsonNode[1];
+    Await.until(
+        Duration.ofSeconds(15),
+        "a Dead replica",
+        () -> String.valueOf(info[0]),
+        () -> {
+          info[0] = api.get("/collections/" + collection + "/cluster").result();
+          return remoteShardIn(info[0], "Dead");
+        });
+    return info[0];
+  }
+
+  private static boolean remoteShardIn(JsonNode clusterInfo, String state) {
+    for (JsonNode r : clusterInfo.get("remote_shards")) {
+      if (r.get("state").asString().equals(state)) {
+        return true;
       }
-      assertThat(System.nanoTime()).as("a Dead replica in " + info).isLessThan(deadline);
-      sleep(200);
     }
+    return false;
   }
 
   private static void signal(ServerProcess p, String sig) throws Exception {
@@ -312,14 +319,18 @@ class ClusterIT {
     assertThat(queries.get(1).logTail())
         .contains("primary of a shard now [collection=docs, shard=0, node=query-2, epoch=");
     queries.get(0).start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     // query-1 holds shards 0, 2 and 3 of `docs` (placement (s + r) mod 3 over the sorted node
     // ids); all three missed writes, were marked stale and must be copied back.
-    while (caughtUp(queries.get(0).logTail()) < 3 && System.nanoTime() < deadline) {
-      sleep(100);
-    }
+    Await.until(
+        Duration.ofSeconds(60),
+        "query-1 caught up on its three shards",
+        () -> caughtUp(queries.get(0).logTail()) >= 3);
     assertThat(caughtUp(queries.get(0).logTail())).isEqualTo(3);
-    sleep(500); // the cleared stale marks reach the proxy through its etcd watch
+    // the cleared stale marks reach the proxy through its etcd watch
+    Await.until(
+        Duration.ofSeconds(30),
+        "the proxy sees no replica of docs as stale",
+        () -> !remoteShardIn(api.get("/collections/docs/cluster").result(), "Partial"));
     // Shards 0 and 3 of `docs` live on query-1 and query-2: with query-2 gone only the restarted
     // node can answer for them, so complete answers prove it caught up.
     queries.get(1).kill();
@@ -478,12 +489,11 @@ class ClusterIT {
     queries.get(2).start();
     queries.get(0).kill();
     queries.get(1).kill();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     String text = "{\"query\":{\"text\":\"fox\"},\"using\":\"body\",\"limit\":30}";
-    while (api.post("/collections/late/points/query", text).status() != 200
-        && System.nanoTime() < deadline) {
-      sleep(200);
-    }
+    Await.until(
+        Duration.ofSeconds(30),
+        "the late collection answers",
+        () -> api.post("/collections/late/points/query", text).status() == 200);
     assertSameHits("/collections/late/points/query", text, "/points");
     assertSame(
         "/collections/late/points/scroll",
@@ -668,14 +678,5 @@ class ClusterIT {
                         "{\"vector\":" + json(q) + ",\"limit\":10}"))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
   }
 }

@@ -3,6 +3,8 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,7 +39,7 @@ class ClusterImageIT {
     assumeTrue(
         !image.isBlank(),
         "no -Dflashvec.image given (./flashvec test builds the image and sets it); skipping");
-    SplittableRandom random = new SplittableRandom(Seeds.master("ClusterImageIT"));
+    SplittableRandom random = new SplittableRandom(TestSeeds.seed("ClusterImageIT"));
     String etcdImage = System.getProperty("flashvec.etcd.image", "");
     List<AutoCloseable> started = new ArrayList<>();
     try {
@@ -149,12 +151,8 @@ class ClusterImageIT {
                 .withStartupTimeout(Duration.ofSeconds(120)));
   }
 
-  private static void waitReady(Http api) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (api.get("/readyz").status() != 200 && System.nanoTime() < deadline) {
-      Thread.sleep(200);
-    }
-    assertThat(api.get("/readyz").status()).isEqualTo(200);
+  private static void waitReady(Http api) {
+    Await.until(Duration.ofSeconds(60), "ready", () -> api.get("/readyz").status() == 200);
   }
 
   private static void assertSearchAndCount(

@@ -3,12 +3,14 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,7 +42,7 @@ class ClusterIndexNodeIT {
 
   @BeforeAll
   void start(@TempDir Path tmp) throws Exception {
-    random = new SplittableRandom(Seeds.master("ClusterIndexNodeIT"));
+    random = new SplittableRandom(TestSeeds.seed("ClusterIndexNodeIT"));
     String bin = EtcdProcess.find();
     Assumptions.assumeTrue(bin != null, "etcd binary not found: ./flashvec test installs it");
     etcd = EtcdProcess.start(bin, tmp);
@@ -149,28 +151,23 @@ class ClusterIndexNodeIT {
 
   private void flushAndWaitGreen() {
     assertThat(api.post("/collections/docs/flush", "{}").status()).isEqualTo(200);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-    String status = "";
-    while (System.nanoTime() < deadline) {
-      JsonNode info = api.get("/collections/docs").result();
-      status = info.path("status").asString();
-      if (status.equals("green") && info.path("segments_count").asInt() > 0) {
-        return;
-      }
-      sleep(200);
-    }
-    throw new AssertionError("collection not green after 120 s [status=" + status + "]");
+    String[] status = {""};
+    Await.until(
+        Duration.ofSeconds(120),
+        "the collection is green",
+        () -> "status=" + status[0],
+        () -> {
+          JsonNode info = api.get("/collections/docs").result();
+          status[0] = info.path("status").asString();
+          return status[0].equals("green") && info.path("segments_count").asInt() > 0;
+        });
   }
 
   private void waitReady() {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      if (api.post("/collections/docs/points/count", "{}").status() == 200) {
-        return;
-      }
-      sleep(200);
-    }
-    throw new AssertionError("query node not serving again after 60 s");
+    Await.until(
+        Duration.ofSeconds(60),
+        "the query node serves again",
+        () -> api.post("/collections/docs/points/count", "{}").status() == 200);
   }
 
   /** Count, exact search, graph search of stored vectors, and payloads. */
@@ -231,14 +228,5 @@ class ClusterIndexNodeIT {
       a.add(f);
     }
     return a.toString();
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
   }
 }

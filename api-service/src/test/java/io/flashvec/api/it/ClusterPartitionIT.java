@@ -3,6 +3,9 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.index.PointId;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.SuppressForbidden;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -16,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -91,7 +95,7 @@ class ClusterPartitionIT {
     Assumptions.assumeTrue(
         etcdBin != null, "etcd binary not found (./flashvec test installs Debian's etcd-server)");
     System.out.println("[flashvec] ClusterPartitionIT: logs in " + tmp + " (kept on failure)");
-    long seed = Seeds.master("ClusterPartitionIT");
+    long seed = TestSeeds.seed("ClusterPartitionIT");
     Netns.removeLeftovers();
     net = Netns.create("512kbit");
     etcd = EtcdProcess.start(etcdBin, tmp, net.rootAddress(), Netns.etcdName());
@@ -146,14 +150,14 @@ class ClusterPartitionIT {
       // (a) query-1 cut off for longer than its lease (3 s) while it replicates a large write
       // (about 4 s through the namespace's 512 kbit/s): shard 0 fails over to query-2
       threads.add(Thread.ofPlatform().name("partition-large-write").start(bulky));
-      sleep(1_000);
+      hold(1_000);
       log("partition: query-1 cut off");
       net.partition();
-      sleep(9_000);
+      hold(9_000);
       log("leader of shard 0 during the partition: " + etcdGet("/flashvec/leaders/" + COLL + "/0"));
       net.heal();
       log("healed");
-      sleep(6_000);
+      hold(6_000);
 
       // (b) the primary of shard 0 SIGKILLed mid-write (clients write all the time), restarted
       String primary = awaitLeader(Duration.ofSeconds(15));
@@ -165,18 +169,18 @@ class ClusterPartitionIT {
           };
       log("SIGKILL " + primary + " (primary of shard 0)");
       victim.kill();
-      sleep(5_000);
+      hold(5_000);
       victim.start();
       log(primary + " restarted");
-      sleep(3_000);
+      hold(3_000);
 
       // (c) etcd SIGKILLed and restarted while the writes go on
       log("SIGKILL etcd");
       etcd.kill();
-      sleep(5_000);
+      hold(5_000);
       etcd.restart();
       log("etcd restarted");
-      sleep(5_000);
+      hold(5_000);
     } finally {
       for (Client c : clients) {
         c.stop.set(true);
@@ -401,36 +405,37 @@ class ClusterPartitionIT {
   }
 
   private void awaitAcks(List<Client> clients, int each, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (clients.stream().anyMatch(c -> c.acks.get() < each)) {
-      assertThat(System.nanoTime()).as("every client acknowledged " + each).isLessThan(deadline);
-      sleep(100);
-    }
+    Await.until(
+        timeout,
+        "every client acknowledged " + each,
+        () -> clients.stream().allMatch(c -> c.acks.get() >= each));
   }
 
   private String awaitLeader(Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    String l;
-    while ((l = etcdGet("/flashvec/leaders/" + COLL + "/0")) == null) {
-      assertThat(System.nanoTime()).as("a primary for shard 0").isLessThan(deadline);
-      sleep(200);
-    }
-    return l;
+    String[] l = new String[1];
+    Await.until(
+        timeout,
+        "a primary for shard 0",
+        () -> (l[0] = etcdGet("/flashvec/leaders/" + COLL + "/0")) != null);
+    return l[0];
   }
 
   private boolean awaitNoStaleReplica(Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      try {
-        if (etcdKeys("/flashvec/stale/").isEmpty()) {
-          return true;
-        }
-      } catch (UncheckedIOException e) {
-        // etcd not answering yet
-      }
-      sleep(250);
+    try {
+      Await.until(
+          timeout,
+          "no replica marked stale",
+          () -> {
+            try {
+              return etcdKeys("/flashvec/stale/").isEmpty();
+            } catch (UncheckedIOException e) {
+              return false; // etcd not answering yet
+            }
+          });
+      return true;
+    } catch (AssertionError e) {
+      return false;
     }
-    return false;
   }
 
   private String etcdGet(String key) {
@@ -492,10 +497,14 @@ class ClusterPartitionIT {
 
   private void log(String what) {
     System.out.printf(
-        "[flashvec] ClusterPartitionIT +%.1fs %s%n", (System.nanoTime() - t0) / 1e9, what);
+        Locale.ROOT,
+        "[flashvec] ClusterPartitionIT +%.1fs %s%n",
+        (System.nanoTime() - t0) / 1e9,
+        what);
   }
 
-  private static void sleep(long ms) {
+  @SuppressForbidden("the fault schedule holds each fault for a set time while the clients write")
+  private static void hold(long ms) {
     try {
       Thread.sleep(ms);
     } catch (InterruptedException e) {
@@ -504,6 +513,7 @@ class ClusterPartitionIT {
     }
   }
 
+  @SuppressForbidden("a client that got no answer waits a moment before it tries again")
   private static void sleepQuietly(long ms) {
     try {
       Thread.sleep(ms);

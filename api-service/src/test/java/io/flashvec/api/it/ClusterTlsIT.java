@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.flashvec.cluster.testing.TestCertificates;
 import io.flashvec.cluster.transport.grpc.HealthRequest;
 import io.flashvec.cluster.transport.grpc.ShardServiceGrpc;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -13,6 +15,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -58,7 +61,7 @@ class ClusterTlsIT {
   @BeforeAll
   void start(@TempDir Path dir) throws Exception {
     tmp = dir;
-    random = new SplittableRandom(Seeds.master("ClusterTlsIT"));
+    random = new SplittableRandom(TestSeeds.seed("ClusterTlsIT"));
     String bin = EtcdProcess.find();
     Assumptions.assumeTrue(bin != null, "etcd binary not found: ./flashvec test installs it");
     ca = TestCertificates.create(tmp.resolve("pki"), "flashvec-it-ca");
@@ -240,22 +243,16 @@ class ClusterTlsIT {
   }
 
   private void waitGreen() {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-    String status = "";
-    while (System.nanoTime() < deadline) {
-      JsonNode info = api.get("/collections/docs").result();
-      status = info.path("status").asString();
-      if (status.equals("green") && info.path("segments_count").asInt() > 0) {
-        return;
-      }
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-    }
-    throw new AssertionError("collection not green after 120 s [status=" + status + "]");
+    String[] status = {""};
+    Await.until(
+        Duration.ofSeconds(120),
+        "the collection is green",
+        () -> "status=" + status[0],
+        () -> {
+          JsonNode info = api.get("/collections/docs").result();
+          status[0] = info.path("status").asString();
+          return status[0].equals("green") && info.path("segments_count").asInt() > 0;
+        });
   }
 
   private List<Integer> nearest(float[] q, int k) {

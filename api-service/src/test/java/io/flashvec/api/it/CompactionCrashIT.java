@@ -2,9 +2,13 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
+import io.flashvec.testing.SuppressForbidden;
+import io.flashvec.testing.TestSeeds;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -38,9 +42,11 @@ class CompactionCrashIT {
 
   @Test
   void acknowledgedWritesAndDeletesSurviveSigkillDuringCompactionAndBulkLoad() throws Exception {
-    Seeds.rounds("CompactionCrashIT", 4, (round, seed) -> runRound(round, seed, round % 2 == 1));
+    TestSeeds.rounds(
+        "CompactionCrashIT", 4, (round, seed) -> runRound(round, seed, round % 2 == 1));
   }
 
+  @SuppressForbidden("the server is killed at a random moment after the compactions started")
   private void runRound(int round, long seed, boolean bulk) throws Exception {
     Random rnd = new Random(seed);
     Path data = tmp.resolve("data-" + round);
@@ -77,9 +83,10 @@ class CompactionCrashIT {
       // Kill once some compactions (or, in bulk rounds, the end of the load) are under way.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       String marker = bulk ? "collection settings changed" : "segments compacted";
-      while (System.nanoTime() < deadline && !Files.readString(log).contains(marker)) {
-        Thread.sleep(50);
-      }
+      Await.until(
+          Duration.ofSeconds(70),
+          "\"" + marker + "\" in the log, or 60 s of writes",
+          () -> System.nanoTime() > deadline || Files.readString(log).contains(marker));
       Thread.sleep(rnd.nextInt(1500));
       server.kill();
       stop.set(true);
@@ -141,20 +148,19 @@ class CompactionCrashIT {
       // A build or compaction the restart resumed writes its segment under a .tmp name until it
       // installs it, so a .tmp seen once may be work in progress; one the recovery left behind
       // stays forever. Wait (up to two minutes) for a moment with none.
-      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      List<String> tmps;
-      while (true) {
-        try (Stream<Path> walk = Files.walk(data)) {
-          tmps = walk.map(Path::toString).filter(p -> p.endsWith(".tmp")).toList();
-        } catch (java.io.UncheckedIOException e) {
-          tmps = List.of("(a file vanished during the walk: " + e.getMessage() + ")");
-        }
-        if (tmps.isEmpty() || System.nanoTime() > until) {
-          break;
-        }
-        Thread.sleep(200);
-      }
-      assertThat(tmps).as("no half-installed segment directories after recovery").isEmpty();
+      List<?>[] tmps = {List.of()};
+      Await.until(
+          Duration.ofSeconds(120),
+          "no half-installed segment directories after recovery",
+          () -> String.valueOf(tmps[0]),
+          () -> {
+            try (Stream<Path> walk = Files.walk(data)) {
+              tmps[0] = walk.map(Path::toString).filter(p -> p.endsWith(".tmp")).toList();
+            } catch (java.io.UncheckedIOException e) {
+              tmps[0] = List.of("(a file vanished during the walk: " + e.getMessage() + ")");
+            }
+            return tmps[0].isEmpty();
+          });
     }
   }
 

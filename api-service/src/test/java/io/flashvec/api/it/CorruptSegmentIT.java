@@ -2,9 +2,12 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -25,7 +28,7 @@ class CorruptSegmentIT {
 
   @Test
   void segmentsReopenAndCorruptionIsReportedNotServed() throws Exception {
-    long seed = Seeds.master("CorruptSegmentIT");
+    long seed = TestSeeds.seed("CorruptSegmentIT");
     Random rnd = new Random(seed);
     Path data = tmp.resolve("data");
     try (ServerProcess server = new ServerProcess(data, tmp.resolve("a.log")).start()) {
@@ -50,15 +53,16 @@ class CorruptSegmentIT {
         assertThat(http.post("/collections/" + c + "/flush", null).status()).isEqualTo(200);
       }
       for (String c : List.of("good", "bad")) {
-        JsonNode info = null;
-        for (int i = 0; i < 600; i++) {
-          info = http.get("/collections/" + c).result();
-          if (info.get("status").asString().equals("green")) {
-            break;
-          }
-          Thread.sleep(100);
-        }
-        assertThat(info.get("status").asString()).as(c + " indexed: " + info).isEqualTo("green");
+        JsonNode[] last = new JsonNode[1];
+        Await.until(
+            Duration.ofSeconds(60),
+            c + " indexed",
+            () -> String.valueOf(last[0]),
+            () -> {
+              last[0] = http.get("/collections/" + c).result();
+              return last[0].get("status").asString().equals("green");
+            });
+        JsonNode info = last[0];
         assertThat(info.at("/flashvec/segments/0/state").asString()).isEqualTo("sealed");
         assertThat(info.get("indexed_vectors_count").asLong()).isEqualTo(600);
         assertThat(info.at("/flashvec/disk_bytes").asLong()).isGreaterThan(600L * 8 * 4);

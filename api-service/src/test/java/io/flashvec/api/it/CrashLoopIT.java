@@ -4,13 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.HaltingFileIO;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -103,7 +107,7 @@ class CrashLoopIT {
   @Test
   void everyAcknowledgedChangeSurvivesRandomKillsAndCrashPoints() throws Exception {
     int iterations = Integer.getInteger("flashvec.crashloop.iterations", 8);
-    Random master = new Random(Seeds.master("CrashLoopIT"));
+    Random master = new Random(TestSeeds.seed("CrashLoopIT"));
     Path data = tmp.resolve("data");
     Model model = new Model();
     CrashPoint haltedAt = null;
@@ -129,12 +133,16 @@ class CrashLoopIT {
             hit = 1 + r.nextInt(3);
           }
           args.add(
-              "--flashvec.testing.crash-point=" + armed.name().toLowerCase().replace('_', '-'));
+              "--flashvec.testing.crash-point="
+                  + armed.name().toLowerCase(Locale.ROOT).replace('_', '-'));
           args.add("--flashvec.testing.crash-point-hit=" + hit);
         }
         System.out.printf(
+            Locale.ROOT,
             "[flashvec] CrashLoopIT iteration %d seed=%s%s%n",
-            it, Long.toHexString(seed), armed == null ? "" : " armed " + armed + " hit " + hit);
+            it,
+            Long.toHexString(seed),
+            armed == null ? "" : " armed " + armed + " hit " + hit);
         Path log = tmp.resolve("server-" + it + ".log");
         ServerProcess server = new ServerProcess(data, log, args.toArray(String[]::new));
         try {
@@ -188,6 +196,7 @@ class CrashLoopIT {
           boolean halted = armed != null && server.exitValue() == HaltingFileIO.EXIT_STATUS;
           haltedAt = halted ? armed : null;
           System.out.printf(
+              Locale.ROOT,
               "[flashvec]   %d operations, %s; %d points acknowledged, schema %s, in flight %s%s%n",
               ops,
               halted ? "halted at " + armed : "SIGKILLed after " + killAfterMillis + " ms",
@@ -206,22 +215,21 @@ class CrashLoopIT {
               .start()) {
         Http http = new Http(server.url());
         verify(http, model, haltedAt, server);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        List<String> leftovers;
-        while (true) {
-          String status = http.get(C).result().path("status").asString();
-          try (Stream<Path> walk = Files.walk(data)) {
-            leftovers = walk.map(Path::toString).filter(p -> p.endsWith(".tmp")).toList();
-          } catch (UncheckedIOException e) {
-            leftovers = List.of("(a file vanished during the walk: " + e.getMessage() + ")");
-          }
-          if ((status.equals("green") && leftovers.isEmpty()) || System.nanoTime() > deadline) {
-            assertThat(status).as("the collection after the loop").isEqualTo("green");
-            break;
-          }
-          Thread.sleep(200);
-        }
-        assertThat(leftovers).as("no leftovers of interrupted steps").isEmpty();
+        String[] status = {""};
+        List<?>[] leftovers = {List.of()};
+        Await.until(
+            Duration.ofSeconds(120),
+            "the collection green and no leftovers of interrupted steps",
+            () -> "status=" + status[0] + ", leftovers=" + leftovers[0],
+            () -> {
+              status[0] = http.get(C).result().path("status").asString();
+              try (Stream<Path> walk = Files.walk(data)) {
+                leftovers[0] = walk.map(Path::toString).filter(p -> p.endsWith(".tmp")).toList();
+              } catch (UncheckedIOException e) {
+                leftovers[0] = List.of("(a file vanished during the walk: " + e.getMessage() + ")");
+              }
+              return status[0].equals("green") && leftovers[0].isEmpty();
+            });
         assertThat(server.logTail()).doesNotContain("ERROR");
       }
     } finally {

@@ -2,6 +2,8 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.SuppressForbidden;
+import io.flashvec.testing.TestSeeds;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,9 +38,10 @@ class CrashRecoveryIT {
 
   @Test
   void everyAcknowledgedWriteSurvivesSigkill() throws Exception {
-    Seeds.rounds("CrashRecoveryIT", 4, this::runRound);
+    TestSeeds.rounds("CrashRecoveryIT", 4, this::runRound);
   }
 
+  @SuppressForbidden("the server is killed at a random moment of the writes")
   private void runRound(int round, long seed) throws Exception {
     Random rnd = new Random(seed);
     Path data = tmp.resolve("data-" + round);

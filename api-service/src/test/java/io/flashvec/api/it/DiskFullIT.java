@@ -2,16 +2,21 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -45,7 +50,7 @@ class DiskFullIT {
   @Test
   void writesOnAFullDiskAnswer507AndResumeOnceSpaceIsFreedWithoutARestart() throws Exception {
     try (SmallFileSystem fs = SmallFileSystem.mount(tmp, 96)) {
-      Random rnd = new Random(Seeds.master("DiskFullIT#noReserve"));
+      Random rnd = new Random(TestSeeds.seed("DiskFullIT#noReserve"));
       Path data = fs.root().resolve("data");
       Path log = tmp.resolve("server.log");
       try (ServerProcess server = new ServerProcess(data, log, args(0)).start()) {
@@ -56,8 +61,11 @@ class DiskFullIT {
         Http.Response refused = writeUntilRefused(http, rnd);
         long usableAtRefusal = fs.usable();
         System.out.printf(
+            Locale.ROOT,
             "[flashvec] DiskFullIT: 507 after %d acknowledged points in %d ms, %d bytes free%n",
-            acked.size(), (System.nanoTime() - t0) / 1_000_000, usableAtRefusal);
+            acked.size(),
+            (System.nanoTime() - t0) / 1_000_000,
+            usableAtRefusal);
         assertClear507(refused, data);
 
         assertReadsWork(http);
@@ -88,7 +96,7 @@ class DiskFullIT {
   @Test
   void theReserveStopsWritesEarlySoTheFullServerStillShutsDownAndRestarts() throws Exception {
     try (SmallFileSystem fs = SmallFileSystem.mount(tmp, 96)) {
-      Random rnd = new Random(Seeds.master("DiskFullIT#reserve"));
+      Random rnd = new Random(TestSeeds.seed("DiskFullIT#reserve"));
       Path data = fs.root().resolve("data");
       Path log = tmp.resolve("server.log");
       long reserve = 16 * MIB;
@@ -99,9 +107,12 @@ class DiskFullIT {
         Http.Response refused = writeUntilRefused(http, rnd);
         long usable = fs.usable();
         System.out.printf(
+            Locale.ROOT,
             "[flashvec] DiskFullIT: with a %d-byte reserve, 507 after %d points with %d bytes"
                 + " still free%n",
-            reserve, acked.size(), usable);
+            reserve,
+            acked.size(),
+            usable);
         assertClear507(refused, data);
         assertThat(refused.error()).contains("16.0 MiB kept in reserve");
         // The reserve held: one batch (~60 KiB of WAL) and a build's margin at most below it.
@@ -112,7 +123,8 @@ class DiskFullIT {
         long t0 = System.nanoTime();
         server.stop();
         long stopMillis = (System.nanoTime() - t0) / 1_000_000;
-        System.out.printf("[flashvec] DiskFullIT: the full server stopped in %d ms%n", stopMillis);
+        System.out.printf(
+            Locale.ROOT, "[flashvec] DiskFullIT: the full server stopped in %d ms%n", stopMillis);
         String text = Files.readString(log);
         assertThat(text).contains("WAL synced and closed").doesNotContain("WAL failed");
         assertThat(stopMillis).isLessThan(20_000);
@@ -266,11 +278,9 @@ class DiskFullIT {
   }
 
   /** Builds may be running (writing under a .tmp name); wait for a moment with none. */
-  private static void awaitNoTempFiles(Path data) throws Exception {
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!tempFiles(data).isEmpty() && System.nanoTime() < until) {
-      Thread.sleep(100);
-    }
+  private static void awaitNoTempFiles(Path data) {
+    Await.until(
+        Duration.ofSeconds(60), "a moment with no build writing", () -> tempFiles(data).isEmpty());
   }
 
   private static List<String> tempFiles(Path data) throws IOException {
@@ -340,8 +350,11 @@ class DiskFullIT {
         ch.force(true);
       }
       System.out.printf(
+          Locale.ROOT,
           "[flashvec] DiskFullIT: filler of %d MiB on %s, %d bytes left%n",
-          Files.size(f) / MIB, kind, usable());
+          Files.size(f) / MIB,
+          kind,
+          usable());
       return f;
     }
 
@@ -357,7 +370,7 @@ class DiskFullIT {
 
     private static boolean run(String... cmd) throws Exception {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes());
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       boolean ok = p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
       if (!ok) {
         System.out.println("[flashvec] DiskFullIT: " + String.join(" ", cmd) + " failed: " + out);
@@ -367,7 +380,7 @@ class DiskFullIT {
 
     private static String output(String... cmd) throws Exception {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes()).trim();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
       p.waitFor(10, TimeUnit.SECONDS);
       return out;
     }

@@ -1,5 +1,6 @@
 package io.flashvec.api.it;
 
+import io.flashvec.testing.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -8,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -81,28 +83,24 @@ final class EtcdProcess implements AutoCloseable {
 
   private void waitHealthy() {
     HttpClient c = HttpClient.newHttpClient();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (System.nanoTime() < deadline) {
-      try {
-        if (c.send(
-                    HttpRequest.newBuilder(URI.create(url + "/health")).build(),
-                    HttpResponse.BodyHandlers.ofString())
-                .statusCode()
-            == 200) {
-          return;
-        }
-      } catch (IOException e) {
-        // not up yet
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
+    try {
+      Await.until(
+          Duration.ofSeconds(30),
+          "etcd is healthy",
+          () -> {
+            try {
+              return c.send(
+                          HttpRequest.newBuilder(URI.create(url + "/health")).build(),
+                          HttpResponse.BodyHandlers.ofString())
+                      .statusCode()
+                  == 200;
+            } catch (IOException e) {
+              return false; // not up yet
+            }
+          });
+      return;
+    } catch (AssertionError e) {
+      // reported below, with the log
     }
     throw new UncheckedIOException(
         new IOException("etcd not healthy within 30 s [url=" + url + "]"));

@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,6 +13,7 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -218,18 +220,16 @@ class HttpConnectionIT {
       assertThat(open.size() - 1).isBetween(MAX_CONNECTIONS - 4, MAX_CONNECTIONS);
       // a place freed is a place taken
       open.removeFirst().close();
-      boolean served = false;
-      for (int attempt = 0; attempt < 20 && !served; attempt++) {
-        try (Socket s = socket()) {
-          s.getOutputStream()
-              .write(request("GET", "/readyz", null, true).getBytes(StandardCharsets.US_ASCII));
-          served = read(s.getInputStream()).status() == 200;
-        }
-        if (!served) {
-          Thread.sleep(100);
-        }
-      }
-      assertThat(served).as("served after a connection closed").isTrue();
+      Await.until(
+          Duration.ofSeconds(5),
+          "served after a connection closed",
+          () -> {
+            try (Socket s = socket()) {
+              s.getOutputStream()
+                  .write(request("GET", "/readyz", null, true).getBytes(StandardCharsets.US_ASCII));
+              return read(s.getInputStream()).status() == 200;
+            }
+          });
     } finally {
       for (Socket s : open) {
         s.close();

@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.flashvec.testing.Await;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.testcontainers.containers.GenericContainer;
@@ -38,11 +39,7 @@ class ImageIT {
                     .withStartupTimeout(Duration.ofSeconds(90)))) {
       c.start();
       Http http = new Http("http://127.0.0.1:" + port);
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (http.get("/readyz").status() != 200 && System.nanoTime() < deadline) {
-        Thread.sleep(200);
-      }
-      assertThat(http.get("/readyz").status()).isEqualTo(200);
+      Await.until(Duration.ofSeconds(60), "ready", () -> http.get("/readyz").status() == 200);
       assertThat(c.execInContainer("id", "-u").getStdout().trim()).isEqualTo("10001");
 
       assertThat(

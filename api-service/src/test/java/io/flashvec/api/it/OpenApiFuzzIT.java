@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -40,7 +41,7 @@ class OpenApiFuzzIT {
     assumeTrue(
         st != null && !st.isBlank(),
         "FLASHVEC_SCHEMATHESIS is not set (./flashvec test sets it); skipping the schema fuzzing");
-    long seed = Seeds.master("OpenApiFuzzIT") & 0xFFFF_FFFFL;
+    long seed = TestSeeds.seed("OpenApiFuzzIT") & 0xFFFF_FFFFL;
     Path data = tmp.resolve("data");
     try (ServerProcess server = new ServerProcess(data, tmp.resolve("server.log")).start()) {
       Http http = new Http(server.url());
@@ -83,8 +84,8 @@ class OpenApiFuzzIT {
           "\nseed "
               + seed
               + "; again: ./mvnw -pl api-service -am verify -Dit.test=OpenApiFuzzIT -Dtest=none"
-              + " -Dsurefire.failIfNoSpecifiedTests=false -Dtests.seed="
-              + Long.toHexString(seed)
+              + " -Dsurefire.failIfNoSpecifiedTests=false "
+              + TestSeeds.reproduceWith()
               + " (with FLASHVEC_SCHEMATHESIS set, as ./flashvec test does)";
       System.out.println(output + again);
       assertThat(done).as("schemathesis finished in time:\n" + output + again).isTrue();

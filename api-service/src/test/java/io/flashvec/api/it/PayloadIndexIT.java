@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -153,11 +154,13 @@ class PayloadIndexIT {
         "{\"prefetch\":[{\"query\":[1,4,0,0],\"limit\":5},"
             + "{\"query\":{\"text\":\"quick fox\"},\"using\":\"body\",\"limit\":5}],"
             + "\"query\":{\"fusion\":\"%s\"},\"limit\":3,\"with_payload\":[\"tenant\"]}";
-    Http.Response rrf = http.post("/collections/docs/points/query", hybrid.formatted("rrf"));
+    Http.Response rrf =
+        http.post("/collections/docs/points/query", String.format(Locale.ROOT, hybrid, "rrf"));
     assertThat(ids(rrf)).containsExactly(2L, 1L, 5L);
     assertThat(rrf.result().at("/points/0/payload/tenant").asString()).isEqualTo("b");
     assertThat(rrf.result().at("/points/0/payload").has("body")).isFalse();
-    Http.Response dbsf = http.post("/collections/docs/points/query", hybrid.formatted("dbsf"));
+    Http.Response dbsf =
+        http.post("/collections/docs/points/query", String.format(Locale.ROOT, hybrid, "dbsf"));
     assertThat(ids(dbsf)).hasSize(3).contains(2L);
 
     // order_by over integer and datetime indexes

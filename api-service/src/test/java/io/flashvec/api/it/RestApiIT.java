@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -367,7 +368,7 @@ class RestApiIT {
           .append(",\"meta\":{\"tags\":[\"t")
           .append(i % 5)
           .append("\"]},\"at\":\"2024-05-")
-          .append(String.format("%02d", i))
+          .append(String.format(Locale.ROOT, "%02d", i))
           .append("T12:00:00Z\"}}");
     }
     assertThat(http.put("/collections/flt/points?wait=true", pts.append("]}").toString()).status())

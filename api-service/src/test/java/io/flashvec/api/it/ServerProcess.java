@@ -1,5 +1,6 @@
 package io.flashvec.api.it;
 
+import io.flashvec.testing.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -120,39 +121,42 @@ public final class ServerProcess implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("server exited during start-up; log:\n" + logTail());
-      }
-      try {
-        HttpResponse<String> r =
-            http.send(
-                HttpRequest.newBuilder(URI.create(url() + "/readyz"))
-                    .timeout(Duration.ofSeconds(2))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
-        boolean failedCollections =
-            r.statusCode() == 503 && r.body().contains("\"failed_collections\"");
-        if (r.statusCode() == 200 || (failedCollectionsAllowed && failedCollections)) {
-          return this;
-        }
-        if (failedCollections) {
-          throw new IllegalStateException(
-              "server recovered, but collections failed to open: "
-                  + r.body()
-                  + "; log:\n"
-                  + logTail());
-        }
-      } catch (IOException e) {
-        // not listening yet
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-      sleep(100);
+    try {
+      Await.until(
+          Duration.ofSeconds(60), "the server is ready", () -> ready(failedCollectionsAllowed));
+    } catch (AssertionError e) {
+      throw new IllegalStateException("server not ready within 60 s; log:\n" + logTail(), e);
     }
-    throw new IllegalStateException("server not ready within 60 s; log:\n" + logTail());
+    return this;
+  }
+
+  private boolean ready(boolean failedCollectionsAllowed) throws InterruptedException {
+    if (!process.isAlive()) {
+      throw new IllegalStateException("server exited during start-up; log:\n" + logTail());
+    }
+    try {
+      HttpResponse<String> r =
+          http.send(
+              HttpRequest.newBuilder(URI.create(url() + "/readyz"))
+                  .timeout(Duration.ofSeconds(2))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      boolean failedCollections =
+          r.statusCode() == 503 && r.body().contains("\"failed_collections\"");
+      if (r.statusCode() == 200 || (failedCollectionsAllowed && failedCollections)) {
+        return true;
+      }
+      if (failedCollections) {
+        throw new IllegalStateException(
+            "server recovered, but collections failed to open: "
+                + r.body()
+                + "; log:\n"
+                + logTail());
+      }
+    } catch (IOException e) {
+      // not listening yet
+    }
+    return false;
   }
 
   public String url() {
@@ -223,15 +227,6 @@ public final class ServerProcess implements AutoCloseable {
       return s.length() > 8000 ? s.substring(s.length() - 8000) : s;
     } catch (IOException e) {
       return "(no log: " + e + ")";
-    }
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
     }
   }
 

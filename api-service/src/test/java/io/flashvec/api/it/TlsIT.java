@@ -3,6 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
@@ -49,7 +50,9 @@ class TlsIT {
                     "changeit"))
             .redirectErrorStream(true)
             .start();
-    assertThat(keytool.waitFor()).as(new String(keytool.getInputStream().readAllBytes())).isZero();
+    assertThat(keytool.waitFor())
+        .as(new String(keytool.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+        .isZero();
 
     KeyStore ks = KeyStore.getInstance("PKCS12");
     try (InputStream in = Files.newInputStream(p12)) {

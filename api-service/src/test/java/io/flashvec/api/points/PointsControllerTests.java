@@ -24,6 +24,7 @@ import io.flashvec.index.collection.Collection;
 import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.FieldPath;
 import io.flashvec.index.filter.Filter;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.mockito.ArgumentCaptor;
@@ -69,7 +70,8 @@ class PointsControllerTests {
     ArgumentCaptor<List<Point>> points = ArgumentCaptor.forClass(List.class);
     verify(service).upsert(eq("c"), points.capture(), eq(true));
     org.assertj.core.api.Assertions.assertThat(points.getValue()).hasSize(2);
-    org.assertj.core.api.Assertions.assertThat(new String(points.getValue().getFirst().payload()))
+    org.assertj.core.api.Assertions.assertThat(
+            new String(points.getValue().getFirst().payload(), StandardCharsets.UTF_8))
         .isEqualTo("{\"a\":\"b\"}");
     org.assertj.core.api.Assertions.assertThat(points.getValue().get(1).id().toString())
         .isEqualTo("00000000-0000-0000-0000-00000000002a");

@@ -7,6 +7,7 @@ import io.flashvec.cluster.node.FlashVecNode;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.testing.Await;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -25,9 +26,7 @@ class EngineShutdownTest {
     try (FlashVecNode node =
         FlashVecNode.standalone(EngineSettings.builder(data).sealThresholdPoints(100).build())) {
       node.start();
-      while (!node.service().ready()) {
-        Thread.sleep(10);
-      }
+      Await.until(Duration.ofSeconds(60), "the engine is ready", () -> node.service().ready());
       node.service()
           .createCollection("c", new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT));
       EngineShutdown shutdown =
@@ -40,8 +39,11 @@ class EngineShutdownTest {
       shutdown.stop();
       assertThat(shutdown.isRunning()).isFalse();
       shutdown.stop(); // idempotent
-      Thread.sleep(400); // past the grace period: this JVM is not shutting down, so no halt
-      assertThat(EngineShutdown.jvmShuttingDown()).isFalse();
+      // past the grace period: this JVM is not shutting down, so no halt
+      Await.holdsFor(
+          Duration.ofMillis(400),
+          "this JVM is not shutting down",
+          () -> !EngineShutdown.jvmShuttingDown());
       // Reads and writes go on until the service closes.
       assertThat(node.service().count("c")).isZero();
     }

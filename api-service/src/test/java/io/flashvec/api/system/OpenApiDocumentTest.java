@@ -7,6 +7,7 @@ import java.lang.reflect.Parameter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -253,7 +254,7 @@ class OpenApiDocumentTest {
       for (var m : item.entrySet()) {
         if (HTTP_METHODS.contains(m.getKey())) {
           out.put(
-              m.getKey().toUpperCase() + " " + p.getKey(),
+              m.getKey().toUpperCase(Locale.ROOT) + " " + p.getKey(),
               new Operation(p.getKey(), item, map(m.getValue(), p.getKey() + " " + m.getKey())));
         }
       }

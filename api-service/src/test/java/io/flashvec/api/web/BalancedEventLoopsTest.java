@@ -2,8 +2,10 @@ package io.flashvec.api.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -60,11 +62,10 @@ class BalancedEventLoopsTest {
     return s;
   }
 
-  private static void awaitOpen(BalancedEventLoops loops, int n) throws InterruptedException {
-    long until = System.nanoTime() + 5_000_000_000L;
-    while (Arrays.stream(loops.openConnections()).sum() != n) {
-      assertThat(System.nanoTime()).as("%d connections open", n).isLessThan(until);
-      Thread.sleep(5);
-    }
+  private static void awaitOpen(BalancedEventLoops loops, int n) {
+    Await.until(
+        Duration.ofSeconds(5),
+        n + " connections open",
+        () -> Arrays.stream(loops.openConnections()).sum() == n);
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.testing.SuppressForbidden;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,6 +62,7 @@ class BlockingTest {
    * would close the FileChannel the work is writing (the WAL) for every other request too.
    */
   @Test
+  @SuppressForbidden("the work takes 200 ms, so that the cancellation arrives while it runs")
   void aCancelledRequestRunsToItsEndUninterrupted() throws Exception {
     for (int nice : new int[] {0, 5}) { // virtual threads, and the write pool
       try (Blocking b = new Blocking(new FlashVecProperties.Writes(nice, 2))) {

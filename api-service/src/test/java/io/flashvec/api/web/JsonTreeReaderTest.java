@@ -2,8 +2,9 @@ package io.flashvec.api.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -334,7 +335,7 @@ class JsonTreeReaderTest {
         case 0 -> sb.append("\\\"");
         case 1 -> sb.append("\\\\");
         case 2 -> sb.append("\\n");
-        case 3 -> sb.append(String.format("\\u%04x", r.nextInt(0xD800)));
+        case 3 -> sb.append(String.format(Locale.ROOT, "\\u%04x", r.nextInt(0xD800)));
         case 4 -> sb.append("\u00e9\u4e16");
         case 5 -> sb.appendCodePoint(0x1F600 + r.nextInt(50));
         default -> sb.append((char) ('a' + r.nextInt(26)));

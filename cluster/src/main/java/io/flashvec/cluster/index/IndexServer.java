@@ -36,10 +36,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The index role: builds disk segments for query nodes ({@code IndexService}). A job receives the
- * points, builds the files with the same code a query node runs locally ({@link
- * DiskAnnWriter#write}) under {@code <jobs dir>/<job>/segment}, and keeps them until the query node
- * fetched them and drops the job. One build at a time (a build already uses every core); the others
- * wait. Jobs left behind by a query node that died are deleted at start and after an hour.
+ * points, builds the files with the same {@link SegmentBuilder} a query node runs locally under
+ * {@code <jobs dir>/<job>/segment}, and keeps them until the query node fetched them and drops the
+ * job. One build at a time (a build already uses every core); the others wait. Jobs left behind by
+ * a query node that died are deleted at start and after an hour.
  *
  * <p>Thread-safe.
  */

@@ -15,7 +15,8 @@ import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -94,7 +95,7 @@ class LocalCollectionServiceCrashTest {
     List<Point> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       float[] v = {(float) r.nextGaussian(), (float) r.nextGaussian(), 1, i};
-      out.add(new Point(PointId.of(i), v, ("{\"i\":" + i + "}").getBytes()));
+      out.add(new Point(PointId.of(i), v, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8)));
     }
     return out;
   }

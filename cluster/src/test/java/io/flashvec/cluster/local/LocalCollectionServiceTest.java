@@ -23,8 +23,9 @@ import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.FaultyFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -77,7 +78,7 @@ class LocalCollectionServiceTest {
       for (int j = 0; j < 4; j++) {
         v[j] = (float) r.nextGaussian();
       }
-      out.add(new Point(PointId.of(i), v, ("{\"i\":" + i + "}").getBytes()));
+      out.add(new Point(PointId.of(i), v, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8)));
     }
     return out;
   }

@@ -8,7 +8,7 @@ import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.FieldPath;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;

@@ -1,7 +1,6 @@
 package io.flashvec.index.filter;
 
 import io.flashvec.index.PointId;
-import io.flashvec.index.payload.StoredPayloads;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;

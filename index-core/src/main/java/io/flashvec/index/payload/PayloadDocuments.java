@@ -3,6 +3,7 @@ package io.flashvec.index.payload;
 import io.flashvec.index.filter.FieldPath;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterParser;
+import io.flashvec.index.filter.StoredPayloads;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;

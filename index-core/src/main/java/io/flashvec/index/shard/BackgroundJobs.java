@@ -2,8 +2,8 @@ package io.flashvec.index.shard;
 
 /**
  * The background jobs that write a shard's files (index builds, compactions, payload-index builds)
- * and the shard's closed flag. A job runs between {@link #enter} and {@link #exit}; {@link
- * #closeAndAwait} refuses new jobs and waits for the running ones, so no job writes into a
+ * and the shard's closed flag. A job runs between {@link #enter} and {@link #exit}; {@link #close}
+ * refuses new jobs and {@link #awaitIdle} waits for the running ones, so no job writes into a
  * directory that is being reopened or deleted. Running jobs notice {@link #cancelled} at their next
  * step. {@link #stop} cancels them and refuses new ones earlier, while the shard still serves reads
  * and writes (the server is shutting down).

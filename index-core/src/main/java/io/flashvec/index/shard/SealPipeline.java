@@ -19,6 +19,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -662,7 +663,7 @@ final class SealPipeline {
 
   /** The directory of segment {@code id}. */
   Path segmentPath(int id) {
-    return segmentsDir.resolve(String.format("seg-%010d", id));
+    return segmentsDir.resolve(String.format(Locale.ROOT, "seg-%010d", id));
   }
 
   /** The directory that holds the segment directories. */

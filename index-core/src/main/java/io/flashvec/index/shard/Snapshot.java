@@ -77,13 +77,33 @@ public final class Snapshot {
     int r = refs.decrementAndGet();
     assert r >= 0 : "snapshot released too often";
     if (r == 0) {
+      // Every segment loses this snapshot's reference even if dropping one of them fails: an
+      // error escaping one unref must not leave the others mapped for the life of the process.
+      Throwable failure = null;
       for (SealedSegment s : sealed) {
-        owner.unref(s);
+        failure = unref(s, failure);
       }
       for (Segment s : retired) {
-        owner.unref(s); // a retired growing segment holds no reference: a no-op
+        failure = unref(s, failure); // a retired growing segment holds no reference: a no-op
+      }
+      if (failure instanceof Error e) {
+        throw e;
+      } else if (failure != null) {
+        throw (RuntimeException) failure; // unref throws no checked exception
       }
     }
+  }
+
+  private Throwable unref(Segment s, Throwable failure) {
+    try {
+      owner.unref(s);
+    } catch (RuntimeException | Error e) {
+      if (failure == null) {
+        return e;
+      }
+      failure.addSuppressed(e);
+    }
+    return failure;
   }
 
   /** The searched or retired segment with this id, or {@code null}. */

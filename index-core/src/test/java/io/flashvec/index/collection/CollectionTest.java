@@ -21,7 +21,7 @@ import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -17,16 +17,19 @@ import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -379,19 +382,22 @@ class CrashPointRecoveryTest {
       return collection;
     }
 
-    /** Runs queued builds and waits for background payload-index builds, until none is left. */
-    void settle() throws InterruptedException {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (io.haltedAt() == null) {
-        assertThat(System.nanoTime()).as("background work finishes").isLessThan(deadline);
-        if (collection.schemaBuilding()) {
-          Thread.sleep(1);
-          continue;
-        }
-        if (!builds.runQueued()) {
-          return;
-        }
-      }
+    /**
+     * Runs queued builds and waits for background payload-index builds, until none is left (or the
+     * armed crash point stopped the process).
+     */
+    void settle() {
+      Await.until(
+          Duration.ofSeconds(60),
+          "background work finishes",
+          () -> {
+            while (io.haltedAt() == null && !collection.schemaBuilding()) {
+              if (!builds.runQueued()) {
+                return true;
+              }
+            }
+            return io.haltedAt() != null;
+          });
     }
 
     /** Closes after a crash: every shard separately, since their files are gone from under them. */
@@ -561,9 +567,16 @@ class CrashPointRecoveryTest {
       run.abandon();
     }
     System.out.printf(
+        Locale.ROOT,
         "[flashvec] crashed at %s hit %d/%d (live graphs %s) after %d operations, in flight: %s;"
             + " %s%n",
-        point, hit, reached, live, out.completed, out.inFlight, report);
+        point,
+        hit,
+        reached,
+        live,
+        out.completed,
+        out.inFlight,
+        report);
 
     Run recovered = new Run(new CrashSimulatingFileIO(), live);
     Collection c = recovered.open(); // the collection opens

@@ -8,7 +8,7 @@ import io.flashvec.index.TestVectors;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FormatVersionException;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;

@@ -5,7 +5,7 @@ import static org.assertj.core.data.Offset.offset;
 
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.FileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -14,10 +14,12 @@ import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,7 +41,10 @@ class DiskAnnSegmentTest {
   private GrowingSegment source(float[][] data, Distance d) {
     GrowingSegment g = new GrowingSegment(0, DIM, null, d, 100);
     for (int i = 0; i < data.length; i++) {
-      g.append(PointId.of(i), d.prepare(data[i]), ("{\"i\":" + i + "}").getBytes());
+      g.append(
+          PointId.of(i),
+          d.prepare(data[i]),
+          ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8));
     }
     g.freeze();
     return g;
@@ -105,7 +110,7 @@ class DiskAnnSegmentTest {
       // (measured 0.73 here at search_list 100); normalised data (cosine) and L2 reach > 0.95.
       assertThat(recall).isGreaterThan(d == Distance.DOT ? 0.6 : 0.9);
       assertThat(seg.idAt(5)).isEqualTo(PointId.of(5));
-      assertThat(new String(seg.payloadAt(5))).isEqualTo("{\"i\":5}");
+      assertThat(new String(seg.payloadAt(5), StandardCharsets.UTF_8)).isEqualTo("{\"i\":5}");
     }
   }
 
@@ -125,7 +130,10 @@ class DiskAnnSegmentTest {
     double plain = topTenAgreement(PqTrainer.train(ravv, n, dim, 16, true, null, false), data, n);
     double rotated = topTenAgreement(PqTrainer.train(ravv, n, dim, 16, true, null, true), data, n);
     System.out.printf(
-        "top-10 agreement with exact L2: plain PQ %.3f, rotated PQ %.3f%n", plain, rotated);
+        Locale.ROOT,
+        "top-10 agreement with exact L2: plain PQ %.3f, rotated PQ %.3f%n",
+        plain,
+        rotated);
     assertThat(rotated).isGreaterThan(plain + 0.05);
   }
 
@@ -186,7 +194,9 @@ class DiskAnnSegmentTest {
       payloads[i] =
           i % 5 == 0
               ? null
-              : i % 7 == 0 ? new byte[0] : ("{\"k\":\"" + "x".repeat(i) + "\"}").getBytes();
+              : i % 7 == 0
+                  ? new byte[0]
+                  : ("{\"k\":\"" + "x".repeat(i) + "\"}").getBytes(StandardCharsets.UTF_8);
       g.append(ids[i], Distance.COSINE.prepare(data[i]), payloads[i]);
     }
     g.freeze();

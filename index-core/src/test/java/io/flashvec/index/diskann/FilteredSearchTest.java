@@ -16,11 +16,12 @@ import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.FileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
@@ -138,6 +139,7 @@ class FilteredSearchTest {
     SearchStats planned = new SearchStats();
     double plannedRecall = recall(accept, null, planned);
     System.out.printf(
+        Locale.ROOT,
         "filtered recall@%d selectivity=%.4f accepted=%d plan=%s recall=%.3f visited/q=%d dist/q=%d%n",
         K,
         selectivity,
@@ -150,7 +152,10 @@ class FilteredSearchTest {
     SearchStats pqStats = new SearchStats();
     double pqRecall = recall(accept, FilterPlanner.Plan.PQ_SCAN, pqStats);
     System.out.printf(
-        "  forced PQ scan: recall=%.3f PQ distances/q=%d%n", pqRecall, pqStats.visited / QUERIES);
+        Locale.ROOT,
+        "  forced PQ scan: recall=%.3f PQ distances/q=%d%n",
+        pqRecall,
+        pqStats.visited / QUERIES);
     assertThat(pqRecall).as("PQ scan recall at %s", selectivity).isGreaterThanOrEqualTo(0.95);
     assertThat(pqStats.visited / QUERIES)
         .as("PQ scan scores every accepted point")
@@ -159,7 +164,10 @@ class FilteredSearchTest {
       SearchStats graph = new SearchStats();
       double graphRecall = recall(accept, FilterPlanner.Plan.GRAPH, graph);
       System.out.printf(
-          "  forced graph: recall=%.3f visited/q=%d%n", graphRecall, graph.visited / QUERIES);
+          Locale.ROOT,
+          "  forced graph: recall=%.3f visited/q=%d%n",
+          graphRecall,
+          graph.visited / QUERIES);
       assertThat(graphRecall).as("graph recall at %s", selectivity).isGreaterThanOrEqualTo(0.95);
     }
     if (bucketsOf1000 <= 10) {

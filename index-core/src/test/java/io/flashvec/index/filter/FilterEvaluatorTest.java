@@ -3,12 +3,13 @@ package io.flashvec.index.filter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.index.PointId;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
@@ -52,7 +53,8 @@ public class FilterEvaluatorTest {
       case 2 -> r.nextInt(20) / 4.0 - 1;
       case 3 -> r.nextBoolean();
       case 4 -> null;
-      case 5 -> String.format("2024-01-%02dT%02d:00:00Z", 1 + r.nextInt(9), r.nextInt(24));
+      case 5 ->
+          String.format(Locale.ROOT, "2024-01-%02dT%02d:00:00Z", 1 + r.nextInt(9), r.nextInt(24));
       default -> "the " + WORDS[r.nextInt(WORDS.length)] + " city";
     };
   }

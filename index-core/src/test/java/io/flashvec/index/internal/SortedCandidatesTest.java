@@ -2,7 +2,7 @@ package io.flashvec.index.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

@@ -22,14 +22,17 @@ import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -102,21 +105,19 @@ class PayloadIndexTest {
     return false;
   }
 
-  private static void settle(Collection c) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      boolean busy = false;
-      for (Shard s : c.shards()) {
-        busy |= s.indexing() || s.compacting();
-        assertThat(s.buildFailure()).isNull();
-        assertThat(s.compactionFailure()).isNull();
-      }
-      if (!busy) {
-        return;
-      }
-      Thread.sleep(5);
-    }
-    throw new AssertionError("builds did not finish");
+  private static void settle(Collection c) {
+    Await.until(
+        Duration.ofSeconds(60),
+        "builds and compactions finish",
+        () -> {
+          boolean busy = false;
+          for (Shard s : c.shards()) {
+            busy |= s.indexing() || s.compacting();
+            assertThat(s.buildFailure()).isNull();
+            assertThat(s.compactionFailure()).isNull();
+          }
+          return !busy;
+        });
   }
 
   private static float[] vec(Random r) {
@@ -266,7 +267,11 @@ class PayloadIndexTest {
               ("{\"body\": \"" + CORPUS[i] + "\", \"n\": " + i + "}")
                   .getBytes(StandardCharsets.UTF_8)));
     }
-    pts.add(new Point(PointId.of(5), new float[] {1, 1, 1, 1}, "{\"n\": 9}".getBytes()));
+    pts.add(
+        new Point(
+            PointId.of(5),
+            new float[] {1, 1, 1, 1},
+            "{\"n\": 9}".getBytes(StandardCharsets.UTF_8)));
     c.upsert(pts, true);
     c.createPayloadIndex(
         PayloadFieldSchema.parse(
@@ -384,7 +389,9 @@ class PayloadIndexTest {
     c.upsert(
         List.of(
             new Point(
-                PointId.of(1), new float[] {1, 0, 0, 0}, "{\"t\": \"Lucene indexes\"}".getBytes())),
+                PointId.of(1),
+                new float[] {1, 0, 0, 0},
+                "{\"t\": \"Lucene indexes\"}".getBytes(StandardCharsets.UTF_8))),
         true);
     c.createPayloadIndex(
         PayloadFieldSchema.parse(
@@ -415,10 +422,10 @@ class PayloadIndexTest {
             "{\"price\": "
                 + v
                 + ", \"day\": \"2024-01-"
-                + String.format("%02d", 1 + i % 28)
+                + String.format(Locale.ROOT, "%02d", 1 + i % 28)
                 + "\"}";
       }
-      pts.add(new Point(PointId.of(i), vec(r), p.getBytes()));
+      pts.add(new Point(PointId.of(i), vec(r), p.getBytes(StandardCharsets.UTF_8)));
     }
     c.upsert(pts.subList(0, 120), true);
     c.flush();
@@ -476,7 +483,9 @@ class PayloadIndexTest {
     for (int i = 0; i < 100; i++) {
       pts.add(
           new Point(
-              PointId.of(i), new float[] {1, i, 0, 1}, ("{\"k\": \"v" + i % 3 + "\"}").getBytes()));
+              PointId.of(i),
+              new float[] {1, i, 0, 1},
+              ("{\"k\": \"v" + i % 3 + "\"}").getBytes(StandardCharsets.UTF_8)));
     }
     c.upsert(pts, true);
     c.flush();

@@ -15,10 +15,12 @@ import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.storage.testing.FaultyFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -71,12 +73,8 @@ class PayloadSchemaCrashTest {
     return c;
   }
 
-  private static void settle(Collection c) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (c.info().indexing()) {
-      assertThat(System.nanoTime()).as("builds finish").isLessThan(deadline);
-      Thread.sleep(5);
-    }
+  private static void settle(Collection c) {
+    Await.until(Duration.ofSeconds(60), "builds finish", () -> !c.info().indexing());
   }
 
   private static PayloadFieldSchema field(String key, String type) {

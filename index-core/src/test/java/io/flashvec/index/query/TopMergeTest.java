@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;

@@ -7,7 +7,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.Searches;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

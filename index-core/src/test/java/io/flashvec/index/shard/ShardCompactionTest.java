@@ -12,7 +12,8 @@ import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -20,9 +21,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -89,20 +92,14 @@ class ShardCompactionTest extends ShardContractTest {
 
   @Override
   protected void settle(Shard s) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while ((s.indexing() || s.compacting())
-        && s.buildFailure() == null
-        && System.nanoTime() < deadline) {
-      try {
-        Thread.sleep(5);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
-    assertThat(s.buildFailure()).as("index build failure").isNull();
-    assertThat(s.compactionFailure()).as("compaction failure").isNull();
-    assertThat(s.indexing()).as("index builds finished").isFalse();
+    Await.until(
+        Duration.ofSeconds(60),
+        "index builds and compactions finished",
+        () -> {
+          assertThat(s.buildFailure()).as("index build failure").isNull();
+          assertThat(s.compactionFailure()).as("compaction failure").isNull();
+          return !s.indexing() && !s.compacting();
+        });
   }
 
   private static List<String> segmentDirs(Path shardDir) throws IOException {
@@ -120,7 +117,7 @@ class ShardCompactionTest extends ShardContractTest {
     ShardManifest m = ShardManifest.read(FileIO.DEFAULT, shardDir);
     List<String> want = new ArrayList<>();
     for (int id : m.segmentIds()) {
-      want.add(String.format("seg-%010d", id));
+      want.add(String.format(Locale.ROOT, "seg-%010d", id));
     }
     want.sort(null);
     assertThat(segmentDirs(shardDir)).as("segment directories = manifest").isEqualTo(want);
@@ -210,10 +207,7 @@ class ShardCompactionTest extends ShardContractTest {
     }
     automatic = true;
     try (Shard s = open(d)) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (s.compactionsDone() == 0 && System.nanoTime() < deadline) {
-        Thread.sleep(5);
-      }
+      Await.until(Duration.ofSeconds(60), "a compaction after open", () -> s.compactionsDone() > 0);
       settle(s);
       assertThat(s.compactionsDone()).as("compacted after open, with no write").isPositive();
       for (Segment seg : s.snapshot().segments()) {

@@ -19,7 +19,7 @@ import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,6 +27,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -748,7 +749,9 @@ abstract class ShardContractTest {
           ids.forEach(missing::remove);
           Set<PointId> extra = new HashSet<>(ids);
           extra.removeAll(states.get(j).vectors.keySet());
-          diff.append(String.format("%n  after %d ops: missing %s, extra %s", j, missing, extra));
+          diff.append(
+              String.format(
+                  Locale.ROOT, "%n  after %d ops: missing %s, extra %s", j, missing, extra));
         }
       }
       assertThat(match)

@@ -8,7 +8,9 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.Searches;
+import io.flashvec.testing.Await;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -56,17 +58,13 @@ class ShardDiskAnnTest extends ShardContractTest {
 
   @Override
   protected void settle(Shard s) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (s.indexing() && s.buildFailure() == null && System.nanoTime() < deadline) {
-      try {
-        Thread.sleep(5);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
-    assertThat(s.buildFailure()).as("index build failure").isNull();
-    assertThat(s.indexing()).as("index builds finished").isFalse();
+    Await.until(
+        Duration.ofSeconds(60),
+        "index builds finished",
+        () -> {
+          assertThat(s.buildFailure()).as("index build failure").isNull();
+          return !s.indexing();
+        });
   }
 
   @Test

@@ -21,10 +21,13 @@ import io.flashvec.storage.DiskSpace;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.storage.testing.FaultyFileIO.Op;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -118,7 +121,9 @@ class ShardDiskFullTest {
           .satisfies(e -> assertThat(((FlashVecException) e).httpStatus()).isEqualTo(507));
       io.spaceLeft(1010); // a single point's update (~100 bytes) does not fit above 1000 either
       assertThatThrownBy(
-              () -> s.updatePayloads(List.of(PointId.of(1)), p -> "{\"x\":1}".getBytes()))
+              () ->
+                  s.updatePayloads(
+                      List.of(PointId.of(1)), p -> "{\"x\":1}".getBytes(StandardCharsets.UTF_8)))
           .isInstanceOf(InsufficientStorageException.class)
           .hasMessageStartingWith("Insufficient storage: payload update refused");
       assertThat(s.get(PointId.of(55), false, false)).as("nothing of the refused write").isNull();
@@ -173,9 +178,10 @@ class ShardDiskFullTest {
       io.spaceLeft(512 << 10);
       s.awaitDurable(s.upsert(points(200, 200)));
       s.awaitDurable(s.upsert(points(400, 1))); // the growing segment passed the threshold: sealed
-      Thread.sleep(300);
-      assertThat(s.indexing()).as("the build waits for space").isTrue();
-      assertThat(s.buildFailure()).isNull();
+      Await.holdsFor(
+          Duration.ofMillis(300),
+          "the build waits for space",
+          () -> s.indexing() && s.buildFailure() == null);
       assertThat(diskSegments(s)).isZero();
       assertThat(tempFiles()).isEmpty();
       assertThat(io.spaceLeft())
@@ -356,11 +362,7 @@ class ShardDiskFullTest {
                 closing.completeExceptionally(e);
               }
             });
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!s.isClosed() && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
-    assertThat(s.isClosed()).isTrue();
+    Await.until(Duration.ofSeconds(30), "the shard is closing", s::isClosed);
     gate.release.countDown();
     closing.get(30, TimeUnit.SECONDS);
   }
@@ -422,7 +424,8 @@ class ShardDiskFullTest {
         vectors.add(null);
       }
       vectors.set(id, v);
-      out.add(new Point(PointId.of(id), v, ("{\"id\":" + id + "}").getBytes()));
+      out.add(
+          new Point(PointId.of(id), v, ("{\"id\":" + id + "}").getBytes(StandardCharsets.UTF_8)));
     }
     return out;
   }
@@ -439,7 +442,8 @@ class ShardDiskFullTest {
         }
         assertThat(r).as("point %d", id).isNotNull();
         assertThat(r.vector()).as("vector of %d", id).isEqualTo(vectors.get(id));
-        assertThat(new String(r.payload())).isEqualTo("{\"id\":" + id + "}");
+        assertThat(new String(r.payload(), StandardCharsets.UTF_8))
+            .isEqualTo("{\"id\":" + id + "}");
       }
     }
     assertThat(tempFiles()).as("no temp files after reopening").isEmpty();
@@ -449,12 +453,8 @@ class ShardDiskFullTest {
     return s.snapshot().segments().stream().filter(x -> x.diskBytes() > 0).count();
   }
 
-  private static void awaitIndexed(Shard s) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (s.indexing() && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(s.indexing()).as("builds finished").isFalse();
+  private static void awaitIndexed(Shard s) {
+    Await.until(Duration.ofSeconds(60), "builds finished", () -> !s.indexing());
   }
 
   private List<Path> tempFiles() throws IOException {

@@ -12,15 +12,17 @@ import io.flashvec.index.Searches;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,12 +48,8 @@ class ShardIndexBuildTest {
         300, Wal.Options.defaults().withSegmentBytes(16 << 10), FileIO.DEFAULT, builds, 64);
   }
 
-  private static void awaitIndexed(Shard s) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (s.indexing() && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(s.indexing()).as("builds finished").isFalse();
+  private static void awaitIndexed(Shard s) {
+    Await.until(Duration.ofSeconds(60), "builds finished", () -> !s.indexing());
     assertThat(s.buildFailure()).isNull();
   }
 
@@ -70,7 +68,9 @@ class ShardIndexBuildTest {
           }
           vectors.add(v);
           int id = vectors.size() - 1;
-          pts.add(new Point(PointId.of(id), v, ("{\"id\":" + id + "}").getBytes()));
+          pts.add(
+              new Point(
+                  PointId.of(id), v, ("{\"id\":" + id + "}").getBytes(StandardCharsets.UTF_8)));
         }
         s.awaitDurable(s.upsert(pts));
       }
@@ -98,7 +98,7 @@ class ShardIndexBuildTest {
       assertThat(s.get(PointId.of(3), false, false)).isNull();
       assertThat(s.get(PointId.of(10), false, false)).isNull();
       assertThat(s.get(PointId.of(700), false, false)).isNull();
-      assertThat(new String(s.get(PointId.of(999), true, false).payload()))
+      assertThat(new String(s.get(PointId.of(999), true, false).payload(), StandardCharsets.UTF_8))
           .isEqualTo("{\"id\":999}");
       assertThat(s.get(PointId.of(5), false, true).vector()).containsOnly(0f);
       assertSearchFinds(s, vectors);

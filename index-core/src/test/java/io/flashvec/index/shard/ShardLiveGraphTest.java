@@ -16,8 +16,11 @@ import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
-import io.flashvec.storage.testing.TestSeeds;
+import io.flashvec.testing.Await;
+import io.flashvec.testing.SuppressForbidden;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -83,29 +86,22 @@ class ShardLiveGraphTest {
         dir, 0, DIM, Distance.COSINE, new IndexParams(IndexParams.DISKANN, 24, 64, 1.2f, 0), o);
   }
 
-  private static void awaitLiveIndexed(Shard s) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      boolean done = true;
-      for (Segment seg : s.snapshot().segments()) {
-        if (seg instanceof GrowingSegment g && g.unindexed() > 0) {
-          done = false;
-        }
-      }
-      if (done) {
-        return;
-      }
-      Thread.sleep(10);
-    }
-    throw new AssertionError("live indexer did not catch up in 60 s");
+  private static void awaitLiveIndexed(Shard s) {
+    Await.until(
+        Duration.ofSeconds(60),
+        "the live indexer caught up",
+        () -> {
+          for (Segment seg : s.snapshot().segments()) {
+            if (seg instanceof GrowingSegment g && g.unindexed() > 0) {
+              return false;
+            }
+          }
+          return true;
+        });
   }
 
-  private static void awaitBuilt(Shard s) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (s.indexing() && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(s.indexing()).isFalse();
+  private static void awaitBuilt(Shard s) {
+    Await.until(Duration.ofSeconds(60), "builds finished", () -> !s.indexing());
     assertThat(s.buildFailure()).isNull();
   }
 
@@ -274,8 +270,8 @@ class ShardLiveGraphTest {
       ExecutorService writer = Executors.newSingleThreadExecutor();
       try {
         var write = writer.submit(() -> s.awaitDurable(s.upsert(points(data, 2000, 2100))));
-        Thread.sleep(300);
-        assertThat(write.isDone()).as("the write waits for the indexer").isFalse();
+        Await.holdsFor(
+            Duration.ofMillis(300), "the write waits for the indexer", () -> !write.isDone());
         paused.set(false);
         Runnable t;
         while ((t = held.poll()) != null) {
@@ -314,6 +310,7 @@ class ShardLiveGraphTest {
   }
 
   @Test
+  @SuppressForbidden("the steady stream of writes is paced: a batch every 20 ms")
   void aRecoveredBacklogIsIndexedAfterTheOpenAndBesideASteadyStream() throws Exception {
     Random r = TestSeeds.random("shard-live-graph-recovered");
     int n = LiveIndexScheduler.LIVE_BACKLOG + 4000;
@@ -376,9 +373,11 @@ class ShardLiveGraphTest {
     try (Shard s = open(tmp.resolve("shard"), 100_000)) {
       s.setDeferBuilds(true);
       s.awaitDurable(s.upsert(points(data, 0, 3000)));
-      Thread.sleep(200);
       GrowingSegment g = (GrowingSegment) s.snapshot().segments().getLast();
-      assertThat(g.unindexed()).as("no live inserts during a bulk load").isEqualTo(3000);
+      Await.holdsFor(
+          Duration.ofMillis(200),
+          "no live inserts during a bulk load",
+          () -> g.unindexed() == 3000);
       assertThat(recall(s, r, data, Set.of())).as("exact scans meanwhile").isEqualTo(1.0);
       s.setDeferBuilds(false);
       awaitLiveIndexed(s);

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -311,7 +312,7 @@ public final class IngestBench {
 
   private void log(String fmt, Object... args) {
     if (cfg.out != null) {
-      cfg.out.printf(fmt + "%n", args);
+      cfg.out.printf(Locale.ROOT, fmt + "%n", args);
     }
   }
 

@@ -10,6 +10,7 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongUnaryOperator;
@@ -156,7 +157,7 @@ public final class MixedBench {
       }
     }
     if (cfg.out != null) {
-      cfg.out.printf("inserts %s%n", ins);
+      cfg.out.printf(Locale.ROOT, "inserts %s%n", ins);
     }
     return new Result(alone, mixed, ins);
   }

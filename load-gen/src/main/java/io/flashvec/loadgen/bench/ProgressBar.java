@@ -1,6 +1,7 @@
 package io.flashvec.loadgen.bench;
 
 import java.io.PrintStream;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -43,6 +44,7 @@ public final class ProgressBar implements AutoCloseable {
     int filled = (int) Math.round(frac * WIDTH);
     String eta = rate > 0 ? formatSeconds((total - d) / rate) : "--:--";
     return String.format(
+        Locale.ROOT,
         "%s [%s%s] %5.1f%% %d/%d %.0f/s elapsed %s ETA %s",
         what,
         "#".repeat(filled),
@@ -58,8 +60,8 @@ public final class ProgressBar implements AutoCloseable {
   static String formatSeconds(double s) {
     long t = Math.round(s);
     return t >= 3600
-        ? String.format("%d:%02d:%02d", t / 3600, (t / 60) % 60, t % 60)
-        : String.format("%d:%02d", t / 60, t % 60);
+        ? String.format(Locale.ROOT, "%d:%02d:%02d", t / 3600, (t / 60) % 60, t % 60)
+        : String.format(Locale.ROOT, "%d:%02d", t / 60, t % 60);
   }
 
   private void loop() {

@@ -11,6 +11,7 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
@@ -161,6 +162,7 @@ public final class SearchBench {
             server.nodes());
     if (cfg.out != null) {
       cfg.out.printf(
+          Locale.ROOT,
           "%s c=%-3d %-16s qps=%9.1f p50=%7.2fms p95=%7.2fms p99=%7.2fms max=%7.2fms"
               + " recall@%d=%s errors=%d%s%n",
           label == null ? "search" : label,
@@ -172,7 +174,7 @@ public final class SearchBench {
           lat.p99Ms(),
           lat.maxMs(),
           cfg.k,
-          Double.isNaN(recall) ? "n/a" : String.format("%.4f", recall),
+          Double.isNaN(recall) ? "n/a" : String.format(Locale.ROOT, "%.4f", recall),
           o.errors,
           o.firstError == null ? "" : " first error: " + o.firstError);
       if (!server.nodes().isEmpty()) {

@@ -9,6 +9,7 @@ import io.flashvec.loadgen.internal.Parallel;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -97,7 +98,7 @@ public final class GenerateCommand implements Callable<Integer> {
     int t = threads == null ? Parallel.defaultThreads() : threads;
     SyntheticGenerator.Spec s =
         new SyntheticGenerator.Spec(n, queries, dim, clusters, latentDim, noise, normalize, seed);
-    o.printf("generating %s [seed=%d, threads=%d]%n", s, seed, t);
+    o.printf(Locale.ROOT, "generating %s [seed=%d, threads=%d]%n", s, seed, t);
     long t0 = System.nanoTime();
     SyntheticGenerator g = new SyntheticGenerator(s);
     float[][] base = g.base(t);
@@ -105,7 +106,8 @@ public final class GenerateCommand implements Callable<Integer> {
     double genSeconds = (System.nanoTime() - t0) / 1e9;
     VecsFiles.writeFvecs(out.resolve("base.fvecs"), base);
     VecsFiles.writeFvecs(out.resolve("query.fvecs"), q);
-    o.printf("wrote %s and query.fvecs in %.1f s%n", out.resolve("base.fvecs"), genSeconds);
+    o.printf(
+        Locale.ROOT, "wrote %s and query.fvecs in %.1f s%n", out.resolve("base.fvecs"), genSeconds);
     Map<String, Object> manifest = new LinkedHashMap<>();
     manifest.put("metric", distance.manifestName());
     manifest.put("generator", "flashvec load-gen generate");
@@ -125,8 +127,11 @@ public final class GenerateCommand implements Callable<Integer> {
       double gtSeconds = (System.nanoTime() - g0) / 1e9;
       manifest.put("gt_seconds", Math.round(gtSeconds * 10) / 10.0);
       o.printf(
+          Locale.ROOT,
           "wrote groundtruth.ivecs [k=%d, distance=%s] in %.1f s%n",
-          gtK, distance.apiName(), gtSeconds);
+          gtK,
+          distance.apiName(),
+          gtSeconds);
     }
     DatasetLoader.writeManifest(out, manifest);
     o.flush();

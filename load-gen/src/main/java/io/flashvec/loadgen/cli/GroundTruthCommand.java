@@ -2,6 +2,7 @@ package io.flashvec.loadgen.cli;
 
 import io.flashvec.loadgen.dataset.Dataset;
 import java.io.PrintWriter;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -29,8 +30,12 @@ public final class GroundTruthCommand implements Callable<Integer> {
     PrintWriter o = spec.commandLine().getOut();
     Dataset d = data.load(true, true, k, System.err);
     o.printf(
+        Locale.ROOT,
         "ground truth ready [dataset=%s, queries=%d, depth=%d, distance=%s]%n",
-        d.source(), d.queries().length, d.groundTruthDepth(), d.distance().apiName());
+        d.source(),
+        d.queries().length,
+        d.groundTruthDepth(),
+        d.distance().apiName());
     o.flush();
     return 0;
   }

@@ -6,9 +6,11 @@ import io.flashvec.loadgen.dataset.Dataset;
 import io.flashvec.loadgen.internal.Json;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -110,7 +112,7 @@ public final class IngestCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
     Dataset d = data.load(false, false, 0, System.err);
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
     try (VectorDbClient c = client.open()) {
       IngestBench.Result r =
           new IngestBench(
@@ -132,7 +134,7 @@ public final class IngestCommand implements Callable<Integer> {
         root.put("index", index);
         root.putAll(r.toMap());
         Json.write(out, root, "result");
-        o.printf("wrote %s%n", out);
+        o.printf(Locale.ROOT, "wrote %s%n", out);
       }
       o.flush();
       return r.failedBatches() == 0 ? 0 : 1;

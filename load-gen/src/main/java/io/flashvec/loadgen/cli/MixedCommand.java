@@ -14,6 +14,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -121,12 +122,12 @@ public final class MixedCommand extends QueryWorkloadCommand {
         "points",
         List.of(BenchmarkResult.toMap(r.queriesOnly()), BenchmarkResult.toMap(r.withInserts())));
     Json.write(out, root, "result");
-    o.printf("ratios (with inserts / queries only): %s%nwrote %s%n", r.ratios(), out);
+    o.printf(Locale.ROOT, "ratios (with inserts / queries only): %s%nwrote %s%n", r.ratios(), out);
     if (html != null) {
       HtmlReport.write(
           html,
           List.of(new HtmlReport.Named(out.getFileName().toString(), BenchmarkResult.read(out))));
-      o.printf("wrote %s%n", html);
+      o.printf(Locale.ROOT, "wrote %s%n", html);
     }
     return 0;
   }

@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Locale;
 
 /** Drops the Linux page cache so the next point starts cold. */
 final class PageCache {
@@ -24,7 +25,10 @@ final class PageCache {
       new ProcessBuilder("sync").inheritIO().start().waitFor();
       Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "1");
     } catch (IOException e) {
-      log.printf("could not drop the page cache, the point runs warm [error=%s]%n", e.getMessage());
+      log.printf(
+          Locale.ROOT,
+          "could not drop the page cache, the point runs warm [error=%s]%n",
+          e.getMessage());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while dropping the page cache", e);
@@ -47,11 +51,13 @@ final class PageCache {
               HttpResponse.BodyHandlers.ofString());
       if (r.statusCode() != 200) {
         log.printf(
+            Locale.ROOT,
             "could not evict, the point runs warm [status=%d, body=%s]%n",
-            r.statusCode(), r.body());
+            r.statusCode(),
+            r.body());
       }
     } catch (IOException e) {
-      log.printf("could not evict, the point runs warm [error=%s]%n", e.getMessage());
+      log.printf(Locale.ROOT, "could not evict, the point runs warm [error=%s]%n", e.getMessage());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while evicting", e);

@@ -4,6 +4,7 @@ import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.dataset.Dataset;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,7 +30,7 @@ abstract class QueryWorkloadCommand implements Callable<Integer> {
   public final Integer call() {
     PrintWriter o = spec.commandLine().getOut();
     Dataset d = data.load(true, true, topK.k, System.err);
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
     try (VectorDbClient c = client.open()) {
       int status = run(c, d, o, log);
       o.flush();

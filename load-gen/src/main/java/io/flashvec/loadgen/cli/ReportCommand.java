@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -38,7 +39,7 @@ public final class ReportCommand implements Callable<Integer> {
       named.add(new HtmlReport.Named(p.getFileName().toString(), BenchmarkResult.read(p)));
     }
     HtmlReport.write(html, named);
-    o.printf("wrote %s (%d results)%n", html, named.size());
+    o.printf(Locale.ROOT, "wrote %s (%d results)%n", html, named.size());
     o.flush();
     return 0;
   }

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -158,10 +159,10 @@ public final class SearchCommand extends QueryWorkloadCommand {
                     : "warm (not dropped)");
     BenchmarkResult result = new BenchmarkResult(meta, points);
     result.write(out);
-    o.printf("wrote %s%n", out);
+    o.printf(Locale.ROOT, "wrote %s%n", out);
     if (html != null) {
       HtmlReport.write(html, List.of(new HtmlReport.Named(out.getFileName().toString(), result)));
-      o.printf("wrote %s%n", html);
+      o.printf(Locale.ROOT, "wrote %s%n", html);
     }
     long errors = points.stream().mapToLong(SearchPoint::errors).sum();
     long ok = points.stream().mapToLong(SearchPoint::queries).sum();
@@ -213,7 +214,8 @@ public final class SearchCommand extends QueryWorkloadCommand {
     for (int i = 0; i < rows.length; i++) {
       sub[i] = d.base()[rows[i]];
     }
-    log.printf("filtered ground truth over %d of %d points%n", rows.length, d.base().length);
+    log.printf(
+        Locale.ROOT, "filtered ground truth over %d of %d points%n", rows.length, d.base().length);
     int[][] gt =
         io.flashvec.loadgen.dataset.GroundTruth.compute(
             sub, d.queries(), topK.k, d.distance(), Runtime.getRuntime().availableProcessors());

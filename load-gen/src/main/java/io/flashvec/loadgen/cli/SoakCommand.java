@@ -7,6 +7,7 @@ import io.flashvec.loadgen.internal.Json;
 import io.flashvec.loadgen.internal.MachineInfo;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -123,7 +124,7 @@ public final class SoakCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
-    PrintStream log = new PrintStream(new WriterOutputStream(o), true);
+    PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
     try (VectorDbClient c = client.open()) {
       SoakBench bench =
           new SoakBench(

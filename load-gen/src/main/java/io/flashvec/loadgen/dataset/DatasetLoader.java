@@ -165,7 +165,10 @@ public final class DatasetLoader {
       queries = Arrays.copyOfRange(all, all.length - h, all.length);
       if (o.log != null) {
         o.log.printf(
-            "dataset %s: no query file, holding out the last %d rows as queries%n", file, h);
+            Locale.ROOT,
+            "dataset %s: no query file, holding out the last %d rows as queries%n",
+            file,
+            h);
       }
     }
     Distance distance = o.distance != null ? o.distance : Distance.COSINE;
@@ -191,6 +194,7 @@ public final class DatasetLoader {
     long t0 = System.nanoTime();
     if (o.log != null) {
       o.log.printf(
+          Locale.ROOT,
           "computing exact ground truth [queries=%d, base=%d, dim=%d, k=%d, distance=%s, threads=%d]%n",
           queries.length,
           base.length,
@@ -203,7 +207,10 @@ public final class DatasetLoader {
     VecsFiles.writeIvecs(gtFile, gt);
     if (o.log != null) {
       o.log.printf(
-          "ground truth written [file=%s, seconds=%.1f]%n", gtFile, (System.nanoTime() - t0) / 1e9);
+          Locale.ROOT,
+          "ground truth written [file=%s, seconds=%.1f]%n",
+          gtFile,
+          (System.nanoTime() - t0) / 1e9);
     }
     return gt;
   }

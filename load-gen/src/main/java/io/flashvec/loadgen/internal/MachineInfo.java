@@ -1,6 +1,8 @@
 package io.flashvec.loadgen.internal;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -20,9 +22,10 @@ public final class MachineInfo {
     if (memKb > 0) {
       m.put("mem_total_mb", memKb / 1024);
     }
-    m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
-    m.put("arch", System.getProperty("os.arch"));
-    m.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+    OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    m.put("os", os.getName() + " " + os.getVersion());
+    m.put("arch", os.getArch());
+    m.put("java", ManagementFactory.getRuntimeMXBean().getVmName() + " " + Runtime.version());
     try {
       m.put("host", java.net.InetAddress.getLocalHost().getHostName());
     } catch (IOException e) {
@@ -38,7 +41,7 @@ public final class MachineInfo {
         return i < 0 ? line : line.substring(i + 1).trim();
       }
     }
-    return System.getProperty("os.arch");
+    return ManagementFactory.getOperatingSystemMXBean().getArch();
   }
 
   static long memTotalKb() {

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -160,8 +161,11 @@ public final class HttpMetricsSource implements MetricsSource {
   private void warn(Endpoint e, String why) {
     if (log != null && warned.add(e.name())) {
       log.printf(
+          Locale.ROOT,
           "warning: cannot read metrics of node %s (%s): %s; its figures are left out%n",
-          e.name(), e.url(), why);
+          e.name(),
+          e.url(),
+          why);
     }
   }
 

@@ -2,7 +2,8 @@ package io.flashvec.loadgen.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flashvec.loadgen.TestSeeds;
+import io.flashvec.loadgen.TestVectors;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
@@ -18,9 +19,9 @@ class DatasetLoaderTest {
 
   @Test
   void computesAndCachesGroundTruthInADirectory() {
-    SplittableRandom r = TestSeeds.random("loaderDirectory");
-    float[][] base = TestSeeds.gaussian(r, 300, 6);
-    float[][] q = TestSeeds.gaussian(r, 9, 6);
+    SplittableRandom r = TestSeeds.splittableRandom("loaderDirectory");
+    float[][] base = TestVectors.gaussian(r, 300, 6);
+    float[][] q = TestVectors.gaussian(r, 9, 6);
     VecsFiles.writeFvecs(dir.resolve("base.fvecs"), base);
     VecsFiles.writeFvecs(dir.resolve("query.fvecs"), q);
 
@@ -42,8 +43,8 @@ class DatasetLoaderTest {
 
   @Test
   void npyWithoutQueryFileHoldsOutTheLastRows() {
-    SplittableRandom r = TestSeeds.random("loaderNpy");
-    float[][] all = TestSeeds.gaussian(r, 120, 4);
+    SplittableRandom r = TestSeeds.splittableRandom("loaderNpy");
+    float[][] all = TestVectors.gaussian(r, 120, 4);
     Path f = dir.resolve("emb.npy");
     NpyFiles.writeFloats(f, all);
 

@@ -2,7 +2,8 @@ package io.flashvec.loadgen.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flashvec.loadgen.TestSeeds;
+import io.flashvec.loadgen.TestVectors;
+import io.flashvec.testing.TestSeeds;
 import java.util.Comparator;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
@@ -23,9 +24,9 @@ class GroundTruthTest {
 
   @Test
   void matchesNaiveSortForEveryMetric() {
-    SplittableRandom r = TestSeeds.random("groundTruthVsNaive");
-    float[][] base = TestSeeds.gaussian(r, 700, 12);
-    float[][] queries = TestSeeds.gaussian(r, 37, 12);
+    SplittableRandom r = TestSeeds.splittableRandom("groundTruthVsNaive");
+    float[][] base = TestVectors.gaussian(r, 700, 12);
+    float[][] queries = TestVectors.gaussian(r, 37, 12);
     for (Distance d : Distance.values()) {
       int[][] gt = GroundTruth.compute(base, queries, 20, d, 3);
       assertThat(gt).hasNumberOfRows(37);

@@ -2,7 +2,8 @@ package io.flashvec.loadgen.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flashvec.loadgen.TestSeeds;
+import io.flashvec.loadgen.TestVectors;
+import io.flashvec.testing.TestSeeds;
 import io.jhdf.HdfFile;
 import io.jhdf.WritableHdfFile;
 import java.nio.file.Path;
@@ -15,9 +16,9 @@ class Hdf5FilesTest {
 
   @Test
   void readsAnnBenchmarksLayoutAndUsesItsNeighbors() {
-    SplittableRandom r = TestSeeds.random("hdf5");
-    float[][] train = TestSeeds.gaussian(r, 50, 8);
-    float[][] test = TestSeeds.gaussian(r, 5, 8);
+    SplittableRandom r = TestSeeds.splittableRandom("hdf5");
+    float[][] train = TestVectors.gaussian(r, 50, 8);
+    float[][] test = TestVectors.gaussian(r, 5, 8);
     int[][] neighbors = GroundTruth.compute(train, test, 10, Distance.EUCLID, 1);
     Path f = dir.resolve("tiny-euclidean.hdf5");
     try (WritableHdfFile w = HdfFile.write(f)) {

@@ -3,7 +3,8 @@ package io.flashvec.loadgen.dataset;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.flashvec.loadgen.TestSeeds;
+import io.flashvec.loadgen.TestVectors;
+import io.flashvec.testing.TestSeeds;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -33,8 +34,8 @@ class VecsFilesTest {
 
   @Test
   void fvecsRoundTripsAndWritesTheExpectedBytes() throws Exception {
-    SplittableRandom r = TestSeeds.random("fvecsRoundTrip");
-    float[][] v = TestSeeds.gaussian(r, 1000, 17);
+    SplittableRandom r = TestSeeds.splittableRandom("fvecsRoundTrip");
+    float[][] v = TestVectors.gaussian(r, 1000, 17);
     Path f = dir.resolve("base.fvecs");
     VecsFiles.writeFvecs(f, v);
 

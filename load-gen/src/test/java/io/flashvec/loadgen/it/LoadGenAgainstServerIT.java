@@ -3,6 +3,7 @@ package io.flashvec.loadgen.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.loadgen.LoadGen;
+import io.flashvec.testing.Await;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -154,22 +155,20 @@ class LoadGenAgainstServerIT {
 
   private static void awaitReady(String url, Process server) throws Exception {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      assertThat(server.isAlive()).as("server process is running").isTrue();
-      try {
-        var r =
-            http.send(
-                HttpRequest.newBuilder(URI.create(url + "/readyz")).build(),
-                HttpResponse.BodyHandlers.discarding());
-        if (r.statusCode() == 200) {
-          return;
-        }
-      } catch (IOException e) {
-        // not up yet
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("server not ready within 60 s");
+    Await.until(
+        Duration.ofSeconds(60),
+        "the server is ready",
+        () -> {
+          assertThat(server.isAlive()).as("server process is running").isTrue();
+          try {
+            return http.send(
+                        HttpRequest.newBuilder(URI.create(url + "/readyz")).build(),
+                        HttpResponse.BodyHandlers.discarding())
+                    .statusCode()
+                == 200;
+          } catch (IOException e) {
+            return false; // not up yet
+          }
+        });
   }
 }

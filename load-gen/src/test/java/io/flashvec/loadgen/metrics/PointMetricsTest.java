@@ -3,7 +3,7 @@ package io.flashvec.loadgen.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import io.flashvec.loadgen.TestSeeds;
+import io.flashvec.testing.TestSeeds;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -55,7 +55,7 @@ class PointMetricsTest {
 
   @Test
   void sumsEveryNodesDeltasSeriesBySeriesAndDerivesPerQueryWorkFromTheSums() {
-    SplittableRandom r = TestSeeds.random("PointMetricsTest.sums");
+    SplittableRandom r = TestSeeds.splittableRandom("PointMetricsTest.sums");
     for (int round = 0; round < 200; round++) {
       int n = 2 + r.nextInt(5);
       long queries = 1 + r.nextInt(10_000);

@@ -8,6 +8,7 @@ import io.flashvec.storage.AtomicFiles;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.HaltingFileIO;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

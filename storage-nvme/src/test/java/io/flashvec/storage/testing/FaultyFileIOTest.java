@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.storage.testing.FaultyFileIO.InjectedIOException;
 import io.flashvec.storage.testing.FaultyFileIO.Op;
+import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

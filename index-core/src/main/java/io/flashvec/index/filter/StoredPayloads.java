@@ -1,4 +1,4 @@
-package io.flashvec.index.payload;
+package io.flashvec.index.filter;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;

@@ -1,10 +1,8 @@
-package io.flashvec.index.payload;
+package io.flashvec.index.filter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.index.PointId;
-import io.flashvec.index.filter.FilterEvaluator;
-import io.flashvec.index.filter.FilterParser;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,5 +1,6 @@
-package io.flashvec.storage.testing;
+package io.flashvec.testing;
 
+import java.util.Locale;
 import java.util.Random;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -20,6 +21,10 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
  *
  * <p>Iteration counts scale with {@code tests.multiplier} (default 1) through {@link #atLeast}, so
  * CI stays fast and a nightly run can go deep.
+ *
+ * <p>The integration tests use the same master seed: a test that runs several seeded rounds (a
+ * server killed at a random moment, four times) goes through {@link #rounds}, which prints each
+ * round's seed as well.
  *
  * <p>Thread-safe: the master seed is immutable; each returned generator belongs to its caller.
  */
@@ -48,7 +53,7 @@ public final class TestSeeds {
     return seed;
   }
 
-  private static long parse(String value) {
+  static long parse(String value) {
     String v = value.trim();
     if (v.startsWith("0x") || v.startsWith("0X")) {
       v = v.substring(2);
@@ -68,7 +73,7 @@ public final class TestSeeds {
 
   /** The seed as printed and as accepted by {@code -Dtests.seed}. */
   public static String hex(long seed) {
-    return String.format("%016X", seed);
+    return String.format(Locale.ROOT, "%016X", seed);
   }
 
   /** A generator seeded with the master seed. */
@@ -103,6 +108,25 @@ public final class TestSeeds {
   public static int atLeast(Random random, int n) {
     int min = Math.max(1, n * Integer.getInteger(MULTIPLIER_PROPERTY, 1));
     return min + random.nextInt(min / 2 + 1);
+  }
+
+  /** One round of a multi-round test. */
+  @FunctionalInterface
+  public interface Round {
+    void run(int round, long seed) throws Exception;
+  }
+
+  /**
+   * Runs rounds {@code 0..rounds-1} of a test, round {@code i} with the seed {@link #derive
+   * derive(seed(salt), i)}, printing {@code [flashvec] <salt> round <i> seed=<hex>} before each.
+   */
+  public static void rounds(String salt, int rounds, Round body) throws Exception {
+    long base = seed(salt);
+    for (int round = 0; round < rounds; round++) {
+      long seed = derive(base, round);
+      System.out.println("[flashvec] " + salt + " round " + round + " seed=" + hex(seed));
+      body.run(round, seed);
+    }
   }
 
   /** The reproduce line, for assertion messages. */
