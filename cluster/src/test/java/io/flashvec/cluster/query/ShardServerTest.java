@@ -1,5 +1,6 @@
 package io.flashvec.cluster.query;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
@@ -143,7 +144,7 @@ class ShardServerTest {
       Point p = points.get(random.nextInt(points.size()));
       Record r = get(n, List.of(p.id())).getFirst();
       assertThat(r.vector()).containsExactly(p.vector());
-      assertThat(new String(r.payload())).isEqualTo(new String(p.payload()));
+      assertThat(new String(r.payload(), UTF_8)).isEqualTo(new String(p.payload(), UTF_8));
     }
 
     // search: the replica's exact answer is the brute-force one, scores included
