@@ -42,7 +42,7 @@ abstract class GraphSearchFixture extends AbstractBenchmark {
   /** A search for {@code query} at this trial's parameters that counts its work into {@code st}. */
   PreparedSearch prepared(float[] query, SearchStats st) {
     return new PreparedSearch(
-        new SearchRequest(query, K, 0, null, params, false, false), query, null, st);
+        new SearchRequest(query, K, 0, null, params, false, false, null), query, null, st);
   }
 
   /**

@@ -50,7 +50,8 @@ public final class Searches {
       boolean withVector,
       FilterEvaluator filter,
       SearchStats stats) {
-    SearchRequest req = new SearchRequest(query, k, 0, threshold, params, withPayload, withVector);
+    SearchRequest req =
+        new SearchRequest(query, k, 0, threshold, params, withPayload, withVector, null);
     return shard.search(new PreparedSearch(req, query, filter, stats));
   }
 
@@ -70,7 +71,8 @@ public final class Searches {
       int slot,
       SearchStats stats,
       double share) {
-    SearchRequest req = new SearchRequest(query, out.capacity(), 0, null, params, false, false);
+    SearchRequest req =
+        new SearchRequest(query, out.capacity(), 0, null, params, false, false, null);
     segment.search(new PreparedSearch(req, query, null, stats), accept, share, out, slot);
   }
 }

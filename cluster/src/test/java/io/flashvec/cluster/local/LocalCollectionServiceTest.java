@@ -84,7 +84,7 @@ class LocalCollectionServiceTest {
   }
 
   private static SearchRequest query(float[] v, int limit) {
-    return new SearchRequest(v, limit, 0, null, SearchParams.DEFAULT, true, true);
+    return new SearchRequest(v, limit, 0, null, SearchParams.DEFAULT, true, true, null);
   }
 
   private static void assertStatus(ThrowingCallable call, Class<?> type, int status, String msg) {

@@ -65,7 +65,8 @@ class ClusterProxyTest {
   }
 
   private List<Record> search(float[] q, int limit, int offset, SearchStats stats) {
-    return proxy.search("c", new SearchRequest(q, limit, offset, null, EXACT, false, false), stats);
+    return proxy.search(
+        "c", new SearchRequest(q, limit, offset, null, EXACT, false, false, null), stats);
   }
 
   private static List<PointId> ids(List<Record> records) {

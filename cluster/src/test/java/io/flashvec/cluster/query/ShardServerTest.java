@@ -150,7 +150,7 @@ class ShardServerTest {
     // search: the replica's exact answer is the brute-force one, scores included
     float[] q = TestPoints.vector(random, DIM);
     SearchRequest search =
-        new SearchRequest(q, 10, 0, null, new SearchParams(0, 0, 0, true), false, false);
+        new SearchRequest(q, 10, 0, null, new SearchParams(0, 0, 0, true), false, false, null);
     ShardSearchReply found = stub("b").search(Protos.search(SHARD, search, 10));
     List<Record> hits = Protos.records(found.getRecordsList());
     assertThat(hits).extracting(Record::id).isEqualTo(TestPoints.bestByDot(points, q, 0, 10));
@@ -272,7 +272,7 @@ class ShardServerTest {
                     .search(
                         Protos.search(
                             SHARD,
-                            new SearchRequest(new float[3], 5, 0, null, null, false, false),
+                            new SearchRequest(new float[3], 5, 0, null, null, false, false, null),
                             5)));
     assertThat(dim.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     assertThat(dim.getStatus().getDescription()).contains("expected dim: 8, got 3");

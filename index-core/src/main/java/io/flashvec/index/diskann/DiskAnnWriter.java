@@ -262,28 +262,21 @@ public final class DiskAnnWriter {
     var bsp = BuildScoreProvider.randomAccessScoreProvider(ravv, vsf);
     boolean addHierarchy = false;
     boolean refine = true;
+    // without a pool of the build's own: jvector's defaults (its no-pool constructor does the same)
+    ForkJoinPool simd = pool != null ? pool : PhysicalCoreExecutor.pool();
+    ForkJoinPool parallel = pool != null ? pool : ForkJoinPool.commonPool();
     try (GraphIndexBuilder builder =
-        pool != null
-            ? new GraphIndexBuilder(
-                bsp,
-                dim,
-                params.maxDegree(),
-                params.buildSearchList(),
-                1.2f,
-                params.alpha(),
-                addHierarchy,
-                refine,
-                pool,
-                pool)
-            : new GraphIndexBuilder(
-                bsp,
-                dim,
-                params.maxDegree(),
-                params.buildSearchList(),
-                1.2f,
-                params.alpha(),
-                addHierarchy,
-                refine)) {
+        new GraphIndexBuilder(
+            bsp,
+            dim,
+            params.maxDegree(),
+            params.buildSearchList(),
+            1.2f,
+            params.alpha(),
+            addHierarchy,
+            refine,
+            simd,
+            parallel)) {
       ImmutableGraphIndex g = buildGraph(builder, ravv, n, pool, cancelled, segmentId);
       try (var view = g.getView()) {
         int entry = n == 0 ? 0 : view.entryNode().node;

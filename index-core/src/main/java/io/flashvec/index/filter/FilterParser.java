@@ -222,13 +222,7 @@ public final class FilterParser {
                 "datetime_range" ->
                 throw new InvalidInputException(
                     "Wrong input: " + path + "." + f + ": condition is not supported yet");
-            default ->
-                throw new InvalidInputException(
-                    "Wrong input: "
-                        + path
-                        + ": unknown field '"
-                        + f
-                        + "', expected match or range beside key");
+            default -> throw unknownField(path, f, "match or range beside key");
           };
       if (c != null) {
         throw new InvalidInputException(
@@ -279,13 +273,7 @@ public final class FilterParser {
         }
         yield new Condition.MatchText(key, v.asString());
       }
-      default ->
-          throw new InvalidInputException(
-              "Wrong input: "
-                  + path
-                  + ": unknown field '"
-                  + f
-                  + "', expected value, any, except or text");
+      default -> throw unknownField(path, f, "value, any, except or text");
     };
   }
 
@@ -422,6 +410,12 @@ public final class FilterParser {
       }
     }
     throw bad(path, "point id must be an unsigned 64-bit integer or a UUID", n);
+  }
+
+  /** A field {@code f} of the condition at {@code path} that is none of {@code expected}. */
+  private static InvalidInputException unknownField(String path, String f, String expected) {
+    return new InvalidInputException(
+        "Wrong input: " + path + ": unknown field '" + f + "', expected " + expected);
   }
 
   private static InvalidInputException unknown(String path, String field) {

@@ -34,7 +34,10 @@ public record PreparedSearch(
    */
   public static PreparedSearch of(float[] query, int k, SearchParams params) {
     return new PreparedSearch(
-        new SearchRequest(query, k, 0, null, params, false, false), query, null, new SearchStats());
+        new SearchRequest(query, k, 0, null, params, false, false, null),
+        query,
+        null,
+        new SearchStats());
   }
 
   /** Results each shard returns: the request's limit plus its offset. */

@@ -24,18 +24,6 @@ public record SearchRequest(
     boolean withVector,
     Filter filter) {
 
-  /** A request without a filter. */
-  public SearchRequest(
-      float[] vector,
-      int limit,
-      int offset,
-      Float scoreThreshold,
-      SearchParams params,
-      boolean withPayload,
-      boolean withVector) {
-    this(vector, limit, offset, scoreThreshold, params, withPayload, withVector, null);
-  }
-
   public SearchRequest {
     if (filter != null && filter.isEmpty()) {
       filter = null;

@@ -91,7 +91,7 @@ class CollectionTest {
   }
 
   private static SearchRequest query(float[] v, int limit, int offset, Float threshold) {
-    return new SearchRequest(v, limit, offset, threshold, SearchParams.DEFAULT, true, true);
+    return new SearchRequest(v, limit, offset, threshold, SearchParams.DEFAULT, true, true, null);
   }
 
   /**

@@ -155,7 +155,7 @@ class OnDiskFormatsTest {
         List<Record> hits =
             c.search(
                 new SearchRequest(
-                    vector(q), 5, 0, null, new SearchParams(0, 0, 0, false), false, false));
+                    vector(q), 5, 0, null, new SearchParams(0, 0, 0, false), false, false, null));
         assertThat(hits.stream().map(h -> (int) h.id().number()).toList())
             .as("nearest to point %d", q)
             .isEqualTo(exactNearest(vector(q), 5));
