@@ -1,0 +1,242 @@
+package io.flashvec.index.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.index.shard.TieredMergePolicy.Kind;
+import io.flashvec.index.shard.TieredMergePolicy.Pick;
+import io.flashvec.index.shard.TieredMergePolicy.Seg;
+import io.flashvec.testing.TestSeeds;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** {@link TieredMergePolicy}: which sealed segments a compaction rewrites or merges. */
+@ExtendWith(TestSeeds.Reporter.class)
+class TieredMergePolicyTest {
+
+  static final int SEAL = 100_000;
+
+  private static TieredMergePolicy policy(int max, int perTier) {
+    return new TieredMergePolicy(new TieredMergePolicy.Settings(SEAL, max, perTier, perTier, 0.2));
+  }
+
+  /** A shard's sealed segments under simulation, and the points its seals and merges wrote. */
+  private static final class Sim {
+    final TieredMergePolicy policy;
+    final List<Seg> segs = new ArrayList<>();
+    long ingested;
+    long written;
+    long merges;
+
+    Sim(TieredMergePolicy policy) {
+      this.policy = policy;
+    }
+
+    void seal(int points) {
+      segs.add(new Seg(points, points));
+      ingested += points;
+      written += points;
+      settle(false);
+    }
+
+    /** Applies the policy's picks until it has none, checking each. */
+    void settle(boolean force) {
+      for (int guard = 0; guard < 10_000; guard++) {
+        Pick p = policy.find(segs, force);
+        if (p == null) {
+          return;
+        }
+        check(p, force);
+        long live = 0;
+        for (int i : p.sources()) {
+          live += segs.get(i).live();
+        }
+        List<Seg> next = new ArrayList<>();
+        for (int i = 0; i < segs.size(); i++) {
+          if (!p.sources().contains(i)) {
+            next.add(segs.get(i));
+          }
+        }
+        if (live > 0) {
+          next.add(new Seg((int) live, (int) live));
+        }
+        segs.clear();
+        segs.addAll(next);
+        written += live;
+        merges++;
+      }
+      throw new AssertionError("the policy never settled: " + segs);
+    }
+
+    private void check(Pick p, boolean force) {
+      assertThat(new HashSet<>(p.sources())).hasSameSizeAs(p.sources());
+      int max = policy.settings().maxSegmentPoints();
+      if (p.kind() == Kind.DELETED) {
+        assertThat(p.sources()).hasSize(1);
+        Seg s = segs.get(p.sources().getFirst());
+        assertThat(s.live()).isLessThan(s.size());
+        return;
+      }
+      assertThat(p.sources())
+          .hasSizeBetween(2, policy.settings().maxMergeAtOnce() + (force ? SEAL : 0));
+      long live = 0;
+      for (int i : p.sources()) {
+        live += segs.get(i).live();
+        if (!force) {
+          assertThat(segs.get(i).live())
+              .as("too big to merge")
+              .isLessThan((int) Math.ceil(max / 2.0));
+        }
+      }
+      assertThat(live).as("merged size above the maximum").isLessThanOrEqualTo(max);
+    }
+
+    long total() {
+      long n = 0;
+      for (Seg s : segs) {
+        n += s.live();
+      }
+      return n;
+    }
+  }
+
+  @Test
+  void noMergeEverProducesMoreThanTheMaximum() throws Exception {
+    TestSeeds.rounds(
+        "TieredMergePolicyTest.noMergeEverProducesMoreThanTheMaximum",
+        20,
+        (round, seed) -> {
+          Random r = new Random(seed);
+          int max = SEAL + r.nextInt(20 * SEAL);
+          Sim sim = new Sim(policy(max, 2 + r.nextInt(10)));
+          for (int i = 0; i < 200; i++) {
+            sim.seal(1 + r.nextInt(SEAL));
+            if (r.nextInt(4) == 0 && !sim.segs.isEmpty()) {
+              int k = r.nextInt(sim.segs.size());
+              Seg s = sim.segs.get(k);
+              sim.segs.set(k, new Seg(s.size(), s.live() - r.nextInt(s.live() + 1)));
+              sim.settle(r.nextInt(10) == 0);
+            }
+          }
+          for (Seg s : sim.segs) {
+            assertThat(s.live()).isLessThanOrEqualTo(Math.max(max, SEAL));
+          }
+        });
+  }
+
+  @Test
+  void tenMillionPointsInSealsOfAHundredThousandEndInFewSegmentsWrittenAtMostThreeTimes()
+      throws Exception {
+    TestSeeds.rounds(
+        "TieredMergePolicyTest.tenMillionPointsEndInFewSegments",
+        3,
+        (round, seed) -> {
+          Random r = new Random(seed);
+          for (int max : new int[] {20_000_000, 1_000_000}) {
+            Sim sim = new Sim(policy(max, 10));
+            while (sim.ingested < 10_000_000) {
+              // flushes and restarts seal early now and then
+              sim.seal(r.nextInt(8) == 0 ? 1 + r.nextInt(SEAL) : SEAL);
+            }
+            // tiers below the maximum: 100k, 1M, 10M; ten a tier, plus the full segments
+            int tiers = (int) Math.ceil(Math.log((double) max / SEAL) / Math.log(10));
+            long full = sim.ingested / max;
+            System.out.printf(
+                java.util.Locale.ROOT,
+                "[flashvec] max=%d ingested=%d segments=%d merges=%d writeAmplification=%.2f%n",
+                max,
+                sim.ingested,
+                sim.segs.size(),
+                sim.merges,
+                (double) sim.written / sim.ingested);
+            assertThat(sim.total()).isEqualTo(sim.ingested);
+            assertThat((long) sim.segs.size()).isLessThanOrEqualTo(full + (long) tiers * 10 + 1);
+            assertThat((double) sim.written / sim.ingested).isLessThanOrEqualTo(3.0);
+          }
+        });
+  }
+
+  @Test
+  void deletedPointsAreReclaimed() throws Exception {
+    TestSeeds.rounds(
+        "TieredMergePolicyTest.deletedPointsAreReclaimed",
+        5,
+        (round, seed) -> {
+          Random r = new Random(seed);
+          Sim sim = new Sim(policy(1_000_000, 10));
+          for (int i = 0; i < 40; i++) {
+            sim.seal(SEAL);
+          }
+          long deleted = 0;
+          for (int k = 0; k < sim.segs.size(); k++) {
+            Seg s = sim.segs.get(k);
+            int dead = r.nextInt(3) == 0 ? s.live() : r.nextInt(s.live() / 2 + 1);
+            deleted += dead;
+            sim.segs.set(k, new Seg(s.size(), s.live() - dead));
+          }
+          sim.settle(false);
+          assertThat(sim.total()).isEqualTo(sim.ingested - deleted);
+          for (Seg s : sim.segs) {
+            assertThat(s.live()).as("an empty segment is dropped").isPositive();
+            assertThat(s.size() - s.live()).isLessThan((int) Math.ceil(0.2 * s.size()));
+          }
+        });
+  }
+
+  @Test
+  void smallSegmentsThatTogetherFitOneSealAreMerged() {
+    // 1437 + 1310 + 298 points: fewer than one tier's worth, yet three segments
+    Sim sim = new Sim(policy(1_000_000, 10));
+    List<Seg> segs =
+        List.of(new Seg(14_370, 14_370), new Seg(13_100, 13_100), new Seg(2_980, 2_980));
+    Pick p = sim.policy.find(segs, false);
+    assertThat(p.kind()).isEqualTo(Kind.MERGE);
+    assertThat(p.sources()).containsExactlyInAnyOrder(0, 1, 2);
+    // full-size segments up to the tier's count are left alone
+    List<Seg> full = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      full.add(new Seg(SEAL, SEAL));
+    }
+    assertThat(sim.policy.find(full, false)).isNull();
+    assertThat(sim.policy.find(List.of(), false)).isNull();
+  }
+
+  @Test
+  void aForcedCompactionRewritesEveryDeletedPointAndMergesWhatFits() throws Exception {
+    TestSeeds.rounds(
+        "TieredMergePolicyTest.aForcedCompaction",
+        5,
+        (round, seed) -> {
+          Random r = new Random(seed);
+          int max = 1_000_000;
+          Sim sim = new Sim(policy(max, 10));
+          for (int i = 0; i < 25; i++) {
+            sim.seal(1 + r.nextInt(SEAL));
+          }
+          for (int k = 0; k < sim.segs.size(); k++) {
+            Seg s = sim.segs.get(k);
+            sim.segs.set(k, new Seg(s.size(), s.live() - r.nextInt(s.live() / 10 + 1)));
+          }
+          long live = sim.total();
+          sim.settle(true);
+          assertThat(sim.total()).isEqualTo(live);
+          List<Integer> sizes = new ArrayList<>();
+          for (Seg s : sim.segs) {
+            assertThat(s.live())
+                .as("no deleted point after a forced compaction")
+                .isEqualTo(s.size());
+            sizes.add(s.live());
+          }
+          sizes.sort(null);
+          if (sizes.size() >= 2) {
+            assertThat((long) sizes.get(0) + sizes.get(1)).isGreaterThan(max);
+          }
+          // two small segments always merge when forced
+          assertThat(sim.policy.find(List.of(new Seg(1900, 1900), new Seg(1950, 1950)), true))
+              .isEqualTo(new Pick(Kind.MERGE, List.of(0, 1)));
+        });
+  }
+}
