@@ -17,6 +17,8 @@ import org.springframework.util.unit.DataSize;
  * @param cluster cluster mode settings (off unless {@code etcd-endpoints} is set)
  * @param http limits of the REST server's connections
  * @param testing crash testing only (off by default)
+ * @param compaction background compaction of sealed segments
+ * @param merge how sealed segments are merged into larger ones
  * @param storage disk space reserve
  * @param shutdown how long a shutdown may take
  */
@@ -32,6 +34,7 @@ public record FlashVecProperties(
     @DefaultValue Limits limits,
     @DefaultValue Writes writes,
     @DefaultValue Compaction compaction,
+    @DefaultValue Merge merge,
     @DefaultValue Security security,
     @DefaultValue Cluster cluster,
     @DefaultValue Http http,
@@ -158,12 +161,59 @@ public record FlashVecProperties(
    *
    * @param enabled run compactions automatically (a {@code POST .../compact} works either way)
    * @param deletedFraction rewrite a segment once this share of its points is deleted
-   * @param maxSmallSegments merge when a shard has more segments below the seal threshold
+   * @param maxSmallSegments removed (the tiered merge policy has no "small segment"): set, it stops
+   *     the start-up naming {@code flashvec.merge.segments-per-tier}, its replacement
    */
   public record Compaction(
       @DefaultValue("true") boolean enabled,
       @DefaultValue("0.2") double deletedFraction,
-      @DefaultValue("4") int maxSmallSegments) {}
+      Integer maxSmallSegments) {
+    public Compaction {
+      check(
+          deletedFraction > 0 && deletedFraction <= 1,
+          "compaction",
+          "deleted-fraction",
+          "must be in (0, 1]",
+          deletedFraction);
+      check(
+          maxSmallSegments == null,
+          "compaction",
+          "max-small-segments",
+          "is no longer supported; use flashvec.merge.segments-per-tier (and"
+              + " flashvec.merge.max-segment-points)",
+          maxSmallSegments);
+    }
+  }
+
+  /**
+   * Tiered merges of sealed segments (ADR 0023): segments of similar size are merged, at most
+   * {@code segmentsPerTier} per size tier, so a shard of N points is searched through O(log N)
+   * graphs.
+   *
+   * @param segmentsPerTier sealed segments allowed per tier before a merge, and the most one merge
+   *     takes; at least 2
+   * @param maxSegmentPoints no merge produces a segment of more live points than this; merges build
+   *     on the heap today (about {@code 4·dim + 800} bytes a point: the vectors, jvector's
+   *     neighbour lists of about 1.2·R ids and scores, the ids), so the default of 1,000,000 keeps
+   *     one merge of 384-d points near 2.3 GB of heap
+   */
+  public record Merge(
+      @DefaultValue("10") int segmentsPerTier, @DefaultValue("1000000") int maxSegmentPoints) {
+    public Merge {
+      check(
+          segmentsPerTier >= 2,
+          "merge",
+          "segments-per-tier",
+          "must be at least 2",
+          segmentsPerTier);
+      check(
+          maxSegmentPoints >= 1,
+          "merge",
+          "max-segment-points",
+          "must be at least 1",
+          maxSegmentPoints);
+    }
+  }
 
   /**
    * Search defaults.

@@ -59,7 +59,7 @@ class CompactionCrashIT {
                 data,
                 log,
                 "--flashvec.segment.seal-threshold-points=150",
-                "--flashvec.compaction.max-small-segments=2")
+                "--flashvec.merge.segments-per-tier=2")
             .start()) {
       Http http = new Http(server.url());
       String create =

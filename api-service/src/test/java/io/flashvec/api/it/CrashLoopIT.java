@@ -240,7 +240,7 @@ class CrashLoopIT {
   private static List<String> serverArgs() {
     return List.of(
         "--flashvec.segment.seal-threshold-points=150",
-        "--flashvec.compaction.max-small-segments=2",
+        "--flashvec.merge.segments-per-tier=2",
         "--flashvec.wal.segment-bytes=64KB");
   }
 

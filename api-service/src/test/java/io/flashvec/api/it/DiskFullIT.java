@@ -153,7 +153,7 @@ class DiskFullIT {
       "--flashvec.storage.min-free-bytes=" + minFreeBytes,
       "--flashvec.wal.segment-bytes=1MB",
       "--flashvec.segment.seal-threshold-points=5000",
-      "--flashvec.compaction.max-small-segments=2"
+      "--flashvec.merge.segments-per-tier=2"
     };
   }
 

@@ -106,7 +106,8 @@ final class Engine implements AutoCloseable {
                     compactions,
                     compactionBuilds,
                     settings.compactionDeletedFraction,
-                    settings.compactionMaxSmallSegments,
+                    settings.mergeSegmentsPerTier,
+                    settings.mergeMaxSegmentPoints,
                     settings.compactionEnabled))
             .withDiskSpace(new DiskSpace(FileIO.DEFAULT, settings.minFreeBytes))
             .withDiskAnn(diskAnn);

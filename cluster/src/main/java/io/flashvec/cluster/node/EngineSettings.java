@@ -1,6 +1,7 @@
 package io.flashvec.cluster.node;
 
 import io.flashvec.index.diskann.DiskAnnSettings;
+import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FsyncPolicy;
 import java.nio.file.Path;
@@ -33,7 +34,8 @@ public final class EngineSettings {
   final DiskAnnSettings.Prefetch prefetch;
   final boolean compactionEnabled;
   final double compactionDeletedFraction;
-  final int compactionMaxSmallSegments;
+  final int mergeSegmentsPerTier;
+  final int mergeMaxSegmentPoints;
   final long minFreeBytes;
   final boolean liveGraph;
   final int backgroundNice;
@@ -53,7 +55,8 @@ public final class EngineSettings {
     this.prefetch = b.prefetch;
     this.compactionEnabled = b.compactionEnabled;
     this.compactionDeletedFraction = b.compactionDeletedFraction;
-    this.compactionMaxSmallSegments = b.compactionMaxSmallSegments;
+    this.mergeSegmentsPerTier = b.mergeSegmentsPerTier;
+    this.mergeMaxSegmentPoints = b.mergeMaxSegmentPoints;
     this.minFreeBytes = b.minFreeBytes;
     this.liveGraph = b.liveGraph;
     this.backgroundNice = b.backgroundNice;
@@ -80,7 +83,8 @@ public final class EngineSettings {
     private DiskAnnSettings.Prefetch prefetch = DiskAnnSettings.Prefetch.AUTO;
     private boolean compactionEnabled = true;
     private double compactionDeletedFraction = 0.2;
-    private int compactionMaxSmallSegments = 4;
+    private int mergeSegmentsPerTier = Shard.Compaction.DEFAULT_SEGMENTS_PER_TIER;
+    private int mergeMaxSegmentPoints = Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS;
     private long minFreeBytes;
     private boolean liveGraph = true;
     private int backgroundNice;
@@ -163,9 +167,15 @@ public final class EngineSettings {
       return this;
     }
 
-    /** Small segments are merged when a shard has more than this many. */
-    public Builder compactionMaxSmallSegments(int n) {
-      this.compactionMaxSmallSegments = n;
+    /** Sealed segments allowed per size tier before a merge (and the most one merge takes). */
+    public Builder mergeSegmentsPerTier(int n) {
+      this.mergeSegmentsPerTier = n;
+      return this;
+    }
+
+    /** No merge produces a segment of more live points than this. */
+    public Builder mergeMaxSegmentPoints(int n) {
+      this.mergeMaxSegmentPoints = n;
       return this;
     }
 

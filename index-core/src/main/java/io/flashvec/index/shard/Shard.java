@@ -271,8 +271,10 @@ public final class Shard implements Closeable {
    *     a one-thread pool bounds a compaction's CPU share to one core
    * @param deletedFraction a segment whose deleted share reaches this is rewritten without its
    *     deleted points
-   * @param maxSmallSegments more sealed segments than this that are smaller than the seal threshold
-   *     are merged (two or more whose live points together fit the threshold always are)
+   * @param segmentsPerTier sealed segments allowed per size tier before a merge, and the most one
+   *     merge takes (at least 2)
+   * @param maxSegmentPoints no merge produces a segment of more live points than this (today's
+   *     merges build on the heap: see ADR 0023)
    * @param automatic whether thresholds start compactions by themselves (else only {@link
    *     #compact})
    */
@@ -280,18 +282,31 @@ public final class Shard implements Closeable {
       Executor executor,
       ForkJoinPool pool,
       double deletedFraction,
-      int maxSmallSegments,
+      int segmentsPerTier,
+      int maxSegmentPoints,
       boolean automatic) {
-    public static final Compaction DISABLED = new Compaction(null, null, 0.2, 4, false);
+    /** Default of {@link #segmentsPerTier}. */
+    public static final int DEFAULT_SEGMENTS_PER_TIER = 10;
+
+    /** Default of {@link #maxSegmentPoints}. */
+    public static final int DEFAULT_MAX_SEGMENT_POINTS = 1_000_000;
+
+    public static final Compaction DISABLED =
+        new Compaction(
+            null, null, 0.2, DEFAULT_SEGMENTS_PER_TIER, DEFAULT_MAX_SEGMENT_POINTS, false);
 
     public Compaction {
       if (!(deletedFraction > 0 && deletedFraction <= 1)) {
         throw new IllegalArgumentException(
             "deleted fraction must be in (0, 1] [deletedFraction=" + deletedFraction + "]");
       }
-      if (maxSmallSegments < 1) {
+      if (segmentsPerTier < 2) {
         throw new IllegalArgumentException(
-            "maxSmallSegments must be positive [maxSmallSegments=" + maxSmallSegments + "]");
+            "segmentsPerTier must be at least 2 [segmentsPerTier=" + segmentsPerTier + "]");
+      }
+      if (maxSegmentPoints < 1) {
+        throw new IllegalArgumentException(
+            "maxSegmentPoints must be positive [maxSegmentPoints=" + maxSegmentPoints + "]");
       }
     }
   }

@@ -32,10 +32,10 @@ import org.slf4j.LoggerFactory;
  *       Shard.Compaction#deletedFraction()} is rebuilt from its live points only (a segment with no
  *       live point is simply dropped). Deleted nodes cost graph hops and disk, and PQ/graph quality
  *       of the survivors improves with a rebuild.
- *   <li><b>Merge:</b> sealed segments smaller than the seal threshold (flushes seal early) are
- *       merged into one when there are more than {@link Shard.Compaction#maxSmallSegments()} of
- *       them, or when two or more together hold no more live points than the threshold. Fewer
- *       segments mean fewer graph searches per query.
+ *   <li><b>Merge:</b> sealed segments of similar size are merged in tiers by {@link
+ *       TieredMergePolicy}, at most {@link Shard.Compaction#segmentsPerTier()} per tier and up to
+ *       {@link Shard.Compaction#maxSegmentPoints()} live points per segment, so a shard of N points
+ *       is searched through O(log N) graphs and each point is rebuilt about once per tier.
  * </ul>
  *
  * <h2>How</h2>
@@ -75,6 +75,7 @@ final class ShardCompactor {
   private final ShardParts ctx;
   private final SealPipeline pipeline;
   private final Shard.Compaction config;
+  private final TieredMergePolicy policy;
   private final ReentrantLock lock = new ReentrantLock();
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final AtomicInteger requested = new AtomicInteger();
@@ -86,6 +87,14 @@ final class ShardCompactor {
     this.ctx = ctx;
     this.pipeline = pipeline;
     this.config = ctx.options().compaction();
+    this.policy =
+        new TieredMergePolicy(
+            new TieredMergePolicy.Settings(
+                ctx.options().sealThresholdPoints(),
+                config.maxSegmentPoints(),
+                config.segmentsPerTier(),
+                config.segmentsPerTier(),
+                config.deletedFraction()));
   }
 
   /** Called by the shard's writer after it deleted a point of a sealed segment. */
@@ -215,61 +224,20 @@ final class ShardCompactor {
     }
   }
 
-  /** The compaction policy; pure, over the shard's disk segments in snapshot order. */
+  /** The compaction policy ({@link TieredMergePolicy}) over the shard's disk segments. */
   Plan plan(List<SealedSegment> disk, boolean force) {
+    List<TieredMergePolicy.Seg> segs = new ArrayList<>(disk.size());
     for (SealedSegment d : disk) {
-      int size = d.size();
-      int dead = size - d.liveCount();
-      if (size > 0 && dead > 0 && (force || dead >= config.deletedFraction() * size)) {
-        return new Plan(Reason.DELETED, List.of(d));
-      }
+      segs.add(new TieredMergePolicy.Seg(d.size(), d.liveCount()));
     }
-    int[] live = new int[disk.size()];
-    for (int i = 0; i < live.length; i++) {
-      live[i] = disk.get(i).liveCount();
-    }
-    List<Integer> pick =
-        mergePick(live, ctx.options().sealThresholdPoints(), config.maxSmallSegments(), force);
-    if (pick.isEmpty()) {
+    TieredMergePolicy.Pick pick = policy.find(segs, force);
+    if (pick == null) {
       return null;
     }
     List<SealedSegment> sources = new ArrayList<>();
-    pick.forEach(i -> sources.add(disk.get(i)));
-    return new Plan(Reason.MERGE, sources);
-  }
-
-  /**
-   * The merge policy on the segments' live counts: the indices of the segments to merge (smallest
-   * first), or none. Segments below {@code threshold} are small; they are merged when there are
-   * more than {@code maxSmall} of them, when the two smallest fit one threshold together, or when
-   * {@code force}d (any two). A merge takes the smallest first, up to about two thresholds' worth,
-   * so that it never rewrites more than it has to and repeated merges do not grow without bound.
-   */
-  static List<Integer> mergePick(int[] live, int threshold, int maxSmall, boolean force) {
-    List<Integer> small = new ArrayList<>();
-    for (int i = 0; i < live.length; i++) {
-      if (live[i] < threshold) {
-        small.add(i);
-      }
-    }
-    if (small.size() < 2) {
-      return List.of();
-    }
-    small.sort(java.util.Comparator.comparingInt(i -> live[i]));
-    boolean twoFitOne = (long) live[small.get(0)] + live[small.get(1)] <= threshold;
-    if (!force && small.size() <= maxSmall && !twoFitOne) {
-      return List.of();
-    }
-    List<Integer> pick = new ArrayList<>();
-    long total = 0;
-    for (int i : small) {
-      if (pick.size() >= 2 && total + live[i] > 2L * threshold) {
-        break;
-      }
-      pick.add(i);
-      total += live[i];
-    }
-    return pick;
+    pick.sources().forEach(i -> sources.add(disk.get(i)));
+    return new Plan(
+        pick.kind() == TieredMergePolicy.Kind.DELETED ? Reason.DELETED : Reason.MERGE, sources);
   }
 
   /** Builds and installs one planned compaction; false if it failed or the shard closed. */

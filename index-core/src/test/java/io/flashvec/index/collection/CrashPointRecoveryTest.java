@@ -365,7 +365,9 @@ class CrashPointRecoveryTest {
       Shard.Options o =
           new Shard.Options(SEAL, Wal.Options.defaults().withSegmentBytes(4096), io)
               .withBuildExecutor(builds)
-              .withCompaction(new Shard.Compaction(null, null, 0.2, 2, false));
+              .withCompaction(
+                  new Shard.Compaction(
+                      null, null, 0.2, 2, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false));
       if (liveGraphs) {
         ExecutorService lane =
             Executors.newSingleThreadExecutor(

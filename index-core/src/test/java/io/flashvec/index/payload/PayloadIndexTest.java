@@ -80,7 +80,9 @@ class PayloadIndexTest {
     Shard.Options o =
         new Shard.Options(60, Wal.Options.defaults().withSegmentBytes(32 << 10), io)
             .withBuildExecutor(builds)
-            .withCompaction(new Shard.Compaction(compactions, null, 0.2, 2, false));
+            .withCompaction(
+                new Shard.Compaction(
+                    compactions, null, 0.2, 2, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false));
     Collection c =
         Collection.open(
             name,

@@ -75,9 +75,18 @@ class ShardCompactionTest extends ShardContractTest {
   /** Whether shards opened from now on compact by themselves. */
   private boolean automatic = true;
 
+  /** Segments per tier of shards opened from now on. */
+  private int segmentsPerTier = 2;
+
   @Override
   protected Shard.Compaction compaction() {
-    return new Shard.Compaction(compactions, null, 0.2, 2, automatic);
+    return new Shard.Compaction(
+        compactions,
+        null,
+        0.2,
+        segmentsPerTier,
+        Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS,
+        automatic);
   }
 
   @Override
@@ -185,6 +194,35 @@ class ShardCompactionTest extends ShardContractTest {
     assertNoStrayDirectories(dir);
     try (Shard s = open(d)) {
       assertHolds(s, d, m);
+    }
+  }
+
+  /**
+   * Twelve full seals end as a few tiered segments (three a tier here: 60, 180, 540 points), not
+   * twelve, and every acknowledged point keeps its vector and payload.
+   */
+  @Test
+  void twelveSealsMergeIntoAFewTieredSegments() throws Exception {
+    Random r = random();
+    Distance d = Distance.COSINE;
+    Model m = new Model();
+    segmentsPerTier = 3;
+    Path dir = tmp.resolve("shard");
+    try (Shard s = open(d)) {
+      for (int i = 0; i < 12; i++) {
+        fill(r, d, s, m, sealThreshold(), 0);
+        settle(s);
+      }
+      settle(s);
+      assertThat(s.compactionsDone()).as("merges ran").isGreaterThan(0);
+      assertThat(diskSegments(s)).as("segments after twelve seals").isBetween(1, 7);
+      assertHolds(s, d, m);
+      assertSearchMatchesBruteForce(r, s, d, m, 10);
+    }
+    assertNoStrayDirectories(dir);
+    try (Shard s = open(d)) {
+      assertHolds(s, d, m);
+      assertSearchMatchesBruteForce(r, s, d, m, 5);
     }
   }
 

@@ -96,7 +96,8 @@ class ShardDiskFullTest {
             io,
             builds,
             64,
-            new Shard.Compaction(compactions, null, 0.2, 8, false))
+            new Shard.Compaction(
+                compactions, null, 0.2, 8, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false))
         .withDiskSpace(new DiskSpace(io, minFreeBytes));
   }
 
