@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
  * The threads a node's local engine runs on and the shard options made from its {@link
  * EngineSettings}: one WAL flusher, one index build thread (jvector parallelises inside a build),
  * one live-graph insert thread at a lowered CPU priority with an urgent lane at normal priority
- * (ADR 0011, 0017), one low-priority compaction thread whose builds use one core. Owns them: {@link
- * #close()} stops them.
+ * (ADR 0011, 0017), one low-priority compaction thread whose builds use every core at low priority.
+ * Owns them: {@link #close()} stops them.
  */
 final class Engine implements AutoCloseable {
 
@@ -65,7 +65,7 @@ final class Engine implements AutoCloseable {
     this.compactions =
         Executors.newSingleThreadExecutor(
             background("flashvec-compaction", settings.backgroundNice));
-    this.compactionBuilds = compactionPool(settings.backgroundNice);
+    this.compactionBuilds = compactionPool(settings.buildThreads, settings.backgroundNice);
   }
 
   /**
@@ -165,12 +165,14 @@ final class Engine implements AutoCloseable {
   }
 
   /**
-   * jvector's build work for compactions: one low-priority worker, so a compaction uses at most one
-   * core however many jvector would take (index builds of new data keep jvector's pools).
+   * jvector's build work for merges and compactions: as many workers as an index build gets ({@code
+   * flashvec.segment.build-threads}, 0 = one per core), each at the background nice value, so a
+   * merge of tens of millions of points uses every idle core and the kernel gives the cores to
+   * requests first whenever they want them.
    */
-  private static ForkJoinPool compactionPool(int nice) {
+  private static ForkJoinPool compactionPool(int threads, int nice) {
     return new ForkJoinPool(
-        1,
+        threads > 0 ? threads : Runtime.getRuntime().availableProcessors(),
         pool -> {
           ForkJoinWorkerThread t =
               new ForkJoinWorkerThread(null, pool, true) {

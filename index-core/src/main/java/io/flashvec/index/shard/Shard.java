@@ -268,7 +268,7 @@ public final class Shard implements Closeable {
    * @param executor runs compaction jobs ({@code null}: only {@link #compact} on the caller
    *     thread); the server gives one low-priority thread shared by all shards
    * @param pool jvector's build pool for compaction builds ({@code null}: jvector's default pools);
-   *     a one-thread pool bounds a compaction's CPU share to one core
+   *     its size bounds a compaction's CPU share, its threads' priority its claim on them
    * @param deletedFraction a segment whose deleted share reaches this is rewritten without its
    *     deleted points
    * @param segmentsPerTier sealed segments allowed per size tier before a merge, and the most one

@@ -50,8 +50,8 @@ import org.slf4j.LoggerFactory;
  *
  * At most one compaction per shard runs at a time ({@link #lock}); jobs run on the configured
  * executor (the server's single low-priority {@code flashvec-compaction} thread, shared by all
- * shards), and jvector's build work runs on {@link Shard.Compaction#pool()} (one low-priority
- * thread), so a compaction never takes more than one core from queries.
+ * shards), and jvector's build work runs on {@link Shard.Compaction#pool()} (the server gives it
+ * one low-priority worker per core), so a merge uses the cores queries leave idle.
  */
 final class ShardCompactor {
 
