@@ -24,7 +24,7 @@ class MergeSettingsTest {
   @Test
   void defaultsAndValuesReachTheEngineSettings() {
     FlashVecProperties defaults = bind(Map.of());
-    assertThat(defaults.merge().segmentsPerTier()).isEqualTo(10);
+    assertThat(defaults.merge().segmentsPerTier()).isEqualTo(3);
     assertThat(defaults.merge().maxSegmentPoints()).isEqualTo(1_000_000);
     FlashVecProperties set =
         bind(

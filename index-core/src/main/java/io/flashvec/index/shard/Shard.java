@@ -286,7 +286,7 @@ public final class Shard implements Closeable {
       int maxSegmentPoints,
       boolean automatic) {
     /** Default of {@link #segmentsPerTier}. */
-    public static final int DEFAULT_SEGMENTS_PER_TIER = 10;
+    public static final int DEFAULT_SEGMENTS_PER_TIER = 3;
 
     /** Default of {@link #maxSegmentPoints}. */
     public static final int DEFAULT_MAX_SEGMENT_POINTS = 1_000_000;

@@ -93,7 +93,7 @@ final class ShardCompactor {
                 ctx.options().sealThresholdPoints(),
                 config.maxSegmentPoints(),
                 config.segmentsPerTier(),
-                config.segmentsPerTier(),
+                Math.max(TieredMergePolicy.MAX_MERGE_AT_ONCE, config.segmentsPerTier()),
                 config.deletedFraction()));
   }
 

@@ -31,6 +31,13 @@ import java.util.List;
 final class TieredMergePolicy {
 
   /**
+   * Most segments one merge takes unless more are allowed per tier (Lucene's default). Larger than
+   * the default tier width of 3, so the merge that starts a tier can take every small segment at
+   * once: a shard keeps a few large graphs rather than ten of each size.
+   */
+  static final int MAX_MERGE_AT_ONCE = 10;
+
+  /**
    * The policy's parameters.
    *
    * @param floor segments below this many points count as this size (the seal threshold)

@@ -20,7 +20,9 @@ class TieredMergePolicyTest {
   static final int SEAL = 100_000;
 
   private static TieredMergePolicy policy(int max, int perTier) {
-    return new TieredMergePolicy(new TieredMergePolicy.Settings(SEAL, max, perTier, perTier, 0.2));
+    return new TieredMergePolicy(
+        new TieredMergePolicy.Settings(
+            SEAL, max, perTier, Math.max(TieredMergePolicy.MAX_MERGE_AT_ONCE, perTier), 0.2));
   }
 
   /** A shard's sealed segments under simulation, and the points its seals and merges wrote. */
@@ -156,6 +158,43 @@ class TieredMergePolicyTest {
             assertThat((long) sim.segs.size()).isLessThanOrEqualTo(full + (long) tiers * 10 + 1);
             assertThat((double) sim.written / sim.ingested).isLessThanOrEqualTo(3.0);
           }
+        });
+  }
+
+  @Test
+  void atTheDefaultThreePerTierTenMillionPointsEndInAFewLargeSegments() throws Exception {
+    TestSeeds.rounds(
+        "TieredMergePolicyTest.atTheDefaultThreePerTier",
+        3,
+        (round, seed) -> {
+          Random r = new Random(seed);
+          Sim sim = new Sim(policy(20_000_000, 3));
+          int most = 0;
+          while (sim.ingested < 10_000_000) {
+            sim.seal(r.nextInt(8) == 0 ? 1 + r.nextInt(SEAL) : SEAL);
+            if (sim.ingested >= 1_000_000) {
+              most = Math.max(most, sim.segs.size());
+            }
+          }
+          int largest = 0;
+          for (Seg s : sim.segs) {
+            largest = Math.max(largest, s.live());
+          }
+          System.out.printf(
+              java.util.Locale.ROOT,
+              "[flashvec] perTier=3 ingested=%d segments=%d (most past 1M: %d) largest=%d"
+                  + " writeAmplification=%.2f%n",
+              sim.ingested,
+              sim.segs.size(),
+              most,
+              largest,
+              (double) sim.written / sim.ingested);
+          assertThat(sim.total()).isEqualTo(sim.ingested);
+          // tiers of 100k, 300k, 900k, 2.7M: about three a tier, against 13-20 segments at ten a tier
+          assertThat(sim.segs.size()).isLessThanOrEqualTo(12);
+          assertThat(most).isLessThanOrEqualTo(15);
+          assertThat(largest).isGreaterThanOrEqualTo(2_000_000);
+          assertThat((double) sim.written / sim.ingested).isLessThanOrEqualTo(3.5);
         });
   }
 
