@@ -190,7 +190,7 @@ class TieredMergePolicyTest {
               largest,
               (double) sim.written / sim.ingested);
           assertThat(sim.total()).isEqualTo(sim.ingested);
-          // tiers of 100k, 300k, 900k, 2.7M: about three a tier, against 13-20 segments at ten a tier
+          // about three a tier, against 13-20 segments at ten a tier
           assertThat(sim.segs.size()).isLessThanOrEqualTo(12);
           assertThat(most).isLessThanOrEqualTo(15);
           assertThat(largest).isGreaterThanOrEqualTo(2_000_000);
