@@ -23,6 +23,10 @@ import java.nio.file.StandardOpenOption;
  * every read checks its record's dimension, so a damaged record fails with a {@link
  * DatasetFormatException} naming the row instead of returning garbage.
  *
+ * <p>Single rows are read from the mapping as it is; a bulk read ({@link #get(int, int, float[])},
+ * the step of a sequential scan such as ground truth) releases the pages it read from the mapping
+ * afterwards, so that scanning tens of gigabytes leaves the resident set of the process alone.
+ *
  * <p>This object owns the mapping (a shared arena): reads are safe from any thread while it is
  * open; {@link #close} unmaps it and must come after the last read. Closing twice is harmless.
  */
@@ -105,6 +109,11 @@ public final class VectorFile implements Vectors, AutoCloseable {
     }
     for (int r = from; r < to; r++) {
       get(r, dst, (r - from) * dim);
+    }
+    if (to > from) {
+      // a bulk read is a step of a sequential scan: drop the pages from this mapping (they stay
+      // in the page cache), so a scan of a file larger than memory does not grow the RSS
+      data.asSlice(from * recordBytes, (to - from) * recordBytes).unload();
     }
   }
 
