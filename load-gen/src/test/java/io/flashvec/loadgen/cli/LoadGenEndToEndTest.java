@@ -644,4 +644,34 @@ class LoadGenEndToEndTest {
         .isEqualTo(2);
     assertThat(err.toString()).contains("unknown distance [distance=hamming");
   }
+
+  @Test
+  void groundTruthForAQuerySampleLimitsTheQueriesAndABadSampleIsRefused() {
+    Path syn = dir.resolve("sample");
+    String[] gen = {
+      "generate",
+      "--out",
+      syn.toString(),
+      "--n",
+      "500",
+      "--dim",
+      "8",
+      "--queries",
+      "30",
+      "--clusters",
+      "5",
+      "--seed",
+      "4",
+      "--gt-k",
+      "10"
+    };
+    assertThat(run(gen)).isZero();
+    assertThat(run(concat(gen, "--gt-queries", "31"))).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("--gt-queries must be between 1 and --queries [gt-queries=31, queries=30]");
+    assertThat(run(concat(gen, "--gt-queries", "12"))).isZero();
+    assertThat(out.toString()).contains("queries=12");
+    assertThat(run("groundtruth", "--dataset", syn.toString())).isZero();
+    assertThat(out.toString()).contains("queries=12, depth=10");
+  }
 }
