@@ -16,10 +16,11 @@ import tools.jackson.databind.JsonNode;
  * and missing, and caching it next to the data.
  *
  * <ul>
- *   <li>A directory: {@code base.fvecs} (or {@code base.bvecs}), {@code query.fvecs} (or {@code
- *       query.bvecs}), optional {@code groundtruth.ivecs} and {@code manifest.json} whose {@code
- *       metric} ({@code cosine}, {@code l2}, {@code dot}) says what the ground truth is for. Ground
- *       truth for another metric is cached as {@code groundtruth.<metric>.ivecs}.
+ *   <li>A directory: {@code base.fvecs} (or {@code base.fbin}, {@code base.bvecs}), {@code
+ *       query.fvecs} (or {@code query.fbin}, {@code query.bvecs}), optional {@code
+ *       groundtruth.ivecs} and {@code manifest.json} whose {@code metric} ({@code cosine}, {@code
+ *       l2}, {@code dot}) says what the ground truth is for. Ground truth for another metric is
+ *       cached as {@code groundtruth.<metric>.ivecs}.
  *   <li>An ann-benchmarks {@code .hdf5}/{@code .h5} file: {@code train}, {@code test}, {@code
  *       neighbors} and attribute {@code distance}.
  *   <li>A {@code .npy} file (float32): the base set; queries come from a sibling {@code
@@ -118,11 +119,16 @@ public final class DatasetLoader {
     }
   }
 
-  /** The base of a directory: {@code base.fvecs} mapped in place, or {@code base.bvecs} read. */
+  /**
+   * The base of a directory: {@code base.fvecs} or {@code base.fbin} mapped in place, or {@code
+   * base.bvecs} read.
+   */
   private static Vectors openBase(Path dir) {
-    Path f = dir.resolve("base.fvecs");
-    if (Files.isRegularFile(f)) {
-      return VectorFile.open(f);
+    for (String name : new String[] {"base.fvecs", "base.fbin"}) {
+      Path f = dir.resolve(name);
+      if (Files.isRegularFile(f)) {
+        return VectorFile.open(f);
+      }
     }
     return Vectors.onHeap(readVectors(dir, "base"));
   }
@@ -169,6 +175,16 @@ public final class DatasetLoader {
     Path f = dir.resolve(stem + ".fvecs");
     if (Files.isRegularFile(f)) {
       return VecsFiles.readFvecs(f);
+    }
+    Path fbin = dir.resolve(stem + ".fbin");
+    if (Files.isRegularFile(fbin)) {
+      try (VectorFile v = VectorFile.open(fbin)) {
+        float[][] rows = new float[v.size()][];
+        for (int i = 0; i < rows.length; i++) {
+          rows[i] = v.get(i);
+        }
+        return rows;
+      }
     }
     Path b = dir.resolve(stem + ".bvecs");
     if (Files.isRegularFile(b)) {

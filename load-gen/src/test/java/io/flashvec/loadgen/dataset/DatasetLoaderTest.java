@@ -93,4 +93,19 @@ class DatasetLoaderTest {
                 + dir.resolve("groundtruth.ivecs")
                 + ", rows=2, queries=6]");
   }
+
+  @Test
+  void aDirectoryOfFbinFilesLoads() throws Exception {
+    SplittableRandom r = TestSeeds.splittableRandom("loaderFbin");
+    float[][] base = TestVectors.gaussian(r, 90, 4);
+    float[][] q = TestVectors.gaussian(r, 3, 4);
+    VectorFileTest.writeFbin(dir.resolve("base.fbin"), base);
+    VectorFileTest.writeFbin(dir.resolve("query.fbin"), q);
+    try (Dataset d = DatasetLoader.load(dir, opts(Distance.DOT))) {
+      assertThat(d.base()).isInstanceOf(VectorFile.class);
+      assertThat(d.size()).isEqualTo(90);
+      assertThat(d.queries()).isDeepEqualTo(q);
+      assertThat(d.groundTruth()).isDeepEqualTo(GroundTruth.compute(base, q, 100, Distance.DOT, 1));
+    }
+  }
 }

@@ -97,4 +97,48 @@ class VectorFileTest {
     file.close();
     file.close();
   }
+
+  static Path writeFbin(Path f, float[][] v) throws Exception {
+    int dim = v.length == 0 ? 1 : v[0].length;
+    ByteBuffer b = ByteBuffer.allocate(8 + 4 * v.length * dim).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(v.length).putInt(dim);
+    for (float[] row : v) {
+      for (float x : row) {
+        b.putFloat(x);
+      }
+    }
+    return Files.write(f, b.array());
+  }
+
+  @Test
+  void mapsBigAnnFbinFiles() throws Exception {
+    SplittableRandom r = TestSeeds.splittableRandom("fbin");
+    float[][] v = TestVectors.gaussian(r, 40, 6);
+    Path f = writeFbin(dir.resolve("base.fbin"), v);
+    try (VectorFile file = VectorFile.open(f)) {
+      assertThat(file.size()).isEqualTo(40);
+      assertThat(file.dim()).isEqualTo(6);
+      for (int i = 0; i < v.length; i++) {
+        assertThat(file.get(i)).containsExactly(v[i]);
+      }
+      float[] block = new float[3 * 6];
+      file.get(37, 40, block);
+      assertThat(java.util.Arrays.copyOfRange(block, 12, 18)).containsExactly(v[39]);
+    }
+
+    Files.write(f, new byte[] {0}, StandardOpenOption.APPEND);
+    assertThatThrownBy(() -> VectorFile.open(f))
+        .isInstanceOf(DatasetFormatException.class)
+        .hasMessage(
+            "bad fbin header or size [file="
+                + f
+                + ", n=40, dim=6, size=969, expected 8 + 4 * n * dim bytes]");
+    Path tiny = Files.write(dir.resolve("tiny.fbin"), new byte[] {1, 0, 0});
+    assertThatThrownBy(() -> VectorFile.open(tiny))
+        .isInstanceOf(DatasetFormatException.class)
+        .hasMessageContaining("bad fbin header or size");
+    assertThatThrownBy(() -> VectorFile.open(dir.resolve("x.npy")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("expected=.fvecs or .fbin");
+  }
 }
