@@ -8,7 +8,11 @@ import io.flashvec.loadgen.dataset.VecsFiles;
 import io.flashvec.loadgen.dataset.VectorFile;
 import io.flashvec.loadgen.internal.FloatKernels;
 import io.flashvec.loadgen.internal.Parallel;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -127,6 +131,7 @@ public final class GenerateCommand implements Callable<Integer> {
     o.flush();
     long t0 = System.nanoTime();
     SyntheticGenerator g = new SyntheticGenerator(s);
+    removeDerivedFiles();
     Path baseFile = out.resolve("base.fvecs");
     Path queryFile = out.resolve("query.fvecs");
     g.writeBase(baseFile, t);
@@ -169,5 +174,24 @@ public final class GenerateCommand implements Callable<Integer> {
     DatasetLoader.writeManifest(out, manifest);
     o.flush();
     return 0;
+  }
+
+  /**
+   * Removes what was derived from a base this run replaces: cached ground truth of any metric and
+   * the manifest (whose entries a later write would otherwise merge into the new one).
+   */
+  private void removeDerivedFiles() {
+    if (!Files.isDirectory(out)) {
+      return;
+    }
+    try (DirectoryStream<Path> old = Files.newDirectoryStream(out, "groundtruth*.ivecs")) {
+      for (Path f : old) {
+        Files.delete(f);
+      }
+      Files.deleteIfExists(out.resolve(DatasetLoader.MANIFEST));
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "cannot remove the previous ground truth [dir=" + out + "]", e);
+    }
   }
 }

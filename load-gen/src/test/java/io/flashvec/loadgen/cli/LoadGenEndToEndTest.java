@@ -646,7 +646,7 @@ class LoadGenEndToEndTest {
   }
 
   @Test
-  void groundTruthForAQuerySampleLimitsTheQueriesAndABadSampleIsRefused() {
+  void groundTruthForAQuerySampleLimitsTheQueriesAndABadSampleIsRefused() throws Exception {
     Path syn = dir.resolve("sample");
     String[] gen = {
       "generate",
@@ -673,5 +673,24 @@ class LoadGenEndToEndTest {
     assertThat(out.toString()).contains("queries=12");
     assertThat(run("groundtruth", "--dataset", syn.toString())).isZero();
     assertThat(out.toString()).contains("queries=12, depth=10");
+
+    // a new base without ground truth leaves no ground truth or sample of the old one behind
+    assertThat(
+            run(
+                "generate",
+                "--out",
+                syn.toString(),
+                "--n",
+                "400",
+                "--dim",
+                "8",
+                "--seed",
+                "5",
+                "--no-groundtruth"))
+        .isZero();
+    assertThat(syn.resolve("groundtruth.ivecs")).doesNotExist();
+    assertThat(Files.readString(syn.resolve("manifest.json")))
+        .doesNotContain("gt_queries")
+        .containsPattern("\"n\" ?: ?400");
   }
 }
