@@ -154,6 +154,13 @@ public final class GenerateCommand implements Callable<Integer> {
     if (!noGroundTruth) {
       long g0 = System.nanoTime();
       float[][] q = VecsFiles.readFvecs(queryFile, sample);
+      o.printf(
+          Locale.ROOT,
+          "computing exact ground truth: one pass over the base [queries=%d, k=%d, threads=%d]%n",
+          sample,
+          gtK,
+          t);
+      o.flush();
       int[][] gt;
       try (VectorFile base = VectorFile.open(baseFile)) {
         gt = GroundTruth.compute(base, q, Math.max(1, gtK), distance, t);
