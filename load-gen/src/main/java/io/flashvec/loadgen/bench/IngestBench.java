@@ -5,6 +5,7 @@ import io.flashvec.loadgen.client.ServerException;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.CollectionInfo;
 import io.flashvec.loadgen.dataset.Distance;
+import io.flashvec.loadgen.dataset.Vectors;
 import io.flashvec.loadgen.metrics.MetricSnapshot;
 import io.flashvec.loadgen.metrics.PrometheusText;
 import java.io.PrintStream;
@@ -126,21 +127,21 @@ public final class IngestBench {
   }
 
   /** Runs the ingest of {@code base}. */
-  public Result run(float[][] base) {
-    return run(base, 0, base.length);
+  public Result run(Vectors base) {
+    return run(base, 0, base.size());
   }
 
   /**
    * Runs the ingest of rows {@code [first, end)} of {@code base}, each with its row number as id (a
    * part of a dataset beside another part uploaded earlier, keeping the ground truth valid).
    */
-  public Result run(float[][] base, int first, int end) {
-    if (first < 0 || end > base.length || first > end) {
+  public Result run(Vectors base, int first, int end) {
+    if (first < 0 || end > base.size() || first > end) {
       throw new IllegalArgumentException(
-          "rows out of range [rows=" + first + ":" + end + ", base=" + base.length + "]");
+          "rows out of range [rows=" + first + ":" + end + ", base=" + base.size() + "]");
     }
     int n = end - first;
-    int dim = base.length == 0 ? 0 : base[0].length;
+    int dim = base.dim();
     MetricSnapshot before = scrape();
     boolean exists = client.collectionExists(cfg.collection);
     if (exists && cfg.recreate) {
@@ -179,7 +180,7 @@ public final class IngestBench {
                     float[][] vs = new float[to - from][];
                     for (int i = from; i < to; i++) {
                       ids[i - from] = i;
-                      vs[i - from] = base[i];
+                      vs[i - from] = base.get(i);
                     }
                     long s = System.nanoTime();
                     if (upsertWithRetry(ids, vs)) {
@@ -287,11 +288,11 @@ public final class IngestBench {
    * Polls until the server counts at least the uploaded rows {@code [first, end)} and a probe
    * search (the last of them) answers; seconds since {@code t0}, or NaN after 10 minutes.
    */
-  private double waitSearchable(float[][] base, int first, int end, long t0) {
+  private double waitSearchable(Vectors base, int first, int end, long t0) {
     if (end == first) {
       return 0;
     }
-    VectorDbClient.PreparedVector probe = client.prepare(base[end - 1]);
+    VectorDbClient.PreparedVector probe = client.prepare(base.get(end - 1));
     long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
     long sleep = 20;
     while (System.nanoTime() < deadline) {

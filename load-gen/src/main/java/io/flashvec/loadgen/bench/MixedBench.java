@@ -3,6 +3,7 @@ package io.flashvec.loadgen.bench;
 import io.flashvec.loadgen.client.SearchParams;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
+import io.flashvec.loadgen.dataset.Vectors;
 import io.flashvec.loadgen.metrics.MetricsSource;
 import io.flashvec.loadgen.report.BenchmarkResult;
 import io.flashvec.loadgen.report.SearchPoint;
@@ -99,8 +100,8 @@ public final class MixedBench {
   }
 
   /** Runs queries alone, then queries with inserts. */
-  public Result run(float[][] base, PreparedVector[] queries, int[][] gt, long firstInsertId) {
-    int n = base.length;
+  public Result run(Vectors base, PreparedVector[] queries, int[][] gt, long firstInsertId) {
+    int n = base.size();
     SearchBench search =
         new SearchBench(
             client,
@@ -174,22 +175,22 @@ public final class MixedBench {
    * of CPU, which on a machine shared with the server would be charged to the server's QPS. Enough
    * rows for the paced rate over warm-up and duration, with a tenth to spare.
    */
-  private PreparedVector[] prepareInsertRows(float[][] base) {
+  private PreparedVector[] prepareInsertRows(Vectors base) {
     double seconds = (cfg.warmup.toMillis() + cfg.duration.toMillis()) / 1000.0;
     long wanted = (long) Math.ceil(cfg.insertRate * seconds * 1.1) + cfg.insertBatch;
-    int dim = base.length == 0 ? 1 : Math.max(1, base[0].length);
+    int dim = Math.max(1, base.dim());
     long budget = MAX_PREPARED_BYTES / (10L * dim);
-    int count = (int) Math.min(Math.min(wanted, base.length), budget);
+    int count = (int) Math.min(Math.min(wanted, base.size()), budget);
     PreparedVector[] rows = new PreparedVector[count];
     for (int i = 0; i < count; i++) {
-      rows[i] = client.prepare(base[i]);
+      rows[i] = client.prepare(base.get(i));
     }
     return rows;
   }
 
   /** The paced insert stream; its fields are read after its thread has been joined. */
   private final class Inserter implements Runnable {
-    private final float[][] base;
+    private final Vectors base;
     private final PreparedVector[] rows;
     private final long firstId;
     private final AtomicBoolean stop;
@@ -200,7 +201,7 @@ public final class MixedBench {
     private String firstError;
     private double seconds;
 
-    Inserter(float[][] base, PreparedVector[] rows, long firstId, AtomicBoolean stop) {
+    Inserter(Vectors base, PreparedVector[] rows, long firstId, AtomicBoolean stop) {
       this.base = base;
       this.rows = rows;
       this.firstId = firstId;
@@ -209,7 +210,7 @@ public final class MixedBench {
 
     @Override
     public void run() {
-      int n = base.length;
+      int n = base.size();
       double secondsPerBatch = cfg.insertBatch / cfg.insertRate;
       long t0 = System.nanoTime();
       long next = firstId;
@@ -233,7 +234,7 @@ public final class MixedBench {
         for (int j = 0; j < ids.length; j++) {
           ids[j] = next + j;
           int row = (int) Math.floorMod(next + j - firstId, (long) n);
-          vs[j] = row < rows.length ? rows[row] : client.prepare(base[row]);
+          vs[j] = row < rows.length ? rows[row] : client.prepare(base.get(row));
         }
         long s = System.nanoTime();
         try {

@@ -15,8 +15,8 @@ public final class DatasetOptions {
       names = "--dataset",
       required = true,
       description =
-          "Dataset: a directory with base.fvecs, query.fvecs [, groundtruth.ivecs], or an"
-              + " ann-benchmarks .hdf5 file, or a .npy file.")
+          "Dataset: a directory with base.fvecs, query.fvecs [, groundtruth.ivecs] (or .fbin,"
+              + " .bvecs), or an ann-benchmarks .hdf5 file, or a .npy file.")
   Path dataset;
 
   @Option(

@@ -5,8 +5,14 @@ import io.flashvec.loadgen.dataset.Distance;
 import io.flashvec.loadgen.dataset.GroundTruth;
 import io.flashvec.loadgen.dataset.SyntheticGenerator;
 import io.flashvec.loadgen.dataset.VecsFiles;
+import io.flashvec.loadgen.dataset.VectorFile;
+import io.flashvec.loadgen.internal.FloatKernels;
 import io.flashvec.loadgen.internal.Parallel;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -15,6 +21,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code generate}: writes a deterministic synthetic dataset. */
@@ -27,9 +34,14 @@ import picocli.CommandLine.Spec;
           + " mapped to --dim by a random linear map, plus isotropic noise, optionally unit"
           + " normalised.",
       "Writes base.fvecs, query.fvecs (drawn from the same distribution, not copies of base rows),"
-          + " groundtruth.ivecs (exact top-100) and manifest.json to --out."
+          + " groundtruth.ivecs (exact top-100 of a query sample) and manifest.json to --out.",
+      "The base is streamed to disk block by block and ground truth is one streaming pass over"
+          + " it, so memory stays bounded whatever --n is."
     })
 public final class GenerateCommand implements Callable<Integer> {
+  /** Queries with ground truth when {@code --gt-queries} is not given (at most --queries). */
+  static final int DEFAULT_GT_QUERIES = 1000;
+
   @Spec CommandSpec spec;
 
   @Option(names = "--out", required = true, description = "Output directory.")
@@ -86,6 +98,13 @@ public final class GenerateCommand implements Callable<Integer> {
       description = "Ground truth depth (default: ${DEFAULT-VALUE}).")
   int gtK;
 
+  @Option(
+      names = "--gt-queries",
+      description =
+          "Compute ground truth for the first this many queries, a sample (default: the smaller"
+              + " of 1000 and --queries); search and mixed then use that sample.")
+  Integer gtQueries;
+
   @Option(names = "--no-groundtruth", description = "Do not compute ground truth.")
   boolean noGroundTruth;
 
@@ -96,18 +115,30 @@ public final class GenerateCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
     int t = threads == null ? Parallel.defaultThreads() : threads;
+    int sample = gtQueries == null ? Math.min(DEFAULT_GT_QUERIES, queries) : gtQueries;
+    if (gtQueries != null && (gtQueries < 1 || gtQueries > queries)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--gt-queries must be between 1 and --queries [gt-queries="
+              + gtQueries
+              + ", queries="
+              + queries
+              + "]");
+    }
     SyntheticGenerator.Spec s =
         new SyntheticGenerator.Spec(n, queries, dim, clusters, latentDim, noise, normalize, seed);
     o.printf(Locale.ROOT, "generating %s [seed=%d, threads=%d]%n", s, seed, t);
+    o.flush();
     long t0 = System.nanoTime();
     SyntheticGenerator g = new SyntheticGenerator(s);
-    float[][] base = g.base(t);
-    float[][] q = g.queries(t);
+    removeDerivedFiles();
+    Path baseFile = out.resolve("base.fvecs");
+    Path queryFile = out.resolve("query.fvecs");
+    g.writeBase(baseFile, t);
+    g.writeQueries(queryFile, t);
     double genSeconds = (System.nanoTime() - t0) / 1e9;
-    VecsFiles.writeFvecs(out.resolve("base.fvecs"), base);
-    VecsFiles.writeFvecs(out.resolve("query.fvecs"), q);
-    o.printf(
-        Locale.ROOT, "wrote %s and query.fvecs in %.1f s%n", out.resolve("base.fvecs"), genSeconds);
+    o.printf(Locale.ROOT, "wrote %s and query.fvecs in %.1f s%n", baseFile, genSeconds);
+    o.flush();
     Map<String, Object> manifest = new LinkedHashMap<>();
     manifest.put("metric", distance.manifestName());
     manifest.put("generator", "flashvec load-gen generate");
@@ -122,19 +153,52 @@ public final class GenerateCommand implements Callable<Integer> {
     manifest.put("gen_seconds", Math.round(genSeconds * 10) / 10.0);
     if (!noGroundTruth) {
       long g0 = System.nanoTime();
-      int[][] gt = GroundTruth.compute(base, q, Math.max(1, gtK), distance, t);
+      float[][] q = VecsFiles.readFvecs(queryFile, sample);
+      o.printf(
+          Locale.ROOT,
+          "computing exact ground truth: one pass over the base [queries=%d, k=%d, threads=%d]%n",
+          sample,
+          gtK,
+          t);
+      o.flush();
+      int[][] gt;
+      try (VectorFile base = VectorFile.open(baseFile)) {
+        gt = GroundTruth.compute(base, q, Math.max(1, gtK), distance, t);
+      }
       VecsFiles.writeIvecs(out.resolve("groundtruth.ivecs"), gt);
       double gtSeconds = (System.nanoTime() - g0) / 1e9;
+      manifest.put("gt_queries", sample);
       manifest.put("gt_seconds", Math.round(gtSeconds * 10) / 10.0);
       o.printf(
           Locale.ROOT,
-          "wrote groundtruth.ivecs [k=%d, distance=%s] in %.1f s%n",
+          "wrote groundtruth.ivecs [k=%d, queries=%d, distance=%s, kernels=%s] in %.1f s%n",
           gtK,
+          sample,
           distance.apiName(),
+          FloatKernels.get().name(),
           gtSeconds);
     }
     DatasetLoader.writeManifest(out, manifest);
     o.flush();
     return 0;
+  }
+
+  /**
+   * Removes what was derived from a base this run replaces: cached ground truth of any metric and
+   * the manifest (whose entries a later write would otherwise merge into the new one).
+   */
+  private void removeDerivedFiles() {
+    if (!Files.isDirectory(out)) {
+      return;
+    }
+    try (DirectoryStream<Path> old = Files.newDirectoryStream(out, "groundtruth*.ivecs")) {
+      for (Path f : old) {
+        Files.delete(f);
+      }
+      Files.deleteIfExists(out.resolve(DatasetLoader.MANIFEST));
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "cannot remove the previous ground truth [dir=" + out + "]", e);
+    }
   }
 }

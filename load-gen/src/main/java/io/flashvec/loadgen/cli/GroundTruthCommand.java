@@ -28,14 +28,15 @@ public final class GroundTruthCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
-    Dataset d = data.load(true, true, k, System.err);
-    o.printf(
-        Locale.ROOT,
-        "ground truth ready [dataset=%s, queries=%d, depth=%d, distance=%s]%n",
-        d.source(),
-        d.queries().length,
-        d.groundTruthDepth(),
-        d.distance().apiName());
+    try (Dataset d = data.load(true, true, k, System.err)) {
+      o.printf(
+          Locale.ROOT,
+          "ground truth ready [dataset=%s, queries=%d, depth=%d, distance=%s]%n",
+          d.source(),
+          d.queries().length,
+          d.groundTruthDepth(),
+          d.distance().apiName());
+    }
     o.flush();
     return 0;
   }

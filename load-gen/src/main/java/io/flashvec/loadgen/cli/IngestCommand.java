@@ -111,9 +111,9 @@ public final class IngestCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
-    Dataset d = data.load(false, false, 0, System.err);
     PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
-    try (VectorDbClient c = client.open()) {
+    try (Dataset d = data.load(false, false, 0, System.err);
+        VectorDbClient c = client.open()) {
       IngestBench.Result r =
           new IngestBench(
                   c,
@@ -128,7 +128,7 @@ public final class IngestCommand implements Callable<Integer> {
                       indexTimeout,
                       noProgress ? null : System.err,
                       log))
-              .run(d.base(), rowsFrom(d.base().length), rowsTo(d.base().length));
+              .run(d.base(), rowsFrom(d.size()), rowsTo(d.size()));
       if (out != null) {
         Map<String, Object> root = Metadata.of("ingest", d, client);
         root.put("index", index);

@@ -29,9 +29,9 @@ abstract class QueryWorkloadCommand implements Callable<Integer> {
   @Override
   public final Integer call() {
     PrintWriter o = spec.commandLine().getOut();
-    Dataset d = data.load(true, true, topK.k, System.err);
     PrintStream log = new PrintStream(new WriterOutputStream(o), true, StandardCharsets.UTF_8);
-    try (VectorDbClient c = client.open()) {
+    try (Dataset d = data.load(true, true, topK.k, System.err);
+        VectorDbClient c = client.open()) {
       int status = run(c, d, o, log);
       o.flush();
       return status;

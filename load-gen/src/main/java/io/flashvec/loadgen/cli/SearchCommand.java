@@ -206,24 +206,16 @@ public final class SearchCommand extends QueryWorkloadCommand {
     if (buckets <= 0) {
       throw new IllegalArgumentException("--filter-buckets-below needs --payload-buckets");
     }
-    int[] rows =
-        java.util.stream.IntStream.range(0, d.base().length)
-            .filter(r -> r % buckets < below)
-            .toArray();
-    float[][] sub = new float[rows.length][];
-    for (int i = 0; i < rows.length; i++) {
-      sub[i] = d.base()[rows[i]];
-    }
-    log.printf(
-        Locale.ROOT, "filtered ground truth over %d of %d points%n", rows.length, d.base().length);
-    int[][] gt =
-        io.flashvec.loadgen.dataset.GroundTruth.compute(
-            sub, d.queries(), topK.k, d.distance(), Runtime.getRuntime().availableProcessors());
-    for (int[] row : gt) {
-      for (int j = 0; j < row.length; j++) {
-        row[j] = rows[row[j]];
-      }
-    }
-    return gt;
+    int n = d.size();
+    int b = Math.min(below, buckets);
+    int matching = n / buckets * b + Math.min(n % buckets, b);
+    log.printf(Locale.ROOT, "filtered ground truth over %d of %d points%n", matching, n);
+    return io.flashvec.loadgen.dataset.GroundTruth.compute(
+        d.base(),
+        d.queries(),
+        topK.k,
+        d.distance(),
+        Runtime.getRuntime().availableProcessors(),
+        row -> row % buckets < below);
   }
 }

@@ -1,5 +1,6 @@
 package io.flashvec.loadgen.dataset;
 
+import io.flashvec.loadgen.internal.FloatKernels;
 import io.flashvec.loadgen.internal.Json;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -15,10 +16,11 @@ import tools.jackson.databind.JsonNode;
  * and missing, and caching it next to the data.
  *
  * <ul>
- *   <li>A directory: {@code base.fvecs} (or {@code base.bvecs}), {@code query.fvecs} (or {@code
- *       query.bvecs}), optional {@code groundtruth.ivecs} and {@code manifest.json} whose {@code
- *       metric} ({@code cosine}, {@code l2}, {@code dot}) says what the ground truth is for. Ground
- *       truth for another metric is cached as {@code groundtruth.<metric>.ivecs}.
+ *   <li>A directory: {@code base.fvecs} (or {@code base.fbin}, {@code base.bvecs}), {@code
+ *       query.fvecs} (or {@code query.fbin}, {@code query.bvecs}), optional {@code
+ *       groundtruth.ivecs} and {@code manifest.json} whose {@code metric} ({@code cosine}, {@code
+ *       l2}, {@code dot}) says what the ground truth is for. Ground truth for another metric is
+ *       cached as {@code groundtruth.<metric>.ivecs}.
  *   <li>An ann-benchmarks {@code .hdf5}/{@code .h5} file: {@code train}, {@code test}, {@code
  *       neighbors} and attribute {@code distance}.
  *   <li>A {@code .npy} file (float32): the base set; queries come from a sibling {@code
@@ -90,28 +92,99 @@ public final class DatasetLoader {
     Distance declared = manifestMetric(dir);
     Distance distance =
         o.distance != null ? o.distance : declared != null ? declared : Distance.COSINE;
-    float[][] base = readVectors(dir, "base");
-    float[][] queries =
-        o.needQueries || o.needGroundTruth ? readVectors(dir, "query") : new float[0][];
-    int[][] gt = null;
-    if (o.needGroundTruth) {
-      String gtName =
-          declared == null || declared == distance
-              ? "groundtruth.ivecs"
-              : "groundtruth." + distance.manifestName() + ".ivecs";
-      Path gtFile = dir.resolve(gtName);
-      gt = cachedGroundTruth(gtFile, base, queries, distance, o);
-      if (declared == null) {
-        writeManifest(dir, Map.of("metric", distance.manifestName()));
+    Vectors base = openBase(dir);
+    try {
+      float[][] queries =
+          o.needQueries || o.needGroundTruth ? readVectors(dir, "query") : new float[0][];
+      int[][] gt = null;
+      if (o.needGroundTruth) {
+        String gtName =
+            declared == null || declared == distance
+                ? "groundtruth.ivecs"
+                : "groundtruth." + distance.manifestName() + ".ivecs";
+        Path gtFile = dir.resolve(gtName);
+        int sample = manifestGroundTruthQueries(dir, queries.length);
+        gt = cachedGroundTruth(gtFile, base, sampleOf(queries, sample), distance, o);
+        queries = sampleWithGroundTruth(queries, gt, gtFile, o);
+        if (declared == null) {
+          writeManifest(dir, Map.of("metric", distance.manifestName()));
+        }
+      }
+      return new Dataset(dir.getFileName().toString(), dir, base, queries, gt, distance);
+    } catch (RuntimeException | Error e) {
+      if (base instanceof VectorFile f) {
+        f.close();
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The base of a directory: {@code base.fvecs} or {@code base.fbin} mapped in place, or {@code
+   * base.bvecs} read.
+   */
+  private static Vectors openBase(Path dir) {
+    for (String name : new String[] {"base.fvecs", "base.fbin"}) {
+      Path f = dir.resolve(name);
+      if (Files.isRegularFile(f)) {
+        return VectorFile.open(f);
       }
     }
-    return new Dataset(dir.getFileName().toString(), dir, base, queries, gt, distance);
+    return Vectors.onHeap(readVectors(dir, "base"));
+  }
+
+  /**
+   * The number of queries whose ground truth the manifest says was computed ({@code gt_queries},
+   * written by {@code generate --gt-queries}), capped at {@code queries}; {@code queries} when the
+   * manifest does not say.
+   */
+  private static int manifestGroundTruthQueries(Path dir, int queries) {
+    Path m = dir.resolve(MANIFEST);
+    if (!Files.isRegularFile(m)) {
+      return queries;
+    }
+    JsonNode n = Json.MAPPER.readTree(m.toFile()).path("gt_queries");
+    return n.isInt() && n.asInt() >= 0 ? Math.min(n.asInt(), queries) : queries;
+  }
+
+  private static float[][] sampleOf(float[][] queries, int sample) {
+    return sample == queries.length ? queries : Arrays.copyOf(queries, sample);
+  }
+
+  /**
+   * The queries that have ground truth: a ground truth file computed for a sample (the first {@code
+   * gt.length} queries, {@code generate --gt-queries}) limits the queries to that sample.
+   */
+  private static float[][] sampleWithGroundTruth(
+      float[][] queries, int[][] gt, Path gtFile, Options o) {
+    if (gt.length >= queries.length) {
+      return queries;
+    }
+    if (o.log != null) {
+      o.log.printf(
+          Locale.ROOT,
+          "ground truth covers the first %d of %d queries; using those [file=%s]%n",
+          gt.length,
+          queries.length,
+          gtFile);
+    }
+    return Arrays.copyOf(queries, gt.length);
   }
 
   private static float[][] readVectors(Path dir, String stem) {
     Path f = dir.resolve(stem + ".fvecs");
     if (Files.isRegularFile(f)) {
       return VecsFiles.readFvecs(f);
+    }
+    Path fbin = dir.resolve(stem + ".fbin");
+    if (Files.isRegularFile(fbin)) {
+      try (VectorFile v = VectorFile.open(fbin)) {
+        float[][] rows = new float[v.size()][];
+        for (int i = 0; i < rows.length; i++) {
+          rows[i] = v.get(i);
+        }
+        return rows;
+      }
     }
     Path b = dir.resolve(stem + ".bvecs");
     if (Files.isRegularFile(b)) {
@@ -134,13 +207,13 @@ public final class DatasetLoader {
         gt =
             cachedGroundTruth(
                 sibling(file, ".groundtruth." + distance.manifestName() + ".ivecs"),
-                a.train(),
+                Vectors.onHeap(a.train()),
                 a.test(),
                 distance,
                 o);
       }
     }
-    return new Dataset(stem(file), file, a.train(), a.test(), gt, distance);
+    return new Dataset(stem(file), file, Vectors.onHeap(a.train()), a.test(), gt, distance);
   }
 
   private static Dataset loadNpy(Path file, Options o) {
@@ -177,31 +250,33 @@ public final class DatasetLoader {
       gt =
           cachedGroundTruth(
               sibling(file, ".groundtruth." + distance.manifestName() + ".ivecs"),
-              base,
+              Vectors.onHeap(base),
               queries,
               distance,
               o);
     }
-    return new Dataset(stem, file, base, queries, gt, distance);
+    return new Dataset(stem, file, Vectors.onHeap(base), queries, gt, distance);
   }
 
   private static int[][] cachedGroundTruth(
-      Path gtFile, float[][] base, float[][] queries, Distance distance, Options o) {
+      Path gtFile, Vectors base, float[][] queries, Distance distance, Options o) {
     if (Files.isRegularFile(gtFile)) {
       int[][] gt = VecsFiles.readIvecs(gtFile);
-      return checkGroundTruth(gt, base.length, queries.length, gtFile);
+      return checkGroundTruth(gt, base.size(), queries.length, gtFile);
     }
     long t0 = System.nanoTime();
     if (o.log != null) {
       o.log.printf(
           Locale.ROOT,
-          "computing exact ground truth [queries=%d, base=%d, dim=%d, k=%d, distance=%s, threads=%d]%n",
+          "computing exact ground truth [queries=%d, base=%d, dim=%d, k=%d, distance=%s,"
+              + " threads=%d, kernels=%s]%n",
           queries.length,
-          base.length,
-          base.length > 0 ? base[0].length : 0,
+          base.size(),
+          base.dim(),
           o.groundTruthK,
           distance.apiName(),
-          o.threads);
+          o.threads,
+          FloatKernels.get().name());
     }
     int[][] gt = GroundTruth.compute(base, queries, o.groundTruthK, distance, o.threads);
     VecsFiles.writeIvecs(gtFile, gt);

@@ -1,6 +1,8 @@
 package io.flashvec.loadgen.dataset;
 
 import io.flashvec.loadgen.internal.Parallel;
+import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
@@ -24,13 +26,18 @@ import java.util.SplittableRandom;
  *
  * <p>Queries come from the same mixture through an independent random stream, never copies of base
  * rows. Rows are generated in blocks of {@value #BLOCK}, each block with its own seed derived from
- * (seed, stream, block): the output is bit-identical for any thread count. Thread-safe (stateless
- * after construction).
+ * (seed, stream, block): the output is bit-identical for any thread count, and {@link #writeBase}
+ * streams it to disk block by block in order, so a set of tens of millions of vectors never sits on
+ * the heap. Thread-safe (stateless after construction).
  */
 public final class SyntheticGenerator {
   static final double MIN_SPREAD = 0.2;
   static final double MAX_SPREAD = 0.8;
   static final int BLOCK = 1024;
+
+  /** About how many bytes of generated rows {@link #writeBase} holds between two writes. */
+  static final long BATCH_BYTES = 8L << 20;
+
   private static final long STREAM_BASE = 1;
   private static final long STREAM_QUERY = 2;
 
@@ -123,7 +130,7 @@ public final class SyntheticGenerator {
     return spec;
   }
 
-  /** Generates the {@code n} base vectors. */
+  /** Generates the {@code n} base vectors on the heap (small sets; see {@link #writeBase}). */
   public float[][] base(int threads) {
     return rows(STREAM_BASE, spec.n, threads);
   }
@@ -133,9 +140,60 @@ public final class SyntheticGenerator {
     return rows(STREAM_QUERY, spec.queries, threads);
   }
 
+  /**
+   * Writes the {@code n} base vectors to the fvecs file {@code file}, the same bytes as {@link
+   * VecsFiles#writeFvecs} of {@link #base}, in memory bounded by a batch of blocks: {@code threads}
+   * workers fill a batch of blocks, the batch is appended in order, and the buffers are reused.
+   */
+  public void writeBase(Path file, int threads) {
+    write(file, STREAM_BASE, spec.n, threads);
+  }
+
+  /** Writes the query vectors to {@code file} as {@link #writeBase} writes the base. */
+  public void writeQueries(Path file, int threads) {
+    write(file, STREAM_QUERY, spec.queries, threads);
+  }
+
+  /** The number of blocks generated between two writes (bounded by {@link #BATCH_BYTES}). */
+  static int batchBlocks(int dim, int threads) {
+    long blockBytes = 4L * BLOCK * dim;
+    long byBytes = Math.max(1, BATCH_BYTES / blockBytes);
+    return (int) Math.max(threads, Math.min(4L * threads, byBytes));
+  }
+
+  private void write(Path file, long stream, int count, int threads) {
+    int dim = spec.dim;
+    int blocks = (count + BLOCK - 1) / BLOCK;
+    int batch = Math.min(Math.max(1, blocks), batchBlocks(dim, Math.max(1, threads)));
+    float[][] buffers = new float[batch][BLOCK * dim];
+    try (VecsFiles.FvecsWriter w = VecsFiles.openFvecs(file, dim)) {
+      for (int first = 0; first < blocks; first += batch) {
+        int f = first;
+        int nb = Math.min(batch, blocks - first);
+        Parallel.forRange(
+            "synthetic",
+            nb,
+            1,
+            threads,
+            (from, to) -> {
+              float[] z = new float[spec.latentDim];
+              float[] x = new float[dim];
+              for (int b = from; b < to; b++) {
+                fillBlock(stream, f + b, count, buffers[b], z, x);
+              }
+            });
+        for (int b = 0; b < nb; b++) {
+          w.append(buffers[b], rowsInBlock(f + b, count));
+        }
+      }
+      w.commit();
+    }
+  }
+
   private float[][] rows(long stream, int count, int threads) {
     float[][] out = new float[count][];
     int blocks = (count + BLOCK - 1) / BLOCK;
+    int dim = spec.dim;
     Parallel.forRange(
         "synthetic",
         blocks,
@@ -143,25 +201,45 @@ public final class SyntheticGenerator {
         threads,
         (from, to) -> {
           float[] z = new float[spec.latentDim];
+          float[] x = new float[dim];
+          float[] flat = new float[BLOCK * dim];
           for (int b = from; b < to; b++) {
-            SplittableRandom rnd = new SplittableRandom(mix(spec.seed, stream, b));
-            int end = Math.min(count, (b + 1) * BLOCK);
-            for (int i = b * BLOCK; i < end; i++) {
-              out[i] = row(rnd, z);
+            fillBlock(stream, b, count, flat, z, x);
+            for (int r = 0; r < rowsInBlock(b, count); r++) {
+              out[b * BLOCK + r] = Arrays.copyOfRange(flat, r * dim, (r + 1) * dim);
             }
           }
         });
     return out;
   }
 
-  private float[] row(SplittableRandom rnd, float[] z) {
+  private static int rowsInBlock(int block, int count) {
+    return Math.min(BLOCK, count - block * BLOCK);
+  }
+
+  /**
+   * Fills {@code flat} with the rows of block {@code b} of {@code stream}, back to back; the
+   * block's random stream depends only on (seed, stream, block), which makes the output independent
+   * of the thread count and of the batching.
+   */
+  private void fillBlock(long stream, int b, int count, float[] flat, float[] z, float[] x) {
+    SplittableRandom rnd = new SplittableRandom(mix(spec.seed, stream, b));
+    int rows = rowsInBlock(b, count);
+    for (int r = 0; r < rows; r++) {
+      row(rnd, z, x);
+      System.arraycopy(x, 0, flat, r * x.length, x.length);
+    }
+  }
+
+  /** Draws one row into {@code x} ({@code z} is scratch of the latent dimension). */
+  private void row(SplittableRandom rnd, float[] z, float[] x) {
     int c = cluster(rnd.nextDouble());
     float[] center = centers[c];
     float spread = spreads[c];
     for (int j = 0; j < z.length; j++) {
       z[j] = center[j] + spread * spectrum[j] * (float) rnd.nextGaussian();
     }
-    float[] x = new float[spec.dim];
+    Arrays.fill(x, 0f);
     for (int j = 0; j < z.length; j++) {
       float zj = z[j];
       float[] a = map[j];
@@ -182,7 +260,6 @@ public final class SyntheticGenerator {
         }
       }
     }
-    return x;
   }
 
   private int cluster(double u) {

@@ -105,6 +105,118 @@ public final class VecsFiles {
         });
   }
 
+  /**
+   * Opens a streaming fvecs writer of {@code dim}-dimensional vectors: rows are appended in order
+   * through a fixed buffer, so a file of any size is written in bounded memory. The file appears
+   * (atomically, by rename) only on {@link FvecsWriter#commit()}.
+   */
+  public static FvecsWriter openFvecs(Path file, int dim) {
+    return new FvecsWriter(file, dim);
+  }
+
+  /**
+   * Appends fvecs records to a temporary file next to the target and renames it over the target on
+   * {@link #commit()}; {@link #close()} without a commit deletes the temporary file, so a failed
+   * run leaves no half-written dataset behind. Not thread-safe: one writer per thread.
+   */
+  public static final class FvecsWriter implements AutoCloseable {
+    private final Path file;
+    private final int dim;
+    private final Path tmp;
+    private final FileChannel ch;
+    private final ByteBuffer buf;
+    private long rows;
+    private boolean committed;
+
+    private FvecsWriter(Path file, int dim) {
+      if (dim < 1) {
+        throw new IllegalArgumentException(
+            "dimension must be positive [file=" + file + ", dim=" + dim + "]");
+      }
+      this.file = file;
+      this.dim = dim;
+      int record = 4 + 4 * dim;
+      this.buf =
+          ByteBuffer.allocateDirect(Math.max(1, IO_CHUNK / record) * record)
+              .order(ByteOrder.LITTLE_ENDIAN);
+      Path t = null;
+      try {
+        Path dir = file.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        t = Files.createTempFile(dir, file.getFileName().toString(), ".tmp");
+        this.ch =
+            FileChannel.open(t, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        this.tmp = t;
+      } catch (IOException e) {
+        deleteQuietly(t);
+        throw new UncheckedIOException("cannot create vecs file [file=" + file + "]", e);
+      }
+    }
+
+    /** Appends {@code rows} vectors stored back to back in {@code flat} from index 0. */
+    public void append(float[] flat, int rows) {
+      if ((long) rows * dim > flat.length) {
+        throw new IllegalArgumentException(
+            "not enough floats [rows=" + rows + ", dim=" + dim + ", floats=" + flat.length + "]");
+      }
+      try {
+        for (int r = 0; r < rows; r++) {
+          if (buf.remaining() < 4 + 4 * dim) {
+            drain(ch, buf);
+          }
+          buf.putInt(dim);
+          buf.asFloatBuffer().put(flat, r * dim, dim);
+          buf.position(buf.position() + 4 * dim);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot write vecs file [file=" + tmp + "]", e);
+      }
+      this.rows += rows;
+    }
+
+    /** The number of vectors appended so far. */
+    public long rows() {
+      return rows;
+    }
+
+    /** Flushes, forces to disk and renames the temporary file over the target. */
+    public void commit() {
+      try {
+        drain(ch, buf);
+        ch.force(true);
+        ch.close();
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        committed = true;
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot write vecs file [file=" + file + "]", e);
+      }
+    }
+
+    /** Closes the file; without a {@link #commit()} the temporary file is deleted. */
+    @Override
+    public void close() {
+      if (committed) {
+        return;
+      }
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // the file is deleted below: its content does not matter
+      }
+      deleteQuietly(tmp);
+    }
+  }
+
+  private static void deleteQuietly(Path p) {
+    if (p != null) {
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException ignored) {
+        // best effort: the original failure is what matters
+      }
+    }
+  }
+
   /** The dimension and row count of a vecs file, from its first record and its size. */
   public record Header(int dim, long fileRows, int rows, int elementBytes) {
     long recordBytes() {

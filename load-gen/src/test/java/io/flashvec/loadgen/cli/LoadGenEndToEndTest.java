@@ -644,4 +644,53 @@ class LoadGenEndToEndTest {
         .isEqualTo(2);
     assertThat(err.toString()).contains("unknown distance [distance=hamming");
   }
+
+  @Test
+  void groundTruthForAQuerySampleLimitsTheQueriesAndABadSampleIsRefused() throws Exception {
+    Path syn = dir.resolve("sample");
+    String[] gen = {
+      "generate",
+      "--out",
+      syn.toString(),
+      "--n",
+      "500",
+      "--dim",
+      "8",
+      "--queries",
+      "30",
+      "--clusters",
+      "5",
+      "--seed",
+      "4",
+      "--gt-k",
+      "10"
+    };
+    assertThat(run(gen)).isZero();
+    assertThat(run(concat(gen, "--gt-queries", "31"))).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("--gt-queries must be between 1 and --queries [gt-queries=31, queries=30]");
+    assertThat(run(concat(gen, "--gt-queries", "12"))).isZero();
+    assertThat(out.toString()).contains("queries=12");
+    assertThat(run("groundtruth", "--dataset", syn.toString())).isZero();
+    assertThat(out.toString()).contains("queries=12, depth=10");
+
+    // a new base without ground truth leaves no ground truth or sample of the old one behind
+    assertThat(
+            run(
+                "generate",
+                "--out",
+                syn.toString(),
+                "--n",
+                "400",
+                "--dim",
+                "8",
+                "--seed",
+                "5",
+                "--no-groundtruth"))
+        .isZero();
+    assertThat(syn.resolve("groundtruth.ivecs")).doesNotExist();
+    assertThat(Files.readString(syn.resolve("manifest.json")))
+        .doesNotContain("gt_queries")
+        .containsPattern("\"n\" ?: ?400");
+  }
 }

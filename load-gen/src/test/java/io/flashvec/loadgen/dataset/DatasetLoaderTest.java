@@ -55,4 +55,57 @@ class DatasetLoaderTest {
     assertThat(d.queries()[0]).containsExactly(all[110]);
     assertThat(Files.exists(dir.resolve("emb.groundtruth.dot.ivecs"))).isTrue();
   }
+
+  @Test
+  void aDirectoryBaseIsMappedAndAGroundTruthSampleLimitsTheQueries() {
+    SplittableRandom r = TestSeeds.splittableRandom("loaderSample");
+    float[][] base = TestVectors.gaussian(r, 200, 5);
+    float[][] q = TestVectors.gaussian(r, 12, 5);
+    VecsFiles.writeFvecs(dir.resolve("base.fvecs"), base);
+    VecsFiles.writeFvecs(dir.resolve("query.fvecs"), q);
+    DatasetLoader.writeManifest(dir, java.util.Map.of("metric", "l2", "gt_queries", 4));
+
+    try (Dataset d = DatasetLoader.load(dir, opts(null))) {
+      assertThat(d.base()).isInstanceOf(VectorFile.class);
+      assertThat(d.base().get(199)).containsExactly(base[199]);
+      assertThat(d.queries()).hasNumberOfRows(4);
+      assertThat(d.groundTruth())
+          .isDeepEqualTo(
+              GroundTruth.compute(base, java.util.Arrays.copyOf(q, 4), 100, Distance.EUCLID, 1));
+    }
+    // the cached sample is read back as such
+    try (Dataset d = DatasetLoader.load(dir, opts(null))) {
+      assertThat(d.queries()).hasNumberOfRows(4);
+      assertThat(d.groundTruth()).hasNumberOfRows(4);
+    }
+  }
+
+  @Test
+  void aGroundTruthFileShorterThanTheQueriesIsRefusedWithoutASampleInTheManifest() {
+    SplittableRandom r = TestSeeds.splittableRandom("loaderShortGt");
+    VecsFiles.writeFvecs(dir.resolve("base.fvecs"), TestVectors.gaussian(r, 50, 3));
+    VecsFiles.writeFvecs(dir.resolve("query.fvecs"), TestVectors.gaussian(r, 6, 3));
+    VecsFiles.writeIvecs(dir.resolve("groundtruth.ivecs"), new int[][] {{1, 2}, {3, 4}});
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DatasetLoader.load(dir, opts(null)))
+        .isInstanceOf(DatasetFormatException.class)
+        .hasMessage(
+            "ground truth has fewer rows than there are queries [file="
+                + dir.resolve("groundtruth.ivecs")
+                + ", rows=2, queries=6]");
+  }
+
+  @Test
+  void aDirectoryOfFbinFilesLoads() throws Exception {
+    SplittableRandom r = TestSeeds.splittableRandom("loaderFbin");
+    float[][] base = TestVectors.gaussian(r, 90, 4);
+    float[][] q = TestVectors.gaussian(r, 3, 4);
+    VectorFileTest.writeFbin(dir.resolve("base.fbin"), base);
+    VectorFileTest.writeFbin(dir.resolve("query.fbin"), q);
+    try (Dataset d = DatasetLoader.load(dir, opts(Distance.DOT))) {
+      assertThat(d.base()).isInstanceOf(VectorFile.class);
+      assertThat(d.size()).isEqualTo(90);
+      assertThat(d.queries()).isDeepEqualTo(q);
+      assertThat(d.groundTruth()).isDeepEqualTo(GroundTruth.compute(base, q, 100, Distance.DOT, 1));
+    }
+  }
 }
