@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
 import io.flashvec.testing.SuppressForbidden;
 import io.flashvec.testing.TestSeeds;
 import java.io.ByteArrayOutputStream;
@@ -11,6 +12,7 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -104,8 +106,11 @@ class ConnectionReuseIT {
         assertThat(r.status()).as("upsert after hang-up %d: %s", round, r.raw()).isEqualTo(200);
         id++;
       }
-      Http.Response info = http.get("/collections/c");
-      assertThat(info.result().get("status").asString()).isEqualTo("green");
+      // green once the live graph has caught up with the batches (yellow until then, never red)
+      Await.until(
+          Duration.ofSeconds(120),
+          "collection c green",
+          () -> http.get("/collections/c").result().get("status").asString().equals("green"));
       assertThat(server.logTail()).doesNotContain("WAL failed");
     }
   }
