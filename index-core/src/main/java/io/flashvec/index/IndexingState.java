@@ -13,6 +13,9 @@ package io.flashvec.index;
  * @param frozenPending frozen segments waiting for (or in) an index build
  * @param buildsRunning index builds running (per shard 0 or 1)
  * @param compactionsRunning compactions running or queued (per shard 0 or 1)
+ * @param mergesPlanned shards whose merge policy has work for an automatic compaction pass (a merge
+ *     of similar-sized sealed segments, or the rewrite of one with many deletes), whether or not a
+ *     pass has taken it up yet (per shard 0 or 1)
  * @param deferred whether builds and live-graph inserts are deferred (bulk load)
  */
 public record IndexingState(
@@ -21,10 +24,11 @@ public record IndexingState(
     int frozenPending,
     int buildsRunning,
     int compactionsRunning,
+    int mergesPlanned,
     boolean deferred) {
 
   /** Nothing of a collection or shard. */
-  public static final IndexingState EMPTY = new IndexingState(0, 0, 0, 0, 0, false);
+  public static final IndexingState EMPTY = new IndexingState(0, 0, 0, 0, 0, 0, false);
 
   /** The sum of this and {@code o} (the state of two shards as one). */
   public IndexingState plus(IndexingState o) {
@@ -34,11 +38,19 @@ public record IndexingState(
         frozenPending + o.frozenPending,
         buildsRunning + o.buildsRunning,
         compactionsRunning + o.compactionsRunning,
+        mergesPlanned + o.mergesPlanned,
         deferred || o.deferred);
   }
 
-  /** Whether every live point the shard will index is indexed and nothing is pending. */
+  /**
+   * Whether every live point the shard will index is indexed and nothing is pending: no backlog, no
+   * build and no compaction running, queued or planned.
+   */
   public boolean caughtUp() {
-    return backlog == 0 && frozenPending == 0 && buildsRunning == 0 && compactionsRunning == 0;
+    return backlog == 0
+        && frozenPending == 0
+        && buildsRunning == 0
+        && compactionsRunning == 0
+        && mergesPlanned == 0;
   }
 }

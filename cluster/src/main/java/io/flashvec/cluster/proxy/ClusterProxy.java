@@ -275,6 +275,7 @@ public final class ClusterProxy implements CollectionService, Closeable {
                   i.getFrozenPending(),
                   i.getBuildsRunning(),
                   i.getCompactionsRunning(),
+                  i.getMergesPlanned(),
                   i.getBuildsDeferred()));
       deferred += i.getDeferredBuilds();
       i.getPayloadPointsMap().forEach((k, v) -> payloadPoints.merge(k, v, Long::sum));

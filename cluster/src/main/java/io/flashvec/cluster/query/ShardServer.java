@@ -368,6 +368,7 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
               .setFrozenPending(i.indexingState().frozenPending())
               .setBuildsRunning(i.indexingState().buildsRunning())
               .setCompactionsRunning(i.indexingState().compactionsRunning())
+              .setMergesPlanned(i.indexingState().mergesPlanned())
               .setBuildsDeferred(i.indexingState().deferred())
               .setDeferredBuilds(i.deferredBuilds())
               .build();

@@ -739,6 +739,7 @@ public final class Shard implements Closeable {
         flat ? 0 : frozen,
         pipeline.indexing() ? 1 : 0,
         compacting() ? 1 : 0,
+        compactor.planned() ? 1 : 0,
         pipeline.deferBuilds());
   }
 

@@ -171,12 +171,108 @@ class ShardIndexingStateTest {
     }
   }
 
+  /** Compaction passes held until {@link #releaseCompactions}. */
+  final ConcurrentLinkedQueue<Runnable> heldCompactions = new ConcurrentLinkedQueue<>();
+
+  final ExecutorService compactions = Executors.newSingleThreadExecutor();
+
+  volatile boolean compactionsOpen;
+
+  private final Executor compactionGate =
+      task -> {
+        if (compactionsOpen) {
+          compactions.execute(task);
+        } else {
+          heldCompactions.add(task);
+        }
+      };
+
+  private void releaseCompactions() {
+    compactionsOpen = true;
+    for (Runnable r; (r = heldCompactions.poll()) != null; ) {
+      compactions.execute(r);
+    }
+  }
+
+  @AfterEach
+  void stopCompactions() {
+    compactions.shutdownNow();
+  }
+
+  /** A shard without live graphs that seals every 100 points and merges two per tier. */
+  private Shard openMerging(String name, boolean automatic) {
+    Shard.Options o =
+        new Shard.Options(100, Wal.Options.defaults(), FileIO.DEFAULT, builds, 64)
+            .withCompaction(
+                new Shard.Compaction(
+                    compactionGate,
+                    null,
+                    0.2,
+                    2,
+                    Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS,
+                    automatic));
+    return Shard.open(tmp.resolve(name), 0, DIM, Distance.COSINE, IndexParams.DEFAULT, o);
+  }
+
+  /** Seals five 100-point segments and waits for their builds. */
+  private static void sealFive(Shard s, Random r) throws Exception {
+    for (int from = 0; from < 500; from += 100) {
+      s.awaitDurable(s.upsert(points(r, from, from + 100)));
+    }
+    s.flush();
+    Await.until(
+        Duration.ofSeconds(60),
+        "the sealed segments built",
+        () -> s.indexingState().frozenPending() == 0 && !s.indexing());
+    assertThat(s.buildFailure()).isNull();
+  }
+
+  @Test
+  void aShardIsNotCaughtUpWhileAMergeIsPlannedOrRunningAndIsOnceItIsInstalled() throws Exception {
+    Random r = TestSeeds.random("ShardIndexingStateTest.merge");
+    try (Shard s = openMerging("merge", true)) {
+      sealFive(s, r);
+      IndexingState planned = s.indexingState();
+      assertThat(planned.indexed()).as("every point is in a sealed graph").isEqualTo(500);
+      assertThat(planned.backlog()).isZero();
+      assertThat(planned.mergesPlanned()).as("%s", planned).isEqualTo(1);
+      assertThat(planned.caughtUp()).as("a planned merge is pending work").isFalse();
+
+      releaseCompactions();
+      Await.until(
+          Duration.ofSeconds(60),
+          "the merges installed",
+          () -> s.compactionsDone() > 0 && s.indexingState().caughtUp());
+      assertThat(s.compactionFailure()).isNull();
+      IndexingState done = s.indexingState();
+      assertThat(done.mergesPlanned()).isZero();
+      assertThat(done.compactionsRunning()).isZero();
+      assertThat(done.indexed()).isEqualTo(500);
+      assertThat(s.snapshot().sealed().size()).as("merged").isLessThan(5);
+    }
+  }
+
+  @Test
+  void aMergeNoPassWillRunIsNotPending() throws Exception {
+    Random r = TestSeeds.random("ShardIndexingStateTest.manual");
+    try (Shard s = openMerging("manual", false)) {
+      sealFive(s, r);
+      IndexingState st = s.indexingState();
+      assertThat(st.mergesPlanned()).as("compaction is not automatic").isZero();
+      assertThat(st.compactionsRunning()).isZero();
+      assertThat(st.caughtUp()).isTrue();
+    }
+  }
+
   @Test
   void statesSumOverShards() {
-    IndexingState a = new IndexingState(5, 2, 1, 0, 1, false);
-    IndexingState b = new IndexingState(7, 0, 0, 1, 0, true);
-    assertThat(a.plus(b)).isEqualTo(new IndexingState(12, 2, 1, 1, 1, true));
+    IndexingState a = new IndexingState(5, 2, 1, 0, 1, 0, false);
+    IndexingState b = new IndexingState(7, 0, 0, 1, 0, 1, true);
+    assertThat(a.plus(b)).isEqualTo(new IndexingState(12, 2, 1, 1, 1, 1, true));
     assertThat(IndexingState.EMPTY.caughtUp()).isTrue();
     assertThat(b.caughtUp()).isFalse();
+    assertThat(new IndexingState(3, 0, 0, 0, 0, 1, false).caughtUp())
+        .as("a planned merge alone")
+        .isFalse();
   }
 }
