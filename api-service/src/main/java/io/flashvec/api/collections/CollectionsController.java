@@ -343,20 +343,9 @@ public class CollectionsController {
     CollectionConfig c = d.config();
     Collection.Info info = d.info();
     ObjectNode r = Json.object();
-    // red: a build failed (its segment keeps being searched exactly from memory) or a shard's WAL
-    // failed (writes refused until a restart); yellow: a build or compaction runs; grey: index
-    // builds deferred by indexing_threshold 0 (as in Qdrant: optimizations pending but not
-    // triggered); yellow: live points wait for a live graph or a frozen segment for its build
-    // (searches scan them exactly meanwhile); green: every point the shards index is indexed.
     String failure = info.buildFailure() != null ? info.buildFailure() : info.compactionFailure();
     IndexingState st = info.indexingState();
-    r.put(
-        "status",
-        info.buildFailure() != null
-            ? "red"
-            : info.indexing() || info.compacting() || st.buildsRunning() > 0
-                ? "yellow"
-                : info.deferredBuilds() > 0 ? "grey" : st.caughtUp() ? "green" : "yellow");
+    r.put("status", CollectionStatus.of(info));
     if (failure != null) {
       r.putObject("optimizer_status").put("error", failure);
     } else {
@@ -420,6 +409,7 @@ public class CollectionsController {
     indexing.put("frozen_pending", st.frozenPending());
     indexing.put("builds_running", st.buildsRunning());
     indexing.put("compactions_running", st.compactionsRunning());
+    indexing.put("merges_planned", st.mergesPlanned());
     if (info.compactionFailure() == null) {
       optimizer.putNull("last_compaction_error");
     } else {
