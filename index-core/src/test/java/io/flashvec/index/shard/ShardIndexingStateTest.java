@@ -119,6 +119,49 @@ class ShardIndexingStateTest {
   }
 
   @Test
+  void aSegmentSealedWithItsLiveGraphBehindCountsAsIndexedOnceItsGraphIsBuilt() throws Exception {
+    Random r = TestSeeds.random("ShardIndexingStateTest.sealBehind");
+    ConcurrentLinkedQueue<Runnable> heldBuilds = new ConcurrentLinkedQueue<>();
+    Shard.Options o =
+        new Shard.Options(1000, Wal.Options.defaults(), FileIO.DEFAULT, heldBuilds::add, 64)
+            .withLiveIndexer(new LiveIndexer(gate, gate));
+    try (Shard s =
+        Shard.open(
+            tmp.resolve("sealBehind"),
+            0,
+            DIM,
+            Distance.COSINE,
+            new IndexParams(IndexParams.DISKANN, 16, 48, 1.2f, 0),
+            o)) {
+      s.awaitDurable(s.upsert(points(r, 0, 1000)));
+      s.awaitDurable(s.upsert(points(r, 1000, 1500))); // seals the first 1,000 before it
+      IndexingState frozen = s.indexingState();
+      assertThat(frozen.frozenPending()).as("%s", frozen).isEqualTo(1);
+      assertThat(frozen.indexed()).as("no graph has a point yet").isZero();
+      assertThat(frozen.backlog()).isEqualTo(1500);
+      assertThat(frozen.caughtUp()).isFalse();
+
+      for (Runnable b; (b = heldBuilds.poll()) != null; ) {
+        builds.execute(b); // the seal finishes the frozen segment's graph and installs it
+      }
+      Await.until(
+          Duration.ofSeconds(60),
+          "the frozen segment sealed",
+          () -> s.indexingState().frozenPending() == 0 && !s.indexing());
+      assertThat(s.buildFailure()).isNull();
+      IndexingState sealed = s.indexingState();
+      assertThat(sealed.indexed()).as("the sealed graph holds all 1,000").isEqualTo(1000);
+      assertThat(sealed.backlog()).as("the growing segment's live graph is held").isEqualTo(500);
+      assertThat(sealed.caughtUp()).isFalse();
+
+      release();
+      Await.until(
+          Duration.ofSeconds(60), "live graph caught up", () -> s.indexingState().caughtUp());
+      assertThat(s.indexingState().indexed()).isEqualTo(1500);
+    }
+  }
+
+  @Test
   void aSegmentBelowTheGraphStartIsIndexedByItsExactScan() throws Exception {
     Random r = TestSeeds.random("ShardIndexingStateTest.tiny");
     try (Shard s = open(IndexParams.DISKANN, 100_000, true)) {
