@@ -84,4 +84,55 @@ class IndexingStatusIT {
       assertThat(last[0].at("/flashvec/indexing/backlog_points").asLong()).isZero();
     }
   }
+
+  @Test
+  void tinyAndFlatCollectionsAreGreenWithinSecondsOfTheirUpload() throws Exception {
+    Random rnd = new Random(TestSeeds.seed("IndexingStatusIT.tinyAndFlat"));
+    try (ServerProcess server =
+        new ServerProcess(tmp.resolve("data2"), tmp.resolve("b.log")).start()) {
+      Http http = new Http(server.url());
+      String vectors = "\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Cosine\"}";
+      assertThat(http.put("/collections/tiny", "{" + vectors + "}").status()).isEqualTo(200);
+      assertThat(
+              http.put("/collections/flat", "{" + vectors + ",\"index\":{\"type\":\"flat\"}}")
+                  .status())
+          .isEqualTo(200);
+      // below the live graph's start (256 points): its exact scan is its index
+      upload(http, "tiny", rnd, 0, 100);
+      // flat: every point is scanned exactly, however many
+      upload(http, "flat", rnd, 0, 3000);
+      for (String c : new String[] {"tiny", "flat"}) {
+        JsonNode[] last = new JsonNode[1];
+        Await.until(
+            Duration.ofSeconds(5),
+            c + " green",
+            () -> String.valueOf(last[0]),
+            () -> {
+              last[0] = http.get("/collections/" + c).result();
+              return last[0].get("status").asString().equals("green");
+            });
+        assertThat(last[0].at("/flashvec/indexing/backlog_points").asLong()).isZero();
+      }
+      assertThat(http.get("/collections/tiny").result().get("indexed_vectors_count").asLong())
+          .isEqualTo(100);
+      assertThat(http.get("/collections/flat").result().get("points_count").asLong())
+          .isEqualTo(3000);
+    }
+  }
+
+  private static void upload(Http http, String collection, Random rnd, int from, int to) {
+    ObjectNode body = Http.JSON.createObjectNode();
+    ArrayNode pts = body.putArray("points");
+    for (int i = from; i < to; i++) {
+      ObjectNode p = pts.addObject();
+      p.put("id", i);
+      ArrayNode v = p.putArray("vector");
+      for (int d = 0; d < DIM; d++) {
+        v.add(rnd.nextGaussian());
+      }
+    }
+    assertThat(
+            http.put("/collections/" + collection + "/points?wait=true", body.toString()).status())
+        .isEqualTo(200);
+  }
 }
