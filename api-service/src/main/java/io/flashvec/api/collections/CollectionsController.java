@@ -10,6 +10,7 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.IndexingState;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.collection.Collection;
 import io.flashvec.index.payload.PayloadFieldSchema;
@@ -342,35 +343,17 @@ public class CollectionsController {
     CollectionConfig c = d.config();
     Collection.Info info = d.info();
     ObjectNode r = Json.object();
-    // green: nothing pending; yellow: segments wait for or are in an index build; red: a build
-    // failed (its segment keeps being searched exactly from memory) or a shard's WAL failed
-    // (writes refused until a restart).
-    // yellow also while compacting; grey: index builds deferred by indexing_threshold 0 (as in
-    // Qdrant: optimizations pending but not triggered).
     String failure = info.buildFailure() != null ? info.buildFailure() : info.compactionFailure();
-    r.put(
-        "status",
-        info.buildFailure() != null
-            ? "red"
-            : info.indexing() || info.compacting()
-                ? "yellow"
-                : info.deferredBuilds() > 0 ? "grey" : "green");
+    IndexingState st = info.indexingState();
+    r.put("status", CollectionStatus.of(info));
     if (failure != null) {
       r.putObject("optimizer_status").put("error", failure);
     } else {
       r.put("optimizer_status", "ok");
     }
-    // As Qdrant: live vectors in an ANN index (disk segments; none for flat, which scans). In
-    // cluster mode the proxy has no per-segment view and reports 0.
-    long indexed = 0;
-    if (!c.index().type().equals(IndexParams.FLAT)) {
-      for (Collection.SegmentInfo s : info.segmentInfos()) {
-        if (s.indexed()) {
-          indexed += s.points();
-        }
-      }
-    }
-    r.put("indexed_vectors_count", indexed);
+    // As Qdrant: live vectors an ANN index answers for (sealed graphs and the growing segments'
+    // live graphs); none for flat, which scans (Qdrant's plain index reports none either).
+    r.put("indexed_vectors_count", c.index().type().equals(IndexParams.FLAT) ? 0 : st.indexed());
     r.put("points_count", info.points());
     r.put("segments_count", info.segments());
     ObjectNode config = r.putObject("config");
@@ -420,6 +403,13 @@ public class CollectionsController {
     optimizer.put("compacting", info.compacting());
     optimizer.put("compactions", info.compactions());
     optimizer.put("deferred_builds", info.deferredBuilds());
+    ObjectNode indexing = fv.putObject("indexing");
+    indexing.put("indexed_points", st.indexed());
+    indexing.put("backlog_points", st.backlog());
+    indexing.put("frozen_pending", st.frozenPending());
+    indexing.put("builds_running", st.buildsRunning());
+    indexing.put("compactions_running", st.compactionsRunning());
+    indexing.put("merges_planned", st.mergesPlanned());
     if (info.compactionFailure() == null) {
       optimizer.putNull("last_compaction_error");
     } else {

@@ -15,6 +15,7 @@ import java.util.Locale;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
 
 /**
  * Requests on one keep-alive connection, and clients that hang up mid-write, against the real
@@ -104,8 +105,11 @@ class ConnectionReuseIT {
         assertThat(r.status()).as("upsert after hang-up %d: %s", round, r.raw()).isEqualTo(200);
         id++;
       }
-      Http.Response info = http.get("/collections/c");
-      assertThat(info.result().get("status").asString()).isEqualTo("green");
+      // writable and not red (a failed WAL makes it red); yellow while the live graph catches up
+      // with the batches is fine: this test is about the connections, not the indexer's pace
+      JsonNode info = http.get("/collections/c").result();
+      assertThat(info.get("status").asString()).as("%s", info).isIn("green", "yellow");
+      assertThat(info.get("optimizer_status").asString()).as("%s", info).isEqualTo("ok");
       assertThat(server.logTail()).doesNotContain("WAL failed");
     }
   }

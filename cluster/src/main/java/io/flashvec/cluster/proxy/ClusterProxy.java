@@ -264,7 +264,20 @@ public final class ClusterProxy implements CollectionService, Closeable {
     String failure = null;
     String policy = "";
     Map<String, Long> payloadPoints = new TreeMap<>();
+    io.flashvec.index.IndexingState state = io.flashvec.index.IndexingState.EMPTY;
+    int deferred = 0;
     for (ShardInfoReply i : infos) {
+      state =
+          state.plus(
+              new io.flashvec.index.IndexingState(
+                  i.getIndexedPoints(),
+                  i.getBacklogPoints(),
+                  i.getFrozenPending(),
+                  i.getBuildsRunning(),
+                  i.getCompactionsRunning(),
+                  i.getMergesPlanned(),
+                  i.getBuildsDeferred()));
+      deferred += i.getDeferredBuilds();
       i.getPayloadPointsMap().forEach((k, v) -> payloadPoints.merge(k, v, Long::sum));
       points += i.getPoints();
       segments += i.getSegments();
@@ -290,14 +303,15 @@ public final class ClusterProxy implements CollectionService, Closeable {
             List.of(),
             indexing,
             failure,
-            false,
+            state.compactionsRunning() > 0,
             0,
             null,
-            0,
+            deferred,
             tuning,
             fsync,
             p.payloadSchema(),
-            payloadPoints);
+            payloadPoints,
+            state);
     return new CollectionDescription(name, p.meta().config(), info);
   }
 

@@ -363,6 +363,14 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
               .setBuildFailure(i.buildFailure() == null ? "" : i.buildFailure())
               .setFsyncPolicy(i.fsyncPolicy() == null ? "" : i.fsyncPolicy().configName())
               .putAllPayloadPoints(i.payloadPoints())
+              .setIndexedPoints(i.indexingState().indexed())
+              .setBacklogPoints(i.indexingState().backlog())
+              .setFrozenPending(i.indexingState().frozenPending())
+              .setBuildsRunning(i.indexingState().buildsRunning())
+              .setCompactionsRunning(i.indexingState().compactionsRunning())
+              .setMergesPlanned(i.indexingState().mergesPlanned())
+              .setBuildsDeferred(i.indexingState().deferred())
+              .setDeferredBuilds(i.deferredBuilds())
               .build();
         });
   }

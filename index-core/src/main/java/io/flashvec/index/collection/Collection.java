@@ -57,7 +57,8 @@ public final class Collection implements Closeable {
       CollectionTuning tuning,
       io.flashvec.storage.FsyncPolicy fsyncPolicy,
       PayloadSchema payloadSchema,
-      java.util.Map<String, Long> payloadPoints) {}
+      java.util.Map<String, Long> payloadPoints,
+      io.flashvec.index.IndexingState indexingState) {}
 
   /**
    * One segment as reported to users; {@code indexed}: it is an ANN index on disk (not a growing or
@@ -509,6 +510,7 @@ public final class Collection implements Closeable {
     long compactions = 0;
     String compactionFailure = null;
     int deferred = 0;
+    io.flashvec.index.IndexingState state = io.flashvec.index.IndexingState.EMPTY;
     List<SegmentInfo> segs = new ArrayList<>();
     indexing |= schemas.building();
     for (Shard s : shards) {
@@ -528,7 +530,11 @@ public final class Collection implements Closeable {
       if (s.compactionFailure() != null) {
         compactionFailure = s.compactionFailure();
       }
-      deferred += s.deferredBuilds();
+      io.flashvec.index.IndexingState st = s.indexingState();
+      state = state.plus(st);
+      if (st.deferred()) {
+        deferred += s.deferredBuilds(); // else they are queued, not deferred
+      }
       java.util.Set<Integer> busy = s.compactingSegments();
       for (Segment seg : s.snapshot().segments()) {
         points += seg.liveCount();
@@ -560,7 +566,8 @@ public final class Collection implements Closeable {
         tuning,
         shards.getFirst().wal().policy(),
         schema,
-        payloadPoints);
+        payloadPoints,
+        state);
   }
 
   /** Total bytes of all shards' WALs. */

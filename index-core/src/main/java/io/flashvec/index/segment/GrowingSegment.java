@@ -106,6 +106,30 @@ public final class GrowingSegment implements Segment {
     return graph == null ? -1 : graph.size();
   }
 
+  /**
+   * Live points in the live graph: live ordinals below its size (0 without a graph). A segment
+   * still below {@link #GRAPH_START_POINTS} whose graph has not started counts all its live points:
+   * an exact scan of fewer points than that is what its index would do, and the graph does not
+   * start before the segment reaches it or freezes.
+   */
+  @Override
+  public int indexedLiveCount() {
+    if (graph == null || graph.closed()) {
+      return 0;
+    }
+    int n = graph.size();
+    if (n == 0 && !frozen && size < GRAPH_START_POINTS) {
+      return liveCount();
+    }
+    int deleted = 0;
+    for (int ord = 0; ord < n; ord++) {
+      if (isDeleted(ord)) {
+        deleted++;
+      }
+    }
+    return n - deleted;
+  }
+
   /** Appended points not yet in the live graph (0 without one). */
   public int unindexed() {
     return graph == null ? 0 : size - graph.size();

@@ -64,6 +64,15 @@ public interface Segment {
     return -1;
   }
 
+  /**
+   * Live points that an index answers for: all of a segment sealed on disk (its graph holds them),
+   * none of a segment held in memory unless it has a live graph (see {@link
+   * GrowingSegment#indexedLiveCount}).
+   */
+  default int indexedLiveCount() {
+    return onDisk() ? liveCount() : 0;
+  }
+
   /** The ordinals not deleted, ascending. */
   default int[] liveOrdinals() {
     int n = size();

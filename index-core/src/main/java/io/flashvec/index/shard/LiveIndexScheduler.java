@@ -57,6 +57,16 @@ final class LiveIndexScheduler {
   /** Longest an upsert waits for the live indexer, so a large batch still returns in time. */
   static final long WRITE_WAIT_NANOS = 2_000_000_000L;
 
+  /**
+   * Runs a recheck after the quiet period; the task only queues work on the indexer's lanes, so the
+   * common pool's delayer (one JDK thread) and a common-pool worker carry it.
+   */
+  private static final java.util.concurrent.Executor RECHECK =
+      java.util.concurrent.CompletableFuture.delayedExecutor(
+          WRITES_QUIET_NANOS + WRITES_QUIET_NANOS / 4, java.util.concurrent.TimeUnit.NANOSECONDS);
+
+  private final java.util.concurrent.atomic.AtomicBoolean recheckQueued =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private final Path dir;
   private final LiveIndexer lanes;
   private final SegmentSet segments;
@@ -104,7 +114,11 @@ final class LiveIndexScheduler {
    * background lane.
    */
   void schedule(GrowingSegment s) {
-    if (lanes == null || jobs.closed() || paused || !s.indexable() || outrunByWrites(s)) {
+    if (lanes == null || jobs.closed() || paused || !s.indexable()) {
+      return;
+    }
+    if (outrunByWrites(s)) {
+      recheckLater(s);
       return;
     }
     if (!s.claimIndexing()) {
@@ -160,8 +174,8 @@ final class LiveIndexScheduler {
    * then gets the CPU instead of a graph that would fall ever further behind (the seal finishes
    * it); unindexed points are scanned exactly meanwhile. A steady stream the indexer can follow
    * never yields, however large the backlog (after a restart, say), and neither does an indexer
-   * behind writes while queries are served: each of them would scan the backlog. The next write or
-   * search after the load resumes indexing.
+   * behind writes while queries are served: each of them would scan the backlog. A recheck once the
+   * writes have been quiet for {@link #WRITES_QUIET_NANOS} resumes indexing after the load.
    */
   private boolean outrunByWrites(GrowingSegment s) {
     return s.graph() != null
@@ -238,8 +252,34 @@ final class LiveIndexScheduler {
     } finally {
       s.indexDone();
     }
-    if (!yielded && !s.graph().closed()) {
+    if (yielded) {
+      recheckLater(s);
+    } else if (!s.graph().closed()) {
       schedule(s); // more arrived meanwhile
+    }
+  }
+
+  /**
+   * Schedules {@code s} again once writes may have stopped ({@link #WRITES_QUIET_NANOS} and a
+   * little more from now), unless such a recheck is already queued: a load the indexer yielded to
+   * is indexed when it ends, not at the next request. While writes keep coming each recheck yields
+   * again and queues the next one, so one timer task per shard is pending at most.
+   */
+  private void recheckLater(GrowingSegment s) {
+    if (jobs.closed() || !recheckQueued.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      RECHECK.execute(
+          () -> {
+            recheckQueued.set(false);
+            GrowingSegment g = liveGrowing();
+            if (g != null) {
+              schedule(g);
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      recheckQueued.set(false);
     }
   }
 

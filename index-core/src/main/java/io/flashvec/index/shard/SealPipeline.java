@@ -218,6 +218,16 @@ final class SealPipeline {
     return deferBuilds;
   }
 
+  /** Frozen segments waiting for (or in) an index build that will run: 0 when none are built. */
+  int buildsPending() {
+    writeLock.lock();
+    try {
+      return builds() ? pending.size() : 0;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
   /** Sealed segments waiting for a deferred index build. */
   int deferredBuilds() {
     writeLock.lock();

@@ -2,6 +2,7 @@ package io.flashvec.index.shard;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.IndexingState;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
@@ -313,6 +314,7 @@ public final class Shard implements Closeable {
 
   private final Path dir;
   private final int shardId;
+  private final boolean flat;
   private final ReentrantLock writeLock = new ReentrantLock();
   private final SpaceGuard space;
   private final PayloadIndexes payloadIndexes;
@@ -330,6 +332,7 @@ public final class Shard implements Closeable {
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
+    this.flat = index.type().equals(IndexParams.FLAT);
     SegmentFormat format =
         new DiskAnnFormat(distance, index, options.defaultSearchList(), options.diskann());
     if (options.segmentBuilder() == null) {
@@ -707,6 +710,37 @@ public final class Shard implements Closeable {
   /** Sealed segments waiting for a deferred index build. */
   public int deferredBuilds() {
     return pipeline.deferredBuilds();
+  }
+
+  /** The shard's {@link IndexingState} now. */
+  public IndexingState indexingState() {
+    long indexed = 0;
+    long backlog = 0;
+    int frozen = pipeline.buildsPending();
+    for (Segment seg : snapshot().segments()) {
+      int live = seg.liveCount();
+      if (flat) {
+        indexed += live;
+        continue;
+      }
+      int in = seg.indexedLiveCount();
+      indexed += in;
+      boolean works =
+          seg.state() != Segment.State.GROWING
+              ? !seg.onDisk() && frozen > 0
+              : seg instanceof GrowingSegment g && g.graph() != null && !g.graph().closed();
+      if (works) {
+        backlog += live - in;
+      }
+    }
+    return new IndexingState(
+        indexed,
+        backlog,
+        flat ? 0 : frozen,
+        pipeline.indexing() ? 1 : 0,
+        compacting() ? 1 : 0,
+        compactor.planned() ? 1 : 0,
+        pipeline.deferBuilds());
   }
 
   /** Whether segments wait for (or are in) an index build. */

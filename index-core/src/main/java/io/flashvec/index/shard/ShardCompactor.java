@@ -156,6 +156,24 @@ final class ShardCompactor {
     return scheduled.get() || requested.get() > 0 || lock.isLocked();
   }
 
+  /**
+   * Whether {@link #plan} finds work among the current sealed segments that an automatic pass will
+   * do: compaction is automatic and has an executor, and no failure stopped the last pass (its
+   * error is reported instead; the next seal or delete retries it). True from the seal that makes a
+   * tier full until the merge is installed, and while a merge postponed for lack of space waits for
+   * its retry. Lock-free: the policy sees a snapshot's segments and their racy live counts.
+   */
+  boolean planned() {
+    if (config.executor() == null
+        || !config.automatic()
+        || failure != null
+        || ctx.jobs().cancelled()
+        || !pipeline.started()) {
+      return false;
+    }
+    return plan(ctx.segments().current().sealed(), false) != null;
+  }
+
   Set<Integer> sourceIds() {
     return running;
   }
@@ -173,11 +191,12 @@ final class ShardCompactor {
     if (!ctx.jobs().enter()) {
       return 0;
     }
+    boolean more = false;
     lock.lock();
     try {
       int n = 0;
       // Bounded: each pass removes at least one source segment, a forced pass at most once each.
-      for (int pass = 0; pass < 64 && !ctx.jobs().cancelled(); pass++) {
+      for (int pass = 0; pass < MAX_PASSES && !ctx.jobs().cancelled(); pass++) {
         Job job = planJob(force);
         if (job == null) {
           break;
@@ -186,17 +205,21 @@ final class ShardCompactor {
           break;
         }
         n++;
-        if (force && n > 64) {
-          break;
-        }
+        more = pass == MAX_PASSES - 1;
       }
       return n;
     } finally {
       running = Set.of();
       lock.unlock();
       ctx.jobs().exit();
+      if (more) {
+        maybeSchedule(); // the bound stopped a run with work left: another pass takes it up
+      }
     }
   }
+
+  /** Compactions one run does at most before it yields the executor to other shards. */
+  private static final int MAX_PASSES = 64;
 
   /**
    * Under the write lock, asks {@link #plan} about the current sealed segments; when it returns

@@ -24,8 +24,9 @@ import org.HdrHistogram.Histogram;
  * Bulk ingest: creates the collection if absent, uploads the base vectors (id = row number) in
  * batches from {@code clients} parallel threads that pull the next batch from a shared counter,
  * then measures the time until all points are searchable (the point count reaches n and a probe
- * search answers) and until the collection reports {@code status == "green"} (fully indexed). Times
- * are measured from the start of the upload.
+ * search answers) and until the collection reports {@code status == "green"} (fully indexed, and on
+ * FlashVec {@code indexed_vectors_count == points_count}; progress every 5 s). Times are measured
+ * from the start of the upload.
  *
  * <p>A failed batch is retried {@value #ATTEMPTS} times with exponential back-off; batches that
  * still fail are counted as errors and the run goes on. Not reusable: one instance, one run.
@@ -215,19 +216,32 @@ public final class IngestBench {
     String status = "unknown";
     if (!cfg.indexTimeout.isZero()) {
       long deadline = System.nanoTime() + cfg.indexTimeout.toNanos();
+      long nextProgress = System.nanoTime() + PROGRESS_NANOS;
       long sleep = 100;
       while (true) {
+        VectorDbClient.CollectionInfo info = null;
         try {
-          status = client.collectionInfo(cfg.collection).status();
+          info = client.collectionInfo(cfg.collection);
+          status = info.status();
         } catch (RuntimeException e) {
           status = "error: " + e.getMessage();
         }
-        if ("green".equalsIgnoreCase(status)) {
+        if (info != null && info.fullyIndexed()) {
           indexed = (System.nanoTime() - t0) / 1e9;
           break;
         }
         if (System.nanoTime() > deadline) {
           break;
+        }
+        if (System.nanoTime() - nextProgress >= 0) {
+          nextProgress += PROGRESS_NANOS;
+          log(
+              info == null || info.indexedCount() < 0
+                  ? "indexing: status=%s"
+                  : "indexing: %3$d/%2$d points indexed, status=%1$s",
+              status,
+              info == null ? 0 : info.pointsCount(),
+              info == null ? 0 : info.indexedCount());
         }
         sleep(sleep);
         sleep = Math.min(1000, sleep * 2);
@@ -310,6 +324,9 @@ public final class IngestBench {
     }
     return Double.NaN;
   }
+
+  /** How often the wait for green prints its progress. */
+  private static final long PROGRESS_NANOS = 5_000_000_000L;
 
   private void log(String fmt, Object... args) {
     if (cfg.out != null) {

@@ -199,7 +199,7 @@ public final class PgVectorClient implements VectorDbClient {
               ResultSet rs = st.executeQuery("SELECT count(*) FROM " + table(collection))) {
             rs.next();
             // pgvector builds its index synchronously on insert: always fully indexed
-            return new CollectionInfo("green", rs.getLong(1));
+            return new CollectionInfo("green", rs.getLong(1), rs.getLong(1));
           }
         });
   }

@@ -278,7 +278,14 @@ public final class QdrantRestClient implements VectorDbClient {
     if (count < 0) {
       count = result.path("vectors_count").asLong(-1);
     }
-    return new CollectionInfo(result.path("status").asString("unknown"), count);
+    // FlashVec counts every point in a live graph or sealed graph, and is green only when all are;
+    // Qdrant (and a flat collection) may be green with fewer counted, so only status counts there.
+    JsonNode flashvec = result.path("flashvec");
+    long indexed =
+        flashvec.isObject() && !"flat".equals(flashvec.path("index").path("type").asString(""))
+            ? result.path("indexed_vectors_count").asLong(-1)
+            : -1;
+    return new CollectionInfo(result.path("status").asString("unknown"), count, indexed);
   }
 
   @Override

@@ -15,8 +15,19 @@ public interface VectorDbClient extends AutoCloseable {
    */
   record PreparedVector(float[] vector, String json) {}
 
-  /** A collection's state: {@code status} is e.g. {@code green} when fully indexed. */
-  record CollectionInfo(String status, long pointsCount) {}
+  /**
+   * A collection's state: {@code status} is e.g. {@code green} when fully indexed; {@code
+   * indexedCount} the points an index answers for, or -1 when the server's count does not mean that
+   * every point is indexed once it is caught up (a Qdrant server leaves segments below its indexing
+   * threshold unindexed and green; a flat collection has no index to count).
+   */
+  record CollectionInfo(String status, long pointsCount, long indexedCount) {
+
+    /** Whether the server reports every point indexed: green, and all counted when it counts. */
+    public boolean fullyIndexed() {
+      return "green".equalsIgnoreCase(status) && (indexedCount < 0 || indexedCount >= pointsCount);
+    }
+  }
 
   /** True if the collection exists. */
   boolean collectionExists(String collection);
