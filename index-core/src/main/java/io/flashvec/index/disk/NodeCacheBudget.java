@@ -9,9 +9,11 @@ import java.util.List;
  * search crosses about {@code log n} hops of a graph before it reaches its neighbourhood, so a
  * larger graph deserves a larger cache, but far less than in proportion to its size.
  *
- * <p>Every {@link #join} and {@link #leave} splits the budget again and tells each member its new
- * share ({@link Member#cacheBytes}); a member rebuilds its cache there, on the calling thread (the
- * one opening or closing a segment, never a search). The shares always sum to at most {@link
+ * <p>Every {@link #join} splits the budget again and tells each member its new share ({@link
+ * Member#cacheBytes}); a member rebuilds its cache there, on the thread opening a segment (a seal,
+ * a compaction, a shard opening). {@link #leave} only removes the member: the others' shares grow
+ * back at the next join. A segment may be closed by the search that releases its last reference,
+ * and that search should not copy other segments' records. The shares always sum to at most {@link
  * #bytes()}; an old cache's memory is released when the last search holding it ends.
  *
  * <p>Thread-safe: joins and leaves are serialised.
@@ -58,11 +60,12 @@ public final class NodeCacheBudget {
     split();
   }
 
-  /** Removes {@code m} (if it joined) and splits the budget over the others. */
+  /**
+   * Removes {@code m} (if it joined); the others keep their shares until the next {@link #join}
+   * splits the budget again.
+   */
   public synchronized void leave(Member m) {
-    if (members.remove(m)) {
-      split();
-    }
+    members.remove(m);
   }
 
   /** Members now sharing the budget. */

@@ -63,10 +63,12 @@ import java.util.function.IntPredicate;
  * <h2>Threads</h2>
  *
  * Searches are thread-safe: each borrows a {@link BeamSearcher} (scratch sized to the segment, not
- * thread-safe) from a pool. Deletions set atomic bits that searches pass as the accepted-ordinals
- * predicate, so deleted points are traversed but never returned. The segment owns its mapping;
- * {@link #close()} unmaps it (a search still running then fails with an exception, it cannot read
- * freed memory).
+ * thread-safe) from a pool. The segment's {@link HotNodeCache} (its share of the server's {@link
+ * NodeCacheBudget}, joined at open and left at close) is replaced whole when the budget is split
+ * again; a search reads the one it started with. Deletions set atomic bits that searches pass as
+ * the accepted-ordinals predicate, so deleted points are traversed but never returned. The segment
+ * owns its mapping; {@link #close()} unmaps it (a search still running then fails with an
+ * exception, it cannot read freed memory).
  */
 public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Member {
 
@@ -615,9 +617,8 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   @Override
   public long memoryBytes() {
     // PQ codes, ids (8 B each, 16 for UUIDs), payload offsets (payloads themselves are mapped),
-    // and the graph if it is on the heap; each pooled searcher also holds its visited stamps (or
-    // set);
-    // the hot node cache is native.
+    // the graph if it is on the heap, each pooled searcher's visited stamps (or set), and the
+    // hot node cache (native).
     HotNodeCache cache = nodeCache;
     return pq.memoryBytes()
         + (inMemory ? graph.file().size() : 0)

@@ -98,7 +98,9 @@ class VisitedSetTest {
         assertThat(hashed.resultCount()).isEqualTo(stamped.resultCount());
         for (int i = 0; i < stamped.resultCount(); i++) {
           assertThat(hashed.resultOrdinal(i)).isEqualTo(stamped.resultOrdinal(i));
-          assertThat(hashed.resultDistance(i)).isEqualTo(stamped.resultDistance(i));
+          // up to the last bits: interpreted and compiled Vector API kernels sum differently
+          assertThat(hashed.resultDistance(i))
+              .isCloseTo(stamped.resultDistance(i), org.assertj.core.data.Offset.offset(1e-4f));
         }
       }
       assertThat(b.visited).isEqualTo(a.visited);

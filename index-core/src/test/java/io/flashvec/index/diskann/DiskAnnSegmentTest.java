@@ -150,7 +150,11 @@ class DiskAnnSegmentTest {
         int[] slots = new int[10];
         assertThat(ta.drainBestFirst(sa, slots, oa)).isEqualTo(tb.drainBestFirst(sb, slots, ob));
         assertThat(ob).isEqualTo(oa);
-        assertThat(sb).isEqualTo(sa);
+        // equal up to the last bits: the Vector API's interpreted and compiled kernels sum in
+        // different orders, whichever memory the record is read from
+        for (int i = 0; i < 10; i++) {
+          assertThat(sb[i]).isCloseTo(sa[i], org.assertj.core.data.Percentage.withPercentage(1e-3));
+        }
       }
       assertThat(b.expanded).isEqualTo(a.expanded);
       assertThat(b.distanceComputations).isEqualTo(a.distanceComputations);
