@@ -225,11 +225,24 @@ public record FlashVecProperties(
    *     beam_width}; 0 = automatic (4 while the index is read from the device, else 1)
    * @param prefetch {@code auto} (prefetch each step's records while searches read from the
    *     device), {@code on} or {@code off}
+   * @param nodeCacheBytes native memory for the sealed graphs' hot node caches (the records nearest
+   *     each graph's entry), split over the open segments by {@code log2} of their size; 0 turns
+   *     the caches off
    */
   public record Search(
       @DefaultValue("100") int defaultSearchList,
       @DefaultValue("0") int beamWidth,
-      @DefaultValue("auto") String prefetch) {}
+      @DefaultValue("auto") String prefetch,
+      @DefaultValue("64MB") DataSize nodeCacheBytes) {
+    public Search {
+      check(
+          nodeCacheBytes.toBytes() >= 0,
+          "search",
+          "node-cache-bytes",
+          "must be at least 0",
+          nodeCacheBytes);
+    }
+  }
 
   /** Write-ahead log settings. */
   public record Wal(

@@ -5,9 +5,9 @@ import io.flashvec.storage.ThreadIo;
 /**
  * What one search cost, summed over the segments and shards it touched: nodes visited (scored
  * approximately) and expanded (adjacency read) in graphs, candidates reranked with full vectors,
- * exact distance computations in flat scans, and pages read from the device (major page faults on
- * the searching thread, see {@link ThreadIo}). Not thread-safe: one instance per request, filled by
- * the shards in turn.
+ * exact distance computations in flat scans, pages read from the device (major page faults on the
+ * searching thread, see {@link ThreadIo}), and graph records read from a segment's hot node cache
+ * instead of its file. Not thread-safe: one instance per request, filled by the shards in turn.
  */
 public final class SearchStats {
 
@@ -17,6 +17,9 @@ public final class SearchStats {
   public long reranked;
   public long distanceComputations;
   public long pagesRead;
+
+  /** Expanded graph nodes whose record came from a hot node cache rather than the graph file. */
+  public long nodeCacheHits;
 
   /**
    * Set by a cluster proxy when some shard had no live replica that answered within the deadline:
@@ -37,6 +40,7 @@ public final class SearchStats {
     reranked += o.reranked;
     distanceComputations += o.distanceComputations;
     pagesRead += o.pagesRead;
+    nodeCacheHits += o.nodeCacheHits;
     partial |= o.partial;
   }
 }

@@ -11,8 +11,9 @@ import org.springframework.stereotype.Component;
  * Cumulative search costs for Prometheus, so load-gen can report per-query work from the deltas:
  * {@code flashvec_search_queries_total}, {@code flashvec_search_nodes_visited_total}, {@code
  * flashvec_search_nodes_expanded_total}, {@code flashvec_search_reranked_total}, {@code
- * flashvec_search_distance_computations_total}, {@code flashvec_io_pages_read_total} and {@code
- * flashvec_io_bytes_read_total} (major faults on mapped segment files × 4 KiB).
+ * flashvec_search_distance_computations_total}, {@code flashvec_io_pages_read_total}, {@code
+ * flashvec_io_bytes_read_total} (major faults on mapped segment files × 4 KiB), and {@code
+ * flashvec_search_node_cache_hits_total} (expanded nodes read from a hot node cache).
  *
  * <p>Work is counted by the process that does it. Standalone, that is the one process. In a cluster
  * the proxy counts only the searches it received ({@code queries}); each query node counts the
@@ -30,6 +31,7 @@ public class SearchMetrics {
   private final Counter distances;
   private final Counter pages;
   private final Counter bytes;
+  private final Counter nodeCacheHits;
   private final Counter shardSearches;
   private final boolean workCountedOnQueryNodes;
 
@@ -68,6 +70,11 @@ public class SearchMetrics {
             "flashvec.io.pages.read",
             "Pages read from the device by searches (major faults)");
     bytes = counter(registry, "flashvec.io.bytes.read", "Bytes read from the device by searches");
+    nodeCacheHits =
+        counter(
+            registry,
+            "flashvec.search.node.cache.hits",
+            "Expanded graph nodes read from a hot node cache instead of the graph file");
   }
 
   private static Counter counter(MeterRegistry registry, String name, String description) {
@@ -98,5 +105,6 @@ public class SearchMetrics {
     distances.increment(s.distanceComputations);
     pages.increment(s.pagesRead);
     bytes.increment((double) s.bytesRead());
+    nodeCacheHits.increment(s.nodeCacheHits);
   }
 }

@@ -247,6 +247,7 @@ public class SearchController {
     o.put("distance_computations", stats.distanceComputations);
     o.put("pages_read", stats.pagesRead);
     o.put("bytes_read", stats.bytesRead());
+    o.put("node_cache_hits", stats.nodeCacheHits);
     return Json.ok(result, t0, extra);
   }
 

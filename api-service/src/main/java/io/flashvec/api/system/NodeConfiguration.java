@@ -67,6 +67,7 @@ public class NodeConfiguration {
             .walListener(walListener)
             .defaultSearchList(props.search().defaultSearchList())
             .beamWidth(props.search().beamWidth())
+            .nodeCacheBytes(props.search().nodeCacheBytes().toBytes())
             .compactionEnabled(props.compaction().enabled())
             .compactionDeletedFraction(props.compaction().deletedFraction())
             .mergeSegmentsPerTier(props.merge().segmentsPerTier())

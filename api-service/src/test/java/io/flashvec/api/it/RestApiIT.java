@@ -65,6 +65,9 @@ class RestApiIT {
             "{\"vector\":[1,0],\"limit\":1,\"with_stats\":true}");
     assertThat(stats.body().at("/flashvec_stats/distance_computations").asLong()).isEqualTo(1);
     assertThat(stats.body().at("/flashvec_stats/segments").asLong()).isEqualTo(1);
+    // a growing segment has no hot node cache
+    assertThat(stats.body().at("/flashvec_stats/node_cache_hits").isIntegralNumber()).isTrue();
+    assertThat(stats.body().at("/flashvec_stats/node_cache_hits").asLong()).isZero();
     assertThat(
             http.post("/collections/metrics_probe/points/search", "{\"vector\":[1,0],\"limit\":1}")
                 .body()
@@ -78,7 +81,49 @@ class RestApiIT {
         .contains("flashvec_wal_fsync_seconds_count")
         .contains("flashvec_wal_appended_bytes_total")
         .contains("flashvec_search_distance_computations_total")
-        .contains("flashvec_io_pages_read_total");
+        .contains("flashvec_io_pages_read_total")
+        .contains("flashvec_search_node_cache_hits_total");
+  }
+
+  @Test
+  void aSealedGraphServesItsFirstHopsFromTheHotNodeCache() {
+    create("hot_nodes", 8, "Cosine");
+    java.util.Random r = io.flashvec.testing.TestSeeds.random("rest-hot-nodes");
+    StringBuilder points = new StringBuilder("{\"points\":[");
+    for (int i = 0; i < 500; i++) {
+      points.append(i == 0 ? "" : ",").append("{\"id\":").append(i).append(",\"vector\":[");
+      for (int j = 0; j < 8; j++) {
+        points
+            .append(j == 0 ? "" : ",")
+            .append(String.format(Locale.ROOT, "%.4f", r.nextGaussian()));
+      }
+      points.append("]}");
+    }
+    points.append("]}");
+    assertThat(http.put("/collections/hot_nodes/points?wait=true", points.toString()).status())
+        .isEqualTo(200);
+    assertThat(http.post("/collections/hot_nodes/flush", "{}").status()).isEqualTo(200);
+    io.flashvec.testing.Await.until(
+        java.time.Duration.ofSeconds(120),
+        "the collection is green with a sealed segment",
+        () -> {
+          JsonNode info = http.get("/collections/hot_nodes").result();
+          return info.path("status").asString().equals("green")
+              && info.path("segments_count").asInt() > 0
+              && info.path("indexed_vectors_count").asLong() == 500;
+        });
+    Http.Response stats =
+        http.post(
+            "/collections/hot_nodes/points/search",
+            "{\"vector\":[1,0,0,0,0,0,0,1],\"limit\":3,\"with_stats\":true}");
+    assertThat(stats.status()).as(stats.raw()).isEqualTo(200);
+    // every graph search expands the entry first, and the entry is the first node cached
+    assertThat(stats.body().at("/flashvec_stats/node_cache_hits").asLong())
+        .as(stats.raw())
+        .isPositive()
+        .isLessThanOrEqualTo(stats.body().at("/flashvec_stats/nodes_expanded").asLong());
+    assertThat(http.send("GET", "/metrics", null).raw())
+        .containsPattern("flashvec_search_node_cache_hits_total\\{[^}]*} [1-9]");
   }
 
   @Test

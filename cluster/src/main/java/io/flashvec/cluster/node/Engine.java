@@ -1,5 +1,6 @@
 package io.flashvec.cluster.node;
 
+import io.flashvec.index.disk.NodeCacheBudget;
 import io.flashvec.index.diskann.DiskAnnSettings;
 import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.index.shard.LiveIndexer;
@@ -58,7 +59,8 @@ final class Engine implements AutoCloseable {
         new DiskAnnSettings(
             settings.prefetch,
             Math.clamp(settings.beamWidth, 0, DiskAnnSettings.MAX_BEAM_WIDTH),
-            buildPool(settings.buildThreads));
+            buildPool(settings.buildThreads),
+            new NodeCacheBudget(settings.nodeCacheBytes));
     this.liveIndex =
         Executors.newSingleThreadExecutor(
             background("flashvec-live-index", settings.backgroundNice));

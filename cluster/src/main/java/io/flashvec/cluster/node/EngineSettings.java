@@ -32,6 +32,7 @@ public final class EngineSettings {
   final int defaultSearchList;
   final int beamWidth;
   final DiskAnnSettings.Prefetch prefetch;
+  final long nodeCacheBytes;
   final boolean compactionEnabled;
   final double compactionDeletedFraction;
   final int mergeSegmentsPerTier;
@@ -43,6 +44,9 @@ public final class EngineSettings {
   final CrashPoint crashPoint;
   final int crashPointHit;
 
+  /** The hot node caches' bytes unless set: 64 MiB. */
+  public static final long DEFAULT_NODE_CACHE_BYTES = 64L << 20;
+
   private EngineSettings(Builder b) {
     this.dataDir = b.dataDir;
     this.sealThresholdPoints = b.sealThresholdPoints;
@@ -53,6 +57,7 @@ public final class EngineSettings {
     this.defaultSearchList = b.defaultSearchList;
     this.beamWidth = b.beamWidth;
     this.prefetch = b.prefetch;
+    this.nodeCacheBytes = b.nodeCacheBytes;
     this.compactionEnabled = b.compactionEnabled;
     this.compactionDeletedFraction = b.compactionDeletedFraction;
     this.mergeSegmentsPerTier = b.mergeSegmentsPerTier;
@@ -81,6 +86,7 @@ public final class EngineSettings {
     private int defaultSearchList = 100;
     private int beamWidth;
     private DiskAnnSettings.Prefetch prefetch = DiskAnnSettings.Prefetch.AUTO;
+    private long nodeCacheBytes = DEFAULT_NODE_CACHE_BYTES;
     private boolean compactionEnabled = true;
     private double compactionDeletedFraction = 0.2;
     private int mergeSegmentsPerTier = Shard.Compaction.DEFAULT_SEGMENTS_PER_TIER;
@@ -152,6 +158,21 @@ public final class EngineSettings {
         throw new IllegalArgumentException(
             "prefetch must be auto, on or off [value=" + mode + "]", e);
       }
+      return this;
+    }
+
+    /**
+     * Native bytes for the sealed graphs' hot node caches, split over the open segments (0: no
+     * caches).
+     *
+     * @throws IllegalArgumentException "node-cache-bytes must be at least 0" naming the value
+     */
+    public Builder nodeCacheBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException(
+            "node-cache-bytes must be at least 0 [node-cache-bytes=" + bytes + "]");
+      }
+      this.nodeCacheBytes = bytes;
       return this;
     }
 

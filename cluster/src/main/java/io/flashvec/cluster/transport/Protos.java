@@ -211,6 +211,7 @@ public final class Protos {
         .setReranked(s.reranked)
         .setDistanceComputations(s.distanceComputations)
         .setPagesRead(s.pagesRead)
+        .setNodeCacheHits(s.nodeCacheHits)
         .build();
   }
 
@@ -221,6 +222,7 @@ public final class Protos {
     into.reranked += m.getReranked();
     into.distanceComputations += m.getDistanceComputations();
     into.pagesRead += m.getPagesRead();
+    into.nodeCacheHits += m.getNodeCacheHits();
   }
 
   // ------------------------------------------------------------------ requests

@@ -40,4 +40,15 @@ class EngineTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("crash point hit must be at least 1 [hit=0]");
   }
+
+  @Test
+  void theNodeCacheDefaultsTo64MiBAndRefusesANegativeSize() {
+    assertThat(EngineSettings.builder(Path.of("unused")).build().nodeCacheBytes)
+        .isEqualTo(64L << 20);
+    assertThat(EngineSettings.builder(Path.of("unused")).nodeCacheBytes(0).build().nodeCacheBytes)
+        .isZero();
+    assertThatThrownBy(() -> EngineSettings.builder(Path.of("unused")).nodeCacheBytes(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("node-cache-bytes must be at least 0 [node-cache-bytes=-1]");
+  }
 }

@@ -6,6 +6,8 @@ import io.flashvec.index.internal.VectorOps;
 import io.flashvec.storage.MappedFile;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.function.IntPredicate;
 
@@ -23,12 +25,18 @@ import java.util.function.IntPredicate;
  *       ({@link PqCodes#distances}), not one at a time through a virtual call per neighbour.
  * </ol>
  *
- * Without PQ codes (the in-memory {@code hnsw} comparison type) neighbours are scored exactly.
- * Nodes rejected by the {@code accept} predicate (deleted, or filtered out) are traversed but never
- * returned. Not thread-safe: one searcher per thread, reused across queries (its scratch is sized
- * to the graph).
+ * Records of the nodes a {@link HotNodeCache} holds (the first hops from the entry) are read from
+ * it instead of the mapping, and neither checked for residency nor prefetched. Without PQ codes
+ * (the in-memory {@code hnsw} comparison type) neighbours are scored exactly. Nodes rejected by the
+ * {@code accept} predicate (deleted, or filtered out) are traversed but never returned. Not
+ * thread-safe: one searcher per thread, reused across queries (its scratch is sized to the graph: a
+ * visited stamp per node up to {@link #MAX_STAMPED_NODES} nodes, above that a {@link VisitedSet}
+ * sized by what a search visits).
  */
 public final class BeamSearcher {
+
+  private static final ValueLayout.OfInt INT =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   private final GraphFile g;
   private final PqCodes pq;
@@ -36,14 +44,26 @@ public final class BeamSearcher {
   private final int dim;
   private final MemorySegment seg;
 
+  /**
+   * Graphs up to this many nodes keep a visited stamp per node; larger ones a {@link VisitedSet},
+   * so a pooled searcher's memory stays bounded by what a search visits (4 MiB of stamps here).
+   */
+  static final int MAX_STAMPED_NODES = 1 << 20;
+
+  /** A visited stamp per node (graphs up to {@link #MAX_STAMPED_NODES}), else null. */
   private final int[] stamp;
+
   private int epoch;
+
+  /** The visited nodes of larger graphs, else null. */
+  private final VisitedSet visitedSet;
 
   private final float[] table;
   private final float[] centered;
   private final int[] batch;
   private final float[] batchDist;
   private final int[] beam;
+  private final int[] beamSlot; // each beam node's slot in the hot node cache, or -1
   private final boolean gather;
   private final int[] gatherIdx;
   private int touched; // sink of PqCodes.touch, so its loads stay
@@ -74,17 +94,26 @@ public final class BeamSearcher {
   }
 
   public BeamSearcher(GraphFile g, PqCodes pq, boolean euclid) {
+    this(g, pq, euclid, MAX_STAMPED_NODES);
+  }
+
+  /** As above; graphs of more than {@code maxStampedNodes} nodes use a {@link VisitedSet}. */
+  BeamSearcher(GraphFile g, PqCodes pq, boolean euclid, int maxStampedNodes) {
     this.g = g;
     this.pq = pq;
     this.euclid = euclid;
     this.dim = g.dimension();
     this.seg = g.segment();
-    this.stamp = new int[g.count()];
+    boolean stamped = g.count() <= maxStampedNodes;
+    this.stamp = stamped ? new int[g.count()] : null;
+    // a search at the default list of 100 visits at most about 100 × maxDegree nodes
+    this.visitedSet = stamped ? null : new VisitedSet(100 * g.maxDegree());
     this.table = pq == null ? null : pq.newTable();
     this.centered = new float[pq == null ? dim : pq.codebook().scratchLength()];
     this.batch = new int[g.maxDegree()];
     this.batchDist = new float[g.maxDegree()];
     this.beam = new int[64];
+    this.beamSlot = new int[64];
     // SIMD gathers win once a point has at least one vector of codes (JMH PqScoringBenchmark)
     this.gather = pq != null && pq.subspaces() >= pq.gatherScratchLength();
     this.gatherIdx = new int[pq == null ? 0 : pq.gatherScratchLength()];
@@ -111,7 +140,11 @@ public final class BeamSearcher {
   }
 
   private float exact(float[] q, long off) {
-    return euclid ? VectorOps.squareDistance(q, seg, off, dim) : -VectorOps.dot(q, seg, off, dim);
+    return exact(q, seg, off);
+  }
+
+  private float exact(float[] q, MemorySegment src, long off) {
+    return euclid ? VectorOps.squareDistance(q, src, off, dim) : -VectorOps.dot(q, src, off, dim);
   }
 
   /**
@@ -131,6 +164,23 @@ public final class BeamSearcher {
       boolean prefetch,
       IntPredicate accept,
       SearchStats stats) {
+    search(q, k, searchList, beamWidth, prefetch, accept, null, stats);
+  }
+
+  /**
+   * As above, reading the records {@code cache} holds from it instead of the graph file (no
+   * residency check, no prefetch, no page touched); {@code null}: every record from the file. The
+   * records read from the cache are counted in {@link SearchStats#nodeCacheHits}.
+   */
+  public void search(
+      float[] q,
+      int k,
+      int searchList,
+      int beamWidth,
+      boolean prefetch,
+      IntPredicate accept,
+      HotNodeCache cache,
+      SearchStats stats) {
     startResults(k);
     int n = g.count();
     if (n == 0 || k == 0) {
@@ -138,7 +188,9 @@ public final class BeamSearcher {
     }
     int cap = Math.max(searchList, k);
     ensureCandidates(cap);
-    if (++epoch == 0) {
+    if (stamp == null) {
+      visitedSet.clear();
+    } else if (++epoch == 0) {
       Arrays.fill(stamp, 0);
       epoch = 1;
     }
@@ -148,7 +200,7 @@ public final class BeamSearcher {
     int w = Math.clamp(beamWidth, 1, beam.length);
     candSize = 0;
     int entry = g.entry();
-    stamp[entry] = epoch;
+    firstVisit(entry);
     batch[0] = entry;
     scoreBatch(q, 1);
     insert(entry, batchDist[0], cap);
@@ -158,6 +210,7 @@ public final class BeamSearcher {
     long visited = 1;
     long expanded = 0;
     long pagesRead = 0;
+    long cacheHits = 0;
     while (cur < candSize) {
       // pick the beam: the best unexpanded candidates
       int nb = 0;
@@ -170,9 +223,21 @@ public final class BeamSearcher {
       if (nb == 0) {
         break;
       }
+      if (cache != null) {
+        for (int i = 0; i < nb; i++) {
+          int slot = cache.slot(beam[i]);
+          beamSlot[i] = slot;
+          if (slot >= 0) {
+            cacheHits++;
+          }
+        }
+      }
       if (mapped) {
         int rb = g.recordBytes();
         for (int i = 0; i < nb; i++) {
+          if (cache != null && beamSlot[i] >= 0) {
+            continue;
+          }
           long off = g.recordOffset(beam[i]);
           int resident = g.file().residentPages(off, rb, pages);
           if (resident >= 0) {
@@ -184,9 +249,17 @@ public final class BeamSearcher {
       int lowest = Integer.MAX_VALUE; // lowest list position touched this step
       for (int i = 0; i < nb; i++) {
         int u = beam[i];
-        long off = g.recordOffset(u);
+        MemorySegment src;
+        long off;
+        if (cache != null && beamSlot[i] >= 0) {
+          src = cache.records();
+          off = cache.offset(beamSlot[i]);
+        } else {
+          src = seg;
+          off = g.recordOffset(u);
+        }
         expanded++;
-        float exactDist = exact(q, off);
+        float exactDist = exact(q, src, off);
         if (accept == null || accept.test(u)) {
           offerResult(u, exactDist);
         }
@@ -196,12 +269,12 @@ public final class BeamSearcher {
             lowest = at;
           }
         }
-        int deg = g.degree(off);
+        long at = off + 4L * dim;
+        int deg = src.get(INT, at);
         int fresh = 0;
         for (int j = 0; j < deg; j++) {
-          int v = g.neighbour(off, j);
-          if (v >= 0 && v < n && stamp[v] != epoch) {
-            stamp[v] = epoch;
+          int v = src.get(INT, at + 4 + 4L * j);
+          if (v >= 0 && v < n && firstVisit(v)) {
             batch[fresh++] = v;
           }
         }
@@ -225,6 +298,24 @@ public final class BeamSearcher {
     stats.reranked += expanded;
     stats.distanceComputations += visited + expanded;
     stats.pagesRead += pagesRead;
+    stats.nodeCacheHits += cacheHits;
+  }
+
+  /** Marks {@code v} visited; returns whether it was not yet. */
+  private boolean firstVisit(int v) {
+    if (stamp == null) {
+      return visitedSet.add(v);
+    }
+    if (stamp[v] == epoch) {
+      return false;
+    }
+    stamp[v] = epoch;
+    return true;
+  }
+
+  /** Heap bytes of this searcher's visited nodes (stamps or the set), for memory accounting. */
+  public long visitedBytes() {
+    return stamp == null ? visitedSet.memoryBytes() : 4L * stamp.length;
   }
 
   private void scoreBatch(float[] q, int count) {

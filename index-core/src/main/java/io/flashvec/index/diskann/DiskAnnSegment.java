@@ -6,11 +6,14 @@ import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.disk.BeamSearcher;
 import io.flashvec.index.disk.GraphFile;
+import io.flashvec.index.disk.HotNodeCache;
+import io.flashvec.index.disk.NodeCacheBudget;
 import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.filter.FilterPlanner;
 import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.SealedSegment;
+import io.flashvec.index.segment.SearchShare;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
@@ -60,12 +63,14 @@ import java.util.function.IntPredicate;
  * <h2>Threads</h2>
  *
  * Searches are thread-safe: each borrows a {@link BeamSearcher} (scratch sized to the segment, not
- * thread-safe) from a pool. Deletions set atomic bits that searches pass as the accepted-ordinals
- * predicate, so deleted points are traversed but never returned. The segment owns its mapping;
- * {@link #close()} unmaps it (a search still running then fails with an exception, it cannot read
- * freed memory).
+ * thread-safe) from a pool. The segment's {@link HotNodeCache} (its share of the server's {@link
+ * NodeCacheBudget}, joined at open and left at close) is replaced whole when the budget is split
+ * again; a search reads the one it started with. Deletions set atomic bits that searches pass as
+ * the accepted-ordinals predicate, so deleted points are traversed but never returned. The segment
+ * owns its mapping; {@link #close()} unmaps it (a search still running then fails with an
+ * exception, it cannot read freed memory).
  */
-public final class DiskAnnSegment implements SealedSegment {
+public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Member {
 
   /** Beam width when reads go to the device and the request leaves it to the server. */
   static final int COLD_BEAM_WIDTH = 4;
@@ -110,6 +115,15 @@ public final class DiskAnnSegment implements SealedSegment {
   private final DiskAnnSettings settings;
   private final ConcurrentLinkedDeque<BeamSearcher> searchers = new ConcurrentLinkedDeque<>();
   private final IntPredicate liveOrds;
+
+  /**
+   * Records of the nodes nearest the entry, or null: replaced whole when the server's budget is
+   * split again, read once per search.
+   */
+  private volatile HotNodeCache nodeCache;
+
+  /** The records {@link #nodeCache} was built to hold; written only under the budget's lock. */
+  private int nodeCacheFits;
 
   /**
    * Searches left to prefetch for since one last read from the device ({@link
@@ -310,24 +324,29 @@ public final class DiskAnnSegment implements SealedSegment {
                 + "]",
             dir);
       }
-      return new DiskAnnSegment(
-          segmentId,
-          dir,
-          n,
-          dim,
-          distance,
-          idLo,
-          idHi,
-          uuidOrds,
-          metaMap,
-          payloadAt,
-          del,
-          graph,
-          pq,
-          graphLen + pqLen + Files.size(dir.resolve(DiskAnnFormat.META_FILE)),
-          defaultSearchList,
-          inMemory,
-          settings);
+      DiskAnnSegment segment =
+          new DiskAnnSegment(
+              segmentId,
+              dir,
+              n,
+              dim,
+              distance,
+              idLo,
+              idHi,
+              uuidOrds,
+              metaMap,
+              payloadAt,
+              del,
+              graph,
+              pq,
+              graphLen + pqLen + Files.size(dir.resolve(DiskAnnFormat.META_FILE)),
+              defaultSearchList,
+              inMemory,
+              settings);
+      if (!inMemory) {
+        settings.nodeCache().join(segment);
+      }
+      return segment;
     } catch (RuntimeException e) {
       graph.close();
       if (metaMap != null) {
@@ -386,21 +405,44 @@ public final class DiskAnnSegment implements SealedSegment {
     }
   }
 
-  /** {@inheritDoc} A sealed graph searches its whole list whatever its share. */
+  /**
+   * {@inheritDoc}
+   *
+   * <p>An unfiltered cosine or L2 graph search walks a list sized to {@code share} ({@link
+   * SearchShare#searchList}), as a growing segment's graph does: beside other segments it needs
+   * only about its part of the query's list. Its list is at least {@value
+   * SearchShare#MIN_SEALED_LIST} rather than a growing segment's {@value SearchShare#MIN_LIST}: the
+   * list is ranked by PQ estimates, and shorter ones lost recall. It still returns its best {@code
+   * k}: every node it expands is rescored exactly from the record it read anyway, so fewer results
+   * would save nothing. A filtered search (the shard passes share 1) and raw dot products walk the
+   * whole list.
+   */
   @Override
   public void search(
       PreparedSearch search, AcceptedOrdinals accept, double share, TopK out, int slot) {
-    search(search.query(), search.params(), accept, out, slot, search.stats(), null);
+    search(search.query(), search.params(), accept, share, out, slot, search.stats(), null);
   }
 
   /**
-   * The search, with the plan forced when {@code forced} is not {@code null} (tests compare plans);
-   * else {@link FilterPlanner} decides once from the accepted count.
+   * The search as its only segment, with the plan forced when {@code forced} is not {@code null}
+   * (tests compare plans); else {@link FilterPlanner} decides once from the accepted count.
    */
   void search(
       float[] query,
       SearchParams params,
       AcceptedOrdinals accept,
+      TopK out,
+      int slot,
+      SearchStats stats,
+      FilterPlanner.Plan forced) {
+    search(query, params, accept, 1.0, out, slot, stats, forced);
+  }
+
+  private void search(
+      float[] query,
+      SearchParams params,
+      AcceptedOrdinals accept,
+      double share,
       TopK out,
       int slot,
       SearchStats stats,
@@ -416,6 +458,12 @@ public final class DiskAnnSegment implements SealedSegment {
         Math.max(
             Math.max(k, params.rerankK()),
             params.searchList() > 0 ? params.searchList() : defaultSearchList);
+    if (accept == null && distance != Distance.DOT) {
+      // raw inner products walk the L2-built graph less surely: they keep the full list
+      searchList =
+          SearchShare.searchList(
+              searchList, Math.max(k, params.rerankK()), share, SearchShare.MIN_SEALED_LIST);
+    }
     int accepted = accept == null ? -1 : accept.count();
     FilterPlanner.Decision plan =
         forced != null
@@ -449,7 +497,7 @@ public final class DiskAnnSegment implements SealedSegment {
             params.beamWidth() > 0
                 ? params.beamWidth()
                 : settings.beamWidth() > 0 ? settings.beamWidth() : prefetch ? COLD_BEAM_WIDTH : 1;
-        s.search(query, k, plan.searchList(), beamWidth, prefetch, ok, stats);
+        s.search(query, k, plan.searchList(), beamWidth, prefetch, ok, nodeCache, stats);
       }
       for (int i = 0; i < s.resultCount(); i++) {
         out.offer(toScore(distance, s.resultDistance(i)), slot, s.resultOrdinal(i));
@@ -569,12 +617,23 @@ public final class DiskAnnSegment implements SealedSegment {
   @Override
   public long memoryBytes() {
     // PQ codes, ids (8 B each, 16 for UUIDs), payload offsets (payloads themselves are mapped),
-    // and the graph if it is on the heap; each pooled searcher also holds a visited stamp per node.
+    // the graph if it is on the heap, each pooled searcher's visited stamps (or set), and the
+    // hot node cache (native).
+    HotNodeCache cache = nodeCache;
     return pq.memoryBytes()
         + (inMemory ? graph.file().size() : 0)
         + (long) count * (idHi == null ? 8 : 16)
         + (payloadAt == null ? 0 : (long) count * 8)
-        + (long) searchers.size() * count * 4;
+        + searcherBytes()
+        + (cache == null ? 0 : cache.memoryBytes());
+  }
+
+  private long searcherBytes() {
+    long bytes = 0;
+    for (BeamSearcher s : searchers) {
+      bytes += s.visitedBytes();
+    }
+    return bytes;
   }
 
   @Override
@@ -588,7 +647,35 @@ public final class DiskAnnSegment implements SealedSegment {
   }
 
   @Override
+  public int nodes() {
+    return count;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Walks the graph again from its entry when the number of records that fit changes; the new
+   * cache replaces the old one for the searches that start after it.
+   */
+  @Override
+  public void cacheBytes(long bytes) {
+    int fits = HotNodeCache.capacity(graph, bytes);
+    if (fits == nodeCacheFits) {
+      return;
+    }
+    nodeCache = fits == 0 ? null : HotNodeCache.build(graph, bytes);
+    nodeCacheFits = fits;
+  }
+
+  /** The hot node cache searches read now, or null. */
+  HotNodeCache nodeCache() {
+    return nodeCache;
+  }
+
+  @Override
   public void close() {
+    settings.nodeCache().leave(this);
+    nodeCache = null;
     searchers.clear();
     graph.close();
     if (metaMap != null) {

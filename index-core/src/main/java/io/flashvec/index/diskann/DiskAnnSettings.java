@@ -1,5 +1,6 @@
 package io.flashvec.index.diskann;
 
+import io.flashvec.index.disk.NodeCacheBudget;
 import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
 
@@ -16,8 +17,11 @@ import java.util.concurrent.ForkJoinPool;
  * @param buildPool where index builds without a pool of their own run ({@code
  *     flashvec.segment.build-threads}); {@code null} lets jvector use one thread per core. A small
  *     pool bounds the CPU a build takes from concurrent queries, at the price of slower builds
+ * @param nodeCache the server's bytes for the sealed graphs' hot node caches ({@code
+ *     flashvec.search.node-cache-bytes}), shared by every segment opened with these settings
  */
-public record DiskAnnSettings(Prefetch prefetch, int beamWidth, ForkJoinPool buildPool) {
+public record DiskAnnSettings(
+    Prefetch prefetch, int beamWidth, ForkJoinPool buildPool, NodeCacheBudget nodeCache) {
 
   /** When a search prefetches the records of each beam step. */
   public enum Prefetch {
@@ -29,14 +33,16 @@ public record DiskAnnSettings(Prefetch prefetch, int beamWidth, ForkJoinPool bui
     AUTO
   }
 
-  /** Automatic prefetch and beam width, jvector's build pools. */
-  public static final DiskAnnSettings DEFAULT = new DiskAnnSettings(Prefetch.AUTO, 0, null);
+  /** Automatic prefetch and beam width, jvector's build pools, no hot node caches. */
+  public static final DiskAnnSettings DEFAULT =
+      new DiskAnnSettings(Prefetch.AUTO, 0, null, NodeCacheBudget.NONE);
 
   /** The largest beam width. */
   public static final int MAX_BEAM_WIDTH = 64;
 
   public DiskAnnSettings {
     Objects.requireNonNull(prefetch, "prefetch");
+    Objects.requireNonNull(nodeCache, "nodeCache");
     if (beamWidth < 0 || beamWidth > MAX_BEAM_WIDTH) {
       throw new IllegalArgumentException(
           "beam width out of range [beamWidth="

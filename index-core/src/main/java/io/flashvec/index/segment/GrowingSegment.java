@@ -294,58 +294,11 @@ public final class GrowingSegment implements Segment {
     return false;
   }
 
-  /** The smallest list {@link #sharedSearchList} gives a graph search (unless the list is less). */
-  public static final int MIN_SHARED_LIST = 20;
-
-  /**
-   * The search list for this segment's graph when it holds {@code share} of the points a query
-   * searches (the rest are in other segments). As Lucene sizes a segment's kNN search by its share
-   * of the index ({@code AbstractKnnVectorQuery.perLeafTopKCalculation}): the list a segment needs
-   * is about the number of the best {@code list} candidates that fall in it, {@code list · share},
-   * plus three standard deviations of that count, {@code 3 √(list · share · (1 − share))}; at least
-   * {@code max(k, }{@value #MIN_SHARED_LIST}{@code )}, so a search for a point just written still
-   * walks a real list, and never more than {@code list}. A floor of 20 rather than 32 costs no
-   * measurable recall on fresh data and makes a search about a tenth cheaper (ADR 0011). In {@code
-   * LiveGraphTest} a segment with a fifth of the points finds the same with 22 as with 60 in 40% of
-   * the expansions. Only for unfiltered searches: a filter may select mostly new points.
-   */
-  static int sharedSearchList(int list, int k, double share) {
-    if (!(share < 1.0)) {
-      return list;
-    }
-    return Math.min(list, Math.max(inShare(list, share), Math.max(k, MIN_SHARED_LIST)));
-  }
-
-  /**
-   * How many of {@code n} best candidates fall in a segment holding {@code share} (0..1) of the
-   * points, with margin: the expected count {@code n · share} plus three standard deviations,
-   * {@code 3 √(n · share · (1 − share))}, rounded up.
-   */
-  private static int inShare(int n, double share) {
-    double p = Math.max(0.0, share);
-    double expected = n * p;
-    return (int) Math.ceil(expected + 3.0 * Math.sqrt(expected * (1.0 - p)));
-  }
-
-  /**
-   * How many of a query's best {@code k} a segment with {@code share} of the points is asked for:
-   * as Lucene's {@code perLeafTopKCalculation}, the expected count {@code k · share} plus three
-   * standard deviations, at least 1 and at most {@code k}. The graph rescores fewer candidates
-   * exactly (its best {@code 4k+20} by sign-code estimate) at the same recall (ADR 0011). The
-   * unindexed tail is still scanned for all {@code k}.
-   */
-  static int sharedK(int k, double share) {
-    if (!(share < 1.0) || k <= 1) {
-      return k;
-    }
-    return Math.min(k, Math.max(1, inShare(k, share)));
-  }
-
   /**
    * {@inheritDoc}
    *
-   * <p>The graph's search list is scaled to {@code share} ({@link #sharedSearchList}); the points
-   * not yet in the graph are scanned exactly.
+   * <p>The graph's search list and result count are scaled to {@code share} ({@link SearchShare});
+   * the points not yet in the graph are scanned exactly for all {@code k}.
    */
   @Override
   public void search(
@@ -365,8 +318,8 @@ public final class GrowingSegment implements Segment {
     int graphK = k;
     if (distance != Distance.DOT) {
       // raw inner products walk the L2-built graph less surely: they keep the full list
-      searchList = sharedSearchList(searchList, Math.max(k, params.rerankK()), share);
-      graphK = sharedK(k, share);
+      searchList = SearchShare.searchList(searchList, Math.max(k, params.rerankK()), share);
+      graphK = SearchShare.k(k, share);
     }
     FilterPlanner.Decision plan =
         FilterPlanner.decide(

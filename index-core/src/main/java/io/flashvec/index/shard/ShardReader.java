@@ -258,8 +258,8 @@ final class ShardReader {
       Segment seg = segs.get(i);
       AcceptedOrdinals accept =
           search.filtered() ? payloadIndexes.accepted(seg, search.filter()) : null;
-      // a growing segment's graph search is sized to its share of the points (Lucene does so);
-      // not with a filter, which may select mostly new points
+      // a graph search is sized to the segment's share of the points (Lucene does so; see
+      // SearchShare); not with a filter, which may select mostly one segment's points
       double share = total > 0 && !search.filtered() ? (double) seg.size() / total : 1.0;
       seg.search(search, accept, share, top, i);
     }

@@ -10,6 +10,7 @@ import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
+import io.flashvec.index.disk.NodeCacheBudget;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.CorruptFileException;
@@ -112,6 +113,66 @@ class DiskAnnSegmentTest {
       assertThat(seg.idAt(5)).isEqualTo(PointId.of(5));
       assertThat(new String(seg.payloadAt(5), StandardCharsets.UTF_8)).isEqualTo("{\"i\":5}");
     }
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = DiskAnnSettings.Prefetch.class,
+      names = {"OFF", "ON"})
+  void hotNodeCacheGivesTheSameResultsAndServesTheFirstHops(DiskAnnSettings.Prefetch prefetch)
+      throws IOException {
+    Random r = TestSeeds.random("diskann-node-cache-" + prefetch);
+    Distance d = Distance.EUCLID;
+    float[][] data = latent(r, N, DIM);
+    Path dir = tmp.resolve("seg");
+    DiskAnnWriter.write(FileIO.DEFAULT, dir, 3, source(data, d), all(N), d, IndexParams.DEFAULT);
+    int beam = prefetch == DiskAnnSettings.Prefetch.ON ? 4 : 1;
+    NodeCacheBudget budget = new NodeCacheBudget(1L << 30);
+    DiskAnnSettings plain = new DiskAnnSettings(prefetch, beam, null, NodeCacheBudget.NONE);
+    DiskAnnSettings cached = new DiskAnnSettings(prefetch, beam, null, budget);
+    try (DiskAnnSegment without = DiskAnnSegment.open(FileIO.DEFAULT, dir, 3, 100, false, plain);
+        DiskAnnSegment with = DiskAnnSegment.open(FileIO.DEFAULT, dir, 3, 100, false, cached)) {
+      assertThat(without.nodeCache()).isNull();
+      assertThat(with.nodeCache().size()).isEqualTo(N / 10);
+      SearchStats a = new SearchStats();
+      SearchStats b = new SearchStats();
+      int queries = 100;
+      for (int q = 0; q < queries; q++) {
+        float[] query = d.prepare(latent(r, 1, DIM)[0]);
+        TopK ta = new TopK(d, 10);
+        TopK tb = new TopK(d, 10);
+        Searches.search(without, query, SearchParams.DEFAULT, null, ta, 0, a, 1.0);
+        Searches.search(with, query, SearchParams.DEFAULT, null, tb, 0, b, 1.0);
+        float[] sa = new float[10];
+        float[] sb = new float[10];
+        int[] oa = new int[10];
+        int[] ob = new int[10];
+        int[] slots = new int[10];
+        assertThat(ta.drainBestFirst(sa, slots, oa)).isEqualTo(tb.drainBestFirst(sb, slots, ob));
+        assertThat(ob).isEqualTo(oa);
+        // equal up to the last bits: the Vector API's interpreted and compiled kernels sum in
+        // different orders, whichever memory the record is read from
+        for (int i = 0; i < 10; i++) {
+          assertThat(sb[i]).isCloseTo(sa[i], org.assertj.core.data.Percentage.withPercentage(1e-3));
+        }
+      }
+      assertThat(b.expanded).isEqualTo(a.expanded);
+      assertThat(b.distanceComputations).isEqualTo(a.distanceComputations);
+      assertThat(a.nodeCacheHits).isZero();
+      // every search expands the entry first, and it is cached
+      assertThat(b.nodeCacheHits).isGreaterThanOrEqualTo(queries).isLessThan(b.expanded);
+      System.out.printf(
+          Locale.ROOT,
+          "[flashvec] hot node cache (%s): %d of %d nodes cached, %.1f of %.1f expanded per query"
+              + " read from it%n",
+          prefetch,
+          with.nodeCache().size(),
+          N,
+          b.nodeCacheHits / (double) queries,
+          b.expanded / (double) queries);
+      assertThat(budget.members()).isEqualTo(1);
+    }
+    assertThat(budget.members()).isZero();
   }
 
   @Test
@@ -263,7 +324,7 @@ class DiskAnnSegmentTest {
       baseline = top(seg, q, wide, new SearchStats());
     }
     for (DiskAnnSettings.Prefetch mode : DiskAnnSettings.Prefetch.values()) {
-      DiskAnnSettings settings = new DiskAnnSettings(mode, 0, null);
+      DiskAnnSettings settings = new DiskAnnSettings(mode, 0, null, NodeCacheBudget.NONE);
       try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 4, 64, false, settings)) {
         for (int beam : new int[] {1, 4, 16}) {
           seg.evictFromPageCache();

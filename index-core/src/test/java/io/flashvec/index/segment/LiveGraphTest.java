@@ -250,7 +250,7 @@ class LiveGraphTest {
     GrowingSegment g = segment(d, mine);
     g.indexSome(Integer.MAX_VALUE, () -> false);
     double share = 2000 / 10_000.0;
-    assertThat(GrowingSegment.sharedSearchList(60, K, share)).isEqualTo(22); // 12 + 3 * 3.1
+    assertThat(SearchShare.searchList(60, K, share)).isEqualTo(22); // 12 + 3 * 3.1
     int queries = 200;
     int sharedHits = 0;
     int fullHits = 0;
@@ -298,27 +298,6 @@ class LiveGraphTest {
       assertThat(sharedRecall).isGreaterThanOrEqualTo(0.97).isGreaterThan(fullRecall - 0.01);
       assertThat(sharedExpanded).isLessThan(fullExpanded);
     }
-  }
-
-  @Test
-  void sharedKFollowsTheSegmentsShare() {
-    assertThat(GrowingSegment.sharedK(10, 1.0)).isEqualTo(10);
-    assertThat(GrowingSegment.sharedK(10, 0.13)).isEqualTo(5); // 1.3 + 3 * 1.06
-    assertThat(GrowingSegment.sharedK(10, 0.5)).isEqualTo(10); // 5 + 3 * 1.58, at most k
-    assertThat(GrowingSegment.sharedK(100, 0.1)).isEqualTo(19); // 10 + 3 * 3
-    assertThat(GrowingSegment.sharedK(10, 0.0)).isEqualTo(1);
-    assertThat(GrowingSegment.sharedK(1, 0.01)).isEqualTo(1);
-  }
-
-  @Test
-  void sharedSearchListFollowsTheSegmentsShare() {
-    assertThat(GrowingSegment.sharedSearchList(60, 10, 1.0)).isEqualTo(60);
-    assertThat(GrowingSegment.sharedSearchList(60, 10, 0.19)).isEqualTo(21);
-    assertThat(GrowingSegment.sharedSearchList(100, 10, 0.5)).isEqualTo(65); // 50 + 3 * 5
-    assertThat(GrowingSegment.sharedSearchList(200, 10, 0.01)).isEqualTo(20); // 7, at least 20
-    assertThat(GrowingSegment.sharedSearchList(20, 10, 0.1)).isEqualTo(20); // never above the list
-    assertThat(GrowingSegment.sharedSearchList(100, 50, 0.05)).isEqualTo(50); // at least k
-    assertThat(GrowingSegment.sharedSearchList(60, 10, 0.0)).isEqualTo(20);
   }
 
   /** A top-k holding the best of {@code earlier} (slot 1), as an earlier segment would leave it. */
