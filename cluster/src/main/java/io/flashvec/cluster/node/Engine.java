@@ -1,6 +1,7 @@
 package io.flashvec.cluster.node;
 
 import io.flashvec.index.diskann.DiskAnnSettings;
+import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.index.shard.LiveIndexer;
 import io.flashvec.index.shard.Shard;
@@ -49,6 +50,7 @@ final class Engine implements AutoCloseable {
           Thread.ofPlatform().name("flashvec-live-index-urgent").daemon(true).factory());
   private final ExecutorService compactions;
   private final ForkJoinPool compactionBuilds;
+  private final MemoryLimits memory;
 
   Engine(EngineSettings settings) {
     this.settings = settings;
@@ -66,6 +68,7 @@ final class Engine implements AutoCloseable {
         Executors.newSingleThreadExecutor(
             background("flashvec-compaction", settings.backgroundNice));
     this.compactionBuilds = compactionPool(settings.backgroundNice);
+    this.memory = settings.memoryPlan == null ? null : MemoryLimits.of(settings.memoryPlan);
   }
 
   /**
@@ -110,7 +113,8 @@ final class Engine implements AutoCloseable {
                     settings.mergeMaxSegmentPoints,
                     settings.compactionEnabled))
             .withDiskSpace(new DiskSpace(FileIO.DEFAULT, settings.minFreeBytes))
-            .withDiskAnn(diskAnn);
+            .withDiskAnn(diskAnn)
+            .withMemory(memory);
     if (settings.liveGraph) {
       options = options.withLiveIndexer(new LiveIndexer(liveIndex, liveIndexUrgent));
     }
@@ -130,6 +134,9 @@ final class Engine implements AutoCloseable {
         diskAnn.prefetch().name().toLowerCase(Locale.ROOT),
         settings.beamWidth,
         settings.minFreeBytes);
+    if (settings.memoryPlan != null) {
+      LOG.info(settings.memoryPlan.describe());
+    }
   }
 
   /**

@@ -9,6 +9,8 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.memory.MemoryLimits;
+import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.Segment;
@@ -23,6 +25,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The write path of a shard: every change is appended to the WAL, then applied to the growing
@@ -39,6 +43,8 @@ import java.util.function.UnaryOperator;
  * SealPipeline}, and a new growing segment takes the writes.
  */
 final class ShardWriter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardWriter.class);
 
   private final Path dir;
   private final int dim;
@@ -57,6 +63,7 @@ final class ShardWriter {
   private GrowingSegment growing; // guarded by writeLock
   private boolean recovering = true; // guarded by writeLock
   private Wal wal;
+  private int loggedSealThreshold; // guarded by writeLock
 
   /**
    * A writer whose growing segment starts after {@code sealed} (the segments recovery opened);
@@ -106,6 +113,39 @@ final class ShardWriter {
   private GrowingSegment newGrowing() {
     return new GrowingSegment(
         segments.allocateId(), dim, liveGraph, distance, options.defaultSearchList());
+  }
+
+  /**
+   * The growing segment's seal threshold now: the configured one, or its share of the memory
+   * budget's growing slice when that is smaller; logged when the budget changes it.
+   */
+  private int sealThreshold() {
+    int configured = options.sealThresholdPoints();
+    if (options.memory() == null) {
+      return configured;
+    }
+    int t = options.sealThresholdPoints(dim, liveGraph == null ? 0 : liveGraph.maxDegree());
+    if (t != loggedSealThreshold && (t < configured || loggedSealThreshold != 0)) {
+      LOG.info(
+          "seal threshold from the memory budget [dir={}, configured={}, effective={}, dim={},"
+              + " activeShards={}, growingBytes={}, bytesPerPoint={}]",
+          dir,
+          configured,
+          t,
+          dim,
+          Math.max(1, options.memory().activeGrowing()),
+          options.memory().growingBytes(),
+          MemoryPlan.growingBytesPerPoint(dim, liveGraph == null ? 0 : liveGraph.maxDegree()));
+    }
+    loggedSealThreshold = t;
+    return t;
+  }
+
+  /** Called when the shard closes: its growing segment no longer takes a share of the budget. */
+  void release() {
+    if (options.memory() != null) {
+      options.memory().growingIdle(this);
+    }
   }
 
   /** The growing segment that takes writes (write lock held, or before the shard is shared). */
@@ -271,8 +311,12 @@ final class ShardWriter {
       scheduler.noteWrite(points.size());
     }
     // Seal only at record boundaries, so the sealed segment covers exactly the records < seq.
-    if (growing.size() >= options.sealThresholdPoints()) {
+    if (growing.size() >= sealThreshold()) {
       seal(seq - 1);
+    }
+    MemoryLimits memory = options.memory();
+    if (memory != null && !points.isEmpty()) {
+      memory.growingActive(this);
     }
     for (Point p : points) {
       int ord = growing.append(p.id(), p.vector(), p.payload());
@@ -322,6 +366,9 @@ final class ShardWriter {
     GrowingSegment sealed = growing;
     sealed.freeze();
     growing = newGrowing();
+    if (options.memory() != null) {
+      options.memory().growingIdle(this);
+    }
     segments.publishSeal(sealed, growing);
     pipeline.enqueue(sealed, sealSeq);
     options.io().crashPoint(CrashPoint.SEAL_FROZEN);

@@ -1,0 +1,111 @@
+package io.flashvec.index.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.memory.MemoryLimits;
+import io.flashvec.index.memory.MemoryPlan;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.Wal;
+import io.flashvec.testing.TestSeeds;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Under memory limits a shard seals its growing segment at its share of the growing slice, which
+ * shrinks when another shard starts taking writes and grows back when that shard closes.
+ */
+class ShardMemoryLimitsTest {
+
+  static final int DIM = 16;
+
+  @TempDir Path tmp;
+
+  private static Shard.Options options(MemoryLimits memory) {
+    // no build executor: sealed segments stay in memory, so their sizes are the seal sizes
+    return new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT).withMemory(memory);
+  }
+
+  private Shard open(String name, Shard.Options options) {
+    return Shard.open(tmp.resolve(name), 0, DIM, Distance.EUCLID, IndexParams.DEFAULT, options);
+  }
+
+  private static int next;
+
+  private static void upsert(Shard s, Random r, int n) {
+    List<Point> pts = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      float[] v = new float[DIM];
+      for (int j = 0; j < DIM; j++) {
+        v[j] = (float) r.nextGaussian();
+      }
+      pts.add(new Point(PointId.of(next++), v, null));
+    }
+    s.awaitDurable(s.upsert(pts));
+  }
+
+  /** Sizes of the shard's sealed (frozen) segments, oldest first. */
+  private static List<Integer> sealedSizes(Shard s) {
+    List<Integer> sizes = new ArrayList<>();
+    for (Segment seg : s.snapshot().segments()) {
+      if (!(seg instanceof GrowingSegment g) || g.frozen()) {
+        sizes.add(seg.size());
+      }
+    }
+    return sizes;
+  }
+
+  @Test
+  void growingSegmentsSealAtTheirShareOfTheGrowingSlice() throws Exception {
+    Random r = TestSeeds.random("shard-memory-limits");
+    long perPoint = MemoryPlan.growingBytesPerPoint(DIM, 0);
+    MemoryLimits memory = new MemoryLimits(2 * perPoint * 4096, 1L << 30);
+    Shard.Options options = options(memory);
+    assertThat(options.sealThresholdPoints(DIM, 0)).isEqualTo(4096);
+    try (Shard a = open("a", options)) {
+      for (int i = 0; i < 16; i++) {
+        upsert(a, r, 512);
+      }
+      assertThat(sealedSizes(a)).containsExactly(4096);
+      assertThat(memory.activeGrowing()).isEqualTo(1);
+      try (Shard b = open("b", options)) {
+        upsert(b, r, 1);
+        assertThat(memory.activeGrowing()).isEqualTo(2);
+        for (int i = 0; i < 8; i++) {
+          upsert(a, r, 512);
+        }
+        // a's 4096 growing points sealed at once (its share is now 2048), then at 2048
+        assertThat(sealedSizes(a)).containsExactly(4096, 4096, 2048);
+      }
+      assertThat(memory.activeGrowing()).as("a closed shard takes no share").isEqualTo(1);
+      for (int i = 0; i < 8; i++) {
+        upsert(a, r, 512);
+      }
+      assertThat(sealedSizes(a)).containsExactly(4096, 4096, 2048, 4096);
+      assertThat(a.count()).isEqualTo(16 * 512 + 16 * 512);
+    }
+    assertThat(memory.activeGrowing()).isZero();
+  }
+
+  @Test
+  void withoutLimitsTheConfiguredThresholdHolds() throws Exception {
+    Random r = TestSeeds.random("shard-memory-limits-none");
+    Shard.Options options =
+        new Shard.Options(3000, Wal.Options.defaults(), FileIO.DEFAULT).withMemory(null);
+    try (Shard a = open("none", options)) {
+      for (int i = 0; i < 16; i++) {
+        upsert(a, r, 512);
+      }
+      assertThat(sealedSizes(a)).containsExactly(3072, 3072);
+    }
+  }
+}
