@@ -25,6 +25,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,6 +82,7 @@ final class SealPipeline {
   private volatile String buildFailure;
   private volatile int buildingSegment = -1; // the frozen segment the running build indexes
   private volatile String checkpointFailure;
+  private final Condition installed; // signalled when a frozen segment leaves pending
 
   SealPipeline(ShardParts parts) {
     this.dir = parts.dir();
@@ -92,6 +94,7 @@ final class SealPipeline {
     this.format = parts.format();
     this.space = parts.space();
     this.writeLock = parts.writeLock();
+    this.installed = writeLock.newCondition();
     this.segments = parts.segments();
     this.locations = parts.locations();
     this.payloadIndexes = parts.payloadIndexes();
@@ -188,6 +191,25 @@ final class SealPipeline {
     }
   }
 
+  /** How many frozen segments wait for their build (write lock held). */
+  int pendingCount() {
+    return pending.size();
+  }
+
+  /**
+   * Waits up to {@code nanos} for a frozen segment's install, a change of the bulk-load mode or
+   * {@link #wakeWriters}, releasing the write lock meanwhile (write lock held); returns the nanos
+   * left.
+   */
+  long awaitInstall(long nanos) throws InterruptedException {
+    return installed.awaitNanos(nanos);
+  }
+
+  /** Wakes the writers waiting in {@link #awaitInstall} (write lock held; the shard closes). */
+  void wakeWriters() {
+    installed.signalAll();
+  }
+
   /** The frozen segments waiting for their build, oldest first (write lock held). */
   List<GrowingSegment> frozen() {
     List<GrowingSegment> out = new ArrayList<>(pending.size());
@@ -204,6 +226,7 @@ final class SealPipeline {
    */
   void setDeferBuilds(boolean defer) {
     deferBuilds = defer;
+    installed.signalAll();
     if (!defer && started) {
       for (Pending p : pending) {
         if (p.segment().state() != Segment.State.INDEXING) {
@@ -529,6 +552,7 @@ final class SealPipeline {
       segments.dropRetired();
       payloadIndexes.drop(f);
       pending.remove(p);
+      installed.signalAll();
       io.crashPoint(CrashPoint.SEGMENT_INSTALLED);
       checkpointAfterInstall(p.sealSeq(), "seal");
     } finally {

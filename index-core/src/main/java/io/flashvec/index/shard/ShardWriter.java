@@ -141,12 +141,60 @@ final class ShardWriter {
     return t;
   }
 
-  /** Called when the shard closes: its growing segment no longer takes a share of the budget. */
+  /**
+   * Called when the shard closes (write lock held): its growing segment no longer takes a share of
+   * the budget, and writers waiting for room give up.
+   */
   void release() {
     if (options.memory() != null) {
       options.memory().growingIdle(this);
+      pipeline.wakeWriters();
     }
   }
+
+  /**
+   * Under a memory budget a shard holds its growing segment and at most one frozen segment waiting
+   * for its build: a write that would seal a second waits (the write lock released meanwhile) until
+   * the first is installed, so an ingest faster than the index builds slows down to them instead of
+   * piling frozen segments onto the heap. Bulk loads that defer builds do not wait. Write lock
+   * held.
+   *
+   * @throws UnavailableException (503) after {@link #SEAL_ROOM_WAIT_NANOS} without room
+   */
+  private void awaitSealRoom() {
+    if (options.memory() == null || options.buildExecutor() == null) {
+      return;
+    }
+    long left = SEAL_ROOM_WAIT_NANOS;
+    while (!jobs.closed()
+        && !pipeline.deferBuilds()
+        && pipeline.pendingCount() > 0
+        && growing.size() >= sealThreshold()) {
+      if (left <= 0) {
+        throw new UnavailableException(
+            "Service unavailable: writes wait for index builds to stay within the memory budget;"
+                + " retry later [dir="
+                + dir
+                + ", frozenSegments="
+                + pipeline.pendingCount()
+                + ", growingPoints="
+                + growing.size()
+                + ", growingBytes="
+                + options.memory().growingBytes()
+                + "]");
+      }
+      try {
+        left = pipeline.awaitInstall(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new UnavailableException(
+            "Service unavailable: interrupted while waiting for an index build [dir=" + dir + "]");
+      }
+    }
+  }
+
+  /** How long a write waits for a frozen segment's build under a memory budget before a 503. */
+  static final long SEAL_ROOM_WAIT_NANOS = 120_000_000_000L;
 
   /** The growing segment that takes writes (write lock held, or before the shard is shared). */
   GrowingSegment growing() {
@@ -199,6 +247,7 @@ final class ShardWriter {
     GrowingSegment g;
     writeLock.lock();
     try {
+      awaitSealRoom();
       seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
       applyUpsert(points, seq);
       g = growing;

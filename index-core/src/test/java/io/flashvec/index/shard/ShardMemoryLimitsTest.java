@@ -1,6 +1,7 @@
 package io.flashvec.index.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
@@ -17,12 +18,20 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Under memory limits a shard seals its growing segment at its share of the growing slice, which
- * shrinks when another shard starts taking writes and grows back when that shard closes.
+ * shrinks when another shard starts taking writes and grows back when that shard closes, and holds
+ * at most one frozen segment waiting for its build.
  */
 class ShardMemoryLimitsTest {
 
@@ -94,6 +103,41 @@ class ShardMemoryLimitsTest {
       assertThat(a.count()).isEqualTo(16 * 512 + 16 * 512);
     }
     assertThat(memory.activeGrowing()).isZero();
+  }
+
+  /**
+   * An ingest faster than the index builds: with one frozen segment waiting for its build, a write
+   * that would seal a second waits until the build is installed, so frozen segments do not pile up
+   * on the heap.
+   */
+  @Test
+  void aWriteThatWouldSealASecondFrozenSegmentWaitsForTheFirstBuild() throws Exception {
+    Random r = TestSeeds.random("shard-memory-limits-backpressure");
+    long perPoint = MemoryPlan.growingBytesPerPoint(DIM, 0);
+    MemoryLimits memory = new MemoryLimits(2 * perPoint * 2048, 1L << 30);
+    BlockingQueue<Runnable> builds = new LinkedBlockingQueue<>();
+    Shard.Options options =
+        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds::add, 64)
+            .withMemory(memory);
+    ExecutorService writer = Executors.newSingleThreadExecutor();
+    try (Shard a = open("backpressure", options)) {
+      upsert(a, r, 2048);
+      upsert(a, r, 512); // seals the first 2048: one frozen segment, its build queued
+      upsert(a, r, 1536); // the growing segment is full again
+      assertThat(builds).hasSize(1);
+      Future<?> blocked = writer.submit(() -> upsert(a, r, 512));
+      assertThatThrownBy(() -> blocked.get(300, TimeUnit.MILLISECONDS))
+          .isInstanceOf(TimeoutException.class);
+      assertThat(a.count()).as("the waiting write is not applied yet").isEqualTo(4096);
+      builds.take().run(); // the first build installs and wakes the writer
+      blocked.get(30, TimeUnit.SECONDS);
+      assertThat(a.count()).isEqualTo(4608);
+      assertThat(builds).as("the second seal's build").hasSize(1);
+      builds.take().run();
+      assertThat(a.indexing()).isFalse();
+    } finally {
+      writer.shutdownNow();
+    }
   }
 
   @Test
