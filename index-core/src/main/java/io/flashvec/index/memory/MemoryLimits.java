@@ -1,5 +1,7 @@
 package io.flashvec.index.memory;
 
+import io.flashvec.index.InsufficientMemoryException;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,6 +17,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * its build is installed beside the new growing one. A shard reads its threshold at every record
  * boundary, so a shard that starts taking writes shrinks the others' share from their next write.
  *
+ * <p><b>Resident index.</b> Each shard records the heap its sealed segments keep (PQ codes, ids,
+ * payload offsets) and its id map at every upsert; an upsert while the total exceeds the resident
+ * slice is refused with 507 ({@link #checkResident}).
+ *
  * <p><b>Builds.</b> {@link #buildBytes} is the heap one build may use. Merges build their graph on
  * the heap today, so a merge takes at most {@code build / buildBytesPerPoint(dim)} live points
  * ({@link #maxMergePoints}).
@@ -24,16 +30,28 @@ public final class MemoryLimits {
   /** A growing segment is never sealed below this many points for memory (tiny seals cost more). */
   public static final int MIN_SEAL_POINTS = 1024;
 
+  private final long budgetBytes;
+  private final long residentBytes;
   private final long growingBytes;
   private final long buildBytes;
   private final Set<Object> active = ConcurrentHashMap.newKeySet();
+  private final Map<Object, Long> resident = new ConcurrentHashMap<>();
 
   /**
    * Limits with {@code growingBytes} of heap for all growing segments and {@code buildBytes} for
-   * one build.
+   * one build, and no limit on the resident index.
    */
   public MemoryLimits(long growingBytes, long buildBytes) {
-    if (growingBytes <= 0 || buildBytes <= 0) {
+    this(Long.MAX_VALUE, Long.MAX_VALUE, growingBytes, buildBytes);
+  }
+
+  /**
+   * Limits of a budget of {@code budgetBytes}: {@code residentBytes} of heap for the sealed
+   * segments' resident index, {@code growingBytes} for all growing segments, {@code buildBytes} for
+   * one build.
+   */
+  public MemoryLimits(long budgetBytes, long residentBytes, long growingBytes, long buildBytes) {
+    if (budgetBytes <= 0 || residentBytes <= 0 || growingBytes <= 0 || buildBytes <= 0) {
       throw new IllegalArgumentException(
           "memory limits must be positive [growingBytes="
               + growingBytes
@@ -41,13 +59,61 @@ public final class MemoryLimits {
               + buildBytes
               + "]");
     }
+    this.budgetBytes = budgetBytes;
+    this.residentBytes = residentBytes;
     this.growingBytes = growingBytes;
     this.buildBytes = buildBytes;
   }
 
   /** The limits of {@code plan}. */
   public static MemoryLimits of(MemoryPlan plan) {
-    return new MemoryLimits(plan.growing(), plan.build());
+    return new MemoryLimits(plan.total(), plan.resident(), plan.growing(), plan.build());
+  }
+
+  /**
+   * Records that {@code shard}'s resident index takes {@code bytes} now ({@code 0}: the shard
+   * closed), and refuses a write ({@code what}, e.g. {@code "upsert"}) while the resident index of
+   * every shard together exceeds its slice.
+   *
+   * @throws InsufficientMemoryException (507) naming the budget, the slice and the resident bytes
+   */
+  public void checkResident(Object shard, long bytes, String what) {
+    if (bytes <= 0) {
+      resident.remove(shard);
+    } else {
+      resident.put(shard, bytes);
+    }
+    if (what == null || residentBytes == Long.MAX_VALUE) {
+      return;
+    }
+    long total = residentTotal();
+    if (total > residentBytes) {
+      throw new InsufficientMemoryException(
+          "Insufficient memory: "
+              + what
+              + " refused, the resident index ("
+              + MemoryPlan.human(total)
+              + ") has outgrown its slice of the memory budget ("
+              + MemoryPlan.human(residentBytes)
+              + " of flashvec.memory.budget="
+              + MemoryPlan.human(budgetBytes)
+              + "); raise the budget, or delete points and compact [residentBytes="
+              + total
+              + ", residentSliceBytes="
+              + residentBytes
+              + ", budgetBytes="
+              + budgetBytes
+              + "]");
+    }
+  }
+
+  /** The resident index of every shard together, as last recorded. */
+  public long residentTotal() {
+    long total = 0;
+    for (long b : resident.values()) {
+      total += b;
+    }
+    return total;
   }
 
   /** Heap for all growing segments together. */

@@ -234,7 +234,7 @@ public record MemoryPlan(
   }
 
   /** 1536 -> "1.5 KiB", 805306368 -> "768 MiB". */
-  static String human(long bytes) {
+  public static String human(long bytes) {
     if (bytes < 1024) {
       return bytes + " B";
     }

@@ -148,6 +148,7 @@ final class ShardWriter {
   void release() {
     if (options.memory() != null) {
       options.memory().growingIdle(this);
+      options.memory().checkResident(this, 0, null);
       pipeline.wakeWriters();
     }
   }
@@ -192,6 +193,28 @@ final class ShardWriter {
       }
     }
   }
+
+  /**
+   * Records this shard's resident index (its sealed segments' heap and {@value #ID_MAP_BYTES} bytes
+   * per id-map entry) with the memory limits and refuses {@code what} (507) while the resident
+   * index of every shard exceeds its slice. Write lock held.
+   */
+  private void checkResident(String what) {
+    MemoryLimits memory = options.memory();
+    if (memory == null) {
+      return;
+    }
+    long bytes = (long) locations.size() * ID_MAP_BYTES;
+    for (Segment s : segments.current().segments()) {
+      if (s.onDisk()) {
+        bytes += s.memoryBytes();
+      }
+    }
+    memory.checkResident(this, bytes, what);
+  }
+
+  /** Heap per entry of the id map, numeric ids in fastutil's open-addressing tables. */
+  static final int ID_MAP_BYTES = 32;
 
   /** How long a write waits for a frozen segment's build under a memory budget before a 503. */
   static final long SEAL_ROOM_WAIT_NANOS = 120_000_000_000L;
@@ -248,6 +271,7 @@ final class ShardWriter {
     writeLock.lock();
     try {
       awaitSealRoom();
+      checkResident("upsert");
       seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
       applyUpsert(points, seq);
       g = growing;

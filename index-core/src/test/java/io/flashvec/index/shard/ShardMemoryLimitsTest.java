@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.InsufficientMemoryException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.memory.MemoryLimits;
@@ -48,9 +49,9 @@ class ShardMemoryLimitsTest {
     return Shard.open(tmp.resolve(name), 0, DIM, Distance.EUCLID, IndexParams.DEFAULT, options);
   }
 
-  private static int next;
+  private int next;
 
-  private static void upsert(Shard s, Random r, int n) {
+  private void upsert(Shard s, Random r, int n) {
     List<Point> pts = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       float[] v = new float[DIM];
@@ -138,6 +139,59 @@ class ShardMemoryLimitsTest {
     } finally {
       writer.shutdownNow();
     }
+  }
+
+  /**
+   * Once the sealed segments' resident index (PQ codes, ids) and the id map outgrow the resident
+   * slice, upserts get 507 naming the budget; reads and deletes go on, and nothing was written.
+   */
+  @Test
+  void upsertsAreRefusedOnceTheResidentIndexOutgrowsItsSlice() throws Exception {
+    // What one sealed segment of 500 points and an id map of 900 ids take (measured, as the PQ
+    // codebook's share depends on the format), then the same load under a slice of exactly that.
+    long measured;
+    MemoryLimits unlimited = new MemoryLimits(1L << 40, 1L << 40, 1L << 30, 1L << 30);
+    try (Shard m = open("measure", residentOptions(unlimited))) {
+      Random r = TestSeeds.random("shard-memory-limits-resident");
+      upsert(m, r, 500);
+      upsert(m, r, 400); // seals and builds the first 500 points in place
+      upsert(m, r, 1); // records one segment and 900 ids
+      measured = unlimited.residentTotal();
+    }
+    assertThat(measured).isGreaterThan(900L * ShardWriter.ID_MAP_BYTES);
+    MemoryLimits memory = new MemoryLimits(1L << 30, measured, 1L << 30, 1L << 30);
+    next = 0;
+    try (Shard a = open("resident", residentOptions(memory))) {
+      Random r = TestSeeds.random("shard-memory-limits-resident");
+      upsert(a, r, 500);
+      upsert(a, r, 400);
+      assertThat(a.snapshot().segments().stream().filter(Segment::onDisk).count()).isEqualTo(1);
+      upsert(a, r, 1); // exactly the slice: accepted
+      assertThat(memory.residentTotal()).isEqualTo(measured);
+      assertThatThrownBy(() -> upsert(a, r, 1))
+          .isInstanceOf(InsufficientMemoryException.class)
+          .hasMessage(
+              "Insufficient memory: upsert refused, the resident index ("
+                  + MemoryPlan.human(measured + ShardWriter.ID_MAP_BYTES)
+                  + ") has outgrown its slice of the memory budget ("
+                  + MemoryPlan.human(measured)
+                  + " of flashvec.memory.budget=1 GiB); raise the budget, or delete points and"
+                  + " compact [residentBytes="
+                  + (measured + ShardWriter.ID_MAP_BYTES)
+                  + ", residentSliceBytes="
+                  + measured
+                  + ", budgetBytes=1073741824]");
+      assertThat(a.count()).as("the refused upsert wrote nothing").isEqualTo(901);
+      a.awaitDurable(a.delete(List.of(PointId.of(0))));
+      assertThat(a.count()).isEqualTo(900);
+      assertThat(a.get(PointId.of(1), false, true)).isNotNull();
+    }
+    assertThat(memory.residentTotal()).as("a closed shard holds nothing").isZero();
+  }
+
+  private static Shard.Options residentOptions(MemoryLimits memory) {
+    return new Shard.Options(500, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 64)
+        .withMemory(memory);
   }
 
   @Test
