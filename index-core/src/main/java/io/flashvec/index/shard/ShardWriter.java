@@ -154,11 +154,12 @@ final class ShardWriter {
   }
 
   /**
-   * Under a memory budget a shard holds its growing segment and at most one frozen segment waiting
-   * for its build: a write that would seal a second waits (the write lock released meanwhile) until
-   * the first is installed, so an ingest faster than the index builds slows down to them instead of
-   * piling frozen segments onto the heap. Bulk loads that defer builds do not wait. Write lock
-   * held.
+   * Under a memory budget a shard's growing segment and its frozen segments waiting for their
+   * builds stay within its share of the growing slice: a write that would seal past it waits (the
+   * write lock released meanwhile) until a build is installed, so an ingest faster than the index
+   * builds slows down to them instead of piling frozen segments onto the heap. Bulk loads that
+   * defer builds do not wait, nor do writes while a build waits for disk space or failed (they
+   * reach the free-space check, 507, instead of waiting for the disk). Write lock held.
    *
    * @throws UnavailableException (503) after {@link #SEAL_ROOM_WAIT_NANOS} without room
    */
@@ -169,8 +170,10 @@ final class ShardWriter {
     long left = SEAL_ROOM_WAIT_NANOS;
     while (!jobs.closed()
         && !pipeline.deferBuilds()
+        && !pipeline.buildsStalled()
         && pipeline.pendingCount() > 0
-        && growing.size() >= sealThreshold()) {
+        && growing.size() >= sealThreshold()
+        && sealWouldOutgrowShare()) {
       if (left <= 0) {
         throw new UnavailableException(
             "Service unavailable: writes wait for index builds to stay within the memory budget;"
@@ -192,6 +195,23 @@ final class ShardWriter {
             "Service unavailable: interrupted while waiting for an index build [dir=" + dir + "]");
       }
     }
+  }
+
+  /**
+   * Whether sealing now would let the frozen segments, the one this seal freezes and a new growing
+   * segment filled to the threshold outgrow this shard's share of the growing slice. With the
+   * threshold the budget gives (half the share) that allows one frozen segment; with a smaller
+   * configured threshold, several. Write lock held.
+   */
+  private boolean sealWouldOutgrowShare() {
+    MemoryLimits memory = options.memory();
+    int degree = liveGraph == null ? 0 : liveGraph.maxDegree();
+    long points = (long) growing.size() + sealThreshold();
+    for (GrowingSegment f : pipeline.frozen()) {
+      points += f.size();
+    }
+    long share = memory.growingBytes() / Math.max(1, memory.activeGrowing());
+    return points * MemoryPlan.growingBytesPerPoint(dim, degree) > share;
   }
 
   /**
