@@ -17,5 +17,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD wget -q -O /dev/null "http://127.0.0.1:${FLASHVEC_PORT}/readyz" \
    || curl -fsS -o /dev/null "http://127.0.0.1:${FLASHVEC_PORT}/readyz" || exit 1
-# Heap from the container's memory limit; the rest of the memory is page cache for the index files.
-ENTRYPOINT ["/bin/sh", "-c", "exec java -XX:MaxRAMPercentage=50 -XX:+ExitOnOutOfMemoryError --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED $JAVA_OPTS -jar /app/flashvec.jar \"$@\"", "flashvec"]
+# The heap comes from the memory budget (FLASHVEC_MEMORY_BUDGET; default the container's memory
+# limit), which the jar slices into native memory, heap, node cache and page cache and prints as
+# -Xmx; a -Xmx or MaxRAMPercentage in JAVA_OPTS wins. A budget too small stops the container here.
+ENTRYPOINT ["/bin/sh", "-c", "case \" $JAVA_OPTS \" in *' -Xmx'* | *MaxRAMPercentage* | *MaxHeapSize*) heap= ;; *) heap=$(java -Xmx64m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar /app/flashvec.jar --print-jvm-flags \"$@\") || exit 2 ;; esac; exec java $heap -XX:+ExitOnOutOfMemoryError --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED $JAVA_OPTS -jar /app/flashvec.jar \"$@\"", "flashvec"]

@@ -44,6 +44,8 @@ render default
 render full --set ingress.enabled=true --set apiKey.enabled=true \
   --set apiKey.value=k --set apiKey.readOnlyValue=r --set serviceMonitor.enabled=true \
   --set persistence.storageClass=local-nvme --set replicas=2
+render budget --set memory.budget=6Gi
+render cluster-budget --set mode=cluster --set query.memory.budget=12Gi --set index.memory.budget=3Gi
 render secret --set apiKey.enabled=true --set apiKey.existingSecret=mine \
   --set podDisruptionBudget.enabled=false
 render cluster --set mode=cluster
@@ -77,6 +79,10 @@ expect_fail() { # expect_fail <message> [--set ...]
 }
 expect_fail "apiKey.enabled needs apiKey.value or apiKey.existingSecret" --set apiKey.enabled=true
 expect_fail "mode must be standalone or cluster (got distributed)" --set mode=distributed
+expect_fail "memory.budget must be a Kubernetes memory quantity such as 768Mi or 8Gi (got lots)" \
+  --set memory.budget=lots
+expect_fail "query.memory.budget must be a Kubernetes memory quantity such as 768Mi or 8Gi (got 1.5Gi)" \
+  --set mode=cluster --set query.memory.budget=1.5Gi
 expect_fail "etcd.replicas must be odd: 1, 3 or 5 (got 2)" --set mode=cluster --set etcd.replicas=2
 expect_fail "etcd.enabled=false needs etcd.endpoints" --set mode=cluster --set etcd.enabled=false
 expect_fail "query.replicas must be at least 1 (got 0)" --set mode=cluster --set query.replicas=0

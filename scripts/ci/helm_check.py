@@ -121,7 +121,8 @@ def env(w):
 
 
 renders = {n: load(os.path.join(out, n + ".yaml"))
-           for n in ("default", "full", "secret", "cluster", "cluster-full", "cluster-external")}
+           for n in ("default", "full", "secret", "budget", "cluster", "cluster-full", "cluster-external",
+                     "cluster-budget")}
 for n, docs in renders.items():
     wiring(docs, n)
 
@@ -253,4 +254,32 @@ check({v["name"]: v for v in q["spec"]["template"]["spec"]["volumes"]}["grpc-tls
       == "t-flashvec-grpc-tls", "external: pods mount the certificate's secret")
 check(env(q)["FLASHVEC_CLUSTER_TLS_CLIENT_AUTH"]["value"] == "optional"
       and env(q)["FLASHVEC_CLUSTER_TLS_AUTHORITY"]["value"] == "fv.internal", "external: TLS settings")
+
+
+# ---------------------------------------------------------------- memory budget
+
+def budget_env(w):
+    return {e["name"]: e.get("value") for e in container(w)["env"]}.get("FLASHVEC_MEMORY_BUDGET")
+
+
+for w, _ in pods(default):
+    check(budget_env(w) is None, "default: no memory budget: the server takes the pod's limit")
+    check(container(w)["resources"]["limits"]["memory"] == "8Gi", "default: the 8Gi limit")
+bud = by_kind(load(os.path.join(out, "budget.yaml")), "StatefulSet")[0]
+check(budget_env(bud) == "6Gi", "budget: FLASHVEC_MEMORY_BUDGET")
+res = container(bud)["resources"]
+check(res["limits"]["memory"] == "6Gi" and res["requests"]["memory"] == "6Gi",
+      "budget: the budget is the pod's memory request and limit")
+check(res["requests"]["cpu"] == "2", "budget: the other requests stay")
+cb = load(os.path.join(out, "cluster-budget.yaml"))
+q = named(cb, "StatefulSet", "t-flashvec-query")
+check(budget_env(q) == "12Gi" and container(q)["resources"]["limits"]["memory"] == "12Gi",
+      "cluster-budget: query budget and limit")
+i = named(cb, "Deployment", "t-flashvec-index")
+check(budget_env(i) == "3Gi" and container(i)["resources"]["requests"]["memory"] == "3Gi",
+      "cluster-budget: index budget and request")
+p = named(cb, "Deployment", "t-flashvec-proxy")
+check(budget_env(p) is None and container(p)["resources"]["limits"]["memory"] == "2Gi",
+      "cluster-budget: the proxy keeps its limit")
+
 print("helm_check: %d objects checked in %d renders" % (sum(len(d) for d in renders.values()), len(renders)))

@@ -52,6 +52,11 @@ Input checks: every bad value stops the render with the value named (helm instal
 Included once, from configmap.yaml.
 */}}
 {{- define "flashvec.validate" -}}
+{{- range $name, $budget := dict "memory.budget" .Values.memory.budget "proxy.memory.budget" .Values.proxy.memory.budget "query.memory.budget" .Values.query.memory.budget "index.memory.budget" .Values.index.memory.budget -}}
+{{- if and $budget (not (regexMatch "^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$" (toString $budget))) -}}
+{{- fail (printf "%s must be a Kubernetes memory quantity such as 768Mi or 8Gi (got %v)" $name $budget) -}}
+{{- end -}}
+{{- end -}}
 {{- if not (has .Values.mode (list "standalone" "cluster")) -}}
 {{- fail (printf "mode must be standalone or cluster (got %v)" .Values.mode) -}}
 {{- end -}}
@@ -103,11 +108,23 @@ imagePullSecrets:
 {{- end -}}
 
 {{/*
-A FlashVec container: (dict "ctx" $ "role" "query" "javaOpts" "..." "resources" {...} "env" [...]).
+A FlashVec container: (dict "ctx" $ "role" "query" "javaOpts" "..." "resources" {...} "env" [...]
+"budget" "8Gi"). A budget becomes FLASHVEC_MEMORY_BUDGET and the container's memory request and
+limit; without one the server's budget is the container's memory limit.
 Probes: readiness /readyz (recovered and, in cluster mode, joined), liveness and start-up /healthz.
 */}}
 {{- define "flashvec.container" -}}
 {{- $ := .ctx -}}
+{{- $resources := deepCopy (.resources | default dict) -}}
+{{- if .budget -}}
+{{- /* the memory budget is the pod's memory: requested and the limit (page cache included) */ -}}
+{{- $limits := deepCopy ($resources.limits | default dict) -}}
+{{- $requests := deepCopy ($resources.requests | default dict) -}}
+{{- $_ := set $limits "memory" .budget -}}
+{{- $_ := set $requests "memory" .budget -}}
+{{- $_ := set $resources "limits" $limits -}}
+{{- $_ := set $resources "requests" $requests -}}
+{{- end -}}
 - name: flashvec
   image: {{ include "flashvec.image" $ }}
   imagePullPolicy: {{ $.Values.image.pullPolicy }}
@@ -138,6 +155,10 @@ Probes: readiness /readyz (recovered and, in cluster mode, joined), liveness and
     {{- end }}
     {{- with .env }}
     {{- toYaml . | nindent 4 }}
+    {{- end }}
+    {{- if .budget }}
+    - name: FLASHVEC_MEMORY_BUDGET
+      value: {{ .budget | quote }}
     {{- end }}
     - name: JAVA_OPTS
       value: {{ trim (printf "%s %s" $.Values.javaOpts (.javaOpts | default "")) | quote }}
@@ -183,7 +204,7 @@ Probes: readiness /readyz (recovered and, in cluster mode, joined), liveness and
     periodSeconds: 2
     failureThreshold: 90
   resources:
-    {{- toYaml .resources | nindent 4 }}
+    {{- toYaml $resources | nindent 4 }}
   volumeMounts:
     - name: data
       mountPath: /data

@@ -1,5 +1,6 @@
 package io.flashvec.api;
 
+import io.flashvec.api.system.JvmFlags;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
@@ -10,6 +11,9 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 public class FlashVecApplication {
 
   public static void main(String[] args) {
+    if (args.length > 0 && args[0].equals(JvmFlags.OPTION)) {
+      System.exit(JvmFlags.print(args, System.out, System.err));
+    }
     SpringApplication.run(FlashVecApplication.class, args);
   }
 }

@@ -21,6 +21,7 @@ import org.springframework.util.unit.DataSize;
  * @param merge how sealed segments are merged into larger ones
  * @param storage disk space reserve
  * @param shutdown how long a shutdown may take
+ * @param memory the memory budget the server lives within
  */
 @ConfigurationProperties("flashvec")
 public record FlashVecProperties(
@@ -40,7 +41,44 @@ public record FlashVecProperties(
     @DefaultValue Http http,
     @DefaultValue Testing testing,
     @DefaultValue Storage storage,
-    @DefaultValue Shutdown shutdown) {
+    @DefaultValue Shutdown shutdown,
+    @DefaultValue Memory memory) {
+
+  /**
+   * The memory budget (ADR 0025): the most memory the server process may use, heap, native memory
+   * and page cache together. It is sliced by {@code io.flashvec.index.memory.MemoryPlan} into the
+   * JVM's native memory, the heap (resident index, growing segments, builds, requests), a node
+   * cache and the page cache; the launcher and the container image derive {@code -Xmx} from it, and
+   * the server seals growing segments and bounds merges so the heap's slices hold.
+   *
+   * @param budget a size: {@code 768Mi}, {@code 2Gi}, {@code 2GB} (binary), {@code 2G} (decimal, as
+   *     Kubernetes reads it) or bytes; blank: the cgroup's memory limit, else half of the RAM. A
+   *     budget too small for the JVM, a minimal heap and the page cache stops the start-up, naming
+   *     the minimum.
+   */
+  public record Memory(@DefaultValue("") String budget) {
+    public Memory {
+      if (budget != null && !budget.isBlank()) {
+        try {
+          io.flashvec.index.memory.MemoryPlan.parseBytes(budget);
+        } catch (IllegalArgumentException e) {
+          check(
+              false,
+              "memory",
+              "budget",
+              "must be a positive size such as 768Mi, 2Gi, 2GB or 805306368",
+              budget);
+        }
+      }
+    }
+
+    /** The budget in bytes, or 0 when it is not set. */
+    public long budgetBytes() {
+      return budget == null || budget.isBlank()
+          ? 0
+          : io.flashvec.index.memory.MemoryPlan.parseBytes(budget);
+    }
+  }
 
   /**
    * Crash testing only, never in production: the server halts (as a SIGKILL would stop it, with
@@ -227,16 +265,16 @@ public record FlashVecProperties(
    *     device), {@code on} or {@code off}
    * @param nodeCacheBytes native memory for the sealed graphs' hot node caches (the records nearest
    *     each graph's entry), split over the open segments by {@code log2} of their size; 0 turns
-   *     the caches off
+   *     the caches off; unset, the memory budget's node-cache slice (5% of it)
    */
   public record Search(
       @DefaultValue("100") int defaultSearchList,
       @DefaultValue("0") int beamWidth,
       @DefaultValue("auto") String prefetch,
-      @DefaultValue("64MB") DataSize nodeCacheBytes) {
+      DataSize nodeCacheBytes) {
     public Search {
       check(
-          nodeCacheBytes.toBytes() >= 0,
+          nodeCacheBytes == null || nodeCacheBytes.toBytes() >= 0,
           "search",
           "node-cache-bytes",
           "must be at least 0",

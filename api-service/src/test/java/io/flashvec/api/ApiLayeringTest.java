@@ -23,9 +23,10 @@ import org.junit.jupiter.api.Test;
  *       io.flashvec.cluster.node} (the node it starts and its settings) — never a role's package
  *       (proxy, query, index, metadata, transport, local);
  *   <li>index-core: the value types, requests and results ({@code io.flashvec.index}, {@code
- *       .query}, {@code .filter}, {@code .payload}, {@code .collection}) and {@link Segment.State},
- *       which a collection's description reports per segment — never the shard engine, its segments
- *       or its graphs;
+ *       .query}, {@code .filter}, {@code .payload}, {@code .collection}), the memory plan the
+ *       server sizes itself by ({@code .memory}: settings, the start-up line, gauges, the
+ *       launcher's {@code -Xmx}) and {@link Segment.State}, which a collection's description
+ *       reports per segment — never the shard engine, its segments or its graphs;
  *   <li>storage: only {@link FsyncPolicy}, a collection setting the API reads and shows.
  * </ul>
  */
@@ -67,7 +68,8 @@ class ApiLayeringTest {
                             "io.flashvec.index.query",
                             "io.flashvec.index.filter",
                             "io.flashvec.index.payload",
-                            "io.flashvec.index.collection"))
+                            "io.flashvec.index.collection",
+                            "io.flashvec.index.memory"))
                         .and(not(type(Segment.State.class)))))
         .check(api);
   }

@@ -6,14 +6,18 @@ import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.node.ClusterSettings;
 import io.flashvec.cluster.node.EngineSettings;
 import io.flashvec.cluster.node.FlashVecNode;
+import io.flashvec.index.memory.MemoryPlan;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -23,6 +27,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.event.EventListener;
 import org.springframework.core.env.Environment;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The FlashVec node this server runs ({@link FlashVecNode}): standalone, or — when {@code
@@ -67,7 +72,6 @@ public class NodeConfiguration {
             .walListener(walListener)
             .defaultSearchList(props.search().defaultSearchList())
             .beamWidth(props.search().beamWidth())
-            .nodeCacheBytes(props.search().nodeCacheBytes().toBytes())
             .compactionEnabled(props.compaction().enabled())
             .compactionDeletedFraction(props.compaction().deletedFraction())
             .mergeSegmentsPerTier(props.merge().segmentsPerTier())
@@ -82,7 +86,80 @@ public class NodeConfiguration {
       throw new IllegalArgumentException("flashvec.search." + e.getMessage(), e);
     }
     crashPoint(b, props.testing());
+    MemoryPlan plan =
+        memoryPlan(
+            props.memory(),
+            Runtime.getRuntime().availableProcessors(),
+            Runtime.getRuntime().maxMemory());
+    b.memoryPlan(plan);
+    DataSize nodeCache = props.search().nodeCacheBytes();
+    b.nodeCacheBytes(nodeCache != null ? nodeCache.toBytes() : plan.nodeCache());
     return b.build();
+  }
+
+  /**
+   * The plan of {@code flashvec.memory.budget} (or the default budget) for this JVM: a budget too
+   * small stops the start-up naming the setting, the budget and the minimum.
+   */
+  static MemoryPlan memoryPlan(FlashVecProperties.Memory memory, int processors, long maxHeap) {
+    long budget = memory.budgetBytes();
+    boolean set = budget > 0;
+    if (!set) {
+      budget = SystemMemory.defaultBudget();
+    }
+    MemoryPlan plan;
+    try {
+      plan = MemoryPlan.of(budget, processors, maxHeap);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "flashvec.memory.budget"
+              + (set ? "" : " (not set: " + SystemMemory.describeDefault() + ")")
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    if (maxHeap < Long.MAX_VALUE && maxHeap > plan.heap() + (64L << 20)) {
+      LOG.warn(
+          "the JVM's maximum heap is above the memory budget's heap: the process may outgrow the"
+              + " budget (let the launcher set -Xmx, or set a smaller one) [maxHeap={},"
+              + " budgetHeap={}, budget={}]",
+          maxHeap,
+          plan.heap(),
+          plan.total());
+    }
+    return plan;
+  }
+
+  /** {@code flashvec.memory.slice.bytes{part=…}}: what the memory budget gives to each part. */
+  @Bean
+  MemoryGauges memoryGauges(FlashVecNode node, MeterRegistry registry) {
+    return new MemoryGauges(node.engineSettings().memoryPlan(), registry);
+  }
+
+  /** Registers the memory plan's slices as gauges. */
+  public static final class MemoryGauges {
+    MemoryGauges(MemoryPlan plan, MeterRegistry registry) {
+      if (plan == null) {
+        return;
+      }
+      Map<String, Long> parts = new LinkedHashMap<>();
+      parts.put("total", plan.total());
+      parts.put("jvm_native", plan.jvmNative());
+      parts.put("heap", plan.heap());
+      parts.put("resident", plan.resident());
+      parts.put("growing", plan.growing());
+      parts.put("build", plan.build());
+      parts.put("working", plan.working());
+      parts.put("node_cache", plan.nodeCache());
+      parts.put("page_cache", plan.pageCache());
+      parts.forEach(
+          (part, bytes) ->
+              Gauge.builder("flashvec.memory.budget", () -> bytes)
+                  .description("What the memory budget gives to each part of the server")
+                  .baseUnit("bytes")
+                  .tag("part", part)
+                  .register(registry));
+    }
   }
 
   /**

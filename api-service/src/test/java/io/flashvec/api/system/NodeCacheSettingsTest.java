@@ -22,7 +22,7 @@ class NodeCacheSettingsTest {
 
   @Test
   void defaultsAndValuesReachTheEngineSettings() {
-    assertThat(bind(Map.of()).search().nodeCacheBytes().toBytes()).isEqualTo(64L << 20);
+    assertThat(bind(Map.of()).search().nodeCacheBytes()).isNull();
     FlashVecProperties set = bind(Map.of("flashvec.search.node-cache-bytes", "256MB"));
     assertThat(set.search().nodeCacheBytes().toBytes()).isEqualTo(256L << 20);
     assertThat(NodeConfiguration.engineSettings(set, null)).isNotNull();

@@ -2,6 +2,7 @@ package io.flashvec.cluster.node;
 
 import io.flashvec.index.disk.NodeCacheBudget;
 import io.flashvec.index.diskann.DiskAnnSettings;
+import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.index.shard.LiveIndexer;
 import io.flashvec.index.shard.Shard;
@@ -50,6 +51,7 @@ final class Engine implements AutoCloseable {
           Thread.ofPlatform().name("flashvec-live-index-urgent").daemon(true).factory());
   private final ExecutorService compactions;
   private final ForkJoinPool compactionBuilds;
+  private final MemoryLimits memory;
 
   Engine(EngineSettings settings) {
     this.settings = settings;
@@ -68,6 +70,7 @@ final class Engine implements AutoCloseable {
         Executors.newSingleThreadExecutor(
             background("flashvec-compaction", settings.backgroundNice));
     this.compactionBuilds = compactionPool(settings.buildThreads, settings.backgroundNice);
+    this.memory = settings.memoryPlan == null ? null : MemoryLimits.of(settings.memoryPlan);
   }
 
   /**
@@ -112,7 +115,8 @@ final class Engine implements AutoCloseable {
                     settings.mergeMaxSegmentPoints,
                     settings.compactionEnabled))
             .withDiskSpace(new DiskSpace(FileIO.DEFAULT, settings.minFreeBytes))
-            .withDiskAnn(diskAnn);
+            .withDiskAnn(diskAnn)
+            .withMemory(memory);
     if (settings.liveGraph) {
       options = options.withLiveIndexer(new LiveIndexer(liveIndex, liveIndexUrgent));
     }
@@ -132,6 +136,9 @@ final class Engine implements AutoCloseable {
         diskAnn.prefetch().name().toLowerCase(Locale.ROOT),
         settings.beamWidth,
         settings.minFreeBytes);
+    if (settings.memoryPlan != null) {
+      LOG.info(settings.memoryPlan.describe());
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.flashvec.cluster.node;
 
 import io.flashvec.index.diskann.DiskAnnSettings;
+import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FsyncPolicy;
@@ -43,6 +44,7 @@ public final class EngineSettings {
   final int buildThreads;
   final CrashPoint crashPoint;
   final int crashPointHit;
+  final MemoryPlan memoryPlan;
 
   /** The hot node caches' bytes unless set: 64 MiB. */
   public static final long DEFAULT_NODE_CACHE_BYTES = 64L << 20;
@@ -68,7 +70,26 @@ public final class EngineSettings {
     this.buildThreads = b.buildThreads;
     this.crashPoint = b.crashPoint;
     this.crashPointHit = b.crashPointHit;
+    this.memoryPlan = b.memoryPlan;
   }
+
+  /** The memory plan the engine lives within, or {@code null} (none: no memory limits). */
+  public MemoryPlan memoryPlan() {
+    return memoryPlan;
+  }
+
+  /**
+   * Heap bytes one index build or merge may use: the memory plan's build slice, or without a plan
+   * the same share ({@value #BUILD_HEAP_SHARE}) of the JVM's maximum heap.
+   */
+  public long buildMemoryBytes() {
+    return memoryPlan != null
+        ? memoryPlan.build()
+        : (long) (Runtime.getRuntime().maxMemory() * BUILD_HEAP_SHARE);
+  }
+
+  /** The build slice's share of the heap when no memory plan is given. */
+  static final double BUILD_HEAP_SHARE = 0.30;
 
   /** Settings with the server's defaults for the engine whose data lives in {@code dataDir}. */
   public static Builder builder(Path dataDir) {
@@ -97,6 +118,7 @@ public final class EngineSettings {
     private int buildThreads;
     private CrashPoint crashPoint;
     private int crashPointHit = 1;
+    private MemoryPlan memoryPlan;
 
     private Builder(Path dataDir) {
       this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
@@ -242,6 +264,15 @@ public final class EngineSettings {
       }
       this.crashPoint = p;
       this.crashPointHit = hit;
+      return this;
+    }
+
+    /**
+     * The memory plan to live within: growing segments seal at their share of its growing slice,
+     * merges stay within its build slice ({@code null}: no limits).
+     */
+    public Builder memoryPlan(MemoryPlan plan) {
+      this.memoryPlan = plan;
       return this;
     }
 

@@ -105,6 +105,11 @@ public final class FlashVecNode implements Closeable {
     }
   }
 
+  /** The settings this node's engine runs with. */
+  public EngineSettings engineSettings() {
+    return engine.settings;
+  }
+
   /** Logs what the engine runs with (at start-up). */
   public void logSettings(String roles, String bind, int port) {
     engine.logStart(roles, bind, port);

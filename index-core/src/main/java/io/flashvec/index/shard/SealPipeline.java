@@ -25,6 +25,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,6 +82,8 @@ final class SealPipeline {
   private volatile String buildFailure;
   private volatile int buildingSegment = -1; // the frozen segment the running build indexes
   private volatile String checkpointFailure;
+  private final Condition sealRoom; // signalled when a frozen segment leaves pending
+  private volatile boolean buildsStalled; // a build waits for disk space or failed
 
   SealPipeline(ShardParts parts) {
     this.dir = parts.dir();
@@ -92,6 +95,7 @@ final class SealPipeline {
     this.format = parts.format();
     this.space = parts.space();
     this.writeLock = parts.writeLock();
+    this.sealRoom = writeLock.newCondition();
     this.segments = parts.segments();
     this.locations = parts.locations();
     this.payloadIndexes = parts.payloadIndexes();
@@ -188,6 +192,44 @@ final class SealPipeline {
     }
   }
 
+  /** How many frozen segments wait for their build (write lock held). */
+  int pendingCount() {
+    return pending.size();
+  }
+
+  /**
+   * Waits up to {@code nanos} for a frozen segment's install, a change of the bulk-load mode or
+   * {@link #wakeWriters}, releasing the write lock meanwhile (write lock held); returns the nanos
+   * left.
+   */
+  long awaitInstall(long nanos) throws InterruptedException {
+    return sealRoom.awaitNanos(nanos);
+  }
+
+  /** Wakes the writers waiting in {@link #awaitInstall} (write lock held; the shard closes). */
+  void wakeWriters() {
+    sealRoom.signalAll();
+  }
+
+  /**
+   * Whether the last build was postponed for lack of disk space or failed: writers then do not wait
+   * for it (they would wait for the disk, or for ever), and go on to the free-space check.
+   */
+  boolean buildsStalled() {
+    return buildsStalled;
+  }
+
+  /** Marks builds stalled and wakes the writers waiting for an install. */
+  private void stalled() {
+    writeLock.lock();
+    try {
+      buildsStalled = true;
+      sealRoom.signalAll();
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
   /** The frozen segments waiting for their build, oldest first (write lock held). */
   List<GrowingSegment> frozen() {
     List<GrowingSegment> out = new ArrayList<>(pending.size());
@@ -204,6 +246,7 @@ final class SealPipeline {
    */
   void setDeferBuilds(boolean defer) {
     deferBuilds = defer;
+    sealRoom.signalAll();
     if (!defer && started) {
       for (Pending p : pending) {
         if (p.segment().state() != Segment.State.INDEXING) {
@@ -386,6 +429,7 @@ final class SealPipeline {
         postponeBuild(p, need, "the disk filled up, its files removed");
       } else {
         buildFailure = t.toString();
+        stalled();
         f.markIndexing(false);
         LOG.error(
             "index build failed; the segment stays in memory and searched exactly [dir={}, segment={}]",
@@ -427,6 +471,7 @@ final class SealPipeline {
    * are refused meanwhile only when the reserve is reached.
    */
   private void postponeBuild(Pending p, long need, String why) {
+    stalled();
     long delay = space.nextRetryMillis();
     LOG.warn(
         "index build postponed: {}; retrying in {} ms [dir={}, segment={}, neededBytes={}, usableBytes={}, minFreeBytes={}]",
@@ -539,6 +584,8 @@ final class SealPipeline {
       segments.dropRetired();
       payloadIndexes.drop(f);
       pending.remove(p);
+      buildsStalled = false;
+      sealRoom.signalAll();
       io.crashPoint(CrashPoint.SEGMENT_INSTALLED);
       checkpointAfterInstall(p.sealSeq(), "seal");
     } finally {

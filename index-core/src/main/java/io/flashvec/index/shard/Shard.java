@@ -11,6 +11,7 @@ import io.flashvec.index.UnavailableException;
 import io.flashvec.index.diskann.DiskAnnFormat;
 import io.flashvec.index.diskann.DiskAnnSettings;
 import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.payload.PayloadSchema;
@@ -91,6 +92,9 @@ public final class Shard implements Closeable {
    *     graph and are searched exactly)
    * @param diskann how sealed segments read from the device and where builds run ({@code null}: the
    *     defaults)
+   * @param space the free-space policy of writes and builds ({@code null}: no reserve)
+   * @param memory the server's memory limits, which may seal growing segments earlier and bound
+   *     merges ({@code null}: none, only {@code sealThresholdPoints} and the compaction's bound)
    */
   public record Options(
       int sealThresholdPoints,
@@ -102,7 +106,8 @@ public final class Shard implements Closeable {
       SegmentBuilder segmentBuilder,
       LiveIndexer liveIndexer,
       DiskAnnSettings diskann,
-      DiskSpace space) {
+      DiskSpace space,
+      MemoryLimits memory) {
     public Options {
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
@@ -139,6 +144,7 @@ public final class Shard implements Closeable {
           buildExecutor,
           defaultSearchList,
           compaction,
+          null,
           null,
           null,
           null,
@@ -215,6 +221,26 @@ public final class Shard implements Closeable {
       return with(c -> c.space = space);
     }
 
+    /**
+     * The same options with the server's memory limits: growing segments seal at their share of the
+     * growing slice when that is below {@code sealThresholdPoints}, and merges stay within the
+     * build slice ({@link MemoryLimits}). {@code null}: no limits.
+     */
+    public Options withMemory(MemoryLimits limits) {
+      return with(c -> c.memory = limits);
+    }
+
+    /**
+     * The seal threshold of a growing segment of {@code dim}-dimensional points with a live graph
+     * of degree {@code maxDegree} ({@code 0}: none) now: {@link #sealThresholdPoints}, or less
+     * under the memory limits.
+     */
+    public int sealThresholdPoints(int dim, int maxDegree) {
+      return memory == null
+          ? sealThresholdPoints
+          : memory.sealThreshold(sealThresholdPoints, dim, maxDegree);
+    }
+
     private Options with(Consumer<Copy> change) {
       Copy c = new Copy(this);
       change.accept(c);
@@ -233,6 +259,7 @@ public final class Shard implements Closeable {
       LiveIndexer liveIndexer;
       DiskAnnSettings diskann;
       DiskSpace space;
+      MemoryLimits memory;
 
       Copy(Options o) {
         sealThresholdPoints = o.sealThresholdPoints;
@@ -245,6 +272,7 @@ public final class Shard implements Closeable {
         liveIndexer = o.liveIndexer;
         diskann = o.diskann;
         space = o.space;
+        memory = o.memory;
       }
 
       Options build() {
@@ -258,7 +286,8 @@ public final class Shard implements Closeable {
             segmentBuilder,
             liveIndexer,
             diskann,
-            space);
+            space,
+            memory);
       }
     }
   }
@@ -825,6 +854,7 @@ public final class Shard implements Closeable {
         return;
       }
       jobs.close();
+      writer.release();
     } finally {
       writeLock.unlock();
     }

@@ -1,5 +1,6 @@
 package io.flashvec.index.shard;
 
+import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.segment.BuildSpec;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
@@ -87,11 +88,30 @@ final class ShardCompactor {
     this.ctx = ctx;
     this.pipeline = pipeline;
     this.config = ctx.options().compaction();
+    int floor = ctx.options().sealThresholdPoints();
+    int maxSegment = config.maxSegmentPoints();
+    MemoryLimits memory = ctx.options().memory();
+    if (memory != null) {
+      // Segments are sealed at the shard's share of the growing slice (with one shard writing).
+      floor = ctx.options().sealThresholdPoints(ctx.dimension(), ctx.index().maxDegree());
+      // Merges build their graph on the heap: the budget's build slice bounds their size.
+      maxSegment = memory.maxMergePoints(maxSegment, ctx.dimension(), Math.min(floor, maxSegment));
+      if (maxSegment < config.maxSegmentPoints()) {
+        LOG.info(
+            "largest merge from the memory budget [dir={}, maxSegmentPoints={}, configured={},"
+                + " buildBytes={}, dim={}]",
+            ctx.dir(),
+            maxSegment,
+            config.maxSegmentPoints(),
+            memory.buildBytes(),
+            ctx.dimension());
+      }
+    }
     this.policy =
         new TieredMergePolicy(
             new TieredMergePolicy.Settings(
-                ctx.options().sealThresholdPoints(),
-                config.maxSegmentPoints(),
+                floor,
+                maxSegment,
                 config.segmentsPerTier(),
                 Math.max(TieredMergePolicy.MAX_MERGE_AT_ONCE, config.segmentsPerTier()),
                 config.deletedFraction()));

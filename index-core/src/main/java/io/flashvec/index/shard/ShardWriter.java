@@ -9,6 +9,8 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.memory.MemoryLimits;
+import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.index.segment.Segment;
@@ -23,6 +25,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The write path of a shard: every change is appended to the WAL, then applied to the growing
@@ -39,6 +43,8 @@ import java.util.function.UnaryOperator;
  * SealPipeline}, and a new growing segment takes the writes.
  */
 final class ShardWriter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardWriter.class);
 
   private final Path dir;
   private final int dim;
@@ -57,6 +63,7 @@ final class ShardWriter {
   private GrowingSegment growing; // guarded by writeLock
   private boolean recovering = true; // guarded by writeLock
   private Wal wal;
+  private int loggedSealThreshold; // guarded by writeLock
 
   /**
    * A writer whose growing segment starts after {@code sealed} (the segments recovery opened);
@@ -107,6 +114,130 @@ final class ShardWriter {
     return new GrowingSegment(
         segments.allocateId(), dim, liveGraph, distance, options.defaultSearchList());
   }
+
+  /**
+   * The growing segment's seal threshold now: the configured one, or its share of the memory
+   * budget's growing slice when that is smaller; logged when the budget changes it.
+   */
+  private int sealThreshold() {
+    int configured = options.sealThresholdPoints();
+    if (options.memory() == null) {
+      return configured;
+    }
+    int t = options.sealThresholdPoints(dim, liveGraph == null ? 0 : liveGraph.maxDegree());
+    if (t != loggedSealThreshold && (t < configured || loggedSealThreshold != 0)) {
+      LOG.info(
+          "seal threshold from the memory budget [dir={}, configured={}, effective={}, dim={},"
+              + " activeShards={}, growingBytes={}, bytesPerPoint={}]",
+          dir,
+          configured,
+          t,
+          dim,
+          Math.max(1, options.memory().activeGrowing()),
+          options.memory().growingBytes(),
+          MemoryPlan.growingBytesPerPoint(dim, liveGraph == null ? 0 : liveGraph.maxDegree()));
+    }
+    loggedSealThreshold = t;
+    return t;
+  }
+
+  /**
+   * Called when the shard closes (write lock held): its growing segment no longer takes a share of
+   * the budget, and writers waiting for room give up.
+   */
+  void release() {
+    if (options.memory() != null) {
+      options.memory().growingIdle(this);
+      options.memory().checkResident(this, 0, null);
+      pipeline.wakeWriters();
+    }
+  }
+
+  /**
+   * Under a memory budget a shard's growing segment and its frozen segments waiting for their
+   * builds stay within its share of the growing slice: a write that would seal past it waits (the
+   * write lock released meanwhile) until a build is installed, so an ingest faster than the index
+   * builds slows down to them instead of piling frozen segments onto the heap. Bulk loads that
+   * defer builds do not wait, nor do writes while a build waits for disk space or failed (they
+   * reach the free-space check, 507, instead of waiting for the disk). Write lock held.
+   *
+   * @throws UnavailableException (503) after {@link #SEAL_ROOM_WAIT_NANOS} without room
+   */
+  private void awaitSealRoom() {
+    if (options.memory() == null || options.buildExecutor() == null) {
+      return;
+    }
+    long left = SEAL_ROOM_WAIT_NANOS;
+    while (!jobs.closed()
+        && !pipeline.deferBuilds()
+        && !pipeline.buildsStalled()
+        && pipeline.pendingCount() > 0
+        && growing.size() >= sealThreshold()
+        && sealWouldOutgrowShare()) {
+      if (left <= 0) {
+        throw new UnavailableException(
+            "Service unavailable: writes wait for index builds to stay within the memory budget;"
+                + " retry later [dir="
+                + dir
+                + ", frozenSegments="
+                + pipeline.pendingCount()
+                + ", growingPoints="
+                + growing.size()
+                + ", growingBytes="
+                + options.memory().growingBytes()
+                + "]");
+      }
+      try {
+        left = pipeline.awaitInstall(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new UnavailableException(
+            "Service unavailable: interrupted while waiting for an index build [dir=" + dir + "]");
+      }
+    }
+  }
+
+  /**
+   * Whether sealing now would let the frozen segments, the one this seal freezes and a new growing
+   * segment filled to the threshold outgrow this shard's share of the growing slice. With the
+   * threshold the budget gives (half the share) that allows one frozen segment; with a smaller
+   * configured threshold, several. Write lock held.
+   */
+  private boolean sealWouldOutgrowShare() {
+    MemoryLimits memory = options.memory();
+    int degree = liveGraph == null ? 0 : liveGraph.maxDegree();
+    long points = (long) growing.size() + sealThreshold();
+    for (GrowingSegment f : pipeline.frozen()) {
+      points += f.size();
+    }
+    long share = memory.growingBytes() / Math.max(1, memory.activeGrowing());
+    return points * MemoryPlan.growingBytesPerPoint(dim, degree) > share;
+  }
+
+  /**
+   * Records this shard's resident index (its sealed segments' heap and {@value #ID_MAP_BYTES} bytes
+   * per id-map entry) with the memory limits and refuses {@code what} (507) while the resident
+   * index of every shard exceeds its slice. Write lock held.
+   */
+  private void checkResident(String what) {
+    MemoryLimits memory = options.memory();
+    if (memory == null) {
+      return;
+    }
+    long bytes = (long) locations.size() * ID_MAP_BYTES;
+    for (Segment s : segments.current().segments()) {
+      if (s.onDisk()) {
+        bytes += s.memoryBytes();
+      }
+    }
+    memory.checkResident(this, bytes, what);
+  }
+
+  /** Heap per entry of the id map, numeric ids in fastutil's open-addressing tables. */
+  static final int ID_MAP_BYTES = 32;
+
+  /** How long a write waits for a frozen segment's build under a memory budget before a 503. */
+  static final long SEAL_ROOM_WAIT_NANOS = 120_000_000_000L;
 
   /** The growing segment that takes writes (write lock held, or before the shard is shared). */
   GrowingSegment growing() {
@@ -159,6 +290,8 @@ final class ShardWriter {
     GrowingSegment g;
     writeLock.lock();
     try {
+      awaitSealRoom();
+      checkResident("upsert");
       seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
       applyUpsert(points, seq);
       g = growing;
@@ -271,8 +404,12 @@ final class ShardWriter {
       scheduler.noteWrite(points.size());
     }
     // Seal only at record boundaries, so the sealed segment covers exactly the records < seq.
-    if (growing.size() >= options.sealThresholdPoints()) {
+    if (growing.size() >= sealThreshold()) {
       seal(seq - 1);
+    }
+    MemoryLimits memory = options.memory();
+    if (memory != null && !points.isEmpty()) {
+      memory.growingActive(this);
     }
     for (Point p : points) {
       int ord = growing.append(p.id(), p.vector(), p.payload());
@@ -322,6 +459,9 @@ final class ShardWriter {
     GrowingSegment sealed = growing;
     sealed.freeze();
     growing = newGrowing();
+    if (options.memory() != null) {
+      options.memory().growingIdle(this);
+    }
     segments.publishSeal(sealed, growing);
     pipeline.enqueue(sealed, sealSeq);
     options.io().crashPoint(CrashPoint.SEAL_FROZEN);

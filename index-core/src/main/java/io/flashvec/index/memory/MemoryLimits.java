@@ -1,0 +1,170 @@
+package io.flashvec.index.memory;
+
+import io.flashvec.index.InsufficientMemoryException;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What the shards of one server see of its {@link MemoryPlan}: the heap their growing segments may
+ * take together, and the heap one index build or merge may take. Shared by every shard of the
+ * server; thread-safe.
+ *
+ * <p><b>Growing segments.</b> A shard's growing segment is sealed at the smaller of the configured
+ * seal threshold and its share of the growing slice: {@code growing / (2 · active ·
+ * growingBytesPerPoint(dim, R))}, where {@code active} counts the shards whose growing segment
+ * holds a point now, and the 2 leaves room for the frozen segment a seal keeps on the heap until
+ * its build is installed beside the new growing one. A shard reads its threshold at every record
+ * boundary, so a shard that starts taking writes shrinks the others' share from their next write.
+ *
+ * <p><b>Resident index.</b> Each shard records the heap its sealed segments keep (PQ codes, ids,
+ * payload offsets) and its id map at every upsert; an upsert while the total exceeds the resident
+ * slice is refused with 507 ({@link #checkResident}).
+ *
+ * <p><b>Builds.</b> {@link #buildBytes} is the heap one build may use. Merges build their graph on
+ * the heap today, so a merge takes at most {@code build / buildBytesPerPoint(dim)} live points
+ * ({@link #maxMergePoints}).
+ */
+public final class MemoryLimits {
+
+  /** A growing segment is never sealed below this many points for memory (tiny seals cost more). */
+  public static final int MIN_SEAL_POINTS = 1024;
+
+  private final long budgetBytes;
+  private final long residentBytes;
+  private final long growingBytes;
+  private final long buildBytes;
+  private final Set<Object> active = ConcurrentHashMap.newKeySet();
+  private final Map<Object, Long> resident = new ConcurrentHashMap<>();
+
+  /**
+   * Limits with {@code growingBytes} of heap for all growing segments and {@code buildBytes} for
+   * one build, and no limit on the resident index.
+   */
+  public MemoryLimits(long growingBytes, long buildBytes) {
+    this(Long.MAX_VALUE, Long.MAX_VALUE, growingBytes, buildBytes);
+  }
+
+  /**
+   * Limits of a budget of {@code budgetBytes}: {@code residentBytes} of heap for the sealed
+   * segments' resident index, {@code growingBytes} for all growing segments, {@code buildBytes} for
+   * one build.
+   */
+  public MemoryLimits(long budgetBytes, long residentBytes, long growingBytes, long buildBytes) {
+    if (budgetBytes <= 0 || residentBytes <= 0 || growingBytes <= 0 || buildBytes <= 0) {
+      throw new IllegalArgumentException(
+          "memory limits must be positive [growingBytes="
+              + growingBytes
+              + ", buildBytes="
+              + buildBytes
+              + "]");
+    }
+    this.budgetBytes = budgetBytes;
+    this.residentBytes = residentBytes;
+    this.growingBytes = growingBytes;
+    this.buildBytes = buildBytes;
+  }
+
+  /** The limits of {@code plan}. */
+  public static MemoryLimits of(MemoryPlan plan) {
+    return new MemoryLimits(plan.total(), plan.resident(), plan.growing(), plan.build());
+  }
+
+  /**
+   * Records that {@code shard}'s resident index takes {@code bytes} now ({@code 0}: the shard
+   * closed), and refuses a write ({@code what}, e.g. {@code "upsert"}) while the resident index of
+   * every shard together exceeds its slice.
+   *
+   * @throws InsufficientMemoryException (507) naming the budget, the slice and the resident bytes
+   */
+  public void checkResident(Object shard, long bytes, String what) {
+    if (bytes <= 0) {
+      resident.remove(shard);
+    } else {
+      resident.put(shard, bytes);
+    }
+    if (what == null || residentBytes == Long.MAX_VALUE) {
+      return;
+    }
+    long total = residentTotal();
+    if (total > residentBytes) {
+      throw new InsufficientMemoryException(
+          "Insufficient memory: "
+              + what
+              + " refused, the resident index ("
+              + MemoryPlan.human(total)
+              + ") has outgrown its slice of the memory budget ("
+              + MemoryPlan.human(residentBytes)
+              + " of flashvec.memory.budget="
+              + MemoryPlan.human(budgetBytes)
+              + "); raise the budget, or delete points and compact [residentBytes="
+              + total
+              + ", residentSliceBytes="
+              + residentBytes
+              + ", budgetBytes="
+              + budgetBytes
+              + "]");
+    }
+  }
+
+  /** The resident index of every shard together, as last recorded. */
+  public long residentTotal() {
+    long total = 0;
+    for (long b : resident.values()) {
+      total += b;
+    }
+    return total;
+  }
+
+  /** Heap for all growing segments together. */
+  public long growingBytes() {
+    return growingBytes;
+  }
+
+  /** Heap one index build or merge may use. */
+  public long buildBytes() {
+    return buildBytes;
+  }
+
+  /** Marks {@code shard}'s growing segment as holding points (idempotent). */
+  public void growingActive(Object shard) {
+    active.add(shard);
+  }
+
+  /** Marks {@code shard}'s growing segment as empty, sealed or closed (idempotent). */
+  public void growingIdle(Object shard) {
+    active.remove(shard);
+  }
+
+  /** Shards whose growing segment holds points now. */
+  public int activeGrowing() {
+    return active.size();
+  }
+
+  /**
+   * The seal threshold of a shard whose growing points have {@code dim} dimensions and a live graph
+   * of degree {@code maxDegree} ({@code 0}: none): {@code configured}, or less when the shard's
+   * share of the growing slice holds fewer points, but never below {@link #MIN_SEAL_POINTS}.
+   */
+  public int sealThreshold(int configured, int dim, int maxDegree) {
+    return sealThreshold(configured, dim, maxDegree, Math.max(1, active.size()));
+  }
+
+  /** {@link #sealThreshold(int, int, int)} for {@code activeShards} active shards. */
+  public int sealThreshold(int configured, int dim, int maxDegree, int activeShards) {
+    long perPoint = MemoryPlan.growingBytesPerPoint(dim, maxDegree);
+    long fits = growingBytes / (2L * Math.max(1, activeShards) * perPoint);
+    long t = Math.max(MIN_SEAL_POINTS, Math.min(configured, fits));
+    return (int) Math.min(configured, t);
+  }
+
+  /**
+   * The most live points one merge of {@code dim}-dimensional points may produce: {@code
+   * configured}, or less when a graph of that many points would not fit {@link #buildBytes}; at
+   * least the {@code floor} (a segment the seal threshold allows is always mergeable).
+   */
+  public int maxMergePoints(int configured, int dim, int floor) {
+    long fits = buildBytes / MemoryPlan.buildBytesPerPoint(dim);
+    return (int) Math.min(configured, Math.max(floor, fits));
+  }
+}

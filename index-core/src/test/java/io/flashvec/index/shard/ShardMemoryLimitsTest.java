@@ -1,0 +1,209 @@
+package io.flashvec.index.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InsufficientMemoryException;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.memory.MemoryLimits;
+import io.flashvec.index.memory.MemoryPlan;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.Segment;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.Wal;
+import io.flashvec.testing.TestSeeds;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Under memory limits a shard seals its growing segment at its share of the growing slice, which
+ * shrinks when another shard starts taking writes and grows back when that shard closes, and holds
+ * at most one frozen segment waiting for its build.
+ */
+class ShardMemoryLimitsTest {
+
+  static final int DIM = 16;
+
+  @TempDir Path tmp;
+
+  private static Shard.Options options(MemoryLimits memory) {
+    // no build executor: sealed segments stay in memory, so their sizes are the seal sizes
+    return new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT).withMemory(memory);
+  }
+
+  private Shard open(String name, Shard.Options options) {
+    return Shard.open(tmp.resolve(name), 0, DIM, Distance.EUCLID, IndexParams.DEFAULT, options);
+  }
+
+  private int next;
+
+  private void upsert(Shard s, Random r, int n) {
+    List<Point> pts = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      float[] v = new float[DIM];
+      for (int j = 0; j < DIM; j++) {
+        v[j] = (float) r.nextGaussian();
+      }
+      pts.add(new Point(PointId.of(next++), v, null));
+    }
+    s.awaitDurable(s.upsert(pts));
+  }
+
+  /** Sizes of the shard's sealed (frozen) segments, oldest first. */
+  private static List<Integer> sealedSizes(Shard s) {
+    List<Integer> sizes = new ArrayList<>();
+    for (Segment seg : s.snapshot().segments()) {
+      if (!(seg instanceof GrowingSegment g) || g.frozen()) {
+        sizes.add(seg.size());
+      }
+    }
+    return sizes;
+  }
+
+  @Test
+  void growingSegmentsSealAtTheirShareOfTheGrowingSlice() throws Exception {
+    Random r = TestSeeds.random("shard-memory-limits");
+    long perPoint = MemoryPlan.growingBytesPerPoint(DIM, 0);
+    MemoryLimits memory = new MemoryLimits(2 * perPoint * 4096, 1L << 30);
+    Shard.Options options = options(memory);
+    assertThat(options.sealThresholdPoints(DIM, 0)).isEqualTo(4096);
+    try (Shard a = open("a", options)) {
+      for (int i = 0; i < 16; i++) {
+        upsert(a, r, 512);
+      }
+      assertThat(sealedSizes(a)).containsExactly(4096);
+      assertThat(memory.activeGrowing()).isEqualTo(1);
+      try (Shard b = open("b", options)) {
+        upsert(b, r, 1);
+        assertThat(memory.activeGrowing()).isEqualTo(2);
+        for (int i = 0; i < 8; i++) {
+          upsert(a, r, 512);
+        }
+        // a's 4096 growing points sealed at once (its share is now 2048), then at 2048
+        assertThat(sealedSizes(a)).containsExactly(4096, 4096, 2048);
+      }
+      assertThat(memory.activeGrowing()).as("a closed shard takes no share").isEqualTo(1);
+      for (int i = 0; i < 8; i++) {
+        upsert(a, r, 512);
+      }
+      assertThat(sealedSizes(a)).containsExactly(4096, 4096, 2048, 4096);
+      assertThat(a.count()).isEqualTo(16 * 512 + 16 * 512);
+    }
+    assertThat(memory.activeGrowing()).isZero();
+  }
+
+  /**
+   * An ingest faster than the index builds: with one frozen segment waiting for its build, a write
+   * that would seal a second waits until the build is installed, so frozen segments do not pile up
+   * on the heap.
+   */
+  @Test
+  void aWriteThatWouldSealASecondFrozenSegmentWaitsForTheFirstBuild() throws Exception {
+    Random r = TestSeeds.random("shard-memory-limits-backpressure");
+    long perPoint = MemoryPlan.growingBytesPerPoint(DIM, 0);
+    MemoryLimits memory = new MemoryLimits(2 * perPoint * 2048, 1L << 30);
+    BlockingQueue<Runnable> builds = new LinkedBlockingQueue<>();
+    Shard.Options options =
+        new Shard.Options(100_000, Wal.Options.defaults(), FileIO.DEFAULT, builds::add, 64)
+            .withMemory(memory);
+    ExecutorService writer = Executors.newSingleThreadExecutor();
+    try (Shard a = open("backpressure", options)) {
+      upsert(a, r, 2048);
+      upsert(a, r, 512); // seals the first 2048: one frozen segment, its build queued
+      upsert(a, r, 1536); // the growing segment is full again
+      assertThat(builds).hasSize(1);
+      Future<?> blocked = writer.submit(() -> upsert(a, r, 512));
+      assertThatThrownBy(() -> blocked.get(300, TimeUnit.MILLISECONDS))
+          .isInstanceOf(TimeoutException.class);
+      assertThat(a.count()).as("the waiting write is not applied yet").isEqualTo(4096);
+      builds.take().run(); // the first build installs and wakes the writer
+      blocked.get(30, TimeUnit.SECONDS);
+      assertThat(a.count()).isEqualTo(4608);
+      assertThat(builds).as("the second seal's build").hasSize(1);
+      builds.take().run();
+      assertThat(a.indexing()).isFalse();
+    } finally {
+      writer.shutdownNow();
+    }
+  }
+
+  /**
+   * Once the sealed segments' resident index (PQ codes, ids) and the id map outgrow the resident
+   * slice, upserts get 507 naming the budget; reads and deletes go on, and nothing was written.
+   */
+  @Test
+  void upsertsAreRefusedOnceTheResidentIndexOutgrowsItsSlice() throws Exception {
+    // What one sealed segment of 500 points and an id map of 900 ids take (measured, as the PQ
+    // codebook's share depends on the format), then the same load under a slice of exactly that.
+    long measured;
+    MemoryLimits unlimited = new MemoryLimits(1L << 40, 1L << 40, 1L << 30, 1L << 30);
+    try (Shard m = open("measure", residentOptions(unlimited))) {
+      Random r = TestSeeds.random("shard-memory-limits-resident");
+      upsert(m, r, 500);
+      upsert(m, r, 400); // seals and builds the first 500 points in place
+      upsert(m, r, 1); // records one segment and 900 ids
+      measured = unlimited.residentTotal();
+    }
+    assertThat(measured).isGreaterThan(900L * ShardWriter.ID_MAP_BYTES);
+    MemoryLimits memory = new MemoryLimits(1L << 30, measured, 1L << 30, 1L << 30);
+    next = 0;
+    try (Shard a = open("resident", residentOptions(memory))) {
+      Random r = TestSeeds.random("shard-memory-limits-resident");
+      upsert(a, r, 500);
+      upsert(a, r, 400);
+      assertThat(a.snapshot().segments().stream().filter(Segment::onDisk).count()).isEqualTo(1);
+      upsert(a, r, 1); // exactly the slice: accepted
+      assertThat(memory.residentTotal()).isEqualTo(measured);
+      assertThatThrownBy(() -> upsert(a, r, 1))
+          .isInstanceOf(InsufficientMemoryException.class)
+          .hasMessage(
+              "Insufficient memory: upsert refused, the resident index ("
+                  + MemoryPlan.human(measured + ShardWriter.ID_MAP_BYTES)
+                  + ") has outgrown its slice of the memory budget ("
+                  + MemoryPlan.human(measured)
+                  + " of flashvec.memory.budget=1 GiB); raise the budget, or delete points and"
+                  + " compact [residentBytes="
+                  + (measured + ShardWriter.ID_MAP_BYTES)
+                  + ", residentSliceBytes="
+                  + measured
+                  + ", budgetBytes=1073741824]");
+      assertThat(a.count()).as("the refused upsert wrote nothing").isEqualTo(901);
+      a.awaitDurable(a.delete(List.of(PointId.of(0))));
+      assertThat(a.count()).isEqualTo(900);
+      assertThat(a.get(PointId.of(1), false, true)).isNotNull();
+    }
+    assertThat(memory.residentTotal()).as("a closed shard holds nothing").isZero();
+  }
+
+  private static Shard.Options residentOptions(MemoryLimits memory) {
+    return new Shard.Options(500, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 64)
+        .withMemory(memory);
+  }
+
+  @Test
+  void withoutLimitsTheConfiguredThresholdHolds() throws Exception {
+    Random r = TestSeeds.random("shard-memory-limits-none");
+    Shard.Options options =
+        new Shard.Options(3000, Wal.Options.defaults(), FileIO.DEFAULT).withMemory(null);
+    try (Shard a = open("none", options)) {
+      for (int i = 0; i < 16; i++) {
+        upsert(a, r, 512);
+      }
+      assertThat(sealedSizes(a)).containsExactly(3072, 3072);
+    }
+  }
+}
