@@ -135,6 +135,47 @@ public final class PqCodebook {
     return rotation != null;
   }
 
+  /**
+   * Squared L2 distances between the centroids of each subspace, {@code [s][a][b]} flat ({@code
+   * M*K*K} floats): the table of {@link #symmetricDistance}, which estimates the distance between
+   * two encoded points without their vectors (rotation and centring keep L2 distances).
+   */
+  public float[] symmetricTable() {
+    float[] t = new float[m * k * k];
+    for (int s = 0; s < m; s++) {
+      int co = codebookOffsets[s];
+      int size = sizes[s];
+      for (int a = 0; a < k; a++) {
+        for (int b = a + 1; b < k; b++) {
+          float d = 0;
+          for (int i = 0; i < size; i++) {
+            float x = codebooks[co + a * size + i] - codebooks[co + b * size + i];
+            d += x * x;
+          }
+          t[(s * k + a) * k + b] = d;
+          t[(s * k + b) * k + a] = d;
+        }
+      }
+    }
+    return t;
+  }
+
+  /**
+   * The estimated squared L2 distance between the points encoded at {@code codes[a*M ..]} and
+   * {@code codes[b*M ..]}, from {@code table} ({@link #symmetricTable()}).
+   */
+  public float symmetricDistance(float[] table, byte[] codes, long a, long b) {
+    long ao = a * m;
+    long bo = b * m;
+    float d = 0;
+    for (int s = 0; s < m; s++) {
+      int ca = codes[(int) (ao + s)] & 0xFF;
+      int cb = codes[(int) (bo + s)] & 0xFF;
+      d += table[(s * k + ca) * k + cb];
+    }
+    return d;
+  }
+
   /** Floats of scratch {@link #fillTable} and {@link #encode} need. */
   public int scratchLength() {
     return rotation == null ? dim : 2 * dim;

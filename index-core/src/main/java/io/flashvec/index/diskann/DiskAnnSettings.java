@@ -16,8 +16,13 @@ import java.util.concurrent.ForkJoinPool;
  * @param buildPool where index builds without a pool of their own run ({@code
  *     flashvec.segment.build-threads}); {@code null} lets jvector use one thread per core. A small
  *     pool bounds the CPU a build takes from concurrent queries, at the price of slower builds
+ * @param buildMemoryBytes heap a segment build or merge may use ({@code
+ *     flashvec.build.memory-bytes}, default a quarter of the maximum heap): a build whose points do
+ *     not fit is cut into overlapping partitions built one at a time ({@link
+ *     PartitionedGraphBuilder}), so no build holds all its vectors on the heap
  */
-public record DiskAnnSettings(Prefetch prefetch, int beamWidth, ForkJoinPool buildPool) {
+public record DiskAnnSettings(
+    Prefetch prefetch, int beamWidth, ForkJoinPool buildPool, long buildMemoryBytes) {
 
   /** When a search prefetches the records of each beam step. */
   public enum Prefetch {
@@ -29,8 +34,16 @@ public record DiskAnnSettings(Prefetch prefetch, int beamWidth, ForkJoinPool bui
     AUTO
   }
 
-  /** Automatic prefetch and beam width, jvector's build pools. */
+  /** Automatic prefetch and beam width, jvector's build pools, the default build memory. */
   public static final DiskAnnSettings DEFAULT = new DiskAnnSettings(Prefetch.AUTO, 0, null);
+
+  /** The smallest build memory: a partition of a few thousand points of a few hundred floats. */
+  public static final long MIN_BUILD_MEMORY_BYTES = 1L << 20;
+
+  /** The default build memory: a quarter of the maximum heap. */
+  public static long defaultBuildMemoryBytes() {
+    return Runtime.getRuntime().maxMemory() / 4;
+  }
 
   /** The largest beam width. */
   public static final int MAX_BEAM_WIDTH = 64;
@@ -45,5 +58,23 @@ public record DiskAnnSettings(Prefetch prefetch, int beamWidth, ForkJoinPool bui
               + MAX_BEAM_WIDTH
               + "]");
     }
+    if (buildMemoryBytes < MIN_BUILD_MEMORY_BYTES) {
+      throw new IllegalArgumentException(
+          "build memory too small [buildMemoryBytes="
+              + buildMemoryBytes
+              + ", min="
+              + MIN_BUILD_MEMORY_BYTES
+              + "]");
+    }
+  }
+
+  /** Settings with the default build memory ({@link #defaultBuildMemoryBytes()}). */
+  public DiskAnnSettings(Prefetch prefetch, int beamWidth, ForkJoinPool buildPool) {
+    this(prefetch, beamWidth, buildPool, defaultBuildMemoryBytes());
+  }
+
+  /** The same settings with another build memory. */
+  public DiskAnnSettings withBuildMemoryBytes(long bytes) {
+    return new DiskAnnSettings(prefetch, beamWidth, buildPool, bytes);
   }
 }
