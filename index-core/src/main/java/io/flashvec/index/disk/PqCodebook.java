@@ -137,20 +137,34 @@ public final class PqCodebook {
 
   /**
    * Squared L2 distances between the centroids of each subspace, {@code [s][a][b]} flat ({@code
-   * M*K*K} floats): the table of {@link #symmetricDistance}, which estimates the distance between
-   * two encoded points without their vectors (rotation and centring keep L2 distances).
+   * M*K*K} floats): with {@link #symmetric}, the distance between two encoded points estimated
+   * without their vectors (rotation and centring keep L2 distances).
    */
   public float[] symmetricTable() {
+    return pairTable(false);
+  }
+
+  /**
+   * Dot products between the centroids of each subspace, {@code [s][a][b]} flat: with {@link
+   * #symmetric}, the estimated dot product of two encoded points' rotated, centred vectors; add
+   * {@code dot(centre, x) + dot(centre, y) - dot(centre, centre)} ({@link #centre()}) for theirs.
+   */
+  public float[] symmetricDotTable() {
+    return pairTable(true);
+  }
+
+  private float[] pairTable(boolean dot) {
     float[] t = new float[m * k * k];
     for (int s = 0; s < m; s++) {
       int co = codebookOffsets[s];
       int size = sizes[s];
       for (int a = 0; a < k; a++) {
-        for (int b = a + 1; b < k; b++) {
+        for (int b = a; b < k; b++) {
           float d = 0;
           for (int i = 0; i < size; i++) {
-            float x = codebooks[co + a * size + i] - codebooks[co + b * size + i];
-            d += x * x;
+            float x = codebooks[co + a * size + i];
+            float y = codebooks[co + b * size + i];
+            d += dot ? x * y : (x - y) * (x - y);
           }
           t[(s * k + a) * k + b] = d;
           t[(s * k + b) * k + a] = d;
@@ -161,19 +175,22 @@ public final class PqCodebook {
   }
 
   /**
-   * The estimated squared L2 distance between the points encoded at {@code codes[a*M ..]} and
-   * {@code codes[b*M ..]}, from {@code table} ({@link #symmetricTable()}).
+   * The sum over subspaces of {@code table} ({@link #symmetricTable} or {@link #symmetricDotTable})
+   * at the codes of the points encoded at {@code codes[a*M ..]} and {@code codes[b*M ..]}.
    */
-  public float symmetricDistance(float[] table, byte[] codes, long a, long b) {
-    long ao = a * m;
-    long bo = b * m;
+  public float symmetric(float[] table, byte[] codes, int a, int b) {
+    int ao = a * m;
+    int bo = b * m;
     float d = 0;
     for (int s = 0; s < m; s++) {
-      int ca = codes[(int) (ao + s)] & 0xFF;
-      int cb = codes[(int) (bo + s)] & 0xFF;
-      d += table[(s * k + ca) * k + cb];
+      d += table[(s * k + (codes[ao + s] & 0xFF)) * k + (codes[bo + s] & 0xFF)];
     }
     return d;
+  }
+
+  /** A copy of the vector subtracted before encoding, or {@code null} for none. */
+  public float[] centre() {
+    return centroid == null ? null : centroid.clone();
   }
 
   /** Floats of scratch {@link #fillTable} and {@link #encode} need. */

@@ -144,6 +144,14 @@ public final class DiskAnnWriter {
     return write(spec, memoryBytes, partitionSeed(spec.segmentId()), null);
   }
 
+  /**
+   * Whether a build of {@code points} points of {@code dim} dimensions at degree {@code maxDegree}
+   * exceeds {@code memoryBytes} and is therefore built in partitions.
+   */
+  public static boolean buildsInPartitions(int points, int dim, int maxDegree, long memoryBytes) {
+    return points > 0 && !PartitionedGraphBuilder.fitsInMemory(points, dim, maxDegree, memoryBytes);
+  }
+
   /** The seed of a partitioned build of segment {@code segmentId}: the same for every rebuild. */
   static long partitionSeed(int segmentId) {
     return 0x9E3779B97F4A7C15L * (segmentId + 1L);
@@ -170,8 +178,7 @@ public final class DiskAnnWriter {
             spec.pool(),
             spec.cancelled());
     int n = spec.points();
-    if (n > 0
-        && !PartitionedGraphBuilder.fitsInMemory(n, w.dim, w.params.maxDegree(), memoryBytes)) {
+    if (buildsInPartitions(n, w.dim, w.params.maxDegree(), memoryBytes)) {
       return w.intoTmp(
           () -> w.buildPartitioned(spec.sources(), spec.ords(), n, memoryBytes, seed, built));
     }

@@ -113,6 +113,10 @@ final class PartitionedGraphBuilder {
   private int cap;
   private int[] partitionSizes = new int[0];
 
+  // Dot only: the codebook's centre and each point's exact dot product with it
+  private float[] centre;
+  private float[] centreDot;
+
   /**
    * @param work the scratch directory (created, and removed when the build returns normally)
    * @param budget bytes of heap the build may use for the graph of one partition
@@ -247,6 +251,10 @@ final class PartitionedGraphBuilder {
     // 3. Assign and spill
     int m = book.subspaces();
     byte[] codes = new byte[Math.multiplyExact(n, m)];
+    if (distance == Distance.DOT) {
+      centre = book.centre() != null ? book.centre() : new float[dim];
+      centreDot = new float[n];
+    }
     int entry = assign(src, n, book, codes, centroids, p, mean);
     checkCancelled();
 
@@ -407,6 +415,9 @@ final class PartitionedGraphBuilder {
                           for (int i = b * 256; i < Math.min(count, b * 256 + 256); i++) {
                             book.encode(block, i * dim, codes, (start + i) * m, scratch);
                             toMean[i] = VectorOps.squareDistance(mean, 0, block, i * dim, dim);
+                            if (centreDot != null) {
+                              centreDot[start + i] = VectorOps.dot(centre, 0, block, i * dim, dim);
+                            }
                             nearestCentroids(
                                 centroids, p, block, i * dim, kept, dists, order, i * kept);
                           }
@@ -584,7 +595,10 @@ final class PartitionedGraphBuilder {
       VectorSource src, int n, int entry, int p, PqCodebook book, byte[] codes, Path graphPath)
       throws IOException {
     int maxDegree = params.maxDegree();
-    float[] table = distance == Distance.DOT ? null : book.symmetricTable();
+    Pairs pairs =
+        distance == Distance.DOT
+            ? dotPairs(book, codes, centreDot, VectorOps.dot(centre, 0, centre, 0, dim))
+            : l2Pairs(book, codes);
     List<AdjReader> readers = new ArrayList<>(p);
     try {
       for (int part = 0; part < p; part++) {
@@ -629,8 +643,8 @@ final class PartitionedGraphBuilder {
                               i ->
                                   pcount[i] =
                                       prune(
-                                          from + i, cand[i], cdist[i], ccount[i], maxDegree, book,
-                                          table, codes, pruned[i])));
+                                          from + i, cand[i], cdist[i], ccount[i], maxDegree, pairs,
+                                          pruned[i])));
               blockStart = from;
             }
 
@@ -671,20 +685,14 @@ final class PartitionedGraphBuilder {
 
   /**
    * Cuts node {@code node}'s candidates to at most {@code maxDegree} into {@code out}: duplicates
-   * and the node itself dropped, then DiskANN's RobustPrune (candidates by distance; one is kept
-   * unless a kept one is {@code alpha} times closer to it than the node is), at alpha 1 and then at
-   * the index's alpha; for {@code Dot} the best by score. Returns how many were kept.
+   * and the node itself dropped, then RobustPrune over the candidates best first, at alpha 1 and
+   * then at the index's alpha: a candidate is kept unless a kept one occludes it. In squared L2
+   * (DiskANN's {@code occlude_list}) a kept {@code s} occludes {@code c} when {@code d(node, c) >
+   * alpha · d(s, c)}; for {@code Dot}, as jvector prunes, when {@code sim(s, c) > alpha · sim(node,
+   * c)} with {@code sim = (1 + dot) / 2}. Node-to-candidate distances are exact, candidate-to-
+   * candidate ones from the PQ codes. Returns how many were kept.
    */
-  int prune(
-      int node,
-      int[] cand,
-      float[] dist,
-      int count,
-      int maxDegree,
-      PqCodebook book,
-      float[] table,
-      byte[] codes,
-      int[] out) {
+  int prune(int node, int[] cand, float[] dist, int count, int maxDegree, Pairs pairs, int[] out) {
     if (count == 0) {
       return 0;
     }
@@ -699,7 +707,7 @@ final class PartitionedGraphBuilder {
     int c = 0;
     for (long key : keys) {
       int id = (int) key;
-      if (id == node) {
+      if (id == node || (c > 0 && ids[c - 1] == id)) {
         continue;
       }
       boolean seen = false;
@@ -711,38 +719,73 @@ final class PartitionedGraphBuilder {
       }
       if (!seen) {
         ids[c] = id;
-        ds[c] = unsortableBits((int) (key >>> 32));
+        ds[c] = unsortableBits((int) (key >> 32));
         c++;
       }
     }
-    if (table == null || c <= maxDegree) {
-      int k = Math.min(c, maxDegree);
-      System.arraycopy(ids, 0, out, 0, k);
-      return k;
+    if (c <= maxDegree) {
+      System.arraycopy(ids, 0, out, 0, c);
+      return c;
     }
-    float[] occlusion = new float[c];
-    int kept = 0;
+    boolean[] kept = new boolean[c];
+    int[] keptAt = new int[maxDegree];
+    int k = 0;
     float alpha = Math.max(1f, params.alpha());
     for (float a = 1f; ; a = alpha) {
-      for (int i = 0; i < c && kept < maxDegree; i++) {
-        if (occlusion[i] > a) {
+      for (int i = 0; i < c && k < maxDegree; i++) {
+        if (kept[i]) {
           continue;
         }
-        occlusion[i] = Float.MAX_VALUE;
-        out[kept++] = ids[i];
-        for (int j = i + 1; j < c; j++) {
-          if (occlusion[j] > alpha) {
-            continue;
-          }
-          float djk = book.symmetricDistance(table, codes, ids[i], ids[j]);
-          occlusion[j] = djk == 0 ? Float.MAX_VALUE : Math.max(occlusion[j], ds[j] / djk);
+        boolean occluded = false;
+        for (int j = 0; j < k && !occluded; j++) {
+          occluded = pairs.occludes(ids[keptAt[j]], ids[i], ds[i], a);
+        }
+        if (!occluded) {
+          kept[i] = true;
+          keptAt[k++] = i;
         }
       }
-      if (a >= alpha || kept >= maxDegree) {
+      if (a >= alpha || k >= maxDegree) {
         break;
       }
     }
-    return kept;
+    // best first, as the candidates were ordered
+    Arrays.sort(keptAt, 0, k);
+    for (int j = 0; j < k; j++) {
+      out[j] = ids[keptAt[j]];
+    }
+    return k;
+  }
+
+  /** Whether a kept candidate occludes another, from their PQ codes. */
+  interface Pairs {
+    /**
+     * Whether kept candidate {@code s} occludes candidate {@code c} at distance {@code dist} from
+     * the node at {@code alpha}.
+     */
+    boolean occludes(int s, int c, float dist, float alpha);
+  }
+
+  /** Occlusion in squared L2: {@code d(node, c) > alpha · d(s, c)}, as DiskANN prunes. */
+  static Pairs l2Pairs(PqCodebook book, byte[] codes) {
+    float[] table = book.symmetricTable();
+    return (s, c, dist, alpha) -> {
+      float d = book.symmetric(table, codes, s, c);
+      return d == 0 || dist > alpha * d;
+    };
+  }
+
+  /**
+   * Occlusion for inner products, as jvector prunes: {@code sim(s, c) > alpha · sim(node, c)} with
+   * {@code sim = (1 + dot) / 2}; {@code dist} is the negated exact dot product, and the dot product
+   * of two codes is that of their centred vectors plus the exact {@code centreDot} terms.
+   */
+  static Pairs dotPairs(PqCodebook book, byte[] codes, float[] centreDot, float centreNorm) {
+    float[] table = book.symmetricDotTable();
+    return (s, c, dist, alpha) -> {
+      float dot = book.symmetric(table, codes, s, c) + centreDot[s] + centreDot[c] - centreNorm;
+      return (1 + dot) / 2 > alpha * ((1 - dist) / 2);
+    };
   }
 
   /** Float bits that sort as signed ints in the float's order. */

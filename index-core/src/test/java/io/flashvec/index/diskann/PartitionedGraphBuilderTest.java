@@ -105,37 +105,88 @@ class PartitionedGraphBuilderTest {
     return a;
   }
 
-  /** Recall@10 of {@code seg} at search list {@code searchList} against brute force over data. */
+  /**
+   * Points around {@code clusters} Gaussian centres with unit noise in every dimension: the full
+   * dimension is intrinsic, so a graph's recall at a short search list is well below 1 and
+   * differences between graphs show.
+   */
+  static float[][] clustered(Random r, int n, int dim, int clusters) {
+    float[][] centres = new float[clusters][dim];
+    for (float[] c : centres) {
+      for (int j = 0; j < dim; j++) {
+        c[j] = (float) (2 * r.nextGaussian());
+      }
+    }
+    float[][] out = new float[n][dim];
+    for (float[] v : out) {
+      float[] c = centres[r.nextInt(clusters)];
+      for (int j = 0; j < dim; j++) {
+        v[j] = c[j] + (float) r.nextGaussian();
+      }
+    }
+    return out;
+  }
+
+  /** The ids of the exact best {@code k} points of {@code data} for each query. */
+  private static int[][] truth(float[][] data, float[][] queries, Distance d, int k) {
+    float[][] prepared = new float[data.length][];
+    Arrays.setAll(prepared, i -> d.prepare(data[i]));
+    int[][] out = new int[queries.length][];
+    for (int q = 0; q < queries.length; q++) {
+      float[] query = d.prepare(queries[q]);
+      // best k by score, kept sorted worst-first at index 0 (a small insertion list)
+      int[] ids = new int[k];
+      float[] keys = new float[k];
+      int filled = 0;
+      for (int i = 0; i < prepared.length; i++) {
+        float sc = d.score(query, prepared[i], 0);
+        float key = d.higherIsBetter() ? sc : -sc; // higher key is better
+        if (filled == k && key <= keys[0]) {
+          continue;
+        }
+        int at;
+        if (filled < k) {
+          at = filled++;
+          while (at > 0 && keys[at - 1] > key) {
+            keys[at] = keys[at - 1];
+            ids[at] = ids[at - 1];
+            at--;
+          }
+        } else {
+          at = 0;
+          while (at + 1 < k && keys[at + 1] < key) {
+            keys[at] = keys[at + 1];
+            ids[at] = ids[at + 1];
+            at++;
+          }
+        }
+        keys[at] = key;
+        ids[at] = i;
+      }
+      out[q] = ids;
+    }
+    return out;
+  }
+
+  /** Recall@10 of {@code seg} at search list {@code searchList} against {@code truth}. */
   private static double recall(
-      DiskAnnSegment seg, float[][] data, float[][] queries, Distance d, int searchList) {
+      DiskAnnSegment seg, float[][] queries, int[][] truth, Distance d, int searchList) {
     int k = 10;
     int hits = 0;
-    for (float[] q : queries) {
-      float[] query = d.prepare(q);
-      float[] scores = new float[data.length];
-      for (int i = 0; i < data.length; i++) {
-        scores[i] = d.score(query, d.prepare(data[i]), 0);
-      }
-      Integer[] idx = new Integer[data.length];
-      Arrays.setAll(idx, i -> i);
-      Arrays.sort(
-          idx,
-          (a, b) ->
-              d.higherIsBetter()
-                  ? Float.compare(scores[b], scores[a])
-                  : Float.compare(scores[a], scores[b]));
-      Set<Integer> truth = new HashSet<>();
-      for (int i = 0; i < k; i++) {
-        truth.add(idx[i]);
+    for (int q = 0; q < queries.length; q++) {
+      Set<Integer> expected = new HashSet<>();
+      for (int id : truth[q]) {
+        expected.add(id);
       }
       TopK approx = new TopK(d, k);
-      Searches.search(seg, query, new SearchParams(searchList, 0, 0, false), approx, 0);
+      Searches.search(
+          seg, d.prepare(queries[q]), new SearchParams(searchList, 0, 0, false), approx, 0);
       float[] s = new float[k];
       int[] slot = new int[k];
       int[] ord = new int[k];
       int got = approx.drainBestFirst(s, slot, ord);
       for (int i = 0; i < got; i++) {
-        if (truth.contains((int) seg.idAt(ord[i]).loBits())) {
+        if (expected.contains((int) seg.idAt(ord[i]).loBits())) {
           hits++;
         }
       }
@@ -148,8 +199,8 @@ class PartitionedGraphBuilderTest {
     Random r = TestSeeds.random("PartitionedGraphBuilderTest.recall");
     int n = 50_000;
     int dim = 32;
-    int nq = 300;
-    float[][] all = TestVectors.latent(r, n + nq, dim);
+    int nq = 1000;
+    float[][] all = clustered(r, n + nq, dim, 64);
     float[][] data = Arrays.copyOf(all, n);
     float[][] queries = Arrays.copyOfRange(all, n, n + nq);
     Distance d = Distance.EUCLID;
@@ -179,8 +230,9 @@ class PartitionedGraphBuilderTest {
         assertThat(new String(part.payloadAt(i), StandardCharsets.UTF_8))
             .isEqualTo("{\"i\":" + i + "}");
       }
-      double oneShot = recall(one, data, queries, d, 40);
-      double partitioned = recall(part, data, queries, d, 40);
+      int[][] truth = truth(data, queries, d, 10);
+      double oneShot = recall(one, queries, truth, d, 40);
+      double partitioned = recall(part, queries, truth, d, 40);
       System.out.printf(
           Locale.ROOT,
           "[flashvec] recall@10 L=40 %d x %d: one-shot %.4f, partitioned (P=%d, cap=%d) %.4f%n",
@@ -203,8 +255,8 @@ class PartitionedGraphBuilderTest {
     Random r = TestSeeds.random("PartitionedGraphBuilderTest.metric-" + d);
     int n = 8_000;
     int dim = 16;
-    int nq = 100;
-    float[][] all = TestVectors.latent(r, n + nq, dim);
+    int nq = 300;
+    float[][] all = clustered(r, n + nq, dim, 16);
     float[][] data = Arrays.copyOf(all, n);
     float[][] queries = Arrays.copyOfRange(all, n, n + nq);
     GrowingSegment src = segment(data, dim, d);
@@ -217,8 +269,9 @@ class PartitionedGraphBuilderTest {
     assertThat(built.get().partitions()).isGreaterThanOrEqualTo(8);
     try (DiskAnnSegment one = DiskAnnSegment.open(FileIO.DEFAULT, oneDir, 1, 40);
         DiskAnnSegment part = DiskAnnSegment.open(FileIO.DEFAULT, partDir, 2, 40)) {
-      double oneShot = recall(one, data, queries, d, 40);
-      double partitioned = recall(part, data, queries, d, 40);
+      int[][] truth = truth(data, queries, d, 10);
+      double oneShot = recall(one, queries, truth, d, 40);
+      double partitioned = recall(part, queries, truth, d, 40);
       System.out.printf(
           Locale.ROOT,
           "[flashvec] recall@10 L=40 %s %d x %d: one-shot %.4f, partitioned %.4f%n",
@@ -227,7 +280,9 @@ class PartitionedGraphBuilderTest {
           dim,
           oneShot,
           partitioned);
-      assertThat(partitioned).isGreaterThanOrEqualTo(oneShot - 0.02);
+      // partitions are cut in L2, which is not where inner-product neighbours are: about a point
+      // of recall lost for Dot (measured 0.983 one-shot, 0.964 partitioned); none for Cosine
+      assertThat(partitioned).isGreaterThanOrEqualTo(oneShot - (d == Distance.DOT ? 0.035 : 0.01));
     }
   }
 
