@@ -58,7 +58,8 @@ final class Engine implements AutoCloseable {
         new DiskAnnSettings(
             settings.prefetch,
             Math.clamp(settings.beamWidth, 0, DiskAnnSettings.MAX_BEAM_WIDTH),
-            buildPool(settings.buildThreads));
+            buildPool(settings.buildThreads),
+            settings.buildMemoryBytes);
     this.liveIndex =
         Executors.newSingleThreadExecutor(
             background("flashvec-live-index", settings.backgroundNice));
@@ -121,7 +122,7 @@ final class Engine implements AutoCloseable {
   void logStart(String roles, String bind, int port) {
     LOG.info(
         "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}, prefetch={},"
-            + " beamWidth={}, minFreeBytes={}]",
+            + " beamWidth={}, minFreeBytes={}, buildMemoryBytes={}]",
         settings.dataDir.toAbsolutePath().normalize(),
         bind,
         port,
@@ -129,7 +130,8 @@ final class Engine implements AutoCloseable {
         fsyncPolicy.configName(),
         diskAnn.prefetch().name().toLowerCase(Locale.ROOT),
         settings.beamWidth,
-        settings.minFreeBytes);
+        settings.minFreeBytes,
+        diskAnn.buildMemoryBytes());
   }
 
   /**

@@ -40,6 +40,7 @@ public final class EngineSettings {
   final boolean liveGraph;
   final int backgroundNice;
   final int buildThreads;
+  final long buildMemoryBytes;
   final CrashPoint crashPoint;
   final int crashPointHit;
 
@@ -61,6 +62,7 @@ public final class EngineSettings {
     this.liveGraph = b.liveGraph;
     this.backgroundNice = b.backgroundNice;
     this.buildThreads = b.buildThreads;
+    this.buildMemoryBytes = b.buildMemoryBytes;
     this.crashPoint = b.crashPoint;
     this.crashPointHit = b.crashPointHit;
   }
@@ -89,6 +91,7 @@ public final class EngineSettings {
     private boolean liveGraph = true;
     private int backgroundNice;
     private int buildThreads;
+    private long buildMemoryBytes = DiskAnnSettings.defaultBuildMemoryBytes();
     private CrashPoint crashPoint;
     private int crashPointHit = 1;
 
@@ -200,6 +203,26 @@ public final class EngineSettings {
     /** Threads of an index build (0: one per core). */
     public Builder buildThreads(int n) {
       this.buildThreads = n;
+      return this;
+    }
+
+    /**
+     * Heap one segment build or merge may use (default: a quarter of the maximum heap); a larger
+     * one is built in partitions that fit it.
+     *
+     * @throws IllegalArgumentException naming the value below {@link
+     *     DiskAnnSettings#MIN_BUILD_MEMORY_BYTES}
+     */
+    public Builder buildMemoryBytes(long bytes) {
+      if (bytes < DiskAnnSettings.MIN_BUILD_MEMORY_BYTES) {
+        throw new IllegalArgumentException(
+            "build memory must be at least "
+                + DiskAnnSettings.MIN_BUILD_MEMORY_BYTES
+                + " bytes [buildMemoryBytes="
+                + bytes
+                + "]");
+      }
+      this.buildMemoryBytes = bytes;
       return this;
     }
 
