@@ -40,13 +40,15 @@ import java.util.stream.IntStream;
  * <ol>
  *   <li><b>Sample.</b> A seeded, stratified sample of at most {@value #SAMPLE} points trains the PQ
  *       codebook ({@link PqTrainer#trainSeeded}) and the partition centroids ({@link KMeans}).
- *   <li><b>Partition.</b> {@code P} k-means centroids, {@code P} grown until the largest partition
- *       estimated from the sample fits {@link #cap()} points, the most whose in-memory build fits
- *       the budget ({@link #bytesPerPoint}).
+ *   <li><b>Partition.</b> {@code P} k-means centroids, {@code P} grown until the home points (those
+ *       whose nearest centroid it is) the sample predicts for the fullest partition fill at most
+ *       half of {@link #cap()}, the most points whose in-memory build fits the budget ({@link
+ *       #bytesPerPoint}).
  *   <li><b>Assign and spill.</b> One pass over the vectors in ordinal order encodes their PQ codes
- *       and gives each point to its two nearest centroids that still have room: the cap is hard,
- *       and the assignment deterministic. {@code (ordinal, vector)} is appended to {@code
- *       part-p.vec} of both partitions.
+ *       and gives each point to its nearest centroid (its home) and to the next nearest with room
+ *       beyond the slots reserved for that partition's home points: the cap is hard, and the
+ *       assignment deterministic. {@code (ordinal, vector)} is appended to {@code part-p.vec} of
+ *       both partitions.
  *   <li><b>Build each partition</b> in memory with jvector's {@link GraphIndexBuilder} at degree
  *       {@code ⌈2R/3⌉}, on all the build's threads, in cancellable slices; its edges, with their
  *       exact distances, are written to {@code part-p.adj} in ordinal order and the partition is
@@ -112,6 +114,9 @@ final class PartitionedGraphBuilder {
   private int partitions;
   private int cap;
   private int[] partitionSizes = new int[0];
+
+  /** Per partition, the slots kept for its home points (those whose nearest centroid it is). */
+  private int[] reserved = new int[0];
 
   // Dot only: the codebook's centre and each point's exact dot product with it
   private float[] centre;
@@ -293,74 +298,53 @@ final class PartitionedGraphBuilder {
   }
 
   /**
-   * Chooses {@code P} and its centroids: the fewest partitions that can hold two copies of every
-   * point, grown by an eighth (at least 2) while the largest partition the sample predicts exceeds
-   * the cap (DiskANN's {@code partition_with_ram_budget}).
+   * Chooses {@code P} and its centroids, as DiskANN's {@code partition_with_ram_budget} grows its
+   * partition count until they fit: from {@code 2.2·N / cap} partitions (room for two copies of
+   * every point and some slack), grown while the home points the sample predicts for the fullest
+   * partition (the points whose nearest centroid it is) exceed half the cap. The other half takes
+   * second copies: a centroid near the middle of the data is the second nearest of many points, and
+   * must not fill up with second copies before its own points arrive. Sets {@link #reserved}.
    */
   private float[] partition(int n, float[] sample, int s) {
     if (fitsInMemory(n, dim, params.maxDegree(), budget)) {
       partitions = 1;
+      reserved = new int[] {n};
       return Arrays.copyOf(sample, dim);
     }
-    int p = Math.max(3, (int) ((2L * n + cap - 1) / cap));
-    float[] best = null;
+    int p = (int) Math.max(3, (22L * n + 10L * cap - 1) / (10L * cap));
+    double target = cap / 2.0;
+    float[] best;
+    int[] home;
     for (int attempt = 0; ; attempt++) {
       int k = Math.min(p, s);
       float[] centroids =
-          KMeans.cluster(sample, s, dim, k, KMEANS_ITERATIONS, seed ^ p, pool, cancelled);
+          KMeans.cluster(sample, s, dim, k, KMEANS_ITERATIONS, seed ^ k, pool, cancelled);
       checkCancelled();
-      long largest = largestEstimated(sample, s, centroids, k);
-      long estimate = largest * n / s;
+      int[] counts = new int[k];
+      for (int i = 0; i < s; i++) {
+        counts[KMeans.nearest(centroids, k, dim, sample, i * dim)]++;
+      }
+      double largest = Arrays.stream(counts).max().orElse(0) * (double) n / s;
       best = centroids;
+      home = counts;
       p = k;
-      if (estimate <= cap || attempt + 1 >= MAX_PARTITION_ATTEMPTS || k == s) {
+      if (largest <= target || attempt + 1 >= MAX_PARTITION_ATTEMPTS || k == s) {
         LOG.debug(
-            "partitions chosen [segment={}, partitions={}, largestEstimated={}, cap={}]",
+            "partitions chosen [segment={}, partitions={}, largestHomeEstimated={}, cap={}]",
             segmentId,
             k,
-            estimate,
+            (long) largest,
             cap);
         break;
       }
-      p = k + Math.max(2, k / 8);
+      p = (int) Math.min(2L * k, Math.max(k + 2, (long) Math.ceil(k * largest / target)));
     }
     partitions = p;
+    reserved = new int[p];
+    for (int part = 0; part < p; part++) {
+      reserved[part] = (int) Math.min(cap, Math.ceil(1.1 * home[part] * (double) n / s));
+    }
     return best;
-  }
-
-  /** The largest partition when each sample point goes to its two nearest centroids. */
-  private long largestEstimated(float[] sample, int s, float[] centroids, int k) {
-    int[] counts = new int[k];
-    int[] nearest = new int[2];
-    float[] scratch = new float[2];
-    for (int i = 0; i < s; i++) {
-      twoNearest(centroids, k, sample, i * dim, nearest, scratch);
-      counts[nearest[0]]++;
-      if (nearest[1] >= 0) {
-        counts[nearest[1]]++;
-      }
-    }
-    return Arrays.stream(counts).max().orElse(0);
-  }
-
-  private void twoNearest(
-      float[] centroids, int k, float[] v, int off, int[] out, float[] outDist) {
-    out[0] = -1;
-    out[1] = -1;
-    outDist[0] = Float.MAX_VALUE;
-    outDist[1] = Float.MAX_VALUE;
-    for (int c = 0; c < k; c++) {
-      float d = VectorOps.squareDistance(centroids, c * dim, v, off, dim);
-      if (d < outDist[0]) {
-        out[1] = out[0];
-        outDist[1] = outDist[0];
-        out[0] = c;
-        outDist[0] = d;
-      } else if (d < outDist[1]) {
-        out[1] = c;
-        outDist[1] = d;
-      }
-    }
   }
 
   private Path vecFile(int part) {
@@ -388,6 +372,7 @@ final class PartitionedGraphBuilder {
     int copies = Math.min(2, p);
     int kept = Math.min(NEAREST_KEPT, p);
     int[] sizes = new int[p];
+    int[] homes = new int[p];
     float[] block = new float[BLOCK * dim];
     int[] order = new int[BLOCK * kept];
     float[] toMean = new float[BLOCK];
@@ -430,8 +415,15 @@ final class PartitionedGraphBuilder {
           }
           int first = -1;
           for (int c = 0; c < copies; c++) {
-            int part = withRoom(order, i * kept, kept, sizes, first, centroids, p, block, i * dim);
+            int part =
+                withRoom(order, i * kept, kept, sizes, homes, first, centroids, p, block, i * dim);
+            if (part < 0) {
+              break; // no room for a second copy anywhere: this point is in one partition only
+            }
             sizes[part]++;
+            if (c == 0) {
+              homes[part]++;
+            }
             writers.get(part).append(ord, block, i * dim, dim);
             first = part;
           }
@@ -478,41 +470,55 @@ final class PartitionedGraphBuilder {
   }
 
   /**
-   * The nearest partition other than {@code exclude} with room below the cap: among the kept
-   * nearest, else the nearest of all (there always is one: {@code P·cap ≥ 2n}).
+   * The partition of a point's next copy. Its home ({@code exclude < 0}): the nearest centroid with
+   * room below the cap. A second copy: the nearest other centroid with room beyond the slots still
+   * reserved for that partition's home points, else the nearest other with any room, else -1. Among
+   * the {@code kept} nearest first, then all centroids. A home always has room: {@code P·cap > 2N}.
    */
   private int withRoom(
       int[] order,
       int at,
       int kept,
       int[] sizes,
+      int[] homes,
       int exclude,
       float[] centroids,
       int p,
       float[] v,
       int off) {
+    boolean home = exclude < 0;
     for (int i = 0; i < kept; i++) {
       int part = order[at + i];
-      if (part != exclude && sizes[part] < cap) {
+      if (part != exclude && sizes[part] + (home ? 0 : owed(part, homes)) < cap) {
         return part;
       }
     }
-    int best = -1;
-    float bestD = Float.MAX_VALUE;
-    for (int part = 0; part < p; part++) {
-      if (part != exclude && sizes[part] < cap) {
-        float d = VectorOps.squareDistance(centroids, part * dim, v, off, dim);
-        if (d < bestD) {
-          bestD = d;
-          best = part;
+    for (int pass = home ? 1 : 0; pass < 2; pass++) {
+      int best = -1;
+      float bestD = Float.MAX_VALUE;
+      for (int part = 0; part < p; part++) {
+        if (part != exclude && sizes[part] + (pass == 0 ? owed(part, homes) : 0) < cap) {
+          float d = VectorOps.squareDistance(centroids, part * dim, v, off, dim);
+          if (d < bestD) {
+            bestD = d;
+            best = part;
+          }
         }
       }
+      if (best >= 0) {
+        return best;
+      }
     }
-    if (best < 0) {
+    if (home) {
       throw new IllegalStateException(
           "no partition has room [partitions=" + p + ", cap=" + cap + "]");
     }
-    return best;
+    return -1;
+  }
+
+  /** Slots of partition {@code part} still reserved for home points to come. */
+  private int owed(int part, int[] homes) {
+    return Math.max(0, reserved[part] - homes[part]);
   }
 
   /**
