@@ -56,8 +56,9 @@ import java.util.stream.IntStream;
  *   <li><b>Merge.</b> A k-way merge of the {@code part-*.adj} files gives each point the union of
  *       its partitions' candidates; RobustPrune ({@code alpha} 1, then the index's alpha) cuts it
  *       to {@code R}, with exact point-to-candidate distances and PQ distances between candidates
- *       (FreshDiskANN's {@code occlude_list_pq}). The same pass reads the vectors in order and
- *       streams {@code graph.fvg}.
+ *       (FreshDiskANN's {@code occlude_list_pq}), then fills the list up to {@code R} with the
+ *       nearest pruned candidates. The same pass reads the vectors in order and streams {@code
+ *       graph.fvg}.
  * </ol>
  *
  * Held in memory: one partition, one 64 KiB buffer per partition, the PQ codes and the sample. The
@@ -692,11 +693,12 @@ final class PartitionedGraphBuilder {
   /**
    * Cuts node {@code node}'s candidates to at most {@code maxDegree} into {@code out}: duplicates
    * and the node itself dropped, then RobustPrune over the candidates best first, at alpha 1 and
-   * then at the index's alpha: a candidate is kept unless a kept one occludes it. In squared L2
-   * (DiskANN's {@code occlude_list}) a kept {@code s} occludes {@code c} when {@code d(node, c) >
-   * alpha · d(s, c)}; for {@code Dot}, as jvector prunes, when {@code sim(s, c) > alpha · sim(node,
-   * c)} with {@code sim = (1 + dot) / 2}. Node-to-candidate distances are exact, candidate-to-
-   * candidate ones from the PQ codes. Returns how many were kept.
+   * then at the index's alpha: a candidate is kept unless a kept one occludes it; then the nearest
+   * occluded ones fill the list up to {@code maxDegree}. In squared L2 (DiskANN's {@code
+   * occlude_list}) a kept {@code s} occludes {@code c} when {@code d(node, c) > alpha · d(s, c)};
+   * for {@code Dot}, as jvector prunes, when {@code sim(s, c) > alpha · sim(node, c)} with {@code
+   * sim = (1 + dot) / 2}. Node-to-candidate distances are exact, candidate-to- candidate ones from
+   * the PQ codes. Returns how many were kept.
    */
   int prune(int node, int[] cand, float[] dist, int count, int maxDegree, Pairs pairs, int[] out) {
     if (count == 0) {
@@ -753,6 +755,15 @@ final class PartitionedGraphBuilder {
       }
       if (a >= alpha || k >= maxDegree) {
         break;
+      }
+    }
+    // Fill the list up to R with the nearest occluded candidates (DiskANN's saturate_graph): each
+    // partition's lists hold at most ⌈2R/3⌉, so a node whose union is mostly occluded would keep
+    // far fewer edges than a one-shot build gives it (jvector's backlinks fill its lists to R).
+    for (int i = 0; i < c && k < maxDegree; i++) {
+      if (!kept[i]) {
+        kept[i] = true;
+        keptAt[k++] = i;
       }
     }
     // best first, as the candidates were ordered
