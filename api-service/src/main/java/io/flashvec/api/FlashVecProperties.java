@@ -192,10 +192,9 @@ public record FlashVecProperties(
    *
    * @param segmentsPerTier sealed segments allowed per tier before a merge, and the most one merge
    *     takes; at least 2
-   * @param maxSegmentPoints no merge produces a segment of more live points than this; merges build
-   *     on the heap today (about {@code 4·dim + 800} bytes a point: the vectors, jvector's
-   *     neighbour lists of about 1.2·R ids and scores, the ids), so the default of 1,000,000 keeps
-   *     one merge of 384-d points near 2.3 GB of heap
+   * @param maxSegmentPoints no merge produces a segment of more live points than this; it bounds
+   *     the work of one merge, not its memory: a merge larger than the build memory (a quarter of
+   *     the heap) is built in partitions that fit it (ADR 0024)
    */
   public record Merge(
       @DefaultValue("10") int segmentsPerTier, @DefaultValue("1000000") int maxSegmentPoints) {
