@@ -218,8 +218,13 @@ class PartitionedGraphBuilderTest {
     assertThat(b).as("the build was partitioned").isNotNull();
     assertThat(b.partitions()).isGreaterThanOrEqualTo(8);
     assertThat(b.cap()).isEqualTo(cap);
-    assertThat(Arrays.stream(b.partitionSizes()).max().orElseThrow()).isLessThanOrEqualTo(cap);
-    assertThat(Arrays.stream(b.partitionSizes()).sum()).isEqualTo(2 * n);
+    int[] sizes = b.partitionSizes();
+    assertThat(sizes).hasSize(b.partitions() + 1);
+    assertThat(Arrays.stream(sizes).max().orElseThrow()).isLessThanOrEqualTo(cap);
+    assertThat(Arrays.stream(sizes, 0, b.partitions()).sum())
+        .as("two copies of every point")
+        .isEqualTo(2 * n);
+    assertThat(sizes[b.partitions()]).as("navigation partition").isEqualTo(Math.min(cap, n / 4));
 
     try (DiskAnnSegment one = DiskAnnSegment.open(FileIO.DEFAULT, oneDir, 1, 40);
         DiskAnnSegment part = DiskAnnSegment.open(FileIO.DEFAULT, partDir, 2, 40)) {
@@ -294,10 +299,7 @@ class PartitionedGraphBuilderTest {
         exact[1],
         pq[0],
         pq[1]);
-    // At this size the partitions hold ~800 points and the partitioned graph's recall varies from
-    // run to run more than the one-shot's (measured 0.937 to 0.9997 exact, one-shot 0.963 to
-    // 0.9993, same seed): a bound on the loss, not the 0.5 points the 50k test checks.
-    assertThat(exact[1]).isGreaterThanOrEqualTo(exact[0] - 0.05);
+    assertThat(exact[1]).isGreaterThanOrEqualTo(exact[0] - 0.01);
   }
 
   @Test
@@ -352,7 +354,8 @@ class PartitionedGraphBuilderTest {
             built::set);
     assertThat(built.get()).isNotNull();
     assertThat(written).isEqualTo(n - deleted.size());
-    assertThat(Arrays.stream(built.get().partitionSizes()).sum()).isEqualTo(2 * live.length);
+    int[] sizes = built.get().partitionSizes();
+    assertThat(Arrays.stream(sizes, 0, built.get().partitions()).sum()).isEqualTo(2 * live.length);
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 4, 64)) {
       assertThat(seg.size()).isEqualTo(live.length);
       for (int ord = 0; ord < seg.size(); ord++) {
