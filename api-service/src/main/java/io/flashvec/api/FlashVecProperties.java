@@ -232,13 +232,12 @@ public record FlashVecProperties(
    *     ten, or this many if more); at least 2. Few per tier means few graphs per search and more
    *     rebuilds per point: at 3, a 10M-point shard of 100k seals ends in about 5 segments with
    *     each point built about 2.8 times; at 10, 19 segments and 1.9 times
-   * @param maxSegmentPoints no merge produces a segment of more live points than this; merges build
-   *     on the heap today (about {@code 4·dim + 800} bytes a point: the vectors, jvector's
-   *     neighbour lists of about 1.2·R ids and scores, the ids), so the default of 1,000,000 keeps
-   *     one merge of 384-d points near 2.3 GB of heap
+   * @param maxSegmentPoints no merge produces a segment of more live points than this (nor one of
+   *     more than 2^31 bytes of PQ codes); it bounds the work of one merge, not its memory: a merge
+   *     larger than the build memory is built in partitions that fit it (ADR 0026)
    */
   public record Merge(
-      @DefaultValue("3") int segmentsPerTier, @DefaultValue("1000000") int maxSegmentPoints) {
+      @DefaultValue("3") int segmentsPerTier, @DefaultValue("20000000") int maxSegmentPoints) {
     public Merge {
       check(
           segmentsPerTier >= 2,

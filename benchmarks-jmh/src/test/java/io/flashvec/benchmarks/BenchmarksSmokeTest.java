@@ -130,4 +130,18 @@ class BenchmarksSmokeTest {
     assertThat(s.recall).isGreaterThan(0.8);
     s.search(segment, bh);
   }
+
+  @Test
+  void partitionedBuildComparisonRuns() throws Exception {
+    java.nio.file.Path dir = Files.createTempDirectory("flashvec-partitioned-smoke");
+    try {
+      PartitionedBuildComparison.main(new String[] {"3000", "16", "0.25", dir.toString()});
+      assertThat(dir.resolve("seg-1")).isDirectory();
+      assertThat(dir.resolve("seg-2")).isDirectory();
+    } finally {
+      try (var files = Files.walk(dir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
 }

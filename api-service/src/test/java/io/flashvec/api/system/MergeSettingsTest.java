@@ -25,7 +25,7 @@ class MergeSettingsTest {
   void defaultsAndValuesReachTheEngineSettings() {
     FlashVecProperties defaults = bind(Map.of());
     assertThat(defaults.merge().segmentsPerTier()).isEqualTo(3);
-    assertThat(defaults.merge().maxSegmentPoints()).isEqualTo(1_000_000);
+    assertThat(defaults.merge().maxSegmentPoints()).isEqualTo(20_000_000);
     FlashVecProperties set =
         bind(
             Map.of(

@@ -62,7 +62,8 @@ final class Engine implements AutoCloseable {
             settings.prefetch,
             Math.clamp(settings.beamWidth, 0, DiskAnnSettings.MAX_BEAM_WIDTH),
             buildPool(settings.buildThreads),
-            new NodeCacheBudget(settings.nodeCacheBytes));
+            new NodeCacheBudget(settings.nodeCacheBytes),
+            settings.buildMemoryBytes());
     this.liveIndex =
         Executors.newSingleThreadExecutor(
             background("flashvec-live-index", settings.backgroundNice));
@@ -127,7 +128,7 @@ final class Engine implements AutoCloseable {
   void logStart(String roles, String bind, int port) {
     LOG.info(
         "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}, prefetch={},"
-            + " beamWidth={}, minFreeBytes={}]",
+            + " beamWidth={}, minFreeBytes={}, buildMemoryBytes={}]",
         settings.dataDir.toAbsolutePath().normalize(),
         bind,
         port,
@@ -135,7 +136,8 @@ final class Engine implements AutoCloseable {
         fsyncPolicy.configName(),
         diskAnn.prefetch().name().toLowerCase(Locale.ROOT),
         settings.beamWidth,
-        settings.minFreeBytes);
+        settings.minFreeBytes,
+        diskAnn.buildMemoryBytes());
     if (settings.memoryPlan != null) {
       LOG.info(settings.memoryPlan.describe());
     }

@@ -42,6 +42,7 @@ public final class EngineSettings {
   final boolean liveGraph;
   final int backgroundNice;
   final int buildThreads;
+  final long buildMemoryBytes;
   final CrashPoint crashPoint;
   final int crashPointHit;
   final MemoryPlan memoryPlan;
@@ -68,6 +69,7 @@ public final class EngineSettings {
     this.liveGraph = b.liveGraph;
     this.backgroundNice = b.backgroundNice;
     this.buildThreads = b.buildThreads;
+    this.buildMemoryBytes = b.buildMemoryBytes;
     this.crashPoint = b.crashPoint;
     this.crashPointHit = b.crashPointHit;
     this.memoryPlan = b.memoryPlan;
@@ -83,6 +85,9 @@ public final class EngineSettings {
    * the same share ({@value #BUILD_HEAP_SHARE}) of the JVM's maximum heap.
    */
   public long buildMemoryBytes() {
+    if (buildMemoryBytes > 0) {
+      return buildMemoryBytes;
+    }
     return memoryPlan != null
         ? memoryPlan.build()
         : (long) (Runtime.getRuntime().maxMemory() * BUILD_HEAP_SHARE);
@@ -116,6 +121,7 @@ public final class EngineSettings {
     private boolean liveGraph = true;
     private int backgroundNice;
     private int buildThreads;
+    private long buildMemoryBytes; // 0: the memory plan's build slice
     private CrashPoint crashPoint;
     private int crashPointHit = 1;
     private MemoryPlan memoryPlan;
@@ -243,6 +249,26 @@ public final class EngineSettings {
     /** Threads of an index build (0: one per core). */
     public Builder buildThreads(int n) {
       this.buildThreads = n;
+      return this;
+    }
+
+    /**
+     * Heap one segment build or merge may use (default: a quarter of the maximum heap); a larger
+     * one is built in partitions that fit it.
+     *
+     * @throws IllegalArgumentException naming the value below {@link
+     *     DiskAnnSettings#MIN_BUILD_MEMORY_BYTES}
+     */
+    public Builder buildMemoryBytes(long bytes) {
+      if (bytes < DiskAnnSettings.MIN_BUILD_MEMORY_BYTES) {
+        throw new IllegalArgumentException(
+            "build memory must be at least "
+                + DiskAnnSettings.MIN_BUILD_MEMORY_BYTES
+                + " bytes [buildMemoryBytes="
+                + bytes
+                + "]");
+      }
+      this.buildMemoryBytes = bytes;
       return this;
     }
 

@@ -9,7 +9,10 @@ import io.flashvec.storage.HaltingFileIO;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** The engine's file system: the real one, or one that halts at a named crash point. */
+/**
+ * The engine's file system (the real one, or one that halts at a named crash point) and the build
+ * memory its segment builds get.
+ */
 class EngineTest {
 
   private static FileIO io(String point, int hit) {
@@ -50,5 +53,20 @@ class EngineTest {
     assertThatThrownBy(() -> EngineSettings.builder(Path.of("unused")).nodeCacheBytes(-1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("node-cache-bytes must be at least 0 [node-cache-bytes=-1]");
+  }
+
+  @Test
+  void theBuildMemoryReachesSegmentBuildsAndIsRangeChecked() {
+    assertThat(EngineSettings.builder(Path.of("unused")).build().buildMemoryBytes())
+        .as("default: the build share of the heap")
+        .isEqualTo((long) (Runtime.getRuntime().maxMemory() * EngineSettings.BUILD_HEAP_SHARE));
+    EngineSettings s =
+        EngineSettings.builder(Path.of("unused")).buildMemoryBytes(64L << 20).build();
+    try (Engine e = new Engine(s)) {
+      assertThat(e.diskAnn.buildMemoryBytes()).isEqualTo(64L << 20);
+    }
+    assertThatThrownBy(() -> EngineSettings.builder(Path.of("unused")).buildMemoryBytes(1000))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("build memory must be at least 1048576 bytes [buildMemoryBytes=1000]");
   }
 }

@@ -135,6 +135,64 @@ public final class PqCodebook {
     return rotation != null;
   }
 
+  /**
+   * Squared L2 distances between the centroids of each subspace, {@code [s][a][b]} flat ({@code
+   * M*K*K} floats): with {@link #symmetric}, the distance between two encoded points estimated
+   * without their vectors (rotation and centring keep L2 distances).
+   */
+  public float[] symmetricTable() {
+    return pairTable(false);
+  }
+
+  /**
+   * Dot products between the centroids of each subspace, {@code [s][a][b]} flat: with {@link
+   * #symmetric}, the estimated dot product of two encoded points' rotated, centred vectors; add
+   * {@code dot(centre, x) + dot(centre, y) - dot(centre, centre)} ({@link #centre()}) for theirs.
+   */
+  public float[] symmetricDotTable() {
+    return pairTable(true);
+  }
+
+  private float[] pairTable(boolean dot) {
+    float[] t = new float[m * k * k];
+    for (int s = 0; s < m; s++) {
+      int co = codebookOffsets[s];
+      int size = sizes[s];
+      for (int a = 0; a < k; a++) {
+        for (int b = a; b < k; b++) {
+          float d = 0;
+          for (int i = 0; i < size; i++) {
+            float x = codebooks[co + a * size + i];
+            float y = codebooks[co + b * size + i];
+            d += dot ? x * y : (x - y) * (x - y);
+          }
+          t[(s * k + a) * k + b] = d;
+          t[(s * k + b) * k + a] = d;
+        }
+      }
+    }
+    return t;
+  }
+
+  /**
+   * The sum over subspaces of {@code table} ({@link #symmetricTable} or {@link #symmetricDotTable})
+   * at the codes of the points encoded at {@code codes[a*M ..]} and {@code codes[b*M ..]}.
+   */
+  public float symmetric(float[] table, byte[] codes, int a, int b) {
+    int ao = a * m;
+    int bo = b * m;
+    float d = 0;
+    for (int s = 0; s < m; s++) {
+      d += table[(s * k + (codes[ao + s] & 0xFF)) * k + (codes[bo + s] & 0xFF)];
+    }
+    return d;
+  }
+
+  /** A copy of the vector subtracted before encoding, or {@code null} for none. */
+  public float[] centre() {
+    return centroid == null ? null : centroid.clone();
+  }
+
   /** Floats of scratch {@link #fillTable} and {@link #encode} need. */
   public int scratchLength() {
     return rotation == null ? dim : 2 * dim;

@@ -19,9 +19,17 @@ import java.util.concurrent.ForkJoinPool;
  *     pool bounds the CPU a build takes from concurrent queries, at the price of slower builds
  * @param nodeCache the server's bytes for the sealed graphs' hot node caches ({@code
  *     flashvec.search.node-cache-bytes}), shared by every segment opened with these settings
+ * @param buildMemoryBytes heap a segment build or merge may use ({@code
+ *     flashvec.build.memory-bytes}, default a quarter of the maximum heap): a build whose points do
+ *     not fit is cut into overlapping partitions built one at a time ({@link
+ *     PartitionedGraphBuilder}), so no build holds all its vectors on the heap
  */
 public record DiskAnnSettings(
-    Prefetch prefetch, int beamWidth, ForkJoinPool buildPool, NodeCacheBudget nodeCache) {
+    Prefetch prefetch,
+    int beamWidth,
+    ForkJoinPool buildPool,
+    NodeCacheBudget nodeCache,
+    long buildMemoryBytes) {
 
   /** When a search prefetches the records of each beam step. */
   public enum Prefetch {
@@ -33,9 +41,19 @@ public record DiskAnnSettings(
     AUTO
   }
 
-  /** Automatic prefetch and beam width, jvector's build pools, no hot node caches. */
-  public static final DiskAnnSettings DEFAULT =
-      new DiskAnnSettings(Prefetch.AUTO, 0, null, NodeCacheBudget.NONE);
+  /**
+   * Automatic prefetch and beam width, jvector's build pools, no hot node caches, the default build
+   * memory.
+   */
+  public static final DiskAnnSettings DEFAULT = new DiskAnnSettings(Prefetch.AUTO, 0, null);
+
+  /** The smallest build memory: a partition of a few thousand points of a few hundred floats. */
+  public static final long MIN_BUILD_MEMORY_BYTES = 1L << 20;
+
+  /** The default build memory: a quarter of the maximum heap. */
+  public static long defaultBuildMemoryBytes() {
+    return Runtime.getRuntime().maxMemory() / 4;
+  }
 
   /** The largest beam width. */
   public static final int MAX_BEAM_WIDTH = 64;
@@ -51,5 +69,35 @@ public record DiskAnnSettings(
               + MAX_BEAM_WIDTH
               + "]");
     }
+    if (buildMemoryBytes < MIN_BUILD_MEMORY_BYTES) {
+      throw new IllegalArgumentException(
+          "build memory too small [buildMemoryBytes="
+              + buildMemoryBytes
+              + ", min="
+              + MIN_BUILD_MEMORY_BYTES
+              + "]");
+    }
+  }
+
+  /** Settings without hot node caches and with the default build memory. */
+  public DiskAnnSettings(Prefetch prefetch, int beamWidth, ForkJoinPool buildPool) {
+    this(prefetch, beamWidth, buildPool, NodeCacheBudget.NONE, defaultBuildMemoryBytes());
+  }
+
+  /** Settings with the default build memory ({@link #defaultBuildMemoryBytes()}). */
+  public DiskAnnSettings(
+      Prefetch prefetch, int beamWidth, ForkJoinPool buildPool, NodeCacheBudget nodeCache) {
+    this(prefetch, beamWidth, buildPool, nodeCache, defaultBuildMemoryBytes());
+  }
+
+  /** Settings without hot node caches. */
+  public DiskAnnSettings(
+      Prefetch prefetch, int beamWidth, ForkJoinPool buildPool, long buildMemoryBytes) {
+    this(prefetch, beamWidth, buildPool, NodeCacheBudget.NONE, buildMemoryBytes);
+  }
+
+  /** The same settings with another build memory. */
+  public DiskAnnSettings withBuildMemoryBytes(long bytes) {
+    return new DiskAnnSettings(prefetch, beamWidth, buildPool, nodeCache, bytes);
   }
 }

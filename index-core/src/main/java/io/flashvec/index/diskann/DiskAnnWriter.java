@@ -91,7 +91,10 @@ public final class DiskAnnWriter {
    * build brings its own pool.
    */
   public static SegmentBuilder builder(DiskAnnSettings settings) {
-    return spec -> write(spec.pool() == null ? spec.withPool(settings.buildPool()) : spec);
+    return spec ->
+        write(
+            spec.pool() == null ? spec.withPool(settings.buildPool()) : spec,
+            settings.buildMemoryBytes());
   }
 
   /**
@@ -130,6 +133,40 @@ public final class DiskAnnWriter {
    * the rename had happened: no temporary files are left behind.
    */
   public static int write(BuildSpec spec) throws IOException {
+    return write(spec, DiskAnnSettings.defaultBuildMemoryBytes());
+  }
+
+  /**
+   * {@link #write(BuildSpec)} within {@code memoryBytes} of heap: a build whose points do not fit
+   * is built in partitions ({@link PartitionedGraphBuilder}), seeded by the segment id.
+   */
+  public static int write(BuildSpec spec, long memoryBytes) throws IOException {
+    return write(spec, memoryBytes, partitionSeed(spec.segmentId()), null);
+  }
+
+  /**
+   * Whether a build of {@code points} points of {@code dim} dimensions at degree {@code maxDegree}
+   * exceeds {@code memoryBytes} and is therefore built in partitions.
+   */
+  public static boolean buildsInPartitions(int points, int dim, int maxDegree, long memoryBytes) {
+    return points > 0 && !PartitionedGraphBuilder.fitsInMemory(points, dim, maxDegree, memoryBytes);
+  }
+
+  /** The seed of a partitioned build of segment {@code segmentId}: the same for every rebuild. */
+  static long partitionSeed(int segmentId) {
+    return 0x9E3779B97F4A7C15L * (segmentId + 1L);
+  }
+
+  /**
+   * {@link #write(BuildSpec, long)} with the partitioned build's {@code seed}; {@code built}
+   * ({@code null}: none) sees the partitioned builder after a partitioned build.
+   */
+  static int write(
+      BuildSpec spec,
+      long memoryBytes,
+      long seed,
+      java.util.function.Consumer<PartitionedGraphBuilder> built)
+      throws IOException {
     DiskAnnWriter w =
         new DiskAnnWriter(
             spec.io(),
@@ -140,7 +177,12 @@ public final class DiskAnnWriter {
             spec.params(),
             spec.pool(),
             spec.cancelled());
-    return w.intoTmp(() -> w.build(spec.sources(), spec.ords(), spec.points()));
+    int n = spec.points();
+    if (buildsInPartitions(n, w.dim, w.params.maxDegree(), memoryBytes)) {
+      return w.intoTmp(
+          () -> w.buildPartitioned(spec.sources(), spec.ords(), n, memoryBytes, seed, built));
+    }
+    return w.intoTmp(() -> w.build(spec.sources(), spec.ords(), n));
   }
 
   /** Writes the segment into {@code tmp} and renames it to {@code dir}. */
@@ -312,6 +354,61 @@ public final class DiskAnnWriter {
     finish(n, codes, ids, payloads);
     return n;
   }
+
+  /**
+   * Builds one segment as {@link #build} does, but within {@code budget} bytes of heap for the
+   * graph: the vectors are streamed from the sources ({@link VectorSource}) into a {@link
+   * PartitionedGraphBuilder}, whose scratch files live in {@code tmp/work}.
+   */
+  private int buildPartitioned(
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int n,
+      long budget,
+      long seed,
+      java.util.function.Consumer<PartitionedGraphBuilder> built)
+      throws IOException {
+    io.deleteTree(tmp);
+    io.createDirectories(tmp);
+    PointId[] ids = new PointId[n];
+    byte[][] payloads = new byte[n][];
+    int at = 0;
+    for (int s = 0; s < sources.size(); s++) {
+      Segment src = sources.get(s);
+      for (int ord : ords.get(s)) {
+        ids[at] = src.idAt(ord);
+        payloads[at] = src.payloadAt(ord);
+        at++;
+      }
+    }
+    checkCancelled();
+    var builder =
+        new PartitionedGraphBuilder(
+            io,
+            tmp.resolve(WORK_DIR),
+            dim,
+            distance,
+            params,
+            budget,
+            pool,
+            cancelled,
+            segmentId,
+            seed);
+    PqCodes codes =
+        builder.build(
+            VectorSource.of(sources, ords, dim),
+            subspaces(),
+            tmp.resolve(DiskAnnFormat.GRAPH_FILE));
+    checkCancelled();
+    finish(n, codes, ids, payloads);
+    if (built != null) {
+      built.accept(builder);
+    }
+    return n;
+  }
+
+  /** The scratch directory of a partitioned build, inside the segment's temporary directory. */
+  static final String WORK_DIR = "work";
 
   /**
    * What jvector's {@code GraphIndexBuilder.build(ravv)} does (add every node on the builder's SIMD

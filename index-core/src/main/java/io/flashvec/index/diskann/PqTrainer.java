@@ -28,6 +28,11 @@ public final class PqTrainer {
 
   private PqTrainer() {}
 
+  /** PQ bytes per vector of a segment: {@code configured} if set (above 0), else the default. */
+  public static int subspaces(int configured, int dim) {
+    return Math.min(configured > 0 ? configured : defaultSubspaces(dim), dim);
+  }
+
   /**
    * PQ bytes per vector when the collection does not set {@code pq_subspaces}: {@code dim / 8} from
    * {@value #EIGHTH_FROM_DIM} dimensions, else {@code dim / 4} but at least 32 (at most {@code dim
@@ -160,6 +165,72 @@ public final class PqTrainer {
             clusters, dim, mean, sizes, codebookFloats(pq, clusters, sizes), rotation);
     byte[] codes = encodeAll(book, n, i -> toArray(ravv.getVector(i), dim), pool);
     return new PqCodes(book, n, codes);
+  }
+
+  /** Lloyd iterations of a seeded codebook's k-means (jvector runs as many). */
+  static final int SEEDED_ITERATIONS = 6;
+
+  /**
+   * A rotated codebook, as {@link #train} trains, from the first {@code count} points of {@code
+   * sample} ({@code dim} floats each, flat), with the seeded {@link KMeans} in place of jvector's
+   * k-means: the same sample and seed give the same codebook, so a partitioned build is
+   * reproducible. Trains on at most {@value #TRAINING_SAMPLE} evenly spaced points of the sample.
+   */
+  static io.flashvec.index.disk.PqCodebook trainSeeded(
+      float[] sample,
+      int count,
+      int dim,
+      int subspaces,
+      long seed,
+      ForkJoinPool pool,
+      java.util.function.BooleanSupplier cancelled) {
+    if (count < 1) {
+      throw new IllegalArgumentException("no points to train PQ on [count=" + count + "]");
+    }
+    int[] sizes = subspaceSizes(dim, subspaces);
+    int rs = Math.min(count, ROTATION_SAMPLE);
+    float[][] rsample = new float[rs][];
+    for (int i = 0; i < rs; i++) {
+      int at = (int) ((long) i * count / rs);
+      rsample[i] = java.util.Arrays.copyOfRange(sample, at * dim, at * dim + dim);
+    }
+    io.flashvec.index.disk.PqRotation.Trained t =
+        dim >= 2 ? io.flashvec.index.disk.PqRotation.train(rsample, dim, sizes) : null;
+    float[] mean = t != null ? t.mean() : new float[dim];
+    int ts = Math.min(count, TRAINING_SAMPLE);
+    float[] rotated = new float[ts * dim];
+    float[] x = new float[dim];
+    float[] y = new float[dim];
+    for (int i = 0; i < ts; i++) {
+      int at = (int) ((long) i * count / ts);
+      for (int d = 0; d < dim; d++) {
+        x[d] = sample[at * dim + d] - mean[d];
+      }
+      if (t != null) {
+        io.flashvec.index.disk.PqRotation.rotate(t.rotation(), dim, x, y, 0);
+        System.arraycopy(y, 0, rotated, i * dim, dim);
+      } else {
+        System.arraycopy(x, 0, rotated, i * dim, dim);
+      }
+    }
+    int clusters = Math.min(256, ts);
+    float[] books = new float[clusters * dim];
+    int dimOffset = 0;
+    int bookOffset = 0;
+    for (int s = 0; s < sizes.length; s++) {
+      int size = sizes[s];
+      float[] sub = new float[ts * size];
+      for (int i = 0; i < ts; i++) {
+        System.arraycopy(rotated, i * dim + dimOffset, sub, i * size, size);
+      }
+      float[] c =
+          KMeans.cluster(sub, ts, size, clusters, SEEDED_ITERATIONS, seed + s, pool, cancelled);
+      System.arraycopy(c, 0, books, bookOffset, c.length);
+      dimOffset += size;
+      bookOffset += clusters * size;
+    }
+    return new io.flashvec.index.disk.PqCodebook(
+        clusters, dim, mean, sizes, books, t != null ? t.rotation() : null);
   }
 
   /**

@@ -21,9 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * payload offsets) and its id map at every upsert; an upsert while the total exceeds the resident
  * slice is refused with 507 ({@link #checkResident}).
  *
- * <p><b>Builds.</b> {@link #buildBytes} is the heap one build may use. Merges build their graph on
- * the heap today, so a merge takes at most {@code build / buildBytesPerPoint(dim)} live points
- * ({@link #maxMergePoints}).
+ * <p><b>Builds.</b> {@link #buildBytes} is the heap one build may use; a build or merge of more
+ * points than fit it is built in overlapping partitions that do (the diskann package's partitioned
+ * build).
  */
 public final class MemoryLimits {
 
@@ -156,15 +156,5 @@ public final class MemoryLimits {
     long fits = growingBytes / (2L * Math.max(1, activeShards) * perPoint);
     long t = Math.max(MIN_SEAL_POINTS, Math.min(configured, fits));
     return (int) Math.min(configured, t);
-  }
-
-  /**
-   * The most live points one merge of {@code dim}-dimensional points may produce: {@code
-   * configured}, or less when a graph of that many points would not fit {@link #buildBytes}; at
-   * least the {@code floor} (a segment the seal threshold allows is always mergeable).
-   */
-  public int maxMergePoints(int configured, int dim, int floor) {
-    long fits = buildBytes / MemoryPlan.buildBytesPerPoint(dim);
-    return (int) Math.min(configured, Math.max(floor, fits));
   }
 }

@@ -171,15 +171,6 @@ public record MemoryPlan(
   }
 
   /**
-   * Heap bytes one point of a merge or rebuild takes while jvector builds its graph on the heap:
-   * its vector, about 1.2·R neighbour ids and scores, ids and overhead ({@code 4·dim + 800} at the
-   * default degree).
-   */
-  public static long buildBytesPerPoint(int dim) {
-    return 4L * dim + 800;
-  }
-
-  /**
    * Parses a size: plain bytes, Kubernetes quantities ({@code Ki Mi Gi Ti} binary, {@code k M G T}
    * decimal, as a pod's {@code resources.limits.memory} reads them) or FlashVec's sizes ({@code KB
    * MB GB TB}, binary, as every other size setting). Case matters for the Kubernetes suffixes only

@@ -319,7 +319,7 @@ public final class Shard implements Closeable {
     public static final int DEFAULT_SEGMENTS_PER_TIER = 3;
 
     /** Default of {@link #maxSegmentPoints}. */
-    public static final int DEFAULT_MAX_SEGMENT_POINTS = 1_000_000;
+    public static final int DEFAULT_MAX_SEGMENT_POINTS = 20_000_000;
 
     public static final Compaction DISABLED =
         new Compaction(

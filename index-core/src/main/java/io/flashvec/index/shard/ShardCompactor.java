@@ -1,5 +1,6 @@
 package io.flashvec.index.shard;
 
+import io.flashvec.index.diskann.PqTrainer;
 import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.segment.BuildSpec;
 import io.flashvec.index.segment.SealedSegment;
@@ -94,18 +95,20 @@ final class ShardCompactor {
     if (memory != null) {
       // Segments are sealed at the shard's share of the growing slice (with one shard writing).
       floor = ctx.options().sealThresholdPoints(ctx.dimension(), ctx.index().maxDegree());
-      // Merges build their graph on the heap: the budget's build slice bounds their size.
-      maxSegment = memory.maxMergePoints(maxSegment, ctx.dimension(), Math.min(floor, maxSegment));
-      if (maxSegment < config.maxSegmentPoints()) {
-        LOG.info(
-            "largest merge from the memory budget [dir={}, maxSegmentPoints={}, configured={},"
-                + " buildBytes={}, dim={}]",
-            ctx.dir(),
-            maxSegment,
-            config.maxSegmentPoints(),
-            memory.buildBytes(),
-            ctx.dimension());
-      }
+    }
+    // A merge larger than the build memory is built in partitions (ADR 0026), so memory does not
+    // bound its size; a segment's PQ codes are one array, which does.
+    int pqBytes = PqTrainer.subspaces(ctx.index().pqSubspaces(), ctx.dimension());
+    int codesFit = Integer.MAX_VALUE / Math.max(1, pqBytes);
+    if (codesFit < maxSegment) {
+      LOG.info(
+          "largest merge from the PQ code size [dir={}, maxSegmentPoints={}, configured={},"
+              + " pqBytes={}]",
+          ctx.dir(),
+          codesFit,
+          maxSegment,
+          pqBytes);
+      maxSegment = codesFit;
     }
     this.policy =
         new TieredMergePolicy(

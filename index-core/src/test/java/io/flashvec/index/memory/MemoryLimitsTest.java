@@ -64,15 +64,4 @@ class MemoryLimitsTest {
     MemoryLimits unlimited = new MemoryLimits(1L << 20, 1L << 20);
     unlimited.checkResident(a, Long.MAX_VALUE / 2, "upsert");
   }
-
-  @Test
-  void mergesStayWithinTheBuildSlice() {
-    MemoryLimits m = new MemoryLimits(1L << 20, 80L << 20);
-    int fits = (int) ((80L << 20) / MemoryPlan.buildBytesPerPoint(96));
-    assertThat(m.maxMergePoints(1_000_000, 96, 10_000)).isEqualTo(fits);
-    assertThat(m.maxMergePoints(50_000, 96, 10_000)).isEqualTo(50_000);
-    assertThat(m.maxMergePoints(1_000_000, 4096, 100_000))
-        .as("never below the seal threshold's segments")
-        .isEqualTo(100_000);
-  }
 }

@@ -99,6 +99,5 @@ class MemoryPlanTest {
     assertThat(MemoryPlan.growingBytesPerPoint(768, 64) - MemoryPlan.growingBytesPerPoint(767, 64))
         .as("sign codes from 512 dimensions")
         .isEqualTo(5);
-    assertThat(MemoryPlan.buildBytesPerPoint(384)).isEqualTo(4 * 384 + 800);
   }
 }

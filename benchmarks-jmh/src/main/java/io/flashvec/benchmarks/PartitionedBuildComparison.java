@@ -1,0 +1,192 @@
+package io.flashvec.benchmarks;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.PointId;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.diskann.DiskAnnSegment;
+import io.flashvec.index.diskann.DiskAnnWriter;
+import io.flashvec.index.internal.VectorOps;
+import io.flashvec.index.query.PreparedSearch;
+import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.segment.BuildSpec;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.TopK;
+import io.flashvec.storage.FileIO;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One-shot against partitioned segment builds (ADR 0026): builds the same points once with an
+ * unbounded build memory and once with a budget of a fraction of what the one-shot build needs,
+ * then prints each build's time, the peak heap above the baseline while it ran (sampled every 2 ms,
+ * so an upper bound that includes garbage not yet collected), and recall@10 against brute force at
+ * several search lists. A main method rather than a JMH benchmark: a build is one long operation,
+ * and recall is the figure.
+ *
+ * <p>Usage: {@code java --add-modules jdk.incubator.vector -cp benchmarks.jar
+ * io.flashvec.benchmarks.PartitionedBuildComparison [points] [dim] [budgetFraction] [dir]}
+ * (defaults: 200000, 96, 0.25, a temporary directory). Data: {@link SyntheticVectors} with {@link
+ * AbstractBenchmark#SEED}, cosine.
+ */
+public final class PartitionedBuildComparison {
+
+  private static final int K = 10;
+  private static final int QUERIES = 500;
+  private static final int[] SEARCH_LISTS = {20, 40, 100};
+  private static final IndexParams PARAMS = IndexParams.DEFAULT;
+  private static final Distance DISTANCE = Distance.COSINE;
+
+  private PartitionedBuildComparison() {}
+
+  public static void main(String[] args) throws Exception {
+    int n = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
+    int dim = args.length > 1 ? Integer.parseInt(args[1]) : 96;
+    double fraction = args.length > 2 ? Double.parseDouble(args[2]) : 0.25;
+    Path dir =
+        args.length > 3 ? Path.of(args[3]) : Files.createTempDirectory("flashvec-partitioned");
+    SyntheticVectors model = new SyntheticVectors(AbstractBenchmark.SEED, dim);
+    float[][] data = model.sample(n, 1);
+    float[][] queries = model.sample(QUERIES, 2);
+    GrowingSegment src = new GrowingSegment(0, dim, null, DISTANCE, 100);
+    for (int i = 0; i < n; i++) {
+      src.append(PointId.of(i), data[i], null);
+    }
+    src.freeze();
+    int[] ords = new int[n];
+    java.util.Arrays.setAll(ords, i -> i);
+    int[][] truth = truth(data, queries);
+    long oneShotBytes = (long) Math.ceil(1.1 * (4.0 * dim + 9.6 * PARAMS.maxDegree() + 96)) * n;
+    long budget = (long) (oneShotBytes * fraction);
+    System.out.printf(
+        Locale.ROOT,
+        "points=%d dim=%d R=%d L_build=%d one-shot estimate=%d MB budget=%d MB (%.2f) threads=%d%n",
+        n,
+        dim,
+        PARAMS.maxDegree(),
+        PARAMS.buildSearchList(),
+        oneShotBytes >> 20,
+        budget >> 20,
+        fraction,
+        Runtime.getRuntime().availableProcessors());
+    run("one-shot", src, ords, dir.resolve("seg-1"), 1, Long.MAX_VALUE / 2, queries, truth);
+    run("partitioned", src, ords, dir.resolve("seg-2"), 2, budget, queries, truth);
+  }
+
+  private static void run(
+      String name,
+      GrowingSegment src,
+      int[] ords,
+      Path segDir,
+      int id,
+      long budget,
+      float[][] queries,
+      int[][] truth)
+      throws IOException, InterruptedException {
+    MemoryMXBean mem = ManagementFactory.getMemoryMXBean();
+    System.gc();
+    Thread.sleep(200);
+    long base = mem.getHeapMemoryUsage().getUsed();
+    AtomicLong peak = new AtomicLong(base);
+    AtomicBoolean done = new AtomicBoolean();
+    Thread sampler =
+        Thread.ofPlatform()
+            .daemon(true)
+            .start(
+                () -> {
+                  while (!done.get()) {
+                    peak.accumulateAndGet(mem.getHeapMemoryUsage().getUsed(), Math::max);
+                    try {
+                      Thread.sleep(2);
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                  }
+                });
+    long t0 = System.nanoTime();
+    DiskAnnWriter.write(
+        new BuildSpec(
+            FileIO.DEFAULT,
+            segDir,
+            id,
+            List.of(src),
+            List.<int[]>of(ords),
+            src.dimension(),
+            DISTANCE,
+            PARAMS,
+            null,
+            null),
+        budget);
+    long millis = (System.nanoTime() - t0) / 1_000_000;
+    done.set(true);
+    sampler.join();
+    StringBuilder recalls = new StringBuilder();
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, segDir, id, 100)) {
+      for (int l : SEARCH_LISTS) {
+        recalls.append(
+            String.format(Locale.ROOT, " recall@10(L=%d)=%.4f", l, recall(seg, queries, truth, l)));
+      }
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "%s: build %d ms, peak heap above baseline %d MB,%s%n",
+        name,
+        millis,
+        (peak.get() - base) >> 20,
+        recalls);
+  }
+
+  private static int[][] truth(float[][] data, float[][] queries) {
+    int[][] out = new int[queries.length][];
+    java.util.stream.IntStream.range(0, queries.length)
+        .parallel()
+        .forEach(
+            q -> {
+              TopK top = new TopK(DISTANCE, K);
+              for (int i = 0; i < data.length; i++) {
+                top.offer(VectorOps.dot(queries[q], 0, data[i], 0, data[i].length), 0, i);
+              }
+              int[] ord = new int[K];
+              top.drainBestFirst(new float[K], new int[K], ord);
+              out[q] = ord;
+            });
+    return out;
+  }
+
+  private static double recall(DiskAnnSegment seg, float[][] queries, int[][] truth, int l) {
+    SearchParams params = new SearchParams(l, 0, 0, false);
+    long hits = 0;
+    for (int q = 0; q < queries.length; q++) {
+      TopK top = new TopK(DISTANCE, K);
+      seg.search(
+          new PreparedSearch(
+              new SearchRequest(queries[q], K, 0, null, params, false, false, null),
+              queries[q],
+              null,
+              new SearchStats()),
+          null,
+          1.0,
+          top,
+          0);
+      int[] ord = new int[K];
+      int got = top.drainBestFirst(new float[K], new int[K], ord);
+      for (int i = 0; i < got; i++) {
+        for (int t : truth[q]) {
+          if (t == ord[i]) {
+            hits++;
+            break;
+          }
+        }
+      }
+    }
+    return hits / (double) (queries.length * K);
+  }
+}

@@ -1,0 +1,980 @@
+package io.flashvec.index.diskann;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.disk.GraphFile;
+import io.flashvec.index.disk.PqCodebook;
+import io.flashvec.index.disk.PqCodes;
+import io.flashvec.index.internal.VectorOps;
+import io.flashvec.storage.FileIO;
+import io.github.jbellis.jvector.graph.GraphIndexBuilder;
+import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
+import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
+import io.github.jbellis.jvector.graph.NodesIterator;
+import io.github.jbellis.jvector.graph.similarity.BuildScoreProvider;
+import io.github.jbellis.jvector.util.PhysicalCoreExecutor;
+import io.github.jbellis.jvector.vector.VectorizationProvider;
+import io.github.jbellis.jvector.vector.types.VectorFloat;
+import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ForkJoinPool;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
+
+/**
+ * Builds a segment's graph within a memory budget, as DiskANN's build with a RAM budget does
+ * ({@code build_merged_vamana_index}): the points are cut into overlapping partitions, each small
+ * enough to build in memory, and the partitions' edges are unioned and pruned into one graph.
+ *
+ * <ol>
+ *   <li><b>Sample.</b> A seeded, stratified sample of at most {@value #SAMPLE} points trains the PQ
+ *       codebook ({@link PqTrainer#trainSeeded}) and the partition centroids ({@link KMeans}).
+ *   <li><b>Partition.</b> {@code P} k-means centroids, {@code P} grown until the home points (those
+ *       whose nearest centroid it is) the sample predicts for the fullest partition fill at most
+ *       half of {@link #cap()}, the most points whose in-memory build fits the budget ({@link
+ *       #bytesPerPoint}).
+ *   <li><b>Assign and spill.</b> One pass over the vectors in ordinal order encodes their PQ codes
+ *       and gives each point to its nearest centroid (its home) and to the next nearest with room
+ *       beyond the slots reserved for that partition's home points: the cap is hard, and the
+ *       assignment deterministic. {@code (ordinal, vector)} is appended to {@code part-p.vec} of
+ *       both partitions.
+ *   <li><b>Navigation partition.</b> With more than one partition, a stratified sample of {@code
+ *       min(cap, N/4)} points spread over all the data is one more partition, built like the
+ *       others: the k-means partitions hold only short edges inside their region, and without edges
+ *       across the data a greedy search from the entry (chosen among these points) stalls between
+ *       regions (recall@10 fell to 0.76 at 8,000 points in 29 partitions). It plays the role of an
+ *       upper layer, flattened into the one graph.
+ *   <li><b>Build each partition</b> in memory with jvector's {@link GraphIndexBuilder} at degree
+ *       {@code ⌈2R/3⌉}, on all the build's threads, in cancellable slices; its edges, with their
+ *       exact distances, are written to {@code part-p.adj} in ordinal order and the partition is
+ *       dropped.
+ *   <li><b>Merge.</b> A k-way merge of the {@code part-*.adj} files gives each point the union of
+ *       its partitions' candidates; RobustPrune ({@code alpha} 1, then the index's alpha) cuts it
+ *       to {@code R}, with exact point-to-candidate distances and PQ distances between candidates
+ *       (FreshDiskANN's {@code occlude_list_pq}), then fills the list up to {@code R} with the
+ *       nearest pruned candidates. The same pass reads the vectors in order and streams {@code
+ *       graph.fvg}.
+ * </ol>
+ *
+ * Held in memory: one partition, one 64 KiB buffer per partition, the PQ codes and the sample. The
+ * scratch files live in a {@code work} directory inside the segment's temporary directory, so a
+ * failed build's cleanup, and a crashed one's cleanup at the next open, removes them.
+ *
+ * <p>Distances in the prune are squared L2 (for {@code Cosine}, whose vectors are unit length, the
+ * same order as the score). For {@code Dot} the union is cut to the {@code R} candidates of the
+ * best exact score instead: L2 diversity does not hold for inner products, and each partition's
+ * lists are already pruned by jvector under the inner product.
+ *
+ * <p>With a one-thread pool the output is a function of the input and the seed; with more threads
+ * jvector's concurrent inserts make each partition's graph differ from run to run, as any build's.
+ * Not thread-safe: one build per instance.
+ */
+final class PartitionedGraphBuilder {
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(PartitionedGraphBuilder.class);
+
+  private static final VectorTypeSupport VTS =
+      VectorizationProvider.getInstance().getVectorTypeSupport();
+
+  /** Points sampled for the PQ codebook and the partition centroids. */
+  static final int SAMPLE = 50_000;
+
+  /** Points read, assigned and pruned per block (and per cancellation check). */
+  static final int BLOCK = 4096;
+
+  /** Bytes buffered per scratch file. */
+  static final int IO_BUFFER = 64 * 1024;
+
+  /** Lloyd iterations of the partition k-means. */
+  static final int KMEANS_ITERATIONS = 10;
+
+  /** k-means runs tried while growing {@code P} before the hard cap alone keeps the bound. */
+  static final int MAX_PARTITION_ATTEMPTS = 6;
+
+  /** Nearest centroids kept per point; if none of them has room, every centroid is tried. */
+  private static final int NEAREST_KEPT = 8;
+
+  private final FileIO io;
+  private final Path work;
+  private final int dim;
+  private final Distance distance;
+  private final IndexParams params;
+  private final long budget;
+  private final ForkJoinPool pool;
+  private final BooleanSupplier cancelled;
+  private final int segmentId;
+  private final long seed;
+
+  // what the last build did, for logs and tests
+  private int partitions;
+  private int cap;
+  private int[] partitionSizes = new int[0];
+
+  /** Per partition, the slots kept for its home points (those whose nearest centroid it is). */
+  private int[] reserved = new int[0];
+
+  // Dot only: the codebook's centre and each point's exact dot product with it
+  private float[] centre;
+  private float[] centreDot;
+
+  /**
+   * @param work the scratch directory (created, and removed when the build returns normally)
+   * @param budget bytes of heap the build may use for the graph of one partition
+   * @param pool where the build runs ({@code null}: jvector's default pools)
+   */
+  PartitionedGraphBuilder(
+      FileIO io,
+      Path work,
+      int dim,
+      Distance distance,
+      IndexParams params,
+      long budget,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled,
+      int segmentId,
+      long seed) {
+    this.io = io;
+    this.work = work;
+    this.dim = dim;
+    this.distance = distance;
+    this.params = params;
+    this.budget = budget;
+    this.pool = pool;
+    this.cancelled = cancelled;
+    this.segmentId = segmentId;
+    this.seed = seed;
+  }
+
+  /**
+   * Heap bytes one point takes in an in-memory build of degree {@code maxDegree}: its vector,
+   * jvector's neighbour lists (ids and scores, with their 1.2 overflow) and per-node overhead, plus
+   * 10%.
+   */
+  static long bytesPerPoint(int dim, int maxDegree) {
+    return (long) Math.ceil(1.1 * (4.0 * dim + 9.6 * maxDegree + 96));
+  }
+
+  /** Whether a one-shot in-memory build of {@code n} points fits {@code budget} bytes. */
+  static boolean fitsInMemory(long n, int dim, int maxDegree, long budget) {
+    return n * bytesPerPoint(dim, maxDegree) <= budget;
+  }
+
+  /** The out-degree each partition's graph is built with: two thirds of the final degree. */
+  static int partitionDegree(int maxDegree) {
+    return Math.max(2, (2 * maxDegree + 2) / 3);
+  }
+
+  /** Partitions of the last build. */
+  int partitions() {
+    return partitions;
+  }
+
+  /** Points a partition may hold in the last build. */
+  int cap() {
+    return cap;
+  }
+
+  /**
+   * Points of each partition of the last build; with more than one k-means partition, the last
+   * entry is the navigation partition.
+   */
+  int[] partitionSizes() {
+    return partitionSizes.clone();
+  }
+
+  private void checkCancelled() {
+    if (cancelled.getAsBoolean()) {
+      throw new CancellationException("segment build cancelled [segment=" + segmentId + "]");
+    }
+  }
+
+  private ForkJoinPool simd() {
+    return pool != null ? pool : PhysicalCoreExecutor.pool();
+  }
+
+  /**
+   * Builds the graph of {@code src}'s points and writes it to {@code graphPath} (not fsynced);
+   * returns the PQ codes of the points (codebook trained on the sample, {@code subspaces} bytes per
+   * point).
+   */
+  PqCodes build(VectorSource src, int subspaces, Path graphPath) throws IOException {
+    int n = src.size();
+    if (src.dimension() != dim) {
+      throw new IllegalArgumentException(
+          "vector source dimension mismatch [dim=" + src.dimension() + ", expected=" + dim + "]");
+    }
+    int maxDegree = params.maxDegree();
+    int degree = partitionDegree(maxDegree);
+    long c = budget / bytesPerPoint(dim, degree);
+    int minCap = Math.max(256, 4 * maxDegree);
+    if (c < minCap) {
+      throw new IllegalArgumentException(
+          "build memory budget too small for a partition [budget="
+              + budget
+              + ", bytesPerPoint="
+              + bytesPerPoint(dim, degree)
+              + ", minPoints="
+              + minCap
+              + "]");
+    }
+    cap = (int) Math.min(n, c);
+    io.deleteTree(work);
+    io.createDirectories(work);
+
+    // 1. Sample
+    int[] sampleOrds = sampleOrdinals(n, Math.min(n, SAMPLE), new Random(seed));
+    int s = sampleOrds.length;
+    float[] sample = new float[s * dim];
+    float[] one = new float[dim];
+    for (int i = 0; i < s; i++) {
+      if ((i & 1023) == 0) {
+        checkCancelled();
+      }
+      src.read(sampleOrds[i], 1, one);
+      System.arraycopy(one, 0, sample, i * dim, dim);
+    }
+    checkCancelled();
+    PqCodebook book =
+        DiskAnnWriter.abandonable(
+            () -> PqTrainer.trainSeeded(sample, s, dim, subspaces, seed, pool, cancelled),
+            cancelled,
+            segmentId);
+    checkCancelled();
+
+    // 2. Partition
+    float[] centroids = partition(n, sample, s);
+    int p = partitions;
+    float[] mean = new float[dim];
+    for (int i = 0; i < s; i++) {
+      for (int d = 0; d < dim; d++) {
+        mean[d] += sample[i * dim + d] / s;
+      }
+    }
+
+    // 3. Assign and spill
+    int m = book.subspaces();
+    byte[] codes = new byte[Math.multiplyExact(n, m)];
+    if (distance == Distance.DOT) {
+      centre = book.centre() != null ? book.centre() : new float[dim];
+      centreDot = new float[n];
+    }
+    int[] global =
+        p == 1 ? null : sampleOrdinals(n, Math.min(cap, Math.max(1, n / 4)), new Random(~seed));
+    int entry = assign(src, n, book, codes, centroids, p, mean, global);
+    int parts = partitionSizes.length;
+    checkCancelled();
+
+    // 4. Build each partition
+    for (int part = 0; part < parts; part++) {
+      checkCancelled();
+      buildPartition(part, p == 1 ? maxDegree : degree);
+    }
+
+    // 5. Merge and write
+    merge(src, n, entry, parts, book, codes, graphPath);
+    io.deleteTree(work);
+    LOG.info(
+        "partitioned graph built [segment={}, points={}, partitions={}, cap={}, largest={}, budget={}]",
+        segmentId,
+        n,
+        p,
+        cap,
+        Arrays.stream(partitionSizes).max().orElse(0),
+        budget);
+    return new PqCodes(book, n, codes);
+  }
+
+  /**
+   * {@code s} distinct ordinals of {@code 0..n-1}, ascending: one drawn from each of {@code s}
+   * equal strata, so the sample covers every source segment in proportion.
+   */
+  static int[] sampleOrdinals(int n, int s, Random rnd) {
+    int[] out = new int[s];
+    for (int i = 0; i < s; i++) {
+      long lo = (long) i * n / s;
+      long hi = (long) (i + 1) * n / s;
+      out[i] = (int) (lo + rnd.nextInt((int) Math.max(1, hi - lo)));
+    }
+    return out;
+  }
+
+  /**
+   * Chooses {@code P} and its centroids, as DiskANN's {@code partition_with_ram_budget} grows its
+   * partition count until they fit: from {@code 2.2·N / cap} partitions (room for two copies of
+   * every point and some slack), grown while the home points the sample predicts for the fullest
+   * partition (the points whose nearest centroid it is) exceed half the cap. The other half takes
+   * second copies: a centroid near the middle of the data is the second nearest of many points, and
+   * must not fill up with second copies before its own points arrive. Sets {@link #reserved}.
+   */
+  private float[] partition(int n, float[] sample, int s) {
+    if (fitsInMemory(n, dim, params.maxDegree(), budget)) {
+      partitions = 1;
+      reserved = new int[] {n};
+      return Arrays.copyOf(sample, dim);
+    }
+    int p = (int) Math.max(3, (22L * n + 10L * cap - 1) / (10L * cap));
+    double target = cap / 2.0;
+    float[] best;
+    int[] home;
+    for (int attempt = 0; ; attempt++) {
+      int k = Math.min(p, s);
+      float[] centroids =
+          KMeans.cluster(sample, s, dim, k, KMEANS_ITERATIONS, seed ^ k, pool, cancelled);
+      checkCancelled();
+      int[] counts = new int[k];
+      for (int i = 0; i < s; i++) {
+        counts[KMeans.nearest(centroids, k, dim, sample, i * dim)]++;
+      }
+      double largest = Arrays.stream(counts).max().orElse(0) * (double) n / s;
+      best = centroids;
+      home = counts;
+      p = k;
+      if (largest <= target || attempt + 1 >= MAX_PARTITION_ATTEMPTS || k == s) {
+        LOG.debug(
+            "partitions chosen [segment={}, partitions={}, largestHomeEstimated={}, cap={}]",
+            segmentId,
+            k,
+            (long) largest,
+            cap);
+        break;
+      }
+      p = (int) Math.min(2L * k, Math.max(k + 2, (long) Math.ceil(k * largest / target)));
+    }
+    partitions = p;
+    reserved = new int[p];
+    for (int part = 0; part < p; part++) {
+      reserved[part] = (int) Math.min(cap, Math.ceil(1.1 * home[part] * (double) n / s));
+    }
+    return best;
+  }
+
+  private Path vecFile(int part) {
+    return work.resolve("part-" + part + ".vec");
+  }
+
+  private Path adjFile(int part) {
+    return work.resolve("part-" + part + ".adj");
+  }
+
+  /**
+   * Encodes every point's PQ code, assigns it to its (at most) two nearest centroids with room and
+   * appends it to their spill files; returns the point nearest the sample mean (the entry).
+   */
+  private int assign(
+      VectorSource src,
+      int n,
+      PqCodebook book,
+      byte[] codes,
+      float[] centroids,
+      int p,
+      float[] mean,
+      int[] global)
+      throws IOException {
+    int m = book.subspaces();
+    int parts = global == null ? p : p + 1;
+    int g = 0;
+    int copies = Math.min(2, p);
+    int kept = Math.min(NEAREST_KEPT, p);
+    int[] sizes = new int[parts];
+    int[] homes = new int[p];
+    float[] block = new float[BLOCK * dim];
+    int[] order = new int[BLOCK * kept];
+    float[] toMean = new float[BLOCK];
+    int entry = 0;
+    float entryDist = Float.MAX_VALUE;
+    List<SpillWriter> writers = new ArrayList<>(p);
+    try {
+      for (int part = 0; part < parts; part++) {
+        writers.add(new SpillWriter(io, vecFile(part)));
+      }
+      for (int from = 0; from < n; from += BLOCK) {
+        checkCancelled();
+        int count = Math.min(BLOCK, n - from);
+        int start = from;
+        src.read(from, count, block);
+        KMeans.run(
+            pool,
+            () ->
+                IntStream.range(0, (count + 255) / 256)
+                    .parallel()
+                    .forEach(
+                        b -> {
+                          float[] scratch = new float[book.scratchLength()];
+                          float[] dists = new float[kept];
+                          for (int i = b * 256; i < Math.min(count, b * 256 + 256); i++) {
+                            book.encode(block, i * dim, codes, (start + i) * m, scratch);
+                            toMean[i] = VectorOps.squareDistance(mean, 0, block, i * dim, dim);
+                            if (centreDot != null) {
+                              centreDot[start + i] = VectorOps.dot(centre, 0, block, i * dim, dim);
+                            }
+                            nearestCentroids(
+                                centroids, p, block, i * dim, kept, dists, order, i * kept);
+                          }
+                        }));
+        for (int i = 0; i < count; i++) {
+          int ord = from + i;
+          boolean inGlobal = global != null && g < global.length && global[g] == ord;
+          if ((global == null || inGlobal) && toMean[i] < entryDist) {
+            entryDist = toMean[i];
+            entry = ord;
+          }
+          if (inGlobal) {
+            sizes[p]++;
+            writers.get(p).append(ord, block, i * dim, dim);
+            g++;
+          }
+          int first = -1;
+          for (int c = 0; c < copies; c++) {
+            int part =
+                withRoom(order, i * kept, kept, sizes, homes, first, centroids, p, block, i * dim);
+            if (part < 0) {
+              break; // no room for a second copy anywhere: this point is in one partition only
+            }
+            sizes[part]++;
+            if (c == 0) {
+              homes[part]++;
+            }
+            writers.get(part).append(ord, block, i * dim, dim);
+            first = part;
+          }
+        }
+      }
+    } finally {
+      IOException failure = null;
+      for (SpillWriter w : writers) {
+        try {
+          w.close();
+        } catch (IOException e) {
+          failure = failure == null ? e : failure;
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+    }
+    partitionSizes = sizes;
+    return entry;
+  }
+
+  /**
+   * Writes the {@code kept} centroids nearest to {@code v[off..]}, nearest first (ties: the lower
+   * index), into {@code out[at..]}; {@code dists} is scratch of {@code kept} floats.
+   */
+  private void nearestCentroids(
+      float[] centroids, int p, float[] v, int off, int kept, float[] dists, int[] out, int at) {
+    int filled = 0;
+    for (int c = 0; c < p; c++) {
+      float d = VectorOps.squareDistance(centroids, c * dim, v, off, dim);
+      if (filled == kept && d >= dists[kept - 1]) {
+        continue;
+      }
+      int i = filled < kept ? filled++ : kept - 1;
+      while (i > 0 && dists[i - 1] > d) {
+        dists[i] = dists[i - 1];
+        out[at + i] = out[at + i - 1];
+        i--;
+      }
+      dists[i] = d;
+      out[at + i] = c;
+    }
+  }
+
+  /**
+   * The partition of a point's next copy. Its home ({@code exclude < 0}): the nearest centroid with
+   * room below the cap. A second copy: the nearest other centroid with room beyond the slots still
+   * reserved for that partition's home points, else the nearest other with any room, else -1. Among
+   * the {@code kept} nearest first, then all centroids. A home always has room: {@code P·cap > 2N}.
+   */
+  private int withRoom(
+      int[] order,
+      int at,
+      int kept,
+      int[] sizes,
+      int[] homes,
+      int exclude,
+      float[] centroids,
+      int p,
+      float[] v,
+      int off) {
+    boolean home = exclude < 0;
+    for (int i = 0; i < kept; i++) {
+      int part = order[at + i];
+      if (part != exclude && sizes[part] + (home ? 0 : owed(part, homes)) < cap) {
+        return part;
+      }
+    }
+    for (int pass = home ? 1 : 0; pass < 2; pass++) {
+      int best = -1;
+      float bestD = Float.MAX_VALUE;
+      for (int part = 0; part < p; part++) {
+        if (part != exclude && sizes[part] + (pass == 0 ? owed(part, homes) : 0) < cap) {
+          float d = VectorOps.squareDistance(centroids, part * dim, v, off, dim);
+          if (d < bestD) {
+            bestD = d;
+            best = part;
+          }
+        }
+      }
+      if (best >= 0) {
+        return best;
+      }
+    }
+    if (home) {
+      throw new IllegalStateException(
+          "no partition has room [partitions=" + p + ", cap=" + cap + "]");
+    }
+    return -1;
+  }
+
+  /** Slots of partition {@code part} still reserved for home points to come. */
+  private int owed(int part, int[] homes) {
+    return Math.max(0, reserved[part] - homes[part]);
+  }
+
+  /**
+   * Builds partition {@code part}'s graph in memory from its spill file and writes its edges, with
+   * exact distances, to its adjacency file: {@code int ordinal | int degree | (int neighbour, float
+   * distance)*} per point, in ordinal order.
+   */
+  private void buildPartition(int part, int degree) throws IOException {
+    Path vec = vecFile(part);
+    int count = partitionSizes[part];
+    int[] ords = new int[count];
+    float[][] rows = new float[count][];
+    List<VectorFloat<?>> vectors = new ArrayList<>(count);
+    try (SpillReader r = new SpillReader(io, vec)) {
+      for (int i = 0; i < count; i++) {
+        ords[i] = r.readInt();
+        rows[i] = new float[dim];
+        r.readFloats(rows[i], 0, dim);
+        vectors.add(VTS.createFloatVector(rows[i]));
+      }
+    }
+    io.deleteIfExists(vec);
+    var ravv = new ListRandomAccessVectorValues(vectors, dim);
+    var bsp =
+        BuildScoreProvider.randomAccessScoreProvider(ravv, DiskAnnSegment.similarity(distance));
+    ForkJoinPool simd = simd();
+    ForkJoinPool parallel = pool != null ? pool : ForkJoinPool.commonPool();
+    boolean dot = distance == Distance.DOT;
+    try (GraphIndexBuilder builder =
+            new GraphIndexBuilder(
+                bsp,
+                dim,
+                degree,
+                params.buildSearchList(),
+                1.2f,
+                params.alpha(),
+                false,
+                true,
+                simd,
+                parallel);
+        SpillWriter out = new SpillWriter(io, adjFile(part))) {
+      ImmutableGraphIndex g =
+          DiskAnnWriter.buildGraph(builder, ravv, count, pool, cancelled, segmentId);
+      try (var view = g.getView()) {
+        int[] nbrs = new int[degree * 2 + 8];
+        for (int i = 0; i < count; i++) {
+          if ((i & 4095) == 0) {
+            checkCancelled();
+          }
+          NodesIterator it = view.getNeighborsIterator(0, i);
+          int d = 0;
+          while (it.hasNext()) {
+            int nb = it.nextInt();
+            if (d == nbrs.length) {
+              nbrs = Arrays.copyOf(nbrs, d * 2);
+            }
+            nbrs[d++] = nb;
+          }
+          out.appendInt(ords[i]);
+          out.appendInt(d);
+          for (int j = 0; j < d; j++) {
+            int nb = nbrs[j];
+            float dist =
+                dot
+                    ? -VectorOps.dot(rows[i], 0, rows[nb], 0, dim)
+                    : VectorOps.squareDistance(rows[i], 0, rows[nb], 0, dim);
+            out.appendInt(ords[nb]);
+            out.appendFloat(dist);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * The final pass: merges the partitions' candidate lists in ordinal order, prunes them to {@code
+   * R} a block at a time in parallel, and writes the graph file with the vectors read in order.
+   */
+  private void merge(
+      VectorSource src, int n, int entry, int p, PqCodebook book, byte[] codes, Path graphPath)
+      throws IOException {
+    int maxDegree = params.maxDegree();
+    Pairs pairs =
+        distance == Distance.DOT
+            ? dotPairs(book, codes, centreDot, VectorOps.dot(centre, 0, centre, 0, dim))
+            : l2Pairs(book, codes);
+    List<AdjReader> readers = new ArrayList<>(p);
+    try {
+      for (int part = 0; part < p; part++) {
+        readers.add(new AdjReader(io, adjFile(part)));
+      }
+      int[][] cand = new int[BLOCK][];
+      float[][] cdist = new float[BLOCK][];
+      int[] ccount = new int[BLOCK];
+      int[][] pruned = new int[BLOCK][maxDegree];
+      int[] pcount = new int[BLOCK];
+      float[] vectors = new float[BLOCK * dim];
+      GraphFile.write(
+          io,
+          graphPath,
+          n,
+          dim,
+          maxDegree,
+          entry,
+          new GraphFile.NodeSource() {
+            int blockStart = -1;
+
+            private void load(int from) throws IOException {
+              checkCancelled();
+              int count = Math.min(BLOCK, n - from);
+              src.read(from, count, vectors);
+              for (int i = 0; i < count; i++) {
+                int ord = from + i;
+                int c = 0;
+                for (AdjReader r : readers) {
+                  if (r.head() == ord) {
+                    c = r.readInto(cand, cdist, i, c);
+                  }
+                }
+                ccount[i] = c;
+              }
+              KMeans.run(
+                  pool,
+                  () ->
+                      IntStream.range(0, count)
+                          .parallel()
+                          .forEach(
+                              i ->
+                                  pcount[i] =
+                                      prune(
+                                          from + i, cand[i], cdist[i], ccount[i], maxDegree, pairs,
+                                          pruned[i])));
+              blockStart = from;
+            }
+
+            @Override
+            public float[] vector(int ord) {
+              if (blockStart < 0 || ord >= blockStart + BLOCK) {
+                try {
+                  load(ord);
+                } catch (IOException e) {
+                  throw new java.io.UncheckedIOException(e);
+                }
+              }
+              int i = ord - blockStart;
+              return Arrays.copyOfRange(vectors, i * dim, i * dim + dim);
+            }
+
+            @Override
+            public int neighbours(int ord, int[] out) {
+              int i = ord - blockStart;
+              System.arraycopy(pruned[i], 0, out, 0, pcount[i]);
+              return pcount[i];
+            }
+          });
+      for (AdjReader r : readers) {
+        if (r.head() != Integer.MAX_VALUE) {
+          throw new IllegalStateException(
+              "partition edges left after the last point [ordinal=" + r.head() + "]");
+        }
+      }
+    } catch (java.io.UncheckedIOException e) {
+      throw e.getCause();
+    } finally {
+      for (AdjReader r : readers) {
+        r.close();
+      }
+    }
+  }
+
+  /**
+   * Cuts node {@code node}'s candidates to at most {@code maxDegree} into {@code out}: duplicates
+   * and the node itself dropped, then RobustPrune over the candidates best first, at alpha 1 and
+   * then at the index's alpha: a candidate is kept unless a kept one occludes it; then the nearest
+   * occluded ones fill the list up to {@code maxDegree}. In squared L2 (DiskANN's {@code
+   * occlude_list}) a kept {@code s} occludes {@code c} when {@code d(node, c) > alpha · d(s, c)};
+   * for {@code Dot}, as jvector prunes, when {@code sim(s, c) > alpha · sim(node, c)} with {@code
+   * sim = (1 + dot) / 2}. Node-to-candidate distances are exact, candidate-to- candidate ones from
+   * the PQ codes. Returns how many were kept.
+   */
+  int prune(int node, int[] cand, float[] dist, int count, int maxDegree, Pairs pairs, int[] out) {
+    if (count == 0) {
+      return 0;
+    }
+    // sort by (distance, id), then drop duplicates and the node
+    long[] keys = new long[count];
+    for (int i = 0; i < count; i++) {
+      keys[i] = ((long) sortableBits(dist[i]) << 32) | (cand[i] & 0xFFFFFFFFL);
+    }
+    Arrays.sort(keys);
+    int[] ids = new int[count];
+    float[] ds = new float[count];
+    int c = 0;
+    for (long key : keys) {
+      int id = (int) key;
+      if (id == node || (c > 0 && ids[c - 1] == id)) {
+        continue;
+      }
+      boolean seen = false;
+      for (int j = 0; j < c; j++) {
+        if (ids[j] == id) {
+          seen = true;
+          break;
+        }
+      }
+      if (!seen) {
+        ids[c] = id;
+        ds[c] = unsortableBits((int) (key >> 32));
+        c++;
+      }
+    }
+    if (c <= maxDegree) {
+      System.arraycopy(ids, 0, out, 0, c);
+      return c;
+    }
+    boolean[] kept = new boolean[c];
+    int[] keptAt = new int[maxDegree];
+    int k = 0;
+    float alpha = Math.max(1f, params.alpha());
+    for (float a = 1f; ; a = alpha) {
+      for (int i = 0; i < c && k < maxDegree; i++) {
+        if (kept[i]) {
+          continue;
+        }
+        boolean occluded = false;
+        for (int j = 0; j < k && !occluded; j++) {
+          occluded = pairs.occludes(ids[keptAt[j]], ids[i], ds[i], a);
+        }
+        if (!occluded) {
+          kept[i] = true;
+          keptAt[k++] = i;
+        }
+      }
+      if (a >= alpha || k >= maxDegree) {
+        break;
+      }
+    }
+    // Fill the list up to R with the nearest occluded candidates (DiskANN's saturate_graph): each
+    // partition's lists hold at most ⌈2R/3⌉, so a node whose union is mostly occluded would keep
+    // far fewer edges than a one-shot build gives it (jvector's backlinks fill its lists to R).
+    for (int i = 0; i < c && k < maxDegree; i++) {
+      if (!kept[i]) {
+        kept[i] = true;
+        keptAt[k++] = i;
+      }
+    }
+    // best first, as the candidates were ordered
+    Arrays.sort(keptAt, 0, k);
+    for (int j = 0; j < k; j++) {
+      out[j] = ids[keptAt[j]];
+    }
+    return k;
+  }
+
+  /** Whether a kept candidate occludes another, from their PQ codes. */
+  interface Pairs {
+    /**
+     * Whether kept candidate {@code s} occludes candidate {@code c} at distance {@code dist} from
+     * the node at {@code alpha}.
+     */
+    boolean occludes(int s, int c, float dist, float alpha);
+  }
+
+  /** Occlusion in squared L2: {@code d(node, c) > alpha · d(s, c)}, as DiskANN prunes. */
+  static Pairs l2Pairs(PqCodebook book, byte[] codes) {
+    float[] table = book.symmetricTable();
+    return (s, c, dist, alpha) -> {
+      float d = book.symmetric(table, codes, s, c);
+      return d == 0 || dist > alpha * d;
+    };
+  }
+
+  /**
+   * Occlusion for inner products, as jvector prunes: {@code sim(s, c) > alpha · sim(node, c)} with
+   * {@code sim = (1 + dot) / 2}; {@code dist} is the negated exact dot product, and the dot product
+   * of two codes is that of their centred vectors plus the exact {@code centreDot} terms.
+   */
+  static Pairs dotPairs(PqCodebook book, byte[] codes, float[] centreDot, float centreNorm) {
+    float[] table = book.symmetricDotTable();
+    return (s, c, dist, alpha) -> {
+      float dot = book.symmetric(table, codes, s, c) + centreDot[s] + centreDot[c] - centreNorm;
+      return (1 + dot) / 2 > alpha * ((1 - dist) / 2);
+    };
+  }
+
+  /** Float bits that sort as signed ints in the float's order. */
+  private static int sortableBits(float f) {
+    int bits = Float.floatToIntBits(f);
+    return bits ^ ((bits >> 31) & 0x7FFFFFFF);
+  }
+
+  private static float unsortableBits(int bits) {
+    return Float.intBitsToFloat(bits ^ ((bits >> 31) & 0x7FFFFFFF));
+  }
+
+  /** Appends to a scratch file through a {@value #IO_BUFFER}-byte buffer. */
+  private static final class SpillWriter implements Closeable {
+    private final FileIO io;
+    private final FileChannel ch;
+    private final ByteBuffer buf = ByteBuffer.allocate(IO_BUFFER).order(ByteOrder.LITTLE_ENDIAN);
+
+    SpillWriter(FileIO io, Path path) throws IOException {
+      this.io = io;
+      this.ch = io.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    }
+
+    private void room(int bytes) throws IOException {
+      if (buf.remaining() < bytes) {
+        buf.flip();
+        io.writeFully(ch, buf);
+        buf.clear();
+      }
+    }
+
+    void append(int ord, float[] v, int off, int dim) throws IOException {
+      appendInt(ord);
+      for (int d = 0; d < dim; d++) {
+        appendFloat(v[off + d]);
+      }
+    }
+
+    void appendInt(int x) throws IOException {
+      room(4);
+      buf.putInt(x);
+    }
+
+    void appendFloat(float x) throws IOException {
+      room(4);
+      buf.putFloat(x);
+    }
+
+    @Override
+    public void close() throws IOException {
+      try {
+        buf.flip();
+        io.writeFully(ch, buf);
+      } finally {
+        ch.close();
+      }
+    }
+  }
+
+  /** Reads a scratch file front to back through a {@value #IO_BUFFER}-byte buffer. */
+  private static class SpillReader implements Closeable {
+    private final FileIO io;
+    private final FileChannel ch;
+    private final ByteBuffer buf = ByteBuffer.allocate(IO_BUFFER).order(ByteOrder.LITTLE_ENDIAN);
+    private long position;
+    private final long size;
+
+    SpillReader(FileIO io, Path path) throws IOException {
+      this.io = io;
+      this.ch = io.open(path, StandardOpenOption.READ);
+      this.size = ch.size();
+      buf.limit(0);
+    }
+
+    /** Whether bytes are left to read. */
+    boolean more() {
+      return buf.hasRemaining() || position < size;
+    }
+
+    private void need(int bytes) throws IOException {
+      if (buf.remaining() >= bytes) {
+        return;
+      }
+      buf.compact();
+      int want = (int) Math.min(buf.remaining(), size - position);
+      buf.limit(buf.position() + want);
+      int read = io.readFully(ch, buf, position);
+      position += read;
+      buf.flip();
+      if (buf.remaining() < bytes) {
+        throw new java.io.EOFException("scratch file ends early [position=" + position + "]");
+      }
+    }
+
+    int readInt() throws IOException {
+      need(4);
+      return buf.getInt();
+    }
+
+    float readFloat() throws IOException {
+      need(4);
+      return buf.getFloat();
+    }
+
+    void readFloats(float[] out, int off, int count) throws IOException {
+      for (int i = 0; i < count; i++) {
+        out[off + i] = readFloat();
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      ch.close();
+    }
+  }
+
+  /** One partition's adjacency file, positioned at its next point's record. */
+  private static final class AdjReader extends SpillReader {
+    private int head;
+
+    AdjReader(FileIO io, Path path) throws IOException {
+      super(io, path);
+      advance();
+    }
+
+    private void advance() throws IOException {
+      head = more() ? readInt() : Integer.MAX_VALUE;
+    }
+
+    /** The ordinal of the next record; {@link Integer#MAX_VALUE} at the end. */
+    int head() {
+      return head;
+    }
+
+    /**
+     * Appends the current record's edges to {@code cand[i]}/{@code dist[i]} after {@code at}
+     * entries (growing them), moves to the next record, and returns the new count.
+     */
+    int readInto(int[][] cand, float[][] dist, int i, int at) throws IOException {
+      int d = readInt();
+      if (cand[i] == null || cand[i].length < at + d) {
+        int len = Math.max(at + d, 2 * d);
+        cand[i] = cand[i] == null ? new int[len] : Arrays.copyOf(cand[i], len);
+        dist[i] = dist[i] == null ? new float[len] : Arrays.copyOf(dist[i], len);
+      }
+      for (int j = 0; j < d; j++) {
+        cand[i][at + j] = readInt();
+        dist[i][at + j] = readFloat();
+      }
+      advance();
+      return at + d;
+    }
+  }
+}

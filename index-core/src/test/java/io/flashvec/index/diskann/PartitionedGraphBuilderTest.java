@@ -1,0 +1,430 @@
+package io.flashvec.index.diskann;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.PointId;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.Searches;
+import io.flashvec.index.TestVectors;
+import io.flashvec.index.segment.BuildSpec;
+import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.TopK;
+import io.flashvec.storage.FileIO;
+import io.flashvec.testing.TestSeeds;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A build larger than its memory budget is cut into overlapping partitions: the graph it writes
+ * searches as well as a one-shot build's, no partition exceeds its cap, the output is a function of
+ * the input and the seed, deleted points are absent, and a cancelled build leaves no files.
+ */
+@ExtendWith(TestSeeds.Reporter.class)
+class PartitionedGraphBuilderTest {
+
+  private static final IndexParams PARAMS = new IndexParams("diskann", 32, 64, 1.2f, 0);
+
+  /** A budget no test build reaches: the one-shot build. */
+  private static final long UNBOUNDED = 1L << 40;
+
+  @TempDir Path tmp;
+
+  private final List<ForkJoinPool> pools = new ArrayList<>();
+
+  @AfterEach
+  void tearDown() {
+    pools.forEach(ForkJoinPool::shutdownNow);
+  }
+
+  private ForkJoinPool pool(int threads) {
+    ForkJoinPool p = new ForkJoinPool(threads);
+    pools.add(p);
+    return p;
+  }
+
+  /** A budget whose partitions hold at most {@code cap} points. */
+  private static long budgetForCap(int dim, int cap) {
+    return cap
+        * PartitionedGraphBuilder.bytesPerPoint(
+            dim, PartitionedGraphBuilder.partitionDegree(PARAMS.maxDegree()));
+  }
+
+  private static GrowingSegment segment(float[][] data, int dim, Distance d) {
+    GrowingSegment g = new GrowingSegment(0, dim, null, d, 100);
+    for (int i = 0; i < data.length; i++) {
+      g.append(
+          PointId.of(i),
+          d.prepare(data[i]),
+          ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+    }
+    g.freeze();
+    return g;
+  }
+
+  private static BuildSpec spec(
+      Path dir, int id, GrowingSegment src, int[] ords, Distance d, ForkJoinPool pool) {
+    return new BuildSpec(
+        FileIO.DEFAULT,
+        dir,
+        id,
+        List.of(src),
+        List.<int[]>of(ords),
+        src.dimension(),
+        d,
+        PARAMS,
+        pool,
+        null);
+  }
+
+  private static int[] all(int n) {
+    int[] a = new int[n];
+    Arrays.setAll(a, i -> i);
+    return a;
+  }
+
+  /**
+   * Points around {@code clusters} Gaussian centres with unit noise in every dimension: the full
+   * dimension is intrinsic, so a graph's recall at a short search list is well below 1 and
+   * differences between graphs show.
+   */
+  static float[][] clustered(Random r, int n, int dim, int clusters) {
+    float[][] centres = new float[clusters][dim];
+    for (float[] c : centres) {
+      for (int j = 0; j < dim; j++) {
+        c[j] = (float) (2 * r.nextGaussian());
+      }
+    }
+    float[][] out = new float[n][dim];
+    for (float[] v : out) {
+      float[] c = centres[r.nextInt(clusters)];
+      for (int j = 0; j < dim; j++) {
+        v[j] = c[j] + (float) r.nextGaussian();
+      }
+    }
+    return out;
+  }
+
+  /** The ids of the exact best {@code k} points of {@code data} for each query. */
+  private static int[][] truth(float[][] data, float[][] queries, Distance d, int k) {
+    float[][] prepared = new float[data.length][];
+    Arrays.setAll(prepared, i -> d.prepare(data[i]));
+    int[][] out = new int[queries.length][];
+    for (int q = 0; q < queries.length; q++) {
+      float[] query = d.prepare(queries[q]);
+      // best k by score, kept sorted worst-first at index 0 (a small insertion list)
+      int[] ids = new int[k];
+      float[] keys = new float[k];
+      int filled = 0;
+      for (int i = 0; i < prepared.length; i++) {
+        float sc = d.score(query, prepared[i], 0);
+        float key = d.higherIsBetter() ? sc : -sc; // higher key is better
+        if (filled == k && key <= keys[0]) {
+          continue;
+        }
+        int at;
+        if (filled < k) {
+          at = filled++;
+          while (at > 0 && keys[at - 1] > key) {
+            keys[at] = keys[at - 1];
+            ids[at] = ids[at - 1];
+            at--;
+          }
+        } else {
+          at = 0;
+          while (at + 1 < k && keys[at + 1] < key) {
+            keys[at] = keys[at + 1];
+            ids[at] = ids[at + 1];
+            at++;
+          }
+        }
+        keys[at] = key;
+        ids[at] = i;
+      }
+      out[q] = ids;
+    }
+    return out;
+  }
+
+  /** Recall@10 of {@code seg} at search list {@code searchList} against {@code truth}. */
+  private static double recall(
+      DiskAnnSegment seg, float[][] queries, int[][] truth, Distance d, int searchList) {
+    int k = 10;
+    int hits = 0;
+    for (int q = 0; q < queries.length; q++) {
+      Set<Integer> expected = new HashSet<>();
+      for (int id : truth[q]) {
+        expected.add(id);
+      }
+      TopK approx = new TopK(d, k);
+      Searches.search(
+          seg, d.prepare(queries[q]), new SearchParams(searchList, 0, 0, false), approx, 0);
+      float[] s = new float[k];
+      int[] slot = new int[k];
+      int[] ord = new int[k];
+      int got = approx.drainBestFirst(s, slot, ord);
+      for (int i = 0; i < got; i++) {
+        if (expected.contains((int) seg.idAt(ord[i]).loBits())) {
+          hits++;
+        }
+      }
+    }
+    return hits / (double) (queries.length * k);
+  }
+
+  @Test
+  void partitionedRecallMatchesOneShotAndNoPartitionExceedsItsCap() throws IOException {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.recall");
+    int n = 50_000;
+    int dim = 32;
+    int nq = 1000;
+    float[][] all = clustered(r, n + nq, dim, 64);
+    float[][] data = Arrays.copyOf(all, n);
+    float[][] queries = Arrays.copyOfRange(all, n, n + nq);
+    Distance d = Distance.EUCLID;
+    GrowingSegment src = segment(data, dim, d);
+
+    Path oneDir = tmp.resolve("one-shot");
+    DiskAnnWriter.write(spec(oneDir, 1, src, all(n), d, null), UNBOUNDED);
+    Path partDir = tmp.resolve("partitioned");
+    int cap = 11_000;
+    AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
+    DiskAnnWriter.write(
+        spec(partDir, 2, src, all(n), d, null), budgetForCap(dim, cap), 42, built::set);
+
+    PartitionedGraphBuilder b = built.get();
+    assertThat(b).as("the build was partitioned").isNotNull();
+    assertThat(b.partitions()).isGreaterThanOrEqualTo(8);
+    assertThat(b.cap()).isEqualTo(cap);
+    int[] sizes = b.partitionSizes();
+    assertThat(sizes).hasSize(b.partitions() + 1);
+    assertThat(Arrays.stream(sizes).max().orElseThrow()).isLessThanOrEqualTo(cap);
+    assertThat(Arrays.stream(sizes, 0, b.partitions()).sum())
+        .as("two copies of every point")
+        .isEqualTo(2 * n);
+    assertThat(sizes[b.partitions()]).as("navigation partition").isEqualTo(Math.min(cap, n / 4));
+
+    try (DiskAnnSegment one = DiskAnnSegment.open(FileIO.DEFAULT, oneDir, 1, 40);
+        DiskAnnSegment part = DiskAnnSegment.open(FileIO.DEFAULT, partDir, 2, 40)) {
+      assertThat(part.size()).isEqualTo(n);
+      for (int i = 0; i < n; i += 997) {
+        assertThat(part.idAt(i)).isEqualTo(PointId.of(i));
+        assertThat(part.vectorAt(i)).containsExactly(data[i]);
+        assertThat(new String(part.payloadAt(i), StandardCharsets.UTF_8))
+            .isEqualTo("{\"i\":" + i + "}");
+      }
+      int[][] truth = truth(data, queries, d, 10);
+      double oneShot = recall(one, queries, truth, d, 40);
+      double partitioned = recall(part, queries, truth, d, 40);
+      System.out.printf(
+          Locale.ROOT,
+          "[flashvec] recall@10 L=40 %d x %d: one-shot %.4f, partitioned (P=%d, cap=%d) %.4f%n",
+          n,
+          dim,
+          oneShot,
+          b.partitions(),
+          cap,
+          partitioned);
+      assertThat(partitioned).isGreaterThanOrEqualTo(oneShot - 0.005);
+    }
+    assertThat(tmp.resolve("partitioned.tmp")).doesNotExist();
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = Distance.class,
+      names = {"COSINE", "DOT"})
+  void otherMetricsSearchAsWellAsOneShot(Distance d) throws IOException {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.metric-" + d);
+    int n = 8_000;
+    int dim = 16;
+    int nq = 300;
+    float[][] all = clustered(r, n + nq, dim, 16);
+    float[][] data = Arrays.copyOf(all, n);
+    float[][] queries = Arrays.copyOfRange(all, n, n + nq);
+    GrowingSegment src = segment(data, dim, d);
+    Path oneDir = tmp.resolve("one");
+    DiskAnnWriter.write(spec(oneDir, 1, src, all(n), d, null), UNBOUNDED);
+    Path partDir = tmp.resolve("part");
+    AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
+    DiskAnnWriter.write(
+        spec(partDir, 2, src, all(n), d, null), budgetForCap(dim, 2_000), 7, built::set);
+    assertThat(built.get().partitions()).isGreaterThanOrEqualTo(8);
+    int[][] truth = truth(data, queries, d, 10);
+    // Graphs compared with exact scores in the beam (the in-memory mode): at 8,000 × 16 with
+    // 16-byte codes the PQ-guided beam's recall swings by several points with the codebook's
+    // training, which would hide the graphs' difference. The PQ figures are printed beside them.
+    double[] exact = new double[2];
+    double[] pq = new double[2];
+    Path[] dirs = {oneDir, partDir};
+    for (int i = 0; i < 2; i++) {
+      try (DiskAnnSegment seg =
+          DiskAnnSegment.open(FileIO.DEFAULT, dirs[i], i + 1, 40, true, DiskAnnSettings.DEFAULT)) {
+        exact[i] = recall(seg, queries, truth, d, 40);
+      }
+      try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dirs[i], i + 1, 40)) {
+        pq[i] = recall(seg, queries, truth, d, 40);
+      }
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "[flashvec] recall@10 L=40 %s %d x %d: exact beam one-shot %.4f, partitioned %.4f;"
+            + " PQ beam one-shot %.4f, partitioned %.4f%n",
+        d,
+        n,
+        dim,
+        exact[0],
+        exact[1],
+        pq[0],
+        pq[1]);
+    assertThat(exact[1]).isGreaterThanOrEqualTo(exact[0] - 0.01);
+  }
+
+  @Test
+  void theSameSeedWritesTheSameFiles() throws IOException {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.deterministic");
+    int n = 6_000;
+    int dim = 16;
+    GrowingSegment src = segment(TestVectors.latent(r, n, dim), dim, Distance.EUCLID);
+    long budget = budgetForCap(dim, 1_500);
+    Path a = tmp.resolve("a/seg-3");
+    Path b = tmp.resolve("b/seg-3");
+    Path c = tmp.resolve("c/seg-3");
+    Files.createDirectories(a.getParent());
+    Files.createDirectories(b.getParent());
+    Files.createDirectories(c.getParent());
+    DiskAnnWriter.write(spec(a, 3, src, all(n), Distance.EUCLID, pool(1)), budget, 5, null);
+    DiskAnnWriter.write(spec(b, 3, src, all(n), Distance.EUCLID, pool(1)), budget, 5, null);
+    DiskAnnWriter.write(spec(c, 3, src, all(n), Distance.EUCLID, pool(1)), budget, 6, null);
+    for (String f :
+        List.of(DiskAnnFormat.GRAPH_FILE, DiskAnnFormat.PQ_FILE, DiskAnnFormat.META_FILE)) {
+      assertThat(Files.readAllBytes(a.resolve(f)))
+          .as("%s of the same seed", f)
+          .isEqualTo(Files.readAllBytes(b.resolve(f)));
+    }
+    assertThat(Files.readAllBytes(a.resolve(DiskAnnFormat.GRAPH_FILE)))
+        .as("another seed partitions differently")
+        .isNotEqualTo(Files.readAllBytes(c.resolve(DiskAnnFormat.GRAPH_FILE)));
+  }
+
+  @Test
+  void deletedOrdinalsAreAbsent() throws IOException {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.deleted");
+    int n = 6_000;
+    int dim = 16;
+    float[][] data = TestVectors.latent(r, n, dim);
+    GrowingSegment src = segment(data, dim, Distance.EUCLID);
+    Set<Integer> deleted = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      if (r.nextInt(5) == 0) {
+        src.markDeleted(i);
+        deleted.add(i);
+      }
+    }
+    int[] live = src.liveOrdinals();
+    Path dir = tmp.resolve("seg");
+    AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
+    int written =
+        DiskAnnWriter.write(
+            spec(dir, 4, src, live, Distance.EUCLID, null),
+            budgetForCap(dim, 1_500),
+            9,
+            built::set);
+    assertThat(built.get()).isNotNull();
+    assertThat(written).isEqualTo(n - deleted.size());
+    int[] sizes = built.get().partitionSizes();
+    assertThat(Arrays.stream(sizes, 0, built.get().partitions()).sum()).isEqualTo(2 * live.length);
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 4, 64)) {
+      assertThat(seg.size()).isEqualTo(live.length);
+      for (int ord = 0; ord < seg.size(); ord++) {
+        int id = (int) seg.idAt(ord).loBits();
+        assertThat(deleted).doesNotContain(id);
+        assertThat(id).isEqualTo(live[ord]);
+      }
+      for (int del : deleted.stream().limit(20).toList()) {
+        TopK top = new TopK(Distance.EUCLID, 5);
+        Searches.search(seg, data[del], SearchParams.DEFAULT, top, 0);
+        float[] s = new float[5];
+        int[] slot = new int[5];
+        int[] ord = new int[5];
+        int got = top.drainBestFirst(s, slot, ord);
+        assertThat(got).isEqualTo(5);
+        for (int i = 0; i < got; i++) {
+          assertThat(deleted).doesNotContain((int) seg.idAt(ord[i]).loBits());
+        }
+      }
+    }
+  }
+
+  @Test
+  void aCancelledBuildLeavesNoFiles() throws IOException {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.cancel");
+    int n = 6_000;
+    int dim = 16;
+    GrowingSegment src = segment(TestVectors.latent(r, n, dim), dim, Distance.EUCLID);
+    long budget = budgetForCap(dim, 1_500);
+    // cancelled once the scratch files of each stage exist: spilled vectors, partition edges
+    for (String stage : List.of("part-0.vec", "part-1.adj", "graph.fvg")) {
+      Path dir = tmp.resolve("seg-" + stage);
+      Path tmpDir = tmp.resolve("seg-" + stage + ".tmp");
+      Path scratch =
+          stage.equals("graph.fvg")
+              ? tmpDir.resolve(stage)
+              : tmpDir.resolve(DiskAnnWriter.WORK_DIR).resolve(stage);
+      boolean[] seen = new boolean[1];
+      BooleanSupplier cancel =
+          () -> {
+            seen[0] |= Files.exists(scratch);
+            return seen[0];
+          };
+      BuildSpec s = spec(dir, 5, src, all(n), Distance.EUCLID, null).withCancelled(cancel);
+      assertThatThrownBy(() -> DiskAnnWriter.write(s, budget, 1, null))
+          .as("cancelled at %s", stage)
+          .isInstanceOf(CancellationException.class);
+      assertThat(seen[0]).as("the build reached %s", stage).isTrue();
+      assertThat(dir).doesNotExist();
+      assertThat(tmpDir).doesNotExist();
+    }
+    try (Stream<Path> left = Files.list(tmp)) {
+      assertThat(left).isEmpty();
+    }
+  }
+
+  @Test
+  void aBudgetBelowOnePartitionIsRefusedNamingIt() {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.tiny");
+    int dim = 16;
+    GrowingSegment src = segment(TestVectors.latent(r, 2_000, dim), dim, Distance.EUCLID);
+    Path dir = tmp.resolve("seg");
+    assertThatThrownBy(
+            () ->
+                DiskAnnWriter.write(
+                    spec(dir, 6, src, all(2_000), Distance.EUCLID, null), 10_000, 1, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("budget=10000");
+    assertThat(dir).doesNotExist();
+    assertThat(tmp.resolve("seg.tmp")).doesNotExist();
+  }
+}
