@@ -4,6 +4,7 @@ import io.flashvec.index.internal.VectorOps;
 import java.util.Random;
 import java.util.concurrent.ForkJoinPool;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
 import java.util.stream.IntStream;
 
 /**
@@ -45,17 +46,7 @@ final class KMeans {
         return centroids;
       }
       float[] c = centroids;
-      run(
-          pool,
-          () ->
-              IntStream.range(0, (count + BLOCK - 1) / BLOCK)
-                  .parallel()
-                  .forEach(
-                      b -> {
-                        for (int i = b * BLOCK; i < Math.min(count, b * BLOCK + BLOCK); i++) {
-                          assignment[i] = nearest(c, k, dim, data, i * dim);
-                        }
-                      }));
+      forEachPoint(pool, count, i -> assignment[i] = nearest(c, k, dim, data, i * dim));
       double[] sums = new double[k * dim];
       int[] sizes = new int[k];
       for (int i = 0; i < count; i++) {
@@ -118,21 +109,15 @@ final class KMeans {
         return centroids;
       }
       int prev = c - 1;
-      run(
+      forEachPoint(
           pool,
-          () ->
-              IntStream.range(0, (count + BLOCK - 1) / BLOCK)
-                  .parallel()
-                  .forEach(
-                      b -> {
-                        for (int i = b * BLOCK; i < Math.min(count, b * BLOCK + BLOCK); i++) {
-                          float d =
-                              VectorOps.squareDistance(centroids, prev * dim, data, i * dim, dim);
-                          if (d < minD[i]) {
-                            minD[i] = d;
-                          }
-                        }
-                      }));
+          count,
+          i -> {
+            float d = VectorOps.squareDistance(centroids, prev * dim, data, i * dim, dim);
+            if (d < minD[i]) {
+              minD[i] = d;
+            }
+          });
       double total = 0;
       for (int i = 0; i < count; i++) {
         total += minD[i];
@@ -157,6 +142,21 @@ final class KMeans {
   }
 
   /** Runs {@code task} on {@code pool} ({@code null}: the common pool) and waits for it. */
+  /** Runs {@code perPoint} for points {@code 0..count-1} in parallel blocks on {@code pool}. */
+  private static void forEachPoint(ForkJoinPool pool, int count, IntConsumer perPoint) {
+    run(
+        pool,
+        () ->
+            IntStream.range(0, (count + BLOCK - 1) / BLOCK)
+                .parallel()
+                .forEach(
+                    b -> {
+                      for (int i = b * BLOCK; i < Math.min(count, b * BLOCK + BLOCK); i++) {
+                        perPoint.accept(i);
+                      }
+                    }));
+  }
+
   static void run(ForkJoinPool pool, Runnable task) {
     (pool != null ? pool : ForkJoinPool.commonPool()).submit(task).join();
   }
