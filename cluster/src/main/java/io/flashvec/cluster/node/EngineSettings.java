@@ -253,7 +253,7 @@ public final class EngineSettings {
     }
 
     /**
-     * Heap one segment build or merge may use (default: a quarter of the maximum heap); a larger
+     * Heap one segment build or merge may use (default: the memory plan's build slice); a larger
      * one is built in partitions that fit it.
      *
      * @throws IllegalArgumentException naming the value below {@link

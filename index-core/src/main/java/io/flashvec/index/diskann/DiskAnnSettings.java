@@ -19,9 +19,9 @@ import java.util.concurrent.ForkJoinPool;
  *     pool bounds the CPU a build takes from concurrent queries, at the price of slower builds
  * @param nodeCache the server's bytes for the sealed graphs' hot node caches ({@code
  *     flashvec.search.node-cache-bytes}), shared by every segment opened with these settings
- * @param buildMemoryBytes heap a segment build or merge may use ({@code
- *     flashvec.build.memory-bytes}, default a quarter of the maximum heap): a build whose points do
- *     not fit is cut into overlapping partitions built one at a time ({@link
+ * @param buildMemoryBytes heap a segment build or merge may use (on a server the build slice of
+ *     {@code flashvec.memory.budget}; default a quarter of the maximum heap): a build whose points
+ *     do not fit is cut into overlapping partitions built one at a time ({@link
  *     PartitionedGraphBuilder}), so no build holds all its vectors on the heap
  */
 public record DiskAnnSettings(

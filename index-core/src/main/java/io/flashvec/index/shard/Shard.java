@@ -301,10 +301,11 @@ public final class Shard implements Closeable {
    *     its size bounds a compaction's CPU share, its threads' priority its claim on them
    * @param deletedFraction a segment whose deleted share reaches this is rewritten without its
    *     deleted points
-   * @param segmentsPerTier sealed segments allowed per size tier before a merge, and the most one
-   *     merge takes (at least 2)
-   * @param maxSegmentPoints no merge produces a segment of more live points than this (today's
-   *     merges build on the heap: see ADR 0023)
+   * @param segmentsPerTier sealed segments allowed per size tier before a merge (at least 2); one
+   *     merge takes up to ten, or this many if more
+   * @param maxSegmentPoints no merge produces a segment of more live points than this (nor one
+   *     whose PQ codes pass 2^31 bytes); merges above the build memory are built in partitions (ADR
+   *     0026)
    * @param automatic whether thresholds start compactions by themselves (else only {@link
    *     #compact})
    */
