@@ -1,7 +1,7 @@
 package io.flashvec.index;
 
+import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.storage.DiskFullException;
-import java.util.Locale;
 
 /**
  * Maps to HTTP 507: the data directory's device has no room for the write (it is full, or below the
@@ -32,28 +32,13 @@ public class InsufficientStorageException extends FlashVecException {
         new StringBuilder("Insufficient storage: ")
             .append(what)
             .append(" refused, the data directory's disk is full (");
-    b.append(usableBytes < 0 ? "unknown" : human(usableBytes)).append(" free");
+    b.append(usableBytes < 0 ? "unknown" : MemoryPlan.human(usableBytes)).append(" free");
     if (minFreeBytes > 0) {
-      b.append(", ").append(human(minFreeBytes)).append(" kept in reserve");
+      b.append(", ").append(MemoryPlan.human(minFreeBytes)).append(" kept in reserve");
     }
     b.append("); writes resume once space is freed [usableBytes=").append(usableBytes);
     b.append(", minFreeBytes=").append(minFreeBytes).append(']');
     return b.toString();
-  }
-
-  /** 1536 -> "1.5 KiB". */
-  static String human(long bytes) {
-    if (bytes < 1024) {
-      return bytes + " B";
-    }
-    String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = bytes;
-    int u = -1;
-    while (v >= 1024 && u < units.length - 1) {
-      v /= 1024;
-      u++;
-    }
-    return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
   }
 
   @Override

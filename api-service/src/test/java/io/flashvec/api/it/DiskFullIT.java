@@ -114,7 +114,7 @@ class DiskFullIT {
             acked.size(),
             usable);
         assertClear507(refused, data);
-        assertThat(refused.error()).contains("16.0 MiB kept in reserve");
+        assertThat(refused.error()).contains("16 MiB kept in reserve");
         // The reserve held: one batch (~60 KiB of WAL) and a build's margin at most below it.
         assertThat(usable).isGreaterThan(reserve - 4 * MIB);
         assertReadsWork(http);

@@ -28,8 +28,8 @@ class ErrorHandlerDiskFullTest {
     assertThat(r.getStatusCode().value()).isEqualTo(507);
     assertThat(body(r))
         .contains(
-            "\"Insufficient storage: upsert refused, the data directory's disk is full (2.0 KiB"
-                + " free, 1.0 MiB kept in reserve); writes resume once space is freed"
+            "\"Insufficient storage: upsert refused, the data directory's disk is full (2 KiB"
+                + " free, 1 MiB kept in reserve); writes resume once space is freed"
                 + " [usableBytes=2048, minFreeBytes=1048576]\"")
         .doesNotContain("/srv/data");
   }

@@ -62,7 +62,7 @@ class LocalCollectionServiceDiskFullTest {
         .isInstanceOf(InsufficientStorageException.class)
         .hasMessageStartingWith(
             "Insufficient storage: collection creation refused, the data directory's disk is full"
-                + " (1.0 MiB free, 1.0 MiB kept in reserve)");
+                + " (1 MiB free, 1 MiB kept in reserve)");
     assertThat(s.listCollections()).isEmpty();
 
     io.spaceLeft(FaultyFileIO.UNLIMITED);
