@@ -168,7 +168,7 @@ public final class HtmlReport {
                 "QPS (solid)",
                 SvgChart.Scale.LOG2,
                 SvgChart.Scale.LINEAR)
-            .y2("device MB/s (dashed)");
+            .y2("device read MB/s (dashed, right axis)");
     boolean multi = results.size() > 1;
     int color = 0;
     for (Named n : results) {

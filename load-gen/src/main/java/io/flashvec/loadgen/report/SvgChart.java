@@ -180,7 +180,7 @@ final class SvgChart {
               top + ph / 2,
               width - 12,
               top + ph / 2,
-              HtmlReport.escape(y2Label + " (right axis)")));
+              HtmlReport.escape(y2Label)));
     }
     sb.append(
         String.format(

@@ -1,12 +1,15 @@
 package io.flashvec.loadgen.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -86,6 +89,14 @@ class HtmlReportTest {
     assertThat(back.metadata()).containsEntry("device", Map.of("name", "vda"));
   }
 
+  /** The y of the marker whose tooltip starts with {@code title}. */
+  private static double cy(String html, String title) {
+    Matcher m =
+        Pattern.compile("cy=\"([0-9.]+)\"[^>]*><title>" + Pattern.quote(title)).matcher(html);
+    assertThat(m.find()).as("marker %s", title).isTrue();
+    return Double.parseDouble(m.group(1));
+  }
+
   private static SearchPoint point(int c, double qps, Map<String, Double> device) {
     return new SearchPoint(
         null,
@@ -120,7 +131,7 @@ class HtmlReportTest {
 
     assertThat(s)
         .contains("QPS and device read bandwidth vs concurrency")
-        .contains("device MB/s (dashed) (right axis)")
+        .contains("device read MB/s (dashed, right axis)")
         .contains("search_list=20 device MB/s")
         .contains("search_list=20 QPS")
         .contains("Device reads/s vs concurrency")
@@ -130,6 +141,14 @@ class HtmlReportTest {
         .contains("count every process");
     // the dashed bandwidth series: c=1 at 3.48 MB/s, c=2 at 6.1 MB/s, scaled on the right axis
     assertThat(s).contains("search_list=20 device MB/s: x=1, y=3.480").contains("x=2, y=6.1");
+    // each axis is scaled to its own series: both maxima (1400 QPS, 6.1 MB/s at c=2) sit at the
+    // same height, and the 3.48 MB/s point sits at 3.48/6.1 of it, not at the bottom of a QPS axis
+    double qpsTop = cy(s, "search_list=20 QPS: x=2,");
+    double mbTop = cy(s, "search_list=20 device MB/s: x=2,");
+    double mbLow = cy(s, "search_list=20 device MB/s: x=1,");
+    double bottom = 420 - 50 - 16 * 2; // height - bottom margin with two legend rows
+    assertThat(mbTop).isCloseTo(qpsTop, within(0.11));
+    assertThat((bottom - mbLow) / (bottom - mbTop)).isCloseTo(3.48 / 6.1, within(0.01));
 
     String plain =
         HtmlReport.render(
