@@ -70,18 +70,29 @@ public final class SearchBench {
   private final Config cfg;
   private final MetricsSource metrics;
   private BlockDevice device;
+  private final double referenceIops;
 
   /**
    * Creates a sweep over {@code client} that reads the server metrics from {@code metrics} (e.g.
    * every node of a cluster, summed); the client is not closed by this class.
    */
   public SearchBench(VectorDbClient client, Config cfg, MetricsSource metrics) {
-    this(client, cfg, metrics, null);
+    this(client, cfg, metrics, null, Double.NaN);
   }
 
-  /** Creates a sweep that also samples {@code device} (null: none) around each measured window. */
-  public SearchBench(VectorDbClient client, Config cfg, MetricsSource metrics, BlockDevice device) {
+  /**
+   * Creates a sweep that also samples {@code device} (null: none) around each measured window and
+   * gives its reads/s as a share of {@code referenceIops} (the disk's 4 KiB random-read IOPS at
+   * queue depth 32; NaN: not measured).
+   */
+  public SearchBench(
+      VectorDbClient client,
+      Config cfg,
+      MetricsSource metrics,
+      BlockDevice device,
+      double referenceIops) {
     this.device = device;
+    this.referenceIops = referenceIops;
     this.client = client;
     this.cfg = cfg;
     this.metrics = metrics;
@@ -157,7 +168,7 @@ public final class SearchBench {
     Map<String, Double> dev =
         deviceAfter == null
             ? Map.of()
-            : BlockDevice.derive(deviceBefore, deviceAfter, o.ok, server.io());
+            : BlockDevice.derive(deviceBefore, deviceAfter, o.ok, server.io(), referenceIops);
     SearchPoint point =
         new SearchPoint(
             label,
@@ -226,12 +237,15 @@ public final class SearchBench {
    * pages and bytes per query of the device, then of the server, and their ratio.
    */
   static String deviceLine(String name, Map<String, Double> d) {
+    Double share = d.get("reads_of_reference_iops");
     return String.format(
         Locale.ROOT,
-        "  device %s: reads/s=%.0f MB/s=%.1f busy=%.0f%% avg read=%.1fKiB"
-            + " | pages/query device=%s server=%s (x%s) | bytes/query device=%s server=%s (x%s)",
+        "  device %s: reads/s=%.0f%s MB/s=%.1f busy=%.0f%% avg read=%.1fKiB"
+            + " | pages/query device=%s server=%s (x%s) | bytes/query device=%s server=%s"
+            + " (x%s)",
         name,
         d.getOrDefault("reads_per_s", Double.NaN),
+        share == null ? "" : String.format(Locale.ROOT, " (%.1f%% of fio QD32)", share * 100),
         d.getOrDefault("read_mb_per_s", Double.NaN),
         d.getOrDefault("busy", Double.NaN) * 100,
         d.getOrDefault("avg_read_kib", Double.NaN),

@@ -138,7 +138,8 @@ public final class SearchCommand extends QueryWorkloadCommand {
                 log,
                 evictEachQuery ? () -> PageCache.evict(client.url, client.collection, log) : null),
             metricsOptions.open(c, client, log),
-            device);
+            device,
+            deviceOptions.referenceIops());
     int[][] gt = d.groundTruth();
     if (client.filterBucketsBelow > 0) {
       gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);
@@ -147,7 +148,7 @@ public final class SearchCommand extends QueryWorkloadCommand {
     Map<String, Object> meta = Metadata.of("search", d, client);
     meta.put("k", topK.k);
     metricsOptions.describe(meta);
-    DeviceOptions.describe(meta, device);
+    deviceOptions.describe(meta, device);
     if (client.filterBucketsBelow > 0) {
       meta.put(
           "filter",

@@ -219,6 +219,20 @@ public final class BlockDevice {
    */
   public static Map<String, Double> derive(
       Sample before, Sample after, long queries, Map<String, Double> serverIo) {
+    return derive(before, after, queries, serverIo, Double.NaN);
+  }
+
+  /**
+   * {@link #derive(Sample, Sample, long, Map)}, and with a reference IOPS (the disk's 4 KiB random
+   * reads at queue depth 32, measured with fio) the share of it the window's reads/s used, as
+   * {@code reads_of_reference_iops}.
+   */
+  public static Map<String, Double> derive(
+      Sample before,
+      Sample after,
+      long queries,
+      Map<String, Double> serverIo,
+      double referenceIops) {
     Map<String, Double> out = new LinkedHashMap<>();
     long reads = after.stat.reads - before.stat.reads;
     long sectors = after.stat.sectorsRead - before.stat.sectorsRead;
@@ -234,6 +248,9 @@ public final class BlockDevice {
     out.put("seconds", seconds);
     out.put("reads_per_s", reads / seconds);
     out.put("read_mb_per_s", bytes / seconds / 1e6);
+    if (referenceIops > 0) {
+      out.put("reads_of_reference_iops", reads / seconds / referenceIops);
+    }
     if (reads > 0) {
       out.put("avg_read_kib", bytes / reads / 1024);
       out.put("avg_read_wait_ms", (double) waits / reads);

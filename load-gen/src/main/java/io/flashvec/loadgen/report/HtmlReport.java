@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.IntSummaryStatistics;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -137,12 +138,14 @@ public final class HtmlReport {
             results, "Server CPU per query vs concurrency", "CPU ms/query", "cpu_ms_per_query"));
     if (results.stream().anyMatch(n -> hasDevice(n.result))) {
       out.add(saturation(results));
-      out.add(
+      SvgChart reads =
           perConcurrency(
               results,
               "Device reads/s vs concurrency",
               "reads/s",
-              List.of(new Metric("", "", p -> device(p, "reads_per_s")))));
+              List.of(new Metric("", "", p -> device(p, "reads_per_s"))));
+      addFioReference(reads, results);
+      out.add(reads);
       out.add(
           perConcurrency(
               results,
@@ -186,6 +189,38 @@ public final class HtmlReport {
       }
     }
     return chart;
+  }
+
+  /**
+   * Draws each result's fio QD32 IOPS (metadata {@code fio.qd32.iops}, from {@code --fio}) as a
+   * flat grey line across its concurrency range: the reads/s the disk itself sustains.
+   */
+  private static void addFioReference(SvgChart chart, List<Named> results) {
+    boolean multi = results.size() > 1;
+    for (Named n : results) {
+      double iops = fioQd32Iops(n.result);
+      if (Double.isNaN(iops) || n.result.points().isEmpty()) {
+        continue;
+      }
+      IntSummaryStatistics c =
+          n.result.points().stream().mapToInt(SearchPoint::concurrency).summaryStatistics();
+      chart.add(
+          new SvgChart.Series(
+              (multi ? n.name + " " : "") + "fio 4 KiB random reads, QD32",
+              "#555555",
+              SvgChart.DASHES[2],
+              List.of(new double[] {c.getMin(), iops}, new double[] {c.getMax(), iops})));
+    }
+  }
+
+  /** The {@code fio.qd32.iops} of a result's metadata, NaN when absent. */
+  static double fioQd32Iops(BenchmarkResult r) {
+    if (r.metadata().get("fio") instanceof Map<?, ?> fio
+        && fio.get("qd32") instanceof Map<?, ?> qd32
+        && qd32.get("iops") instanceof Number iops) {
+      return iops.doubleValue();
+    }
+    return Double.NaN;
   }
 
   /** A result's points grouped by (label, params), each group sorted by concurrency. */
@@ -246,6 +281,7 @@ public final class HtmlReport {
   /** Device columns of the table: header → key of {@link SearchPoint#device}. */
   private static final String[][] DEVICE_COLUMNS = {
     {"device reads/s", "reads_per_s"},
+    {"of fio QD32 IOPS", "reads_of_reference_iops"},
     {"device MB/s", "read_mb_per_s"},
     {"device busy", "busy"},
     {"device pages/query", "pages_per_query"},

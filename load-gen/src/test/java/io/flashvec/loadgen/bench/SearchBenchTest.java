@@ -30,6 +30,17 @@ class SearchBenchTest {
   }
 
   @Test
+  void withAFioReferenceTheLineGivesTheShareOfTheDisksIops() {
+    Map<String, Double> d = new LinkedHashMap<>();
+    d.put("reads_per_s", 20_000.0);
+    d.put("read_mb_per_s", 81.92);
+    d.put("reads_of_reference_iops", 0.25);
+
+    assertThat(SearchBench.deviceLine("vda", d))
+        .startsWith("  device vda: reads/s=20000 (25.0% of fio QD32) MB/s=81.9 ");
+  }
+
+  @Test
   void withoutTheServersCountsTheLineSaysNotApplicable() {
     Map<String, Double> d =
         Map.of(

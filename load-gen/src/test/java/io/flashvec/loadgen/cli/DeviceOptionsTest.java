@@ -51,7 +51,7 @@ class DeviceOptionsTest {
         .startsWith("device counters: vdz (")
         .contains("they include every process on this machine");
     Map<String, Object> meta = new LinkedHashMap<>();
-    DeviceOptions.describe(meta, d);
+    options("vdz", ".").describe(meta, d);
     assertThat(meta.get("device").toString()).contains("name=vdz").contains("every process");
   }
 
@@ -69,8 +69,63 @@ class DeviceOptionsTest {
                 + "]"
                 + System.lineSeparator());
     Map<String, Object> meta = new LinkedHashMap<>();
-    DeviceOptions.describe(meta, null);
+    options("vdz", ".").describe(meta, null);
     assertThat(meta).isEmpty();
+  }
+
+  static final String FIO =
+      """
+      {"device": "vdz", "dir": "/data", "size": "2G", "runtime_s": 20, "ioengine": "libaio",
+       "block_bytes": 4096,
+       "qd1": {"iops": 18034.5, "mb_per_s": 73.87, "lat_mean_us": 55.2},
+       "qd32": {"iops": 59258.0, "mb_per_s": 242.73, "lat_mean_us": 541.9}}
+      """;
+
+  @Test
+  void aFioResultGivesTheReferenceIopsAndIsRecorded() throws Exception {
+    Path sys = sys();
+    Path fio = Files.writeString(dir.resolve("fio.json"), FIO);
+    DeviceOptions o = options("vdz", ".");
+    o.fio = fio;
+
+    BlockDevice d = o.open(log, sys);
+
+    assertThat(o.referenceIops()).isEqualTo(59258.0);
+    assertThat(logged()).doesNotContain("another device");
+    Map<String, Object> meta = new LinkedHashMap<>();
+    o.describe(meta, d);
+    assertThat(meta.get("fio").toString()).contains("qd32={iops=59258.0");
+
+    DeviceOptions other = options("vdz", ".");
+    other.fio = Files.writeString(dir.resolve("other.json"), FIO.replace("\"vdz\"", "\"sda\""));
+    other.open(log, sys);
+    assertThat(logged())
+        .contains("note: the fio result was measured on another device [fio=sda, device=vdz]");
+  }
+
+  @Test
+  void aFioResultWithoutQd32IopsOrWithoutDeviceIsRefused() throws Exception {
+    Path sys = sys();
+    DeviceOptions noDevice = options("none", ".");
+    noDevice.fio = dir.resolve("fio.json");
+    assertThatThrownBy(() -> noDevice.open(log, sys))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("--fio needs --device [fio=" + dir.resolve("fio.json") + "]");
+
+    Path qd1Only = Files.writeString(dir.resolve("qd1.json"), "{\"qd1\": {\"iops\": 100}}");
+    assertThatThrownBy(() -> DeviceOptions.readFio(qd1Only))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "the fio result has no qd32.iops above 0 (write it with scripts/bench/fio-randread.sh)"
+                + " [file="
+                + qd1Only
+                + ", qd32.iops=missing]");
+    Path zero = Files.writeString(dir.resolve("zero.json"), "{\"qd32\": {\"iops\": 0}}");
+    assertThatThrownBy(() -> DeviceOptions.readFio(zero)).hasMessageEndingWith("qd32.iops=0]");
+    Path text = Files.writeString(dir.resolve("text.json"), "IOPS=59k");
+    assertThatThrownBy(() -> DeviceOptions.readFio(text))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("the fio result is not JSON [file=" + text);
   }
 
   @Test

@@ -411,6 +411,10 @@ class LoadGenEndToEndTest {
     Assumptions.assumeTrue(
         here.device() != null, "no block device for the temporary directory: " + here.reason());
     Path with = dir.resolve("with.json");
+    Path fio =
+        Files.writeString(
+            dir.resolve("fio.json"),
+            "{\"device\": \"" + here.device().name() + "\", \"qd32\": {\"iops\": 50000.0}}");
     Path html = dir.resolve("with.html");
     assertThat(
             run(
@@ -431,6 +435,8 @@ class LoadGenEndToEndTest {
                 "auto",
                 "--device-path",
                 dir.toString(),
+                "--fio",
+                fio.toString(),
                 "--out",
                 with.toString(),
                 "--html",
@@ -440,16 +446,23 @@ class LoadGenEndToEndTest {
     assertThat(out.toString())
         .contains("device counters: " + name + " (")
         .contains("include every process")
-        .contains("  device " + name + ": reads/s=");
+        .contains("  device " + name + ": reads/s=")
+        .contains("% of fio QD32)");
     BenchmarkResult w = BenchmarkResult.read(with);
     assertThat(w.metadata().get("device").toString()).contains("name=" + name);
+    assertThat(w.metadata().get("fio").toString()).contains("iops=50000.0");
     assertThat(w.points())
         .hasSize(2)
         .allSatisfy(
             p ->
                 assertThat(p.device())
                     .containsKeys(
-                        "reads", "reads_per_s", "read_mb_per_s", "busy", "pages_per_query")
+                        "reads",
+                        "reads_per_s",
+                        "read_mb_per_s",
+                        "busy",
+                        "pages_per_query",
+                        "reads_of_reference_iops")
                     .allSatisfy((k, v) -> assertThat(v).isNotNegative()));
     assertThat(Files.readString(html)).contains("QPS and device read bandwidth vs concurrency");
   }

@@ -221,6 +221,11 @@ class BlockDeviceTest {
     assertThat(d.get("server_bytes_per_query")).isEqualTo(147_456.0);
     assertThat(d.get("device_to_server_pages")).isCloseTo(40.0 / 36, within(1e-12));
     assertThat(d.get("device_to_server_bytes")).isCloseTo(163_840.0 / 147_456, within(1e-12));
+    assertThat(d).doesNotContainKey("reads_of_reference_iops");
+
+    // against the disk's own 4 KiB random-read IOPS at queue depth 32: 20,000 of 80,000
+    assertThat(BlockDevice.derive(before, after, 1_000, server, 80_000))
+        .containsEntry("reads_of_reference_iops", 0.25);
   }
 
   @Test

@@ -26,6 +26,7 @@ class HtmlReportTest {
         "collection": "bench<&>",
         "date": "2026-11-22T07:00:00Z",
         "machine": {"cpu_model": "Test CPU", "nproc": 2},
+        "fio": {"device": "vda", "qd1": {"iops": 18000}, "qd32": {"iops": 59258.0}},
         "points": [
           {"concurrency": 1, "k": 10, "params": {"search_list": 20}, "queries": 1000, "errors": 0,
            "qps": 800.5, "p50_ms": 1.1, "p95_ms": 1.9, "p99_ms": 2.5, "max_ms": 9.0,
@@ -138,7 +139,13 @@ class HtmlReportTest {
         .contains("4 KiB pages per query: device vs server")
         .contains("<th>device MB/s</th>")
         .contains("<td>1490.0</td>")
-        .contains("count every process");
+        .contains("count every process")
+        .contains("<th>of fio QD32 IOPS</th>");
+    // the disk's own QD32 IOPS as a flat reference across the concurrency range
+    assertThat(s)
+        .contains("fio 4 KiB random reads, QD32: x=1, y=59258")
+        .contains("fio 4 KiB random reads, QD32: x=2, y=59258");
+    assertThat(HtmlReport.fioQd32Iops(r)).isEqualTo(59258.0);
     // the dashed bandwidth series: c=1 at 3.48 MB/s, c=2 at 6.1 MB/s, scaled on the right axis
     assertThat(s).contains("search_list=20 device MB/s: x=1, y=3.480").contains("x=2, y=6.1");
     // each axis is scaled to its own series: both maxima (1400 QPS, 6.1 MB/s at c=2) sit at the
