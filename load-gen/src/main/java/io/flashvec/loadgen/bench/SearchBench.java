@@ -7,10 +7,12 @@ import io.flashvec.loadgen.metrics.BlockDevice;
 import io.flashvec.loadgen.metrics.MetricSnapshot;
 import io.flashvec.loadgen.metrics.MetricsSource;
 import io.flashvec.loadgen.metrics.PointMetrics;
+import io.flashvec.loadgen.metrics.ProcessIo;
 import io.flashvec.loadgen.report.SearchPoint;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -71,28 +73,36 @@ public final class SearchBench {
   private final MetricsSource metrics;
   private BlockDevice device;
   private final double referenceIops;
+  private ProcessIo process;
 
   /**
    * Creates a sweep over {@code client} that reads the server metrics from {@code metrics} (e.g.
    * every node of a cluster, summed); the client is not closed by this class.
    */
   public SearchBench(VectorDbClient client, Config cfg, MetricsSource metrics) {
-    this(client, cfg, metrics, null, Double.NaN);
+    this(client, cfg, metrics, null, Double.NaN, null);
   }
 
   /**
    * Creates a sweep that also samples {@code device} (null: none) around each measured window and
    * gives its reads/s as a share of {@code referenceIops} (the disk's 4 KiB random-read IOPS at
-   * queue depth 32; NaN: not measured).
+   * queue depth 32; NaN: not measured); with {@code process} (null: none, needs a device) the
+   * server process's own storage reads beside the device's.
    */
   public SearchBench(
       VectorDbClient client,
       Config cfg,
       MetricsSource metrics,
       BlockDevice device,
-      double referenceIops) {
+      double referenceIops,
+      ProcessIo process) {
+    if (process != null && device == null) {
+      throw new IllegalArgumentException(
+          "a server process's reads are reported beside a device's [pid=" + process.pid() + "]");
+    }
     this.device = device;
     this.referenceIops = referenceIops;
+    this.process = process;
     this.client = client;
     this.cfg = cfg;
     this.metrics = metrics;
@@ -149,6 +159,7 @@ public final class SearchBench {
     }
     Map<String, MetricSnapshot> before = metrics.scrape();
     BlockDevice.Sample deviceBefore = sampleDevice();
+    ProcessIo.Sample processBefore = deviceBefore == null ? null : sampleProcess();
     Outcome o =
         drive(
             queries,
@@ -159,6 +170,7 @@ public final class SearchBench {
             cfg.queriesPerPoint,
             idMapper,
             cfg.beforeQuery);
+    ProcessIo.Sample processAfter = processBefore == null ? null : sampleProcess();
     BlockDevice.Sample deviceAfter = deviceBefore == null ? null : sampleDevice();
     Map<String, MetricSnapshot> after = metrics.scrape();
     PointMetrics server = PointMetrics.of(before, after, cfg.metricPrefixes, o.ok, o.seconds);
@@ -169,6 +181,10 @@ public final class SearchBench {
         deviceAfter == null
             ? Map.of()
             : BlockDevice.derive(deviceBefore, deviceAfter, o.ok, server.io(), referenceIops);
+    if (!dev.isEmpty() && processAfter != null) {
+      dev = new LinkedHashMap<>(dev);
+      dev.putAll(ProcessIo.derive(processBefore, processAfter, o.ok, server.io()));
+    }
     SearchPoint point =
         new SearchPoint(
             label,
@@ -238,23 +254,37 @@ public final class SearchBench {
    */
   static String deviceLine(String name, Map<String, Double> d) {
     Double share = d.get("reads_of_reference_iops");
-    return String.format(
-        Locale.ROOT,
-        "  device %s: reads/s=%.0f%s MB/s=%.1f busy=%.0f%% avg read=%.1fKiB"
-            + " | pages/query device=%s server=%s (x%s) | bytes/query device=%s server=%s"
-            + " (x%s)",
-        name,
-        d.getOrDefault("reads_per_s", Double.NaN),
-        share == null ? "" : String.format(Locale.ROOT, " (%.1f%% of fio QD32)", share * 100),
-        d.getOrDefault("read_mb_per_s", Double.NaN),
-        d.getOrDefault("busy", Double.NaN) * 100,
-        d.getOrDefault("avg_read_kib", Double.NaN),
-        num(d.get("pages_per_query"), "%.1f"),
-        num(d.get("server_pages_per_query"), "%.1f"),
-        num(d.get("device_to_server_pages"), "%.2f"),
-        num(d.get("read_bytes_per_query"), "%.0f"),
-        num(d.get("server_bytes_per_query"), "%.0f"),
-        num(d.get("device_to_server_bytes"), "%.2f"));
+    StringBuilder sb =
+        new StringBuilder(
+            String.format(
+                Locale.ROOT,
+                "  device %s: reads/s=%.0f%s MB/s=%.1f busy=%.0f%% avg read=%.1fKiB"
+                    + " | pages/query device=%s server=%s (x%s) | bytes/query device=%s server=%s"
+                    + " (x%s)",
+                name,
+                d.getOrDefault("reads_per_s", Double.NaN),
+                share == null
+                    ? ""
+                    : String.format(Locale.ROOT, " (%.1f%% of fio QD32)", share * 100),
+                d.getOrDefault("read_mb_per_s", Double.NaN),
+                d.getOrDefault("busy", Double.NaN) * 100,
+                d.getOrDefault("avg_read_kib", Double.NaN),
+                num(d.get("pages_per_query"), "%.1f"),
+                num(d.get("server_pages_per_query"), "%.1f"),
+                num(d.get("device_to_server_pages"), "%.2f"),
+                num(d.get("read_bytes_per_query"), "%.0f"),
+                num(d.get("server_bytes_per_query"), "%.0f"),
+                num(d.get("device_to_server_bytes"), "%.2f")));
+    if (d.containsKey("process_read_mb_per_s")) {
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              " | server process: MB/s=%.1f pages/query=%s (x%s of its own count)",
+              d.get("process_read_mb_per_s"),
+              num(d.get("process_pages_per_query"), "%.1f"),
+              num(d.get("process_to_server_bytes"), "%.2f")));
+    }
+    return sb.toString();
   }
 
   private static String num(Double v, String format) {
@@ -265,6 +295,27 @@ public final class SearchBench {
    * Reads the device's counters, or null without a device; a device that cannot be read any more is
    * reported once and dropped for the rest of the sweep (no figure rather than a made-up one).
    */
+  /** Like {@link #sampleDevice} for the server process (gone: reported once, then dropped). */
+  private ProcessIo.Sample sampleProcess() {
+    if (process == null) {
+      return null;
+    }
+    try {
+      return process.sample();
+    } catch (java.io.UncheckedIOException | IllegalArgumentException e) {
+      if (cfg.out != null) {
+        cfg.out.println(
+            "server process I/O counters unreadable, carrying on without them [pid="
+                + process.pid()
+                + ", error="
+                + e.getMessage()
+                + "]");
+      }
+      process = null;
+      return null;
+    }
+  }
+
   private BlockDevice.Sample sampleDevice() {
     if (device == null) {
       return null;

@@ -2,6 +2,7 @@ package io.flashvec.loadgen.cli;
 
 import io.flashvec.loadgen.internal.Json;
 import io.flashvec.loadgen.metrics.BlockDevice;
+import io.flashvec.loadgen.metrics.ProcessIo;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -51,8 +52,25 @@ public final class DeviceOptions {
               + " a share of its 4 KiB random-read IOPS at queue depth 32. Needs --device.")
   Path fio;
 
+  @Option(
+      names = "--server-pid",
+      paramLabel = "PID",
+      description =
+          "With --device: also read this server process's own storage reads (/proc/PID/io"
+              + " read_bytes: its reads and page faults, with readahead) and report them beside the"
+              + " device's, which include every process, and the server's own count.")
+  Long serverPid;
+
   /** The fio result read by {@link #open}, or null. */
   private Map<String, Object> fioResult;
+
+  /** The server process opened by {@link #open}, or null. */
+  private ProcessIo process;
+
+  /** The server process whose reads are sampled, or null; valid after {@link #open}. */
+  ProcessIo process() {
+    return process;
+  }
 
   /** The QD32 IOPS of the {@code --fio} result, NaN without one; valid after {@link #open}. */
   double referenceIops() {
@@ -90,12 +108,20 @@ public final class DeviceOptions {
 
   /** The device chosen, or null (none asked, or not found: said once on {@code log}). */
   BlockDevice open(PrintStream log) {
-    return open(log, BlockDevice.SYS);
+    return open(log, BlockDevice.SYS, Path.of("/proc"));
   }
 
   BlockDevice open(PrintStream log, Path sys) {
+    return open(log, sys, Path.of("/proc"));
+  }
+
+  BlockDevice open(PrintStream log, Path sys, Path proc) {
     if (fio != null && device.equals("none")) {
       throw new IllegalArgumentException("--fio needs --device [fio=" + fio + "]");
+    }
+    if (serverPid != null && device.equals("none")) {
+      throw new IllegalArgumentException(
+          "--server-pid needs --device [server-pid=" + serverPid + "]");
     }
     fioResult = fio == null ? null : readFio(fio);
     if (device.equals("none")) {
@@ -118,6 +144,7 @@ public final class DeviceOptions {
       log.println("device counters: none, carrying on without them: " + l.reason());
       return null;
     }
+    process = serverPid == null ? null : ProcessIo.of(serverPid, proc);
     log.printf(
         Locale.ROOT,
         "device counters: %s (%s%s); %s%n",
@@ -143,6 +170,9 @@ public final class DeviceOptions {
       m.put("stat", d.statFile().toString());
       m.put("note", NOTE);
       meta.put("device", m);
+      if (process != null) {
+        m.put("server_pid", process.pid());
+      }
       if (fioResult != null) {
         meta.put("fio", fioResult);
       }

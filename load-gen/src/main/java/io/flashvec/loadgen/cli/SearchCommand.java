@@ -139,7 +139,8 @@ public final class SearchCommand extends QueryWorkloadCommand {
                 evictEachQuery ? () -> PageCache.evict(client.url, client.collection, log) : null),
             metricsOptions.open(c, client, log),
             device,
-            deviceOptions.referenceIops());
+            deviceOptions.referenceIops(),
+            deviceOptions.process());
     int[][] gt = d.groundTruth();
     if (client.filterBucketsBelow > 0) {
       gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);

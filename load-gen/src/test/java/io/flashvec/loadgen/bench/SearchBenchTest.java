@@ -41,6 +41,18 @@ class SearchBenchTest {
   }
 
   @Test
+  void withTheServerProcessTheLineEndsWithItsOwnReads() {
+    Map<String, Double> d = new LinkedHashMap<>();
+    d.put("reads_per_s", 20_000.0);
+    d.put("process_read_mb_per_s", 70.5);
+    d.put("process_pages_per_query", 37.0);
+    d.put("process_to_server_bytes", 1.03);
+
+    assertThat(SearchBench.deviceLine("vda", d))
+        .endsWith(" | server process: MB/s=70.5 pages/query=37.0 (x1.03 of its own count)");
+  }
+
+  @Test
   void withoutTheServersCountsTheLineSaysNotApplicable() {
     Map<String, Double> d =
         Map.of(

@@ -129,6 +129,32 @@ class DeviceOptionsTest {
   }
 
   @Test
+  void aServerPidNeedsADeviceAndAReadableProcess() throws Exception {
+    Path sys = sys();
+    Path proc = Files.createDirectories(dir.resolve("proc/77"));
+    Files.writeString(proc.resolve("io"), "rchar: 1\nread_bytes: 8192\n");
+    DeviceOptions o = options("vdz", ".");
+    o.serverPid = 77L;
+
+    BlockDevice d = o.open(log, sys, dir.resolve("proc"));
+
+    assertThat(o.process().pid()).isEqualTo(77);
+    Map<String, Object> meta = new LinkedHashMap<>();
+    o.describe(meta, d);
+    assertThat(meta.get("device").toString()).contains("server_pid=77");
+
+    DeviceOptions gone = options("vdz", ".");
+    gone.serverPid = 78L;
+    assertThatThrownBy(() -> gone.open(log, sys, dir.resolve("proc")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("cannot read the I/O counters of a process");
+    DeviceOptions noDevice = options("none", ".");
+    noDevice.serverPid = 77L;
+    assertThatThrownBy(() -> noDevice.open(log, sys, dir.resolve("proc")))
+        .hasMessage("--server-pid needs --device [server-pid=77]");
+  }
+
+  @Test
   void noneSamplesNothingAndADevicePathNeedsAuto() throws Exception {
     Path sys = sys();
 

@@ -437,6 +437,8 @@ class LoadGenEndToEndTest {
                 dir.toString(),
                 "--fio",
                 fio.toString(),
+                "--server-pid",
+                Long.toString(ProcessHandle.current().pid()),
                 "--out",
                 with.toString(),
                 "--html",
@@ -447,7 +449,8 @@ class LoadGenEndToEndTest {
         .contains("device counters: " + name + " (")
         .contains("include every process")
         .contains("  device " + name + ": reads/s=")
-        .contains("% of fio QD32)");
+        .contains("% of fio QD32)")
+        .contains(" | server process: MB/s=");
     BenchmarkResult w = BenchmarkResult.read(with);
     assertThat(w.metadata().get("device").toString()).contains("name=" + name);
     assertThat(w.metadata().get("fio").toString()).contains("iops=50000.0");
@@ -462,7 +465,9 @@ class LoadGenEndToEndTest {
                         "read_mb_per_s",
                         "busy",
                         "pages_per_query",
-                        "reads_of_reference_iops")
+                        "reads_of_reference_iops",
+                        "process_read_mb_per_s",
+                        "process_pages_per_query")
                     .allSatisfy((k, v) -> assertThat(v).isNotNegative()));
     assertThat(Files.readString(html)).contains("QPS and device read bandwidth vs concurrency");
   }
