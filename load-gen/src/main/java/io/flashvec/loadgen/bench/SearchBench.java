@@ -3,13 +3,16 @@ package io.flashvec.loadgen.bench;
 import io.flashvec.loadgen.client.SearchParams;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
+import io.flashvec.loadgen.metrics.BlockDevice;
 import io.flashvec.loadgen.metrics.MetricSnapshot;
 import io.flashvec.loadgen.metrics.MetricsSource;
 import io.flashvec.loadgen.metrics.PointMetrics;
+import io.flashvec.loadgen.metrics.ProcessIo;
 import io.flashvec.loadgen.report.SearchPoint;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -25,6 +28,11 @@ import org.HdrHistogram.Histogram;
  * (HdrHistogram, recorded in ns), recall@k against ground truth, errors, and the deltas of the
  * server's Prometheus metrics scraped just before and just after the point — summed over the nodes
  * when the {@link MetricsSource} has several (a cluster), with per-node figures beside.
+ *
+ * <p>With a {@link BlockDevice}, the device's counters are read just before and just after each
+ * measured window too, and the point carries the device's reads/s, MB/s and 4 KiB pages per query
+ * beside the server's own pages and bytes per query ({@link BlockDevice#derive}). The device counts
+ * every process's reads, not only the server's.
  *
  * <p>QPS is successful queries divided by the wall-clock time from the start signal until the last
  * client stopped. One instance runs one sweep at a time; client threads are created per point and
@@ -63,12 +71,38 @@ public final class SearchBench {
   private final VectorDbClient client;
   private final Config cfg;
   private final MetricsSource metrics;
+  private BlockDevice device;
+  private final double referenceIops;
+  private ProcessIo process;
 
   /**
    * Creates a sweep over {@code client} that reads the server metrics from {@code metrics} (e.g.
    * every node of a cluster, summed); the client is not closed by this class.
    */
   public SearchBench(VectorDbClient client, Config cfg, MetricsSource metrics) {
+    this(client, cfg, metrics, null, Double.NaN, null);
+  }
+
+  /**
+   * Creates a sweep that also samples {@code device} (null: none) around each measured window and
+   * gives its reads/s as a share of {@code referenceIops} (the disk's 4 KiB random-read IOPS at
+   * queue depth 32; NaN: not measured); with {@code process} (null: none, needs a device) the
+   * server process's own storage reads beside the device's.
+   */
+  public SearchBench(
+      VectorDbClient client,
+      Config cfg,
+      MetricsSource metrics,
+      BlockDevice device,
+      double referenceIops,
+      ProcessIo process) {
+    if (process != null && device == null) {
+      throw new IllegalArgumentException(
+          "a server process's reads are reported beside a device's [pid=" + process.pid() + "]");
+    }
+    this.device = device;
+    this.referenceIops = referenceIops;
+    this.process = process;
     this.client = client;
     this.cfg = cfg;
     this.metrics = metrics;
@@ -124,6 +158,8 @@ public final class SearchBench {
       cfg.beforePoint.run();
     }
     Map<String, MetricSnapshot> before = metrics.scrape();
+    BlockDevice.Sample deviceBefore = sampleDevice();
+    ProcessIo.Sample processBefore = deviceBefore == null ? null : sampleProcess();
     Outcome o =
         drive(
             queries,
@@ -134,11 +170,21 @@ public final class SearchBench {
             cfg.queriesPerPoint,
             idMapper,
             cfg.beforeQuery);
+    ProcessIo.Sample processAfter = processBefore == null ? null : sampleProcess();
+    BlockDevice.Sample deviceAfter = deviceBefore == null ? null : sampleDevice();
     Map<String, MetricSnapshot> after = metrics.scrape();
     PointMetrics server = PointMetrics.of(before, after, cfg.metricPrefixes, o.ok, o.seconds);
     LatencySummary lat = LatencySummary.of(o.histogram);
     double qps = o.seconds > 0 ? o.ok / o.seconds : 0;
     double recall = gt == null || o.ok == 0 ? Double.NaN : o.recallSum / o.ok;
+    Map<String, Double> dev =
+        deviceAfter == null
+            ? Map.of()
+            : BlockDevice.derive(deviceBefore, deviceAfter, o.ok, server.io(), referenceIops);
+    if (!dev.isEmpty() && processAfter != null) {
+      dev = new LinkedHashMap<>(dev);
+      dev.putAll(ProcessIo.derive(processBefore, processAfter, o.ok, server.io()));
+    }
     SearchPoint point =
         new SearchPoint(
             label,
@@ -159,7 +205,8 @@ public final class SearchBench {
             server.deltas(),
             server.gauges(),
             server.io(),
-            server.nodes());
+            server.nodes(),
+            dev);
     if (cfg.out != null) {
       cfg.out.printf(
           Locale.ROOT,
@@ -180,6 +227,9 @@ public final class SearchBench {
       if (!server.nodes().isEmpty()) {
         cfg.out.println(workLine(server));
       }
+      if (!dev.isEmpty()) {
+        cfg.out.println(deviceLine(device.name(), dev));
+      }
     }
     return point;
   }
@@ -196,6 +246,94 @@ public final class SearchBench {
       sb.append(" | ").append(e.getKey()).append(' ').append(figures(e.getValue()));
     }
     return sb.toString();
+  }
+
+  /**
+   * One line of the device's figures beside the server's own: reads/s, MB/s, busy fraction, 4 KiB
+   * pages and bytes per query of the device, then of the server, and their ratio.
+   */
+  static String deviceLine(String name, Map<String, Double> d) {
+    Double share = d.get("reads_of_reference_iops");
+    StringBuilder sb =
+        new StringBuilder(
+            String.format(
+                Locale.ROOT,
+                "  device %s: reads/s=%.0f%s MB/s=%.1f busy=%.0f%% avg read=%.1fKiB"
+                    + " | pages/query device=%s server=%s (x%s) | bytes/query device=%s server=%s"
+                    + " (x%s)",
+                name,
+                d.getOrDefault("reads_per_s", Double.NaN),
+                share == null
+                    ? ""
+                    : String.format(Locale.ROOT, " (%.1f%% of fio QD32)", share * 100),
+                d.getOrDefault("read_mb_per_s", Double.NaN),
+                d.getOrDefault("busy", Double.NaN) * 100,
+                d.getOrDefault("avg_read_kib", Double.NaN),
+                num(d.get("pages_per_query"), "%.1f"),
+                num(d.get("server_pages_per_query"), "%.1f"),
+                num(d.get("device_to_server_pages"), "%.2f"),
+                num(d.get("read_bytes_per_query"), "%.0f"),
+                num(d.get("server_bytes_per_query"), "%.0f"),
+                num(d.get("device_to_server_bytes"), "%.2f")));
+    if (d.containsKey("process_read_mb_per_s")) {
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              " | server process: MB/s=%.1f pages/query=%s (x%s of its own count)",
+              d.get("process_read_mb_per_s"),
+              num(d.get("process_pages_per_query"), "%.1f"),
+              num(d.get("process_to_server_bytes"), "%.2f")));
+    }
+    return sb.toString();
+  }
+
+  private static String num(Double v, String format) {
+    return v == null || v.isNaN() ? "n/a" : String.format(Locale.ROOT, format, v);
+  }
+
+  /**
+   * Reads the device's counters, or null without a device; a device that cannot be read any more is
+   * reported once and dropped for the rest of the sweep (no figure rather than a made-up one).
+   */
+  /** Like {@link #sampleDevice} for the server process (gone: reported once, then dropped). */
+  private ProcessIo.Sample sampleProcess() {
+    if (process == null) {
+      return null;
+    }
+    try {
+      return process.sample();
+    } catch (java.io.UncheckedIOException | IllegalArgumentException e) {
+      if (cfg.out != null) {
+        cfg.out.println(
+            "server process I/O counters unreadable, carrying on without them [pid="
+                + process.pid()
+                + ", error="
+                + e.getMessage()
+                + "]");
+      }
+      process = null;
+      return null;
+    }
+  }
+
+  private BlockDevice.Sample sampleDevice() {
+    if (device == null) {
+      return null;
+    }
+    try {
+      return device.sample();
+    } catch (java.io.UncheckedIOException | IllegalArgumentException e) {
+      if (cfg.out != null) {
+        cfg.out.println(
+            "device counters unreadable, carrying on without them [device="
+                + device.name()
+                + ", error="
+                + e.getMessage()
+                + "]");
+      }
+      device = null;
+      return null;
+    }
   }
 
   private static String figures(Map<String, Double> io) {

@@ -5,6 +5,7 @@ import io.flashvec.loadgen.client.SearchParams;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
 import io.flashvec.loadgen.dataset.Dataset;
+import io.flashvec.loadgen.metrics.BlockDevice;
 import io.flashvec.loadgen.metrics.ServerIo;
 import io.flashvec.loadgen.report.BenchmarkResult;
 import io.flashvec.loadgen.report.HtmlReport;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code search}: the concurrency and search-parameter sweep. */
@@ -31,7 +33,8 @@ import picocli.CommandLine.Option;
           + " or --queries.",
       "Per point: QPS, P50/P95/P99/max latency, recall@k against ground truth (computed and"
           + " cached when missing), errors, and the deltas of the server's /metrics (summed over"
-          + " every --metrics-url node of a cluster, and per node).",
+          + " every --metrics-url node of a cluster, and per node); with --device, the block"
+          + " device's reads/s, MB/s and pages per query beside the server's own.",
       "Writes a JSON result (--out) and optionally an HTML report (--html)."
     })
 public final class SearchCommand extends QueryWorkloadCommand {
@@ -106,6 +109,8 @@ public final class SearchCommand extends QueryWorkloadCommand {
               + " would land inside a query) and --warmup 0s.")
   boolean evictEachQuery;
 
+  @Mixin DeviceOptions deviceOptions;
+
   @Option(names = "--out", required = true, description = "JSON result file.")
   Path out;
 
@@ -116,6 +121,7 @@ public final class SearchCommand extends QueryWorkloadCommand {
   int run(VectorDbClient c, Dataset d, PrintWriter o, PrintStream log) {
     List<SearchParams> params = sweep(searchList, beamWidth, rerankK);
     PreparedVector[] prepared = SearchBench.prepare(c, d.queries());
+    BlockDevice device = deviceOptions.open(log);
     SearchBench bench =
         new SearchBench(
             c,
@@ -131,7 +137,10 @@ public final class SearchCommand extends QueryWorkloadCommand {
                 coldHook(log),
                 log,
                 evictEachQuery ? () -> PageCache.evict(client.url, client.collection, log) : null),
-            metricsOptions.open(c, client, log));
+            metricsOptions.open(c, client, log),
+            device,
+            deviceOptions.referenceIops(),
+            deviceOptions.process());
     int[][] gt = d.groundTruth();
     if (client.filterBucketsBelow > 0) {
       gt = filteredGroundTruth(d, client.payloadBuckets, client.filterBucketsBelow, log);
@@ -140,6 +149,7 @@ public final class SearchCommand extends QueryWorkloadCommand {
     Map<String, Object> meta = Metadata.of("search", d, client);
     meta.put("k", topK.k);
     metricsOptions.describe(meta);
+    deviceOptions.describe(meta, device);
     if (client.filterBucketsBelow > 0) {
       meta.put(
           "filter",

@@ -64,6 +64,9 @@ public record BenchmarkResult(Map<String, Object> metadata, List<SearchPoint> po
     if (p.nodes() != null && !p.nodes().isEmpty()) {
       m.put("nodes", p.nodes());
     }
+    if (p.device() != null && !p.device().isEmpty()) {
+      m.put("device", p.device());
+    }
     return m;
   }
 
@@ -103,7 +106,8 @@ public record BenchmarkResult(Map<String, Object> metadata, List<SearchPoint> po
               doubleMap(p.path("server")),
               doubleMap(p.path("server_gauges")),
               doubleMap(p.path("io")),
-              nodesMap(p.path("nodes"))));
+              nodesMap(p.path("nodes")),
+              doubleMap(p.path("device"))));
     }
     return new BenchmarkResult(meta, points);
   }

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.IntSummaryStatistics;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -15,9 +16,12 @@ import java.util.function.ToDoubleFunction;
 /**
  * Renders one or more JSON results as a self-contained HTML page (inline CSS and SVG, no scripts,
  * nothing fetched): recall vs QPS, QPS and latency percentiles vs concurrency, and, when the server
- * exported them, bytes and pages read per query and read bandwidth vs concurrency, followed by a
- * table of every point. Several results are overlaid, one colour per (result, params) or (result,
- * concurrency) series, with a legend. Stateless.
+ * exported them, bytes and pages read per query and read bandwidth vs concurrency; when the block
+ * device was sampled, QPS and the device's read MB/s against concurrency on two axes (where the QPS
+ * curve flattens while the bandwidth stops growing, the disk is saturated), the device's reads/s,
+ * and its 4 KiB pages per query beside the server's own; followed by a table of every point.
+ * Several results are overlaid, one colour per (result, params) or (result, concurrency) series,
+ * with a legend. Stateless.
  */
 public final class HtmlReport {
   private HtmlReport() {}
@@ -132,7 +136,110 @@ public final class HtmlReport {
     out.add(
         ioChart(
             results, "Server CPU per query vs concurrency", "CPU ms/query", "cpu_ms_per_query"));
+    if (results.stream().anyMatch(n -> hasDevice(n.result))) {
+      out.add(saturation(results));
+      SvgChart reads =
+          perConcurrency(
+              results,
+              "Device reads/s vs concurrency",
+              "reads/s",
+              List.of(new Metric("", "", p -> device(p, "reads_per_s"))));
+      addFioReference(reads, results);
+      out.add(reads);
+      out.add(
+          perConcurrency(
+              results,
+              "4 KiB pages per query: device vs server",
+              "pages/query",
+              List.of(
+                  new Metric("device", "", p -> device(p, "pages_per_query")),
+                  new Metric("server", SvgChart.DASHES[1], p -> io(p, "pages_read_per_query")))));
+    }
     return out;
+  }
+
+  /**
+   * QPS (left axis, solid) and the device's read MB/s (right axis, dashed) against concurrency, one
+   * colour per (result, params): where QPS stops growing with the bandwidth flat too, the disk is
+   * the limit; where QPS stops with bandwidth to spare, something else is.
+   */
+  private static SvgChart saturation(List<Named> results) {
+    SvgChart chart =
+        new SvgChart(
+                "QPS and device read bandwidth vs concurrency",
+                "concurrency",
+                "QPS (solid)",
+                SvgChart.Scale.LOG2,
+                SvgChart.Scale.LINEAR)
+            .y2("device read MB/s (dashed, right axis)");
+    boolean multi = results.size() > 1;
+    int color = 0;
+    for (Named n : results) {
+      for (var e : byParams(n.result).entrySet()) {
+        String c = color(color++);
+        String name = (multi ? n.name + " " : "") + e.getKey();
+        List<double[]> qps = new ArrayList<>();
+        List<double[]> mbs = new ArrayList<>();
+        for (SearchPoint p : e.getValue()) {
+          qps.add(new double[] {p.concurrency(), p.qps()});
+          mbs.add(new double[] {p.concurrency(), device(p, "read_mb_per_s")});
+        }
+        chart.add(new SvgChart.Series(name + " QPS", c, "", qps, false));
+        chart.add(new SvgChart.Series(name + " device MB/s", c, SvgChart.DASHES[1], mbs, true));
+      }
+    }
+    return chart;
+  }
+
+  /**
+   * Draws each result's fio QD32 IOPS (metadata {@code fio.qd32.iops}, from {@code --fio}) as a
+   * flat grey line across its concurrency range: the reads/s the disk itself sustains.
+   */
+  private static void addFioReference(SvgChart chart, List<Named> results) {
+    boolean multi = results.size() > 1;
+    for (Named n : results) {
+      double iops = fioQd32Iops(n.result);
+      if (Double.isNaN(iops) || n.result.points().isEmpty()) {
+        continue;
+      }
+      IntSummaryStatistics c =
+          n.result.points().stream().mapToInt(SearchPoint::concurrency).summaryStatistics();
+      chart.add(
+          new SvgChart.Series(
+              (multi ? n.name + " " : "") + "fio 4 KiB random reads, QD32",
+              "#555555",
+              SvgChart.DASHES[2],
+              List.of(new double[] {c.getMin(), iops}, new double[] {c.getMax(), iops})));
+    }
+  }
+
+  /** The {@code fio.qd32.iops} of a result's metadata, NaN when absent. */
+  static double fioQd32Iops(BenchmarkResult r) {
+    if (r.metadata().get("fio") instanceof Map<?, ?> fio
+        && fio.get("qd32") instanceof Map<?, ?> qd32
+        && qd32.get("iops") instanceof Number iops) {
+      return iops.doubleValue();
+    }
+    return Double.NaN;
+  }
+
+  /** A result's points grouped by (label, params), each group sorted by concurrency. */
+  private static Map<String, List<SearchPoint>> byParams(BenchmarkResult r) {
+    Map<String, List<SearchPoint>> byParams = new LinkedHashMap<>();
+    for (SearchPoint p : r.points()) {
+      String key = (p.label() == null ? "" : p.label() + " ") + p.paramsLabel();
+      byParams.computeIfAbsent(key, k -> new ArrayList<>()).add(p);
+    }
+    byParams.values().forEach(l -> l.sort(Comparator.comparingInt(SearchPoint::concurrency)));
+    return byParams;
+  }
+
+  private static boolean hasDevice(BenchmarkResult r) {
+    return r.points().stream().anyMatch(p -> p.device() != null && !p.device().isEmpty());
+  }
+
+  private static double device(SearchPoint p, String key) {
+    return p.device() == null ? Double.NaN : p.device().getOrDefault(key, Double.NaN);
   }
 
   private record Metric(String name, String dash, ToDoubleFunction<SearchPoint> value) {}
@@ -155,12 +262,7 @@ public final class HtmlReport {
     boolean multi = results.size() > 1;
     int color = 0;
     for (Named n : results) {
-      Map<String, List<SearchPoint>> byParams = new LinkedHashMap<>();
-      for (SearchPoint p : n.result.points()) {
-        String key = (p.label() == null ? "" : p.label() + " ") + p.paramsLabel();
-        byParams.computeIfAbsent(key, k -> new ArrayList<>()).add(p);
-      }
-      for (var e : byParams.entrySet()) {
+      for (var e : byParams(n.result).entrySet()) {
         String c = color(color++);
         for (Metric m : metrics) {
           List<double[]> pts = new ArrayList<>();
@@ -176,28 +278,51 @@ public final class HtmlReport {
     return chart;
   }
 
+  /** Device columns of the table: header → key of {@link SearchPoint#device}. */
+  private static final String[][] DEVICE_COLUMNS = {
+    {"device reads/s", "reads_per_s"},
+    {"of fio QD32 IOPS", "reads_of_reference_iops"},
+    {"device MB/s", "read_mb_per_s"},
+    {"device busy", "busy"},
+    {"device pages/query", "pages_per_query"},
+    {"device / server pages", "device_to_server_pages"},
+    {"device / server bytes", "device_to_server_bytes"}
+  };
+
   private static String table(Named n) {
     StringBuilder sb = new StringBuilder();
-    sb.append("<h3>").append(escape(n.name)).append("</h3>\n<table><tr>");
-    for (String h :
-        new String[] {
-          "label",
-          "concurrency",
-          "params",
-          "k",
-          "queries",
-          "errors",
-          "QPS",
-          "P50 ms",
-          "P95 ms",
-          "P99 ms",
-          "max ms",
-          "recall@k",
-          "bytes/query",
-          "pages/query",
-          "read MB/s",
-          "CPU ms/query"
-        }) {
+    sb.append("<h3>").append(escape(n.name)).append("</h3>\n");
+    boolean dev = hasDevice(n.result);
+    if (dev) {
+      sb.append(
+          "<p>Device columns count every process's reads on the disk, not only the server's.</p>\n");
+    }
+    sb.append("<table><tr>");
+    List<String> headers =
+        new ArrayList<>(
+            List.of(
+                "label",
+                "concurrency",
+                "params",
+                "k",
+                "queries",
+                "errors",
+                "QPS",
+                "P50 ms",
+                "P95 ms",
+                "P99 ms",
+                "max ms",
+                "recall@k",
+                "bytes/query",
+                "pages/query",
+                "read MB/s",
+                "CPU ms/query"));
+    if (dev) {
+      for (String[] c : DEVICE_COLUMNS) {
+        headers.add(c[0]);
+      }
+    }
+    for (String h : headers) {
       sb.append("<th>").append(escape(h)).append("</th>");
     }
     sb.append("</tr>\n");
@@ -229,6 +354,12 @@ public final class HtmlReport {
             io(p, "cpu_ms_per_query")
           }) {
         sb.append("<td>").append(Double.isNaN(v) ? "" : cell(v)).append("</td>");
+      }
+      if (dev) {
+        for (String[] c : DEVICE_COLUMNS) {
+          double v = device(p, c[1]);
+          sb.append("<td>").append(Double.isNaN(v) ? "" : cell(v)).append("</td>");
+        }
       }
       sb.append("</tr>\n");
     }

@@ -21,6 +21,10 @@ import java.util.Map;
  *     several metrics endpoints (a cluster's nodes) {@code server}, {@code serverGauges} and {@code
  *     io} are sums over the nodes
  * @param nodes with several metrics endpoints: node name → its own derived figures, else empty
+ * @param device the block device's figures over the measured window ({@code reads_per_s}, {@code
+ *     read_mb_per_s}, {@code pages_per_query}, the ratio to the server's own counts, ...; see
+ *     {@code BlockDevice.derive}), empty when no device was sampled; the device's counters include
+ *     every process on the machine
  */
 public record SearchPoint(
     String label,
@@ -41,7 +45,8 @@ public record SearchPoint(
     Map<String, Double> server,
     Map<String, Double> serverGauges,
     Map<String, Double> io,
-    Map<String, Map<String, Double>> nodes) {
+    Map<String, Map<String, Double>> nodes,
+    Map<String, Double> device) {
 
   /** A short label of the parameters, e.g. {@code search_list=40,beam_width=4}, or "default". */
   public String paramsLabel() {

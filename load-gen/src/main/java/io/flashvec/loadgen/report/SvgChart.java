@@ -7,7 +7,9 @@ import java.util.Locale;
 /**
  * A small line chart rendered as inline SVG: axes with "nice" ticks (linear, log2 for concurrency
  * or log10), grid lines, one polyline with markers per series, a tooltip ({@code <title>}) per
- * point and a legend. No scripts, no external resources. Not thread-safe; build, render, drop.
+ * point and a legend. With {@link #y2} a second, linear y axis on the right carries the series
+ * marked {@code right} (e.g. read bandwidth beside QPS). No scripts, no external resources. Not
+ * thread-safe; build, render, drop.
  */
 final class SvgChart {
   /** Line styles for up to three overlaid families (e.g. P50/P95/P99). */
@@ -18,8 +20,15 @@ final class SvgChart {
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"
   };
 
-  /** A named series of (x, y) points drawn in {@code color} with a dash pattern. */
-  record Series(String name, String color, String dash, List<double[]> points) {}
+  /**
+   * A named series of (x, y) points drawn in {@code color} with a dash pattern, against the left y
+   * axis or (with {@code right}) the second one.
+   */
+  record Series(String name, String color, String dash, List<double[]> points, boolean right) {
+    Series(String name, String color, String dash, List<double[]> points) {
+      this(name, color, dash, points, false);
+    }
+  }
 
   enum Scale {
     LINEAR,
@@ -34,6 +43,7 @@ final class SvgChart {
   private Scale yScale;
   private final List<Series> series = new ArrayList<>();
   private double xMax = Double.NaN;
+  private String y2Label;
 
   SvgChart(String title, String xLabel, String yLabel, Scale xScale, Scale yScale) {
     this.title = title;
@@ -49,6 +59,12 @@ final class SvgChart {
     return this;
   }
 
+  /** Adds a second, linear y axis on the right for the series marked {@code right}. */
+  SvgChart y2(String label) {
+    this.y2Label = label;
+    return this;
+  }
+
   void add(Series s) {
     List<double[]> finite = new ArrayList<>();
     for (double[] p : s.points) {
@@ -57,7 +73,7 @@ final class SvgChart {
       }
     }
     if (!finite.isEmpty()) {
-      series.add(new Series(s.name, s.color, s.dash, finite));
+      series.add(new Series(s.name, s.color, s.dash, finite, s.right && y2Label != null));
     }
   }
 
@@ -68,12 +84,12 @@ final class SvgChart {
   String render(int width, int height) {
     int legendRows = (series.size() + 1) / 2;
     int left = 70;
-    int right = 20;
+    int right = y2Label == null ? 20 : 70;
     int top = 30;
     int bottom = 50 + legendRows * 16;
     int pw = width - left - right;
     int ph = height - top - bottom;
-    double[] xr = range(0, xScale);
+    double[] xr = range(0, xScale, Side.ANY);
     if (!Double.isNaN(xMax) && xScale == Scale.LINEAR) {
       xr[1] = Math.min(xr[1], xMax);
       if (xr[1] - xr[0] < 0.05) {
@@ -81,12 +97,13 @@ final class SvgChart {
       }
     }
     if (yScale == Scale.LINEAR) {
-      double[] raw = range(1, Scale.LINEAR);
+      double[] raw = range(1, Scale.LINEAR, Side.LEFT);
       if (raw[0] > 0 && raw[1] / raw[0] > 50) {
         yScale = Scale.LOG10;
       }
     }
-    double[] yr = range(1, yScale);
+    double[] yr = range(1, yScale, Side.LEFT);
+    double[] yr2 = range(1, Scale.LINEAR, Side.RIGHT);
     StringBuilder sb = new StringBuilder();
     sb.append(
         String.format(
@@ -143,6 +160,28 @@ final class SvgChart {
               y + 4,
               tickLabel(t, yt, yScale)));
     }
+    if (y2Label != null) {
+      List<Double> yt2 = ticks(yr2, Scale.LINEAR);
+      for (double t : yt2) {
+        double y = top + ph - pos(t, yr2, Scale.LINEAR) * ph;
+        sb.append(
+            String.format(
+                Locale.ROOT,
+                "<text x=\"%d\" y=\"%.1f\" text-anchor=\"start\">%s</text>%n",
+                left + pw + 4,
+                y + 4,
+                tickLabel(t, yt2, Scale.LINEAR)));
+      }
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(90 %d %d)\">%s</text>%n",
+              width - 12,
+              top + ph / 2,
+              width - 12,
+              top + ph / 2,
+              HtmlReport.escape(y2Label)));
+    }
     sb.append(
         String.format(
             Locale.ROOT,
@@ -163,7 +202,7 @@ final class SvgChart {
       StringBuilder marks = new StringBuilder();
       for (double[] p : pts) {
         double x = left + pos(p[0], xr, xScale) * pw;
-        double y = top + ph - pos(p[1], yr, yScale) * ph;
+        double y = top + ph - (s.right ? pos(p[1], yr2, Scale.LINEAR) : pos(p[1], yr, yScale)) * ph;
         poly.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
         marks.append(
             String.format(
@@ -209,10 +248,20 @@ final class SvgChart {
     return sb.toString();
   }
 
-  private double[] range(int axis, Scale scale) {
+  /** Which series an axis range is computed over. */
+  private enum Side {
+    ANY,
+    LEFT,
+    RIGHT
+  }
+
+  private double[] range(int axis, Scale scale, Side side) {
     double lo = Double.POSITIVE_INFINITY;
     double hi = Double.NEGATIVE_INFINITY;
     for (Series s : series) {
+      if (side == Side.LEFT && s.right || side == Side.RIGHT && !s.right) {
+        continue;
+      }
       for (double[] p : s.points) {
         double v = p[axis];
         if (scale != Scale.LINEAR && v <= 0) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.flashvec.loadgen.LoadGen;
 import io.flashvec.loadgen.internal.Json;
+import io.flashvec.loadgen.metrics.BlockDevice;
 import io.flashvec.loadgen.report.BenchmarkResult;
 import io.flashvec.loadgen.report.SearchPoint;
 import java.io.PrintWriter;
@@ -12,6 +13,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -336,6 +338,138 @@ class LoadGenEndToEndTest {
     assertThat(server.deletes.get()).isEqualTo(m.path("inserts").path("vectors").asLong());
     assertThat(server.collections.get("bench").points).hasSize(600);
     assertThat(m.path("points")).hasSize(2);
+  }
+
+  @Test
+  void searchWithDeviceCountersReportsThemPerPointOrSaysWhyNot() throws Exception {
+    Path data = dir.resolve("d");
+    assertThat(
+            run(
+                "generate",
+                "--out",
+                data.toString(),
+                "--n",
+                "200",
+                "--dim",
+                "8",
+                "--queries",
+                "10",
+                "--clusters",
+                "3",
+                "--latent-dim",
+                "2",
+                "--seed",
+                "11"))
+        .isZero();
+    assertThat(
+            run(
+                "ingest",
+                "--url",
+                server.url(),
+                "--collection",
+                "dev",
+                "--dataset",
+                data.toString(),
+                "--index",
+                "flat",
+                "--out",
+                dir.resolve("i.json").toString()))
+        .isZero();
+
+    // a device that does not exist: said once, the run carries on, no device figures at all
+    Path none = dir.resolve("none.json");
+    assertThat(
+            run(
+                "search",
+                "--url",
+                server.url(),
+                "--collection",
+                "dev",
+                "--dataset",
+                data.toString(),
+                "--concurrency",
+                "1,2",
+                "--queries",
+                "20",
+                "--warmup",
+                "0s",
+                "--device",
+                "nosuchdisk0",
+                "--out",
+                none.toString()))
+        .isZero();
+    assertThat(out.toString())
+        .containsOnlyOnce("device counters: none, carrying on without them: no such block device")
+        .doesNotContain("  device ");
+    BenchmarkResult r = BenchmarkResult.read(none);
+    assertThat(r.metadata()).doesNotContainKey("device");
+    assertThat(r.points()).allSatisfy(p -> assertThat(p.device()).isEmpty());
+    assertThat(Files.readString(none)).doesNotContain("reads_per_s");
+
+    // the disk holding the temporary directory, where this machine's sysfs names one
+    BlockDevice.Lookup here = BlockDevice.find("auto", dir, BlockDevice.SYS);
+    Assumptions.assumeTrue(
+        here.device() != null, "no block device for the temporary directory: " + here.reason());
+    Path with = dir.resolve("with.json");
+    Path fio =
+        Files.writeString(
+            dir.resolve("fio.json"),
+            "{\"device\": \"" + here.device().name() + "\", \"qd32\": {\"iops\": 50000.0}}");
+    Path html = dir.resolve("with.html");
+    assertThat(
+            run(
+                "search",
+                "--url",
+                server.url(),
+                "--collection",
+                "dev",
+                "--dataset",
+                data.toString(),
+                "--concurrency",
+                "1,2",
+                "--queries",
+                "20",
+                "--warmup",
+                "0s",
+                "--device",
+                "auto",
+                "--device-path",
+                dir.toString(),
+                "--fio",
+                fio.toString(),
+                "--server-pid",
+                Long.toString(ProcessHandle.current().pid()),
+                "--out",
+                with.toString(),
+                "--html",
+                html.toString()))
+        .isZero();
+    String name = here.device().name();
+    assertThat(out.toString())
+        .contains("device counters: " + name + " (")
+        .contains("include every process")
+        .contains("  device " + name + ": reads/s=")
+        .contains("% of fio QD32)")
+        .contains(" | server process: MB/s=");
+    BenchmarkResult w = BenchmarkResult.read(with);
+    assertThat(w.metadata().get("device").toString()).contains("name=" + name);
+    assertThat(w.metadata().get("fio").toString()).contains("iops=50000.0");
+    assertThat(w.points())
+        .hasSize(2)
+        .allSatisfy(
+            p ->
+                assertThat(p.device())
+                    .containsKeys(
+                        "reads",
+                        "reads_per_s",
+                        "read_mb_per_s",
+                        "busy",
+                        "pages_per_query",
+                        "reads_of_reference_iops",
+                        "process_read_mb_per_s",
+                        "process_pages_per_query")
+                    .allSatisfy((k, v) -> assertThat(v).isNotNegative()));
+    assertThat(Files.readString(html)).contains("QPS and device read bandwidth vs concurrency");
   }
 
   @Test
