@@ -464,9 +464,9 @@ public final class BeamSearcher {
           slotOrd[s] = u;
           slotPage[s] = page;
           slotError[s] = null;
-          inFlight++;
           pagesRead += resident < 0 ? spanned : spanned - resident;
           reader.read(page, ioBuf.asSlice((long) s * unitBytes, unitBytes), s, onRead);
+          inFlight++; // a read that threw was never submitted: nothing to wait for
         }
         if (inFlight == 0) {
           break;
