@@ -74,7 +74,7 @@ public final class BeamSearcher {
   private final int[] beamSlot; // each beam node's slot in the hot node cache, or -1
   private final boolean gather;
   private final int[] gatherIdx;
-  private int touched; // sink of PqCodes.touch, so its loads stay
+  private int touched; // sink of PqCodes.touch and of page touches, so their loads stay
   private final MemorySegment pages; // mincore scratch
 
   private int[] candIds = new int[0];
@@ -506,6 +506,12 @@ public final class BeamSearcher {
     int u = slotOrd[s];
     long base = (long) s * unitBytes;
     long page = slotPage[s];
+    // Map the page that just arrived in the page cache (a minor fault): the kernel's reclaim drops
+    // a page read only by pread at its first scan but gives a mapped, referenced one a second
+    // round, so without this the pages of hot nodes would be evicted sooner than when faulted in.
+    for (long p = page; p < page + unitBytes; p += PAGE) {
+      touched += seg.get(ValueLayout.JAVA_BYTE, p);
+    }
     int lowest = expand(q, u, ioBuf, base + g.recordOffset(u) - page, cap, accept);
     if (unitBytes == PAGE) {
       // small records share the page: expand the candidates on it that wait for a read
