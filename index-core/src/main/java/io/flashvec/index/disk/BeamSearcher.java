@@ -31,10 +31,14 @@ import java.util.function.IntPredicate;
  *       ({@link PqCodes#distances}), not one at a time through a virtual call per neighbour.
  * </ol>
  *
- * Records of the nodes a {@link HotNodeCache} holds (the first hops from the entry) are read from
- * it instead of the mapping, and neither checked for residency nor prefetched. Without PQ codes
- * (the in-memory {@code hnsw} comparison type) neighbours are scored exactly. Nodes rejected by the
- * {@code accept} predicate (deleted, or filtered out) are traversed but never returned. Not
+ * {@link #searchPipelined} is the same search for graphs read from the device: reads issued through
+ * a {@link PageReader} stay in flight while arrived records are expanded, and the thread parks
+ * between them instead of blocking in page faults.
+ *
+ * <p>Records of the nodes a {@link HotNodeCache} holds (the first hops from the entry) are read
+ * from it instead of the mapping, and neither checked for residency nor prefetched. Without PQ
+ * codes (the in-memory {@code hnsw} comparison type) neighbours are scored exactly. Nodes rejected
+ * by the {@code accept} predicate (deleted, or filtered out) are traversed but never returned. Not
  * thread-safe: one searcher per thread, reused across queries (its scratch is sized to the graph: a
  * visited stamp per node up to {@link #MAX_STAMPED_NODES} nodes, above that a {@link VisitedSet}
  * sized by what a search visits).
