@@ -258,10 +258,15 @@ public record FlashVecProperties(
    * Search defaults.
    *
    * @param defaultSearchList candidate list size when a request does not set {@code search_list}
-   * @param beamWidth records read together per beam step when a request does not set {@code
-   *     beam_width}; 0 = automatic (4 while the index is read from the device, else 1)
-   * @param prefetch {@code auto} (prefetch each step's records while searches read from the
-   *     device), {@code on} or {@code off}
+   * @param beamWidth reads in flight per search (records read together per beam step without the
+   *     pipelined search) when a request does not set {@code beam_width}; 0 = automatic (4 while
+   *     the index is read from the device, else 1)
+   * @param prefetch {@code auto} (search with reads in flight, the pipelined search, while searches
+   *     read from the device), {@code on} or {@code off} (each record read by a page fault when
+   *     touched)
+   * @param ioThreads platform threads that issue the reads of the pipelined searches, shared by all
+   *     of them: the queue depth the device sees (1..1024; NVMe needs 32 or more for its rated
+   *     random-read rate)
    * @param nodeCacheBytes native memory for the sealed graphs' hot node caches (the records nearest
    *     each graph's entry), split over the open segments by {@code log2} of their size; 0 turns
    *     the caches off; unset, the memory budget's node-cache slice (5% of it)
@@ -270,8 +275,15 @@ public record FlashVecProperties(
       @DefaultValue("100") int defaultSearchList,
       @DefaultValue("0") int beamWidth,
       @DefaultValue("auto") String prefetch,
+      @DefaultValue("32") int ioThreads,
       DataSize nodeCacheBytes) {
     public Search {
+      check(
+          ioThreads >= 1 && ioThreads <= 1024,
+          "search",
+          "io-threads",
+          "must be in 1..1024",
+          ioThreads);
       check(
           nodeCacheBytes == null || nodeCacheBytes.toBytes() >= 0,
           "search",

@@ -72,6 +72,7 @@ public class NodeConfiguration {
             .walListener(walListener)
             .defaultSearchList(props.search().defaultSearchList())
             .beamWidth(props.search().beamWidth())
+            .ioThreads(props.search().ioThreads())
             .compactionEnabled(props.compaction().enabled())
             .compactionDeletedFraction(props.compaction().deletedFraction())
             .mergeSegmentsPerTier(props.merge().segmentsPerTier())

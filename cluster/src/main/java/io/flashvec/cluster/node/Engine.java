@@ -11,6 +11,7 @@ import io.flashvec.storage.DiskSpace;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.HaltingFileIO;
+import io.flashvec.storage.IoThreads;
 import io.flashvec.storage.ThreadPriority;
 import io.flashvec.storage.Wal;
 import java.util.List;
@@ -63,7 +64,8 @@ final class Engine implements AutoCloseable {
             Math.clamp(settings.beamWidth, 0, DiskAnnSettings.MAX_BEAM_WIDTH),
             buildPool(settings.buildThreads),
             new NodeCacheBudget(settings.nodeCacheBytes),
-            settings.buildMemoryBytes());
+            settings.buildMemoryBytes(),
+            new IoThreads(settings.ioThreads));
     this.liveIndex =
         Executors.newSingleThreadExecutor(
             background("flashvec-live-index", settings.backgroundNice));
@@ -128,7 +130,7 @@ final class Engine implements AutoCloseable {
   void logStart(String roles, String bind, int port) {
     LOG.info(
         "starting FlashVec [dataDir={}, bind={}, port={}, roles={}, fsyncPolicy={}, prefetch={},"
-            + " beamWidth={}, minFreeBytes={}, buildMemoryBytes={}]",
+            + " beamWidth={}, ioThreads={}, minFreeBytes={}, buildMemoryBytes={}]",
         settings.dataDir.toAbsolutePath().normalize(),
         bind,
         port,
@@ -136,6 +138,7 @@ final class Engine implements AutoCloseable {
         fsyncPolicy.configName(),
         diskAnn.prefetch().name().toLowerCase(Locale.ROOT),
         settings.beamWidth,
+        diskAnn.ioThreads().threads(),
         settings.minFreeBytes,
         diskAnn.buildMemoryBytes());
     if (settings.memoryPlan != null) {
@@ -219,5 +222,6 @@ final class Engine implements AutoCloseable {
     if (diskAnn.buildPool() != null) {
       diskAnn.buildPool().shutdownNow();
     }
+    diskAnn.ioThreads().close();
   }
 }

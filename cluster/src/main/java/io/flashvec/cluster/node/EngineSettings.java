@@ -5,6 +5,7 @@ import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FsyncPolicy;
+import io.flashvec.storage.IoThreads;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -32,6 +33,7 @@ public final class EngineSettings {
   final WalListener walListener;
   final int defaultSearchList;
   final int beamWidth;
+  final int ioThreads;
   final DiskAnnSettings.Prefetch prefetch;
   final long nodeCacheBytes;
   final boolean compactionEnabled;
@@ -59,6 +61,7 @@ public final class EngineSettings {
     this.walListener = b.walListener;
     this.defaultSearchList = b.defaultSearchList;
     this.beamWidth = b.beamWidth;
+    this.ioThreads = b.ioThreads;
     this.prefetch = b.prefetch;
     this.nodeCacheBytes = b.nodeCacheBytes;
     this.compactionEnabled = b.compactionEnabled;
@@ -111,6 +114,7 @@ public final class EngineSettings {
     private WalListener walListener;
     private int defaultSearchList = 100;
     private int beamWidth;
+    private int ioThreads = IoThreads.DEFAULT_THREADS;
     private DiskAnnSettings.Prefetch prefetch = DiskAnnSettings.Prefetch.AUTO;
     private long nodeCacheBytes = DEFAULT_NODE_CACHE_BYTES;
     private boolean compactionEnabled = true;
@@ -171,6 +175,22 @@ public final class EngineSettings {
     /** Records read together per beam step when a request sets none (0: the index's default). */
     public Builder beamWidth(int n) {
       this.beamWidth = n;
+      return this;
+    }
+
+    /**
+     * Threads that issue the reads of sealed graphs for all searches: the queue depth the device
+     * sees from searches.
+     *
+     * @throws IllegalArgumentException naming the value when it is outside 1..{@value
+     *     IoThreads#MAX_THREADS}
+     */
+    public Builder ioThreads(int n) {
+      if (n < 1 || n > IoThreads.MAX_THREADS) {
+        throw new IllegalArgumentException(
+            "io-threads must be in 1.." + IoThreads.MAX_THREADS + " [io-threads=" + n + "]");
+      }
+      this.ioThreads = n;
       return this;
     }
 

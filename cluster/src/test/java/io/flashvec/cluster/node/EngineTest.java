@@ -56,6 +56,19 @@ class EngineTest {
   }
 
   @Test
+  void theIoThreadsDefaultTo32ReachTheSegmentsAndAreRangeChecked() {
+    assertThat(EngineSettings.builder(Path.of("unused")).build().ioThreads).isEqualTo(32);
+    try (Engine e = new Engine(EngineSettings.builder(Path.of("unused")).ioThreads(3).build())) {
+      assertThat(e.diskAnn.ioThreads().threads()).isEqualTo(3);
+    }
+    for (int bad : new int[] {0, -1, 1025}) {
+      assertThatThrownBy(() -> EngineSettings.builder(Path.of("unused")).ioThreads(bad))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("io-threads must be in 1..1024 [io-threads=" + bad + "]");
+    }
+  }
+
+  @Test
   void theBuildMemoryReachesSegmentBuildsAndIsRangeChecked() {
     assertThat(EngineSettings.builder(Path.of("unused")).build().buildMemoryBytes())
         .as("default: the build share of the heap")

@@ -4,11 +4,17 @@ import io.flashvec.index.SearchStats;
 import io.flashvec.index.internal.SortedCandidates;
 import io.flashvec.index.internal.VectorOps;
 import io.flashvec.storage.MappedFile;
+import io.flashvec.storage.PageReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntPredicate;
 
 /**
@@ -25,10 +31,14 @@ import java.util.function.IntPredicate;
  *       ({@link PqCodes#distances}), not one at a time through a virtual call per neighbour.
  * </ol>
  *
- * Records of the nodes a {@link HotNodeCache} holds (the first hops from the entry) are read from
- * it instead of the mapping, and neither checked for residency nor prefetched. Without PQ codes
- * (the in-memory {@code hnsw} comparison type) neighbours are scored exactly. Nodes rejected by the
- * {@code accept} predicate (deleted, or filtered out) are traversed but never returned. Not
+ * {@link #searchPipelined} is the same search for graphs read from the device: reads issued through
+ * a {@link PageReader} stay in flight while arrived records are expanded, and the thread parks
+ * between them instead of blocking in page faults.
+ *
+ * <p>Records of the nodes a {@link HotNodeCache} holds (the first hops from the entry) are read
+ * from it instead of the mapping, and neither checked for residency nor prefetched. Without PQ
+ * codes (the in-memory {@code hnsw} comparison type) neighbours are scored exactly. Nodes rejected
+ * by the {@code accept} predicate (deleted, or filtered out) are traversed but never returned. Not
  * thread-safe: one searcher per thread, reused across queries (its scratch is sized to the graph: a
  * visited stamp per node up to {@link #MAX_STAMPED_NODES} nodes, above that a {@link VisitedSet}
  * sized by what a search visits).
@@ -37,6 +47,8 @@ public final class BeamSearcher {
 
   private static final ValueLayout.OfInt INT =
       ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private static final int PAGE = MappedFile.PAGE;
 
   private final GraphFile g;
   private final PqCodes pq;
@@ -66,7 +78,7 @@ public final class BeamSearcher {
   private final int[] beamSlot; // each beam node's slot in the hot node cache, or -1
   private final boolean gather;
   private final int[] gatherIdx;
-  private int touched; // sink of PqCodes.touch, so its loads stay
+  private int touched; // sink of PqCodes.touch and of page touches, so their loads stay
   private final MemorySegment pages; // mincore scratch
 
   private int[] candIds = new int[0];
@@ -78,6 +90,43 @@ public final class BeamSearcher {
   private float[] resDist;
   private int resSize;
   private int k;
+
+  private long visitedCount;
+  private long expandedCount;
+
+  // The pipelined search's reads: up to 64 slots, each one read's buffer in ioBuf.
+  private static final VarHandle DONE;
+
+  static {
+    try {
+      DONE = MethodHandles.lookup().findVarHandle(BeamSearcher.class, "done", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** Bytes one read brings: the page of a small record, or all pages of a large one. */
+  private final int unitBytes;
+
+  private MemorySegment ioBuf = MemorySegment.NULL;
+  private final int[] slotOrd = new int[64];
+  private final long[] slotPage = new long[64];
+  private final IOException[] slotError = new IOException[64];
+
+  /** Slots whose read completed and that the search has not taken yet; set by I/O threads. */
+  @SuppressWarnings("unused") // through DONE
+  private volatile long done;
+
+  /** The thread of the running pipelined search, unparked by completions. */
+  private volatile Thread waiter;
+
+  private final PageReader.Completion onRead = this::completed;
+
+  /** Expansions of records that shared a page with the one a read was issued for. */
+  private long samePageCount;
+
+  /** Tests: treat every record outside the hot node cache as not resident, so each is read. */
+  private boolean readAll;
 
   /** What the last search found: ordinals and exact distances, best first. */
   public int resultCount() {
@@ -118,6 +167,8 @@ public final class BeamSearcher {
     this.gather = pq != null && pq.subspaces() >= pq.gatherScratchLength();
     this.gatherIdx = new int[pq == null ? 0 : pq.gatherScratchLength()];
     this.pages = Arena.ofAuto().allocate(64);
+    int rb = g.recordBytes();
+    this.unitBytes = rb <= PAGE ? PAGE : (rb + PAGE - 1) / PAGE * PAGE;
     this.resIds = new int[16];
     this.resDist = new float[16];
   }
@@ -207,8 +258,8 @@ public final class BeamSearcher {
     stats.visited++;
     int cur = 0; // first unexpanded candidate
     boolean mapped = prefetch && g.file().mapped();
-    long visited = 1;
-    long expanded = 0;
+    visitedCount = 1;
+    expandedCount = 0;
     long pagesRead = 0;
     long cacheHits = 0;
     while (cur < candSize) {
@@ -249,43 +300,13 @@ public final class BeamSearcher {
       int lowest = Integer.MAX_VALUE; // lowest list position touched this step
       for (int i = 0; i < nb; i++) {
         int u = beam[i];
-        MemorySegment src;
-        long off;
+        int at;
         if (cache != null && beamSlot[i] >= 0) {
-          src = cache.records();
-          off = cache.offset(beamSlot[i]);
+          at = expand(q, u, cache.records(), cache.offset(beamSlot[i]), cap, accept);
         } else {
-          src = seg;
-          off = g.recordOffset(u);
+          at = expand(q, u, seg, g.recordOffset(u), cap, accept);
         }
-        expanded++;
-        float exactDist = exact(q, src, off);
-        if (accept == null || accept.test(u)) {
-          offerResult(u, exactDist);
-        }
-        if (pq != null) {
-          int at = reposition(u, exactDist);
-          if (at >= 0 && at < lowest) {
-            lowest = at;
-          }
-        }
-        long at = off + 4L * dim;
-        int deg = src.get(INT, at);
-        int fresh = 0;
-        for (int j = 0; j < deg; j++) {
-          int v = src.get(INT, at + 4 + 4L * j);
-          if (v >= 0 && v < n && firstVisit(v)) {
-            batch[fresh++] = v;
-          }
-        }
-        visited += fresh;
-        scoreBatch(q, fresh);
-        for (int j = 0; j < fresh; j++) {
-          int pos = insert(batch[j], batchDist[j], cap);
-          if (pos >= 0 && pos < lowest) {
-            lowest = pos;
-          }
-        }
+        lowest = Math.min(lowest, at);
       }
       // advance to the first unexpanded candidate (inserts may have put one before cur)
       cur = Math.min(cur, lowest);
@@ -293,12 +314,251 @@ public final class BeamSearcher {
         cur++;
       }
     }
-    stats.visited += visited - 1;
-    stats.expanded += expanded;
-    stats.reranked += expanded;
-    stats.distanceComputations += visited + expanded;
+    finish(stats, pagesRead, cacheHits);
+  }
+
+  private void finish(SearchStats stats, long pagesRead, long cacheHits) {
+    stats.visited += visitedCount - 1;
+    stats.expanded += expandedCount;
+    stats.reranked += expandedCount;
+    stats.distanceComputations += visitedCount + expandedCount;
     stats.pagesRead += pagesRead;
     stats.nodeCacheHits += cacheHits;
+  }
+
+  /**
+   * Expands node {@code u} from its record at {@code off} in {@code src}: offers it as a result
+   * with its exact distance, moves it to that distance in the list, and scores and inserts its
+   * unvisited neighbours. Returns the lowest list position that changed ({@link Integer#MAX_VALUE}
+   * when none did).
+   */
+  private int expand(float[] q, int u, MemorySegment src, long off, int cap, IntPredicate accept) {
+    int lowest = Integer.MAX_VALUE;
+    int n = g.count();
+    expandedCount++;
+    float exactDist = exact(q, src, off);
+    if (accept == null || accept.test(u)) {
+      offerResult(u, exactDist);
+    }
+    if (pq != null) {
+      int at = reposition(u, exactDist);
+      if (at >= 0) {
+        lowest = at;
+      }
+    }
+    long at = off + 4L * dim;
+    int deg = Math.min(src.get(INT, at), g.maxDegree());
+    int fresh = 0;
+    for (int j = 0; j < deg; j++) {
+      int v = src.get(INT, at + 4 + 4L * j);
+      if (v >= 0 && v < n && firstVisit(v)) {
+        batch[fresh++] = v;
+      }
+    }
+    visitedCount += fresh;
+    scoreBatch(q, fresh);
+    for (int j = 0; j < fresh; j++) {
+      int pos = insert(batch[j], batchDist[j], cap);
+      if (pos >= 0 && pos < lowest) {
+        lowest = pos;
+      }
+    }
+    return lowest;
+  }
+
+  /**
+   * The pipelined search (PipeANN): up to {@code beamWidth} reads stay in flight, and whichever
+   * completes first is expanded at once, its neighbours scored and inserted, and the in-flight
+   * reads topped up from the best unexpanded candidates; compute on arrived records overlaps the
+   * reads of others. The best unexpanded candidate is expanded without a read when its record is in
+   * {@code cache} or its pages are resident ({@code mincore}); otherwise its page is read by {@code
+   * reader} into this searcher's buffer, and when it arrives every other unexpanded candidate on
+   * the same page is expanded from it too. While reads are outstanding the thread parks ({@link
+   * LockSupport}), so a virtual thread frees its carrier for other searches. Ends when no candidate
+   * in the list is unexpanded and nothing is in flight.
+   *
+   * <p>{@link SearchStats#pagesRead} counts the pages of the reads issued that were not resident
+   * when issued: every page this search brings from the device. A failed read fails the search with
+   * an {@link UncheckedIOException} once the reads still in flight have completed.
+   *
+   * @param beamWidth reads in flight (1..64)
+   */
+  public void searchPipelined(
+      float[] q,
+      int k,
+      int searchList,
+      int beamWidth,
+      IntPredicate accept,
+      HotNodeCache cache,
+      PageReader reader,
+      SearchStats stats) {
+    startResults(k);
+    int n = g.count();
+    if (n == 0 || k == 0) {
+      return;
+    }
+    int cap = Math.max(searchList, k);
+    ensureCandidates(cap);
+    if (stamp == null) {
+      visitedSet.clear();
+    } else if (++epoch == 0) {
+      Arrays.fill(stamp, 0);
+      epoch = 1;
+    }
+    if (pq != null) {
+      pq.fillTable(q, euclid, table, centered);
+    }
+    int w = Math.clamp(beamWidth, 1, slotOrd.length);
+    if (ioBuf.byteSize() < (long) w * unitBytes) {
+      ioBuf = Arena.ofAuto().allocate((long) w * unitBytes, PAGE);
+    }
+    candSize = 0;
+    int entry = g.entry();
+    firstVisit(entry);
+    batch[0] = entry;
+    scoreBatch(q, 1);
+    insert(entry, batchDist[0], cap);
+    stats.visited++;
+    visitedCount = 1;
+    expandedCount = 0;
+    samePageCount = 0;
+    long pagesRead = 0;
+    long cacheHits = 0;
+    int rb = g.recordBytes();
+    MappedFile file = g.file();
+    long free = w == 64 ? -1L : (1L << w) - 1; // slots without a read
+    int inFlight = 0;
+    IOException failure = null;
+    waiter = Thread.currentThread();
+    DONE.setVolatile(this, 0L);
+    int cur = 0; // no unexpanded candidate before this position
+    try {
+      while (true) {
+        // expand what needs no read, issue reads for the rest while slots are free
+        while (failure == null) {
+          while (cur < candSize && candExpanded[cur]) {
+            cur++;
+          }
+          if (cur == candSize) {
+            break;
+          }
+          int u = candIds[cur];
+          int slot = cache == null ? -1 : cache.slot(u);
+          if (slot >= 0) {
+            cacheHits++;
+            candExpanded[cur] = true;
+            cur = Math.min(cur, expand(q, u, cache.records(), cache.offset(slot), cap, accept));
+            continue;
+          }
+          long off = g.recordOffset(u);
+          int spanned = MappedFile.pagesSpanned(off, rb);
+          int resident = readAll ? 0 : file.residentPages(off, rb, pages);
+          if (resident == spanned) {
+            candExpanded[cur] = true;
+            cur = Math.min(cur, expand(q, u, seg, off, cap, accept));
+            continue;
+          }
+          if (free == 0) {
+            break;
+          }
+          int s = Long.numberOfTrailingZeros(free);
+          free &= ~(1L << s);
+          candExpanded[cur] = true;
+          long page = off & -PAGE;
+          slotOrd[s] = u;
+          slotPage[s] = page;
+          slotError[s] = null;
+          pagesRead += resident < 0 ? spanned : spanned - resident;
+          reader.read(page, ioBuf.asSlice((long) s * unitBytes, unitBytes), s, onRead);
+          inFlight++; // a read that threw was never submitted: nothing to wait for
+        }
+        if (inFlight == 0) {
+          break;
+        }
+        long arrived = awaitCompletions();
+        while (arrived != 0) {
+          int s = Long.numberOfTrailingZeros(arrived);
+          arrived &= arrived - 1;
+          free |= 1L << s;
+          inFlight--;
+          if (slotError[s] != null) {
+            if (failure == null) {
+              failure = slotError[s];
+            }
+            continue;
+          }
+          if (failure == null) {
+            cur = Math.min(cur, expandArrived(q, s, cap, accept));
+          }
+        }
+      }
+    } finally {
+      while (inFlight > 0) {
+        inFlight -= Long.bitCount(awaitCompletions());
+      }
+      waiter = null;
+    }
+    if (failure != null) {
+      throw new UncheckedIOException(
+          "graph read failed [path=" + file.path() + "]: " + failure.getMessage(), failure);
+    }
+    finish(stats, pagesRead, cacheHits);
+  }
+
+  /** Expands the node of read slot {@code s}, then every other unexpanded candidate on its page. */
+  private int expandArrived(float[] q, int s, int cap, IntPredicate accept) {
+    int u = slotOrd[s];
+    long base = (long) s * unitBytes;
+    long page = slotPage[s];
+    // Map the page that just arrived in the page cache (a minor fault): the kernel's reclaim drops
+    // a page read only by pread at its first scan but gives a mapped, referenced one a second
+    // round, so without this the pages of hot nodes would be evicted sooner than when faulted in.
+    for (long p = page; p < page + unitBytes; p += PAGE) {
+      touched += seg.get(ValueLayout.JAVA_BYTE, p);
+    }
+    int lowest = expand(q, u, ioBuf, base + g.recordOffset(u) - page, cap, accept);
+    if (unitBytes == PAGE) {
+      // small records share the page: expand the candidates on it that wait for a read
+      for (int i = 0; i < candSize; i++) {
+        if (candExpanded[i]) {
+          continue;
+        }
+        int v = candIds[i];
+        long off = g.recordOffset(v);
+        if ((off & -PAGE) == page) {
+          candExpanded[i] = true;
+          samePageCount++;
+          lowest = Math.min(lowest, expand(q, v, ioBuf, base + off - page, cap, accept));
+          i = -1; // the list moved: look again from the start
+        }
+      }
+    }
+    return lowest;
+  }
+
+  private long awaitCompletions() {
+    long m;
+    while ((m = (long) DONE.getAndSet(this, 0L)) == 0) {
+      LockSupport.park(this);
+    }
+    return m;
+  }
+
+  /** Runs on an I/O thread when slot {@code tag}'s read is done. */
+  private void completed(int tag, IOException error) {
+    slotError[tag] = error; // published by the volatile update below
+    DONE.getAndBitwiseOr(this, 1L << tag);
+    LockSupport.unpark(waiter);
+  }
+
+  /** Tests: with {@code true} the pipelined search reads every record it expands. */
+  void readAll(boolean on) {
+    readAll = on;
+  }
+
+  /** Expansions of the last pipelined search that came free with another record's page. */
+  public long samePageExpansions() {
+    return samePageCount;
   }
 
   /** Marks {@code v} visited; returns whether it was not yet. */
@@ -313,9 +573,12 @@ public final class BeamSearcher {
     return true;
   }
 
-  /** Heap bytes of this searcher's visited nodes (stamps or the set), for memory accounting. */
+  /**
+   * Bytes of this searcher's visited nodes (stamps or the set) and of its read buffers, for memory
+   * accounting.
+   */
   public long visitedBytes() {
-    return stamp == null ? visitedSet.memoryBytes() : 4L * stamp.length;
+    return (stamp == null ? visitedSet.memoryBytes() : 4L * stamp.length) + ioBuf.byteSize();
   }
 
   private void scoreBatch(float[] q, int count) {

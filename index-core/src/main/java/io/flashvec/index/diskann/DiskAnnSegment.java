@@ -19,6 +19,7 @@ import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.MappedFile;
+import io.flashvec.storage.PageReader;
 import io.flashvec.storage.ThreadIo;
 import io.github.jbellis.jvector.vector.VectorSimilarityFunction;
 import io.github.jbellis.jvector.vector.VectorizationProvider;
@@ -113,6 +114,10 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   private final int defaultSearchList;
   private final boolean inMemory;
   private final DiskAnnSettings settings;
+
+  /** Reads the graph for pipelined searches; null for a graph on the heap or without FFM. */
+  private final PageReader reader;
+
   private final ConcurrentLinkedDeque<BeamSearcher> searchers = new ConcurrentLinkedDeque<>();
   private final IntPredicate liveOrds;
 
@@ -180,7 +185,20 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     this.defaultSearchList = defaultSearchList;
     this.inMemory = inMemory;
     this.settings = settings;
+    this.reader = inMemory ? null : openReader(graph, settings);
     this.liveOrds = ord -> (deleted.get(ord >>> 6) & (1L << ord)) == 0;
+  }
+
+  private static PageReader openReader(GraphFile graph, DiskAnnSettings settings) {
+    if (!graph.file().mapped()) {
+      return null;
+    }
+    try {
+      return PageReader.open(graph.file().path(), settings.ioThreads());
+    } catch (IOException e) {
+      // without native access: searches read through the mapping, one page fault at a time
+      return null;
+    }
   }
 
   /** Cosine vectors are stored normalised, so cosine and dot both search by dot product. */
@@ -470,6 +488,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
             ? FilterPlanner.force(forced, accepted, count, searchList)
             : FilterPlanner.decide(params.exact(), accepted, count, searchList, pq != null);
     BeamSearcher s = borrow();
+    boolean pipelined = false;
     try {
       if (plan.plan() == FilterPlanner.Plan.PQ_SCAN && accept != null && pq != null) {
         s.pqScan(query, k, plan.searchList(), accept::next, liveOrds, stats);
@@ -497,7 +516,14 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
             params.beamWidth() > 0
                 ? params.beamWidth()
                 : settings.beamWidth() > 0 ? settings.beamWidth() : prefetch ? COLD_BEAM_WIDTH : 1;
-        s.search(query, k, plan.searchList(), beamWidth, prefetch, ok, nodeCache, stats);
+        if (prefetch && reader != null) {
+          // the thread parks while reads are in flight and other searches run on its carrier:
+          // its fault counter no longer measures this search, the reads issued do
+          pipelined = true;
+          s.searchPipelined(query, k, plan.searchList(), beamWidth, ok, nodeCache, reader, stats);
+        } else {
+          s.search(query, k, plan.searchList(), beamWidth, prefetch, ok, nodeCache, stats);
+        }
       }
       for (int i = 0; i < s.resultCount(); i++) {
         out.offer(toScore(distance, s.resultDistance(i)), slot, s.resultOrdinal(i));
@@ -505,7 +531,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     } finally {
       release(s);
       long faults1 = ThreadIo.majorFaults();
-      if (faults0 >= 0 && faults1 >= faults0) {
+      if (!pipelined && faults0 >= 0 && faults1 >= faults0) {
         stats.pagesRead += faults1 - faults0;
       }
       if (stats.pagesRead > pages0) {
@@ -677,6 +703,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     settings.nodeCache().leave(this);
     nodeCache = null;
     searchers.clear();
+    if (reader != null) {
+      reader.close();
+    }
     graph.close();
     if (metaMap != null) {
       metaMap.close();

@@ -1,6 +1,7 @@
 package io.flashvec.index.diskann;
 
 import io.flashvec.index.disk.NodeCacheBudget;
+import io.flashvec.storage.IoThreads;
 import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
 
@@ -8,8 +9,10 @@ import java.util.concurrent.ForkJoinPool;
  * The server's settings of DiskANN segments: how searches read from the device and where builds
  * run. One instance per server, passed to every shard (through its options); immutable.
  *
- * @param prefetch when a search prefetches the records of each beam step ({@code
- *     flashvec.search.prefetch})
+ * @param prefetch when a search reads ahead of need ({@code flashvec.search.prefetch}): with it a
+ *     mapped graph is searched by the pipelined search ({@link
+ *     io.flashvec.index.disk.BeamSearcher#searchPipelined}), its reads issued on {@code ioThreads};
+ *     without it each record is read by a page fault when touched
  * @param beamWidth records read together per beam step when a request does not say ({@code
  *     flashvec.search.beam-width}); 0 means automatic: {@value DiskAnnSegment#COLD_BEAM_WIDTH}
  *     while the segment prefetches (its reads go to the device, so reading several records per
@@ -23,19 +26,22 @@ import java.util.concurrent.ForkJoinPool;
  *     {@code flashvec.memory.budget}; default a quarter of the maximum heap): a build whose points
  *     do not fit is cut into overlapping partitions built one at a time ({@link
  *     PartitionedGraphBuilder}), so no build holds all its vectors on the heap
+ * @param ioThreads the threads that read sealed graphs for pipelined searches ({@code
+ *     flashvec.search.io-threads}: the device's queue depth), shared by every segment
  */
 public record DiskAnnSettings(
     Prefetch prefetch,
     int beamWidth,
     ForkJoinPool buildPool,
     NodeCacheBudget nodeCache,
-    long buildMemoryBytes) {
+    long buildMemoryBytes,
+    IoThreads ioThreads) {
 
   /** When a search prefetches the records of each beam step. */
   public enum Prefetch {
     /** Never: each record is read by a page fault when touched. */
     OFF,
-    /** Always: one {@code madvise(WILLNEED)} per record per step, even when cached. */
+    /** Always: the pipelined search, one residency check per record even when cached. */
     ON,
     /** While the segment's recent searches read from the device (the default). */
     AUTO
@@ -61,6 +67,7 @@ public record DiskAnnSettings(
   public DiskAnnSettings {
     Objects.requireNonNull(prefetch, "prefetch");
     Objects.requireNonNull(nodeCache, "nodeCache");
+    Objects.requireNonNull(ioThreads, "ioThreads");
     if (beamWidth < 0 || beamWidth > MAX_BEAM_WIDTH) {
       throw new IllegalArgumentException(
           "beam width out of range [beamWidth="
@@ -77,6 +84,16 @@ public record DiskAnnSettings(
               + MIN_BUILD_MEMORY_BYTES
               + "]");
     }
+  }
+
+  /** Settings that read through the process-wide {@link IoThreads#shared()} pool. */
+  public DiskAnnSettings(
+      Prefetch prefetch,
+      int beamWidth,
+      ForkJoinPool buildPool,
+      NodeCacheBudget nodeCache,
+      long buildMemoryBytes) {
+    this(prefetch, beamWidth, buildPool, nodeCache, buildMemoryBytes, IoThreads.shared());
   }
 
   /** Settings without hot node caches and with the default build memory. */
@@ -98,6 +115,12 @@ public record DiskAnnSettings(
 
   /** The same settings with another build memory. */
   public DiskAnnSettings withBuildMemoryBytes(long bytes) {
-    return new DiskAnnSettings(prefetch, beamWidth, buildPool, nodeCache, bytes);
+    return new DiskAnnSettings(prefetch, beamWidth, buildPool, nodeCache, bytes, ioThreads);
+  }
+
+  /** The same settings reading through {@code threads}. */
+  public DiskAnnSettings withIoThreads(IoThreads threads) {
+    return new DiskAnnSettings(
+        prefetch, beamWidth, buildPool, nodeCache, buildMemoryBytes, threads);
   }
 }
