@@ -378,6 +378,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   /** Durably writes the current deletion bitmap (at a WAL checkpoint). */
   @Override
+  public int[] buildOrder(FileIO io) throws IOException {
+    return DiskAnnFormat.readOrder(io, dir, id, count);
+  }
+
+  @Override
   public void writeDeleted(FileIO io) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(deleted.length() * 8).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < deleted.length(); i++) {
