@@ -5,16 +5,23 @@ import java.util.BitSet;
 /**
  * The page-local node order of a graph file: which node each ordinal of a sealed segment holds, so
  * that a node and the neighbours a search is likely to expand next share a 4 KiB page. A beam
- * search expands a node, then mostly its nearest neighbours; when those sit on the page already
- * read, the next expansions cost no device read.
+ * search expands a node, then mostly nodes near it; when those sit on the page already read, the
+ * next expansions cost no device read.
  *
- * <p>Greedy page filling in breadth-first order from the entry, as Starling's block shuffling: each
- * page starts with the next unplaced node of a breadth-first walk from the entry (its
- * <em>seed</em>), and the seed's unplaced out-neighbours, in neighbour-list order (nearest first),
- * fill the page's other slots; when they run out, the next seed of the walk continues the page.
- * Nodes the walk cannot reach are seeds in ascending ordinal order. It runs in {@code O(n + edges)}
- * time and holds three {@code int[n]}-sized structures (the order, the walk's queue and two bit
- * sets), whatever the degree: nothing per edge.
+ * <p>Greedy page filling, as Starling's block shuffling, with a page-local score, as Gorder's
+ * window: a breadth-first walk from the entry gives each page its first node (its <em>seed</em>),
+ * then the page takes, one at a time, the unplaced node with the highest score among the
+ * out-neighbours of the nodes already on it, a neighbour scoring {@code degree - rank} for every
+ * page member whose list holds it at {@code rank} (nearest first). A node that several members list
+ * near the top is near all of them: the page becomes a tight group rather than the seed's
+ * neighbours, which Vamana's pruning spreads in different directions. When the members list no
+ * unplaced node, the next seed of the walk continues the page. Nodes the walk cannot reach are
+ * seeds in ascending ordinal order.
+ *
+ * <p>Each node's neighbour list is read once, when the node is placed, so it runs in {@code O(n +
+ * edges)} time (plus {@code recordsPerPage² · degree} per page to pick the best candidate) and
+ * holds three {@code int[n]} (the order, the walk's queue, the scores) and two bit sets, whatever
+ * the degree: nothing per edge.
  *
  * <p>An order is a permutation {@code order[newOrdinal] = oldOrdinal}; the entry is always new
  * ordinal 0. Deterministic: a function of the adjacency and the entry.
@@ -47,9 +54,11 @@ public final class PageOrder {
     }
     int[] order = new int[count];
     int[] queue = new int[count]; // the walk's FIFO: every node enters it once, when discovered
+    int[] score = new int[count]; // candidates of the page being filled; 0 elsewhere
     BitSet discovered = new BitSet(count);
     BitSet placed = new BitSet(count);
     int[] nbrs = new int[Math.max(1, maxDegree)];
+    int[] cand = new int[recordsPerPage * nbrs.length];
     int qHead = 0;
     int qTail = 0;
     int unreached = 0; // scan position for nodes the walk does not reach
@@ -57,41 +66,57 @@ public final class PageOrder {
     queue[qTail++] = entry;
     discovered.set(entry);
     while (pos < count) {
-      int seed = -1;
+      int u = -1;
       while (qHead < qTail) {
-        int u = queue[qHead++];
-        if (!placed.get(u)) {
-          seed = u;
+        int q = queue[qHead++];
+        if (!placed.get(q)) {
+          u = q;
           break;
         }
       }
-      if (seed < 0) {
+      if (u < 0) {
         unreached = placed.nextClearBit(unreached);
-        seed = unreached;
-        discovered.set(seed);
+        u = unreached;
+        discovered.set(u);
       }
-      order[pos++] = seed;
-      placed.set(seed);
-      int d = Math.min(nbrs.length, adj.neighbours(seed, nbrs));
-      // fill the rest of the page with the seed's nearest unplaced neighbours
-      for (int i = 0; i < d && pos % recordsPerPage != 0; i++) {
-        int v = nbrs[i];
-        if (v >= 0 && v < count && !placed.get(v)) {
-          order[pos++] = v;
-          placed.set(v);
+      int nc = 0;
+      while (true) {
+        order[pos++] = u;
+        placed.set(u);
+        int d = Math.min(nbrs.length, adj.neighbours(u, nbrs));
+        for (int i = 0; i < d; i++) {
+          int v = nbrs[i];
+          if (v < 0 || v >= count || placed.get(v)) {
+            continue;
+          }
+          if (score[v] == 0) {
+            cand[nc++] = v;
+          }
+          score[v] += d - i;
           if (!discovered.get(v)) {
             discovered.set(v);
             queue[qTail++] = v;
           }
         }
-      }
-      // the walk goes on from the seed's neighbours
-      for (int i = 0; i < d; i++) {
-        int v = nbrs[i];
-        if (v >= 0 && v < count && !discovered.get(v)) {
-          discovered.set(v);
-          queue[qTail++] = v;
+        if (pos % recordsPerPage == 0 || pos == count) {
+          break;
         }
+        int best = -1;
+        int bestScore = 0;
+        for (int c = 0; c < nc; c++) {
+          int v = cand[c];
+          if (score[v] > bestScore && !placed.get(v)) {
+            best = v;
+            bestScore = score[v];
+          }
+        }
+        if (best < 0) {
+          break; // the page goes on with the next seed
+        }
+        u = best;
+      }
+      for (int c = 0; c < nc; c++) {
+        score[cand[c]] = 0;
       }
     }
     return order;

@@ -14,9 +14,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The page-local order is a permutation that starts at the entry, fills each page with its first
- * node's nearest unplaced neighbours, reaches nodes the walk cannot, and is a function of the
- * graph; a graph file written in it holds the same nodes renumbered.
+ * The page-local order is a permutation that starts at the entry, fills each page with the nodes
+ * its members list nearest, reaches nodes the walk cannot, and is a function of the graph; a graph
+ * file written in it holds the same nodes renumbered.
  */
 @ExtendWith(TestSeeds.Reporter.class)
 class PageOrderTest {
@@ -69,7 +69,7 @@ class PageOrderTest {
   }
 
   @Test
-  void eachPageIsFilledWithItsFirstNodesNearestUnplacedNeighbours() {
+  void eachPageIsFilledWithTheNodesItsMembersListNearest() {
     // 0 -> 1..9 (nearest first); each of those -> its own leaves
     int n = 40;
     int[][] adj = new int[n][0];
@@ -84,6 +84,17 @@ class PageOrderTest {
     assertThat(Arrays.copyOfRange(order, 4, 8)).containsExactly(4, 19, 20, 21);
     // page 2: 5 and its leaves
     assertThat(Arrays.copyOfRange(order, 8, 12)).containsExactly(5, 22, 23, 24);
+  }
+
+  @Test
+  void aNodeSeveralMembersListNearTheTopBeatsTheSeedsNextNeighbour() {
+    int n = 12;
+    int[][] adj = new int[n][0];
+    adj[0] = new int[] {1, 2, 3, 4, 5}; // scores 5, 4, 3, 2, 1
+    adj[1] = new int[] {5, 6, 7, 8}; // 5 gains 4: 5 beats 2
+    int[] order = PageOrder.compute(n, 0, 3, 16, of(adj));
+    assertThat(Arrays.copyOfRange(order, 0, 3)).containsExactly(0, 1, 5);
+    PageOrder.checkPermutation(order, n);
   }
 
   @Test
