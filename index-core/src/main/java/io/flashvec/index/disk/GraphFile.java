@@ -29,8 +29,11 @@ import java.nio.file.StandardOpenOption;
  *                 boundary and takes {@code pagesPerRecord} pages.
  * </pre>
  *
- * The header and record layout are what the beam search needs: node {@code i}'s record is at {@link
- * #recordOffset(int)}, computable without reading anything. The file's length and CRC32C are
+ * Which node an ordinal is, is the writer's choice: segments are written in {@link PageOrder}, so
+ * that the records sharing a page are nodes a search tends to expand together.
+ *
+ * <p>The header and record layout are what the beam search needs: node {@code i}'s record is at
+ * {@link #recordOffset(int)}, computable without reading anything. The file's length and CRC32C are
  * recorded in the segment's metadata and verified at open, so this file carries no checksum.
  */
 public final class GraphFile implements Closeable {
