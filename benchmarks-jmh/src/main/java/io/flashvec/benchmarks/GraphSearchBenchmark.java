@@ -92,11 +92,19 @@ public class GraphSearchBenchmark extends GraphSearchFixture {
           dim,
           (System.nanoTime() - t0) / 1e9,
           segment.diskBytes());
+      // the segment numbers its points in its own (page-local) order: the truth in its ordinals
+      int[] ordOf = new int[n];
+      for (int i = 0; i < segment.size(); i++) {
+        ordOf[(int) segment.idAt(i).loBits()] = i;
+      }
       truth = new long[QUERIES][];
       for (int q = 0; q < QUERIES; q++) {
         TopK top = new TopK(DISTANCE, K);
         offerAll(top, queries[q], data, 0);
         truth[q] = drainKeys(top);
+        for (int i = 0; i < truth[q].length; i++) {
+          truth[q][i] = key((int) (truth[q][i] >>> 32), ordOf[(int) truth[q][i]]);
+        }
       }
     }
 

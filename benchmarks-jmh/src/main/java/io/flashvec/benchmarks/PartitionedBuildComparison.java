@@ -179,8 +179,10 @@ public final class PartitionedBuildComparison {
       int[] ord = new int[K];
       int got = top.drainBestFirst(new float[K], new int[K], ord);
       for (int i = 0; i < got; i++) {
+        // the segment numbers its points in its own (page-local) order: compare ids
+        long id = seg.idAt(ord[i]).loBits();
         for (int t : truth[q]) {
-          if (t == ord[i]) {
+          if (t == id) {
             hits++;
             break;
           }

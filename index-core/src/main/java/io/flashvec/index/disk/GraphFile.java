@@ -29,8 +29,11 @@ import java.nio.file.StandardOpenOption;
  *                 boundary and takes {@code pagesPerRecord} pages.
  * </pre>
  *
- * The header and record layout are what the beam search needs: node {@code i}'s record is at {@link
- * #recordOffset(int)}, computable without reading anything. The file's length and CRC32C are
+ * Which node an ordinal is, is the writer's choice: segments are written in {@link PageOrder}, so
+ * that the records sharing a page are nodes a search tends to expand together.
+ *
+ * <p>The header and record layout are what the beam search needs: node {@code i}'s record is at
+ * {@link #recordOffset(int)}, computable without reading anything. The file's length and CRC32C are
  * recorded in the segment's metadata and verified at open, so this file carries no checksum.
  */
 public final class GraphFile implements Closeable {
@@ -109,6 +112,15 @@ public final class GraphFile implements Closeable {
 
   static int recordBytes(int dim, int maxDegree) {
     return 4 * dim + 4 + 4 * maxDegree;
+  }
+
+  /**
+   * Records of {@code dim} dimensions and degree {@code maxDegree} packed to one page; 1 when a
+   * record takes one page or more.
+   */
+  public static int recordsPerPage(int dim, int maxDegree) {
+    int rb = recordBytes(dim, maxDegree);
+    return rb <= PAGE ? PAGE / rb : 1;
   }
 
   /** The size of a graph file of {@code count} nodes. */
@@ -196,12 +208,60 @@ public final class GraphFile implements Closeable {
   }
 
   /**
+   * This file's nodes, read from the mapping: a source to write the graph again in another order
+   * ({@link #write(FileIO, Path, int, int, int, int, NodeSource, int[])}).
+   */
+  public NodeSource nodes() {
+    return new NodeSource() {
+      @Override
+      public float[] vector(int ord) {
+        return GraphFile.this.vector(ord);
+      }
+
+      @Override
+      public int neighbours(int ord, int[] out) {
+        long off = recordOffset(ord);
+        int d = Math.min(Math.min(degree(off), maxDegree), out.length);
+        for (int i = 0; i < d; i++) {
+          out[i] = neighbour(off, i);
+        }
+        return d;
+      }
+    };
+  }
+
+  /**
    * Writes a graph file (not fsynced: the caller syncs it with the rest of the segment). Neighbour
    * lists longer than {@code maxDegree} are cut.
    */
   public static void write(
       FileIO io, Path path, int count, int dim, int maxDegree, int entry, NodeSource nodes)
       throws IOException {
+    write(io, path, count, dim, maxDegree, entry, nodes, null);
+  }
+
+  /**
+   * Writes a graph file with its nodes in {@code order} (see {@link PageOrder}): the record of
+   * ordinal {@code i} is node {@code order[i]} of {@code nodes}, its neighbours and the entry
+   * renumbered alike; {@code null}: in the nodes' own order. {@code nodes} is asked for the nodes
+   * in the order they are written.
+   */
+  public static void write(
+      FileIO io,
+      Path path,
+      int count,
+      int dim,
+      int maxDegree,
+      int entry,
+      NodeSource nodes,
+      int[] order)
+      throws IOException {
+    int[] renumber = null;
+    if (order != null) {
+      PageOrder.checkPermutation(order, count);
+      renumber = PageOrder.inverse(order);
+      entry = count == 0 ? 0 : renumber[entry];
+    }
     int rb = recordBytes(dim, maxDegree);
     int rpp = rb <= PAGE ? PAGE / rb : 0;
     int ppr = rb <= PAGE ? 1 : (rb + PAGE - 1) / PAGE;
@@ -228,7 +288,8 @@ public final class GraphFile implements Closeable {
           buf.clear();
         }
         int start = buf.position();
-        for (int ord = first; ord < Math.min(count, first + perUnit); ord++) {
+        for (int at = first; at < Math.min(count, first + perUnit); at++) {
+          int ord = order == null ? at : order[at];
           float[] v = nodes.vector(ord);
           if (v.length != dim) {
             throw new IllegalArgumentException(
@@ -240,7 +301,8 @@ public final class GraphFile implements Closeable {
           int d = Math.min(maxDegree, nodes.neighbours(ord, nbrs));
           buf.putInt(d);
           for (int i = 0; i < maxDegree; i++) {
-            buf.putInt(i < d ? nbrs[i] : -1);
+            int nb = i < d ? nbrs[i] : -1;
+            buf.putInt(renumber == null || nb < 0 || nb >= count ? nb : renumber[nb]);
           }
         }
         while (buf.position() < start + unit) {

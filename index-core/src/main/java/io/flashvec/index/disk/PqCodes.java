@@ -59,6 +59,16 @@ public final class PqCodes {
     return count;
   }
 
+  /**
+   * Rearranges the codes in place so that point {@code i}'s code becomes the one of point {@code
+   * order[i]} ({@link PageOrder#gather}): for a writer renumbering its points, before the codes are
+   * written or searched.
+   */
+  public void permute(int[] order) {
+    PageOrder.checkPermutation(order, count);
+    PageOrder.gather(order, codes, m);
+  }
+
   public PqCodebook codebook() {
     return book;
   }

@@ -3,12 +3,18 @@ package io.flashvec.index.diskann;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.disk.GraphFile;
+import io.flashvec.index.disk.PageOrder;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.index.segment.SegmentFormat;
+import io.flashvec.storage.ChecksummedFile;
+import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.function.BooleanSupplier;
 
@@ -29,6 +35,16 @@ public final class DiskAnnFormat implements SegmentFormat {
   static final String PQ_FILE = "pq.fvs";
   static final String META_FILE = "meta.fvs";
   static final String DELETED_FILE = "deleted.fvs";
+  static final String ORDER_FORMAT = "segment-order";
+  static final int ORDER_VERSION = 1;
+
+  /**
+   * The order file ({@code order.fvs}, a {@link ChecksummedFile}, {@code segment-order} v1: {@code
+   * int count | int[count] position}): for each ordinal, the position in the build's input of the
+   * point it holds (see {@link SealedSegment#buildOrder}). Absent when ordinal {@code i} holds
+   * input {@code i}: one record per page, or a segment written before the page-local order.
+   */
+  static final String ORDER_FILE = "order.fvs";
 
   private final Distance distance;
   private final IndexParams params;
@@ -92,6 +108,49 @@ public final class DiskAnnFormat implements SegmentFormat {
     long pq = (long) points * subspaces + 256L * dim * 4 + (long) dim * dim * 4 + 4096;
     long meta = (long) points * (17 + 4 + 8) + payloadBytes + 4096;
     long deleted = points / 8 + 4096;
-    return graph + pq + meta + deleted;
+    long order = 4L * points + 4096;
+    return graph + pq + meta + deleted + order;
+  }
+
+  /** Writes a segment's order file (atomically, fsynced). */
+  static void writeOrder(FileIO io, Path path, int segmentId, int[] order) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(4 + 4 * order.length).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(order.length);
+    b.asIntBuffer().put(order);
+    ChecksummedFile.write(io, path, ORDER_FORMAT, ORDER_VERSION, segmentId, b.array());
+  }
+
+  /**
+   * Reads the order file of a segment of {@code count} points in {@code dir}; {@code null} when it
+   * has none (ordinal {@code i} holds input {@code i}).
+   *
+   * @throws CorruptFileException if it fails its checksum or is not a permutation of {@code count}
+   */
+  static int[] readOrder(FileIO io, Path dir, int segmentId, int count) throws IOException {
+    Path path = dir.resolve(ORDER_FILE);
+    ChecksummedFile.Contents c;
+    try {
+      c = ChecksummedFile.read(io, path, ORDER_FORMAT, ORDER_VERSION, ORDER_VERSION);
+    } catch (NoSuchFileException e) {
+      return null;
+    }
+    ByteBuffer b = c.body();
+    if (c.segmentId() != segmentId || b.remaining() < 4 || b.getInt() != count) {
+      throw new CorruptFileException(
+          "order file does not match its segment [segment=" + segmentId + ", count=" + count + "]",
+          path);
+    }
+    if (b.remaining() != 4L * count) {
+      throw new CorruptFileException(
+          "order file length mismatch [bytes=" + b.remaining() + ", count=" + count + "]", path);
+    }
+    int[] order = new int[count];
+    b.asIntBuffer().get(order);
+    try {
+      PageOrder.checkPermutation(order, count);
+    } catch (IllegalArgumentException e) {
+      throw new CorruptFileException(e.getMessage(), path);
+    }
+    return order;
   }
 }

@@ -57,9 +57,12 @@ import java.util.function.IntPredicate;
  *       ordinal's point id and payload.
  *   <li>{@code deleted.fvs} — optional {@link ChecksummedFile} ({@code segment-deleted} v1): the
  *       deletion bitmap as of the last WAL checkpoint.
+ *   <li>{@code order.fvs} — optional {@link ChecksummedFile} ({@code segment-order} v1): the input
+ *       position of each ordinal's point ({@link #buildOrder}), read once by the install.
  * </ul>
  *
- * Graph ordinal {@code i} is segment ordinal {@code i}.
+ * Graph ordinal {@code i} is segment ordinal {@code i}; the writer numbers the points in the
+ * graph's page-local order ({@link io.flashvec.index.disk.PageOrder}), not in input order.
  *
  * <h2>Threads</h2>
  *
@@ -395,6 +398,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   }
 
   /** Durably writes the current deletion bitmap (at a WAL checkpoint). */
+  @Override
+  public int[] buildOrder(FileIO io) throws IOException {
+    return DiskAnnFormat.readOrder(io, dir, id, count);
+  }
+
   @Override
   public void writeDeleted(FileIO io) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(deleted.length() * 8).order(ByteOrder.LITTLE_ENDIAN);

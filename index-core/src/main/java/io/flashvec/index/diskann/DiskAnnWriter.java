@@ -4,6 +4,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.PointId;
 import io.flashvec.index.disk.GraphFile;
+import io.flashvec.index.disk.PageOrder;
 import io.flashvec.index.disk.PqCodebook;
 import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.segment.BuildSpec;
@@ -39,7 +40,10 @@ import java.util.function.BooleanSupplier;
 /**
  * Writes a sealed segment's files (see {@link DiskAnnSegment} for the layout): from live points of
  * other segments, with a graph built by jvector ({@link #write}), or from a frozen growing segment
- * whose live graph becomes the segment's graph ({@link #writeFromGraph}). Files are written into
+ * whose live graph becomes the segment's graph ({@link #writeFromGraph}). Either way the nodes are
+ * numbered in the graph's {@link PageOrder}, so that a node and its nearest neighbours share a
+ * page, and every per-ordinal file (graph, PQ codes, ids, payloads) follows that numbering; the
+ * order file maps each ordinal back to its point's position in the input. Files are written into
  * {@code seg-<id>.tmp/}, fsynced, and the directory is renamed into place, so a segment directory
  * is complete or absent.
  *
@@ -66,6 +70,12 @@ public final class DiskAnnWriter {
 
   private final BooleanSupplier cancelled;
 
+  /**
+   * Whether the nodes are written in {@link PageOrder} (always, but in tests that compare with the
+   * order of the input).
+   */
+  private final boolean pageOrder;
+
   private DiskAnnWriter(
       FileIO io,
       Path dir,
@@ -74,7 +84,8 @@ public final class DiskAnnWriter {
       Distance distance,
       IndexParams params,
       ForkJoinPool pool,
-      BooleanSupplier cancelled) {
+      BooleanSupplier cancelled,
+      boolean pageOrder) {
     this.io = io;
     this.dir = dir;
     this.tmp = dir.resolveSibling(dir.getFileName() + ".tmp");
@@ -84,6 +95,7 @@ public final class DiskAnnWriter {
     this.params = params;
     this.pool = pool;
     this.cancelled = cancelled == null ? BuildSpec.NEVER_CANCELLED : cancelled;
+    this.pageOrder = pageOrder;
   }
 
   /**
@@ -167,6 +179,21 @@ public final class DiskAnnWriter {
       long seed,
       java.util.function.Consumer<PartitionedGraphBuilder> built)
       throws IOException {
+    return write(spec, memoryBytes, seed, built, true);
+  }
+
+  /**
+   * {@link #write(BuildSpec, long, long, java.util.function.Consumer)}; without {@code pageOrder}
+   * new ordinal {@code i} is the {@code i}-th input point, as segments were written before the
+   * page-local order (tests compare the two).
+   */
+  static int write(
+      BuildSpec spec,
+      long memoryBytes,
+      long seed,
+      java.util.function.Consumer<PartitionedGraphBuilder> built,
+      boolean pageOrder)
+      throws IOException {
     DiskAnnWriter w =
         new DiskAnnWriter(
             spec.io(),
@@ -176,7 +203,8 @@ public final class DiskAnnWriter {
             spec.distance(),
             spec.params(),
             spec.pool(),
-            spec.cancelled());
+            spec.cancelled(),
+            pageOrder);
     int n = spec.points();
     if (buildsInPartitions(n, w.dim, w.params.maxDegree(), memoryBytes)) {
       return w.intoTmp(
@@ -265,11 +293,12 @@ public final class DiskAnnWriter {
 
   /**
    * Builds one segment from points of any segments (compaction: merging small segments, dropping
-   * deleted points) into {@code tmp}, then renames it to {@code dir}: new ordinal {@code i} is the
-   * {@code i}-th entry of the concatenated {@code ords}, in order. With a {@code pool}, PQ encoding
-   * and the graph build run on it (compaction passes a one-thread, low-priority pool so that it
-   * cannot take the CPU from queries); otherwise on jvector's default pools. The sources must stay
-   * open until this returns.
+   * deleted points) into {@code tmp}, then renames it to {@code dir}: new ordinal {@code i} holds
+   * the {@code order[i]}-th entry of the concatenated {@code ords}, {@code order} being the graph's
+   * {@link PageOrder} (written to the segment's order file). With a {@code pool}, PQ encoding and
+   * the graph build run on it (compaction passes a one-thread, low-priority pool so that it cannot
+   * take the CPU from queries); otherwise on jvector's default pools. The sources must stay open
+   * until this returns.
    */
   private int build(List<? extends Segment> sources, List<int[]> ords, int n) throws IOException {
     io.deleteTree(tmp);
@@ -307,6 +336,7 @@ public final class DiskAnnWriter {
     // without a pool of the build's own: jvector's defaults (its no-pool constructor does the same)
     ForkJoinPool simd = pool != null ? pool : PhysicalCoreExecutor.pool();
     ForkJoinPool parallel = pool != null ? pool : ForkJoinPool.commonPool();
+    int[] order;
     try (GraphIndexBuilder builder =
         new GraphIndexBuilder(
             bsp,
@@ -322,19 +352,10 @@ public final class DiskAnnWriter {
       ImmutableGraphIndex g = buildGraph(builder, ravv, n, pool, cancelled, segmentId);
       try (var view = g.getView()) {
         int entry = n == 0 ? 0 : view.entryNode().node;
-        GraphFile.write(
-            io,
-            tmp.resolve(DiskAnnFormat.GRAPH_FILE),
-            n,
-            dim,
-            params.maxDegree(),
-            entry,
+        GraphFile.NodeSource nodes =
             new GraphFile.NodeSource() {
               @Override
               public float[] vector(int ord) {
-                if ((ord & 4095) == 0) {
-                  checkCancelled();
-                }
                 return raw[ord];
               }
 
@@ -347,11 +368,36 @@ public final class DiskAnnWriter {
                 }
                 return c;
               }
-            });
+            };
+        order = pageOrder(n, entry, params.maxDegree(), nodes::neighbours);
+        GraphFile.write(
+            io,
+            tmp.resolve(DiskAnnFormat.GRAPH_FILE),
+            n,
+            dim,
+            params.maxDegree(),
+            entry,
+            new GraphFile.NodeSource() {
+              int written;
+
+              @Override
+              public float[] vector(int ord) {
+                if ((written++ & 4095) == 0) {
+                  checkCancelled();
+                }
+                return nodes.vector(ord);
+              }
+
+              @Override
+              public int neighbours(int ord, int[] out) {
+                return nodes.neighbours(ord, out);
+              }
+            },
+            order);
       }
     }
     checkCancelled();
-    finish(n, codes, ids, payloads);
+    finish(n, codes, ids, payloads, order);
     return n;
   }
 
@@ -398,9 +444,10 @@ public final class DiskAnnWriter {
         builder.build(
             VectorSource.of(sources, ords, dim),
             subspaces(),
-            tmp.resolve(DiskAnnFormat.GRAPH_FILE));
+            tmp.resolve(DiskAnnFormat.GRAPH_FILE),
+            pageOrder);
     checkCancelled();
-    finish(n, codes, ids, payloads);
+    finish(n, codes, ids, payloads, builder.order());
     if (built != null) {
       built.accept(builder);
     }
@@ -484,10 +531,33 @@ public final class DiskAnnWriter {
   }
 
   /**
-   * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
-   * and renames {@code tmp} to {@code dir}.
+   * The page-local order of a graph about to be written ({@link PageOrder}), or {@code null} to
+   * keep the input order (one record per page, or {@link #pageOrder} off).
    */
-  private void finish(int n, PqCodes codes, PointId[] ids, byte[][] payloads) throws IOException {
+  private int[] pageOrder(int n, int entry, int maxDegree, PageOrder.Adjacency adj) {
+    if (!pageOrder) {
+      return null;
+    }
+    checkCancelled();
+    return PageOrder.compute(
+        n, entry, GraphFile.recordsPerPage(dim, maxDegree), Math.max(maxDegree, 1024), adj);
+  }
+
+  /**
+   * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
+   * and renames {@code tmp} to {@code dir}. With an {@code order} (the graph file's, see {@link
+   * PageOrder}) the codes, ids and payloads, given in input order, are rearranged alike in place,
+   * and the order is written ({@link DiskAnnFormat#ORDER_FILE}) for the shard to map the input's
+   * points to their new ordinals.
+   */
+  private void finish(int n, PqCodes codes, PointId[] ids, byte[][] payloads, int[] order)
+      throws IOException {
+    if (order != null) {
+      codes.permute(order);
+      PageOrder.gather(order, ids);
+      PageOrder.gather(order, payloads);
+      DiskAnnFormat.writeOrder(io, tmp.resolve(DiskAnnFormat.ORDER_FILE), segmentId, order);
+    }
     Path pqPath = tmp.resolve(DiskAnnFormat.PQ_FILE);
     codes.write(io, pqPath, segmentId);
     fsync(io, tmp.resolve(DiskAnnFormat.GRAPH_FILE));
@@ -510,12 +580,13 @@ public final class DiskAnnWriter {
   /**
    * Writes segment {@code segmentId} from a frozen growing segment whose {@link LiveGraph} holds
    * every ordinal (ADR 0011): that graph, its lists pruned to {@code maxDegree}, is the segment's
-   * graph, so nothing is rebuilt; every ordinal is kept (the caller marks the deleted ones) and
-   * ordinal {@code i} stays ordinal {@code i}. PQ codes are encoded with {@code codebook} (the
-   * shard's newest, so sealing needs no training) when it fits the dimension and the subspace
-   * count, else with a codebook trained on an evenly spaced sample of at most {@value
-   * PqTrainer#TRAINING_SAMPLE} points. Encoding runs on {@code pool} ({@code null}: the common
-   * pool). Written like {@link #write}.
+   * graph, so nothing is rebuilt; every ordinal is kept (the caller marks the deleted ones) and the
+   * segment's ordinal {@code i} holds the frozen segment's ordinal {@code order[i]}, {@code order}
+   * being the graph's {@link PageOrder} (written to the segment's order file). PQ codes are encoded
+   * with {@code codebook} (the shard's newest, so sealing needs no training) when it fits the
+   * dimension and the subspace count, else with a codebook trained on an evenly spaced sample of at
+   * most {@value PqTrainer#TRAINING_SAMPLE} points. Encoding runs on {@code pool} ({@code null}:
+   * the common pool). Written like {@link #write}.
    */
   public static int writeFromGraph(
       FileIO io,
@@ -528,8 +599,30 @@ public final class DiskAnnWriter {
       ForkJoinPool pool,
       BooleanSupplier cancelled)
       throws IOException {
+    return writeFromGraph(
+        io, dir, segmentId, src, distance, params, codebook, pool, cancelled, true);
+  }
+
+  /**
+   * {@link #writeFromGraph(FileIO, Path, int, GrowingSegment, Distance, IndexParams, PqCodebook,
+   * ForkJoinPool, BooleanSupplier)}; without {@code pageOrder} ordinal {@code i} stays ordinal
+   * {@code i}.
+   */
+  static int writeFromGraph(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment src,
+      Distance distance,
+      IndexParams params,
+      PqCodebook codebook,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled,
+      boolean pageOrder)
+      throws IOException {
     DiskAnnWriter w =
-        new DiskAnnWriter(io, dir, segmentId, src.dimension(), distance, params, pool, cancelled);
+        new DiskAnnWriter(
+            io, dir, segmentId, src.dimension(), distance, params, pool, cancelled, pageOrder);
     return w.intoTmp(() -> w.fromGraph(src, codebook));
   }
 
@@ -549,6 +642,7 @@ public final class DiskAnnWriter {
     io.deleteTree(tmp);
     io.createDirectories(tmp);
     g.trimToMaxDegree();
+    int[] order = pageOrder(n, Math.max(0, g.entry()), g.maxDegree(), g::neighbours);
     GraphFile.write(
         io,
         tmp.resolve(DiskAnnFormat.GRAPH_FILE),
@@ -557,9 +651,11 @@ public final class DiskAnnWriter {
         g.maxDegree(),
         g.entry(),
         new GraphFile.NodeSource() {
+          int written;
+
           @Override
           public float[] vector(int ord) {
-            if ((ord & 4095) == 0) {
+            if ((written++ & 4095) == 0) {
               checkCancelled();
             }
             return src.vectorAt(ord);
@@ -569,7 +665,8 @@ public final class DiskAnnWriter {
           public int neighbours(int ord, int[] out) {
             return g.neighbours(ord, out);
           }
-        });
+        },
+        order);
     if (codebook == null
         || codebook.dimension() != dim
         || codebook.subspaces() != subspaces()
@@ -590,7 +687,7 @@ public final class DiskAnnWriter {
       ids[i] = src.idAt(i);
       payloads[i] = src.payloadAt(i);
     }
-    finish(n, new PqCodes(codebook, n, codes), ids, payloads);
+    finish(n, new PqCodes(codebook, n, codes), ids, payloads, order);
     return n;
   }
 

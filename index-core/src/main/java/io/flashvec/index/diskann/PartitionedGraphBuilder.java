@@ -3,6 +3,7 @@ package io.flashvec.index.diskann;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.disk.GraphFile;
+import io.flashvec.index.disk.PageOrder;
 import io.flashvec.index.disk.PqCodebook;
 import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.internal.VectorOps;
@@ -118,6 +119,7 @@ final class PartitionedGraphBuilder {
   private final long seed;
 
   // what the last build did, for logs and tests
+  private int[] order;
   private int partitions;
   private int cap;
   private int[] partitionSizes = new int[0];
@@ -204,12 +206,28 @@ final class PartitionedGraphBuilder {
     return pool != null ? pool : PhysicalCoreExecutor.pool();
   }
 
+  /** The page-local order the last build wrote its graph in, or {@code null}: the input order. */
+  int[] order() {
+    return order;
+  }
+
   /**
-   * Builds the graph of {@code src}'s points and writes it to {@code graphPath} (not fsynced);
-   * returns the PQ codes of the points (codebook trained on the sample, {@code subspaces} bytes per
-   * point).
+   * Builds the graph of {@code src}'s points and writes it to {@code graphPath} (not fsynced) in
+   * the points' order; returns the PQ codes of the points (codebook trained on the sample, {@code
+   * subspaces} bytes per point).
    */
   PqCodes build(VectorSource src, int subspaces, Path graphPath) throws IOException {
+    return build(src, subspaces, graphPath, false);
+  }
+
+  /**
+   * {@link #build(VectorSource, int, Path)}; with {@code pageOrder} the graph is written in its
+   * {@link PageOrder} ({@link #order()}): merged into a scratch graph file in the points' order,
+   * then rewritten from it in the new order. The PQ codes returned stay in the points' order.
+   */
+  PqCodes build(VectorSource src, int subspaces, Path graphPath, boolean pageOrder)
+      throws IOException {
+    order = null;
     int n = src.size();
     if (src.dimension() != dim) {
       throw new IllegalArgumentException(
@@ -283,7 +301,15 @@ final class PartitionedGraphBuilder {
     }
 
     // 5. Merge and write
-    merge(src, n, entry, parts, book, codes, graphPath);
+    boolean reorder = pageOrder && n > 1 && GraphFile.recordsPerPage(dim, params.maxDegree()) > 1;
+    Path merged = reorder ? work.resolve("merged.fvg") : graphPath;
+    merge(src, n, entry, parts, book, codes, merged);
+    if (reorder) {
+      for (int part = 0; part < parts; part++) {
+        io.deleteIfExists(adjFile(part));
+      }
+      writeInPageOrder(merged, graphPath);
+    }
     io.deleteTree(work);
     LOG.info(
         "partitioned graph built [segment={}, points={}, partitions={}, cap={}, largest={}, budget={}]",
@@ -709,6 +735,53 @@ final class PartitionedGraphBuilder {
         r.close();
       }
     }
+  }
+
+  /**
+   * Computes the {@link PageOrder} of the graph file {@code merged} from its neighbour lists (read
+   * from the mapping, so the graph is never on the heap) and writes it again to {@code graphPath}
+   * in that order: one more pass over the graph, its records read in the new order.
+   */
+  private void writeInPageOrder(Path merged, Path graphPath) throws IOException {
+    checkCancelled();
+    try (GraphFile g = GraphFile.open(io, merged, false)) {
+      GraphFile.NodeSource nodes = g.nodes();
+      int n = g.count();
+      int[] o =
+          PageOrder.compute(
+              n,
+              g.entry(),
+              GraphFile.recordsPerPage(dim, g.maxDegree()),
+              g.maxDegree(),
+              nodes::neighbours);
+      checkCancelled();
+      GraphFile.write(
+          io,
+          graphPath,
+          n,
+          dim,
+          g.maxDegree(),
+          g.entry(),
+          new GraphFile.NodeSource() {
+            int written;
+
+            @Override
+            public float[] vector(int ord) {
+              if ((written++ & 4095) == 0) {
+                checkCancelled();
+              }
+              return nodes.vector(ord);
+            }
+
+            @Override
+            public int neighbours(int ord, int[] out) {
+              return nodes.neighbours(ord, out);
+            }
+          },
+          o);
+      order = o;
+    }
+    io.deleteIfExists(merged);
   }
 
   /**

@@ -11,8 +11,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * What a segment build writes: segment {@code segmentId} in {@code dir} (which must not exist),
- * from the points {@code ords.get(i)} of {@code sources.get(i)}, in order, so that new ordinal
- * {@code j} is the {@code j}-th entry of the concatenated ordinals. A seal builds from one frozen
+ * from the points {@code ords.get(i)} of {@code sources.get(i)}: new ordinal {@code j} holds the
+ * {@code j}-th entry of the concatenated ordinals, or, when the format renumbers the points for its
+ * layout, the entry its {@link SealedSegment#buildOrder} names. A seal builds from one frozen
  * growing segment, a compaction from several sealed ones. The sources must stay open until the
  * build returns.
  *

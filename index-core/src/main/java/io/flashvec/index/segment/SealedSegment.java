@@ -28,6 +28,15 @@ public interface SealedSegment extends Segment, Closeable {
   void writeDeleted(FileIO io) throws IOException;
 
   /**
+   * Where each ordinal's point was in the input of the build that wrote this segment: ordinal
+   * {@code i} holds the {@code order[i]}-th entry of its {@link BuildSpec}'s concatenated ordinals
+   * (or, sealed from a live graph, the frozen segment's ordinal {@code order[i]}), the format
+   * having renumbered the points for its own layout. {@code null} when ordinal {@code i} holds
+   * entry {@code i}. Read from disk on each call: the shard needs it once, to install the segment.
+   */
+  int[] buildOrder(FileIO io) throws IOException;
+
+  /**
    * The PQ codebook of this segment, which a growing segment sealed after it may reuse so that its
    * seal needs no training; {@code null} when it has none.
    */

@@ -27,10 +27,11 @@ public interface SegmentFormat {
 
   /**
    * Writes segment {@code segmentId} from a frozen growing segment whose live graph holds every
-   * ordinal: that graph is the segment's graph, so nothing is rebuilt, and ordinal {@code i} stays
-   * ordinal {@code i}. The PQ codebook of {@code newest} (the shard's newest sealed segment, or
-   * {@code null}) is reused when it fits. Stops soon after {@code cancelled} turns true with a
-   * {@link java.util.concurrent.CancellationException}, leaving no files behind.
+   * ordinal: that graph is the segment's graph, so nothing is rebuilt, and every ordinal is kept,
+   * possibly renumbered ({@link SealedSegment#buildOrder}). The PQ codebook of {@code newest} (the
+   * shard's newest sealed segment, or {@code null}) is reused when it fits. Stops soon after {@code
+   * cancelled} turns true with a {@link java.util.concurrent.CancellationException}, leaving no
+   * files behind.
    */
   void writeFromGraph(
       FileIO io,

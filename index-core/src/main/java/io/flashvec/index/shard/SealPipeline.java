@@ -393,6 +393,7 @@ final class SealPipeline {
                       jobs::cancelled));
         }
         built = format.open(io, target, newId);
+        liveOrds = inBuildOrder(liveOrds, built.buildOrder(io));
         segments.adopt(built);
         payloadIndexes.openDisk(built, target);
       }
@@ -439,6 +440,65 @@ final class SealPipeline {
       }
     } finally {
       buildingSegment = -1;
+    }
+  }
+
+  /**
+   * The frozen segment's ordinal of each ordinal of the segment built from it: {@code ords} (the
+   * build's input) rearranged in the built segment's {@code order} ({@link
+   * SealedSegment#buildOrder}; {@code null}: unchanged).
+   */
+  static int[] inBuildOrder(int[] ords, int[] order) {
+    if (order == null) {
+      return ords;
+    }
+    if (order.length != ords.length) {
+      throw new IllegalStateException(
+          "built segment does not hold its input [input="
+              + ords.length
+              + ", built="
+              + order.length
+              + "]");
+    }
+    int[] out = new int[ords.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = ords[order[i]];
+    }
+    return out;
+  }
+
+  /** Sees one point of a compaction: its new ordinal and where it came from. */
+  @FunctionalInterface
+  interface BuiltPoint {
+    void accept(int builtOrd, int source, int sourceOrd) throws IOException;
+  }
+
+  /**
+   * Calls {@code each} for every ordinal of a segment built from the concatenated {@code ords} of
+   * its sources, its input rearranged in {@code order} ({@link SealedSegment#buildOrder}; {@code
+   * null}: ordinal {@code i} is input {@code i}).
+   */
+  static void forEachBuilt(List<int[]> ords, int[] order, BuiltPoint each) throws IOException {
+    int[] starts = new int[ords.size() + 1];
+    for (int j = 0; j < ords.size(); j++) {
+      starts[j + 1] = starts[j] + ords.get(j).length;
+    }
+    int n = starts[ords.size()];
+    if (order != null && order.length != n) {
+      throw new IllegalStateException(
+          "built segment does not hold its input [input=" + n + ", built=" + order.length + "]");
+    }
+    for (int i = 0; i < n; i++) {
+      int pos = order == null ? i : order[i];
+      int j = java.util.Arrays.binarySearch(starts, pos);
+      if (j < 0) {
+        j = -j - 2; // the source whose range holds pos
+      } else {
+        while (starts[j + 1] == pos) {
+          j++; // skip sources with no points
+        }
+      }
+      each.accept(i, j, ords.get(j)[pos - starts[j]]);
     }
   }
 
@@ -607,22 +667,21 @@ final class SealPipeline {
    */
   boolean installCompaction(List<SealedSegment> sources, List<int[]> ords, SealedSegment built)
       throws IOException {
+    int[] order = built == null ? null : built.buildOrder(io);
     writeLock.lock();
     try {
       if (jobs.closed()) {
         return false;
       }
       if (built != null) {
-        int i = 0;
-        for (int j = 0; j < sources.size(); j++) {
-          SealedSegment src = sources.get(j);
-          for (int ord : ords.get(j)) {
-            if (src.isDeleted(ord)) {
-              built.markDeleted(i);
-            }
-            i++;
-          }
-        }
+        forEachBuilt(
+            ords,
+            order,
+            (i, j, ord) -> {
+              if (sources.get(j).isDeleted(ord)) {
+                built.markDeleted(i);
+              }
+            });
       }
       Snapshot snap = segments.current();
       List<SealedSegment> sealed = new ArrayList<>(snap.sealed().size());
@@ -639,16 +698,14 @@ final class SealPipeline {
       }
       segments.publish(sealed, snap.memory(), List.copyOf(sources));
       if (built != null) {
-        int i = 0;
-        for (int j = 0; j < sources.size(); j++) {
-          SealedSegment src = sources.get(j);
-          for (int ord : ords.get(j)) {
-            PointId pid = src.idAt(ord);
-            locations.replace(
-                pid, IdLocations.pack(src.id(), ord), IdLocations.pack(built.id(), i));
-            i++;
-          }
-        }
+        forEachBuilt(
+            ords,
+            order,
+            (i, j, ord) -> {
+              SealedSegment src = sources.get(j);
+              locations.replace(
+                  src.idAt(ord), IdLocations.pack(src.id(), ord), IdLocations.pack(built.id(), i));
+            });
       }
       segments.dropRetired();
       // commit point: the manifest lists the new segment, not the sources

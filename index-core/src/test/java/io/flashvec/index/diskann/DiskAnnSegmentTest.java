@@ -51,6 +51,15 @@ class DiskAnnSegmentTest {
     return g;
   }
 
+  /**
+   * The segment's ordinal of each input point: a segment is written in its own (page-local) order,
+   * see {@link io.flashvec.index.segment.SealedSegment#buildOrder}.
+   */
+  static int[] ordinalOf(DiskAnnSegment seg) throws IOException {
+    int[] order = seg.buildOrder(FileIO.DEFAULT);
+    return order == null ? all(seg.size()) : io.flashvec.index.disk.PageOrder.inverse(order);
+  }
+
   private static int[] all(int n) {
     int[] a = new int[n];
     for (int i = 0; i < n; i++) {
@@ -94,7 +103,7 @@ class DiskAnnSegmentTest {
           truth.add(o);
         }
         for (int i = 0; i < n; i++) {
-          if (truth.contains(aord[i])) {
+          if (truth.contains((int) seg.idAt(aord[i]).loBits())) {
             hits++;
           }
           // Returned scores are exact (reranked with the full vectors) in our units.
@@ -110,8 +119,9 @@ class DiskAnnSegmentTest {
       // Maximum inner product over unnormalised vectors is the hard case for graph indexes
       // (measured 0.73 here at search_list 100); normalised data (cosine) and L2 reach > 0.95.
       assertThat(recall).isGreaterThan(d == Distance.DOT ? 0.6 : 0.9);
-      assertThat(seg.idAt(5)).isEqualTo(PointId.of(5));
-      assertThat(new String(seg.payloadAt(5), StandardCharsets.UTF_8)).isEqualTo("{\"i\":5}");
+      int five = ordinalOf(seg)[5];
+      assertThat(seg.idAt(five)).isEqualTo(PointId.of(5));
+      assertThat(new String(seg.payloadAt(five), StandardCharsets.UTF_8)).isEqualTo("{\"i\":5}");
     }
   }
 
@@ -271,9 +281,10 @@ class DiskAnnSegmentTest {
         Distance.COSINE,
         new IndexParams("diskann", 16, 32, 1.2f, 0));
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 3, 50)) {
+      int[] ordOf = ordinalOf(seg);
       for (int i = 0; i < n; i++) {
-        assertThat(seg.idAt(i)).as("id %d", i).isEqualTo(ids[i]);
-        assertThat(seg.payloadAt(i)).as("payload %d", i).isEqualTo(payloads[i]);
+        assertThat(seg.idAt(ordOf[i])).as("id %d", i).isEqualTo(ids[i]);
+        assertThat(seg.payloadAt(ordOf[i])).as("payload %d", i).isEqualTo(payloads[i]);
       }
     }
     // Segments without any payload keep no offsets and answer null.
@@ -376,18 +387,20 @@ class DiskAnnSegmentTest {
     Path dir = tmp.resolve("seg");
     DiskAnnWriter.write(
         FileIO.DEFAULT, dir, 1, src, all(500), Distance.EUCLID, IndexParams.DEFAULT);
+    int p42;
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 1, 100)) {
+      p42 = ordinalOf(seg)[42];
       TopK top = new TopK(Distance.EUCLID, 1);
       Searches.search(seg, data[42], SearchParams.DEFAULT, top, 0);
       int[] ord = new int[1];
       top.drainBestFirst(new float[1], new int[1], ord);
-      assertThat(ord[0]).isEqualTo(42);
-      assertThat(seg.markDeleted(42)).isTrue();
-      assertThat(seg.markDeleted(42)).isFalse();
+      assertThat(ord[0]).isEqualTo(p42);
+      assertThat(seg.markDeleted(p42)).isTrue();
+      assertThat(seg.markDeleted(p42)).isFalse();
       seg.writeDeleted(FileIO.DEFAULT);
     }
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 1, 100)) {
-      assertThat(seg.isDeleted(42)).isTrue();
+      assertThat(seg.isDeleted(p42)).isTrue();
       assertThat(seg.liveCount()).isEqualTo(499);
       for (SearchParams p :
           new SearchParams[] {SearchParams.DEFAULT, new SearchParams(0, 0, 0, true)}) {
@@ -395,7 +408,7 @@ class DiskAnnSegmentTest {
         Searches.search(seg, data[42], p, top, 0);
         int[] ords = new int[top.size()];
         top.drainBestFirst(new float[ords.length], new int[ords.length], ords);
-        assertThat(ords).doesNotContain(42).hasSize(5);
+        assertThat(ords).doesNotContain(p42).hasSize(5);
       }
     }
   }

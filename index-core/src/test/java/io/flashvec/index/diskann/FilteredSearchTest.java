@@ -52,6 +52,9 @@ class FilteredSearchTest {
   private DiskAnnSegment seg;
   private float[][] queries;
 
+  /** The filter of the running test. */
+  private FilterEvaluator filter;
+
   @BeforeAll
   void build(@TempDir Path tmp) throws IOException {
     Random r = TestSeeds.random("filtered-search");
@@ -93,15 +96,16 @@ class FilteredSearchTest {
     }
   }
 
-  private static Set<Integer> ords(TopK top) {
+  /** The ids of the results (the segment's ordinals are in its own order, not the source's). */
+  private static Set<PointId> ids(TopK top, io.flashvec.index.segment.Segment from) {
     int n = top.size();
     float[] s = new float[n];
     int[] slots = new int[n];
     int[] ords = new int[n];
     top.drainBestFirst(s, slots, ords);
-    Set<Integer> out = new HashSet<>();
+    Set<PointId> out = new HashSet<>();
     for (int o : ords) {
-      out.add(o);
+      out.add(from.idAt(o));
     }
     return out;
   }
@@ -109,15 +113,20 @@ class FilteredSearchTest {
   private double recall(AcceptedOrdinals accept, FilterPlanner.Plan plan, SearchStats stats) {
     int hits = 0;
     int total = 0;
+    AcceptedOrdinals acceptSrc = AcceptedOrdinals.evaluate(src, filter::matches);
     for (float[] q : queries) {
       TopK exact = new TopK(Distance.COSINE, K);
-      Searches.search(src, q, SearchParams.DEFAULT, accept, exact, 0, new SearchStats(), 1.0);
-      Set<Integer> truth = ords(exact);
+      Searches.search(src, q, SearchParams.DEFAULT, acceptSrc, exact, 0, new SearchStats(), 1.0);
+      Set<PointId> truth = ids(exact, src);
       TopK got = new TopK(Distance.COSINE, K);
       seg.search(q, SearchParams.DEFAULT, accept, got, 0, stats, plan);
-      Set<Integer> found = ords(got);
-      for (int o : found) {
+      int n = got.size();
+      int[] ords = new int[n];
+      got.drainBestFirst(new float[n], new int[n], ords);
+      Set<PointId> found = new HashSet<>();
+      for (int o : ords) {
         assertThat(accept.get(o)).as("result %d is accepted", o).isTrue();
+        found.add(seg.idAt(o));
       }
       found.retainAll(truth);
       hits += found.size();
@@ -132,6 +141,7 @@ class FilteredSearchTest {
     String json = "{\"must\":[{\"key\":\"bucket\",\"range\":{\"lt\":" + bucketsOf1000 + "}}]}";
     FilterEvaluator f =
         new FilterEvaluator(FilterParser.parse(JsonMapper.builder().build().readTree(json), "f"));
+    filter = f;
     AcceptedOrdinals accept = AcceptedOrdinals.evaluate(seg, f::matches);
     double selectivity = (double) accept.count() / N;
     FilterPlanner.Plan plan = FilterPlanner.choose(accept.count(), N, 64, true);

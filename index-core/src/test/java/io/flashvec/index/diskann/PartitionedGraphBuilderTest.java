@@ -229,10 +229,11 @@ class PartitionedGraphBuilderTest {
     try (DiskAnnSegment one = DiskAnnSegment.open(FileIO.DEFAULT, oneDir, 1, 40);
         DiskAnnSegment part = DiskAnnSegment.open(FileIO.DEFAULT, partDir, 2, 40)) {
       assertThat(part.size()).isEqualTo(n);
+      int[] ordOf = DiskAnnSegmentTest.ordinalOf(part);
       for (int i = 0; i < n; i += 997) {
-        assertThat(part.idAt(i)).isEqualTo(PointId.of(i));
-        assertThat(part.vectorAt(i)).containsExactly(data[i]);
-        assertThat(new String(part.payloadAt(i), StandardCharsets.UTF_8))
+        assertThat(part.idAt(ordOf[i])).isEqualTo(PointId.of(i));
+        assertThat(part.vectorAt(ordOf[i])).containsExactly(data[i]);
+        assertThat(new String(part.payloadAt(ordOf[i]), StandardCharsets.UTF_8))
             .isEqualTo("{\"i\":" + i + "}");
       }
       int[][] truth = truth(data, queries, d, 10);
@@ -358,10 +359,11 @@ class PartitionedGraphBuilderTest {
     assertThat(Arrays.stream(sizes, 0, built.get().partitions()).sum()).isEqualTo(2 * live.length);
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 4, 64)) {
       assertThat(seg.size()).isEqualTo(live.length);
+      int[] order = seg.buildOrder(FileIO.DEFAULT);
       for (int ord = 0; ord < seg.size(); ord++) {
         int id = (int) seg.idAt(ord).loBits();
         assertThat(deleted).doesNotContain(id);
-        assertThat(id).isEqualTo(live[ord]);
+        assertThat(id).isEqualTo(live[order == null ? ord : order[ord]]);
       }
       for (int del : deleted.stream().limit(20).toList()) {
         TopK top = new TopK(Distance.EUCLID, 5);
