@@ -1,6 +1,5 @@
 package io.flashvec.index;
 
-import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.storage.DiskFullException;
 
 /**
@@ -32,9 +31,9 @@ public class InsufficientStorageException extends FlashVecException {
         new StringBuilder("Insufficient storage: ")
             .append(what)
             .append(" refused, the data directory's disk is full (");
-    b.append(usableBytes < 0 ? "unknown" : MemoryPlan.human(usableBytes)).append(" free");
+    b.append(usableBytes < 0 ? "unknown" : ByteSize.human(usableBytes)).append(" free");
     if (minFreeBytes > 0) {
-      b.append(", ").append(MemoryPlan.human(minFreeBytes)).append(" kept in reserve");
+      b.append(", ").append(ByteSize.human(minFreeBytes)).append(" kept in reserve");
     }
     b.append("); writes resume once space is freed [usableBytes=").append(usableBytes);
     b.append(", minFreeBytes=").append(minFreeBytes).append(']');

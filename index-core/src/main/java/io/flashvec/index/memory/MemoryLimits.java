@@ -1,5 +1,6 @@
 package io.flashvec.index.memory;
 
+import io.flashvec.index.ByteSize;
 import io.flashvec.index.InsufficientMemoryException;
 import java.util.Map;
 import java.util.Set;
@@ -92,11 +93,11 @@ public final class MemoryLimits {
           "Insufficient memory: "
               + what
               + " refused, the resident index ("
-              + MemoryPlan.human(total)
+              + ByteSize.human(total)
               + ") has outgrown its slice of the memory budget ("
-              + MemoryPlan.human(residentBytes)
+              + ByteSize.human(residentBytes)
               + " of flashvec.memory.budget="
-              + MemoryPlan.human(budgetBytes)
+              + ByteSize.human(budgetBytes)
               + "); raise the budget, or delete points and compact [residentBytes="
               + total
               + ", residentSliceBytes="

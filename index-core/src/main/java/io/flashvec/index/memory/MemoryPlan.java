@@ -1,6 +1,6 @@
 package io.flashvec.index.memory;
 
-import java.util.Locale;
+import static io.flashvec.index.ByteSize.human;
 
 /**
  * How one memory budget (the most memory the server process may use, page cache included) is
@@ -222,22 +222,5 @@ public record MemoryPlan(
   /** {@code 805306368} as {@code 768 MiB (805306368)}. */
   static String describe(long bytes) {
     return human(bytes) + " (" + bytes + ")";
-  }
-
-  /** 1536 -> "1.5 KiB", 805306368 -> "768 MiB". */
-  public static String human(long bytes) {
-    if (bytes < 1024) {
-      return bytes + " B";
-    }
-    String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = bytes;
-    int u = -1;
-    while (v >= 1024 && u < units.length - 1) {
-      v /= 1024;
-      u++;
-    }
-    return v == Math.rint(v)
-        ? String.format(Locale.ROOT, "%d %s", (long) v, units[u])
-        : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
   }
 }

@@ -18,6 +18,8 @@ import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,6 +79,14 @@ class PipelinedSearchTest {
     pq = PqCodes.read(FileIO.DEFAULT, dir.resolve("pq.fvs"), 1);
     threads = new IoThreads(8);
     reader = PageReader.open(graph.file().path(), threads);
+    // The writer renumbers the points in page-local order: rank them by the graph's ordinals.
+    for (int i = 0; i < N; i++) {
+      data[i] =
+          graph
+              .segment()
+              .asSlice(graph.recordOffset(i), 4L * DIM)
+              .toArray(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN));
+    }
     truth = new int[QUERIES][];
     for (int q = 0; q < QUERIES; q++) {
       truth[q] = bruteForce(queries[q]);

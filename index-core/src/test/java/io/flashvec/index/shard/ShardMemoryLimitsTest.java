@@ -3,6 +3,7 @@ package io.flashvec.index.shard;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flashvec.index.ByteSize;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InsufficientMemoryException;
@@ -172,9 +173,9 @@ class ShardMemoryLimitsTest {
           .isInstanceOf(InsufficientMemoryException.class)
           .hasMessage(
               "Insufficient memory: upsert refused, the resident index ("
-                  + MemoryPlan.human(measured + ShardWriter.ID_MAP_BYTES)
+                  + ByteSize.human(measured + ShardWriter.ID_MAP_BYTES)
                   + ") has outgrown its slice of the memory budget ("
-                  + MemoryPlan.human(measured)
+                  + ByteSize.human(measured)
                   + " of flashvec.memory.budget=1 GiB); raise the budget, or delete points and"
                   + " compact [residentBytes="
                   + (measured + ShardWriter.ID_MAP_BYTES)
