@@ -232,30 +232,11 @@ public final class BeamSearcher {
       IntPredicate accept,
       HotNodeCache cache,
       SearchStats stats) {
-    startResults(k);
-    int n = g.count();
-    if (n == 0 || k == 0) {
+    int cap = start(q, k, searchList, stats);
+    if (cap < 0) {
       return;
     }
-    int cap = Math.max(searchList, k);
-    ensureCandidates(cap);
-    if (stamp == null) {
-      visitedSet.clear();
-    } else if (++epoch == 0) {
-      Arrays.fill(stamp, 0);
-      epoch = 1;
-    }
-    if (pq != null) {
-      pq.fillTable(q, euclid, table, centered);
-    }
     int w = Math.clamp(beamWidth, 1, beam.length);
-    candSize = 0;
-    int entry = g.entry();
-    firstVisit(entry);
-    batch[0] = entry;
-    scoreBatch(q, 1);
-    insert(entry, batchDist[0], cap);
-    stats.visited++;
     int cur = 0; // first unexpanded candidate
     boolean mapped = prefetch && g.file().mapped();
     visitedCount = 1;
@@ -392,33 +373,14 @@ public final class BeamSearcher {
       HotNodeCache cache,
       PageReader reader,
       SearchStats stats) {
-    startResults(k);
-    int n = g.count();
-    if (n == 0 || k == 0) {
+    int cap = start(q, k, searchList, stats);
+    if (cap < 0) {
       return;
-    }
-    int cap = Math.max(searchList, k);
-    ensureCandidates(cap);
-    if (stamp == null) {
-      visitedSet.clear();
-    } else if (++epoch == 0) {
-      Arrays.fill(stamp, 0);
-      epoch = 1;
-    }
-    if (pq != null) {
-      pq.fillTable(q, euclid, table, centered);
     }
     int w = Math.clamp(beamWidth, 1, slotOrd.length);
     if (ioBuf.byteSize() < (long) w * unitBytes) {
       ioBuf = Arena.ofAuto().allocate((long) w * unitBytes, PAGE);
     }
-    candSize = 0;
-    int entry = g.entry();
-    firstVisit(entry);
-    batch[0] = entry;
-    scoreBatch(q, 1);
-    insert(entry, batchDist[0], cap);
-    stats.visited++;
     visitedCount = 1;
     expandedCount = 0;
     samePageCount = 0;
@@ -559,6 +521,38 @@ public final class BeamSearcher {
   /** Expansions of the last pipelined search that came free with another record's page. */
   public long samePageExpansions() {
     return samePageCount;
+  }
+
+  /**
+   * Starts a graph search: clears the results, the candidate list and the visited nodes, fills the
+   * PQ table for {@code q} and seeds the list with the entry. Returns the list's capacity, or -1
+   * when there is nothing to search.
+   */
+  private int start(float[] q, int k, int searchList, SearchStats stats) {
+    startResults(k);
+    int n = g.count();
+    if (n == 0 || k == 0) {
+      return -1;
+    }
+    int cap = Math.max(searchList, k);
+    ensureCandidates(cap);
+    if (stamp == null) {
+      visitedSet.clear();
+    } else if (++epoch == 0) {
+      Arrays.fill(stamp, 0);
+      epoch = 1;
+    }
+    if (pq != null) {
+      pq.fillTable(q, euclid, table, centered);
+    }
+    candSize = 0;
+    int entry = g.entry();
+    firstVisit(entry);
+    batch[0] = entry;
+    scoreBatch(q, 1);
+    insert(entry, batchDist[0], cap);
+    stats.visited++;
+    return cap;
   }
 
   /** Marks {@code v} visited; returns whether it was not yet. */
