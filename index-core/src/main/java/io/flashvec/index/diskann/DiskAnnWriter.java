@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ForkJoinPool;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntFunction;
 
 /**
  * Writes a sealed segment's files (see {@link DiskAnnSegment} for the layout): from live points of
@@ -279,6 +280,30 @@ public final class DiskAnnWriter {
     return step(() -> PqTrainer.train(sample, count, dim, m, distance == Distance.EUCLID, pool));
   }
 
+  /**
+   * A graph file's nodes from {@code vectors} and {@code adj}, running {@code check} (the build's
+   * cancellation check) every 4,096 nodes written.
+   */
+  static GraphFile.NodeSource checkedSource(
+      IntFunction<float[]> vectors, PageOrder.Adjacency adj, Runnable check) {
+    return new GraphFile.NodeSource() {
+      int written;
+
+      @Override
+      public float[] vector(int ord) {
+        if ((written++ & 4095) == 0) {
+          check.run();
+        }
+        return vectors.apply(ord);
+      }
+
+      @Override
+      public int neighbours(int ord, int[] out) {
+        return adj.neighbours(ord, out);
+      }
+    };
+  }
+
   /** Throws if the build was cancelled. */
   private void checkCancelled() {
     checkCancelled(cancelled, segmentId);
@@ -377,22 +402,7 @@ public final class DiskAnnWriter {
             dim,
             params.maxDegree(),
             entry,
-            new GraphFile.NodeSource() {
-              int written;
-
-              @Override
-              public float[] vector(int ord) {
-                if ((written++ & 4095) == 0) {
-                  checkCancelled();
-                }
-                return nodes.vector(ord);
-              }
-
-              @Override
-              public int neighbours(int ord, int[] out) {
-                return nodes.neighbours(ord, out);
-              }
-            },
+            checkedSource(nodes::vector, nodes::neighbours, this::checkCancelled),
             order);
       }
     }
@@ -650,22 +660,7 @@ public final class DiskAnnWriter {
         dim,
         g.maxDegree(),
         g.entry(),
-        new GraphFile.NodeSource() {
-          int written;
-
-          @Override
-          public float[] vector(int ord) {
-            if ((written++ & 4095) == 0) {
-              checkCancelled();
-            }
-            return src.vectorAt(ord);
-          }
-
-          @Override
-          public int neighbours(int ord, int[] out) {
-            return g.neighbours(ord, out);
-          }
-        },
+        checkedSource(src::vectorAt, g::neighbours, this::checkCancelled),
         order);
     if (codebook == null
         || codebook.dimension() != dim

@@ -762,22 +762,7 @@ final class PartitionedGraphBuilder {
           dim,
           g.maxDegree(),
           g.entry(),
-          new GraphFile.NodeSource() {
-            int written;
-
-            @Override
-            public float[] vector(int ord) {
-              if ((written++ & 4095) == 0) {
-                checkCancelled();
-              }
-              return nodes.vector(ord);
-            }
-
-            @Override
-            public int neighbours(int ord, int[] out) {
-              return nodes.neighbours(ord, out);
-            }
-          },
+          DiskAnnWriter.checkedSource(nodes::vector, nodes::neighbours, this::checkCancelled),
           o);
       order = o;
     }
