@@ -274,45 +274,10 @@ public class PointsController {
       Filter filter,
       Output.PayloadSelector sel,
       boolean withVector) {
-    String key;
-    boolean ascending = true;
-    Double startFrom = null;
-    if (orderBy.isString()) {
-      key = orderBy.asString();
-    } else if (orderBy.isObject() && orderBy.path("key").isString()) {
-      key = orderBy.get("key").asString();
-      JsonNode dir = orderBy.get("direction");
-      if (dir != null && !dir.isNull()) {
-        String d = dir.asString("");
-        if (!d.equals("asc") && !d.equals("desc")) {
-          throw Requests.invalid("order_by.direction must be asc or desc", "direction", dir);
-        }
-        ascending = d.equals("asc");
-      }
-      JsonNode start = orderBy.get("start_from");
-      if (start != null && !start.isNull()) {
-        if (start.isNumber()) {
-          startFrom = start.doubleValue();
-        } else if (start.isString()
-            && io.flashvec.index.filter.FilterParser.parseDatetime(start.asString()) != null) {
-          startFrom =
-              (double)
-                  io.flashvec.index.payload.PayloadDocuments.nanos(
-                      io.flashvec.index.filter.FilterParser.parseDatetime(start.asString()));
-        } else {
-          throw Requests.invalid(
-              "order_by.start_from must be a number or an RFC 3339 datetime", "start_from", start);
-        }
-      }
-    } else {
-      throw Requests.invalid("order_by must be a key or an object with `key`", "order_by", orderBy);
-    }
-    List<Ordered> page =
-        service.scrollOrdered(
-            name,
-            new OrderedScrollRequest(
-                key, ascending, startFrom, limit, filter, sel.any(), withVector));
-    var schema = service.describe(name).info().payloadSchema().field(key);
+    OrderedScrollRequest req =
+        Requests.orderBy(orderBy, "order_by", limit, filter, sel.any(), withVector);
+    List<Ordered> page = service.scrollOrdered(name, req);
+    var schema = service.describe(name).info().payloadSchema().field(req.key());
     ObjectNode r = Json.object();
     ArrayNode pts = r.putArray("points");
     for (Ordered o : page) {

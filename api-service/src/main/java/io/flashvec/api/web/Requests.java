@@ -5,6 +5,8 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
+import io.flashvec.index.payload.PayloadDocuments;
+import io.flashvec.index.query.OrderedScrollRequest;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -239,6 +241,52 @@ public final class Requests {
   public static Filter filter(JsonNode body, String prefix) {
     Filter f = FilterParser.parse(body.get("filter"), prefix + "filter");
     return f.isEmpty() ? null : f;
+  }
+
+  /**
+   * Qdrant's {@code order_by}: a key, or {@code {"key": k, "direction": "asc|desc", "start_from":
+   * number or RFC 3339 datetime}}.
+   *
+   * @param field where it came from, for messages ({@code order_by}, {@code query.order_by})
+   */
+  public static OrderedScrollRequest orderBy(
+      JsonNode orderBy,
+      String field,
+      int limit,
+      Filter filter,
+      boolean withPayload,
+      boolean withVector) {
+    String key;
+    boolean ascending = true;
+    Double startFrom = null;
+    if (orderBy.isString()) {
+      key = orderBy.asString();
+    } else if (orderBy.isObject() && orderBy.path("key").isString()) {
+      key = orderBy.get("key").asString();
+      JsonNode dir = orderBy.get("direction");
+      if (dir != null && !dir.isNull()) {
+        String d = dir.asString("");
+        if (!d.equals("asc") && !d.equals("desc")) {
+          throw invalid(field + ".direction must be asc or desc", "direction", dir);
+        }
+        ascending = d.equals("asc");
+      }
+      JsonNode start = orderBy.get("start_from");
+      if (start != null && !start.isNull()) {
+        if (start.isNumber()) {
+          startFrom = start.doubleValue();
+        } else if (start.isString() && FilterParser.parseDatetime(start.asString()) != null) {
+          startFrom = (double) PayloadDocuments.nanos(FilterParser.parseDatetime(start.asString()));
+        } else {
+          throw invalid(
+              field + ".start_from must be a number or an RFC 3339 datetime", "start_from", start);
+        }
+      }
+    } else {
+      throw invalid(field + " must be a key or an object with `key`", field, orderBy);
+    }
+    return new OrderedScrollRequest(
+        key, ascending, startFrom, limit, filter, withPayload, withVector);
   }
 
   /** A short rendering of a value for error messages. */
