@@ -16,19 +16,23 @@ import tools.jackson.databind.JsonNode;
  * <ul>
  *   <li>{@code rrf} (reciprocal rank fusion): a point scores {@code Σ 1 / (k + position)} over the
  *       lists it appears in, position starting at 0 as in Qdrant (the best of a list adds {@code
- *       1/k}); {@code k} is 2 as in Qdrant, or {@code {"rrf": {"k": n}}} with n ≥ 1.
+ *       1/k}); {@code k} is 2 as in Qdrant, or {@code {"rrf": {"k": n}}} with n ≥ 1. With {@code
+ *       {"rrf": {"weights": [w…]}}} (one per list) a list's position p adds {@code 1 / ((p + 1) / w
+ *       + k − 1)}, Qdrant's weighted form: weight 3 counts a list's third result like another's
+ *       first, and a weight of 0 or less drops the list.
  *   <li>{@code dbsf} (distribution-based score fusion): each list's scores are normalised with its
- *       mean μ and standard deviation σ to {@code (s − (μ − 3σ)) / 6σ}, then summed per point.
- *       Lists where lower scores are better (Euclidean and Manhattan distances) are negated first,
- *       so for every list a higher normalised score is better.
+ *       mean μ and sample standard deviation σ to {@code (s − (μ − 3σ)) / 6σ}, then summed per
+ *       point. Lists where lower scores are better (Euclidean and Manhattan distances) are negated
+ *       first, so for every list a higher normalised score is better.
  * </ul>
  *
  * Ties break by point id, so fusion is deterministic.
  *
  * @param method {@code rrf} or {@code dbsf}
  * @param k the RRF constant
+ * @param weights the RRF weight of each list, {@code null} for all 1
  */
-record Fusion(String method, int k) {
+record Fusion(String method, int k, float[] weights) {
 
   static final int DEFAULT_RRF_K = 2;
 
@@ -53,7 +57,7 @@ record Fusion(String method, int k) {
                 + q.get("fusion")
                 + "]");
       }
-      return new Fusion(m, DEFAULT_RRF_K);
+      return new Fusion(m, DEFAULT_RRF_K, null);
     }
     if (q.has("rrf")) {
       JsonNode kn = q.get("rrf").get("k");
@@ -68,21 +72,59 @@ record Fusion(String method, int k) {
         }
         k = kn.intValue();
       }
-      return new Fusion("rrf", k);
+      JsonNode wn = q.get("rrf").get("weights");
+      float[] weights = null;
+      if (wn != null && !wn.isNull()) {
+        if (!wn.isArray()) {
+          throw new InvalidInputException(
+              "Wrong input: "
+                  + field
+                  + ".rrf.weights must be an array of numbers [weights="
+                  + wn
+                  + "]");
+        }
+        weights = new float[wn.size()];
+        for (int i = 0; i < weights.length; i++) {
+          JsonNode w = wn.get(i);
+          if (!w.isNumber() || !Double.isFinite(w.doubleValue())) {
+            throw new InvalidInputException(
+                "Wrong input: "
+                    + field
+                    + ".rrf.weights["
+                    + i
+                    + "] must be a finite number [weights="
+                    + wn
+                    + "]");
+          }
+          weights[i] = (float) w.doubleValue();
+        }
+      }
+      return new Fusion("rrf", k, weights);
     }
     return null;
   }
 
   /** The fused list, best first, with the fused scores. */
   List<Record> fuse(List<Ranked> lists) {
+    if (weights != null && weights.length != lists.size()) {
+      throw new InvalidInputException(
+          "Bad request: Number of weights in RRF should match number of pre-fetches: got "
+              + weights.length
+              + ", expected "
+              + lists.size());
+    }
     Map<PointId, Double> score = new LinkedHashMap<>();
     Map<PointId, Record> first = new LinkedHashMap<>();
-    for (Ranked list : lists) {
+    for (int l = 0; l < lists.size(); l++) {
+      Ranked list = lists.get(l);
       List<Record> rs = list.records();
       if (method.equals("rrf")) {
+        float w = weights == null ? 1f : weights[l];
         for (int i = 0; i < rs.size(); i++) {
           Record r = rs.get(i);
-          score.merge(r.id(), 1.0 / (k + i), Double::sum); // Qdrant: 0-based position
+          // Qdrant's position score, in f32 as Qdrant computes it; 0-based positions.
+          float s = w <= 0 ? 0f : 1f / ((i + 1) / w + k - 1f);
+          score.merge(r.id(), (double) s, Double::sum);
           first.putIfAbsent(r.id(), r);
         }
       } else {
@@ -100,7 +142,8 @@ record Fusion(String method, int k) {
           double d = sign * r.score() - mean;
           var += d * d;
         }
-        double sd = Math.sqrt(var / rs.size());
+        // Qdrant's sample variance; a single score normalises to 0.5.
+        double sd = rs.size() < 2 ? 0 : Math.sqrt(var / (rs.size() - 1));
         double low = mean - 3 * sd;
         double range = 6 * sd;
         for (Record r : rs) {

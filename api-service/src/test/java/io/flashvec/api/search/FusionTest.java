@@ -60,6 +60,35 @@ class FusionTest {
   }
 
   @Test
+  void weightedRrfStretchesPositionsAsQdrant() {
+    Fusion f = Fusion.parse(M.readTree("{\"rrf\": {\"weights\": [3, 1]}}"), "query");
+    List<Record> fused =
+        f.fuse(
+            List.of(
+                new Fusion.Ranked(list(1, 9, 2, 8, 3, 7), true),
+                new Fusion.Ranked(list(4, 9, 3, 8), true)));
+    // 1 / ((position + 1) / weight + k - 1): list A's third counts as list B's first
+    assertThat(fused.stream().filter(r -> r.id().number() == 4).findFirst().orElseThrow().score())
+        .isEqualTo(0.5f);
+    assertThat(fused.stream().filter(r -> r.id().number() == 3).findFirst().orElseThrow().score())
+        .isEqualTo(0.5f + 1f / 3);
+    assertThatThrownBy(() -> f.fuse(List.of(new Fusion.Ranked(list(1, 9), true))))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("got 2, expected 1");
+  }
+
+  @Test
+  void dbsfUsesTheSampleDeviationAndASingleScoreIsHalf() {
+    Fusion f = Fusion.parse(M.readTree("{\"fusion\": \"dbsf\"}"), "query");
+    List<Record> fused = f.fuse(List.of(new Fusion.Ranked(list(1, 3, 2, 1), true)));
+    // mean 2, sample sd sqrt(2): 1 -> (3 - (2 - 3·sqrt 2)) / (6·sqrt 2)
+    double sd = Math.sqrt(2);
+    assertThat(fused.getFirst().score()).isEqualTo((float) ((3 - (2 - 3 * sd)) / (6 * sd)));
+    assertThat(f.fuse(List.of(new Fusion.Ranked(list(9, 42), true))).getFirst().score())
+        .isEqualTo(0.5f);
+  }
+
+  @Test
   void badFusionNamesTheValue() {
     assertThatThrownBy(() -> Fusion.parse(M.readTree("{\"fusion\": \"max\"}"), "query"))
         .isInstanceOf(InvalidInputException.class)
