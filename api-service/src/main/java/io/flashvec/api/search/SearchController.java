@@ -9,14 +9,10 @@ import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.InvalidInputException;
-import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
-import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.TooLargeException;
-import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
-import io.flashvec.index.query.TextSearchRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiFunction;
@@ -47,6 +43,8 @@ public class SearchController {
   private final int maxBatch;
 
   private final SearchMetrics metrics;
+  private final UniversalQuery query;
+  private final QueryGroups groups;
 
   SearchController(
       CollectionService service,
@@ -58,6 +56,8 @@ public class SearchController {
     this.blocking = blocking;
     this.maxLimit = props.limits().maxSearchLimit();
     this.maxBatch = props.limits().maxBatchPoints();
+    this.query = new UniversalQuery(service, maxLimit, maxBatch, System.nanoTime());
+    this.groups = new QueryGroups(service, query, maxLimit);
   }
 
   /** A parsed search with its output options. */
@@ -289,252 +289,46 @@ public class SearchController {
   }
 
   private ObjectNode runQuery(String name, JsonNode b, String prefix, SearchStats stats) {
-    if (!b.isObject()) {
-      throw new InvalidInputException("Wrong input: " + prefix + "query request must be an object");
-    }
-    JsonNode prefetch = b.get("prefetch");
-    JsonNode q = b.get("query");
+    UniversalQuery.Node node = query.parse(b, prefix, new int[1]);
+    Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
+    boolean withVector = Output.withVector(b, "with_vector", false);
+    int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
+    List<Record> hits =
+        query.run(name, node, null, offset, new UniversalQuery.Fetch(sel.any(), withVector), stats);
     ObjectNode out = Json.object();
-    if (prefetch != null && !prefetch.isNull() && !(prefetch.isArray() && prefetch.isEmpty())) {
-      out.set("points", hybrid(name, b, prefetch, prefix, stats));
-      return out;
-    }
-    if (isTextQuery(q)) {
-      Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
-      boolean withVector = Output.withVector(b, "with_vector", false);
-      int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
-      int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
-      List<Record> hits =
-          textSearch(
-              name,
-              b,
-              q,
-              limit + offset,
-              Requests.filter(b, prefix),
-              sel.any(),
-              withVector,
-              prefix);
-      out.set(
-          "points",
-          Output.scoredList(
-              hits.subList(Math.min(offset, hits.size()), hits.size()), sel, withVector));
-      return out;
-    }
-    JsonNode using = b.get("using");
-    if (using != null && !using.isNull() && !using.asString("").isEmpty()) {
-      throw Requests.invalid("named vectors are not supported", "using", using);
-    }
-    if (q == null || q.isNull()) {
-      // No query: points in id order, like scroll.
-      int limit = Math.max(1, Requests.nonNegativeInt(b, "limit", 10, maxLimit));
-      Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
-      boolean withVector = Output.withVector(b, "with_vector", false);
-      ScrollPage page =
-          service.scroll(
-              name,
-              new ScrollRequest(null, limit, sel.any(), withVector, Requests.filter(b, prefix)));
-      out.set("points", Output.scoredList(page.points(), sel, withVector));
-      return out;
-    }
-    float[] v = queryVector(name, q, prefix + "query");
-    Parsed p = build(b, v, 10, prefix);
-    p =
-        new Parsed(
-            excludeReferenced(p.request(), q, prefix + "query"), p.payload(), p.withVector());
-    out.set("points", run(name, p, stats));
+    out.set(
+        "points",
+        Output.scoredList(
+            hits.subList(Math.min(offset, hits.size()), hits.size()), sel, withVector));
     return out;
   }
 
-  /**
-   * {@code {"text": "..."}} (Qdrant's document query, also as {@code {"nearest": {"text": ...}}};
-   * {@code model}, if given, must be BM25).
-   */
-  private static boolean isTextQuery(JsonNode q) {
-    return q != null && q.isObject() && (q.has("text") || isTextQuery(q.get("nearest")));
-  }
-
-  /**
-   * BM25 over the text-indexed payload key that {@code using} (or the query's {@code field}) names.
-   */
-  private List<Record> textSearch(
-      String name,
-      JsonNode b,
-      JsonNode q,
-      int limit,
-      io.flashvec.index.filter.Filter filter,
-      boolean withPayload,
-      boolean withVector,
-      String prefix) {
-    if (!q.has("text")) {
-      q = q.get("nearest");
-    }
-    JsonNode text = q.get("text");
-    if (!text.isString()) {
-      throw Requests.invalid(prefix + "query.text must be a string", "text", text);
-    }
-    JsonNode model = q.get("model");
-    if (model != null
-        && !model.isNull()
-        && !List.of("bm25", "qdrant/bm25")
-            .contains(model.asString("").toLowerCase(java.util.Locale.ROOT))) {
-      throw Requests.invalid("only BM25 text queries are supported", "model", model);
-    }
-    JsonNode field = q.has("field") ? q.get("field") : b.get("using");
-    if (field == null || !field.isString() || field.asString().isEmpty()) {
-      throw new InvalidInputException(
-          "Wrong input: a text query names its text-indexed payload key with `"
-              + prefix
-              + "using` (or query.field)");
-    }
-    return service.textSearch(
+  @PostMapping("/collections/{name}/points/query/groups")
+  Mono<ResponseEntity<byte[]>> queryGroups(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return single(
         name,
-        new TextSearchRequest(
-            field.asString(), text.asString(), limit, filter, withPayload, withVector));
+        body,
+        Json::parse,
+        b -> new Plan(false, stats -> groups.run(name, b, query.parse(b, "", new int[1]), stats)));
   }
 
-  /**
-   * Qdrant's hybrid query: every prefetch (a vector or a BM25 text query, each with its own {@code
-   * limit}, {@code filter} and {@code params}; the request's {@code filter} applies to all) runs,
-   * and their lists are fused by {@code query} ({@code {"fusion": "rrf" | "dbsf"}}).
-   */
-  private ArrayNode hybrid(
-      String name, JsonNode b, JsonNode prefetch, String prefix, SearchStats stats) {
-    Fusion fusion = Fusion.parse(b.get("query"), prefix + "query");
-    if (fusion == null) {
-      throw Requests.invalid(
-          "with prefetch, " + prefix + "query must be a fusion ({\"fusion\": \"rrf\"} or \"dbsf\")",
-          "query",
-          b.get("query"));
-    }
-    List<JsonNode> parts = new ArrayList<>();
-    if (prefetch.isArray()) {
-      prefetch.forEach(parts::add);
-    } else {
-      parts.add(prefetch);
-    }
-    if (parts.size() > maxBatch) {
-      throw new TooLargeException(
-          "Payload too large: too many prefetches [prefetch=" + parts.size() + "]");
-    }
-    Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
-    boolean withVector = Output.withVector(b, "with_vector", false);
-    io.flashvec.index.filter.Filter top = Requests.filter(b, prefix);
-    boolean higherIsBetter = service.describe(name).config().distance().higherIsBetter();
-    List<Fusion.Ranked> lists = new ArrayList<>();
-    for (int i = 0; i < parts.size(); i++) {
-      JsonNode p = parts.get(i);
-      String pp = prefix + "prefetch[" + i + "].";
-      if (!p.isObject()) {
-        throw new InvalidInputException("Wrong input: " + pp + " must be an object");
-      }
-      JsonNode nested = p.get("prefetch");
-      if (nested != null && !nested.isNull() && !(nested.isArray() && nested.isEmpty())) {
-        throw new InvalidInputException(
-            "Wrong input: nested prefetch is not supported [" + pp + "prefetch]");
-      }
-      JsonNode pq = p.get("query");
-      if (pq == null || pq.isNull()) {
-        throw new InvalidInputException("Wrong input: missing field `" + pp + "query`");
-      }
-      io.flashvec.index.filter.Filter filter = and(top, Requests.filter(p, pp));
-      int limit = Requests.nonNegativeInt(p, "limit", 10, maxLimit);
-      if (isTextQuery(pq)) {
-        lists.add(
-            new Fusion.Ranked(
-                textSearch(name, p, pq, limit, filter, sel.any(), withVector, pp), true));
-      } else {
-        JsonNode using = p.get("using");
-        if (using != null && !using.isNull() && !using.asString("").isEmpty()) {
-          throw Requests.invalid("named vectors are not supported", pp + "using", using);
-        }
-        float[] v = queryVector(name, pq, pp + "query");
-        SearchRequest req =
-            new SearchRequest(
-                v,
-                limit,
-                0,
-                Requests.optionalFloat(p, "score_threshold"),
-                Requests.params(p),
-                sel.any(),
-                withVector,
-                filter);
-        req = excludeReferenced(req, pq, pp + "query");
-        lists.add(new Fusion.Ranked(service.search(name, req, stats), higherIsBetter));
-      }
-    }
-    List<Record> fused = fusion.fuse(lists);
-    int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
-    int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
-    Float threshold = Requests.optionalFloat(b, "score_threshold");
-    List<Record> page = new ArrayList<>();
-    for (int i = offset; i < fused.size() && page.size() < limit; i++) {
-      Record r = fused.get(i);
-      if (threshold != null && r.score() < threshold) {
-        break;
-      }
-      page.add(r);
-    }
-    return Output.scoredList(page, sel, withVector);
-  }
-
-  private static io.flashvec.index.filter.Filter and(
-      io.flashvec.index.filter.Filter a, io.flashvec.index.filter.Filter b) {
-    if (a == null) {
-      return b;
-    }
-    if (b == null) {
-      return a;
-    }
-    return io.flashvec.index.filter.Filter.must(a, b);
-  }
-
-  /**
-   * {@code req} without the point its query names by id, as Qdrant does (a query by a point's id
-   * asks for the points like it, and the point itself is the nearest): its filter gains {@code
-   * must_not: has_id}.
-   */
-  private static SearchRequest excludeReferenced(SearchRequest req, JsonNode q, String field) {
-    JsonNode ref = q != null && q.isObject() && q.has("nearest") ? q.get("nearest") : q;
-    if (ref == null || !(ref.isIntegralNumber() || ref.isString())) {
-      return req;
-    }
-    io.flashvec.index.filter.Filter notIt =
-        new io.flashvec.index.filter.Filter(
-            List.of(),
-            List.of(),
-            List.of(
-                new io.flashvec.index.filter.Condition.HasId(
-                    java.util.Set.of(Requests.id(ref, field)))),
-            null);
-    return new SearchRequest(
-        req.vector(),
-        req.limit(),
-        req.offset(),
-        req.scoreThreshold(),
-        req.params(),
-        req.withPayload(),
-        req.withVector(),
-        and(req.filter(), notIt));
-  }
-
-  private float[] queryVector(String name, JsonNode q, String field) {
-    if (q.isArray()) {
-      return Requests.vector(q, field);
-    }
-    if (q.isObject() && q.has("nearest")) {
-      return queryVector(name, q.get("nearest"), field + ".nearest");
-    }
-    if (q.isIntegralNumber() || q.isString()) {
-      PointId id = Requests.id(q, field);
-      List<Record> r = service.retrieve(name, List.of(id), false, true);
-      if (r.isEmpty()) {
-        throw io.flashvec.api.points.PointsController.noSuchPoint(id);
-      }
-      return r.getFirst().vector();
-    }
-    if (q.isObject()) {
-      throw Requests.invalid("only nearest-vector queries are supported so far", field, q);
-    }
-    throw Requests.invalid("query must be a vector, {\"nearest\": vector} or a point id", field, q);
+  /** The older grouped search: a {@code vector} instead of a {@code query}. */
+  @PostMapping("/collections/{name}/points/search/groups")
+  Mono<ResponseEntity<byte[]>> searchGroups(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return single(
+        name,
+        body,
+        Json::parse,
+        b -> {
+          if (!b.isObject() || !b.has("vector")) {
+            throw new InvalidInputException("Wrong input: missing field `vector`");
+          }
+          ObjectNode q = ((ObjectNode) b).deepCopy();
+          q.set("query", q.remove("vector"));
+          return new Plan(
+              false, stats -> groups.run(name, q, query.parse(q, "", new int[1]), stats));
+        });
   }
 }

@@ -111,7 +111,8 @@ public class ErrorHandler implements WebExceptionHandler {
   /**
    * The message with Qdrant's prefix for its kind ({@code Wrong input: } for a 400, {@code Not
    * found: } for a 404), which clients and their users match on; messages of the engine's own
-   * validation (a point id, a distance name) are written without it.
+   * validation (a point id, a distance name) are written without it. A 400 that already carries
+   * Qdrant's other prefix, {@code Bad request: }, keeps it.
    */
   static String qdrantKind(FlashVecException e) {
     String m = e.getMessage();
@@ -121,7 +122,12 @@ public class ErrorHandler implements WebExceptionHandler {
           case 404 -> "Not found: ";
           default -> null;
         };
-    return prefix == null || m.startsWith(prefix) ? m : prefix + m;
+    if (prefix == null
+        || m.startsWith(prefix)
+        || (e.httpStatus() == 400 && m.startsWith("Bad request: "))) {
+      return m;
+    }
+    return prefix + m;
   }
 
   static ResponseEntity<byte[]> toResponse(Throwable ex, ServerWebExchange exchange) {

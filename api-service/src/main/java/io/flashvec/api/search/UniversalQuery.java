@@ -1,0 +1,1027 @@
+package io.flashvec.api.search;
+
+import io.flashvec.api.points.PointsController;
+import io.flashvec.api.web.Requests;
+import io.flashvec.cluster.CollectionNames;
+import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.Distance;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.NotFoundException;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.TooLargeException;
+import io.flashvec.index.filter.Condition;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.query.Ordered;
+import io.flashvec.index.query.OrderedScrollRequest;
+import io.flashvec.index.query.ScrollRequest;
+import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.TextSearchRequest;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Qdrant's universal query ({@code POST …/points/query}): a tree whose nodes are the request and
+ * its {@code prefetch}es. A leaf answers its {@code query} from the collection; a node with
+ * prefetches first runs them (each with its own {@code limit}, {@code filter} and {@code params},
+ * the parents' filters applying too) and then answers its query over their union:
+ *
+ * <ul>
+ *   <li>{@code {"fusion": "rrf" | "dbsf"}} or {@code {"rrf": {"k", "weights"}}} fuses the lists
+ *       ({@link Fusion});
+ *   <li>any other query <i>rescores</i> the union: a nearest vector or a recommend, discover or
+ *       context query scores exactly each candidate's stored vector, {@code order_by} orders the
+ *       candidates by a payload index, {@code sample} shuffles them and a BM25 text query ranks
+ *       those that match.
+ * </ul>
+ *
+ * <p>The query kinds, at a leaf:
+ *
+ * <ul>
+ *   <li>none: points in id order, as {@code scroll};
+ *   <li>a vector, {@code {"nearest": vector}} or a point id: nearest neighbours (the point itself
+ *       excluded);
+ *   <li>{@code recommend} with strategy {@code average_vector} (the default): nearest neighbours of
+ *       {@code 2·avg(positive) − avg(negative)} (or {@code avg(positive)}); strategies {@code
+ *       best_score} and {@code sum_scores}, and {@code discover} and {@code context}: Qdrant's
+ *       scores of each candidate against every example. Candidates are the nearest neighbours of
+ *       every positive example (and the target), {@link #CANDIDATES_PER_RESULT} per wanted result,
+ *       so the scores are exact and the recall approximate, as with Qdrant's graph search; with
+ *       {@code params.exact} every point that matches the filter is scored;
+ *   <li>{@code order_by}, {@code sample: "random"} and BM25 {@code text} queries.
+ * </ul>
+ *
+ * Examples given as ids are read from the collection or from {@code lookup_from}'s, and are left
+ * out of the results as Qdrant does. The executor runs above {@link CollectionService}, so it is
+ * the same in a standalone server and behind the cluster proxy.
+ */
+final class UniversalQuery {
+
+  /** Candidates an approximate custom-scored query fetches per example, per result wanted. */
+  static final int CANDIDATES_PER_RESULT = 4;
+
+  /** The fewest candidates an approximate custom-scored query fetches per example. */
+  static final int MIN_CANDIDATES = 64;
+
+  /** Points an exact custom-scored query (or a sample) reads per scroll page. */
+  private static final int SCAN_PAGE = 1_000;
+
+  /** Points {@code sample} may scan before it samples from a random window instead. */
+  static final int SAMPLE_SCAN_MAX = 100_000;
+
+  private final CollectionService service;
+  private final int maxLimit;
+  private final int maxNodes;
+  private final AtomicLong sampleSeed;
+
+  UniversalQuery(CollectionService service, int maxLimit, int maxNodes, long sampleSeed) {
+    this.service = service;
+    this.maxLimit = maxLimit;
+    this.maxNodes = maxNodes;
+    this.sampleSeed = new AtomicLong(sampleSeed);
+  }
+
+  /** What every result carries: payloads and vectors are read once, where results are found. */
+  record Fetch(boolean withPayload, boolean withVector) {}
+
+  /**
+   * A node of the tree.
+   *
+   * @param path the node's place in the request, for messages ({@code ""}, {@code prefetch[1].})
+   * @param query the query, {@code null} for none
+   * @param filter this node's own filter ({@code null}: none)
+   * @param limit results wanted
+   * @param threshold Qdrant's {@code score_threshold} ({@code null}: none)
+   */
+  record Node(
+      String path,
+      List<Node> prefetch,
+      JsonNode query,
+      JsonNode using,
+      Filter filter,
+      SearchParams params,
+      Float threshold,
+      int limit,
+      JsonNode lookupFrom) {}
+
+  /**
+   * Parses a request body (or one prefetch) into a node.
+   *
+   * @param nodes the nodes parsed so far in this request, so its tree stays bounded
+   */
+  Node parse(JsonNode b, String path, int[] nodes) {
+    if (!b.isObject()) {
+      throw new InvalidInputException("Wrong input: " + path + "query request must be an object");
+    }
+    if (++nodes[0] > maxNodes) {
+      throw new TooLargeException(
+          "Payload too large: too many prefetches in one query [max=" + maxNodes + "]");
+    }
+    List<Node> prefetch = new ArrayList<>();
+    JsonNode p = b.get("prefetch");
+    if (p != null && !p.isNull()) {
+      if (p.isArray()) {
+        for (int i = 0; i < p.size(); i++) {
+          prefetch.add(parse(p.get(i), path + "prefetch[" + i + "].", nodes));
+        }
+      } else {
+        prefetch.add(parse(p, path + "prefetch.", nodes));
+      }
+    }
+    JsonNode q = b.get("query");
+    if (q != null && q.isNull()) {
+      q = null;
+    }
+    if (!prefetch.isEmpty() && q == null) {
+      throw new InvalidInputException(
+          "Bad request: A query is needed to merge the prefetches. Can't have prefetches without"
+              + " defining a query.");
+    }
+    Float threshold = Requests.optionalFloat(b, "score_threshold");
+    if (threshold != null && q == null) {
+      throw new InvalidInputException(
+          "Bad request: A query is needed to use the score_threshold. Can't have score_threshold"
+              + " without defining a query.");
+    }
+    if (threshold != null && q.isObject() && q.has("order_by")) {
+      throw new InvalidInputException(
+          "Bad request: Can't use score_threshold with an order_by query.");
+    }
+    JsonNode limitNode = b.get("limit");
+    if (limitNode != null && limitNode.isIntegralNumber() && limitNode.asLong(1) == 0) {
+      throw Requests.invalid("limit must be 1 or larger", path + "limit", limitNode);
+    }
+    int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
+    JsonNode using = b.get("using");
+    if (using != null && !using.isNull() && !using.asString("").isEmpty() && !isTextQuery(q)) {
+      throw Requests.invalid("named vectors are not supported", path + "using", using);
+    }
+    if (q != null && Fusion.parse(q, path + "query") != null && prefetch.isEmpty()) {
+      throw Requests.invalid("a fusion query needs prefetches to fuse", path + "query", q);
+    }
+    return new Node(
+        path,
+        List.copyOf(prefetch),
+        q,
+        using,
+        Requests.filter(b, path),
+        Requests.params(b),
+        threshold,
+        limit,
+        b.get("lookup_from"));
+  }
+
+  /**
+   * Answers a node: its best {@code node.limit() + extra} results (the request's {@code offset} is
+   * {@code extra} at the root), best first.
+   *
+   * @param inherited the filters of the node's ancestors
+   */
+  List<Record> run(
+      String collection, Node node, Filter inherited, int extra, Fetch fetch, SearchStats stats) {
+    Filter filter = and(inherited, node.filter());
+    int want = node.limit() + extra;
+    if (!node.prefetch().isEmpty()) {
+      return rescore(collection, node, filter, want, fetch, stats);
+    }
+    JsonNode q = node.query();
+    String field = node.path() + "query";
+    if (q == null) {
+      ScrollPage page =
+          service.scroll(
+              collection,
+              new ScrollRequest(
+                  null, Math.max(1, want), fetch.withPayload(), fetch.withVector(), filter));
+      return page.points();
+    }
+    if (isTextQuery(q)) {
+      return textSearch(collection, node, q, want, filter, fetch);
+    }
+    if (q.isObject() && q.has("order_by")) {
+      return orderBy(collection, q.get("order_by"), field + ".order_by", want, filter, fetch);
+    }
+    if (q.isObject() && q.has("sample")) {
+      checkSample(q, field);
+      return sample(collection, filter, want, fetch);
+    }
+    Scorer scorer = scorer(collection, node, q, field, false);
+    if (scorer.mmr() != null) {
+      SearchRequest req =
+          new SearchRequest(
+              scorer.vector(),
+              Math.max(want, scorer.mmr().candidates()),
+              0,
+              node.threshold(),
+              node.params(),
+              fetch.withPayload(),
+              true,
+              and(filter, excluding(scorer.examples())));
+      return scorer
+          .mmr()
+          .select(
+              service.search(collection, req, stats), scorer.distance(), want, fetch.withVector());
+    }
+    if (scorer.vector() != null) {
+      SearchRequest req =
+          new SearchRequest(
+              scorer.vector(),
+              want,
+              0,
+              node.threshold(),
+              node.params(),
+              fetch.withPayload(),
+              fetch.withVector(),
+              and(filter, excluding(scorer.examples())));
+      return service.search(collection, req, stats);
+    }
+    return customScored(collection, node, scorer, filter, want, fetch, stats);
+  }
+
+  /** A node with prefetches: fusion of their lists, or a query over their union. */
+  private List<Record> rescore(
+      String collection, Node node, Filter filter, int want, Fetch fetch, SearchStats stats) {
+    List<List<Record>> lists = new ArrayList<>();
+    for (Node child : node.prefetch()) {
+      lists.add(run(collection, child, filter, 0, fetch, stats));
+    }
+    JsonNode q = node.query();
+    String field = node.path() + "query";
+    Fusion fusion = Fusion.parse(q, field);
+    if (fusion != null) {
+      boolean higherIsBetter = distance(collection).higherIsBetter();
+      List<Fusion.Ranked> ranked = new ArrayList<>();
+      for (int i = 0; i < lists.size(); i++) {
+        JsonNode cq = node.prefetch().get(i).query();
+        ranked.add(new Fusion.Ranked(lists.get(i), higherIsBetter || isTextQuery(cq)));
+      }
+      return page(fusion.fuse(ranked), node.threshold(), true, want);
+    }
+    Map<PointId, Record> union = new LinkedHashMap<>();
+    for (List<Record> l : lists) {
+      for (Record r : l) {
+        union.putIfAbsent(r.id(), r);
+      }
+    }
+    if (union.isEmpty()) {
+      return List.of();
+    }
+    Filter among = and(filter, Filter.must(new Condition.HasId(union.keySet())));
+    if (isTextQuery(q)) {
+      return textSearch(collection, node, q, want, among, fetch);
+    }
+    if (q.isObject() && q.has("order_by")) {
+      return orderBy(collection, q.get("order_by"), field + ".order_by", want, among, fetch);
+    }
+    if (q.isObject() && q.has("sample")) {
+      checkSample(q, field);
+      List<Record> all = new ArrayList<>(union.values());
+      shuffle(all);
+      return all.subList(0, Math.min(want, all.size()));
+    }
+    Scorer scorer = scorer(collection, node, q, field, true);
+    union.keySet().removeAll(scorer.examples());
+    List<Record> withVectors =
+        service.retrieve(collection, List.copyOf(union.keySet()), fetch.withPayload(), true);
+    if (scorer.mmr() != null) {
+      List<Record> ranked =
+          top(
+              scorer,
+              withVectors,
+              node.threshold(),
+              Math.max(want, scorer.mmr().candidates()),
+              true);
+      return scorer.mmr().select(ranked, scorer.distance(), want, fetch.withVector());
+    }
+    return top(scorer, withVectors, node.threshold(), want, fetch.withVector());
+  }
+
+  /**
+   * Qdrant's maximal marginal relevance: from the {@code candidates} nearest points, picks the
+   * nearest, then repeatedly the candidate with the best {@code λ·sim(query) − (1 − λ)·max
+   * sim(selected)}, with {@code λ = 1 − diversity}. Points keep their nearest-search scores.
+   */
+  record Mmr(double lambda, int candidates) {
+
+    static Mmr parse(JsonNode n, String field, int limit, int maxLimit) {
+      if (n == null || n.isNull()) {
+        return null;
+      }
+      if (!n.isObject()) {
+        throw Requests.invalid("mmr must be an object", field, n);
+      }
+      double diversity = 0.5;
+      JsonNode dv = n.get("diversity");
+      if (dv != null && !dv.isNull()) {
+        if (!dv.isNumber() || dv.doubleValue() < 0 || dv.doubleValue() > 1) {
+          throw Requests.invalid("mmr.diversity must be in [0, 1]", field + ".diversity", dv);
+        }
+        diversity = dv.doubleValue();
+      }
+      int candidates =
+          Requests.nonNegativeInt(n, "candidates_limit", limit, Math.min(16_384, maxLimit));
+      return new Mmr(1 - diversity, candidates);
+    }
+
+    /** Picks {@code want} of {@code ranked} (best first, with vectors). */
+    List<Record> select(List<Record> ranked, Distance d, int want, boolean withVector) {
+      List<Record> pool = new ArrayList<>();
+      for (Record r : ranked) {
+        if (r.vector() != null) {
+          pool.add(r);
+        }
+      }
+      List<Record> picked = new ArrayList<>();
+      if (pool.isEmpty()) {
+        return picked;
+      }
+      int n = pool.size();
+      double[] relevance = new double[n];
+      for (int i = 0; i < n; i++) {
+        // The search's score ranks as the similarity does; use the raw similarity as Qdrant does.
+        relevance[i] = pool.get(i).score();
+        if (d == Distance.EUCLID) {
+          relevance[i] = -(double) pool.get(i).score() * pool.get(i).score();
+        }
+      }
+      double[] maxSim = new double[n];
+      java.util.Arrays.fill(maxSim, Double.NEGATIVE_INFINITY);
+      boolean[] taken = new boolean[n];
+      int first = 0;
+      for (int i = 1; i < n; i++) {
+        if (relevance[i] > relevance[first]) {
+          first = i;
+        }
+      }
+      int next = first;
+      while (next >= 0 && picked.size() < want) {
+        taken[next] = true;
+        Record r = pool.get(next);
+        picked.add(withVector ? r : new Record(r.id(), r.score(), null, r.payload()));
+        int best = -1;
+        double bestScore = Double.NEGATIVE_INFINITY;
+        for (int i = 0; i < n; i++) {
+          if (taken[i]) {
+            continue;
+          }
+          maxSim[i] = Math.max(maxSim[i], similarity(d, pool.get(i).vector(), r.vector()));
+          double score = lambda * relevance[i] - (1 - lambda) * maxSim[i];
+          if (best < 0 || score > bestScore) {
+            best = i;
+            bestScore = score;
+          }
+        }
+        next = best;
+      }
+      return picked;
+    }
+  }
+
+  // ---- custom scoring -------------------------------------------------------------------------
+
+  /**
+   * How a vector query scores a point. Nearest and average-vector recommend queries are plain
+   * searches ({@code vector} set); the others score each candidate's vector with {@code score}.
+   *
+   * @param examples the ids among the examples, which results leave out
+   * @param seeds vectors whose neighbours are the candidates of an approximate custom query
+   */
+  record Scorer(
+      float[] vector,
+      Distance distance,
+      java.util.function.ToDoubleFunction<float[]> score,
+      Set<PointId> examples,
+      List<float[]> seeds,
+      boolean higherIsBetter,
+      Mmr mmr) {
+
+    Scorer(
+        float[] vector,
+        Distance distance,
+        java.util.function.ToDoubleFunction<float[]> score,
+        Set<PointId> examples,
+        List<float[]> seeds,
+        boolean higherIsBetter) {
+      this(vector, distance, score, examples, seeds, higherIsBetter, null);
+    }
+
+    double scoreOf(float[] v) {
+      return score != null ? score.applyAsDouble(v) : distance.score(vector, v, 0);
+    }
+  }
+
+  /**
+   * The scorer of a vector query. A plain nearest query that runs as a search needs nothing of the
+   * collection (the search checks and prepares its vector); every other use reads its distance.
+   *
+   * @param scoresHere whether the scores are computed here (rescoring), not by a search
+   */
+  private Scorer scorer(
+      String collection, Node node, JsonNode q, String field, boolean scoresHere) {
+    Distance d = scoresHere || !plainNearest(q) ? distance(collection) : null;
+    Examples ex = new Examples(collection, node.lookupFrom(), field, d);
+    if (q.isArray() || q.isIntegralNumber() || q.isString()) {
+      return nearest(ex, q, field, d);
+    }
+    if (!q.isObject()) {
+      throw Requests.invalid("query must be a vector, a point id or a query object", field, q);
+    }
+    if (q.has("nearest")) {
+      JsonNode n = q.get("nearest");
+      if (n.isObject()) {
+        throw Requests.invalid(
+            "only dense vectors and point ids are supported in nearest", field + ".nearest", n);
+      }
+      Scorer s = nearest(ex, n, field + ".nearest", d);
+      Mmr mmr = Mmr.parse(q.get("mmr"), field + ".mmr", node.limit(), maxLimit);
+      return mmr == null
+          ? s
+          : new Scorer(s.vector(), d, null, s.examples(), s.seeds(), s.higherIsBetter(), mmr);
+    }
+    if (q.has("recommend")) {
+      return recommend(ex, q.get("recommend"), field + ".recommend", d);
+    }
+    if (q.has("discover")) {
+      JsonNode disc = q.get("discover");
+      String f = field + ".discover";
+      if (!disc.isObject() || !disc.has("target")) {
+        throw Requests.invalid("discover needs a target and context pairs", f, disc);
+      }
+      float[] target = ex.vector(disc.get("target"), f + ".target");
+      List<float[][]> pairs = ex.pairs(disc.get("context"), f + ".context");
+      return new Scorer(
+          null,
+          d,
+          v -> {
+            double rank = 0;
+            for (float[][] pair : pairs) {
+              rank += Double.compare(similarity(d, pair[0], v), similarity(d, pair[1], v));
+            }
+            return rank + scaledSigmoid(similarity(d, target, v));
+          },
+          ex.ids,
+          List.of(target),
+          true);
+    }
+    if (q.has("context")) {
+      List<float[][]> pairs = ex.pairs(q.get("context"), field + ".context");
+      List<float[]> seeds = new ArrayList<>();
+      for (float[][] pair : pairs) {
+        seeds.add(pair[0]);
+      }
+      return new Scorer(
+          null,
+          d,
+          v -> {
+            double sum = 0;
+            for (float[][] pair : pairs) {
+              double diff = similarity(d, pair[0], v) - similarity(d, pair[1], v) - Math.ulp(1.0f);
+              sum += sigmoid(Math.min(diff, 0));
+            }
+            return sum;
+          },
+          ex.ids,
+          seeds,
+          true);
+    }
+    String kind = q.propertyNames().iterator().hasNext() ? q.propertyNames().iterator().next() : "";
+    throw Requests.invalid(
+        "query `"
+            + kind
+            + "` is not supported; supported: nearest, recommend, discover, context, order_by,"
+            + " sample, fusion, rrf and BM25 text",
+        field,
+        q);
+  }
+
+  private static Scorer nearest(Examples ex, JsonNode q, String field, Distance d) {
+    float[] v = ex.vector(q, field);
+    if (d != null) {
+      v = d.prepare(v);
+    }
+    return new Scorer(v, d, null, ex.ids, List.of(v), d == null || d.higherIsBetter());
+  }
+
+  /** A vector or point id, alone or as {@code nearest}, without MMR. */
+  private static boolean plainNearest(JsonNode q) {
+    if (q.isObject() && q.has("nearest") && (q.get("mmr") == null || q.get("mmr").isNull())) {
+      q = q.get("nearest");
+    }
+    return q.isArray() || q.isIntegralNumber() || q.isString();
+  }
+
+  private static Scorer recommend(Examples ex, JsonNode r, String field, Distance d) {
+    if (!r.isObject()) {
+      throw Requests.invalid("recommend must be an object", field, r);
+    }
+    List<float[]> pos = ex.list(r.get("positive"), field + ".positive");
+    List<float[]> neg = ex.list(r.get("negative"), field + ".negative");
+    JsonNode s = r.get("strategy");
+    String strategy = s == null || s.isNull() ? "average_vector" : s.asString("");
+    switch (strategy) {
+      case "average_vector" -> {
+        if (pos.isEmpty()) {
+          throw new InvalidInputException(
+              "Bad request: Positive vectors should not be empty with `average` strategy");
+        }
+        float[] avg = average(pos);
+        if (!neg.isEmpty()) {
+          float[] avgNeg = average(neg);
+          for (int i = 0; i < avg.length; i++) {
+            avg[i] = avg[i] + avg[i] - avgNeg[i];
+          }
+        }
+        float[] v = d.prepare(avg);
+        return new Scorer(v, d, null, ex.ids, List.of(v), d.higherIsBetter());
+      }
+      case "best_score" -> {
+        if (pos.isEmpty() && neg.isEmpty()) {
+          throw new InvalidInputException(
+              "Bad request: At least one positive or negative example is required");
+        }
+        return new Scorer(
+            null,
+            d,
+            v -> {
+              double bestPos = Double.NEGATIVE_INFINITY;
+              for (float[] p : pos) {
+                bestPos = Math.max(bestPos, similarity(d, p, v));
+              }
+              double bestNeg = Double.NEGATIVE_INFINITY;
+              for (float[] n : neg) {
+                bestNeg = Math.max(bestNeg, similarity(d, n, v));
+              }
+              return bestPos > bestNeg ? scaledSigmoid(bestPos) : -scaledSigmoid(bestNeg);
+            },
+            ex.ids,
+            pos.isEmpty() ? neg : pos,
+            true);
+      }
+      case "sum_scores" -> {
+        if (pos.isEmpty() && neg.isEmpty()) {
+          throw new InvalidInputException(
+              "Bad request: At least one positive or negative example is required");
+        }
+        return new Scorer(
+            null,
+            d,
+            v -> {
+              double sum = 0;
+              for (float[] p : pos) {
+                sum += similarity(d, p, v);
+              }
+              for (float[] n : neg) {
+                sum -= similarity(d, n, v);
+              }
+              return sum;
+            },
+            ex.ids,
+            pos.isEmpty() ? neg : pos,
+            true);
+      }
+      default ->
+          throw Requests.invalid(
+              "recommend strategy must be average_vector, best_score or sum_scores",
+              field + ".strategy",
+              s);
+    }
+  }
+
+  /**
+   * A custom-scored query at a leaf: candidates are the neighbours of its seeds (or, with {@code
+   * exact}, every point that passes the filter), each scored exactly.
+   */
+  private List<Record> customScored(
+      String collection,
+      Node node,
+      Scorer scorer,
+      Filter filter,
+      int want,
+      Fetch fetch,
+      SearchStats stats) {
+    Filter f = and(filter, excluding(scorer.examples()));
+    if (node.params().exact()) {
+      List<Record> best = new ArrayList<>();
+      ScrollRequest req = new ScrollRequest(null, SCAN_PAGE, fetch.withPayload(), true, f);
+      while (true) {
+        ScrollPage page = service.scroll(collection, req);
+        best.addAll(page.points());
+        best = top(scorer, best, node.threshold(), want, true);
+        if (page.nextOffset() == null) {
+          break;
+        }
+        req = req.from(page.nextOffset());
+      }
+      return fetch.withVector() ? best : withoutVectors(best);
+    }
+    int perSeed = Math.min(maxLimit, Math.max(MIN_CANDIDATES, want * CANDIDATES_PER_RESULT));
+    Map<PointId, Record> candidates = new LinkedHashMap<>();
+    for (float[] seed : scorer.seeds()) {
+      SearchRequest req =
+          new SearchRequest(
+              scorer.distance().prepare(seed),
+              perSeed,
+              0,
+              null,
+              node.params(),
+              fetch.withPayload(),
+              true,
+              f);
+      for (Record r : service.search(collection, req, stats)) {
+        candidates.putIfAbsent(r.id(), r);
+      }
+    }
+    return top(
+        scorer, new ArrayList<>(candidates.values()), node.threshold(), want, fetch.withVector());
+  }
+
+  /** The best {@code want} of {@code records} by {@code scorer}, best first, ties by id. */
+  private static List<Record> top(
+      Scorer scorer, List<Record> records, Float threshold, int want, boolean withVector) {
+    List<Record> scored = new ArrayList<>(records.size());
+    for (Record r : records) {
+      if (r.vector() == null) {
+        continue;
+      }
+      float s = (float) scorer.scoreOf(r.vector());
+      if (threshold != null && (scorer.higherIsBetter() ? s < threshold : s > threshold)) {
+        continue;
+      }
+      scored.add(new Record(r.id(), s, withVector ? r.vector() : null, r.payload()));
+    }
+    Comparator<Record> byScore = Comparator.comparingDouble(Record::score);
+    if (scorer.higherIsBetter()) {
+      byScore = byScore.reversed();
+    }
+    scored.sort(byScore.thenComparing(Record::id));
+    return new ArrayList<>(scored.subList(0, Math.min(want, scored.size())));
+  }
+
+  private static List<Record> withoutVectors(List<Record> records) {
+    List<Record> out = new ArrayList<>(records.size());
+    for (Record r : records) {
+      out.add(new Record(r.id(), r.score(), null, r.payload()));
+    }
+    return out;
+  }
+
+  /** Qdrant's similarity for custom scores: a dot product, or minus the squared L2 distance. */
+  static double similarity(Distance d, float[] a, float[] b) {
+    double s = 0;
+    if (d == Distance.EUCLID) {
+      for (int i = 0; i < a.length; i++) {
+        double x = a[i] - b[i];
+        s += x * x;
+      }
+      return -s;
+    }
+    for (int i = 0; i < a.length; i++) {
+      s += (double) a[i] * b[i];
+    }
+    return s;
+  }
+
+  /** Qdrant's fast sigmoid, in (−1, 1). */
+  static double sigmoid(double x) {
+    return x / (1 + Math.abs(x));
+  }
+
+  /** Qdrant's fast sigmoid scaled to (0, 1). */
+  static double scaledSigmoid(double x) {
+    return 0.5 * (sigmoid(x) + 1);
+  }
+
+  private static float[] average(List<float[]> vs) {
+    float[] sum = new float[vs.getFirst().length];
+    for (float[] v : vs) {
+      for (int i = 0; i < sum.length; i++) {
+        sum[i] += v[i];
+      }
+    }
+    for (int i = 0; i < sum.length; i++) {
+      sum[i] /= vs.size();
+    }
+    return sum;
+  }
+
+  /**
+   * Vectors of a query's examples: literal vectors, or ids read from the collection (or {@code
+   * lookup_from}'s). With a distance, vectors are prepared for it (normalised for cosine), as
+   * stored vectors are, and literal ones checked against the collection's dimension; without one (a
+   * plain search) they are left to the search.
+   */
+  private final class Examples {
+    final String collection;
+    final String field;
+    final Distance distance;
+    final Set<PointId> ids = new LinkedHashSet<>();
+    private final String from;
+
+    Examples(String collection, JsonNode lookupFrom, String field, Distance distance) {
+      this.collection = collection;
+      this.field = field;
+      this.distance = distance;
+      this.from = lookupCollection(lookupFrom, collection);
+    }
+
+    float[] vector(JsonNode n, String where) {
+      if (n == null || n.isNull()) {
+        throw new InvalidInputException("Wrong input: missing field `" + where + "`");
+      }
+      if (n.isArray()) {
+        float[] v = Requests.vector(n, where);
+        if (distance == null) {
+          return v; // a search checks and prepares it
+        }
+        int dim = service.describe(collection).config().dimension();
+        if (v.length != dim) {
+          throw new InvalidInputException(
+              "Wrong input: Vector dimension error: expected dim: "
+                  + dim
+                  + ", got "
+                  + v.length
+                  + " ["
+                  + where
+                  + "]");
+        }
+        return distance.prepare(v);
+      }
+      if (n.isIntegralNumber() || n.isString()) {
+        PointId id = Requests.id(n, where);
+        List<Record> r = service.retrieve(from, List.of(id), false, true);
+        if (r.isEmpty() || r.getFirst().vector() == null) {
+          throw PointsController.noSuchPoint(id);
+        }
+        if (from.equals(collection)) {
+          ids.add(id);
+        }
+        float[] v = r.getFirst().vector();
+        return distance == null ? v : distance.prepare(v);
+      }
+      throw Requests.invalid("an example must be a vector or a point id", where, n);
+    }
+
+    List<float[]> list(JsonNode arr, String where) {
+      List<float[]> out = new ArrayList<>();
+      if (arr == null || arr.isNull()) {
+        return out;
+      }
+      if (!arr.isArray()) {
+        throw Requests.invalid(where + " must be an array of vectors or point ids", where, arr);
+      }
+      for (int i = 0; i < arr.size(); i++) {
+        out.add(vector(arr.get(i), where + "[" + i + "]"));
+      }
+      return out;
+    }
+
+    /** Context pairs: one {@code {"positive", "negative"}} object or an array of them. */
+    List<float[][]> pairs(JsonNode n, String where) {
+      List<float[][]> out = new ArrayList<>();
+      if (n == null || n.isNull()) {
+        return out;
+      }
+      List<JsonNode> items = new ArrayList<>();
+      if (n.isArray()) {
+        n.forEach(items::add);
+      } else {
+        items.add(n);
+      }
+      for (int i = 0; i < items.size(); i++) {
+        JsonNode p = items.get(i);
+        String w = n.isArray() ? where + "[" + i + "]" : where;
+        if (!p.isObject()) {
+          throw Requests.invalid("a context pair must be {positive, negative}", w, p);
+        }
+        out.add(
+            new float[][] {
+              vector(p.get("positive"), w + ".positive"), vector(p.get("negative"), w + ".negative")
+            });
+      }
+      return out;
+    }
+  }
+
+  /** {@code lookup_from}: another collection's name (its default vector), or this collection. */
+  private String lookupCollection(JsonNode lookupFrom, String collection) {
+    if (lookupFrom == null || lookupFrom.isNull()) {
+      return collection;
+    }
+    if (!lookupFrom.isObject() || !lookupFrom.path("collection").isString()) {
+      throw Requests.invalid(
+          "lookup_from must be {\"collection\": name}", "lookup_from", lookupFrom);
+    }
+    requireLookup(service, lookupFrom.get("collection").asString());
+    JsonNode vector = lookupFrom.get("vector");
+    if (vector != null && !vector.isNull() && !vector.asString("").isEmpty()) {
+      throw Requests.invalid("named vectors are not supported", "lookup_from.vector", vector);
+    }
+    String name = lookupFrom.get("collection").asString();
+    CollectionNames.validate(name);
+    int dim = service.describe(name).config().dimension();
+    int ours = service.describe(collection).config().dimension();
+    if (dim != ours) {
+      throw new InvalidInputException(
+          "Wrong input: Vector dimension error: expected dim: "
+              + ours
+              + ", got "
+              + dim
+              + " [lookup_from.collection="
+              + name
+              + "]");
+    }
+    return name;
+  }
+
+  /** A collection named to look points up in; Qdrant's 404 when it does not exist. */
+  static void requireLookup(CollectionService service, String name) {
+    CollectionNames.validate(name);
+    if (!service.exists(name)) {
+      throw new NotFoundException("Collection " + name + " not found");
+    }
+  }
+
+  // ---- other queries ----------------------------------------------------------------------
+
+  /** Qdrant's document query: {@code {"text": "..."}}, also inside {@code nearest}. */
+  static boolean isTextQuery(JsonNode q) {
+    return q != null && q.isObject() && (q.has("text") || isTextQuery(q.get("nearest")));
+  }
+
+  /** BM25 over the text-indexed payload key that {@code using} (or {@code query.field}) names. */
+  private List<Record> textSearch(
+      String collection, Node node, JsonNode q, int limit, Filter filter, Fetch fetch) {
+    String prefix = node.path();
+    if (!q.has("text")) {
+      q = q.get("nearest");
+    }
+    JsonNode text = q.get("text");
+    if (!text.isString()) {
+      throw Requests.invalid(prefix + "query.text must be a string", "text", text);
+    }
+    JsonNode model = q.get("model");
+    if (model != null
+        && !model.isNull()
+        && !List.of("bm25", "qdrant/bm25").contains(model.asString("").toLowerCase(Locale.ROOT))) {
+      throw Requests.invalid("only BM25 text queries are supported", "model", model);
+    }
+    JsonNode field = q.has("field") ? q.get("field") : node.using();
+    if (field == null || !field.isString() || field.asString().isEmpty()) {
+      throw new InvalidInputException(
+          "Wrong input: a text query names its text-indexed payload key with `"
+              + prefix
+              + "using` (or query.field)");
+    }
+    return page(
+        service.textSearch(
+            collection,
+            new TextSearchRequest(
+                field.asString(),
+                text.asString(),
+                limit,
+                filter,
+                fetch.withPayload(),
+                fetch.withVector())),
+        node.threshold(),
+        true,
+        limit);
+  }
+
+  /**
+   * {@code order_by}: a key, or {@code {"key", "direction", "start_from"}}; the score of each point
+   * is its value.
+   */
+  private List<Record> orderBy(
+      String collection, JsonNode orderBy, String field, int want, Filter filter, Fetch fetch) {
+    OrderedScrollRequest req =
+        Requests.orderBy(orderBy, field, want, filter, fetch.withPayload(), fetch.withVector());
+    List<Record> out = new ArrayList<>();
+    for (Ordered o : service.scrollOrdered(collection, req)) {
+      Record r = o.record();
+      out.add(new Record(r.id(), (float) o.value(), r.vector(), r.payload()));
+    }
+    return out;
+  }
+
+  private static void checkSample(JsonNode q, String field) {
+    JsonNode s = q.get("sample");
+    if (!s.isString() || !s.asString().equals("random")) {
+      throw Requests.invalid("sample must be \"random\"", field + ".sample", s);
+    }
+  }
+
+  /**
+   * {@code sample: "random"}: {@code want} points drawn at random among those that pass the filter.
+   * Up to {@link #SAMPLE_SCAN_MAX} matching points are all candidates; beyond that the sample is
+   * drawn from a window of that many points that starts at a random one of them.
+   */
+  private List<Record> sample(String collection, Filter filter, int want, Fetch fetch) {
+    long matching = service.count(collection, filter);
+    if (matching == 0) {
+      return List.of();
+    }
+    SplittableRandom rnd = new SplittableRandom(sampleSeed.incrementAndGet() * 0x9E3779B97F4A7C15L);
+    long skip = matching > SAMPLE_SCAN_MAX ? rnd.nextLong(matching - SAMPLE_SCAN_MAX + 1) : 0;
+    // Reservoir sampling over the window [skip, skip + SAMPLE_SCAN_MAX) in id order.
+    List<PointId> reservoir = new ArrayList<>(want);
+    long seen = 0;
+    long index = 0;
+    ScrollRequest req = new ScrollRequest(null, SCAN_PAGE, false, false, filter);
+    outer:
+    while (true) {
+      ScrollPage page = service.scroll(collection, req);
+      for (Record r : page.points()) {
+        if (index++ < skip) {
+          continue;
+        }
+        if (seen >= SAMPLE_SCAN_MAX) {
+          break outer;
+        }
+        seen++;
+        if (reservoir.size() < want) {
+          reservoir.add(r.id());
+        } else {
+          long j = rnd.nextLong(seen);
+          if (j < want) {
+            reservoir.set((int) j, r.id());
+          }
+        }
+      }
+      if (page.nextOffset() == null) {
+        break;
+      }
+      req = req.from(page.nextOffset());
+    }
+    List<Record> got =
+        service.retrieve(collection, reservoir, fetch.withPayload(), fetch.withVector());
+    List<Record> out = new ArrayList<>(got);
+    for (int i = out.size() - 1; i > 0; i--) {
+      int j = rnd.nextInt(i + 1);
+      Record t = out.get(i);
+      out.set(i, out.get(j));
+      out.set(j, t);
+    }
+    return out;
+  }
+
+  private void shuffle(List<Record> list) {
+    SplittableRandom rnd = new SplittableRandom(sampleSeed.incrementAndGet() * 0x9E3779B97F4A7C15L);
+    for (int i = list.size() - 1; i > 0; i--) {
+      int j = rnd.nextInt(i + 1);
+      Record t = list.get(i);
+      list.set(i, list.get(j));
+      list.set(j, t);
+    }
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  private Distance distance(String collection) {
+    return service.describe(collection).config().distance();
+  }
+
+  /** The first {@code want} records passing the threshold (scores where higher is better). */
+  private static List<Record> page(
+      List<Record> ranked, Float threshold, boolean higherIsBetter, int want) {
+    List<Record> out = new ArrayList<>();
+    for (Record r : ranked) {
+      if (out.size() >= want) {
+        break;
+      }
+      if (threshold != null && (higherIsBetter ? r.score() < threshold : r.score() > threshold)) {
+        break;
+      }
+      out.add(r);
+    }
+    return out;
+  }
+
+  static Filter and(Filter a, Filter b) {
+    if (a == null || a.isEmpty()) {
+      return b;
+    }
+    if (b == null || b.isEmpty()) {
+      return a;
+    }
+    return Filter.must(a, b);
+  }
+
+  /** A filter leaving out {@code ids} ({@code null} when there are none). */
+  private static Filter excluding(Set<PointId> ids) {
+    if (ids.isEmpty()) {
+      return null;
+    }
+    return new Filter(List.of(), List.of(), List.of(new Condition.HasId(Set.copyOf(ids))), null);
+  }
+}

@@ -1,0 +1,400 @@
+package io.flashvec.api.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.flashvec.testing.TestSeeds;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.function.ToDoubleFunction;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Qdrant's universal query beyond a nearest-vector search, against a real server: nested prefetches
+ * rescored by any query, weighted RRF, recommend / discover / context scores checked against a
+ * brute force of Qdrant's formulas, MMR, {@code order_by} and {@code sample} queries, and grouped
+ * queries with lookups.
+ */
+class QueryApiIT {
+
+  @TempDir static Path tmp;
+  static ServerProcess server;
+  static Http http;
+
+  static final int N = 300;
+  static final int DIM = 8;
+  static final float[][] VECTORS = new float[N][DIM];
+
+  @BeforeAll
+  static void start() {
+    Random rnd = TestSeeds.random("QueryApiIT");
+    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
+    http = new Http(server.url());
+    ok(http.put("/collections/q", "{\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Dot\"}}"));
+    ok(http.put("/collections/q/index", "{\"field_name\":\"price\",\"field_schema\":\"integer\"}"));
+    StringBuilder sb = new StringBuilder("{\"points\":[");
+    for (int i = 0; i < N; i++) {
+      for (int d = 0; d < DIM; d++) {
+        VECTORS[i][d] = (float) rnd.nextGaussian();
+      }
+      if (i > 0) {
+        sb.append(',');
+      }
+      sb.append("{\"id\":")
+          .append(i)
+          .append(",\"vector\":")
+          .append(vec(VECTORS[i]))
+          .append(",\"payload\":{\"doc\":")
+          .append(i / 5)
+          .append(",\"tags\":[\"t")
+          .append(i % 3)
+          .append("\",\"all\"],\"price\":")
+          .append((i * 37) % 101)
+          .append("}}");
+    }
+    ok(http.put("/collections/q/points?wait=true", sb.append("]}").toString()));
+    ok(http.put("/collections/docs", "{\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Dot\"}}"));
+    StringBuilder docs = new StringBuilder("{\"points\":[");
+    for (int d = 0; d < N / 5; d++) {
+      docs.append(d == 0 ? "" : ",")
+          .append("{\"id\":")
+          .append(d)
+          .append(",\"vector\":")
+          .append(vec(VECTORS[d]))
+          .append(",\"payload\":{\"title\":\"doc ")
+          .append(d)
+          .append("\"}}");
+    }
+    ok(http.put("/collections/docs/points?wait=true", docs.append("]}").toString()));
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      server.stop();
+    }
+  }
+
+  @Test
+  void aNestedPrefetchRescoredByTheSameVectorEqualsTheSearch() {
+    float[] q = VECTORS[7].clone();
+    q[0] += 0.5f;
+    String root = "{\"query\":" + vec(q) + ",\"limit\":10,\"params\":{\"exact\":true}}";
+    String nested =
+        "{\"prefetch\":{\"prefetch\":{\"limit\":1000},\"query\":"
+            + vec(q)
+            + ",\"limit\":50,\"params\":{\"exact\":true}},\"query\":"
+            + vec(q)
+            + ",\"limit\":10}";
+    JsonNode a = points(http.post("/collections/q/points/query", root));
+    JsonNode b = points(http.post("/collections/q/points/query", nested));
+    assertThat(ids(b)).isEqualTo(ids(a)).isEqualTo(bruteForce(v -> dot(q, v), 10, Set.of()));
+    for (int i = 0; i < a.size(); i++) {
+      assertThat(b.get(i).get("score").doubleValue())
+          .isCloseTo(a.get(i).get("score").doubleValue(), within(1e-5));
+    }
+  }
+
+  @Test
+  void weightedRrfMatchesQdrantsFormula() {
+    String body =
+        "{\"prefetch\":[{\"query\":%s,\"limit\":5,\"params\":{\"exact\":true}},"
+            + "{\"query\":%s,\"limit\":5,\"params\":{\"exact\":true}}],"
+            + "\"query\":{\"rrf\":{\"weights\":[3.0,1.0]}},\"limit\":20}";
+    JsonNode fused =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                String.format(Locale.ROOT, body, vec(VECTORS[1]), vec(VECTORS[2]))));
+    List<Long> a = bruteForce(v -> dot(VECTORS[1], v), 5, Set.of());
+    List<Long> b = bruteForce(v -> dot(VECTORS[2], v), 5, Set.of());
+    Map<Long, Double> expected = new LinkedHashMap<>();
+    for (int i = 0; i < 5; i++) {
+      expected.merge(a.get(i), 1.0 / ((i + 1) / 3.0 + 2 - 1), Double::sum);
+      expected.merge(b.get(i), 1.0 / ((i + 1) / 1.0 + 2 - 1), Double::sum);
+    }
+    assertThat(fused.size()).isEqualTo(expected.size());
+    for (JsonNode p : fused) {
+      assertThat(p.get("score").doubleValue())
+          .isCloseTo(expected.get(p.get("id").longValue()), within(1e-5));
+    }
+    Http.Response wrong =
+        http.post(
+            "/collections/q/points/query",
+            String.format(Locale.ROOT, body, vec(VECTORS[1]), vec(VECTORS[2]))
+                .replace("[3.0,1.0]", "[1.0]"));
+    assertThat(wrong.status()).isEqualTo(400);
+    assertThat(wrong.error()).contains("got 1, expected 2");
+  }
+
+  @Test
+  void recommendStrategiesScoreAsQdrant() {
+    Set<Long> examples = Set.of(3L, 4L, 5L);
+    // average_vector: 2·avg(positive) − avg(negative), the examples left out
+    float[] target = new float[DIM];
+    for (int d = 0; d < DIM; d++) {
+      float avgPos = (VECTORS[3][d] + VECTORS[4][d]) / 2;
+      target[d] = 2 * avgPos - VECTORS[5][d];
+    }
+    JsonNode avg =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                "{\"query\":{\"recommend\":{\"positive\":[3,4],\"negative\":[5]}},"
+                    + "\"limit\":10,\"params\":{\"exact\":true}}"));
+    assertThat(ids(avg)).isEqualTo(bruteForce(v -> dot(target, v), 10, examples));
+
+    // best_score, exactly over every point
+    ToDoubleFunction<float[]> best =
+        v -> {
+          double pos = Math.max(dot(VECTORS[3], v), dot(VECTORS[4], v));
+          double neg = dot(VECTORS[5], v);
+          return pos > neg ? scaledSigmoid(pos) : -scaledSigmoid(neg);
+        };
+    JsonNode bestScore =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                "{\"query\":{\"recommend\":{\"positive\":[3,4],\"negative\":[5],"
+                    + "\"strategy\":\"best_score\"}},\"limit\":10,\"params\":{\"exact\":true}}"));
+    assertThat(ids(bestScore)).isEqualTo(bruteForce(best, 10, examples));
+    for (JsonNode p : bestScore) {
+      assertThat(p.get("score").doubleValue())
+          .isCloseTo(best.applyAsDouble(VECTORS[(int) p.get("id").longValue()]), within(1e-4));
+    }
+
+    // sum_scores, approximate (neighbours of the positives): most of the exact top 10
+    ToDoubleFunction<float[]> sum =
+        v -> dot(VECTORS[3], v) + dot(VECTORS[4], v) - dot(VECTORS[5], v);
+    JsonNode sumScores =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                "{\"query\":{\"recommend\":{\"positive\":[3,4],\"negative\":[5],"
+                    + "\"strategy\":\"sum_scores\"}},\"limit\":10}"));
+    List<Long> exact = bruteForce(sum, 10, examples);
+    assertThat(ids(sumScores)).doesNotContainAnyElementsOf(examples);
+    assertThat(ids(sumScores).stream().filter(exact::contains).count()).isGreaterThanOrEqualTo(8);
+  }
+
+  @Test
+  void discoverAndContextScoreAsQdrant() {
+    ToDoubleFunction<float[]> discover =
+        v -> {
+          double rank = Double.compare(dot(VECTORS[11], v), dot(VECTORS[12], v));
+          return rank + scaledSigmoid(dot(VECTORS[10], v));
+        };
+    JsonNode d =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                "{\"query\":{\"discover\":{\"target\":10,\"context\":[{\"positive\":11,"
+                    + "\"negative\":12}]}},\"limit\":10,\"params\":{\"exact\":true}}"));
+    assertThat(ids(d)).isEqualTo(bruteForce(discover, 10, Set.of(10L, 11L, 12L)));
+
+    ToDoubleFunction<float[]> context =
+        v -> {
+          double diff = dot(VECTORS[11], v) - dot(VECTORS[12], v) - Math.ulp(1.0f);
+          double x = Math.min(diff, 0);
+          return x / (1 + Math.abs(x));
+        };
+    JsonNode c =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                "{\"query\":{\"context\":{\"positive\":11,\"negative\":12}},"
+                    + "\"limit\":5,\"params\":{\"exact\":true}}"));
+    for (JsonNode p : c) {
+      assertThat(p.get("score").doubleValue())
+          .isCloseTo(context.applyAsDouble(VECTORS[(int) p.get("id").longValue()]), within(1e-4));
+    }
+  }
+
+  @Test
+  void mmrWithoutDiversityIsTheSearchAndWithItSpreads() {
+    String plain = "{\"query\":{\"nearest\":" + vec(VECTORS[20]) + "},\"limit\":5}";
+    String mmr0 =
+        "{\"query\":{\"nearest\":"
+            + vec(VECTORS[20])
+            + ",\"mmr\":{\"diversity\":0,\"candidates_limit\":50}},\"limit\":5}";
+    String mmr1 =
+        "{\"query\":{\"nearest\":"
+            + vec(VECTORS[20])
+            + ",\"mmr\":{\"diversity\":0.9,\"candidates_limit\":50}},\"limit\":5}";
+    List<Long> base = ids(points(http.post("/collections/q/points/query", plain)));
+    assertThat(ids(points(http.post("/collections/q/points/query", mmr0)))).isEqualTo(base);
+    List<Long> diverse = ids(points(http.post("/collections/q/points/query", mmr1)));
+    assertThat(diverse).hasSize(5).doesNotHaveDuplicates();
+    assertThat(diverse.getFirst()).isEqualTo(base.getFirst());
+    assertThat(diverse).isNotEqualTo(base);
+  }
+
+  @Test
+  void orderByAndSampleQueries() {
+    JsonNode ordered =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                "{\"query\":{\"order_by\":{\"key\":\"price\",\"direction\":\"desc\"}},\"limit\":3,"
+                    + "\"with_payload\":true}"));
+    assertThat(ordered.get(0).at("/payload/price").intValue()).isEqualTo(100);
+    for (int i = 1; i < ordered.size(); i++) {
+      assertThat(ordered.get(i).at("/payload/price").intValue())
+          .isLessThanOrEqualTo(ordered.get(i - 1).at("/payload/price").intValue());
+      assertThat(ordered.get(i).get("score").doubleValue())
+          .isEqualTo(ordered.get(i).at("/payload/price").doubleValue());
+    }
+
+    Set<String> orders = new HashSet<>();
+    for (int i = 0; i < 4; i++) {
+      JsonNode s =
+          points(
+              http.post(
+                  "/collections/q/points/query",
+                  "{\"query\":{\"sample\":\"random\"},\"limit\":10,"
+                      + "\"filter\":{\"must\":{\"key\":\"doc\",\"match\":{\"any\":[0,1]}}}}"));
+      assertThat(new HashSet<>(ids(s))).isEqualTo(Set.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L));
+      orders.add(ids(s).toString());
+    }
+    assertThat(orders).hasSizeGreaterThan(1);
+  }
+
+  @Test
+  void groupsHoldTheBestHitsOfEachValueWithLookups() {
+    JsonNode groups =
+        http.post(
+                "/collections/q/points/query/groups",
+                "{\"query\":"
+                    + vec(VECTORS[42])
+                    + ",\"group_by\":\"doc\",\"group_size\":2,\"limit\":4,\"with_payload\":true,"
+                    + "\"params\":{\"exact\":true},\"with_lookup\":\"docs\"}")
+            .result()
+            .get("groups");
+    assertThat(groups).hasSize(4);
+    long best = bruteForce(v -> dot(VECTORS[42], v), 1, Set.of()).getFirst();
+    assertThat(groups.get(0).get("id").longValue()).isEqualTo(best / 5);
+    for (JsonNode g : groups) {
+      assertThat(g.get("hits")).hasSize(2);
+      for (JsonNode h : g.get("hits")) {
+        assertThat(h.at("/payload/doc").longValue()).isEqualTo(g.get("id").longValue());
+      }
+      assertThat(g.at("/lookup/payload/title").asString()).isEqualTo("doc " + g.get("id"));
+    }
+    // Arrays put a point in a group per element.
+    JsonNode tags =
+        http.post(
+                "/collections/q/points/search/groups",
+                "{\"vector\":"
+                    + vec(VECTORS[1])
+                    + ",\"group_by\":\"tags\",\"group_size\":3,\"limit\":10}")
+            .result()
+            .get("groups");
+    Set<String> ids = new HashSet<>();
+    tags.forEach(g -> ids.add(g.get("id").asString()));
+    assertThat(ids).isEqualTo(Set.of("t0", "t1", "t2", "all"));
+
+    Http.Response missing =
+        http.post(
+            "/collections/q/points/query/groups",
+            "{\"query\":"
+                + vec(VECTORS[1])
+                + ",\"group_by\":\"doc\",\"with_lookup\":{\"collection\":\"nope\"}}");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.error()).contains("Collection nope not found");
+  }
+
+  @Test
+  void badQueriesNameTheProblem() {
+    Http.Response r =
+        http.post("/collections/q/points/query", "{\"prefetch\":[{\"query\":[1,0,0,0,0,0,0,0]}]}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error())
+        .isEqualTo(
+            "Bad request: A query is needed to merge the prefetches. Can't have prefetches without"
+                + " defining a query.");
+    r = http.post("/collections/q/points/query", "{\"score_threshold\":1}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error()).contains("A query is needed to use the score_threshold");
+    r = http.post("/collections/q/points/query", "{\"query\":{\"formula\":{\"sum\":[1]}}}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error()).contains("query `formula` is not supported");
+    r = http.post("/collections/q/points/query", "{\"query\":{\"fusion\":\"rrf\"}}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error()).contains("needs prefetches");
+    r =
+        http.post(
+            "/collections/q/points/query",
+            "{\"query\":{\"recommend\":{\"positive\":[1],\"strategy\":\"median\"}}}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error()).contains("[query.recommend.strategy=\"median\"]");
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  /**
+   * The ids of the {@code k} best points by {@code score}, leaving out {@code skip}; ties by id.
+   */
+  static List<Long> bruteForce(ToDoubleFunction<float[]> score, int k, Set<Long> skip) {
+    List<Integer> all = new ArrayList<>();
+    for (int i = 0; i < N; i++) {
+      if (!skip.contains((long) i)) {
+        all.add(i);
+      }
+    }
+    all.sort(
+        Comparator.comparingDouble((Integer i) -> -(float) score.applyAsDouble(VECTORS[i]))
+            .thenComparing(i -> i));
+    List<Long> out = new ArrayList<>();
+    for (int i = 0; i < k; i++) {
+      out.add((long) all.get(i));
+    }
+    return out;
+  }
+
+  static double dot(float[] a, float[] b) {
+    double s = 0;
+    for (int i = 0; i < a.length; i++) {
+      s += (double) a[i] * b[i];
+    }
+    return s;
+  }
+
+  static double scaledSigmoid(double x) {
+    return 0.5 * (x / (1 + Math.abs(x)) + 1);
+  }
+
+  static String vec(float[] v) {
+    StringBuilder sb = new StringBuilder("[");
+    for (int i = 0; i < v.length; i++) {
+      sb.append(i == 0 ? "" : ",").append(v[i]);
+    }
+    return sb.append(']').toString();
+  }
+
+  static JsonNode points(Http.Response r) {
+    ok(r);
+    return r.result().get("points");
+  }
+
+  static List<Long> ids(JsonNode points) {
+    List<Long> out = new ArrayList<>();
+    points.forEach(p -> out.add(p.get("id").longValue()));
+    return out;
+  }
+
+  static void ok(Http.Response r) {
+    assertThat(r.status()).as(r.raw()).isEqualTo(200);
+  }
+}
