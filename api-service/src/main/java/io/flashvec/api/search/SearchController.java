@@ -45,6 +45,7 @@ public class SearchController {
   private final SearchMetrics metrics;
   private final UniversalQuery query;
   private final QueryGroups groups;
+  private final DistanceMatrix matrix;
 
   SearchController(
       CollectionService service,
@@ -58,6 +59,7 @@ public class SearchController {
     this.maxBatch = props.limits().maxBatchPoints();
     this.query = new UniversalQuery(service, maxLimit, maxBatch, System.nanoTime());
     this.groups = new QueryGroups(service, query, maxLimit);
+    this.matrix = new DistanceMatrix(query, maxLimit);
   }
 
   /** A parsed search with its output options. */
@@ -330,5 +332,25 @@ public class SearchController {
           return new Plan(
               false, stats -> groups.run(name, q, query.parse(q, "", new int[1]), stats));
         });
+  }
+
+  @PostMapping("/collections/{name}/points/search/matrix/pairs")
+  Mono<ResponseEntity<byte[]>> matrixPairs(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return single(
+        name,
+        body,
+        Json::parseOptional,
+        b -> new Plan(false, stats -> DistanceMatrix.pairs(matrix.rows(name, b))));
+  }
+
+  @PostMapping("/collections/{name}/points/search/matrix/offsets")
+  Mono<ResponseEntity<byte[]>> matrixOffsets(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return single(
+        name,
+        body,
+        Json::parseOptional,
+        b -> new Plan(false, stats -> DistanceMatrix.offsets(matrix.rows(name, b))));
   }
 }

@@ -926,7 +926,7 @@ final class UniversalQuery {
    * Up to {@link #SAMPLE_SCAN_MAX} matching points are all candidates; beyond that the sample is
    * drawn from a window of that many points that starts at a random one of them.
    */
-  private List<Record> sample(String collection, Filter filter, int want, Fetch fetch) {
+  List<Record> sample(String collection, Filter filter, int want, Fetch fetch) {
     long matching = service.count(collection, filter);
     if (matching == 0) {
       return List.of();
@@ -987,7 +987,7 @@ final class UniversalQuery {
 
   // ---- helpers ----------------------------------------------------------------------------
 
-  private Distance distance(String collection) {
+  Distance distance(String collection) {
     return service.describe(collection).config().distance();
   }
 

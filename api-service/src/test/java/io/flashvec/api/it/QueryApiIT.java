@@ -44,6 +44,7 @@ class QueryApiIT {
     http = new Http(server.url());
     ok(http.put("/collections/q", "{\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Dot\"}}"));
     ok(http.put("/collections/q/index", "{\"field_name\":\"price\",\"field_schema\":\"integer\"}"));
+    ok(http.put("/collections/q/index", "{\"field_name\":\"tags\",\"field_schema\":\"keyword\"}"));
     StringBuilder sb = new StringBuilder("{\"points\":[");
     for (int i = 0; i < N; i++) {
       for (int d = 0; d < DIM; d++) {
@@ -316,6 +317,58 @@ class QueryApiIT {
   }
 
   @Test
+  void distanceMatrixPairsAndOffsetsAreExactAmongTheSample() {
+    String body =
+        "{\"sample\":6,\"limit\":2,\"filter\":{\"must\":{\"key\":\"doc\",\"match\":{\"value\":3}}}}";
+    JsonNode pairs = http.post("/collections/q/points/search/matrix/pairs", body).result();
+    // doc 3 holds points 15..19: the five are the whole sample, each with its 2 nearest others
+    assertThat(pairs.get("pairs")).hasSize(10);
+    for (JsonNode p : pairs.get("pairs")) {
+      int a = (int) p.get("a").longValue();
+      int b = (int) p.get("b").longValue();
+      assertThat(p.get("score").doubleValue()).isCloseTo(dot(VECTORS[a], VECTORS[b]), within(1e-4));
+    }
+    int a = (int) pairs.at("/pairs/0/a").longValue();
+    Set<Long> others = new HashSet<>(List.of(15L, 16L, 17L, 18L, 19L));
+    others.remove((long) a);
+    List<Long> expected =
+        others.stream()
+            .sorted(
+                Comparator.comparingDouble((Long o) -> -dot(VECTORS[a], VECTORS[(int) (long) o])))
+            .limit(2)
+            .toList();
+    assertThat(List.of(pairs.at("/pairs/0/b").longValue(), pairs.at("/pairs/1/b").longValue()))
+        .isEqualTo(expected);
+    JsonNode offsets = http.post("/collections/q/points/search/matrix/offsets", body).result();
+    assertThat(ids(offsets.get("ids"))).containsExactly(15L, 16L, 17L, 18L, 19L);
+    assertThat(offsets.get("offsets_row")).hasSize(10);
+    assertThat(offsets.get("scores").get(0).doubleValue())
+        .isCloseTo(pairs.at("/pairs/0/score").doubleValue(), within(1e-6));
+  }
+
+  @Test
+  void facetsCountPointsPerIndexedValue() {
+    JsonNode hits =
+        http.post(
+                "/collections/q/facet",
+                "{\"key\":\"tags\",\"filter\":{\"must\":{\"key\":\"doc\",\"match\":{\"any\":[0,1]}}}}")
+            .result()
+            .get("hits");
+    // points 0..9: "all" on each, t0 on 0,3,6,9, t1 on 1,4,7, t2 on 2,5,8
+    assertThat(hits.toString())
+        .isEqualTo(
+            "[{\"value\":\"all\",\"count\":10},{\"value\":\"t0\",\"count\":4},"
+                + "{\"value\":\"t1\",\"count\":3},{\"value\":\"t2\",\"count\":3}]");
+    JsonNode prices =
+        http.post("/collections/q/facet", "{\"key\":\"price\",\"limit\":1}").result().get("hits");
+    assertThat(prices).hasSize(1);
+    assertThat(prices.at("/0/count").longValue()).isEqualTo(3); // 300 points over 101 prices
+    Http.Response r = http.post("/collections/q/facet", "{\"key\":\"doc\"}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error()).contains("Index required but not found for \"doc\"");
+  }
+
+  @Test
   void badQueriesNameTheProblem() {
     Http.Response r =
         http.post("/collections/q/points/query", "{\"prefetch\":[{\"query\":[1,0,0,0,0,0,0,0]}]}");
@@ -390,7 +443,7 @@ class QueryApiIT {
 
   static List<Long> ids(JsonNode points) {
     List<Long> out = new ArrayList<>();
-    points.forEach(p -> out.add(p.get("id").longValue()));
+    points.forEach(p -> out.add(p.isObject() ? p.get("id").longValue() : p.longValue()));
     return out;
   }
 
