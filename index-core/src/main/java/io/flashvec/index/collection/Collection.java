@@ -594,6 +594,23 @@ public final class Collection implements Closeable {
   }
 
   /**
+   * Copies the collection's files into {@code target} (which must not exist): its payload schema
+   * and each shard as of one WAL position of that shard ({@link Shard#copyFiles}), so that a
+   * collection opened there with the same configuration holds the writes applied so far.
+   */
+  public void copyFiles(Path target) throws IOException {
+    java.nio.file.Files.createDirectories(target);
+    try (java.util.stream.Stream<Path> top = java.nio.file.Files.list(dir)) {
+      for (Path f : top.filter(java.nio.file.Files::isRegularFile).toList()) {
+        java.nio.file.Files.copy(f, target.resolve(f.getFileName().toString()));
+      }
+    }
+    for (int i = 0; i < shards.length; i++) {
+      shards[i].copyFiles(target.resolve("shards").resolve(Integer.toString(i)));
+    }
+  }
+
+  /**
    * Cancels the shards' running index builds and compactions and starts no new ones (see {@link
    * Shard#stopBackgroundWork}); returns what was running, per shard, or an empty list.
    */

@@ -356,6 +356,7 @@ public final class Shard implements Closeable {
   private final ShardReader reader;
   private final ShardWriter writer;
   private final Wal wal;
+  private final FileIO io;
 
   private Shard(
       Path dir, int shardId, int dim, Distance distance, IndexParams index, Options options)
@@ -369,6 +370,7 @@ public final class Shard implements Closeable {
       options = options.withSegmentBuilder(format.builder());
     }
     FileIO io = options.io();
+    this.io = io;
     this.space = new SpaceGuard(dir, options.space());
     this.payloadIndexes = new PayloadIndexes(io, PayloadSchema.EMPTY);
     this.segments = new SegmentSet(dir, io, payloadIndexes);
@@ -830,6 +832,24 @@ public final class Shard implements Closeable {
 
   public Path directory() {
     return dir;
+  }
+
+  /**
+   * Copies the shard's files as of now into {@code target} (which must not exist), such that a
+   * shard opened there holds exactly the writes applied so far ({@link ShardFiles}). Writers wait
+   * while the files are linked.
+   */
+  public void copyFiles(Path target) throws IOException {
+    writeLock.lock();
+    try {
+      if (isClosed()) {
+        throw new UnavailableException("shard is closed [dir=" + dir + "]");
+      }
+      wal.syncAll();
+      ShardFiles.copy(io, dir, wal.directory(), target);
+    } finally {
+      writeLock.unlock();
+    }
   }
 
   /** Whether the shard is closed or closing. */
