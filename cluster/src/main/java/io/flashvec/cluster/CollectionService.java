@@ -167,4 +167,42 @@ public interface CollectionService {
 
   /** Starts a background compaction of a collection's segments and returns at once. */
   void compact(String collection, boolean force);
+
+  /** Takes a snapshot of a collection ({@code POST /collections/{c}/snapshots}). */
+  default SnapshotDescription createSnapshot(String collection) {
+    throw snapshotsUnsupported();
+  }
+
+  /** A collection's snapshots, oldest first. */
+  default java.util.List<SnapshotDescription> listSnapshots(String collection) {
+    throw snapshotsUnsupported();
+  }
+
+  /** The file of a snapshot, to download. */
+  default java.nio.file.Path snapshotFile(String collection, String name) {
+    throw snapshotsUnsupported();
+  }
+
+  /** Deletes a snapshot. */
+  default void deleteSnapshot(String collection, String name) {
+    throw snapshotsUnsupported();
+  }
+
+  /**
+   * Replaces (or creates) a collection with a snapshot file, checked against {@code checksum}
+   * (SHA-256 in hex) unless it is {@code null}.
+   *
+   * @param named whether a client named the file by path: it must then be inside the snapshots
+   *     directory (403 otherwise)
+   */
+  default void recoverSnapshot(
+      String collection, java.nio.file.Path file, String checksum, boolean named) {
+    throw snapshotsUnsupported();
+  }
+
+  private static io.flashvec.index.InvalidInputException snapshotsUnsupported() {
+    return new io.flashvec.index.InvalidInputException(
+        "Wrong input: snapshots are supported by a standalone server only; in a cluster, back up"
+            + " each node's data directory");
+  }
 }

@@ -277,6 +277,45 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
     }
   }
 
+  /** A unit's recorded metadata, if it exists. */
+  public java.util.Optional<CollectionMeta> meta(String name) {
+    return metadata.get(name);
+  }
+
+  /**
+   * Replaces the unit {@code meta.name()} (if any) by the files prepared in {@code prepared} (a
+   * directory on the same file system, moved into place) and opens it. The old unit is deleted
+   * first; the move comes before the metadata, so a crash in between leaves a directory without
+   * metadata, which recovery removes.
+   */
+  public T restore(CollectionMeta meta, Path prepared) {
+    String name = meta.name();
+    synchronized (ddlLock) {
+      delete(name);
+      Path target = unitsDir.resolve(name);
+      deleteTree(target);
+      try {
+        java.nio.file.Files.move(prepared, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      } catch (IOException e) {
+        throw new UncheckedIOException(
+            "cannot move a restored collection into place [name=" + name + "]", e);
+      }
+      if (!metadata.createIfAbsent(meta)) {
+        throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
+      }
+      T unit;
+      try {
+        unit = opener.open(meta, target);
+      } catch (RuntimeException e) {
+        metadata.remove(name);
+        deleteQuietly(target);
+        throw e;
+      }
+      units.put(name, unit);
+      return unit;
+    }
+  }
+
   /** Removes a unit's metadata, closes it and deletes its files; false if there was none. */
   public boolean delete(String name) {
     synchronized (ddlLock) {

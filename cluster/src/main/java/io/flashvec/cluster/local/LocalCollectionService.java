@@ -2,6 +2,7 @@ package io.flashvec.cluster.local;
 
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.cluster.SnapshotDescription;
 import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
@@ -43,6 +44,7 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   static final String STANDALONE_NODE = "standalone";
 
   private final DataDirectory<Collection> dir;
+  private final CollectionSnapshots snapshots;
 
   public LocalCollectionService(Path dataDir, Shard.Options shardOptions) {
     this.dir =
@@ -51,6 +53,7 @@ public final class LocalCollectionService implements CollectionService, LocalDat
             shardOptions.io(),
             shardOptions.space(),
             (m, d) -> Collection.open(m.name(), d, m.config(), m.tuning(), shardOptions));
+    this.snapshots = new CollectionSnapshots(dir);
   }
 
   @Override
@@ -264,5 +267,40 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   @Override
   public DataDirectory<Collection> directory() {
     return dir;
+  }
+
+  @Override
+  public SnapshotDescription createSnapshot(String collection) {
+    CollectionNames.validate(collection);
+    checkReady();
+    SnapshotDescription d = snapshots.create(collection, collection(collection));
+    LOG.info("snapshot created [collection={}, name={}, bytes={}]", collection, d.name(), d.size());
+    return d;
+  }
+
+  @Override
+  public List<SnapshotDescription> listSnapshots(String collection) {
+    collection(collection);
+    return snapshots.list(collection);
+  }
+
+  @Override
+  public java.nio.file.Path snapshotFile(String collection, String name) {
+    return snapshots.file(collection, name);
+  }
+
+  @Override
+  public void deleteSnapshot(String collection, String name) {
+    snapshots.delete(collection, name);
+    LOG.info("snapshot deleted [collection={}, name={}]", collection, name);
+  }
+
+  @Override
+  public void recoverSnapshot(
+      String collection, java.nio.file.Path file, String checksum, boolean named) {
+    CollectionNames.validate(collection);
+    checkReady();
+    snapshots.recover(collection, named ? snapshots.named(file) : file, checksum);
+    LOG.info("collection recovered from a snapshot [name={}]", collection);
   }
 }

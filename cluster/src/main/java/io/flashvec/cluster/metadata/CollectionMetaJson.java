@@ -11,16 +11,16 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * A collection's metadata as JSON fields, as the standalone metadata file ({@link
- * LocalMetadataStore}) and etcd ({@link EtcdMetadataStore}) both keep it: {@code name}, {@code
- * created_at}, {@code config} (with {@code index}) and {@code tuning}. Fields a reader does not
- * find take the defaults older files were written with.
+ * LocalMetadataStore}), etcd ({@link EtcdMetadataStore}) and collection snapshots keep it: {@code
+ * name}, {@code created_at}, {@code config} (with {@code index}) and {@code tuning}. Fields a
+ * reader does not find take the defaults older files were written with.
  */
-final class CollectionMetaJson {
+public final class CollectionMetaJson {
 
   private CollectionMetaJson() {}
 
   /** Writes {@code m}'s fields into {@code c}. */
-  static void write(CollectionMeta m, ObjectNode c) {
+  public static void write(CollectionMeta m, ObjectNode c) {
     c.put("name", m.name());
     c.put("created_at", m.createdAtMillis());
     ObjectNode cfg = c.putObject("config");
@@ -45,7 +45,7 @@ final class CollectionMetaJson {
   }
 
   /** Reads the metadata {@link #write} wrote into {@code c}. */
-  static CollectionMeta read(JsonNode c) {
+  public static CollectionMeta read(JsonNode c) {
     JsonNode cfg = c.path("config");
     JsonNode idx = cfg.path("index");
     CollectionConfig config =

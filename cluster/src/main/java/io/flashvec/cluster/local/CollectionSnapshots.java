@@ -1,0 +1,337 @@
+package io.flashvec.cluster.local;
+
+import io.flashvec.cluster.CollectionNames;
+import io.flashvec.cluster.SnapshotDescription;
+import io.flashvec.cluster.metadata.CollectionMetaJson;
+import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
+import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.NotFoundException;
+import io.flashvec.index.collection.Collection;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.DigestOutputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import java.util.zip.Deflater;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+import java.util.zip.ZipOutputStream;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Collection snapshots of a standalone server: one file per snapshot under {@code
+ * <data-dir>/snapshots/<collection>/}, with its SHA-256 beside it ({@code .sha256}).
+ *
+ * <p>A snapshot is a zip of the collection's metadata ({@code collection.json}) and its files as
+ * {@link Collection#copyFiles} copies them: each shard as of one WAL position, taken while writes
+ * go on (they wait only while the files are hard-linked). Restoring unpacks it next to the
+ * collections, checks it, and swaps it in with {@link DataDirectory#restore}; the restored shards
+ * replay their WAL as after a crash, so the collection answers as the original did when the
+ * snapshot was taken.
+ */
+public final class CollectionSnapshots {
+
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+  private static final String META = "collection.json";
+  private static final String FILES = "collection/";
+  private static final String SUFFIX = ".snapshot";
+  private static final String CHECKSUM = ".sha256";
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,255}");
+  private static final DateTimeFormatter STAMP =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd-HH-mm-ss-SSS", java.util.Locale.ROOT)
+          .withZone(ZoneOffset.UTC);
+
+  private final DataDirectory<Collection> dir;
+  private final Path root;
+
+  public CollectionSnapshots(DataDirectory<Collection> dir) {
+    this.dir = dir;
+    this.root = dir.dataDir().resolve("snapshots");
+    // What a crash left behind: staging copies, unpacked restores, unfinished snapshot files.
+    try (Stream<Path> s = Files.list(dir.dataDir())) {
+      for (Path p : s.toList()) {
+        String n = p.getFileName().toString();
+        if (n.startsWith(".snapshot-") || n.startsWith(".restore-")) {
+          deleteTree(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    if (Files.isDirectory(root)) {
+      try (Stream<Path> s = Files.walk(root)) {
+        for (Path p : s.filter(f -> f.toString().endsWith(SUFFIX + ".tmp")).toList()) {
+          Files.deleteIfExists(p);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  /** Takes a snapshot of {@code collection}. */
+  public SnapshotDescription create(String collection, Collection c) {
+    CollectionMeta meta =
+        dir.meta(collection)
+            .orElseThrow(
+                () ->
+                    new NotFoundException(
+                        "Not found: Collection `" + collection + "` doesn't exist!"));
+    Path staging = dir.dataDir().resolve(".snapshot-" + UUID.randomUUID());
+    try {
+      c.copyFiles(staging.resolve("collection"));
+      Path folder = root.resolve(collection);
+      Files.createDirectories(folder);
+      String name = collection + "-" + STAMP.format(Instant.now()) + SUFFIX;
+      Path tmp = folder.resolve(name + ".tmp");
+      MessageDigest sha = sha256();
+      try (OutputStream out =
+              new DigestOutputStream(
+                  Files.newOutputStream(
+                      tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                  sha);
+          ZipOutputStream zip = new ZipOutputStream(out)) {
+        zip.setLevel(Deflater.BEST_SPEED);
+        ObjectNode m = JSON.createObjectNode();
+        CollectionMetaJson.write(meta, m);
+        zip.putNextEntry(new ZipEntry(META));
+        zip.write(JSON.writeValueAsBytes(m));
+        zip.closeEntry();
+        List<Path> files;
+        Path base = staging.resolve("collection");
+        try (Stream<Path> s = Files.walk(base)) {
+          files = s.filter(Files::isRegularFile).sorted().toList();
+        }
+        for (Path f : files) {
+          zip.putNextEntry(new ZipEntry(FILES + base.relativize(f).toString().replace('\\', '/')));
+          Files.copy(f, zip);
+          zip.closeEntry();
+        }
+      }
+      fsync(tmp);
+      String checksum = HexFormat.of().formatHex(sha.digest());
+      Files.writeString(folder.resolve(name + CHECKSUM), checksum);
+      Files.move(tmp, folder.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+      return describe(folder.resolve(name));
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "cannot write a snapshot of collection " + collection + ": " + e.getMessage(), e);
+    } finally {
+      deleteTree(staging);
+    }
+  }
+
+  /** The snapshots of {@code collection}, oldest first. */
+  public List<SnapshotDescription> list(String collection) {
+    CollectionNames.validate(collection);
+    Path folder = root.resolve(collection);
+    List<SnapshotDescription> out = new ArrayList<>();
+    if (!Files.isDirectory(folder)) {
+      return out;
+    }
+    try (Stream<Path> s = Files.list(folder)) {
+      for (Path p : s.filter(f -> f.getFileName().toString().endsWith(SUFFIX)).toList()) {
+        out.add(describe(p));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    out.sort(
+        Comparator.comparing(SnapshotDescription::creationTime)
+            .thenComparing(SnapshotDescription::name));
+    return out;
+  }
+
+  /** The file of a snapshot, or Qdrant's 404. */
+  public Path file(String collection, String name) {
+    CollectionNames.validate(collection);
+    if (!NAME.matcher(name).matches() || !name.endsWith(SUFFIX)) {
+      throw new NotFoundException("Not found: Snapshot " + name + " not found");
+    }
+    Path p = root.resolve(collection).resolve(name);
+    if (!Files.isRegularFile(p)) {
+      throw new NotFoundException(
+          "Not found: Snapshot " + name + " of collection " + collection + " not found");
+    }
+    return p;
+  }
+
+  /** Deletes a snapshot (and its checksum), or Qdrant's 404. */
+  public void delete(String collection, String name) {
+    Path p = file(collection, name);
+    try {
+      Files.deleteIfExists(p.resolveSibling(name + CHECKSUM));
+      Files.delete(p);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * A snapshot file a client names by path ({@code file:} locations): it must be inside the
+   * snapshots directory, so that a client cannot have the server read any other file.
+   */
+  public Path named(Path requested) {
+    Path p = requested.toAbsolutePath().normalize();
+    if (!Files.isRegularFile(p)) {
+      throw new InvalidInputException(
+          "Bad request: Snapshot file \"" + requested + "\" does not exist");
+    }
+    if (!p.startsWith(root.toAbsolutePath().normalize())) {
+      throw new io.flashvec.index.ForbiddenException(
+          "Forbidden: Snapshot file path must be inside the snapshots directory ("
+              + root.toAbsolutePath().normalize()
+              + ") [path="
+              + requested
+              + "]");
+    }
+    return p;
+  }
+
+  /**
+   * Replaces (or creates) {@code collection} with the snapshot in {@code file}, after checking it
+   * against {@code checksum} (a SHA-256 in hex; {@code null}: not checked).
+   */
+  public Collection recover(String collection, Path file, String checksum) {
+    CollectionNames.validate(collection);
+    if (checksum != null && !checksum.equalsIgnoreCase(sha256(file))) {
+      throw new InvalidInputException(
+          "Wrong input: Snapshot checksum mismatch: expected "
+              + checksum
+              + ", got "
+              + sha256(file));
+    }
+    Path unpacked = dir.dataDir().resolve(".restore-" + UUID.randomUUID());
+    try {
+      CollectionMeta meta = unpack(file, unpacked);
+      Path files = unpacked.resolve("collection");
+      if (!Files.isDirectory(files)) {
+        throw new InvalidInputException(
+            "Wrong input: not a FlashVec collection snapshot: it holds no collection files");
+      }
+      CollectionMeta renamed =
+          new CollectionMeta(collection, meta.config(), System.currentTimeMillis(), meta.tuning());
+      return dir.restore(renamed, files);
+    } finally {
+      deleteTree(unpacked);
+    }
+  }
+
+  /** Unzips a snapshot into {@code into} and returns its metadata. */
+  private static CollectionMeta unpack(Path file, Path into) {
+    CollectionMeta meta = null;
+    Path base = into.toAbsolutePath().normalize();
+    try (InputStream in = Files.newInputStream(file);
+        ZipInputStream zip = new ZipInputStream(in)) {
+      ZipEntry e;
+      while ((e = zip.getNextEntry()) != null) {
+        if (e.isDirectory()) {
+          continue;
+        }
+        if (e.getName().equals(META)) {
+          JsonNode m = JSON.readTree(zip.readAllBytes());
+          meta = CollectionMetaJson.read(m);
+          continue;
+        }
+        Path to = base.resolve(e.getName()).normalize();
+        if (!to.startsWith(base) || !e.getName().startsWith(FILES)) {
+          throw new InvalidInputException(
+              "Wrong input: not a FlashVec collection snapshot: unexpected entry " + e.getName());
+        }
+        Files.createDirectories(to.getParent());
+        Files.copy(zip, to);
+      }
+    } catch (java.util.zip.ZipException | tools.jackson.core.JacksonException e) {
+      throw new InvalidInputException(
+          "Wrong input: not a FlashVec collection snapshot: " + e.getMessage());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (RuntimeException e) {
+      if (e instanceof InvalidInputException) {
+        throw e;
+      }
+      throw new InvalidInputException(
+          "Wrong input: not a FlashVec collection snapshot: " + e.getMessage());
+    }
+    if (meta == null) {
+      throw new InvalidInputException(
+          "Wrong input: not a FlashVec collection snapshot: " + META + " is missing");
+    }
+    return meta;
+  }
+
+  private SnapshotDescription describe(Path p) {
+    try {
+      String name = p.getFileName().toString();
+      Path sum = p.resolveSibling(name + CHECKSUM);
+      String checksum =
+          Files.exists(sum) ? Files.readString(sum, StandardCharsets.UTF_8).trim() : sha256(p);
+      String created =
+          Files.getLastModifiedTime(p).toInstant().toString().replace("Z", "").substring(0, 19);
+      return new SnapshotDescription(name, created, Files.size(p), checksum);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static String sha256(Path file) {
+    MessageDigest sha = sha256();
+    try (InputStream in = Files.newInputStream(file)) {
+      byte[] buf = new byte[1 << 16];
+      int n;
+      while ((n = in.read(buf)) > 0) {
+        sha.update(buf, 0, n);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return HexFormat.of().formatHex(sha.digest());
+  }
+
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void fsync(Path p) throws IOException {
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+      ch.force(true);
+    }
+  }
+
+  private static void deleteTree(Path p) {
+    if (!Files.exists(p)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(p)) {
+      for (Path f : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(f);
+      }
+    } catch (IOException e) {
+      // left for the next start-up's clean-up
+    }
+  }
+}
