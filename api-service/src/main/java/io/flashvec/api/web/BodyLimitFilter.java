@@ -12,7 +12,8 @@ import reactor.core.publisher.Mono;
 /**
  * Rejects a request whose declared {@code Content-Length} passes {@code
  * flashvec.limits.max-body-bytes} with 413 before reading it. Bodies without a length (chunked) are
- * cut off by the codec limit, which {@link ErrorHandler} also maps to 413.
+ * cut off by the codec limit, which {@link ErrorHandler} also maps to 413. A snapshot upload
+ * streams to a file and has no limit.
  */
 @Component
 @Order(-100)
@@ -27,7 +28,8 @@ public class BodyLimitFilter implements WebFilter {
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
     long len = exchange.getRequest().getHeaders().getContentLength();
-    if (len > maxBytes) {
+    if (len > maxBytes
+        && !exchange.getRequest().getPath().value().endsWith(ContentTypeFilter.SNAPSHOT_UPLOAD)) {
       return Json.writeError(
           exchange,
           HttpStatus.CONTENT_TOO_LARGE,

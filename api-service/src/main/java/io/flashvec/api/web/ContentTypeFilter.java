@@ -19,11 +19,15 @@ import reactor.core.publisher.Mono;
  * text read as JSON anyway hides the client's mistake. {@code application/json} and any {@code
  * application/*+json} are JSON, in UTF-8 (the only charset JSON has, RFC 8259); a body without a
  * {@code Content-Type} is read as JSON, as a body is never anything else here. Qdrant refuses
- * non-JSON content types too (with 400).
+ * non-JSON content types too (with 400). The one exception is a snapshot upload ({@code
+ * …/snapshots/upload}), a {@code multipart/form-data} file.
  */
 @Component
 @Order(-90)
 public class ContentTypeFilter implements WebFilter {
+
+  /** The end of the snapshot upload route, which takes {@code multipart/form-data}. */
+  static final String SNAPSHOT_UPLOAD = "/snapshots/upload";
 
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
@@ -31,6 +35,10 @@ public class ContentTypeFilter implements WebFilter {
     String type = headers.getFirst(HttpHeaders.CONTENT_TYPE);
     if (type == null || !hasBody(headers)) {
       return chain.filter(exchange);
+    }
+    if (exchange.getRequest().getPath().value().endsWith(SNAPSHOT_UPLOAD)
+        && type.toLowerCase(java.util.Locale.ROOT).startsWith("multipart/form-data")) {
+      return chain.filter(exchange); // a snapshot file, the one body that is not JSON
     }
     String problem = problem(type);
     if (problem == null) {

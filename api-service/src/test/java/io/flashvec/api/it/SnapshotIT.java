@@ -1,0 +1,229 @@
+package io.flashvec.api.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.testing.TestSeeds;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Collection snapshots against real servers: one taken while writes go on holds exactly the batches
+ * acknowledged before it (no partial batch), a snapshot downloaded from one server and uploaded to
+ * a fresh one answers exactly as the original (counts, searches, payload index), and bad snapshots,
+ * checksums and paths are refused without touching stored data.
+ */
+class SnapshotIT {
+
+  @TempDir Path tmp;
+
+  static final int DIM = 8;
+  static final int BATCH = 50;
+
+  @Test
+  void aSnapshotRestoredInAnotherServerAnswersAsTheOriginal() throws Exception {
+    Random rnd = TestSeeds.random("SnapshotIT");
+    try (ServerProcess a = new ServerProcess(tmp.resolve("a"), tmp.resolve("a.log")).start();
+        ServerProcess b = new ServerProcess(tmp.resolve("b"), tmp.resolve("b.log")).start()) {
+      Http ha = new Http(a.url());
+      Http hb = new Http(b.url());
+      ok(ha.put("/collections/c", "{\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Cosine\"}}"));
+      ok(ha.put("/collections/c/index", "{\"field_name\":\"tag\",\"field_schema\":\"keyword\"}"));
+      for (int i = 0; i < 20; i++) {
+        ok(ha.put("/collections/c/points?wait=true", batch(rnd, i * BATCH)));
+      }
+      ok(ha.post("/collections/c/flush", null)); // some points in a sealed segment
+      ok(ha.post("/collections/c/points/delete?wait=true", "{\"points\":[1,2,3,500,999]}"));
+
+      // A snapshot while a writer keeps adding batches.
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicInteger acked = new AtomicInteger(20);
+      Random wr = new Random(rnd.nextLong());
+      Thread writer =
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    while (!stop.get()) {
+                      int n = acked.get();
+                      ok(ha.put("/collections/c/points?wait=true", batch(wr, n * BATCH)));
+                      acked.incrementAndGet();
+                    }
+                  });
+      io.flashvec.testing.Await.until(
+          java.time.Duration.ofSeconds(30), "the writer's first batches", () -> acked.get() > 22);
+      int before = acked.get();
+      JsonNode during = ha.post("/collections/c/snapshots", null).result();
+      stop.set(true);
+      writer.join();
+      String duringName = during.get("name").asString();
+
+      // Quiet now: a second snapshot, to compare answers exactly.
+      JsonNode quiet = ha.post("/collections/c/snapshots?wait=true", null).result();
+      JsonNode list = ha.get("/collections/c/snapshots").result();
+      assertThat(list).hasSize(2);
+      byte[] file = download(a.url() + "/collections/c/snapshots/" + quiet.get("name").asString());
+      assertThat(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(file)))
+          .isEqualTo(quiet.get("checksum").asString());
+      assertThat((long) file.length).isEqualTo(quiet.get("size").longValue());
+
+      // Restore the quiet snapshot into server b by upload, under another name.
+      assertThat(upload(b.url() + "/collections/copy/snapshots/upload", file).statusCode())
+          .isEqualTo(200);
+      assertThat(count(hb, "copy")).isEqualTo(count(ha, "c"));
+      for (int q = 0; q < 5; q++) {
+        String query =
+            "{\"query\":"
+                + vector(rnd)
+                + ",\"limit\":10,\"with_payload\":true,"
+                + "\"filter\":{\"must\":{\"key\":\"tag\",\"match\":{\"value\":\"t"
+                + q
+                + "\"}}}}";
+        assertThat(hb.post("/collections/copy/points/query", query).result().get("points"))
+            .isEqualTo(ha.post("/collections/c/points/query", query).result().get("points"));
+      }
+      assertThat(
+              hb.get("/collections/copy").result().at("/payload_schema/tag/data_type").asString())
+          .isEqualTo("keyword");
+
+      // The snapshot taken during writes holds whole batches, every one acknowledged before it.
+      byte[] duringFile = download(a.url() + "/collections/c/snapshots/" + duringName);
+      assertThat(upload(b.url() + "/collections/during/snapshots/upload", duringFile).statusCode())
+          .isEqualTo(200);
+      long points = count(hb, "during");
+      long batches = (points + 5) / BATCH; // five points of the first batches were deleted
+      assertThat((points + 5) % BATCH).isZero();
+      assertThat(batches).isGreaterThanOrEqualTo(before);
+
+      // Restart b: the restored collections are durable.
+      b.restart();
+      hb = new Http(b.url());
+      assertThat(count(hb, "copy")).isEqualTo(count(ha, "c"));
+
+      // A wrong checksum, a path outside the snapshots directory, a traversal: refused, data kept.
+      Path inB = tmp.resolve("b").resolve("snapshots").resolve("copy");
+      Files.createDirectories(inB);
+      Path local = inB.resolve("x.snapshot");
+      Files.write(local, file);
+      Http.Response bad =
+          hb.put(
+              "/collections/copy/snapshots/recover",
+              "{\"location\":\"" + local.toUri() + "\",\"checksum\":\"00\"}");
+      assertThat(bad.status()).isEqualTo(400);
+      assertThat(bad.error()).contains("checksum mismatch");
+      assertThat(count(hb, "copy")).isEqualTo(count(ha, "c"));
+      Path outside = tmp.resolve("outside.snapshot");
+      Files.write(outside, file);
+      Http.Response forbidden =
+          hb.put(
+              "/collections/copy/snapshots/recover", "{\"location\":\"" + outside.toUri() + "\"}");
+      assertThat(forbidden.status()).isEqualTo(403);
+      Http.Response notSnapshot =
+          hb.put(
+              "/collections/copy/snapshots/recover",
+              "{\"location\":\"" + writeGarbage(inB.resolve("junk.snapshot")).toUri() + "\"}");
+      assertThat(notSnapshot.status()).isEqualTo(400);
+      assertThat(count(hb, "copy")).isEqualTo(count(ha, "c"));
+      assertThat(hb.get("/collections/copy/snapshots/..%2F..%2Fmeta%2Fcollections.json").status())
+          .isEqualTo(404);
+      Http.Response remote =
+          hb.put(
+              "/collections/copy/snapshots/recover",
+              "{\"location\":\"http://192.0.2.1/x.snapshot\"}");
+      assertThat(remote.status()).isEqualTo(400);
+      assertThat(remote.error()).contains("from this host only");
+
+      // By file location inside the snapshots directory, then delete.
+      ok(
+          hb.put(
+              "/collections/third/snapshots/recover", "{\"location\":\"" + local.toUri() + "\"}"));
+      assertThat(count(hb, "third")).isEqualTo(count(ha, "c"));
+      ok(ha.delete("/collections/c/snapshots/" + duringName));
+      assertThat(ha.get("/collections/c/snapshots").result()).hasSize(1);
+    }
+  }
+
+  private static Path writeGarbage(Path p) throws Exception {
+    Files.writeString(p, "not a zip");
+    return p;
+  }
+
+  static String batch(Random rnd, int first) {
+    StringBuilder sb = new StringBuilder("{\"points\":[");
+    for (int i = 0; i < BATCH; i++) {
+      int id = first + i;
+      sb.append(i == 0 ? "" : ",")
+          .append("{\"id\":")
+          .append(id)
+          .append(",\"vector\":")
+          .append(vector(rnd))
+          .append(",\"payload\":{\"tag\":\"t")
+          .append(id % 7)
+          .append("\"}}");
+    }
+    return sb.append("]}").toString();
+  }
+
+  static String vector(Random rnd) {
+    StringBuilder sb = new StringBuilder("[");
+    for (int d = 0; d < DIM; d++) {
+      sb.append(d == 0 ? "" : ",").append((float) rnd.nextGaussian());
+    }
+    return sb.append(']').toString();
+  }
+
+  static long count(Http h, String c) {
+    Http.Response r = h.post("/collections/" + c + "/points/count", "{\"exact\":true}");
+    ok(r);
+    return r.result().get("count").longValue();
+  }
+
+  static byte[] download(String url) throws Exception {
+    HttpResponse<byte[]> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(url)).GET().build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(r.statusCode()).isEqualTo(200);
+    return r.body();
+  }
+
+  static HttpResponse<String> upload(String url, byte[] file) throws Exception {
+    String boundary = "flashvec-" + System.nanoTime();
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    body.write(
+        ("--"
+                + boundary
+                + "\r\nContent-Disposition: form-data; name=\"snapshot\"; filename=\"s.snapshot\""
+                + "\r\nContent-Type: application/octet-stream\r\n\r\n")
+            .getBytes(StandardCharsets.UTF_8));
+    body.write(file);
+    body.write(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
+    HttpResponse<String> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(url))
+                    .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray()))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isIn(200, 400);
+    return r;
+  }
+
+  static void ok(Http.Response r) {
+    assertThat(r.status()).as(r.raw()).isIn(200, 202);
+  }
+}
