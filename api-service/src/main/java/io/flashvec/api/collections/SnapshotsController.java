@@ -180,7 +180,13 @@ public class SnapshotsController {
           CollectionNames.validate(name);
           checkPriority(priority);
           Path tmp = tempFile();
-          return part.switchIfEmpty(
+          return part.onErrorMap(
+                  org.springframework.core.codec.DecodingException.class,
+                  e ->
+                      new InvalidInputException(
+                          "Wrong input: the upload is not a valid multipart/form-data body: "
+                              + e.getMessage()))
+              .switchIfEmpty(
                   Mono.error(
                       new InvalidInputException(
                           "Wrong input: the upload needs a multipart field `snapshot` with the"
