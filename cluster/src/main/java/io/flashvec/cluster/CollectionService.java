@@ -200,6 +200,26 @@ public interface CollectionService {
     throw snapshotsUnsupported();
   }
 
+  /** Takes a full snapshot: one collection snapshot per collection ({@code POST /snapshots}). */
+  default SnapshotDescription createFullSnapshot() {
+    throw snapshotsUnsupported();
+  }
+
+  /** The full snapshots, oldest first. */
+  default java.util.List<SnapshotDescription> listFullSnapshots() {
+    throw snapshotsUnsupported();
+  }
+
+  /** The file of a full snapshot, to download. */
+  default java.nio.file.Path fullSnapshotFile(String name) {
+    throw snapshotsUnsupported();
+  }
+
+  /** Deletes a full snapshot. */
+  default void deleteFullSnapshot(String name) {
+    throw snapshotsUnsupported();
+  }
+
   private static io.flashvec.index.InvalidInputException snapshotsUnsupported() {
     return new io.flashvec.index.InvalidInputException(
         "Wrong input: snapshots are supported by a standalone server only; in a cluster, back up"

@@ -104,16 +104,66 @@ public class SnapshotsController {
   @GetMapping("/collections/{name}/snapshots/{snapshot}")
   Mono<ResponseEntity<Resource>> download(
       @PathVariable String name, @PathVariable String snapshot) {
-    return Mono.fromCallable(
+    return Mono.fromCallable(() -> file(service.snapshotFile(name, snapshot)));
+  }
+
+  /** A snapshot file as the body; the server sends it from the file. */
+  private static ResponseEntity<Resource> file(Path file) {
+    return ResponseEntity.ok()
+        .contentType(MediaType.APPLICATION_OCTET_STREAM)
+        .header(
+            HttpHeaders.CONTENT_DISPOSITION, "attachment; filename=\"" + file.getFileName() + "\"")
+        .body(new FileSystemResource(file));
+  }
+
+  @GetMapping("/snapshots")
+  Mono<ResponseEntity<byte[]>> listFull() {
+    return blocking.answer(
         () -> {
-          Path file = service.snapshotFile(name, snapshot);
-          return ResponseEntity.ok()
-              .contentType(MediaType.APPLICATION_OCTET_STREAM)
-              .header(
-                  HttpHeaders.CONTENT_DISPOSITION,
-                  "attachment; filename=\"" + file.getFileName() + "\"")
-              .<Resource>body(new FileSystemResource(file));
-        }); // a file lookup; the body is then sent from the file by the server
+          ArrayNode arr = Json.array();
+          for (SnapshotDescription d : service.listFullSnapshots()) {
+            arr.add(describe(d));
+          }
+          return arr;
+        });
+  }
+
+  /** A zip of one collection snapshot per collection; {@code wait=false} answers 202 at once. */
+  @PostMapping("/snapshots")
+  Mono<ResponseEntity<byte[]>> createFull(@RequestParam(defaultValue = "true") boolean wait) {
+    if (wait) {
+      return blocking.answer(() -> describe(service.createFullSnapshot()));
+    }
+    return blocking.call(
+        () -> {
+          Thread.ofVirtual()
+              .name("flashvec-full-snapshot")
+              .start(
+                  () -> {
+                    try {
+                      service.createFullSnapshot();
+                    } catch (RuntimeException e) {
+                      LOG.error("full snapshot failed", e);
+                    }
+                  });
+          return accepted();
+        });
+  }
+
+  @GetMapping("/snapshots/{snapshot}")
+  Mono<ResponseEntity<Resource>> downloadFull(@PathVariable String snapshot) {
+    return Mono.fromCallable(() -> file(service.fullSnapshotFile(snapshot)));
+  }
+
+  @DeleteMapping("/snapshots/{snapshot}")
+  Mono<ResponseEntity<byte[]>> deleteFull(
+      @PathVariable String snapshot, @RequestParam(defaultValue = "true") boolean wait) {
+    return blocking.call(
+        () -> {
+          long t0 = System.nanoTime();
+          service.deleteFullSnapshot(snapshot);
+          return wait ? Json.ok(BooleanNode.TRUE, t0) : accepted();
+        });
   }
 
   /** Deleting is quick and done before the answer; {@code wait=false} answers 202 as Qdrant. */

@@ -152,6 +152,28 @@ class SnapshotIT {
       assertThat(count(hb, "third")).isEqualTo(count(ha, "c"));
       ok(ha.delete("/collections/c/snapshots/" + duringName));
       assertThat(ha.get("/collections/c/snapshots").result()).hasSize(1);
+
+      // A full snapshot holds a collection snapshot per collection, each recoverable alone.
+      JsonNode full = hb.post("/snapshots", null).result();
+      assertThat(hb.get("/snapshots").result()).hasSize(1);
+      byte[] fullFile = download(b.url() + "/snapshots/" + full.get("name").asString());
+      java.util.Map<String, byte[]> entries = new java.util.TreeMap<>();
+      try (java.util.zip.ZipInputStream zin =
+          new java.util.zip.ZipInputStream(new java.io.ByteArrayInputStream(fullFile))) {
+        for (var e = zin.getNextEntry(); e != null; e = zin.getNextEntry()) {
+          entries.put(e.getName(), zin.readAllBytes());
+        }
+      }
+      assertThat(entries.keySet())
+          .containsExactly("copy.snapshot", "during.snapshot", "third.snapshot");
+      assertThat(
+              upload(b.url() + "/collections/fourth/snapshots/upload", entries.get("copy.snapshot"))
+                  .statusCode())
+          .isEqualTo(200);
+      assertThat(count(hb, "fourth")).isEqualTo(count(ha, "c"));
+      ok(hb.delete("/snapshots/" + full.get("name").asString()));
+      assertThat(hb.get("/snapshots").result()).isEmpty();
+      assertThat(hb.get("/snapshots/..%2F.lock").status()).isEqualTo(404);
     }
   }
 

@@ -91,6 +91,65 @@ public final class CollectionSnapshots {
 
   /** Takes a snapshot of {@code collection}. */
   public SnapshotDescription create(String collection, Collection c) {
+    Path folder = root.resolve(collection);
+    String name = collection + "-" + STAMP.format(Instant.now()) + SUFFIX;
+    return publish(folder, name, out -> writeCollection(collection, c, out));
+  }
+
+  /**
+   * Takes a full snapshot: a zip holding one collection snapshot per collection ({@code
+   * <name>.snapshot}), each recoverable on its own.
+   */
+  public SnapshotDescription createFull(java.util.Map<String, Collection> collections) {
+    String name = "full-snapshot-" + STAMP.format(Instant.now()) + SUFFIX;
+    return publish(
+        root,
+        name,
+        out -> {
+          ZipOutputStream zip = new ZipOutputStream(out);
+          zip.setLevel(Deflater.NO_COMPRESSION); // the entries are zips already
+          for (var e : new java.util.TreeMap<>(collections).entrySet()) {
+            zip.putNextEntry(new ZipEntry(e.getKey() + SUFFIX));
+            writeCollection(e.getKey(), e.getValue(), new NonClosing(zip));
+            zip.closeEntry();
+          }
+          zip.finish();
+        });
+  }
+
+  /** Writes a snapshot file: a temporary file, synced, its checksum, then the rename. */
+  private SnapshotDescription publish(Path folder, String name, Writer writer) {
+    try {
+      Files.createDirectories(folder);
+      Path tmp = folder.resolve(name + ".tmp");
+      MessageDigest sha = sha256();
+      try (OutputStream out =
+          new DigestOutputStream(
+              Files.newOutputStream(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+              sha)) {
+        writer.write(out);
+      } catch (IOException | RuntimeException e) {
+        Files.deleteIfExists(tmp);
+        throw e;
+      }
+      fsync(tmp);
+      String checksum = HexFormat.of().formatHex(sha.digest());
+      Files.writeString(folder.resolve(name + CHECKSUM), checksum);
+      Files.move(tmp, folder.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+      return describe(folder.resolve(name));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write snapshot " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  @FunctionalInterface
+  private interface Writer {
+    void write(OutputStream out) throws IOException;
+  }
+
+  /** Zips {@code c}'s metadata and files, as of now, into {@code out} (left open). */
+  private void writeCollection(String collection, Collection c, OutputStream out)
+      throws IOException {
     CollectionMeta meta =
         dir.meta(collection)
             .orElseThrow(
@@ -99,45 +158,85 @@ public final class CollectionSnapshots {
                         "Not found: Collection `" + collection + "` doesn't exist!"));
     Path staging = dir.dataDir().resolve(".snapshot-" + UUID.randomUUID());
     try {
-      c.copyFiles(staging.resolve("collection"));
-      Path folder = root.resolve(collection);
-      Files.createDirectories(folder);
-      String name = collection + "-" + STAMP.format(Instant.now()) + SUFFIX;
-      Path tmp = folder.resolve(name + ".tmp");
-      MessageDigest sha = sha256();
-      try (OutputStream out =
-              new DigestOutputStream(
-                  Files.newOutputStream(
-                      tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
-                  sha);
-          ZipOutputStream zip = new ZipOutputStream(out)) {
-        zip.setLevel(Deflater.BEST_SPEED);
-        ObjectNode m = JSON.createObjectNode();
-        CollectionMetaJson.write(meta, m);
-        zip.putNextEntry(new ZipEntry(META));
-        zip.write(JSON.writeValueAsBytes(m));
-        zip.closeEntry();
-        List<Path> files;
-        Path base = staging.resolve("collection");
-        try (Stream<Path> s = Files.walk(base)) {
-          files = s.filter(Files::isRegularFile).sorted().toList();
-        }
-        for (Path f : files) {
-          zip.putNextEntry(new ZipEntry(FILES + base.relativize(f).toString().replace('\\', '/')));
-          Files.copy(f, zip);
-          zip.closeEntry();
-        }
+      Path base = staging.resolve("collection");
+      c.copyFiles(base);
+      ZipOutputStream zip = new ZipOutputStream(new NonClosing(out));
+      zip.setLevel(Deflater.BEST_SPEED);
+      ObjectNode m = JSON.createObjectNode();
+      CollectionMetaJson.write(meta, m);
+      zip.putNextEntry(new ZipEntry(META));
+      zip.write(JSON.writeValueAsBytes(m));
+      zip.closeEntry();
+      List<Path> files;
+      try (Stream<Path> s = Files.walk(base)) {
+        files = s.filter(Files::isRegularFile).sorted().toList();
       }
-      fsync(tmp);
-      String checksum = HexFormat.of().formatHex(sha.digest());
-      Files.writeString(folder.resolve(name + CHECKSUM), checksum);
-      Files.move(tmp, folder.resolve(name), StandardCopyOption.ATOMIC_MOVE);
-      return describe(folder.resolve(name));
-    } catch (IOException e) {
-      throw new UncheckedIOException(
-          "cannot write a snapshot of collection " + collection + ": " + e.getMessage(), e);
+      for (Path f : files) {
+        zip.putNextEntry(new ZipEntry(FILES + base.relativize(f).toString().replace('\\', '/')));
+        Files.copy(f, zip);
+        zip.closeEntry();
+      }
+      zip.finish();
     } finally {
       deleteTree(staging);
+    }
+  }
+
+  /** A stream whose {@code close} leaves the stream under it open. */
+  private static final class NonClosing extends java.io.FilterOutputStream {
+    NonClosing(OutputStream out) {
+      super(out);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      out.write(b, off, len);
+    }
+
+    @Override
+    public void close() throws IOException {
+      flush();
+    }
+  }
+
+  /** The full snapshots, oldest first. */
+  public List<SnapshotDescription> listFull() {
+    List<SnapshotDescription> out = new ArrayList<>();
+    if (!Files.isDirectory(root)) {
+      return out;
+    }
+    try (Stream<Path> s = Files.list(root)) {
+      for (Path p :
+          s.filter(f -> Files.isRegularFile(f) && f.getFileName().toString().endsWith(SUFFIX))
+              .toList()) {
+        out.add(describe(p));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    out.sort(
+        Comparator.comparing(SnapshotDescription::creationTime)
+            .thenComparing(SnapshotDescription::name));
+    return out;
+  }
+
+  /** The file of a full snapshot, or Qdrant's 404. */
+  public Path fullFile(String name) {
+    Path p = NAME.matcher(name).matches() && name.endsWith(SUFFIX) ? root.resolve(name) : null;
+    if (p == null || !Files.isRegularFile(p)) {
+      throw new NotFoundException("Not found: Snapshot " + name + " not found");
+    }
+    return p;
+  }
+
+  /** Deletes a full snapshot (and its checksum), or Qdrant's 404. */
+  public void deleteFull(String name) {
+    Path p = fullFile(name);
+    try {
+      Files.deleteIfExists(p.resolveSibling(name + CHECKSUM));
+      Files.delete(p);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 

@@ -303,4 +303,27 @@ public final class LocalCollectionService implements CollectionService, LocalDat
     snapshots.recover(collection, named ? snapshots.named(file) : file, checksum);
     LOG.info("collection recovered from a snapshot [name={}]", collection);
   }
+
+  @Override
+  public SnapshotDescription createFullSnapshot() {
+    checkReady();
+    SnapshotDescription d = snapshots.createFull(dir.units());
+    LOG.info("full snapshot created [name={}, bytes={}]", d.name(), d.size());
+    return d;
+  }
+
+  @Override
+  public List<SnapshotDescription> listFullSnapshots() {
+    return snapshots.listFull();
+  }
+
+  @Override
+  public java.nio.file.Path fullSnapshotFile(String name) {
+    return snapshots.fullFile(name);
+  }
+
+  @Override
+  public void deleteFullSnapshot(String name) {
+    snapshots.deleteFull(name);
+  }
 }
