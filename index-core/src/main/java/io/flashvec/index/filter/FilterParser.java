@@ -23,11 +23,13 @@ import tools.jackson.databind.JsonNode;
  * Wrong input: filter.must[1].range: unknown field 'gtx'}.
  *
  * <p>Accepted conditions: a nested filter ({@code must}/{@code should}/{@code must_not}/{@code
- * min_should}), a field condition ({@code key} with {@code match} — {@code value}, {@code any},
- * {@code except} or {@code text} — or {@code range} over numbers or RFC 3339 datetimes), {@code
- * has_id}, {@code is_empty}, {@code is_null} and {@code nested}. Geo and {@code values_count}
- * conditions are rejected as not supported rather than ignored. A clause may be a list or a single
- * condition, as in Qdrant.
+ * min_should}), a field condition ({@code key} with one of {@code match} — {@code value}, {@code
+ * any}, {@code except}, {@code text}, {@code text_any}, {@code phrase} or {@code prefix} — {@code
+ * range} over numbers or RFC 3339 datetimes, {@code values_count}, {@code geo_radius}, {@code
+ * geo_bounding_box} or {@code geo_polygon}), {@code has_id}, {@code is_empty}, {@code is_null} and
+ * {@code nested}. A clause may be a list or a single condition, as in Qdrant. Geo points are
+ * validated (longitude in [-180, 180], latitude in [-90, 90]), polygon rings must be closed and
+ * have at least 4 points, a radius must be a non-negative number of meters.
  */
 public final class FilterParser {
 
@@ -35,6 +37,9 @@ public final class FilterParser {
   private static final Set<String> FILTER_FIELDS =
       Set.of("must", "should", "must_not", "min_should");
   private static final Set<String> RANGE_FIELDS = Set.of("gt", "gte", "lt", "lte");
+  private static final String FIELD_CONDITIONS =
+      "match, range, values_count, geo_radius, geo_bounding_box or geo_polygon";
+  private static final String MATCHES = "value, any, except, text, text_any, phrase or prefix";
 
   private FilterParser() {}
 
@@ -153,8 +158,9 @@ public final class FilterParser {
             + path
             + ": unknown condition '"
             + first
-            + "', expected key (with match or range), has_id, is_empty, is_null, nested or a"
-            + " nested filter");
+            + "', expected key (with "
+            + FIELD_CONDITIONS
+            + "), has_id, is_empty, is_null, nested or a nested filter");
   }
 
   private static boolean containsHasId(Condition c) {
@@ -215,24 +221,21 @@ public final class FilterParser {
           switch (f) {
             case "match" -> match(key, v, path + ".match");
             case "range" -> range(key, v, path + ".range");
-            case "geo_bounding_box",
-                "geo_radius",
-                "geo_polygon",
-                "values_count",
-                "datetime_range" ->
-                throw new InvalidInputException(
-                    "Wrong input: " + path + "." + f + ": condition is not supported yet");
-            default -> throw unknownField(path, f, "match or range beside key");
+            case "values_count" -> valuesCount(key, v, path + ".values_count");
+            case "geo_radius" -> geoRadius(key, v, path + ".geo_radius");
+            case "geo_bounding_box" -> geoBoundingBox(key, v, path + ".geo_bounding_box");
+            case "geo_polygon" -> geoPolygon(key, v, path + ".geo_polygon");
+            default -> throw unknownField(path, f, FIELD_CONDITIONS + " beside key");
           };
       if (c != null) {
         throw new InvalidInputException(
-            "Wrong input: " + path + ": give one of match or range per condition");
+            "Wrong input: " + path + ": give one of " + FIELD_CONDITIONS + " per condition");
       }
       c = next;
     }
     if (c == null) {
       throw new InvalidInputException(
-          "Wrong input: " + path + ": key needs a match or range [key=" + key + "]");
+          "Wrong input: " + path + ": key needs one of " + FIELD_CONDITIONS + " [key=" + key + "]");
     }
     return c;
   }
@@ -258,7 +261,7 @@ public final class FilterParser {
 
   private static Condition match(FieldPath key, JsonNode m, String path) {
     if (!m.isObject() || m.size() != 1) {
-      throw bad(path, "expected one of value, any, except or text", m);
+      throw bad(path, "expected one of " + MATCHES, m);
     }
     String f = m.propertyNames().iterator().next();
     JsonNode v = m.get(f);
@@ -267,14 +270,130 @@ public final class FilterParser {
       case "value" -> new Condition.MatchValue(key, matchable(v, p));
       case "any" -> new Condition.MatchAny(key, matchables(v, p));
       case "except" -> new Condition.MatchExcept(key, matchables(v, p));
-      case "text" -> {
-        if (!v.isString()) {
-          throw bad(p, "expected a string", v);
-        }
-        yield new Condition.MatchText(key, v.asString());
-      }
-      default -> throw unknownField(path, f, "value, any, except or text");
+      case "text" -> new Condition.MatchText(key, string(v, p));
+      case "text_any" -> new Condition.MatchTextAny(key, string(v, p));
+      case "phrase" -> new Condition.MatchPhrase(key, string(v, p));
+      case "prefix" -> new Condition.MatchPrefix(key, string(v, p));
+      default -> throw unknownField(path, f, MATCHES);
     };
+  }
+
+  private static String string(JsonNode v, String path) {
+    if (!v.isString()) {
+      throw bad(path, "expected a string", v);
+    }
+    return v.asString();
+  }
+
+  private static Condition.ValuesCount valuesCount(FieldPath key, JsonNode n, String path) {
+    if (!n.isObject()) {
+      throw bad(path, "expected an object with gt, gte, lt or lte", n);
+    }
+    for (Map.Entry<String, JsonNode> e : n.properties()) {
+      if (!RANGE_FIELDS.contains(e.getKey())) {
+        throw unknown(path, e.getKey());
+      }
+    }
+    return new Condition.ValuesCount(
+        key,
+        count(n, "gt", path),
+        count(n, "gte", path),
+        count(n, "lt", path),
+        count(n, "lte", path));
+  }
+
+  private static long count(JsonNode n, String f, String path) {
+    JsonNode v = n.get(f);
+    if (v == null || v.isNull()) {
+      return Condition.ValuesCount.NO_BOUND;
+    }
+    if (!v.isIntegralNumber() || v.bigIntegerValue().signum() < 0) {
+      throw bad(path + "." + f, "expected a non-negative integer", v);
+    }
+    return v.bigIntegerValue().min(BigInteger.valueOf(Long.MAX_VALUE)).longValue();
+  }
+
+  private static Condition.GeoRadius geoRadius(FieldPath key, JsonNode n, String path) {
+    objectOf(n, path, "center", "radius");
+    Condition.GeoPoint center = geoPoint(n.get("center"), path + ".center");
+    JsonNode r = n.get("radius");
+    if (r == null || !r.isNumber() || !Double.isFinite(r.doubleValue()) || r.doubleValue() < 0) {
+      throw bad(path + ".radius", "expected a non-negative number of meters", r);
+    }
+    return new Condition.GeoRadius(key, center, r.doubleValue());
+  }
+
+  private static Condition.GeoBoundingBox geoBoundingBox(FieldPath key, JsonNode n, String path) {
+    objectOf(n, path, "top_left", "bottom_right");
+    return new Condition.GeoBoundingBox(
+        key,
+        geoPoint(n.get("top_left"), path + ".top_left"),
+        geoPoint(n.get("bottom_right"), path + ".bottom_right"));
+  }
+
+  private static Condition.GeoPolygon geoPolygon(FieldPath key, JsonNode n, String path) {
+    objectOf(n, path, "exterior", "interiors");
+    List<Condition.GeoPoint> exterior = ring(n.get("exterior"), path + ".exterior");
+    List<List<Condition.GeoPoint>> interiors = new ArrayList<>();
+    JsonNode in = n.get("interiors");
+    if (in != null && !in.isNull()) {
+      if (!in.isArray()) {
+        throw bad(path + ".interiors", "expected a list of rings", in);
+      }
+      for (int i = 0; i < in.size(); i++) {
+        interiors.add(ring(in.get(i), path + ".interiors[" + i + "]"));
+      }
+    }
+    return new Condition.GeoPolygon(key, exterior, interiors);
+  }
+
+  /** A closed ring {@code {"points": [...]}} of at least 4 points. */
+  private static List<Condition.GeoPoint> ring(JsonNode n, String path) {
+    if (n == null || !n.isObject() || !n.has("points")) {
+      throw bad(path, "expected {\"points\": [...]}", n);
+    }
+    for (String name : n.propertyNames()) {
+      if (!name.equals("points")) {
+        throw unknown(path, name);
+      }
+    }
+    JsonNode ps = n.get("points");
+    if (!ps.isArray()) {
+      throw bad(path + ".points", "expected a list of geo points", ps);
+    }
+    if (ps.size() < 4) {
+      throw bad(
+          path + ".points", "polygon invalid, the size must be at least 4, got " + ps.size(), ps);
+    }
+    List<Condition.GeoPoint> out = new ArrayList<>(ps.size());
+    for (int i = 0; i < ps.size(); i++) {
+      out.add(geoPoint(ps.get(i), path + ".points[" + i + "]"));
+    }
+    if (!out.getFirst().equals(out.getLast())) {
+      throw bad(
+          path + ".points",
+          "polygon invalid, the first and the last points should be the same to form a closed line",
+          ps);
+    }
+    return out;
+  }
+
+  /** {@code {"lon": x, "lat": y}} within the valid ranges. */
+  private static Condition.GeoPoint geoPoint(JsonNode n, String path) {
+    if (n == null || !n.isObject()) {
+      throw bad(path, "expected a geo point {\"lon\": ..., \"lat\": ...}", n);
+    }
+    objectOf(n, path, "lon", "lat");
+    JsonNode lon = n.get("lon");
+    JsonNode lat = n.get("lat");
+    if (lon == null || !lon.isNumber() || lat == null || !lat.isNumber()) {
+      throw bad(path, "expected a geo point with numeric lon and lat", n);
+    }
+    if (!Geo.valid(lon.doubleValue(), lat.doubleValue())) {
+      throw bad(path, "expected lat within [-90, 90] and lon within [-180, 180]", n);
+    }
+    // -0.0 and 0.0 are the same coordinate: keep equals (closed rings, round trips) exact
+    return new Condition.GeoPoint(lon.doubleValue() + 0.0, lat.doubleValue() + 0.0);
   }
 
   private static Object matchable(JsonNode v, String path) {
