@@ -1,5 +1,6 @@
 package io.flashvec.index.filter;
 
+import io.flashvec.index.FlashVecException;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import java.math.BigInteger;
@@ -42,6 +43,16 @@ public final class FilterParser {
   private static final String MATCHES = "value, any, except, text, text_any, phrase or prefix";
 
   private FilterParser() {}
+
+  /**
+   * A filter that is well-formed JSON of the right shape but not a valid filter, answered with 422
+   * as Qdrant answers its validation errors (a field condition without any condition).
+   */
+  public static final class ValidationException extends FlashVecException {
+    ValidationException(String message) {
+      super(422, message, null);
+    }
+  }
 
   /**
    * Parses a filter; {@code null}, JSON {@code null} and {@code {}} give {@link Filter#ALL}.
@@ -234,8 +245,14 @@ public final class FilterParser {
       c = next;
     }
     if (c == null) {
-      throw new InvalidInputException(
-          "Wrong input: " + path + ": key needs one of " + FIELD_CONDITIONS + " [key=" + key + "]");
+      throw new ValidationException(
+          "Validation error in JSON body: "
+              + path
+              + ": At least one field condition must be specified, one of "
+              + FIELD_CONDITIONS
+              + " [key="
+              + key
+              + "]");
     }
     return c;
   }

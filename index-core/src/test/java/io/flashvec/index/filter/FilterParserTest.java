@@ -67,11 +67,6 @@ class FilterParserTest {
         "Wrong input: filter: unknown field 'musts', expected must, should, must_not or min_should"
       },
       {
-        "{\"should\":[{\"key\":\"a\"}]}",
-        "Wrong input: filter.should[0]: key needs one of match, range, values_count, geo_radius,"
-            + " geo_bounding_box or geo_polygon [key=a]"
-      },
-      {
         "{\"must\":[{\"key\":\"t\",\"range\":{\"gt\":\"soon\"}}]}",
         "Wrong input: filter.must[0].range.gt: expected an RFC 3339 datetime"
             + " [filter.must[0].range.gt=\"soon\"]"
@@ -191,5 +186,22 @@ class FilterParserTest {
             new Condition.GeoRadius(t, a, 1000.5),
             new Condition.GeoBoundingBox(t, a, b),
             new Condition.GeoPolygon(t, List.of(a, b, new Condition.GeoPoint(0, 0), a), List.of()));
+  }
+
+  @Test
+  void aKeyWithoutAConditionIsAValidationError() {
+    for (String f :
+        new String[] {
+          "{\"should\":[{\"key\":\"a\"}]}", "{\"should\":[{\"key\":\"a\",\"match\":null}]}"
+        }) {
+      assertThatThrownBy(() -> parse(f))
+          .isInstanceOf(FilterParser.ValidationException.class)
+          .hasMessage(
+              "Validation error in JSON body: filter.should[0]: At least one field condition must"
+                  + " be specified, one of match, range, values_count, geo_radius, geo_bounding_box"
+                  + " or geo_polygon [key=a]")
+          .extracting(e -> ((FilterParser.ValidationException) e).httpStatus())
+          .isEqualTo(422);
+    }
   }
 }
