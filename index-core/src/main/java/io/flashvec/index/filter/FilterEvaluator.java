@@ -20,10 +20,11 @@ import tools.jackson.databind.node.ObjectNode;
  * <h2>Semantics (Qdrant's, where Qdrant documents them)</h2>
  *
  * <ul>
- *   <li>A key's <em>values</em> are what its path reaches: objects are descended by name, arrays
- *       met on the way are descended element by element (with or without {@code []}), {@code [n]}
- *       picks one element, and an array at the end contributes its elements. A missing key has no
- *       values.
+ *   <li>A key's <em>values</em> are what its path reaches: objects are descended by name, {@code
+ *       name[]} descends every element of an array and {@code name[n]} one, and an array at the end
+ *       contributes its elements. A name step does not enter an array ({@code a.b} reaches nothing
+ *       when {@code a} is an array of objects; {@code a[].b} does), as in Qdrant. A missing key has
+ *       no values.
  *   <li>{@code match.value}/{@code any}, {@code text} and {@code range} hold when <em>some</em>
  *       value satisfies them; types never mix (the string {@code "1"} is not the integer {@code 1},
  *       a float is not an integer; ranges compare numbers, or datetime strings for datetime
@@ -558,13 +559,8 @@ public final class FilterEvaluator {
       out.add(node);
       return;
     }
-    if (node.isArray()) {
-      for (JsonNode e : node) {
-        reach(e, steps, i, out);
-      }
-      return;
-    }
     if (!node.isObject()) {
+      // a name step does not enter an array: objects in an array are reached with name[]
       return;
     }
     FieldPath.Step s = steps.get(i);

@@ -53,7 +53,13 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
 
   private PayloadSchema(Map<String, PayloadFieldSchema> fields) {
     this.fields = Collections.unmodifiableMap(new TreeMap<>(fields));
-    this.hash = digest(toJson().toString());
+    boolean nestedKeys = false;
+    for (PayloadFieldSchema f : this.fields.values()) {
+      nestedKeys |= f.path().steps().size() > 1;
+    }
+    // Keys of more than one step once entered arrays without brackets: their indexes, built that
+    // way, get a new directory name and are rebuilt; single-name keys keep theirs.
+    this.hash = digest(toJson().toString() + (nestedKeys ? "/brackets-enter-arrays" : ""));
   }
 
   public boolean isEmpty() {

@@ -390,7 +390,9 @@ public class FilterEvaluatorTest {
     return false;
   }
 
-  /** Values at a dotted key, arrays along the way and at the end flattened. */
+  /**
+   * Values at a dotted key: {@code []} enters arrays along the way, an array at the end flattens.
+   */
   static List<Object> leaves(Object payload, String key) {
     List<Object> raw = new ArrayList<>();
     walk(payload, key.split("\\."), 0, raw);
@@ -411,13 +413,7 @@ public class FilterEvaluatorTest {
       out.add(node);
       return;
     }
-    if (node instanceof List<?> l) {
-      for (Object o : l) {
-        walk(o, parts, i, out);
-      }
-      return;
-    }
-    if (!(node instanceof Map)) {
+    if (!(node instanceof Map)) { // a name does not enter an array (Qdrant's paths)
       return;
     }
     Map<String, Object> m = (Map<String, Object>) node;
@@ -508,7 +504,10 @@ public class FilterEvaluatorTest {
     // nested keys, arrays of objects with and without []
     String deep = "{\"must\":[{\"key\":\"a.b[].c\",\"match\":{\"value\":true}}]}";
     assertThat(eval(deep, "{\"a\":{\"b\":[{\"c\":false},{\"c\":true}]}}")).isTrue();
-    assertThat(eval(deep.replace("b[]", "b"), "{\"a\":{\"b\":[{\"c\":true}]}}")).isTrue();
+    // as in Qdrant, only [] enters an array: a.b.c reaches nothing in an array b
+    assertThat(eval(deep.replace("b[]", "b"), "{\"a\":{\"b\":[{\"c\":true}]}}")).isFalse();
+    assertThat(eval(deep.replace("b[]", "b"), "{\"a\":{\"b\":{\"c\":true}}}")).isTrue();
+    assertThat(eval(deep, "{\"a\":{\"b\":[[{\"c\":true}]]}}")).isFalse();
     assertThat(eval(deep.replace("b[]", "b[1]"), "{\"a\":{\"b\":[{\"c\":true},{\"c\":0}]}}"))
         .isFalse();
     // is_empty / is_null

@@ -534,4 +534,22 @@ class TextGeoIndexTest {
         .isInstanceOf(InvalidInputException.class)
         .hasMessageContaining("geo");
   }
+
+  private static String sha(String s) throws Exception {
+    byte[] d =
+        java.security.MessageDigest.getInstance("SHA-256")
+            .digest(s.getBytes(StandardCharsets.UTF_8));
+    return java.util.HexFormat.of().formatHex(d, 0, 6);
+  }
+
+  @Test
+  void indexesOfDottedKeysGetANewDirectoryForThePathsThatNoLongerEnterArrays() throws Exception {
+    // the directory name of a schema of single-name keys is what it was: no rebuild
+    PayloadSchema flat = PayloadSchema.EMPTY.with(schema("a", "\"keyword\""));
+    assertThat(flat.hash()).isEqualTo(sha(flat.toJsonString()));
+    // a dotted key's index was built entering arrays without []: it is rebuilt under a new name
+    PayloadSchema dotted = flat.with(schema("a.b", "\"keyword\""));
+    assertThat(dotted.hash()).isNotEqualTo(sha(dotted.toJsonString()));
+    assertThat(PayloadSchema.fromJsonString(dotted.toJsonString()).hash()).isEqualTo(dotted.hash());
+  }
 }
