@@ -17,6 +17,7 @@ import io.flashvec.cluster.transport.grpc.MinShouldMsg;
 import io.flashvec.cluster.transport.grpc.NestedFilter;
 import io.flashvec.cluster.transport.grpc.NumberRange;
 import io.flashvec.cluster.transport.grpc.PointIds;
+import io.flashvec.cluster.transport.grpc.SliceMsg;
 import io.flashvec.cluster.transport.grpc.ValuesCountMsg;
 import io.flashvec.index.PointId;
 import io.flashvec.index.filter.Condition;
@@ -154,6 +155,8 @@ public final class FilterProtos {
         b.setDatetimeRange(d);
       }
       case Condition.HasId h -> b.setHasId(PointIds.newBuilder().addAllIds(Protos.ids(sorted(h))));
+      case Condition.Slice sl ->
+          b.setSlice(SliceMsg.newBuilder().setTotal((int) sl.total()).setIndex((int) sl.index()));
       case Condition.IsEmpty e -> b.setIsEmpty(key(e.key()));
       case Condition.IsNull n -> b.setIsNull(key(n.key()));
       case Condition.Nested n ->
@@ -237,6 +240,10 @@ public final class FilterProtos {
             r.hasLte() ? instant(r.getLte()) : null);
       }
       case HAS_ID -> new Condition.HasId(Set.copyOf(Protos.pointIds(m.getHasId().getIdsList())));
+      case SLICE ->
+          new Condition.Slice(
+              Integer.toUnsignedLong(m.getSlice().getTotal()),
+              Integer.toUnsignedLong(m.getSlice().getIndex()));
       case IS_EMPTY -> new Condition.IsEmpty(path(m.getIsEmpty()));
       case IS_NULL -> new Condition.IsNull(path(m.getIsNull()));
       case NESTED ->

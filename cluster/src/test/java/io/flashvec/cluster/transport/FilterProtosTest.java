@@ -46,7 +46,8 @@ class FilterProtosTest {
     VALUES_COUNT,
     GEO_RADIUS,
     GEO_BOUNDING_BOX,
-    GEO_POLYGON
+    GEO_POLYGON,
+    SLICE
   }
 
   private static Filter roundTrip(Filter f) throws Exception {
@@ -162,6 +163,10 @@ class FilterProtosTest {
           new Condition.ValuesCount(key(r), count(r), count(r), count(r), count(r));
       case GEO_RADIUS -> new Condition.GeoRadius(key(r), point(r), r.nextDouble() * 1e6);
       case GEO_BOUNDING_BOX -> new Condition.GeoBoundingBox(key(r), point(r), point(r));
+      case SLICE -> {
+        long total = r.nextBoolean() ? 1 + r.nextInt(8) : 0xFFFF_FFFFL;
+        yield new Condition.Slice(total, total - 1 - r.nextInt((int) Math.min(total, 8)));
+      }
       case GEO_POLYGON -> {
         List<List<Condition.GeoPoint>> holes = new ArrayList<>();
         for (int n = r.nextInt(3); n > 0; n--) {

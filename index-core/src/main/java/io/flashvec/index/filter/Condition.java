@@ -21,6 +21,7 @@ public sealed interface Condition
         Condition.Range,
         Condition.DatetimeRange,
         Condition.HasId,
+        Condition.Slice,
         Condition.IsEmpty,
         Condition.IsNull,
         Condition.ValuesCount,
@@ -84,6 +85,18 @@ public sealed interface Condition
   record HasId(Set<PointId> ids) implements Condition {
     public HasId {
       ids = Set.copyOf(ids);
+    }
+  }
+
+  /**
+   * {@code {"slice": {"total": t, "index": i}}}: the point is in slice {@code i} of {@code t}
+   * disjoint slices of the id space, by {@link SipHash#ofPointId} modulo {@code t} (unsigned);
+   * {@code 1 <= total < 2^32}, {@code index < total}.
+   */
+  record Slice(long total, long index) implements Condition {
+    /** Whether the point with this id is in the slice. */
+    public boolean contains(PointId id) {
+      return Long.remainderUnsigned(SipHash.ofPointId(id), total) == index;
     }
   }
 

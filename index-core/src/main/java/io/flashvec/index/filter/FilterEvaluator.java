@@ -188,6 +188,7 @@ public final class FilterEvaluator {
       case Condition.IsNull e -> out.add(e.key().head());
       case Condition.Nested n -> out.add(n.key().head());
       case Condition.HasId h -> {}
+      case Condition.Slice sl -> {}
     }
   }
 
@@ -235,6 +236,7 @@ public final class FilterEvaluator {
     return switch (c) {
       case Filter f -> evalFilter(f, id, root);
       case Condition.HasId h -> h.ids().contains(id);
+      case Condition.Slice sl -> sl.contains(id);
       case Condition.MatchValue m -> {
         for (JsonNode v : values(m.key(), root)) {
           if (m.value().equals(matchable(v))) {

@@ -27,10 +27,10 @@ import tools.jackson.databind.JsonNode;
  * min_should}), a field condition ({@code key} with one of {@code match} — {@code value}, {@code
  * any}, {@code except}, {@code text}, {@code text_any}, {@code phrase} or {@code prefix} — {@code
  * range} over numbers or RFC 3339 datetimes, {@code values_count}, {@code geo_radius}, {@code
- * geo_bounding_box} or {@code geo_polygon}), {@code has_id}, {@code is_empty}, {@code is_null} and
- * {@code nested}. A clause may be a list or a single condition, as in Qdrant. Geo points are
- * validated (longitude in [-180, 180], latitude in [-90, 90]), polygon rings must be closed and
- * have at least 4 points, a radius must be a non-negative number of meters.
+ * geo_bounding_box} or {@code geo_polygon}), {@code has_id}, {@code slice}, {@code is_empty},
+ * {@code is_null} and {@code nested}. A clause may be a list or a single condition, as in Qdrant.
+ * Geo points are validated (longitude in [-180, 180], latitude in [-90, 90]), polygon rings must be
+ * closed and have at least 4 points, a radius must be a non-negative number of meters.
  */
 public final class FilterParser {
 
@@ -130,6 +130,10 @@ public final class FilterParser {
       only(n, path, "has_id");
       return hasId(n.get("has_id"), path + ".has_id");
     }
+    if (n.has("slice")) {
+      only(n, path, "slice");
+      return slice(n.get("slice"), path + ".slice");
+    }
     if (n.has("is_empty")) {
       only(n, path, "is_empty");
       return new Condition.IsEmpty(keyOf(n.get("is_empty"), path + ".is_empty"));
@@ -171,7 +175,7 @@ public final class FilterParser {
             + first
             + "', expected key (with "
             + FIELD_CONDITIONS
-            + "), has_id, is_empty, is_null, nested or a nested filter");
+            + "), has_id, slice, is_empty, is_null, nested or a nested filter");
   }
 
   private static boolean containsHasId(Condition c) {
@@ -516,6 +520,37 @@ public final class FilterParser {
     } catch (DateTimeParseException e) {
       return null;
     }
+  }
+
+  private static final long MAX_U32 = 0xFFFF_FFFFL;
+
+  private static Condition.Slice slice(JsonNode n, String path) {
+    objectOf(n, path, "total", "index");
+    JsonNode total = n.get("total");
+    JsonNode index = n.get("index");
+    if (total == null
+        || !total.isIntegralNumber()
+        || total.bigIntegerValue().signum() <= 0
+        || total.bigIntegerValue().compareTo(BigInteger.valueOf(MAX_U32)) > 0) {
+      throw bad(path + ".total", "expected an integer in [1, 4294967295]", total);
+    }
+    if (index == null
+        || !index.isIntegralNumber()
+        || index.bigIntegerValue().signum() < 0
+        || index.bigIntegerValue().compareTo(BigInteger.valueOf(MAX_U32)) > 0) {
+      throw bad(path + ".index", "expected an integer in [0, 4294967295]", index);
+    }
+    if (index.longValue() >= total.longValue()) {
+      throw new ValidationException(
+          "Validation error in JSON body: "
+              + path
+              + ": Slice index must be less than the total number of slices [index="
+              + index.longValue()
+              + ", total="
+              + total.longValue()
+              + "]");
+    }
+    return new Condition.Slice(total.longValue(), index.longValue());
   }
 
   private static Condition.HasId hasId(JsonNode n, String path) {
