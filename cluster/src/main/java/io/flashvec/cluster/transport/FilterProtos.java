@@ -2,6 +2,7 @@ package io.flashvec.cluster.transport;
 
 import io.flashvec.cluster.transport.grpc.ConditionMsg;
 import io.flashvec.cluster.transport.grpc.DatetimeRangeMsg;
+import io.flashvec.cluster.transport.grpc.FieldFlag;
 import io.flashvec.cluster.transport.grpc.FieldText;
 import io.flashvec.cluster.transport.grpc.FieldValue;
 import io.flashvec.cluster.transport.grpc.FieldValues;
@@ -157,6 +158,10 @@ public final class FilterProtos {
       case Condition.HasId h -> b.setHasId(PointIds.newBuilder().addAllIds(Protos.ids(sorted(h))));
       case Condition.Slice sl ->
           b.setSlice(SliceMsg.newBuilder().setTotal((int) sl.total()).setIndex((int) sl.index()));
+      case Condition.FieldIsEmpty e ->
+          b.setFieldIsEmpty(FieldFlag.newBuilder().setKey(key(e.key())).setValue(e.empty()));
+      case Condition.FieldIsNull n ->
+          b.setFieldIsNull(FieldFlag.newBuilder().setKey(key(n.key())).setValue(n.isNull()));
       case Condition.IsEmpty e -> b.setIsEmpty(key(e.key()));
       case Condition.IsNull n -> b.setIsNull(key(n.key()));
       case Condition.Nested n ->
@@ -244,6 +249,12 @@ public final class FilterProtos {
           new Condition.Slice(
               Integer.toUnsignedLong(m.getSlice().getTotal()),
               Integer.toUnsignedLong(m.getSlice().getIndex()));
+      case FIELD_IS_EMPTY ->
+          new Condition.FieldIsEmpty(
+              path(m.getFieldIsEmpty().getKey()), m.getFieldIsEmpty().getValue());
+      case FIELD_IS_NULL ->
+          new Condition.FieldIsNull(
+              path(m.getFieldIsNull().getKey()), m.getFieldIsNull().getValue());
       case IS_EMPTY -> new Condition.IsEmpty(path(m.getIsEmpty()));
       case IS_NULL -> new Condition.IsNull(path(m.getIsNull()));
       case NESTED ->

@@ -47,7 +47,9 @@ class FilterProtosTest {
     GEO_RADIUS,
     GEO_BOUNDING_BOX,
     GEO_POLYGON,
-    SLICE
+    SLICE,
+    FIELD_IS_EMPTY,
+    FIELD_IS_NULL
   }
 
   private static Filter roundTrip(Filter f) throws Exception {
@@ -163,6 +165,8 @@ class FilterProtosTest {
           new Condition.ValuesCount(key(r), count(r), count(r), count(r), count(r));
       case GEO_RADIUS -> new Condition.GeoRadius(key(r), point(r), r.nextDouble() * 1e6);
       case GEO_BOUNDING_BOX -> new Condition.GeoBoundingBox(key(r), point(r), point(r));
+      case FIELD_IS_EMPTY -> new Condition.FieldIsEmpty(key(r), r.nextBoolean());
+      case FIELD_IS_NULL -> new Condition.FieldIsNull(key(r), r.nextBoolean());
       case SLICE -> {
         long total = r.nextBoolean() ? 1 + r.nextInt(8) : 0xFFFF_FFFFL;
         yield new Condition.Slice(total, total - 1 - r.nextInt((int) Math.min(total, 8)));

@@ -24,6 +24,8 @@ public sealed interface Condition
         Condition.Slice,
         Condition.IsEmpty,
         Condition.IsNull,
+        Condition.FieldIsEmpty,
+        Condition.FieldIsNull,
         Condition.ValuesCount,
         Condition.GeoRadius,
         Condition.GeoBoundingBox,
@@ -105,6 +107,21 @@ public sealed interface Condition
 
   /** {@code {"is_null": {"key": k}}}: the field exists and is {@code null}. */
   record IsNull(FieldPath key) implements Condition {}
+
+  /**
+   * {@code {"key": k, "is_empty": b}}, Qdrant's field-condition form: with {@code b} true, the key
+   * reaches nothing, or some value it reaches is {@code null} or {@code []}; with {@code b} false,
+   * the key reaches some value that is neither. (Unlike {@link IsEmpty}, values are not flattened:
+   * {@code [null]} is a non-empty array.)
+   */
+  record FieldIsEmpty(FieldPath key, boolean empty) implements Condition {}
+
+  /**
+   * {@code {"key": k, "is_null": b}}, Qdrant's field-condition form: with {@code b} true, some
+   * value the key reaches is {@code null} or an array holding {@code null}; with {@code b} false,
+   * the key reaches nothing, or some value that is neither.
+   */
+  record FieldIsNull(FieldPath key, boolean isNull) implements Condition {}
 
   /**
    * {@code {"values_count": {...}}}: some value the key reaches has a count within every given

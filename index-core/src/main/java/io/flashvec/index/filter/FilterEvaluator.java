@@ -179,6 +179,8 @@ public final class FilterEvaluator {
       case Condition.MatchPhrase m -> out.add(m.key().head());
       case Condition.MatchPrefix m -> out.add(m.key().head());
       case Condition.ValuesCount v -> out.add(v.key().head());
+      case Condition.FieldIsEmpty e -> out.add(e.key().head());
+      case Condition.FieldIsNull e -> out.add(e.key().head());
       case Condition.GeoRadius g -> out.add(g.key().head());
       case Condition.GeoBoundingBox g -> out.add(g.key().head());
       case Condition.GeoPolygon g -> out.add(g.key().head());
@@ -325,6 +327,39 @@ public final class FilterEvaluator {
         }
         for (JsonNode v : raw) {
           if (vc.accepts(v.isArray() ? v.size() : v.isNull() ? 0 : 1)) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.FieldIsEmpty e -> {
+        List<JsonNode> raw = new ArrayList<>(2);
+        reach(root, e.key().steps(), 0, raw);
+        if (raw.isEmpty()) {
+          yield e.empty();
+        }
+        for (JsonNode v : raw) {
+          boolean empty = v.isNull() || (v.isArray() && v.isEmpty());
+          if (empty == e.empty()) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.FieldIsNull n -> {
+        List<JsonNode> raw = new ArrayList<>(2);
+        reach(root, n.key().steps(), 0, raw);
+        if (raw.isEmpty()) {
+          yield !n.isNull();
+        }
+        for (JsonNode v : raw) {
+          boolean isNull = v.isNull();
+          if (v.isArray()) {
+            for (JsonNode x : v) {
+              isNull |= x.isNull();
+            }
+          }
+          if (isNull == n.isNull()) {
             yield true;
           }
         }

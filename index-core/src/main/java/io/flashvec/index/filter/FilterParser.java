@@ -39,7 +39,7 @@ public final class FilterParser {
       Set.of("must", "should", "must_not", "min_should");
   private static final Set<String> RANGE_FIELDS = Set.of("gt", "gte", "lt", "lte");
   private static final String FIELD_CONDITIONS =
-      "match, range, values_count, geo_radius, geo_bounding_box or geo_polygon";
+      "match, range, values_count, geo_radius, geo_bounding_box, geo_polygon, is_empty or is_null";
   private static final String MATCHES = "value, any, except, text, text_any, phrase or prefix";
 
   private FilterParser() {}
@@ -240,6 +240,8 @@ public final class FilterParser {
             case "geo_radius" -> geoRadius(key, v, path + ".geo_radius");
             case "geo_bounding_box" -> geoBoundingBox(key, v, path + ".geo_bounding_box");
             case "geo_polygon" -> geoPolygon(key, v, path + ".geo_polygon");
+            case "is_empty" -> new Condition.FieldIsEmpty(key, flag(v, path + ".is_empty"));
+            case "is_null" -> new Condition.FieldIsNull(key, flag(v, path + ".is_null"));
             default -> throw unknownField(path, f, FIELD_CONDITIONS + " beside key");
           };
       if (c != null) {
@@ -297,6 +299,13 @@ public final class FilterParser {
       case "prefix" -> new Condition.MatchPrefix(key, string(v, p));
       default -> throw unknownField(path, f, MATCHES);
     };
+  }
+
+  private static boolean flag(JsonNode v, String path) {
+    if (!v.isBoolean()) {
+      throw bad(path, "expected true or false", v);
+    }
+    return v.booleanValue();
   }
 
   private static String string(JsonNode v, String path) {

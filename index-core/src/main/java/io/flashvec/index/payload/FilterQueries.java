@@ -208,6 +208,8 @@ public final class FilterQueries {
             false);
       }
       case Condition.ValuesCount v -> Translation.ALL_INEXACT;
+      case Condition.FieldIsEmpty e -> Translation.ALL_INEXACT;
+      case Condition.FieldIsNull n -> Translation.ALL_INEXACT;
       case Condition.Range r -> {
         PayloadFieldSchema f = schema.field(r.key().key());
         if (f == null || (f.type() != Type.INTEGER && f.type() != Type.FLOAT)) {

@@ -728,4 +728,44 @@ public class FilterEvaluatorTest {
       }
     }
   }
+
+  @Test
+  void isEmptyAndIsNullAsFieldConditionsFollowQdrantsValueChecks() {
+    String[] payloads = {
+      "{\"city\":\"Berlin\"}",
+      "{\"city\":[\"Berlin\",\"London\"]}",
+      "{\"count\":0}",
+      null,
+      "{\"city\":null}",
+      "{\"city\":[]}",
+      "{\"city\":[null]}",
+    };
+    boolean[] emptyTrue = {false, false, true, true, true, true, false};
+    boolean[] emptyFalse = {true, true, false, false, false, false, true};
+    boolean[] nullTrue = {false, false, false, false, true, false, true};
+    boolean[] nullFalse = {true, true, true, true, false, true, false};
+    for (int i = 0; i < payloads.length; i++) {
+      String p = payloads[i];
+      assertThat(eval(cond("city", "\"is_empty\":true"), p))
+          .as("is_empty on %s", p)
+          .isEqualTo(emptyTrue[i]);
+      assertThat(eval(cond("city", "\"is_empty\":false"), p))
+          .as("not empty on %s", p)
+          .isEqualTo(emptyFalse[i]);
+      assertThat(eval(cond("city", "\"is_null\":true"), p))
+          .as("is_null on %s", p)
+          .isEqualTo(nullTrue[i]);
+      assertThat(eval(cond("city", "\"is_null\":false"), p))
+          .as("not null on %s", p)
+          .isEqualTo(nullFalse[i]);
+    }
+    // the same points as the separate conditions on Qdrant's sample payloads
+    for (int i = 0; i < 6; i++) {
+      String p = payloads[i];
+      assertThat(eval(cond("city", "\"is_empty\":true"), p))
+          .isEqualTo(eval("{\"must\":[{\"is_empty\":{\"key\":\"city\"}}]}", p));
+      assertThat(eval(cond("city", "\"is_null\":false"), p))
+          .isEqualTo(eval("{\"must_not\":[{\"is_null\":{\"key\":\"city\"}}]}", p));
+    }
+  }
 }

@@ -129,6 +129,10 @@ class FilterParserTest {
         "Wrong input: filter.must[0].values_count: unknown field 'eq'"
       },
       {
+        "{\"must\":[{\"key\":\"t\",\"is_empty\":\"yes\"}]}",
+        "Wrong input: filter.must[0].is_empty: expected true or false"
+      },
+      {
         "{\"must\":[{\"key\":\"t\",\"match\":{\"phrase\":3}}]}",
         "Wrong input: filter.must[0].match.phrase: expected a string"
       },
@@ -198,8 +202,8 @@ class FilterParserTest {
           .isInstanceOf(FilterParser.ValidationException.class)
           .hasMessage(
               "Validation error in JSON body: filter.should[0]: At least one field condition must"
-                  + " be specified, one of match, range, values_count, geo_radius, geo_bounding_box"
-                  + " or geo_polygon [key=a]")
+                  + " be specified, one of match, range, values_count, geo_radius, geo_bounding_box,"
+                  + " geo_polygon, is_empty or is_null [key=a]")
           .extracting(e -> ((FilterParser.ValidationException) e).httpStatus())
           .isEqualTo(422);
     }
