@@ -84,9 +84,7 @@ public final class FilterEvaluator {
      */
     List<Token> phraseTokens(FieldPath key, String phrase);
 
-    /**
-     * The tokens of one value of {@code key} with their positions, as the text index holds them.
-     */
+    /** The words of one value of {@code key} with their positions, as a phrase compares them. */
     List<Token> valuePositions(FieldPath key, String value);
   }
 

@@ -124,8 +124,12 @@ public final class FilterQueries {
         for (FilterEvaluator.Token t : tokens) {
           b.add(new Term(PayloadDocuments.TEXT + f.field(), t.term()), t.position());
         }
-        // a phrase longer than the gap between array values could join two values
-        yield new Translation(b.build(), tokens.getLast().position() < PayloadSchema.POSITION_GAP);
+        // a phrase longer than the gap between array values could join two values, and prefixes
+        // stored by a prefix index match more than whole words: then the evaluator decides
+        yield new Translation(
+            b.build(),
+            tokens.getLast().position() < PayloadSchema.POSITION_GAP
+                && schema.exactPhrases(f.field()));
       }
       case Condition.MatchPrefix m -> {
         PayloadFieldSchema f = schema.field(m.key().key());

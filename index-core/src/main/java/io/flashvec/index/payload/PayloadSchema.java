@@ -234,9 +234,22 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
     return t.stream().map(x -> new FilterEvaluator.Token(x.term(), x.position() - first)).toList();
   }
 
+  /**
+   * The words of a value with their positions, as a phrase compares them: a {@code prefix} index
+   * stores every prefix of a word, but a phrase matches whole words only, as in Qdrant ({@code
+   * quick brown} does not match {@code quickly brown}).
+   */
   @Override
   public List<FilterEvaluator.Token> valuePositions(FieldPath key, String value) {
-    return positions(indexAnalyzer(key.key()), value);
+    return positions(analyzer(fields.get(key.key()).text(), false), value);
+  }
+
+  /**
+   * Whether a phrase query on the text index of {@code key} matches exactly the values whose words
+   * hold the phrase: not for a {@code prefix} index, whose stored prefixes make it match more.
+   */
+  boolean exactPhrases(String key) {
+    return !fields.get(key).text().tokenizer().equals("prefix");
   }
 
   /**

@@ -345,6 +345,35 @@ class TextGeoIndexTest {
   }
 
   @Test
+  void aPhraseOnAPrefixIndexMatchesWholeWordsOnly() {
+    Collection c = open("prefix-phrase");
+    c.createPayloadIndex(
+        schema("t", "{\"type\": \"text\", \"tokenizer\": \"prefix\", \"phrase_matching\": true}"),
+        true);
+    String[] texts = {"the quick brown fox", "quickly brown", "a quick browning"};
+    List<Point> pts = new ArrayList<>();
+    for (int i = 0; i < texts.length; i++) {
+      pts.add(
+          new Point(
+              PointId.of(i + 1),
+              new float[] {1, i, 0, 0},
+              ("{\"t\": \"" + texts[i] + "\"}").getBytes(StandardCharsets.UTF_8)));
+    }
+    c.upsert(pts, true);
+    for (int round = 0; round < 2; round++) {
+      assertThat(count(c, "{\"must\": {\"key\": \"t\", \"match\": {\"phrase\": \"quick brown\"}}}"))
+          .isEqualTo(1);
+      assertThat(count(c, "{\"must\": {\"key\": \"t\", \"match\": {\"phrase\": \"quic brow\"}}}"))
+          .isZero();
+      // match.text on the same index does match word beginnings
+      assertThat(count(c, "{\"must\": {\"key\": \"t\", \"match\": {\"text\": \"quic brow\"}}}"))
+          .isEqualTo(3);
+      c.flush();
+      settle(c);
+    }
+  }
+
+  @Test
   void textAnyPhraseAndPrefixTranslateExactlyOnTheirIndexes() {
     PayloadSchema s =
         PayloadSchema.EMPTY
