@@ -2,16 +2,24 @@ package io.flashvec.cluster.transport;
 
 import io.flashvec.cluster.transport.grpc.ConditionMsg;
 import io.flashvec.cluster.transport.grpc.DatetimeRangeMsg;
+import io.flashvec.cluster.transport.grpc.FieldFlag;
 import io.flashvec.cluster.transport.grpc.FieldText;
 import io.flashvec.cluster.transport.grpc.FieldValue;
 import io.flashvec.cluster.transport.grpc.FieldValues;
 import io.flashvec.cluster.transport.grpc.FilterMsg;
+import io.flashvec.cluster.transport.grpc.GeoBoundingBoxMsg;
+import io.flashvec.cluster.transport.grpc.GeoPointMsg;
+import io.flashvec.cluster.transport.grpc.GeoPolygonMsg;
+import io.flashvec.cluster.transport.grpc.GeoRadiusMsg;
+import io.flashvec.cluster.transport.grpc.GeoRingMsg;
 import io.flashvec.cluster.transport.grpc.InstantMsg;
 import io.flashvec.cluster.transport.grpc.MatchValueMsg;
 import io.flashvec.cluster.transport.grpc.MinShouldMsg;
 import io.flashvec.cluster.transport.grpc.NestedFilter;
 import io.flashvec.cluster.transport.grpc.NumberRange;
 import io.flashvec.cluster.transport.grpc.PointIds;
+import io.flashvec.cluster.transport.grpc.SliceMsg;
+import io.flashvec.cluster.transport.grpc.ValuesCountMsg;
 import io.flashvec.index.PointId;
 import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.FieldPath;
@@ -75,6 +83,46 @@ public final class FilterProtos {
       case Condition.MatchExcept m -> b.setMatchExcept(values(m.key(), m.values()));
       case Condition.MatchText m ->
           b.setMatchText(FieldText.newBuilder().setKey(key(m.key())).setText(m.text()));
+      case Condition.MatchTextAny m ->
+          b.setMatchTextAny(FieldText.newBuilder().setKey(key(m.key())).setText(m.text()));
+      case Condition.MatchPhrase m ->
+          b.setMatchPhrase(FieldText.newBuilder().setKey(key(m.key())).setText(m.phrase()));
+      case Condition.MatchPrefix m ->
+          b.setMatchPrefix(FieldText.newBuilder().setKey(key(m.key())).setText(m.prefix()));
+      case Condition.ValuesCount v -> {
+        ValuesCountMsg.Builder n = ValuesCountMsg.newBuilder().setKey(key(v.key()));
+        if (v.gt() != Condition.ValuesCount.NO_BOUND) {
+          n.setGt(v.gt());
+        }
+        if (v.gte() != Condition.ValuesCount.NO_BOUND) {
+          n.setGte(v.gte());
+        }
+        if (v.lt() != Condition.ValuesCount.NO_BOUND) {
+          n.setLt(v.lt());
+        }
+        if (v.lte() != Condition.ValuesCount.NO_BOUND) {
+          n.setLte(v.lte());
+        }
+        b.setValuesCount(n);
+      }
+      case Condition.GeoRadius g ->
+          b.setGeoRadius(
+              GeoRadiusMsg.newBuilder()
+                  .setKey(key(g.key()))
+                  .setCenter(point(g.center()))
+                  .setRadius(g.radius()));
+      case Condition.GeoBoundingBox g ->
+          b.setGeoBoundingBox(
+              GeoBoundingBoxMsg.newBuilder()
+                  .setKey(key(g.key()))
+                  .setTopLeft(point(g.topLeft()))
+                  .setBottomRight(point(g.bottomRight())));
+      case Condition.GeoPolygon g -> {
+        GeoPolygonMsg.Builder p =
+            GeoPolygonMsg.newBuilder().setKey(key(g.key())).setExterior(ring(g.exterior()));
+        g.interiors().forEach(r -> p.addInteriors(ring(r)));
+        b.setGeoPolygon(p);
+      }
       case Condition.Range r -> {
         NumberRange.Builder n = NumberRange.newBuilder().setKey(key(r.key()));
         if (!Double.isNaN(r.gt())) {
@@ -108,6 +156,12 @@ public final class FilterProtos {
         b.setDatetimeRange(d);
       }
       case Condition.HasId h -> b.setHasId(PointIds.newBuilder().addAllIds(Protos.ids(sorted(h))));
+      case Condition.Slice sl ->
+          b.setSlice(SliceMsg.newBuilder().setTotal((int) sl.total()).setIndex((int) sl.index()));
+      case Condition.FieldIsEmpty e ->
+          b.setFieldIsEmpty(FieldFlag.newBuilder().setKey(key(e.key())).setValue(e.empty()));
+      case Condition.FieldIsNull n ->
+          b.setFieldIsNull(FieldFlag.newBuilder().setKey(key(n.key())).setValue(n.isNull()));
       case Condition.IsEmpty e -> b.setIsEmpty(key(e.key()));
       case Condition.IsNull n -> b.setIsNull(key(n.key()));
       case Condition.Nested n ->
@@ -137,6 +191,41 @@ public final class FilterProtos {
           new Condition.MatchExcept(path(m.getMatchExcept().getKey()), values(m.getMatchExcept()));
       case MATCH_TEXT ->
           new Condition.MatchText(path(m.getMatchText().getKey()), m.getMatchText().getText());
+      case MATCH_TEXT_ANY ->
+          new Condition.MatchTextAny(
+              path(m.getMatchTextAny().getKey()), m.getMatchTextAny().getText());
+      case MATCH_PHRASE ->
+          new Condition.MatchPhrase(
+              path(m.getMatchPhrase().getKey()), m.getMatchPhrase().getText());
+      case MATCH_PREFIX ->
+          new Condition.MatchPrefix(
+              path(m.getMatchPrefix().getKey()), m.getMatchPrefix().getText());
+      case VALUES_COUNT -> {
+        ValuesCountMsg v = m.getValuesCount();
+        long none = Condition.ValuesCount.NO_BOUND;
+        yield new Condition.ValuesCount(
+            path(v.getKey()),
+            v.hasGt() ? v.getGt() : none,
+            v.hasGte() ? v.getGte() : none,
+            v.hasLt() ? v.getLt() : none,
+            v.hasLte() ? v.getLte() : none);
+      }
+      case GEO_RADIUS ->
+          new Condition.GeoRadius(
+              path(m.getGeoRadius().getKey()),
+              point(m.getGeoRadius().getCenter()),
+              m.getGeoRadius().getRadius());
+      case GEO_BOUNDING_BOX ->
+          new Condition.GeoBoundingBox(
+              path(m.getGeoBoundingBox().getKey()),
+              point(m.getGeoBoundingBox().getTopLeft()),
+              point(m.getGeoBoundingBox().getBottomRight()));
+      case GEO_POLYGON -> {
+        GeoPolygonMsg g = m.getGeoPolygon();
+        List<List<Condition.GeoPoint>> holes = new ArrayList<>();
+        g.getInteriorsList().forEach(r -> holes.add(ring(r)));
+        yield new Condition.GeoPolygon(path(g.getKey()), ring(g.getExterior()), holes);
+      }
       case RANGE -> {
         NumberRange r = m.getRange();
         yield new Condition.Range(
@@ -156,6 +245,16 @@ public final class FilterProtos {
             r.hasLte() ? instant(r.getLte()) : null);
       }
       case HAS_ID -> new Condition.HasId(Set.copyOf(Protos.pointIds(m.getHasId().getIdsList())));
+      case SLICE ->
+          new Condition.Slice(
+              Integer.toUnsignedLong(m.getSlice().getTotal()),
+              Integer.toUnsignedLong(m.getSlice().getIndex()));
+      case FIELD_IS_EMPTY ->
+          new Condition.FieldIsEmpty(
+              path(m.getFieldIsEmpty().getKey()), m.getFieldIsEmpty().getValue());
+      case FIELD_IS_NULL ->
+          new Condition.FieldIsNull(
+              path(m.getFieldIsNull().getKey()), m.getFieldIsNull().getValue());
       case IS_EMPTY -> new Condition.IsEmpty(path(m.getIsEmpty()));
       case IS_NULL -> new Condition.IsNull(path(m.getIsNull()));
       case NESTED ->
@@ -164,6 +263,26 @@ public final class FilterProtos {
           throw new IllegalArgumentException(
               "filter condition without a kind [condition=" + m + "]");
     };
+  }
+
+  private static GeoPointMsg point(Condition.GeoPoint p) {
+    return GeoPointMsg.newBuilder().setLon(p.lon()).setLat(p.lat()).build();
+  }
+
+  private static Condition.GeoPoint point(GeoPointMsg m) {
+    return new Condition.GeoPoint(m.getLon(), m.getLat());
+  }
+
+  private static GeoRingMsg ring(List<Condition.GeoPoint> ps) {
+    GeoRingMsg.Builder b = GeoRingMsg.newBuilder();
+    ps.forEach(p -> b.addPoints(point(p)));
+    return b.build();
+  }
+
+  private static List<Condition.GeoPoint> ring(GeoRingMsg m) {
+    List<Condition.GeoPoint> out = new ArrayList<>(m.getPointsCount());
+    m.getPointsList().forEach(p -> out.add(point(p)));
+    return out;
   }
 
   private static String key(FieldPath p) {

@@ -39,7 +39,17 @@ class FilterProtosTest {
     HAS_ID,
     IS_EMPTY,
     IS_NULL,
-    NESTED
+    NESTED,
+    MATCH_TEXT_ANY,
+    MATCH_PHRASE,
+    MATCH_PREFIX,
+    VALUES_COUNT,
+    GEO_RADIUS,
+    GEO_BOUNDING_BOX,
+    GEO_POLYGON,
+    SLICE,
+    FIELD_IS_EMPTY,
+    FIELD_IS_NULL
   }
 
   private static Filter roundTrip(Filter f) throws Exception {
@@ -59,6 +69,19 @@ class FilterProtosTest {
                     + "{\"key\":\"tags[]\",\"match\":{\"any\":[\"a\",2,false]}},"
                     + "{\"key\":\"a.b[1].c\",\"match\":{\"except\":[\"x\"]}},"
                     + "{\"key\":\"body\",\"match\":{\"text\":\"hello world\"}},"
+                    + "{\"key\":\"body\",\"match\":{\"text_any\":\"hello world\"}},"
+                    + "{\"key\":\"body\",\"match\":{\"phrase\":\"hello world\"}},"
+                    + "{\"key\":\"url\",\"match\":{\"prefix\":\"https://\"}},"
+                    + "{\"key\":\"tags\",\"values_count\":{\"gte\":1,\"lt\":4}},"
+                    + "{\"key\":\"loc\",\"geo_radius\":{\"center\":{\"lon\":13.4,\"lat\":52.5},"
+                    + "\"radius\":1500.5}},"
+                    + "{\"key\":\"loc\",\"geo_bounding_box\":{\"top_left\":{\"lon\":170,"
+                    + "\"lat\":10},\"bottom_right\":{\"lon\":-170,\"lat\":-10}}},"
+                    + "{\"key\":\"loc\",\"geo_polygon\":{\"exterior\":{\"points\":["
+                    + "{\"lon\":0,\"lat\":0},{\"lon\":1,\"lat\":0},{\"lon\":1,\"lat\":1},"
+                    + "{\"lon\":0,\"lat\":0}]},\"interiors\":[{\"points\":["
+                    + "{\"lon\":0.1,\"lat\":0.1},{\"lon\":0.2,\"lat\":0.1},"
+                    + "{\"lon\":0.2,\"lat\":0.2},{\"lon\":0.1,\"lat\":0.1}]}]}},"
                     + "{\"key\":\"at\",\"range\":{\"gt\":\"2024-05-01T10:00:00.123456789+02:00\","
                     + "\"lte\":\"2025-01-01\"}},"
                     + "{\"has_id\":[1,18446744073709551615,"
@@ -135,7 +158,44 @@ class FilterProtosTest {
       case IS_EMPTY -> new Condition.IsEmpty(key(r));
       case IS_NULL -> new Condition.IsNull(key(r));
       case NESTED -> new Condition.Nested(key(r), filter(r, depth - 1, seen));
+      case MATCH_TEXT_ANY -> new Condition.MatchTextAny(key(r), "any " + r.nextInt(100));
+      case MATCH_PHRASE -> new Condition.MatchPhrase(key(r), "a phrase " + r.nextInt(100));
+      case MATCH_PREFIX -> new Condition.MatchPrefix(key(r), r.nextBoolean() ? "" : "pre");
+      case VALUES_COUNT ->
+          new Condition.ValuesCount(key(r), count(r), count(r), count(r), count(r));
+      case GEO_RADIUS -> new Condition.GeoRadius(key(r), point(r), r.nextDouble() * 1e6);
+      case GEO_BOUNDING_BOX -> new Condition.GeoBoundingBox(key(r), point(r), point(r));
+      case FIELD_IS_EMPTY -> new Condition.FieldIsEmpty(key(r), r.nextBoolean());
+      case FIELD_IS_NULL -> new Condition.FieldIsNull(key(r), r.nextBoolean());
+      case SLICE -> {
+        long total = r.nextBoolean() ? 1 + r.nextInt(8) : 0xFFFF_FFFFL;
+        yield new Condition.Slice(total, total - 1 - r.nextInt((int) Math.min(total, 8)));
+      }
+      case GEO_POLYGON -> {
+        List<List<Condition.GeoPoint>> holes = new ArrayList<>();
+        for (int n = r.nextInt(3); n > 0; n--) {
+          holes.add(ring(r));
+        }
+        yield new Condition.GeoPolygon(key(r), ring(r), holes);
+      }
     };
+  }
+
+  private static long count(Random r) {
+    return r.nextBoolean() ? Condition.ValuesCount.NO_BOUND : r.nextInt(10);
+  }
+
+  private static Condition.GeoPoint point(Random r) {
+    return new Condition.GeoPoint(r.nextDouble() * 360 - 180, r.nextDouble() * 180 - 90);
+  }
+
+  private static List<Condition.GeoPoint> ring(Random r) {
+    List<Condition.GeoPoint> ps = new ArrayList<>();
+    for (int n = 3 + r.nextInt(3); n > 0; n--) {
+      ps.add(point(r));
+    }
+    ps.add(ps.getFirst());
+    return ps;
   }
 
   private static FieldPath key(Random r) {

@@ -6,9 +6,10 @@ import java.util.List;
 
 /**
  * A payload key as Qdrant writes it: names separated by dots address nested objects ({@code
- * a.b.c}); {@code name[]} flattens an array at that step and {@code name[3]} picks one element.
- * Arrays met without brackets are flattened too, so {@code a.b} also reaches {@code b} inside every
- * object of an array {@code a}.
+ * a.b.c}); {@code name[]} flattens an array at that step and {@code name[3]} picks one element. As
+ * in Qdrant, an array is entered only with brackets: {@code a[].b} reaches {@code b} inside every
+ * object of an array {@code a}, {@code a.b} reaches nothing there. An array at the end of a path
+ * contributes its elements to conditions that compare values.
  *
  * @param key the key as written, for messages
  * @param steps the parsed steps, never empty

@@ -20,10 +20,11 @@ import tools.jackson.databind.node.ObjectNode;
  * <h2>Semantics (Qdrant's, where Qdrant documents them)</h2>
  *
  * <ul>
- *   <li>A key's <em>values</em> are what its path reaches: objects are descended by name, arrays
- *       met on the way are descended element by element (with or without {@code []}), {@code [n]}
- *       picks one element, and an array at the end contributes its elements. A missing key has no
- *       values.
+ *   <li>A key's <em>values</em> are what its path reaches: objects are descended by name, {@code
+ *       name[]} descends every element of an array and {@code name[n]} one, and an array at the end
+ *       contributes its elements. A name step does not enter an array ({@code a.b} reaches nothing
+ *       when {@code a} is an array of objects; {@code a[].b} does), as in Qdrant. A missing key has
+ *       no values.
  *   <li>{@code match.value}/{@code any}, {@code text} and {@code range} hold when <em>some</em>
  *       value satisfies them; types never mix (the string {@code "1"} is not the integer {@code 1},
  *       a float is not an integer; ranges compare numbers, or datetime strings for datetime
@@ -32,6 +33,20 @@ import tools.jackson.databind.node.ObjectNode;
  *       list.
  *   <li>{@code is_empty}: no non-null value ({@code missing}, {@code null}, {@code []}). {@code
  *       is_null}: the path reaches a JSON {@code null} (not inside an array).
+ *   <li>{@code match.text_any}: with a text index on the key, some value holds one of the query's
+ *       tokens; without, one of its whitespace-separated words is a substring of some value. An
+ *       empty query matches nothing.
+ *   <li>{@code match.phrase}: with a text index, some value holds the phrase's tokens adjacent and
+ *       in order (never across two values of an array; nothing matches on an index made without
+ *       {@code phrase_matching}, or for a phrase without tokens); without, the phrase is a
+ *       substring of some value.
+ *   <li>{@code match.prefix}: some string value starts with the prefix (case-sensitive; the empty
+ *       prefix matches every string).
+ *   <li>{@code values_count}: the count of some value the path reaches lies within the bounds: an
+ *       array counts its elements, {@code null} 0, anything else 1; a path that reaches nothing
+ *       counts 0 (so {@code lt: 1} matches a missing key).
+ *   <li>Geo conditions: some value (or element of an array value) is an object with numeric {@code
+ *       lon} and {@code lat} in range that lies inside the area; see {@link Geo}.
  *   <li>{@code nested}: some object among the key's values satisfies the inner filter.
  *   <li>{@code must}: all; {@code should}: at least one if non-empty; {@code must_not}: none;
  *       {@code min_should}: at least {@code min_count}.
@@ -60,13 +75,29 @@ public final class FilterEvaluator {
 
     /** The tokens of one value of {@code key} (a key with a text index). */
     List<String> valueTokens(FieldPath key, String value);
+
+    /**
+     * The tokens of {@code match.phrase} on {@code key}, in order with repeats, each with its
+     * position relative to the first; {@code null} if the key has no text index, empty when the
+     * phrase can match nothing there (it has no token, or the index was made without phrase
+     * matching).
+     */
+    List<Token> phraseTokens(FieldPath key, String phrase);
+
+    /** The words of one value of {@code key} with their positions, as a phrase compares them. */
+    List<Token> valuePositions(FieldPath key, String value);
   }
+
+  /** A token and its position in the token stream of one string. */
+  public record Token(String term, int position) {}
 
   private final Filter filter;
   private final Set<String> heads;
   private final boolean needsPayload;
   private final TextTokens text;
-  private final java.util.Map<Condition.MatchText, List<String>> textQueries =
+  private final java.util.Map<Condition, List<String>> textQueries =
+      new java.util.IdentityHashMap<>();
+  private final java.util.Map<Condition.MatchPhrase, List<Token>> phraseQueries =
       new java.util.IdentityHashMap<>();
 
   public FilterEvaluator(Filter filter) {
@@ -112,6 +143,18 @@ public final class FilterEvaluator {
           textQueries.put(m, q);
         }
       }
+      case Condition.MatchTextAny m -> {
+        List<String> q = text.queryTokens(m.key(), m.text());
+        if (q != null) {
+          textQueries.put(m, q);
+        }
+      }
+      case Condition.MatchPhrase m -> {
+        List<Token> q = text.phraseTokens(m.key(), m.phrase());
+        if (q != null) {
+          phraseQueries.put(m, q);
+        }
+      }
       default -> {}
     }
   }
@@ -130,12 +173,22 @@ public final class FilterEvaluator {
       case Condition.MatchAny m -> out.add(m.key().head());
       case Condition.MatchExcept m -> out.add(m.key().head());
       case Condition.MatchText m -> out.add(m.key().head());
+      case Condition.MatchTextAny m -> out.add(m.key().head());
+      case Condition.MatchPhrase m -> out.add(m.key().head());
+      case Condition.MatchPrefix m -> out.add(m.key().head());
+      case Condition.ValuesCount v -> out.add(v.key().head());
+      case Condition.FieldIsEmpty e -> out.add(e.key().head());
+      case Condition.FieldIsNull e -> out.add(e.key().head());
+      case Condition.GeoRadius g -> out.add(g.key().head());
+      case Condition.GeoBoundingBox g -> out.add(g.key().head());
+      case Condition.GeoPolygon g -> out.add(g.key().head());
       case Condition.Range r -> out.add(r.key().head());
       case Condition.DatetimeRange r -> out.add(r.key().head());
       case Condition.IsEmpty e -> out.add(e.key().head());
       case Condition.IsNull e -> out.add(e.key().head());
       case Condition.Nested n -> out.add(n.key().head());
       case Condition.HasId h -> {}
+      case Condition.Slice sl -> {}
     }
   }
 
@@ -183,6 +236,7 @@ public final class FilterEvaluator {
     return switch (c) {
       case Filter f -> evalFilter(f, id, root);
       case Condition.HasId h -> h.ids().contains(id);
+      case Condition.Slice sl -> sl.contains(id);
       case Condition.MatchValue m -> {
         for (JsonNode v : values(m.key(), root)) {
           if (m.value().equals(matchable(v))) {
@@ -221,6 +275,116 @@ public final class FilterEvaluator {
         }
         for (JsonNode v : values(m.key(), root)) {
           if (v.isString() && v.asString().contains(m.text())) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.MatchTextAny m -> {
+        List<String> tokens = textQueries.get(m);
+        if (tokens != null) {
+          yield matchesAnyToken(m.key(), tokens, root);
+        }
+        String[] words = m.text().strip().split("(?U)\\s+");
+        for (JsonNode v : values(m.key(), root)) {
+          if (v.isString()) {
+            for (String w : words) {
+              if (!w.isEmpty() && v.asString().contains(w)) {
+                yield true;
+              }
+            }
+          }
+        }
+        yield false;
+      }
+      case Condition.MatchPhrase m -> {
+        List<Token> phrase = phraseQueries.get(m);
+        if (phrase != null) {
+          yield matchesPhrase(m.key(), phrase, root);
+        }
+        for (JsonNode v : values(m.key(), root)) {
+          if (v.isString() && v.asString().contains(m.phrase())) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.MatchPrefix m -> {
+        for (JsonNode v : values(m.key(), root)) {
+          if (v.isString() && v.asString().startsWith(m.prefix())) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.ValuesCount vc -> {
+        List<JsonNode> raw = new ArrayList<>(2);
+        reach(root, vc.key().steps(), 0, raw);
+        if (raw.isEmpty()) {
+          yield vc.accepts(0);
+        }
+        for (JsonNode v : raw) {
+          if (vc.accepts(v.isArray() ? v.size() : v.isNull() ? 0 : 1)) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.FieldIsEmpty e -> {
+        List<JsonNode> raw = new ArrayList<>(2);
+        reach(root, e.key().steps(), 0, raw);
+        if (raw.isEmpty()) {
+          yield e.empty();
+        }
+        for (JsonNode v : raw) {
+          boolean empty = v.isNull() || (v.isArray() && v.isEmpty());
+          if (empty == e.empty()) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.FieldIsNull n -> {
+        List<JsonNode> raw = new ArrayList<>(2);
+        reach(root, n.key().steps(), 0, raw);
+        if (raw.isEmpty()) {
+          yield !n.isNull();
+        }
+        for (JsonNode v : raw) {
+          boolean isNull = v.isNull();
+          if (v.isArray()) {
+            for (JsonNode x : v) {
+              isNull |= x.isNull();
+            }
+          }
+          if (isNull == n.isNull()) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.GeoRadius g -> {
+        for (JsonNode v : values(g.key(), root)) {
+          Condition.GeoPoint p = Geo.point(v);
+          if (p != null && Geo.inside(g, p)) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.GeoBoundingBox g -> {
+        for (JsonNode v : values(g.key(), root)) {
+          Condition.GeoPoint p = Geo.point(v);
+          if (p != null && Geo.inside(g, p)) {
+            yield true;
+          }
+        }
+        yield false;
+      }
+      case Condition.GeoPolygon g -> {
+        for (JsonNode v : values(g.key(), root)) {
+          Condition.GeoPoint p = Geo.point(v);
+          if (p != null && Geo.inside(g, p)) {
             yield true;
           }
         }
@@ -321,6 +485,58 @@ public final class FilterEvaluator {
     return false;
   }
 
+  private boolean matchesAnyToken(FieldPath key, List<String> tokens, JsonNode root) {
+    if (tokens.isEmpty()) {
+      return false;
+    }
+    for (JsonNode v : values(key, root)) {
+      if (v.isString()) {
+        for (String t : text.valueTokens(key, v.asString())) {
+          if (tokens.contains(t)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether one string value holds every phrase token at its relative position from some start: the
+   * same test as a positional phrase query on the text index, one value at a time (values of an
+   * array never join into one phrase).
+   */
+  private boolean matchesPhrase(FieldPath key, List<Token> phrase, JsonNode root) {
+    if (phrase.isEmpty()) {
+      return false;
+    }
+    for (JsonNode v : values(key, root)) {
+      if (!v.isString()) {
+        continue;
+      }
+      List<Token> doc = text.valuePositions(key, v.asString());
+      Set<Token> at = new HashSet<>(doc);
+      Token first = phrase.getFirst();
+      for (Token d : doc) {
+        if (!d.term().equals(first.term())) {
+          continue;
+        }
+        int start = d.position() - first.position();
+        boolean all = true;
+        for (Token q : phrase) {
+          if (!at.contains(new Token(q.term(), start + q.position()))) {
+            all = false;
+            break;
+          }
+        }
+        if (all) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   private static boolean inRange(double v, Condition.Range r) {
     return (Double.isNaN(r.gt()) || v > r.gt())
         && (Double.isNaN(r.gte()) || v >= r.gte())
@@ -378,13 +594,8 @@ public final class FilterEvaluator {
       out.add(node);
       return;
     }
-    if (node.isArray()) {
-      for (JsonNode e : node) {
-        reach(e, steps, i, out);
-      }
-      return;
-    }
     if (!node.isObject()) {
+      // a name step does not enter an array: objects in an array are reached with name[]
       return;
     }
     FieldPath.Step s = steps.get(i);

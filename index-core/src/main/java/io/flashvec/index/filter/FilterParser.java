@@ -1,5 +1,6 @@
 package io.flashvec.index.filter;
 
+import io.flashvec.index.FlashVecException;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import java.math.BigInteger;
@@ -23,11 +24,13 @@ import tools.jackson.databind.JsonNode;
  * Wrong input: filter.must[1].range: unknown field 'gtx'}.
  *
  * <p>Accepted conditions: a nested filter ({@code must}/{@code should}/{@code must_not}/{@code
- * min_should}), a field condition ({@code key} with {@code match} — {@code value}, {@code any},
- * {@code except} or {@code text} — or {@code range} over numbers or RFC 3339 datetimes), {@code
- * has_id}, {@code is_empty}, {@code is_null} and {@code nested}. Geo and {@code values_count}
- * conditions are rejected as not supported rather than ignored. A clause may be a list or a single
- * condition, as in Qdrant.
+ * min_should}), a field condition ({@code key} with one of {@code match} — {@code value}, {@code
+ * any}, {@code except}, {@code text}, {@code text_any}, {@code phrase} or {@code prefix} — {@code
+ * range} over numbers or RFC 3339 datetimes, {@code values_count}, {@code geo_radius}, {@code
+ * geo_bounding_box} or {@code geo_polygon}), {@code has_id}, {@code slice}, {@code is_empty},
+ * {@code is_null} and {@code nested}. A clause may be a list or a single condition, as in Qdrant.
+ * Geo points are validated (longitude in [-180, 180], latitude in [-90, 90]), polygon rings must be
+ * closed and have at least 4 points, a radius must be a non-negative number of meters.
  */
 public final class FilterParser {
 
@@ -35,8 +38,21 @@ public final class FilterParser {
   private static final Set<String> FILTER_FIELDS =
       Set.of("must", "should", "must_not", "min_should");
   private static final Set<String> RANGE_FIELDS = Set.of("gt", "gte", "lt", "lte");
+  private static final String FIELD_CONDITIONS =
+      "match, range, values_count, geo_radius, geo_bounding_box, geo_polygon, is_empty or is_null";
+  private static final String MATCHES = "value, any, except, text, text_any, phrase or prefix";
 
   private FilterParser() {}
+
+  /**
+   * A filter that is well-formed JSON of the right shape but not a valid filter, answered with 422
+   * as Qdrant answers its validation errors (a field condition without any condition).
+   */
+  public static final class ValidationException extends FlashVecException {
+    ValidationException(String message) {
+      super(422, message, null);
+    }
+  }
 
   /**
    * Parses a filter; {@code null}, JSON {@code null} and {@code {}} give {@link Filter#ALL}.
@@ -114,6 +130,10 @@ public final class FilterParser {
       only(n, path, "has_id");
       return hasId(n.get("has_id"), path + ".has_id");
     }
+    if (n.has("slice")) {
+      only(n, path, "slice");
+      return slice(n.get("slice"), path + ".slice");
+    }
     if (n.has("is_empty")) {
       only(n, path, "is_empty");
       return new Condition.IsEmpty(keyOf(n.get("is_empty"), path + ".is_empty"));
@@ -153,8 +173,9 @@ public final class FilterParser {
             + path
             + ": unknown condition '"
             + first
-            + "', expected key (with match or range), has_id, is_empty, is_null, nested or a"
-            + " nested filter");
+            + "', expected key (with "
+            + FIELD_CONDITIONS
+            + "), has_id, slice, is_empty, is_null, nested or a nested filter");
   }
 
   private static boolean containsHasId(Condition c) {
@@ -215,24 +236,29 @@ public final class FilterParser {
           switch (f) {
             case "match" -> match(key, v, path + ".match");
             case "range" -> range(key, v, path + ".range");
-            case "geo_bounding_box",
-                "geo_radius",
-                "geo_polygon",
-                "values_count",
-                "datetime_range" ->
-                throw new InvalidInputException(
-                    "Wrong input: " + path + "." + f + ": condition is not supported yet");
-            default -> throw unknownField(path, f, "match or range beside key");
+            case "values_count" -> valuesCount(key, v, path + ".values_count");
+            case "geo_radius" -> geoRadius(key, v, path + ".geo_radius");
+            case "geo_bounding_box" -> geoBoundingBox(key, v, path + ".geo_bounding_box");
+            case "geo_polygon" -> geoPolygon(key, v, path + ".geo_polygon");
+            case "is_empty" -> new Condition.FieldIsEmpty(key, flag(v, path + ".is_empty"));
+            case "is_null" -> new Condition.FieldIsNull(key, flag(v, path + ".is_null"));
+            default -> throw unknownField(path, f, FIELD_CONDITIONS + " beside key");
           };
       if (c != null) {
         throw new InvalidInputException(
-            "Wrong input: " + path + ": give one of match or range per condition");
+            "Wrong input: " + path + ": give one of " + FIELD_CONDITIONS + " per condition");
       }
       c = next;
     }
     if (c == null) {
-      throw new InvalidInputException(
-          "Wrong input: " + path + ": key needs a match or range [key=" + key + "]");
+      throw new ValidationException(
+          "Validation error in JSON body: "
+              + path
+              + ": At least one field condition must be specified, one of "
+              + FIELD_CONDITIONS
+              + " [key="
+              + key
+              + "]");
     }
     return c;
   }
@@ -258,7 +284,7 @@ public final class FilterParser {
 
   private static Condition match(FieldPath key, JsonNode m, String path) {
     if (!m.isObject() || m.size() != 1) {
-      throw bad(path, "expected one of value, any, except or text", m);
+      throw bad(path, "expected one of " + MATCHES, m);
     }
     String f = m.propertyNames().iterator().next();
     JsonNode v = m.get(f);
@@ -267,14 +293,137 @@ public final class FilterParser {
       case "value" -> new Condition.MatchValue(key, matchable(v, p));
       case "any" -> new Condition.MatchAny(key, matchables(v, p));
       case "except" -> new Condition.MatchExcept(key, matchables(v, p));
-      case "text" -> {
-        if (!v.isString()) {
-          throw bad(p, "expected a string", v);
-        }
-        yield new Condition.MatchText(key, v.asString());
-      }
-      default -> throw unknownField(path, f, "value, any, except or text");
+      case "text" -> new Condition.MatchText(key, string(v, p));
+      case "text_any" -> new Condition.MatchTextAny(key, string(v, p));
+      case "phrase" -> new Condition.MatchPhrase(key, string(v, p));
+      case "prefix" -> new Condition.MatchPrefix(key, string(v, p));
+      default -> throw unknownField(path, f, MATCHES);
     };
+  }
+
+  private static boolean flag(JsonNode v, String path) {
+    if (!v.isBoolean()) {
+      throw bad(path, "expected true or false", v);
+    }
+    return v.booleanValue();
+  }
+
+  private static String string(JsonNode v, String path) {
+    if (!v.isString()) {
+      throw bad(path, "expected a string", v);
+    }
+    return v.asString();
+  }
+
+  private static Condition.ValuesCount valuesCount(FieldPath key, JsonNode n, String path) {
+    if (!n.isObject()) {
+      throw bad(path, "expected an object with gt, gte, lt or lte", n);
+    }
+    for (Map.Entry<String, JsonNode> e : n.properties()) {
+      if (!RANGE_FIELDS.contains(e.getKey())) {
+        throw unknown(path, e.getKey());
+      }
+    }
+    return new Condition.ValuesCount(
+        key,
+        count(n, "gt", path),
+        count(n, "gte", path),
+        count(n, "lt", path),
+        count(n, "lte", path));
+  }
+
+  private static long count(JsonNode n, String f, String path) {
+    JsonNode v = n.get(f);
+    if (v == null || v.isNull()) {
+      return Condition.ValuesCount.NO_BOUND;
+    }
+    if (!v.isIntegralNumber() || v.bigIntegerValue().signum() < 0) {
+      throw bad(path + "." + f, "expected a non-negative integer", v);
+    }
+    return v.bigIntegerValue().min(BigInteger.valueOf(Long.MAX_VALUE)).longValue();
+  }
+
+  private static Condition.GeoRadius geoRadius(FieldPath key, JsonNode n, String path) {
+    objectOf(n, path, "center", "radius");
+    Condition.GeoPoint center = geoPoint(n.get("center"), path + ".center");
+    JsonNode r = n.get("radius");
+    if (r == null || !r.isNumber() || !Double.isFinite(r.doubleValue()) || r.doubleValue() < 0) {
+      throw bad(path + ".radius", "expected a non-negative number of meters", r);
+    }
+    return new Condition.GeoRadius(key, center, r.doubleValue());
+  }
+
+  private static Condition.GeoBoundingBox geoBoundingBox(FieldPath key, JsonNode n, String path) {
+    objectOf(n, path, "top_left", "bottom_right");
+    return new Condition.GeoBoundingBox(
+        key,
+        geoPoint(n.get("top_left"), path + ".top_left"),
+        geoPoint(n.get("bottom_right"), path + ".bottom_right"));
+  }
+
+  private static Condition.GeoPolygon geoPolygon(FieldPath key, JsonNode n, String path) {
+    objectOf(n, path, "exterior", "interiors");
+    List<Condition.GeoPoint> exterior = ring(n.get("exterior"), path + ".exterior");
+    List<List<Condition.GeoPoint>> interiors = new ArrayList<>();
+    JsonNode in = n.get("interiors");
+    if (in != null && !in.isNull()) {
+      if (!in.isArray()) {
+        throw bad(path + ".interiors", "expected a list of rings", in);
+      }
+      for (int i = 0; i < in.size(); i++) {
+        interiors.add(ring(in.get(i), path + ".interiors[" + i + "]"));
+      }
+    }
+    return new Condition.GeoPolygon(key, exterior, interiors);
+  }
+
+  /** A closed ring {@code {"points": [...]}} of at least 4 points. */
+  private static List<Condition.GeoPoint> ring(JsonNode n, String path) {
+    if (n == null || !n.isObject() || !n.has("points")) {
+      throw bad(path, "expected {\"points\": [...]}", n);
+    }
+    for (String name : n.propertyNames()) {
+      if (!name.equals("points")) {
+        throw unknown(path, name);
+      }
+    }
+    JsonNode ps = n.get("points");
+    if (!ps.isArray()) {
+      throw bad(path + ".points", "expected a list of geo points", ps);
+    }
+    if (ps.size() < 4) {
+      throw bad(
+          path + ".points", "polygon invalid, the size must be at least 4, got " + ps.size(), ps);
+    }
+    List<Condition.GeoPoint> out = new ArrayList<>(ps.size());
+    for (int i = 0; i < ps.size(); i++) {
+      out.add(geoPoint(ps.get(i), path + ".points[" + i + "]"));
+    }
+    if (!out.getFirst().equals(out.getLast())) {
+      throw bad(
+          path + ".points",
+          "polygon invalid, the first and the last points should be the same to form a closed line",
+          ps);
+    }
+    return out;
+  }
+
+  /** {@code {"lon": x, "lat": y}} within the valid ranges. */
+  private static Condition.GeoPoint geoPoint(JsonNode n, String path) {
+    if (n == null || !n.isObject()) {
+      throw bad(path, "expected a geo point {\"lon\": ..., \"lat\": ...}", n);
+    }
+    objectOf(n, path, "lon", "lat");
+    JsonNode lon = n.get("lon");
+    JsonNode lat = n.get("lat");
+    if (lon == null || !lon.isNumber() || lat == null || !lat.isNumber()) {
+      throw bad(path, "expected a geo point with numeric lon and lat", n);
+    }
+    if (!Geo.valid(lon.doubleValue(), lat.doubleValue())) {
+      throw bad(path, "expected lat within [-90, 90] and lon within [-180, 180]", n);
+    }
+    // -0.0 and 0.0 are the same coordinate: keep equals (closed rings, round trips) exact
+    return new Condition.GeoPoint(lon.doubleValue() + 0.0, lat.doubleValue() + 0.0);
   }
 
   private static Object matchable(JsonNode v, String path) {
@@ -380,6 +529,37 @@ public final class FilterParser {
     } catch (DateTimeParseException e) {
       return null;
     }
+  }
+
+  private static final long MAX_U32 = 0xFFFF_FFFFL;
+
+  private static Condition.Slice slice(JsonNode n, String path) {
+    objectOf(n, path, "total", "index");
+    JsonNode total = n.get("total");
+    JsonNode index = n.get("index");
+    if (total == null
+        || !total.isIntegralNumber()
+        || total.bigIntegerValue().signum() <= 0
+        || total.bigIntegerValue().compareTo(BigInteger.valueOf(MAX_U32)) > 0) {
+      throw bad(path + ".total", "expected an integer in [1, 4294967295]", total);
+    }
+    if (index == null
+        || !index.isIntegralNumber()
+        || index.bigIntegerValue().signum() < 0
+        || index.bigIntegerValue().compareTo(BigInteger.valueOf(MAX_U32)) > 0) {
+      throw bad(path + ".index", "expected an integer in [0, 4294967295]", index);
+    }
+    if (index.longValue() >= total.longValue()) {
+      throw new ValidationException(
+          "Validation error in JSON body: "
+              + path
+              + ": Slice index must be less than the total number of slices [index="
+              + index.longValue()
+              + ", total="
+              + total.longValue()
+              + "]");
+    }
+    return new Condition.Slice(total.longValue(), index.longValue());
   }
 
   private static Condition.HasId hasId(JsonNode n, String path) {

@@ -1,17 +1,23 @@
 package io.flashvec.index.payload;
 
 import io.flashvec.index.filter.Condition;
+import io.flashvec.index.filter.FieldPath;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.filter.Geo;
 import io.flashvec.index.payload.PayloadFieldSchema.Type;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.lucene.document.DoublePoint;
+import org.apache.lucene.document.LatLonPoint;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause.Occur;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.MatchNoDocsQuery;
+import org.apache.lucene.search.PhraseQuery;
+import org.apache.lucene.search.PrefixQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.TermInSetQuery;
 import org.apache.lucene.search.TermQuery;
@@ -24,11 +30,14 @@ import org.apache.lucene.util.BytesRef;
  * Translation#exact() exact} when it matches precisely the same points as {@link
  * io.flashvec.index.filter.FilterEvaluator}. Conditions on indexed keys translate exactly ({@code
  * match.value}/{@code any} of the index's type, {@code match.text} on a text index, {@code range}
- * on integer and float indexes, datetime ranges on a datetime index, {@code is_empty}); anything
- * else ({@code has_id}, {@code except}, {@code is_null}, {@code nested}, unindexed keys, a value of
- * another type than the index) becomes "match all, inexact", and the caller checks the candidates
- * with the evaluator. Inexact parts under {@code must_not}, {@code should} and {@code min_should}
- * widen to match-all, so the superset property holds.
+ * on integer and float indexes, datetime ranges on a datetime index, {@code is_empty}, {@code
+ * text_any} and {@code phrase} on a text index, {@code prefix} on a keyword index). Geo conditions
+ * on a geo index translate to a slightly larger area (a box around a polygon), inexact: the
+ * evaluator decides on the candidates. Anything else ({@code has_id}, {@code except}, {@code
+ * is_null}, {@code values_count}, {@code nested}, unindexed keys, a value of another type than the
+ * index) becomes "match all, inexact", and the caller checks the candidates with the evaluator.
+ * Inexact parts under {@code must_not}, {@code should} and {@code min_should} widen to match-all,
+ * so the superset property holds.
  */
 public final class FilterQueries {
 
@@ -87,6 +96,124 @@ public final class FilterQueries {
         }
         yield new Translation(b.build(), true);
       }
+      case Condition.MatchTextAny m -> {
+        PayloadFieldSchema f = schema.field(m.key().key());
+        if (f == null || f.type() != Type.TEXT) {
+          yield Translation.ALL_INEXACT;
+        }
+        List<String> tokens = schema.queryTokens(m.key(), m.text());
+        if (tokens.isEmpty()) {
+          yield new Translation(new MatchNoDocsQuery(), true);
+        }
+        BooleanQuery.Builder b = new BooleanQuery.Builder();
+        for (String t : tokens) {
+          b.add(new TermQuery(new Term(PayloadDocuments.TEXT + f.field(), t)), Occur.SHOULD);
+        }
+        yield new Translation(b.build(), true);
+      }
+      case Condition.MatchPhrase m -> {
+        PayloadFieldSchema f = schema.field(m.key().key());
+        if (f == null || f.type() != Type.TEXT) {
+          yield Translation.ALL_INEXACT;
+        }
+        List<FilterEvaluator.Token> tokens = schema.phraseTokens(m.key(), m.phrase());
+        if (tokens.isEmpty()) {
+          yield new Translation(new MatchNoDocsQuery(), true);
+        }
+        PhraseQuery.Builder b = new PhraseQuery.Builder();
+        for (FilterEvaluator.Token t : tokens) {
+          b.add(new Term(PayloadDocuments.TEXT + f.field(), t.term()), t.position());
+        }
+        // a phrase longer than the gap between array values could join two values, and prefixes
+        // stored by a prefix index match more than whole words: then the evaluator decides
+        yield new Translation(
+            b.build(),
+            tokens.getLast().position() < PayloadSchema.POSITION_GAP
+                && schema.exactPhrases(f.field()));
+      }
+      case Condition.MatchPrefix m -> {
+        PayloadFieldSchema f = schema.field(m.key().key());
+        if (f == null || f.type() != Type.KEYWORD) {
+          yield Translation.ALL_INEXACT;
+        }
+        yield new Translation(
+            new PrefixQuery(new Term(PayloadDocuments.KEYWORD + f.field(), m.prefix())), true);
+      }
+      case Condition.GeoRadius g -> {
+        PayloadFieldSchema f = geo(schema, g.key());
+        if (f == null) {
+          yield Translation.ALL_INEXACT;
+        }
+        double r = g.radius() * (1 + 1e-6) + 1.0;
+        if (r >= Math.PI * Geo.EARTH_RADIUS_METERS) {
+          yield new Translation(hasValue(f), false);
+        }
+        yield new Translation(
+            LatLonPoint.newDistanceQuery(
+                PayloadDocuments.GEO + f.field(), g.center().lat(), g.center().lon(), r),
+            false);
+      }
+      case Condition.GeoBoundingBox g -> {
+        PayloadFieldSchema f = geo(schema, g.key());
+        if (f == null) {
+          yield Translation.ALL_INEXACT;
+        }
+        double south = g.bottomRight().lat();
+        double north = g.topLeft().lat();
+        double west = g.topLeft().lon();
+        double east = g.bottomRight().lon();
+        if (south >= north || west == east) {
+          yield new Translation(new MatchNoDocsQuery(), true); // strictly inside nothing
+        }
+        double minLon;
+        double maxLon;
+        if (west < east) {
+          minLon = Math.max(-180, west - SLACK_DEGREES);
+          maxLon = Math.min(180, east + SLACK_DEGREES);
+        } else if (west - SLACK_DEGREES > east + SLACK_DEGREES) {
+          minLon = west - SLACK_DEGREES; // crosses the antimeridian: minLon > maxLon
+          maxLon = east + SLACK_DEGREES;
+        } else {
+          minLon = -180;
+          maxLon = 180;
+        }
+        yield new Translation(
+            LatLonPoint.newBoxQuery(
+                PayloadDocuments.GEO + f.field(),
+                Math.max(-90, south - SLACK_DEGREES),
+                Math.min(90, north + SLACK_DEGREES),
+                minLon,
+                maxLon),
+            false);
+      }
+      case Condition.GeoPolygon g -> {
+        PayloadFieldSchema f = geo(schema, g.key());
+        if (f == null) {
+          yield Translation.ALL_INEXACT;
+        }
+        // candidates from the exterior ring's bounds; the evaluator tests the polygon itself
+        double minLat = 90;
+        double maxLat = -90;
+        double minLon = 180;
+        double maxLon = -180;
+        for (Condition.GeoPoint p : g.exterior()) {
+          minLat = Math.min(minLat, p.lat());
+          maxLat = Math.max(maxLat, p.lat());
+          minLon = Math.min(minLon, p.lon());
+          maxLon = Math.max(maxLon, p.lon());
+        }
+        yield new Translation(
+            LatLonPoint.newBoxQuery(
+                PayloadDocuments.GEO + f.field(),
+                Math.max(-90, minLat - SLACK_DEGREES),
+                Math.min(90, maxLat + SLACK_DEGREES),
+                Math.max(-180, minLon - SLACK_DEGREES),
+                Math.min(180, maxLon + SLACK_DEGREES)),
+            false);
+      }
+      case Condition.ValuesCount v -> Translation.ALL_INEXACT;
+      case Condition.FieldIsEmpty e -> Translation.ALL_INEXACT;
+      case Condition.FieldIsNull n -> Translation.ALL_INEXACT;
       case Condition.Range r -> {
         PayloadFieldSchema f = schema.field(r.key().key());
         if (f == null || (f.type() != Type.INTEGER && f.type() != Type.FLOAT)) {
@@ -144,10 +271,27 @@ public final class FilterQueries {
             true);
       }
       case Condition.HasId h -> Translation.ALL_INEXACT;
+      case Condition.Slice sl -> Translation.ALL_INEXACT;
       case Condition.MatchExcept m -> Translation.ALL_INEXACT;
       case Condition.IsNull n -> Translation.ALL_INEXACT;
       case Condition.Nested n -> Translation.ALL_INEXACT;
     };
+  }
+
+  /**
+   * How far geo candidate areas are widened, in degrees: Lucene stores a coordinate rounded to
+   * about 4e-8 degrees, so a point just inside an area's edge may be stored just outside it. The
+   * candidates are a superset and the evaluator decides on the exact coordinates.
+   */
+  private static final double SLACK_DEGREES = 1e-6;
+
+  private static PayloadFieldSchema geo(PayloadSchema schema, FieldPath key) {
+    PayloadFieldSchema f = schema.field(key.key());
+    return f == null || f.type() != Type.GEO ? null : f;
+  }
+
+  private static Query hasValue(PayloadFieldSchema f) {
+    return new TermQuery(new Term(PayloadDocuments.HAS, f.field()));
   }
 
   private static long saturatedAdd(long a, long b) {

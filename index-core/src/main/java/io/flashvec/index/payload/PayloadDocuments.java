@@ -1,8 +1,10 @@
 package io.flashvec.index.payload;
 
+import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.FieldPath;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterParser;
+import io.flashvec.index.filter.Geo;
 import io.flashvec.index.filter.StoredPayloads;
 import java.time.Instant;
 import java.util.HashMap;
@@ -14,6 +16,7 @@ import org.apache.lucene.analysis.miscellaneous.PerFieldAnalyzerWrapper;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.DoublePoint;
 import org.apache.lucene.document.Field;
+import org.apache.lucene.document.LatLonPoint;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.SortedNumericDocValuesField;
 import org.apache.lucene.document.StringField;
@@ -36,8 +39,11 @@ import tools.jackson.databind.json.JsonMapper;
  *   <li>{@code bool.<key>}: booleans as {@code true}/{@code false} terms;
  *   <li>{@code dt.<key>}: strings that parse as datetimes, as epoch-nanosecond long points and doc
  *       values (clamped to the years 1677–2262);
- *   <li>{@code txt.<key>}: strings of a text index, tokenized by its analyzer (BM25 and {@code
- *       match.text});
+ *   <li>{@code txt.<key>}: strings of a text index, tokenized by its analyzer, with positions
+ *       (BM25, {@code match.text}, {@code text_any} and {@code phrase}); the values of an array are
+ *       {@link PayloadSchema#POSITION_GAP} positions apart;
+ *   <li>{@code geo.<key>}: geo points of a geo index ({@link Geo#point}) as Lucene {@link
+ *       LatLonPoint}s;
  *   <li>{@code _has}: a term {@code <key>} when the key has a non-null value ({@code is_empty}).
  * </ul>
  *
@@ -52,6 +58,7 @@ public final class PayloadDocuments {
   static final String BOOL = "bool.";
   static final String DATETIME = "dt.";
   static final String TEXT = "txt.";
+  static final String GEO = "geo.";
   static final String HAS = "_has";
 
   private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -140,6 +147,12 @@ public final class PayloadDocuments {
       case TEXT -> {
         if (v.isString()) {
           d.add(new TextField(TEXT + key, v.asString(), Field.Store.NO));
+        }
+      }
+      case GEO -> {
+        Condition.GeoPoint p = Geo.point(v);
+        if (p != null) {
+          d.add(new LatLonPoint(GEO + key, p.lat(), p.lon()));
         }
       }
     }

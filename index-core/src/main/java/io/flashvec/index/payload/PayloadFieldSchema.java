@@ -17,8 +17,11 @@ import tools.jackson.databind.node.ObjectNode;
  * @param field the payload key as written (dots for nested objects, {@code []} for arrays)
  * @param type what the index holds
  * @param text tokenizer settings of a {@code text} index, else {@code null}
+ * @param prefix for a {@code keyword} index, whether {@code prefix: true} was given (Qdrant's
+ *     switch for {@code match.prefix}; FlashVec's keyword index serves prefix queries either way,
+ *     the flag is kept and shown as given); {@code false} for other types
  */
-public record PayloadFieldSchema(String field, Type type, TextOptions text) {
+public record PayloadFieldSchema(String field, Type type, TextOptions text, boolean prefix) {
 
   /** Index types. */
   public enum Type {
@@ -34,8 +37,12 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
     DATETIME,
     /** UUID strings, matched exactly. */
     UUID,
-    /** Tokenized text: {@code match.text} and BM25 text queries. */
-    TEXT;
+    /**
+     * Tokenized text: {@code match.text}, {@code text_any}, {@code phrase} and BM25 text queries.
+     */
+    TEXT,
+    /** Geo points {@code {"lon": x, "lat": y}}: geo radius, bounding box and polygon conditions. */
+    GEO;
 
     /** The name used in the API. */
     public String apiName() {
@@ -52,10 +59,17 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
    * @param lowercase whether tokens are lower-cased (default true)
    * @param minTokenLen tokens shorter than this are dropped (0: no limit)
    * @param maxTokenLen tokens longer than this are dropped (0: no limit)
+   * @param phraseMatching whether {@code match.phrase} is served (Qdrant's {@code phrase_matching},
+   *     default false: then a phrase matches nothing, as in Qdrant)
    */
-  public record TextOptions(String tokenizer, boolean lowercase, int minTokenLen, int maxTokenLen) {
+  public record TextOptions(
+      String tokenizer,
+      boolean lowercase,
+      int minTokenLen,
+      int maxTokenLen,
+      boolean phraseMatching) {
 
-    public static final TextOptions DEFAULT = new TextOptions("word", true, 0, 0);
+    public static final TextOptions DEFAULT = new TextOptions("word", true, 0, 0, false);
     static final Set<String> TOKENIZERS = Set.of("word", "whitespace", "prefix", "multilingual");
   }
 
@@ -68,7 +82,6 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
           "lookup",
           "range",
           "is_principal",
-          "phrase_matching",
           "stopwords",
           "stemmer",
           "ascii_folding",
@@ -82,6 +95,14 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
     if (type != Type.TEXT) {
       text = null;
     }
+    if (type != Type.KEYWORD) {
+      prefix = false;
+    }
+  }
+
+  /** A schema without type parameters. */
+  public PayloadFieldSchema(String field, Type type) {
+    this(field, type, null, false);
   }
 
   /** The parsed key. */
@@ -103,7 +124,7 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
           "Wrong input: missing field `field_schema` [field_name=" + field + "]");
     }
     if (schema.isString()) {
-      return new PayloadFieldSchema(field, type(schema.asString()), null);
+      return new PayloadFieldSchema(field, type(schema.asString()));
     }
     if (!schema.isObject() || !schema.has("type") || !schema.get("type").isString()) {
       throw new InvalidInputException(
@@ -127,7 +148,8 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
               tokenizer,
               bool(schema, "lowercase", true),
               length(schema, "min_token_len"),
-              length(schema, "max_token_len"));
+              length(schema, "max_token_len"),
+              bool(schema, "phrase_matching", false));
       if (text.maxTokenLen() > 0 && text.minTokenLen() > text.maxTokenLen()) {
         throw new InvalidInputException(
             "Wrong input: field_schema.min_token_len must not exceed max_token_len [min_token_len="
@@ -140,8 +162,12 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
     for (Map.Entry<String, JsonNode> e : schema.properties()) {
       String k = e.getKey();
       boolean textParam =
-          Set.of("tokenizer", "lowercase", "min_token_len", "max_token_len").contains(k);
-      if (!IGNORED_PARAMS.contains(k) && !(textParam && type == Type.TEXT)) {
+          Set.of("tokenizer", "lowercase", "min_token_len", "max_token_len", "phrase_matching")
+              .contains(k);
+      boolean keywordParam = k.equals("prefix");
+      if (!IGNORED_PARAMS.contains(k)
+          && !(textParam && type == Type.TEXT)
+          && !(keywordParam && type == Type.KEYWORD)) {
         throw new InvalidInputException(
             "Wrong input: field_schema: unknown parameter for a "
                 + type.apiName()
@@ -152,7 +178,8 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
                 + "]");
       }
     }
-    return new PayloadFieldSchema(field, type, text);
+    return new PayloadFieldSchema(
+        field, type, text, type == Type.KEYWORD && bool(schema, "prefix", false));
   }
 
   private static Type type(String name) {
@@ -160,8 +187,8 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
       return Type.valueOf(name.toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw new InvalidInputException(
-          "Wrong input: field_schema type must be one of keyword, integer, float, bool, datetime,"
-              + " uuid, text [type="
+          "Wrong input: field_schema type must be one of keyword, integer, float, bool, geo,"
+              + " datetime, uuid, text [type="
               + name
               + "]");
     }
@@ -218,6 +245,14 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text) {
       if (text.maxTokenLen() > 0) {
         p.put("max_token_len", text.maxTokenLen());
       }
+      if (text.phraseMatching()) {
+        p.put("phrase_matching", true); // only when set, so older schemas keep their hash
+      }
+    }
+    if (prefix) {
+      ObjectNode p = o.putObject("params");
+      p.put("type", "keyword");
+      p.put("prefix", true);
     }
     return o;
   }

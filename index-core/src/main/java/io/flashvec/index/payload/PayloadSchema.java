@@ -27,6 +27,7 @@ import org.apache.lucene.analysis.miscellaneous.LengthFilter;
 import org.apache.lucene.analysis.ngram.EdgeNGramTokenFilter;
 import org.apache.lucene.analysis.standard.StandardTokenizer;
 import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
+import org.apache.lucene.analysis.tokenattributes.PositionIncrementAttribute;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -52,7 +53,13 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
 
   private PayloadSchema(Map<String, PayloadFieldSchema> fields) {
     this.fields = Collections.unmodifiableMap(new TreeMap<>(fields));
-    this.hash = digest(toJson().toString());
+    boolean nestedKeys = false;
+    for (PayloadFieldSchema f : this.fields.values()) {
+      nestedKeys |= f.path().steps().size() > 1;
+    }
+    // Keys of more than one step once entered arrays without brackets: their indexes, built that
+    // way, get a new directory name and are rebuilt; single-name keys keep theirs.
+    this.hash = digest(toJson().toString() + (nestedKeys ? "/brackets-enter-arrays" : ""));
   }
 
   public boolean isEmpty() {
@@ -210,6 +217,66 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
     return tokens(indexAnalyzer(key.key()), value);
   }
 
+  @Override
+  public List<FilterEvaluator.Token> phraseTokens(FieldPath key, String phrase) {
+    PayloadFieldSchema f = fields.get(key.key());
+    if (f == null || f.type() != PayloadFieldSchema.Type.TEXT) {
+      return null;
+    }
+    if (!f.text().phraseMatching()) {
+      return List.of();
+    }
+    List<FilterEvaluator.Token> t = positions(analyzer(f.text(), false), phrase);
+    if (t.isEmpty()) {
+      return t;
+    }
+    int first = t.getFirst().position();
+    return t.stream().map(x -> new FilterEvaluator.Token(x.term(), x.position() - first)).toList();
+  }
+
+  /**
+   * The words of a value with their positions, as a phrase compares them: a {@code prefix} index
+   * stores every prefix of a word, but a phrase matches whole words only, as in Qdrant ({@code
+   * quick brown} does not match {@code quickly brown}).
+   */
+  @Override
+  public List<FilterEvaluator.Token> valuePositions(FieldPath key, String value) {
+    return positions(analyzer(fields.get(key.key()).text(), false), value);
+  }
+
+  /**
+   * Whether a phrase query on the text index of {@code key} matches exactly the values whose words
+   * hold the phrase: not for a {@code prefix} index, whose stored prefixes make it match more.
+   */
+  boolean exactPhrases(String key) {
+    return !fields.get(key).text().tokenizer().equals("prefix");
+  }
+
+  /**
+   * Positions left empty between two values of one text field (an array of strings), so that a
+   * phrase shorter than this never matches across two values.
+   */
+  static final int POSITION_GAP = 1_000;
+
+  /** The tokens of {@code text} in order, with repeats, each with its position. */
+  static List<FilterEvaluator.Token> positions(Analyzer a, String text) {
+    List<FilterEvaluator.Token> out = new ArrayList<>();
+    try (TokenStream ts = a.tokenStream("t", text)) {
+      CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
+      PositionIncrementAttribute inc = ts.addAttribute(PositionIncrementAttribute.class);
+      ts.reset();
+      int pos = -1;
+      while (ts.incrementToken()) {
+        pos += inc.getPositionIncrement();
+        out.add(new FilterEvaluator.Token(term.toString(), pos));
+      }
+      ts.end();
+    } catch (IOException e) {
+      throw new IllegalStateException("tokenizing a string cannot fail", e);
+    }
+    return out;
+  }
+
   static List<String> tokens(Analyzer a, String text) {
     List<String> out = new ArrayList<>();
     Set<String> seen = new java.util.HashSet<>();
@@ -258,6 +325,11 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
                           o.maxTokenLen() > 0 ? o.maxTokenLen() : Integer.MAX_VALUE);
                 }
                 return new TokenStreamComponents(src, ts);
+              }
+
+              @Override
+              public int getPositionIncrementGap(String fieldName) {
+                return POSITION_GAP;
               }
             });
   }

@@ -116,7 +116,7 @@ public class FilterEvaluatorTest {
   private static Map<String, Object> fieldCondition(Random r) {
     String key = KEYS[r.nextInt(KEYS.length)];
     Map<String, Object> c = new LinkedHashMap<>();
-    switch (r.nextInt(9)) {
+    switch (r.nextInt(13)) {
       case 0, 1 -> {
         c.put("key", key);
         Object v = r.nextInt(3) == 0 ? (Object) r.nextBoolean() : scalar(r);
@@ -158,7 +158,33 @@ public class FilterEvaluatorTest {
         c.put("range", range);
       }
       case 7 -> c.put("is_empty", Map.of("key", key));
-      default -> c.put("is_null", Map.of("key", key));
+      case 8 -> c.put("is_null", Map.of("key", key));
+      case 9 -> {
+        c.put("key", key);
+        String w = WORDS[r.nextInt(WORDS.length)];
+        String[] prefixes = {"", w.substring(0, 1 + r.nextInt(3)), w, "the ", "2024-01-0", "x"};
+        c.put("match", Map.of("prefix", prefixes[r.nextInt(prefixes.length)]));
+      }
+      case 10 -> {
+        c.put("key", key);
+        String[] queries = {"", "zz " + WORDS[r.nextInt(5)], "Ber  ci", " gre  ", "qq ty"};
+        c.put("match", Map.of("text_any", queries[r.nextInt(queries.length)]));
+      }
+      case 11 -> {
+        c.put("key", key);
+        String[] phrases = {"", "the " + WORDS[r.nextInt(5)], WORDS[r.nextInt(5)] + " city", "e c"};
+        c.put("match", Map.of("phrase", phrases[r.nextInt(phrases.length)]));
+      }
+      default -> {
+        c.put("key", key);
+        Map<String, Object> count = new LinkedHashMap<>();
+        String[] ops = {"gt", "gte", "lt", "lte"};
+        count.put(ops[r.nextInt(4)], (long) r.nextInt(4));
+        if (r.nextBoolean()) {
+          count.put(ops[r.nextInt(4)], (long) r.nextInt(4));
+        }
+        c.put("values_count", count);
+      }
     }
     return c;
   }
@@ -275,6 +301,22 @@ public class FilterEvaluatorTest {
       return ref(c, id, payload);
     }
     List<Object> vals = leaves(payload, (String) c.get("key"));
+    if (c.containsKey("values_count")) {
+      Map<String, Object> count = (Map<String, Object>) c.get("values_count");
+      List<Object> raw = new ArrayList<>();
+      walk(payload, ((String) c.get("key")).split("\\."), 0, raw);
+      if (raw.isEmpty()) {
+        raw.add(null); // a missing key counts 0, as null does
+      }
+      for (Object v : raw) {
+        int n = v == null ? 0 : v instanceof List<?> l ? l.size() : 1;
+        if (count.entrySet().stream()
+            .allMatch(e -> cmp(Long.compare(n, ((Number) e.getValue()).longValue()), e.getKey()))) {
+          return true;
+        }
+      }
+      return false;
+    }
     if (c.containsKey("match")) {
       Map<String, Object> m = (Map<String, Object>) c.get("match");
       if (m.containsKey("value")) {
@@ -290,7 +332,19 @@ public class FilterEvaluatorTest {
         return nonNull.isEmpty()
             || nonNull.stream().anyMatch(v -> ex.stream().noneMatch(a -> same(v, a)));
       }
-      String t = (String) m.get("text");
+      if (m.containsKey("prefix")) {
+        String p = (String) m.get("prefix");
+        return vals.stream().anyMatch(v -> v instanceof String s && s.startsWith(p));
+      }
+      if (m.containsKey("text_any")) {
+        List<String> words =
+            List.of(((String) m.get("text_any")).split(" ")).stream()
+                .filter(w -> !w.isEmpty())
+                .toList();
+        return vals.stream()
+            .anyMatch(v -> v instanceof String s && words.stream().anyMatch(s::contains));
+      }
+      String t = (String) m.getOrDefault("text", m.get("phrase"));
       return vals.stream().anyMatch(v -> v instanceof String s && s.contains(t));
     }
     Map<String, Object> range = (Map<String, Object>) c.get("range");
@@ -336,7 +390,9 @@ public class FilterEvaluatorTest {
     return false;
   }
 
-  /** Values at a dotted key, arrays along the way and at the end flattened. */
+  /**
+   * Values at a dotted key: {@code []} enters arrays along the way, an array at the end flattens.
+   */
   static List<Object> leaves(Object payload, String key) {
     List<Object> raw = new ArrayList<>();
     walk(payload, key.split("\\."), 0, raw);
@@ -357,13 +413,7 @@ public class FilterEvaluatorTest {
       out.add(node);
       return;
     }
-    if (node instanceof List<?> l) {
-      for (Object o : l) {
-        walk(o, parts, i, out);
-      }
-      return;
-    }
-    if (!(node instanceof Map)) {
+    if (!(node instanceof Map)) { // a name does not enter an array (Qdrant's paths)
       return;
     }
     Map<String, Object> m = (Map<String, Object>) node;
@@ -454,7 +504,10 @@ public class FilterEvaluatorTest {
     // nested keys, arrays of objects with and without []
     String deep = "{\"must\":[{\"key\":\"a.b[].c\",\"match\":{\"value\":true}}]}";
     assertThat(eval(deep, "{\"a\":{\"b\":[{\"c\":false},{\"c\":true}]}}")).isTrue();
-    assertThat(eval(deep.replace("b[]", "b"), "{\"a\":{\"b\":[{\"c\":true}]}}")).isTrue();
+    // as in Qdrant, only [] enters an array: a.b.c reaches nothing in an array b
+    assertThat(eval(deep.replace("b[]", "b"), "{\"a\":{\"b\":[{\"c\":true}]}}")).isFalse();
+    assertThat(eval(deep.replace("b[]", "b"), "{\"a\":{\"b\":{\"c\":true}}}")).isTrue();
+    assertThat(eval(deep, "{\"a\":{\"b\":[[{\"c\":true}]]}}")).isFalse();
     assertThat(eval(deep.replace("b[]", "b[1]"), "{\"a\":{\"b\":[{\"c\":true},{\"c\":0}]}}"))
         .isFalse();
     // is_empty / is_null
@@ -494,5 +547,225 @@ public class FilterEvaluatorTest {
     assertThat(
             eval("{\"must\":[{\"key\":\"s\",\"match\":{\"text\":\"lin\"}}]}", "{\"s\":\"Berlin\"}"))
         .isTrue();
+  }
+
+  private static String cond(String key, String json) {
+    return "{\"must\":[{\"key\":\"" + key + "\"," + json + "}]}";
+  }
+
+  @Test
+  void valuesCountCountsArrayElementsScalarsAsOneAndMissingOrNullAsZero() {
+    String gte2 = cond("city", "\"values_count\":{\"gte\":2}");
+    assertThat(eval(gte2, "{\"city\":[\"Berlin\",\"London\"]}")).isTrue();
+    assertThat(eval(gte2, "{\"city\":\"Berlin\"}")).isFalse();
+    assertThat(eval(gte2, "{\"city\":[[1,2]]}")).isFalse(); // one element, an array
+    String lt1 = cond("tags", "\"values_count\":{\"lt\":1}");
+    assertThat(eval(lt1, "{\"title\":\"no tags field\"}")).isTrue();
+    assertThat(eval(lt1, null)).isTrue();
+    assertThat(eval(lt1, "{\"tags\":null}")).isTrue();
+    assertThat(eval(lt1, "{\"tags\":[]}")).isTrue();
+    assertThat(eval(lt1, "{\"tags\":{\"a\":1}}")).isFalse(); // an object counts 1
+    assertThat(eval(cond("tags", "\"values_count\":{\"gte\":0}"), "{}")).isTrue();
+    // "a[]" reaches each element, which counts 1 unless it is itself an array
+    String all = cond("a[]", "\"values_count\":{\"gt\":1}");
+    assertThat(eval(all, "{\"a\":[1,2,3]}")).isFalse();
+    assertThat(eval(all, "{\"a\":[1,[2,3]]}")).isTrue();
+    // inside nested, keys are relative to each object
+    String nested =
+        "{\"must\":[{\"nested\":{\"key\":\"c\",\"filter\":"
+            + cond("s", "\"values_count\":{\"gte\":2}")
+            + "}}]}";
+    assertThat(eval(nested, "{\"c\":[{\"s\":[1]},{\"s\":[1,2]}]}")).isTrue();
+    assertThat(eval(nested, "{\"c\":[{\"s\":[1]},{\"s\":3}]}")).isFalse();
+  }
+
+  @Test
+  void prefixTextAnyAndPhraseWithoutATextIndexCompareStrings() {
+    String prefix = cond("url", "\"match\":{\"prefix\":\"https://q\"}");
+    assertThat(eval(prefix, "{\"url\":\"https://qdrant.tech\"}")).isTrue();
+    assertThat(eval(prefix, "{\"url\":[\"http://x\",\"https://qdrant.tech/blog\"]}")).isTrue();
+    assertThat(eval(prefix, "{\"url\":\"HTTPS://QDRANT\"}")).isFalse();
+    assertThat(eval(prefix, "{\"url\":1}")).isFalse();
+    String empty = cond("url", "\"match\":{\"prefix\":\"\"}");
+    assertThat(eval(empty, "{\"url\":\"\"}")).isTrue();
+    assertThat(eval(empty, "{\"url\":null}")).isFalse();
+    String any = cond("t", "\"match\":{\"text_any\":\"robot  star\"}");
+    assertThat(eval(any, "{\"t\":\"a starship\"}")).isTrue();
+    assertThat(eval(any, "{\"t\":\"the robots\"}")).isTrue();
+    assertThat(eval(any, "{\"t\":\"nothing here\"}")).isFalse();
+    assertThat(eval(cond("t", "\"match\":{\"text_any\":\" \"}"), "{\"t\":\"x\"}")).isFalse();
+    String phrase = cond("t", "\"match\":{\"phrase\":\"quick brown\"}");
+    assertThat(eval(phrase, "{\"t\":\"the quick brown fox\"}")).isTrue();
+    assertThat(eval(phrase, "{\"t\":\"brown quick\"}")).isFalse();
+    assertThat(eval(phrase, "{\"t\":[\"quick\",\"brown\"]}")).isFalse();
+  }
+
+  @Test
+  void geoConditionsOnPointsAndArraysOfPoints() {
+    String berlinAndMoscow =
+        "{\"loc\":[{\"lat\":52.52197645,\"lon\":13.413637435864272},"
+            + "{\"lat\":55.7536283,\"lon\":37.62137960067377}]}";
+    String near =
+        cond(
+            "loc",
+            "\"geo_radius\":{\"center\":{\"lon\":13.413637,\"lat\":52.521976},\"radius\":2000}");
+    String miss =
+        cond(
+            "loc",
+            "\"geo_radius\":{\"center\":{\"lon\":20.423637,\"lat\":52.511},\"radius\":2000}");
+    assertThat(eval(near, berlinAndMoscow)).isTrue();
+    assertThat(eval(miss, berlinAndMoscow)).isFalse();
+    // Berlin to Moscow is about 1,608 km on the mean sphere
+    String berlinMoscow = "\"center\":{\"lon\":13.4050,\"lat\":52.5200},\"radius\":";
+    String moscow = "{\"loc\":{\"lon\":37.6173,\"lat\":55.7558}}";
+    assertThat(eval(cond("loc", "\"geo_radius\":{" + berlinMoscow + "1610000}"), moscow)).isTrue();
+    assertThat(eval(cond("loc", "\"geo_radius\":{" + berlinMoscow + "1600000}"), moscow)).isFalse();
+    // strictly inside a box; a box with top_left east of bottom_right crosses the antimeridian
+    String box =
+        cond(
+            "loc",
+            "\"geo_bounding_box\":{\"top_left\":{\"lon\":170,\"lat\":10},"
+                + "\"bottom_right\":{\"lon\":-170,\"lat\":-10}}");
+    assertThat(eval(box, "{\"loc\":{\"lon\":179.5,\"lat\":0}}")).isTrue();
+    assertThat(eval(box, "{\"loc\":{\"lon\":-175,\"lat\":5}}")).isTrue();
+    assertThat(eval(box, "{\"loc\":{\"lon\":0,\"lat\":0}}")).isFalse();
+    assertThat(eval(box, "{\"loc\":{\"lon\":175,\"lat\":10}}")).isFalse(); // on the edge
+    // a polygon with a hole: inside the ring and outside the hole, edges excluded
+    String poly =
+        cond(
+            "loc",
+            "\"geo_polygon\":{\"exterior\":{\"points\":[{\"lon\":0,\"lat\":0},"
+                + "{\"lon\":10,\"lat\":0},{\"lon\":10,\"lat\":10},{\"lon\":0,\"lat\":10},"
+                + "{\"lon\":0,\"lat\":0}]},\"interiors\":[{\"points\":[{\"lon\":4,\"lat\":4},"
+                + "{\"lon\":6,\"lat\":4},{\"lon\":6,\"lat\":6},{\"lon\":4,\"lat\":6},"
+                + "{\"lon\":4,\"lat\":4}]}]}");
+    assertThat(eval(poly, "{\"loc\":{\"lon\":2,\"lat\":2}}")).isTrue();
+    assertThat(eval(poly, "{\"loc\":{\"lon\":5,\"lat\":5}}")).isFalse(); // in the hole
+    assertThat(eval(poly, "{\"loc\":{\"lon\":4,\"lat\":5}}")).isFalse(); // on the hole's edge
+    assertThat(eval(poly, "{\"loc\":{\"lon\":0,\"lat\":5}}")).isFalse(); // on the ring
+    assertThat(eval(poly, "{\"loc\":{\"lon\":11,\"lat\":5}}")).isFalse();
+    assertThat(eval(poly, "{\"loc\":[{\"lon\":11,\"lat\":5},{\"lon\":9,\"lat\":9}]}")).isTrue();
+    // not geo points: strings, missing coordinates, out of range
+    assertThat(eval(poly, "{\"loc\":\"2,2\"}")).isFalse();
+    assertThat(eval(poly, "{\"loc\":{\"lon\":2}}")).isFalse();
+    assertThat(eval(box, "{\"loc\":{\"lon\":190,\"lat\":0}}")).isFalse();
+  }
+
+  @Test
+  void randomGeoConditionsAgreeWithBruteForceGeometry() {
+    Random r = TestSeeds.random("FilterEvaluatorTest.geo");
+    for (int i = 0; i < 2_000; i++) {
+      double lon = r.nextDouble() * 360 - 180;
+      double lat = r.nextDouble() * 180 - 90;
+      double clon = r.nextDouble() * 360 - 180;
+      double clat = r.nextDouble() * 180 - 90;
+      double radius = r.nextDouble() * 5_000_000;
+      String payload = "{\"p\":{\"lon\":" + lon + ",\"lat\":" + lat + "}}";
+      String f =
+          cond(
+              "p",
+              "\"geo_radius\":{\"center\":{\"lon\":"
+                  + clon
+                  + ",\"lat\":"
+                  + clat
+                  + "},\"radius\":"
+                  + radius
+                  + "}");
+      // the great-circle distance by the spherical law of cosines, independent of haversine
+      double c =
+          Math.sin(Math.toRadians(lat)) * Math.sin(Math.toRadians(clat))
+              + Math.cos(Math.toRadians(lat))
+                  * Math.cos(Math.toRadians(clat))
+                  * Math.cos(Math.toRadians(lon - clon));
+      double d = Geo.EARTH_RADIUS_METERS * Math.acos(Math.max(-1, Math.min(1, c)));
+      if (Math.abs(d - radius) > 1.0) {
+        assertThat(eval(f, payload))
+            .as("%s on %s (distance %s)", f, payload, d)
+            .isEqualTo(d < radius);
+      }
+      // a random axis-aligned rectangle as a polygon agrees with the equivalent box
+      double w = Math.min(lon, clon);
+      double e = Math.max(lon, clon) + 1;
+      double s = Math.min(lat, clat) - 1;
+      double n = Math.max(lat, clat) - r.nextDouble() * 2;
+      if (w < e && s < n && e <= 180 && s >= -90 && n <= 90 && w + 0.5 < e) {
+        double qlon = w + r.nextDouble() * (e - w + 2) - 1;
+        double qlat = s + r.nextDouble() * (n - s + 2) - 1;
+        String q = "{\"p\":{\"lon\":" + qlon + ",\"lat\":" + qlat + "}}";
+        String bbox =
+            cond(
+                "p",
+                "\"geo_bounding_box\":{\"top_left\":{\"lon\":"
+                    + w
+                    + ",\"lat\":"
+                    + n
+                    + "},\"bottom_right\":{\"lon\":"
+                    + e
+                    + ",\"lat\":"
+                    + s
+                    + "}}");
+        String ring =
+            String.format(
+                Locale.ROOT,
+                "[{\"lon\":%s,\"lat\":%s},{\"lon\":%s,\"lat\":%s},{\"lon\":%s,\"lat\":%s},"
+                    + "{\"lon\":%s,\"lat\":%s},{\"lon\":%s,\"lat\":%s}]",
+                w,
+                s,
+                e,
+                s,
+                e,
+                n,
+                w,
+                n,
+                w,
+                s);
+        String poly = cond("p", "\"geo_polygon\":{\"exterior\":{\"points\":" + ring + "}}");
+        boolean inside = w < qlon && qlon < e && s < qlat && qlat < n;
+        if (Geo.valid(qlon, qlat)) {
+          assertThat(eval(bbox, q)).as("%s on %s", bbox, q).isEqualTo(inside);
+          assertThat(eval(poly, q)).as("%s on %s", poly, q).isEqualTo(inside);
+        }
+      }
+    }
+  }
+
+  @Test
+  void isEmptyAndIsNullAsFieldConditionsFollowQdrantsValueChecks() {
+    String[] payloads = {
+      "{\"city\":\"Berlin\"}",
+      "{\"city\":[\"Berlin\",\"London\"]}",
+      "{\"count\":0}",
+      null,
+      "{\"city\":null}",
+      "{\"city\":[]}",
+      "{\"city\":[null]}",
+    };
+    boolean[] emptyTrue = {false, false, true, true, true, true, false};
+    boolean[] emptyFalse = {true, true, false, false, false, false, true};
+    boolean[] nullTrue = {false, false, false, false, true, false, true};
+    boolean[] nullFalse = {true, true, true, true, false, true, false};
+    for (int i = 0; i < payloads.length; i++) {
+      String p = payloads[i];
+      assertThat(eval(cond("city", "\"is_empty\":true"), p))
+          .as("is_empty on %s", p)
+          .isEqualTo(emptyTrue[i]);
+      assertThat(eval(cond("city", "\"is_empty\":false"), p))
+          .as("not empty on %s", p)
+          .isEqualTo(emptyFalse[i]);
+      assertThat(eval(cond("city", "\"is_null\":true"), p))
+          .as("is_null on %s", p)
+          .isEqualTo(nullTrue[i]);
+      assertThat(eval(cond("city", "\"is_null\":false"), p))
+          .as("not null on %s", p)
+          .isEqualTo(nullFalse[i]);
+    }
+    // the same points as the separate conditions on Qdrant's sample payloads
+    for (int i = 0; i < 6; i++) {
+      String p = payloads[i];
+      assertThat(eval(cond("city", "\"is_empty\":true"), p))
+          .isEqualTo(eval("{\"must\":[{\"is_empty\":{\"key\":\"city\"}}]}", p));
+      assertThat(eval(cond("city", "\"is_null\":false"), p))
+          .isEqualTo(eval("{\"must_not\":[{\"is_null\":{\"key\":\"city\"}}]}", p));
+    }
   }
 }

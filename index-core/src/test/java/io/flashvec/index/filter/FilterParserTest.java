@@ -67,10 +67,6 @@ class FilterParserTest {
         "Wrong input: filter: unknown field 'musts', expected must, should, must_not or min_should"
       },
       {
-        "{\"should\":[{\"key\":\"a\"}]}",
-        "Wrong input: filter.should[0]: key needs a match or range [key=a]"
-      },
-      {
         "{\"must\":[{\"key\":\"t\",\"range\":{\"gt\":\"soon\"}}]}",
         "Wrong input: filter.must[0].range.gt: expected an RFC 3339 datetime"
             + " [filter.must[0].range.gt=\"soon\"]"
@@ -90,7 +86,59 @@ class FilterParserTest {
       },
       {
         "{\"must\":[{\"key\":\"loc\",\"geo_radius\":{}}]}",
-        "Wrong input: filter.must[0].geo_radius: condition is not supported yet"
+        "Wrong input: filter.must[0].geo_radius.center: expected a geo point"
+      },
+      {
+        "{\"must\":[{\"key\":\"loc\",\"geo_radius\":{\"center\":{\"lon\":10,\"lat\":91},"
+            + "\"radius\":5}}]}",
+        "Wrong input: filter.must[0].geo_radius.center: expected lat within [-90, 90] and lon"
+            + " within [-180, 180] [filter.must[0].geo_radius.center={\"lon\":10,\"lat\":91}]"
+      },
+      {
+        "{\"must\":[{\"key\":\"loc\",\"geo_radius\":{\"center\":{\"lon\":10,\"lat\":1},"
+            + "\"radius\":-5}}]}",
+        "Wrong input: filter.must[0].geo_radius.radius: expected a non-negative number of meters"
+            + " [filter.must[0].geo_radius.radius=-5]"
+      },
+      {
+        "{\"must\":[{\"key\":\"loc\",\"geo_bounding_box\":{\"top_left\":{\"lon\":-181,"
+            + "\"lat\":1},\"bottom_right\":{\"lon\":1,\"lat\":0}}}]}",
+        "Wrong input: filter.must[0].geo_bounding_box.top_left: expected lat within"
+      },
+      {
+        "{\"must\":[{\"key\":\"loc\",\"geo_polygon\":{\"exterior\":{\"points\":["
+            + "{\"lon\":1,\"lat\":1},{\"lon\":2,\"lat\":1},{\"lon\":1,\"lat\":1}]}}}]}",
+        "Wrong input: filter.must[0].geo_polygon.exterior.points: polygon invalid, the size must be"
+            + " at least 4, got 3"
+      },
+      {
+        "{\"must\":[{\"key\":\"loc\",\"geo_polygon\":{\"exterior\":{\"points\":["
+            + "{\"lon\":1,\"lat\":1},{\"lon\":2,\"lat\":1},{\"lon\":2,\"lat\":2},"
+            + "{\"lon\":1,\"lat\":1}]},\"interiors\":[{\"points\":[{\"lon\":1,\"lat\":1},"
+            + "{\"lon\":2,\"lat\":1},{\"lon\":2,\"lat\":2},{\"lon\":1,\"lat\":2}]}]}}]}",
+        "Wrong input: filter.must[0].geo_polygon.interiors[0].points: polygon invalid, the first"
+            + " and the last points should be the same to form a closed line"
+      },
+      {
+        "{\"must\":[{\"key\":\"tags\",\"values_count\":{\"gt\":-1}}]}",
+        "Wrong input: filter.must[0].values_count.gt: expected a non-negative integer"
+            + " [filter.must[0].values_count.gt=-1]"
+      },
+      {
+        "{\"must\":[{\"key\":\"tags\",\"values_count\":{\"eq\":1}}]}",
+        "Wrong input: filter.must[0].values_count: unknown field 'eq'"
+      },
+      {
+        "{\"must\":[{\"key\":\"t\",\"is_empty\":\"yes\"}]}",
+        "Wrong input: filter.must[0].is_empty: expected true or false"
+      },
+      {
+        "{\"must\":[{\"key\":\"t\",\"match\":{\"phrase\":3}}]}",
+        "Wrong input: filter.must[0].match.phrase: expected a string"
+      },
+      {
+        "{\"must\":[{\"key\":\"t\",\"match\":{\"prefix\":\"a\"},\"values_count\":{}}]}",
+        "Wrong input: filter.must[0]: give one of match, range"
       },
       {"{\"must\":[{\"foo\":1}]}", "Wrong input: filter.must[0]: unknown condition 'foo'"},
       {
@@ -109,6 +157,55 @@ class FilterParserTest {
           .isInstanceOf(InvalidInputException.class)
           .message()
           .startsWith(c[1]);
+    }
+  }
+
+  @Test
+  void parsesTheTextGeoAndCountConditions() {
+    FieldPath t = FieldPath.parse("t", "k");
+    assertThat(
+            parse(
+                    "{\"must\":[{\"key\":\"t\",\"match\":{\"text_any\":\"a b\"}},"
+                        + "{\"key\":\"t\",\"match\":{\"phrase\":\"a b\"}},"
+                        + "{\"key\":\"t\",\"match\":{\"prefix\":\"\"}},"
+                        + "{\"key\":\"t\",\"values_count\":{\"gt\":1,\"lte\":3,\"lt\":null}}]}")
+                .must())
+        .containsExactly(
+            new Condition.MatchTextAny(t, "a b"),
+            new Condition.MatchPhrase(t, "a b"),
+            new Condition.MatchPrefix(t, ""),
+            new Condition.ValuesCount(t, 1, -1, -1, 3));
+    Condition.GeoPoint a = new Condition.GeoPoint(13.4, 52.5);
+    Condition.GeoPoint b = new Condition.GeoPoint(-180, -90);
+    assertThat(
+            parse(
+                    "{\"should\":[{\"key\":\"t\",\"geo_radius\":{\"center\":{\"lon\":13.4,"
+                        + "\"lat\":52.5},\"radius\":1000.5}},{\"key\":\"t\",\"geo_bounding_box\":"
+                        + "{\"top_left\":{\"lat\":52.5,\"lon\":13.4},\"bottom_right\":{\"lon\":-180,"
+                        + "\"lat\":-90}}},{\"key\":\"t\",\"geo_polygon\":{\"exterior\":{\"points\":"
+                        + "[{\"lon\":13.4,\"lat\":52.5},{\"lon\":-180,\"lat\":-90},{\"lon\":0,"
+                        + "\"lat\":0},{\"lon\":13.4,\"lat\":52.5}]},\"interiors\":null}}]}")
+                .should())
+        .containsExactly(
+            new Condition.GeoRadius(t, a, 1000.5),
+            new Condition.GeoBoundingBox(t, a, b),
+            new Condition.GeoPolygon(t, List.of(a, b, new Condition.GeoPoint(0, 0), a), List.of()));
+  }
+
+  @Test
+  void aKeyWithoutAConditionIsAValidationError() {
+    for (String f :
+        new String[] {
+          "{\"should\":[{\"key\":\"a\"}]}", "{\"should\":[{\"key\":\"a\",\"match\":null}]}"
+        }) {
+      assertThatThrownBy(() -> parse(f))
+          .isInstanceOf(FilterParser.ValidationException.class)
+          .hasMessage(
+              "Validation error in JSON body: filter.should[0]: At least one field condition must"
+                  + " be specified, one of match, range, values_count, geo_radius, geo_bounding_box,"
+                  + " geo_polygon, is_empty or is_null [key=a]")
+          .extracting(e -> ((FilterParser.ValidationException) e).httpStatus())
+          .isEqualTo(422);
     }
   }
 }
