@@ -83,6 +83,13 @@ public interface CollectionService {
   Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait);
 
   /**
+   * Qdrant's update_vectors: new vectors for existing points, their current payloads kept (the
+   * given points' payloads are not used); {@link io.flashvec.index.NotFoundException} naming an id
+   * that does not exist, and nothing changes.
+   */
+  Collection.UpdateResult updateVectors(String collection, List<Point> points, boolean wait);
+
+  /**
    * Deletes the points that match {@code filter}; logged as deletes of the ids that matched when
    * each shard ran it.
    */

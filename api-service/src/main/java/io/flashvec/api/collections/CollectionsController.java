@@ -67,6 +67,7 @@ public class CollectionsController {
   /** Creates the collection a parsed create body describes. */
   private JsonNode create(String name, JsonNode json) {
     CollectionConfig config = parseConfig(json);
+    CollectionSettings.checkCreate(json, config, server());
     CollectionTuning t = CollectionTuning.DEFAULT;
     Integer threshold = indexingThreshold(json);
     FsyncPolicy fsync = fsyncPolicy(json);
@@ -156,8 +157,8 @@ public class CollectionsController {
   /**
    * Qdrant's collection update: {@code optimizers_config.indexing_threshold} (0 defers index builds
    * for a bulk load; raising it starts them) and the FlashVec extension {@code
-   * wal_config.fsync_policy} ({@code always | interval | never}). Other Qdrant fields are accepted
-   * and ignored, as Qdrant's clients send them.
+   * wal_config.fsync_policy} ({@code always | interval | never}). Other fields are refused unless
+   * their value changes nothing ({@link CollectionSettings}).
    */
   @PatchMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> update(
@@ -170,7 +171,11 @@ public class CollectionsController {
     if (!json.isObject()) {
       throw new InvalidInputException("Wrong input: collection update must be a JSON object");
     }
-    service.updateCollection(name, indexingThreshold(json), fsyncPolicy(json));
+    Integer threshold = indexingThreshold(json);
+    FsyncPolicy fsync = fsyncPolicy(json);
+    CollectionSettings.checkUpdate(
+        json, () -> service.describe(CollectionNames.validate(name)).config(), server());
+    service.updateCollection(name, threshold, fsync);
     return BooleanNode.TRUE;
   }
 
@@ -226,6 +231,12 @@ public class CollectionsController {
         () ->
             io.flashvec.api.points.PointsController.update(
                 service.deletePayloadIndex(CollectionNames.validate(name), field, wait)));
+  }
+
+  /** The server-wide settings some collection fields must equal. */
+  private CollectionSettings.Server server() {
+    return new CollectionSettings.Server(
+        props.compaction().deletedFraction(), props.wal().segmentBytes().toMegabytes());
   }
 
   private static Integer indexingThreshold(JsonNode body) {
@@ -304,13 +315,10 @@ public class CollectionsController {
     int shards = Requests.nonNegativeInt(body, "shard_number", 1, CollectionConfig.MAX_SHARDS);
     int replicas = Requests.nonNegativeInt(body, "replication_factor", 1, 16);
     IndexParams index = IndexParams.DEFAULT;
-    JsonNode hnsw = Requests.optionalObject(body, "hnsw_config");
-    if (hnsw != null) {
-      // Qdrant's HNSW m bounds layer 0 at 2m links; ef_construct is the build search list.
-      int m = Requests.nonNegativeInt(hnsw, "m", index.maxDegree() / 2, 256);
-      int ef = Requests.nonNegativeInt(hnsw, "ef_construct", index.buildSearchList(), 10_000);
-      index = new IndexParams(index.type(), Math.max(2, 2 * m), Math.max(1, ef), index.alpha(), 0);
-    }
+    // the vector's own hnsw_config overrides the collection's, as in Qdrant
+    index = hnsw(Requests.optionalObject(body, "hnsw_config"), index);
+    index = hnsw(Requests.optionalObject(vectors, "hnsw_config"), index);
+    boolean noGraph = index.type().equals(IndexParams.FLAT);
     JsonNode idx = Requests.optionalObject(body, "index");
     if (idx != null) {
       JsonNode type = idx.get("type");
@@ -335,8 +343,36 @@ public class CollectionsController {
               alpha,
               Requests.nonNegativeInt(idx, "pq_subspaces", 0, CollectionConfig.MAX_DIMENSION));
     }
+    if (noGraph && !index.type().equals(IndexParams.FLAT)) {
+      throw new InvalidInputException(
+          "Wrong input: hnsw_config.m 0 (no graph, exact search) conflicts with index.type "
+              + index.type()
+              + " [m=0]");
+    }
     return new CollectionConfig(
         size.intValue(), distance, Math.max(1, shards), Math.max(1, replicas), index);
+  }
+
+  /**
+   * Qdrant's HNSW settings translated to {@code index}: {@code m} bounds layer 0 at 2m links, so
+   * the max degree is 2m; {@code ef_construct} is the build search list; {@code m} 0 (no graph) is
+   * the exact {@code flat} index.
+   */
+  private static IndexParams hnsw(JsonNode hnsw, IndexParams index) {
+    if (hnsw == null) {
+      return index;
+    }
+    int m = Requests.nonNegativeInt(hnsw, "m", -1, 256);
+    int ef = Requests.nonNegativeInt(hnsw, "ef_construct", index.buildSearchList(), 10_000);
+    String type = index.type();
+    int degree = index.maxDegree();
+    if (m == 0) {
+      type = IndexParams.FLAT;
+    } else if (m > 0) {
+      type = type.equals(IndexParams.FLAT) ? IndexParams.DISKANN : type;
+      degree = Math.max(2, 2 * m);
+    }
+    return new IndexParams(type, degree, Math.max(1, ef), index.alpha(), 0);
   }
 
   private ObjectNode describe(CollectionService.CollectionDescription d) {
@@ -364,9 +400,9 @@ public class CollectionsController {
     params.put("shard_number", c.shardNumber());
     params.put("replication_factor", c.replicationFactor());
     params.put("write_consistency_factor", 1);
-    params.put("on_disk_payload", false);
+    params.put("on_disk_payload", true);
     ObjectNode hnsw = config.putObject("hnsw_config");
-    hnsw.put("m", Math.max(1, c.index().maxDegree() / 2));
+    hnsw.put("m", CollectionSettings.describedM(c.index()));
     hnsw.put("ef_construct", c.index().buildSearchList());
     hnsw.put("full_scan_threshold", 10_000);
     hnsw.put("on_disk", c.index().type().equals(IndexParams.DISKANN));

@@ -75,8 +75,8 @@ public class PointsController {
 
   /**
    * Qdrant's update_vectors: new vectors for existing points, their payloads kept; an id that does
-   * not exist is a 404 and nothing changes. Read-then-upsert: a payload change of the same point
-   * that lands between the two is lost (last writer wins, as for two upserts).
+   * not exist is a 404 and nothing changes. The payloads are read where the new versions are
+   * written, under the shard's write lock, so a concurrent payload update is never lost.
    */
   @PutMapping("/collections/{name}/points/vectors")
   Mono<ResponseEntity<byte[]>> updateVectors(
@@ -101,15 +101,7 @@ public class PointsController {
                 + "].payload]");
       }
     }
-    List<Point> given = parsePoints(b);
-    List<PointId> ids = new ArrayList<>(given.size());
-    given.forEach(p -> ids.add(p.id()));
-    java.util.Map<PointId, Record> existing = requireAll(service, name, ids, true);
-    List<Point> points = new ArrayList<>(given.size());
-    for (Point p : given) {
-      points.add(new Point(p.id(), p.vector(), existing.get(p.id()).payload()));
-    }
-    return service.upsert(name, points, wait);
+    return service.updateVectors(name, parsePoints(b), wait);
   }
 
   /**

@@ -2,14 +2,29 @@ package io.flashvec.api.collections;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.eq;
+import static org.mockito.Mockito.clearInvocations;
 import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.verify;
+import static org.mockito.Mockito.when;
 
 import io.flashvec.api.FlashVecProperties;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.ErrorHandler;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.storage.FsyncPolicy;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.mockito.ArgumentCaptor;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.webflux.test.autoconfigure.WebFluxTest;
@@ -18,7 +33,11 @@ import org.springframework.http.MediaType;
 import org.springframework.test.context.bean.override.mockito.MockitoBean;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
-/** Collection settings of the wrong JSON type are a 400 naming the field, never a 500. */
+/**
+ * Collection settings: every field of Qdrant's create and update bodies is honoured, refused with a
+ * 400 naming it, or accepted only with a value that changes nothing; values of the wrong JSON type
+ * are a 400 naming the field, never a 500.
+ */
 @WebFluxTest(controllers = CollectionsController.class)
 @Import({Blocking.class, ErrorHandler.class})
 @EnableConfigurationProperties(FlashVecProperties.class)
@@ -77,6 +96,691 @@ class CollectionsControllerTests {
     }
     verify(service, never()).createCollection(any(), any(), any());
     verify(service, never()).updateCollection(any(), any(), any());
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Every field of Qdrant's CreateCollection, UpdateCollection, VectorParams, VectorParamsDiff,
+  // CollectionParamsDiff, HnswConfigDiff, OptimizersConfigDiff, WalConfigDiff, QuantizationConfig
+  // and PayloadStorageParams, and what FlashVec does with it.
+
+  /** What FlashVec does with a field's value. */
+  enum Kind {
+    /** Applied: the created collection or the update differs from the one without the field. */
+    HONOURED,
+    /** Accepted: the value is what FlashVec does anyway; the result equals the one without it. */
+    NO_OP,
+    /** A 400 whose message names the field; nothing is created or updated. */
+    REFUSED
+  }
+
+  /**
+   * One probe: {@code json} is the field and its value, put into a create body beside {@code
+   * vectors} (or into {@code vectors}, {@code hnsw_config}, ..., as {@code schema} says) or into an
+   * update body; {@code message} is part of the expected error for {@link Kind#REFUSED}.
+   */
+  record Probe(String schema, String field, String json, Kind kind, String message) {}
+
+  /** Qdrant's fields per schema (its OpenAPI document), each of which must have a probe. */
+  static final Map<String, List<String>> QDRANT_FIELDS = new LinkedHashMap<>();
+
+  static {
+    QDRANT_FIELDS.put(
+        "CreateCollection",
+        List.of(
+            "vectors",
+            "shard_number",
+            "sharding_method",
+            "replication_factor",
+            "write_consistency_factor",
+            "on_disk_payload",
+            "payload",
+            "hnsw_config",
+            "wal_config",
+            "optimizers_config",
+            "quantization_config",
+            "sparse_vectors",
+            "strict_mode_config",
+            "metadata"));
+    QDRANT_FIELDS.put(
+        "VectorParams",
+        List.of(
+            "size",
+            "distance",
+            "hnsw_config",
+            "quantization_config",
+            "on_disk",
+            "memory",
+            "datatype",
+            "multivector_config"));
+    QDRANT_FIELDS.put(
+        "HnswConfigDiff",
+        List.of(
+            "m",
+            "ef_construct",
+            "full_scan_threshold",
+            "max_indexing_threads",
+            "on_disk",
+            "memory",
+            "payload_m",
+            "inline_storage"));
+    QDRANT_FIELDS.put(
+        "OptimizersConfigDiff",
+        List.of(
+            "deleted_threshold",
+            "vacuum_min_vector_number",
+            "default_segment_number",
+            "max_segment_size",
+            "memmap_threshold",
+            "indexing_threshold",
+            "flush_interval_sec",
+            "max_optimization_threads",
+            "prevent_unoptimized"));
+    QDRANT_FIELDS.put(
+        "WalConfigDiff", List.of("wal_capacity_mb", "wal_segments_ahead", "wal_retain_closed"));
+    QDRANT_FIELDS.put("QuantizationConfig", List.of("scalar", "product", "binary", "turbo"));
+    QDRANT_FIELDS.put("PayloadStorageParams", List.of("memory"));
+    QDRANT_FIELDS.put(
+        "UpdateCollection",
+        List.of(
+            "vectors",
+            "optimizers_config",
+            "params",
+            "hnsw_config",
+            "quantization_config",
+            "sparse_vectors",
+            "strict_mode_config",
+            "metadata"));
+    QDRANT_FIELDS.put(
+        "VectorParamsDiff", List.of("hnsw_config", "quantization_config", "on_disk", "memory"));
+    QDRANT_FIELDS.put(
+        "CollectionParamsDiff",
+        List.of(
+            "replication_factor",
+            "write_consistency_factor",
+            "read_fan_out_factor",
+            "read_fan_out_delay_ms",
+            "on_disk_payload",
+            "payload"));
+  }
+
+  static final List<Probe> PROBES = new ArrayList<>();
+
+  private static void probe(String schema, String field, String json, Kind kind, String message) {
+    PROBES.add(new Probe(schema, field, json, kind, message));
+  }
+
+  private static void probe(String schema, String field, String json, Kind kind) {
+    probe(schema, field, json, kind, null);
+  }
+
+  static {
+    String c = "CreateCollection";
+    probe(c, "vectors", "{\"vectors\":{\"size\":8,\"distance\":\"Dot\"}}", Kind.HONOURED);
+    probe(c, "shard_number", "\"shard_number\":2", Kind.HONOURED);
+    probe(c, "sharding_method", "\"sharding_method\":\"auto\"", Kind.NO_OP);
+    probe(
+        c,
+        "sharding_method",
+        "\"sharding_method\":\"custom\"",
+        Kind.REFUSED,
+        "sharding_method: only auto is supported");
+    probe(c, "replication_factor", "\"replication_factor\":2", Kind.HONOURED);
+    probe(c, "write_consistency_factor", "\"write_consistency_factor\":1", Kind.NO_OP);
+    probe(
+        c,
+        "write_consistency_factor",
+        "\"write_consistency_factor\":2",
+        Kind.REFUSED,
+        "write_consistency_factor: only 1 is supported");
+    probe(c, "on_disk_payload", "\"on_disk_payload\":true", Kind.NO_OP);
+    probe(
+        c,
+        "on_disk_payload",
+        "\"on_disk_payload\":false",
+        Kind.REFUSED,
+        "on_disk_payload: false (payloads in RAM) is not supported");
+    probe(c, "payload", "\"payload\":{\"memory\":\"cold\"}", Kind.NO_OP);
+    probe(c, "hnsw_config", "\"hnsw_config\":{\"m\":8}", Kind.HONOURED);
+    probe(c, "wal_config", "\"wal_config\":{\"fsync_policy\":\"never\"}", Kind.HONOURED);
+    probe(
+        c, "optimizers_config", "\"optimizers_config\":{\"indexing_threshold\":0}", Kind.HONOURED);
+    probe(c, "quantization_config", "\"quantization_config\":null", Kind.NO_OP);
+    probe(
+        c,
+        "quantization_config",
+        "\"quantization_config\":{\"scalar\":{\"type\":\"int8\"}}",
+        Kind.REFUSED,
+        "quantization_config: scalar quantization is not supported");
+    probe(c, "sparse_vectors", "\"sparse_vectors\":{}", Kind.NO_OP);
+    probe(c, "sparse_vectors", "\"sparse_vectors\":null", Kind.NO_OP);
+    probe(
+        c,
+        "sparse_vectors",
+        "\"sparse_vectors\":{\"text\":{}}",
+        Kind.REFUSED,
+        "sparse_vectors: sparse vectors are not supported");
+    probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":false}", Kind.NO_OP);
+    probe(
+        c,
+        "strict_mode_config",
+        "\"strict_mode_config\":{\"enabled\":true}",
+        Kind.REFUSED,
+        "strict_mode_config.enabled: collection strict mode is not supported");
+    probe(
+        c,
+        "strict_mode_config",
+        "\"strict_mode_config\":{\"max_query_limit\":10}",
+        Kind.REFUSED,
+        "strict_mode_config.max_query_limit: collection strict mode is not supported");
+    probe(c, "metadata", "\"metadata\":{}", Kind.NO_OP);
+    probe(
+        c,
+        "metadata",
+        "\"metadata\":{\"a\":1}",
+        Kind.REFUSED,
+        "metadata: collection metadata is not supported");
+    probe(c, "(FlashVec) index", "\"index\":{\"type\":\"hnsw\"}", Kind.HONOURED);
+    probe(
+        c,
+        "(unknown)",
+        "\"shard_numbr\":2",
+        Kind.REFUSED,
+        "Wrong input: unknown field `shard_numbr`; known: hnsw_config, index,");
+    probe(c, "(unknown)", "\"init_from\":null", Kind.NO_OP);
+
+    String v = "VectorParams";
+    probe(v, "size", "{\"vectors\":{\"size\":5,\"distance\":\"Dot\"}}", Kind.HONOURED);
+    probe(v, "distance", "{\"vectors\":{\"size\":4,\"distance\":\"Cosine\"}}", Kind.HONOURED);
+    probe(v, "hnsw_config", "vectors:\"hnsw_config\":{\"m\":8}", Kind.HONOURED);
+    probe(v, "hnsw_config", "vectors:\"hnsw_config\":{\"m\":0}", Kind.HONOURED);
+    probe(
+        v,
+        "hnsw_config",
+        "vectors:\"hnsw_config\":{\"payload_m\":16}",
+        Kind.REFUSED,
+        "vectors.hnsw_config.payload_m: is not supported");
+    probe(v, "quantization_config", "vectors:\"quantization_config\":null", Kind.NO_OP);
+    probe(
+        v,
+        "quantization_config",
+        "vectors:\"quantization_config\":{\"binary\":{}}",
+        Kind.REFUSED,
+        "vectors.quantization_config: binary quantization is not supported");
+    probe(v, "on_disk", "vectors:\"on_disk\":true", Kind.NO_OP);
+    probe(
+        v,
+        "on_disk",
+        "vectors:\"on_disk\":false",
+        Kind.REFUSED,
+        "vectors.on_disk: false (vectors in RAM) is not supported; FlashVec keeps vectors on disk");
+    // the in-memory index types keep vectors in RAM: on_disk false is what they do
+    probe(v, "on_disk", "vectors:\"on_disk\":false},\"index\":{\"type\":\"hnsw\"", Kind.HONOURED);
+    probe(
+        v,
+        "on_disk",
+        "vectors:\"on_disk\":true},\"index\":{\"type\":\"flat\"",
+        Kind.REFUSED,
+        "vectors.on_disk: must be false: index.type flat keeps vectors in memory");
+    probe(v, "memory", "vectors:\"memory\":\"cold\"", Kind.NO_OP);
+    probe(
+        v,
+        "memory",
+        "vectors:\"memory\":\"cached\"",
+        Kind.REFUSED,
+        "vectors.memory: only cold is supported");
+    probe(v, "datatype", "vectors:\"datatype\":\"float32\"", Kind.NO_OP);
+    probe(
+        v,
+        "datatype",
+        "vectors:\"datatype\":\"uint8\"",
+        Kind.REFUSED,
+        "vectors.datatype: only float32 is supported");
+    probe(v, "multivector_config", "vectors:\"multivector_config\":null", Kind.NO_OP);
+    probe(
+        v,
+        "multivector_config",
+        "vectors:\"multivector_config\":{\"comparator\":\"max_sim\"}",
+        Kind.REFUSED,
+        "vectors.multivector_config: multivectors are not supported");
+    probe(
+        v,
+        "(unknown)",
+        "vectors:\"on_disc\":true",
+        Kind.REFUSED,
+        "unknown field `vectors.on_disc`");
+
+    String h = "HnswConfigDiff";
+    probe(h, "m", "hnsw:\"m\":8", Kind.HONOURED);
+    probe(h, "m", "hnsw:\"m\":0", Kind.HONOURED);
+    probe(h, "ef_construct", "hnsw:\"ef_construct\":50", Kind.HONOURED);
+    probe(
+        h,
+        "full_scan_threshold",
+        "hnsw:\"full_scan_threshold\":10000",
+        Kind.REFUSED,
+        "hnsw_config.full_scan_threshold: is not supported");
+    probe(h, "max_indexing_threads", "hnsw:\"max_indexing_threads\":0", Kind.NO_OP);
+    probe(
+        h,
+        "max_indexing_threads",
+        "hnsw:\"max_indexing_threads\":4",
+        Kind.REFUSED,
+        "hnsw_config.max_indexing_threads: only 0 is supported");
+    probe(h, "on_disk", "hnsw:\"on_disk\":true", Kind.NO_OP);
+    probe(
+        h,
+        "on_disk",
+        "hnsw:\"on_disk\":false",
+        Kind.REFUSED,
+        "hnsw_config.on_disk: must be true for index.type diskann");
+    probe(h, "memory", "hnsw:\"memory\":\"cold\"", Kind.NO_OP);
+    probe(
+        h,
+        "memory",
+        "hnsw:\"memory\":\"pinned\"",
+        Kind.REFUSED,
+        "hnsw_config.memory: only cold is supported");
+    probe(
+        h,
+        "payload_m",
+        "hnsw:\"payload_m\":16",
+        Kind.REFUSED,
+        "hnsw_config.payload_m: is not supported");
+    probe(h, "inline_storage", "hnsw:\"inline_storage\":true", Kind.NO_OP);
+    probe(
+        h,
+        "inline_storage",
+        "hnsw:\"inline_storage\":false",
+        Kind.REFUSED,
+        "hnsw_config.inline_storage: must be true for index.type diskann");
+
+    String o = "OptimizersConfigDiff";
+    probe(o, "deleted_threshold", "opt:\"deleted_threshold\":0.2", Kind.NO_OP);
+    probe(
+        o,
+        "deleted_threshold",
+        "opt:\"deleted_threshold\":0.5",
+        Kind.REFUSED,
+        "optimizers_config.deleted_threshold: must be 0.2");
+    probe(
+        o,
+        "vacuum_min_vector_number",
+        "opt:\"vacuum_min_vector_number\":1000",
+        Kind.REFUSED,
+        "optimizers_config.vacuum_min_vector_number: is not supported");
+    probe(o, "default_segment_number", "opt:\"default_segment_number\":0", Kind.NO_OP);
+    probe(
+        o,
+        "default_segment_number",
+        "opt:\"default_segment_number\":2",
+        Kind.REFUSED,
+        "optimizers_config.default_segment_number: only 0 (auto) is supported");
+    probe(
+        o,
+        "max_segment_size",
+        "opt:\"max_segment_size\":100000",
+        Kind.REFUSED,
+        "optimizers_config.max_segment_size: is not supported");
+    probe(
+        o,
+        "memmap_threshold",
+        "opt:\"memmap_threshold\":20000",
+        Kind.REFUSED,
+        "optimizers_config.memmap_threshold: is not supported");
+    probe(o, "indexing_threshold", "opt:\"indexing_threshold\":0", Kind.HONOURED);
+    probe(
+        o,
+        "flush_interval_sec",
+        "opt:\"flush_interval_sec\":5",
+        Kind.REFUSED,
+        "optimizers_config.flush_interval_sec: is not supported");
+    probe(o, "max_optimization_threads", "opt:\"max_optimization_threads\":\"auto\"", Kind.NO_OP);
+    probe(
+        o,
+        "max_optimization_threads",
+        "opt:\"max_optimization_threads\":1",
+        Kind.REFUSED,
+        "optimizers_config.max_optimization_threads: only auto is supported");
+    probe(o, "prevent_unoptimized", "opt:\"prevent_unoptimized\":false", Kind.NO_OP);
+    probe(
+        o,
+        "prevent_unoptimized",
+        "opt:\"prevent_unoptimized\":true",
+        Kind.REFUSED,
+        "optimizers_config.prevent_unoptimized: only false is supported");
+
+    String w = "WalConfigDiff";
+    probe(w, "wal_capacity_mb", "wal:\"wal_capacity_mb\":64", Kind.NO_OP);
+    probe(
+        w,
+        "wal_capacity_mb",
+        "wal:\"wal_capacity_mb\":32",
+        Kind.REFUSED,
+        "wal_config.wal_capacity_mb: must be 64");
+    probe(w, "wal_segments_ahead", "wal:\"wal_segments_ahead\":0", Kind.NO_OP);
+    probe(
+        w,
+        "wal_segments_ahead",
+        "wal:\"wal_segments_ahead\":1",
+        Kind.REFUSED,
+        "wal_config.wal_segments_ahead: only 0 is supported");
+    probe(
+        w,
+        "wal_retain_closed",
+        "wal:\"wal_retain_closed\":1",
+        Kind.REFUSED,
+        "wal_config.wal_retain_closed: is not supported");
+    probe(w, "(FlashVec) fsync_policy", "wal:\"fsync_policy\":\"interval\"", Kind.HONOURED);
+
+    String q = "QuantizationConfig";
+    for (String kind : List.of("scalar", "product", "binary", "turbo")) {
+      probe(
+          q,
+          kind,
+          "\"quantization_config\":{\"" + kind + "\":{}}",
+          Kind.REFUSED,
+          "quantization_config: " + kind + " quantization is not supported");
+    }
+
+    probe("PayloadStorageParams", "memory", "\"payload\":{\"memory\":\"cold\"}", Kind.NO_OP);
+    probe(
+        "PayloadStorageParams",
+        "memory",
+        "\"payload\":{\"memory\":\"cached\"}",
+        Kind.REFUSED,
+        "payload.memory: only cold is supported");
+
+    // updates (PATCH) of a collection created with the defaults: 4 x Dot, diskann, m 32
+    String u = "UpdateCollection";
+    probe(u, "vectors", "PATCH{\"vectors\":{\"\":{\"on_disk\":true}}}", Kind.NO_OP);
+    probe(
+        u,
+        "vectors",
+        "PATCH{\"vectors\":{\"image\":{}}}",
+        Kind.REFUSED,
+        "named vectors are not supported");
+    probe(
+        u,
+        "optimizers_config",
+        "PATCH{\"optimizers_config\":{\"indexing_threshold\":0}}",
+        Kind.HONOURED);
+    probe(
+        u,
+        "optimizers_config",
+        "PATCH{\"optimizers_config\":{\"max_segment_size\":1}}",
+        Kind.REFUSED,
+        "optimizers_config.max_segment_size: is not supported");
+    probe(u, "params", "PATCH{\"params\":{}}", Kind.NO_OP);
+    probe(u, "hnsw_config", "PATCH{\"hnsw_config\":{\"m\":32,\"ef_construct\":100}}", Kind.NO_OP);
+    probe(
+        u,
+        "hnsw_config",
+        "PATCH{\"hnsw_config\":{\"ef_construct\":200}}",
+        Kind.REFUSED,
+        "hnsw_config.ef_construct: cannot be changed on an existing collection (it is 100)");
+    probe(
+        u,
+        "hnsw_config",
+        "PATCH{\"hnsw_config\":{\"m\":16}}",
+        Kind.REFUSED,
+        "hnsw_config.m: cannot be changed on an existing collection (it is 32)");
+    probe(u, "quantization_config", "PATCH{\"quantization_config\":\"Disabled\"}", Kind.NO_OP);
+    probe(
+        u,
+        "quantization_config",
+        "PATCH{\"quantization_config\":{\"product\":{\"compression\":\"x16\"}}}",
+        Kind.REFUSED,
+        "quantization_config: product quantization is not supported");
+    probe(u, "sparse_vectors", "PATCH{\"sparse_vectors\":{}}", Kind.NO_OP);
+    probe(
+        u,
+        "sparse_vectors",
+        "PATCH{\"sparse_vectors\":{\"text\":{\"modifier\":\"idf\"}}}",
+        Kind.REFUSED,
+        "sparse_vectors: sparse vectors are not supported");
+    probe(u, "strict_mode_config", "PATCH{\"strict_mode_config\":{\"enabled\":false}}", Kind.NO_OP);
+    probe(
+        u,
+        "strict_mode_config",
+        "PATCH{\"strict_mode_config\":{\"enabled\":true}}",
+        Kind.REFUSED,
+        "strict_mode_config.enabled: collection strict mode is not supported");
+    probe(u, "metadata", "PATCH{\"metadata\":{}}", Kind.NO_OP);
+    probe(
+        u,
+        "metadata",
+        "PATCH{\"metadata\":{\"a\":1}}",
+        Kind.REFUSED,
+        "metadata: collection metadata is not supported");
+    probe(
+        u,
+        "(FlashVec) wal_config",
+        "PATCH{\"wal_config\":{\"fsync_policy\":\"never\"}}",
+        Kind.HONOURED);
+    probe(
+        u,
+        "(unknown)",
+        "PATCH{\"optimizer_config\":{}}",
+        Kind.REFUSED,
+        "unknown field `optimizer_config`");
+
+    String d = "VectorParamsDiff";
+    probe(d, "hnsw_config", "PATCH{\"vectors\":{\"\":{\"hnsw_config\":{\"m\":32}}}}", Kind.NO_OP);
+    probe(
+        d,
+        "hnsw_config",
+        "PATCH{\"vectors\":{\"\":{\"hnsw_config\":{\"m\":8}}}}",
+        Kind.REFUSED,
+        "vectors.hnsw_config.m: cannot be changed on an existing collection");
+    probe(
+        d,
+        "quantization_config",
+        "PATCH{\"vectors\":{\"\":{\"quantization_config\":\"Disabled\"}}}",
+        Kind.NO_OP);
+    probe(
+        d,
+        "quantization_config",
+        "PATCH{\"vectors\":{\"\":{\"quantization_config\":{\"scalar\":{\"type\":\"int8\"}}}}}",
+        Kind.REFUSED,
+        "vectors.quantization_config: scalar quantization is not supported");
+    probe(d, "on_disk", "PATCH{\"vectors\":{\"\":{\"on_disk\":true}}}", Kind.NO_OP);
+    probe(
+        d,
+        "on_disk",
+        "PATCH{\"vectors\":{\"\":{\"on_disk\":false}}}",
+        Kind.REFUSED,
+        "vectors.on_disk: false (vectors in RAM) is not supported; FlashVec keeps vectors on disk");
+    probe(d, "memory", "PATCH{\"vectors\":{\"\":{\"memory\":\"cold\"}}}", Kind.NO_OP);
+    probe(
+        d,
+        "memory",
+        "PATCH{\"vectors\":{\"\":{\"memory\":\"pinned\"}}}",
+        Kind.REFUSED,
+        "vectors.memory: only cold is supported");
+
+    String pd = "CollectionParamsDiff";
+    probe(pd, "replication_factor", "PATCH{\"params\":{\"replication_factor\":1}}", Kind.NO_OP);
+    probe(
+        pd,
+        "replication_factor",
+        "PATCH{\"params\":{\"replication_factor\":2}}",
+        Kind.REFUSED,
+        "params.replication_factor: cannot be changed on an existing collection (it is 1)");
+    probe(
+        pd,
+        "write_consistency_factor",
+        "PATCH{\"params\":{\"write_consistency_factor\":1}}",
+        Kind.NO_OP);
+    probe(
+        pd,
+        "write_consistency_factor",
+        "PATCH{\"params\":{\"write_consistency_factor\":3}}",
+        Kind.REFUSED,
+        "params.write_consistency_factor: only 1 is supported");
+    probe(pd, "read_fan_out_factor", "PATCH{\"params\":{\"read_fan_out_factor\":0}}", Kind.NO_OP);
+    probe(
+        pd,
+        "read_fan_out_factor",
+        "PATCH{\"params\":{\"read_fan_out_factor\":1}}",
+        Kind.REFUSED,
+        "params.read_fan_out_factor: only 0 is supported");
+    probe(
+        pd,
+        "read_fan_out_delay_ms",
+        "PATCH{\"params\":{\"read_fan_out_delay_ms\":100}}",
+        Kind.REFUSED,
+        "params.read_fan_out_delay_ms: is not supported");
+    probe(pd, "on_disk_payload", "PATCH{\"params\":{\"on_disk_payload\":true}}", Kind.NO_OP);
+    probe(
+        pd,
+        "on_disk_payload",
+        "PATCH{\"params\":{\"on_disk_payload\":false}}",
+        Kind.REFUSED,
+        "params.on_disk_payload: false (payloads in RAM) is not supported");
+    probe(pd, "payload", "PATCH{\"params\":{\"payload\":{\"memory\":\"cold\"}}}", Kind.NO_OP);
+    probe(
+        pd,
+        "payload",
+        "PATCH{\"params\":{\"payload\":{\"memory\":\"pinned\"}}}",
+        Kind.REFUSED,
+        "params.payload.memory: only cold is supported");
+  }
+
+  private static final String VECTORS = "\"vectors\":{\"size\":4,\"distance\":\"Dot\"";
+
+  /** The request body of a probe ({@code PATCH...}: an update). */
+  private static String body(Probe p) {
+    String j = p.json();
+    if (j.startsWith("PATCH") || j.startsWith("{")) {
+      return j.startsWith("PATCH") ? j.substring(5) : j;
+    }
+    if (j.startsWith("vectors:")) {
+      return "{" + VECTORS + "," + j.substring(8) + "}}";
+    }
+    for (String[] prefix :
+        new String[][] {
+          {"hnsw:", "hnsw_config"}, {"opt:", "optimizers_config"}, {"wal:", "wal_config"}
+        }) {
+      if (j.startsWith(prefix[0])) {
+        return "{" + VECTORS + "},\"" + prefix[1] + "\":{" + j.substring(prefix[0].length()) + "}}";
+      }
+    }
+    return "{" + VECTORS + "}," + j + "}";
+  }
+
+  private record Created(CollectionConfig config, CollectionTuning tuning) {}
+
+  private Created create(String body) {
+    clearInvocations(service);
+    client
+        .put()
+        .uri("/collections/c")
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue(body)
+        .exchange()
+        .expectStatus()
+        .isOk();
+    ArgumentCaptor<CollectionConfig> config = ArgumentCaptor.forClass(CollectionConfig.class);
+    ArgumentCaptor<CollectionTuning> tuning = ArgumentCaptor.forClass(CollectionTuning.class);
+    verify(service).createCollection(eq("c"), config.capture(), tuning.capture());
+    return new Created(config.getValue(), tuning.getValue());
+  }
+
+  private record Updated(Integer indexingThreshold, FsyncPolicy fsync) {}
+
+  private Updated update(String body) {
+    clearInvocations(service);
+    client
+        .patch()
+        .uri("/collections/c")
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue(body)
+        .exchange()
+        .expectStatus()
+        .isOk();
+    ArgumentCaptor<Integer> threshold = ArgumentCaptor.forClass(Integer.class);
+    ArgumentCaptor<FsyncPolicy> fsync = ArgumentCaptor.forClass(FsyncPolicy.class);
+    verify(service).updateCollection(eq("c"), threshold.capture(), fsync.capture());
+    return new Updated(threshold.getValue(), fsync.getValue());
+  }
+
+  @Test
+  void everyQdrantCollectionFieldIsHonouredRefusedOrANoOp() {
+    CollectionConfig current = new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT);
+    when(service.describe("c"))
+        .thenReturn(new CollectionService.CollectionDescription("c", current, null));
+    Created baseline = create("{" + VECTORS + "}}");
+    assertThat(baseline.config()).isEqualTo(current);
+    Updated noUpdate = update("{}");
+    assertThat(noUpdate).isEqualTo(new Updated(null, null));
+    Map<String, Set<String>> probed = new LinkedHashMap<>();
+    for (Probe p : PROBES) {
+      probed.computeIfAbsent(p.schema(), k -> new TreeSet<>()).add(p.field());
+      String body = body(p);
+      boolean patch = p.json().startsWith("PATCH");
+      String what = p.schema() + "." + p.field() + " " + body;
+      switch (p.kind()) {
+        case HONOURED ->
+            assertThat(patch ? update(body) : create(body))
+                .as(what)
+                .isNotEqualTo(patch ? noUpdate : baseline);
+        case NO_OP ->
+            assertThat(patch ? update(body) : create(body))
+                .as(what)
+                .isEqualTo(patch ? noUpdate : baseline);
+        case REFUSED -> {
+          clearInvocations(service);
+          assertThat(error(patch ? "PATCH" : "PUT", body)).as(what).contains(p.message());
+          verify(service, never()).createCollection(any(), any(), any());
+          verify(service, never()).updateCollection(any(), any(), any());
+        }
+      }
+    }
+    for (Map.Entry<String, List<String>> e : QDRANT_FIELDS.entrySet()) {
+      assertThat(probed.get(e.getKey())).as("probes of %s", e.getKey()).containsAll(e.getValue());
+    }
+    // the field lists the controller knows are Qdrant's (and FlashVec's extensions), no others
+    assertThat(CollectionSettings.CREATE_FIELDS)
+        .containsExactlyInAnyOrderElementsOf(with(QDRANT_FIELDS.get("CreateCollection"), "index"));
+    assertThat(CollectionSettings.UPDATE_FIELDS)
+        .containsExactlyInAnyOrderElementsOf(
+            with(QDRANT_FIELDS.get("UpdateCollection"), "wal_config"));
+    assertThat(CollectionSettings.VECTOR_FIELDS)
+        .containsExactlyInAnyOrderElementsOf(QDRANT_FIELDS.get("VectorParams"));
+    assertThat(CollectionSettings.VECTOR_DIFF_FIELDS)
+        .containsExactlyInAnyOrderElementsOf(QDRANT_FIELDS.get("VectorParamsDiff"));
+    assertThat(CollectionSettings.HNSW_FIELDS)
+        .containsExactlyInAnyOrderElementsOf(QDRANT_FIELDS.get("HnswConfigDiff"));
+    assertThat(CollectionSettings.OPTIMIZER_FIELDS)
+        .containsExactlyInAnyOrderElementsOf(QDRANT_FIELDS.get("OptimizersConfigDiff"));
+    assertThat(CollectionSettings.WAL_FIELDS)
+        .containsExactlyInAnyOrderElementsOf(
+            with(QDRANT_FIELDS.get("WalConfigDiff"), "fsync_policy"));
+    assertThat(CollectionSettings.PARAMS_FIELDS)
+        .containsExactlyInAnyOrderElementsOf(QDRANT_FIELDS.get("CollectionParamsDiff"));
+  }
+
+  @Test
+  void hnswMZeroIsTheExactFlatIndexAndConflictsWithAGraphType() {
+    assertThat(create("{" + VECTORS + "},\"hnsw_config\":{\"m\":0}}").config().index().type())
+        .isEqualTo(IndexParams.FLAT);
+    assertThat(
+            create("{" + VECTORS + ",\"hnsw_config\":{\"m\":8}},\"hnsw_config\":{\"m\":0}}")
+                .config()
+                .index())
+        .satisfies(i -> assertThat(i.type()).isEqualTo(IndexParams.DISKANN))
+        .satisfies(i -> assertThat(i.maxDegree()).isEqualTo(16));
+    assertThat(
+            error(
+                "PUT",
+                "{" + VECTORS + "},\"hnsw_config\":{\"m\":0},\"index\":{\"type\":\"diskann\"}}"))
+        .contains("hnsw_config.m 0 (no graph, exact search) conflicts with index.type diskann");
+  }
+
+  private static List<String> with(List<String> fields, String extra) {
+    List<String> out = new ArrayList<>(fields);
+    out.add(extra);
+    return out;
   }
 
   /** Reads an error body's message. */

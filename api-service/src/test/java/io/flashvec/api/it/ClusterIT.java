@@ -154,6 +154,33 @@ class ClusterIT {
     assertThat(got.result().size()).isEqualTo(POINTS);
     assertSearchesMatchReference("docs");
     assertSearchWorkIsCountedOnTheQueryNodes();
+
+    // update_vectors runs on each shard's primary: new vectors, the payloads kept
+    String vectors =
+        "{\"points\":[{\"id\":55,\"vector\":"
+            + json(vector())
+            + "},{\"id\":66,\"vector\":"
+            + json(vector())
+            + "}]}";
+    for (Http h : List.of(api, reference)) {
+      Http.Response r = h.put("/collections/docs/points/vectors?wait=true", vectors);
+      assertThat(r.status()).as(r.raw()).isEqualTo(200);
+    }
+    String both = "{\"ids\":[55,66],\"with_payload\":true,\"with_vector\":true}";
+    JsonNode updated = api.post("/collections/docs/points", both).result();
+    assertThat(updated).isEqualTo(reference.post("/collections/docs/points", both).result());
+    assertThat(updated.get(0).at("/payload/i").asInt()).isEqualTo(55);
+    Http.Response missing =
+        api.put(
+            "/collections/docs/points/vectors?wait=true",
+            "{\"points\":[{\"id\":55,\"vector\":"
+                + json(vector())
+                + "},{\"id\":100000,\"vector\":"
+                + json(vector())
+                + "}]}");
+    assertThat(missing.status()).as(missing.raw()).isEqualTo(404);
+    assertThat(missing.error()).isEqualTo("Not found: No point with id 100000 found");
+    assertThat(api.post("/collections/docs/points", both).result()).isEqualTo(updated);
   }
 
   /**

@@ -151,6 +151,12 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public Collection.UpdateResult updateVectors(
+      String collection, List<Point> points, boolean wait) {
+    return collection(collection).updateVectors(points, wait);
+  }
+
+  @Override
   public Collection.UpdateResult updatePayloads(
       String collection, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
     return collection(collection).updatePayloads(ids, update, wait);

@@ -117,6 +117,12 @@ final class NoProxyRole implements CollectionService {
   }
 
   @Override
+  public Collection.UpdateResult updateVectors(
+      String collection, List<Point> points, boolean wait) {
+    throw refused();
+  }
+
+  @Override
   public List<Record> retrieve(
       String collection, List<PointId> ids, boolean withPayload, boolean withVector) {
     throw refused();

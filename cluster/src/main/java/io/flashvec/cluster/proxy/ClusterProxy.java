@@ -355,6 +355,45 @@ public final class ClusterProxy implements CollectionService, Closeable {
         wait);
   }
 
+  /**
+   * Each shard's primary reads the current payloads and writes the new versions under its write
+   * lock ({@code UpdateVectors}), so a concurrent payload update of the same points is not lost.
+   * The ids are checked to exist first: a missing one is a 404 and nothing is written; a point
+   * deleted after the check is skipped by its primary.
+   */
+  @Override
+  public Collection.UpdateResult updateVectors(
+      String collection, List<Point> points, boolean wait) {
+    Placement p = placed(collection);
+    CollectionConfig config = p.meta().config();
+    for (Point pt : points) {
+      config.checkVector(pt.id(), pt.vector());
+    }
+    List<PointId> ids = new ArrayList<>(points.size());
+    points.forEach(pt -> ids.add(pt.id()));
+    java.util.Set<PointId> found = new java.util.HashSet<>();
+    retrieve(collection, ids, false, false).forEach(r -> found.add(r.id()));
+    for (PointId id : ids) {
+      if (!found.contains(id)) {
+        throw new NotFoundException("Not found: No point with id " + id + " found");
+      }
+    }
+    return write(
+        p,
+        byShard(p.shards(), points, pt -> pt.id()),
+        (s, part) -> {
+          UpsertRequest req =
+              UpsertRequest.newBuilder()
+                  .setShard(ref(collection, s))
+                  .setWait(wait)
+                  .setReplicate(true)
+                  .addAllPoints(Protos.pointMsgs(part))
+                  .build();
+          return st -> st.updateVectors(req);
+        },
+        wait);
+  }
+
   @Override
   public Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait) {
     Placement p = placed(collection);

@@ -109,6 +109,22 @@ public final class ShardReplica implements Closeable {
     return finish(shard.upsert(prepared), wait);
   }
 
+  /**
+   * The new versions of an update_vectors: each point that exists with its given vector and the
+   * payload it has now (the given payloads are not used); ids that do not exist are skipped. The
+   * caller holds the shard's primary write lock from this read until the versions are written.
+   */
+  public List<Point> withCurrentPayloads(List<Point> points) {
+    List<Point> out = new ArrayList<>(points.size());
+    for (Point p : points) {
+      Record r = shard.get(p.id(), true, false);
+      if (r != null) {
+        out.add(new Point(p.id(), p.vector(), r.payload()));
+      }
+    }
+    return out;
+  }
+
   /** Deletes points by id; absent ids are ignored. */
   public Collection.UpdateResult delete(List<PointId> ids, boolean wait) {
     return finish(shard.delete(ids), wait);

@@ -18,6 +18,7 @@ import io.flashvec.cluster.transport.grpc.HealthRequest;
 import io.flashvec.cluster.transport.grpc.MaintainReply;
 import io.flashvec.cluster.transport.grpc.MaintainRequest;
 import io.flashvec.cluster.transport.grpc.OrderedReply;
+import io.flashvec.cluster.transport.grpc.PointMsg;
 import io.flashvec.cluster.transport.grpc.RecordsReply;
 import io.flashvec.cluster.transport.grpc.ResyncReply;
 import io.flashvec.cluster.transport.grpc.ResyncRequest;
@@ -33,6 +34,7 @@ import io.flashvec.cluster.transport.grpc.ShardServiceGrpc.ShardServiceBlockingS
 import io.flashvec.cluster.transport.grpc.ShardTextSearchRequest;
 import io.flashvec.cluster.transport.grpc.UpsertRequest;
 import io.flashvec.cluster.transport.grpc.WriteReply;
+import io.flashvec.index.Point;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.UnavailableException;
@@ -43,6 +45,7 @@ import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 import java.io.Closeable;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
@@ -211,6 +214,35 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
         req.getEpoch(),
         r -> r.upsert(Protos.points(req.getPointsList()), req.getWait()),
         epoch -> s -> s.upsert(req.toBuilder().setReplicate(false).setEpoch(epoch).build()));
+  }
+
+  /**
+   * update_vectors on the primary: the current payloads are read and the new versions written under
+   * the primary's write lock, so no write of the same points lands in between, and the replicas get
+   * those versions as an ordinary upsert.
+   */
+  @Override
+  public void updateVectors(UpsertRequest req, StreamObserver<WriteReply> out) {
+    List<PointMsg> written = new ArrayList<>();
+    write(
+        out,
+        req.getShard(),
+        req.getReplicate(),
+        req.getEpoch(),
+        r -> {
+          List<Point> next = r.withCurrentPayloads(Protos.points(req.getPointsList()));
+          written.addAll(Protos.pointMsgs(next));
+          return r.upsert(next, req.getWait());
+        },
+        epoch ->
+            s ->
+                s.upsert(
+                    req.toBuilder()
+                        .clearPoints()
+                        .addAllPoints(written)
+                        .setReplicate(false)
+                        .setEpoch(epoch)
+                        .build()));
   }
 
   @Override

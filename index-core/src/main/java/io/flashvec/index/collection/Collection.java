@@ -2,6 +2,7 @@ package io.flashvec.index.collection;
 
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
@@ -205,6 +206,37 @@ public final class Collection implements Closeable {
     for (int i = 0; i < shards.length; i++) {
       if (!perShard.get(i).isEmpty()) {
         seqs[i] = shards[i].upsert(perShard.get(i));
+      }
+    }
+    return finish(seqs, wait);
+  }
+
+  /**
+   * Qdrant's update_vectors: replaces the vectors of existing points and keeps their payloads (the
+   * points' payloads are not used). Each shard reads the payloads and writes the new versions under
+   * its write lock, so a concurrent payload update is never lost. Every vector is validated, and
+   * every id checked to exist, before anything is written: an id that does not exist is a {@link
+   * NotFoundException} naming it and nothing changes (a delete racing with the update can still
+   * remove a point after the check; its shard then refuses its part).
+   */
+  public UpdateResult updateVectors(List<Point> points, boolean wait) {
+    List<List<Point>> perShard = new ArrayList<>(shards.length);
+    for (int i = 0; i < shards.length; i++) {
+      perShard.add(new ArrayList<>());
+    }
+    for (Point p : points) {
+      float[] v = validateVector(p.id(), p.vector());
+      perShard.get(shardOf(p.id())).add(new Point(p.id(), v, null));
+    }
+    for (Point p : points) {
+      if (get(p.id(), false, false) == null) {
+        throw new NotFoundException("Not found: No point with id " + p.id() + " found");
+      }
+    }
+    long[] seqs = new long[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      if (!perShard.get(i).isEmpty()) {
+        seqs[i] = shards[i].updateVectors(perShard.get(i));
       }
     }
     return finish(seqs, wait);

@@ -459,6 +459,15 @@ public final class Shard implements Closeable {
     return writer.upsert(points);
   }
 
+  /**
+   * Replaces the vectors of existing points (validated and prepared for the metric) and keeps their
+   * current payloads, read under the write lock; {@link io.flashvec.index.NotFoundException} naming
+   * the first id that does not exist, and nothing is written. Returns the WAL sequence number.
+   */
+  public long updateVectors(List<Point> points) {
+    return writer.updateVectors(points);
+  }
+
   /** Deletes points by id (absent ids are ignored); returns the WAL sequence number. */
   public long delete(List<PointId> ids) {
     return writer.delete(ids);

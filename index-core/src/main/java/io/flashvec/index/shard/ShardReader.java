@@ -62,29 +62,32 @@ final class ShardReader {
   Record get(PointId id, boolean withPayload, boolean withVector) {
     Snapshot snap = segments.acquire();
     try {
-      long loc;
-      Segment s;
       while (true) {
         // Location first, then the snapshot it must be in: an install between the two publishes
         // the new segment before it moves locations, so a miss means "read both again".
-        loc = locations.get(id);
+        long loc = locations.get(id);
         if (loc == IdLocations.NONE) {
           return null;
         }
-        s = snap.byId(IdLocations.segment(loc));
-        if (s != null) {
-          break;
+        Segment s = snap.byId(IdLocations.segment(loc));
+        if (s == null) {
+          Snapshot next = segments.acquire();
+          snap.release();
+          snap = next;
+          continue;
         }
-        Snapshot next = segments.acquire();
-        snap.release();
-        snap = next;
+        int ord = IdLocations.ordinal(loc);
+        if (s.isDeleted(ord)) {
+          // A new version moves the location before it deletes the old one: if the location
+          // moved since it was read, the point was rewritten, not deleted; read it again.
+          if (locations.get(id) != loc) {
+            continue;
+          }
+          return null;
+        }
+        return new Record(
+            id, 0f, withVector ? s.vectorAt(ord) : null, withPayload ? s.payloadAt(ord) : null);
       }
-      int ord = IdLocations.ordinal(loc);
-      if (s.isDeleted(ord)) {
-        return null;
-      }
-      return new Record(
-          id, 0f, withVector ? s.vectorAt(ord) : null, withPayload ? s.payloadAt(ord) : null);
     } finally {
       snap.release();
     }

@@ -4,6 +4,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InsufficientStorageException;
 import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
@@ -275,15 +276,7 @@ final class ShardWriter {
    * number to pass to {@link #awaitDurable}.
    */
   long upsert(List<Point> points) {
-    for (Point p : points) {
-      if (p.vector().length != dim) {
-        throw new InvalidInputException(
-            "Wrong input: Vector dimension error: expected dim: "
-                + dim
-                + ", got "
-                + p.vector().length);
-      }
-    }
+    checkDimensions(points);
     byte[] body = WalCodec.encodeUpsert(points);
     space.require(body.length, "upsert");
     long seq;
@@ -294,6 +287,55 @@ final class ShardWriter {
       checkResident("upsert");
       seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
       applyUpsert(points, seq);
+      g = growing;
+    } finally {
+      writeLock.unlock();
+    }
+    scheduler.awaitIndexer(g);
+    return seq;
+  }
+
+  private void checkDimensions(List<Point> points) {
+    for (Point p : points) {
+      if (p.vector().length != dim) {
+        throw new InvalidInputException(
+            "Wrong input: Vector dimension error: expected dim: "
+                + dim
+                + ", got "
+                + p.vector().length);
+      }
+    }
+  }
+
+  /**
+   * Replaces the vectors of existing points (validated and prepared for the metric; their payloads
+   * are not used) and keeps the payloads the points have now. The live versions are read and one
+   * upsert record of the new versions is written under the write lock, as {@link
+   * #updatePayloads(List, UnaryOperator)} does, so a payload update of the same points is never
+   * lost in between. An id that does not exist is a {@link NotFoundException} naming it, and
+   * nothing is written. Returns the WAL sequence number.
+   */
+  long updateVectors(List<Point> points) {
+    checkDimensions(points);
+    long seq;
+    GrowingSegment g;
+    writeLock.lock();
+    try {
+      // may wait for a build with the lock released: the payloads are read after it
+      awaitSealRoom();
+      checkResident("vector update");
+      List<Point> next = new ArrayList<>(points.size());
+      for (Point p : points) {
+        Record r = reader.get(p.id(), true, false);
+        if (r == null) {
+          throw new NotFoundException("Not found: No point with id " + p.id() + " found");
+        }
+        next.add(new Point(p.id(), p.vector(), r.payload()));
+      }
+      byte[] body = WalCodec.encodeUpsert(next);
+      space.require(body.length, "vector update");
+      seq = appendWal(WalCodec.OP_UPSERT, body, "vector update");
+      applyUpsert(next, seq);
       g = growing;
     } finally {
       writeLock.unlock();

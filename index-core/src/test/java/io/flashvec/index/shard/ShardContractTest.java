@@ -504,6 +504,86 @@ abstract class ShardContractTest {
   }
 
   @Test
+  void updateVectorsKeepsThePayloadsAndAMissingIdWritesNothing() throws IOException {
+    Random r = random();
+    PointId a = PointId.of(1);
+    PointId b = PointId.parse("550e8400-e29b-41d4-a716-446655440000");
+    byte[] pa = "{\"a\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    float[] va = TestVectors.gaussian(r, DIM);
+    float[] vb = TestVectors.gaussian(r, DIM);
+    float[] na = TestVectors.gaussian(r, DIM);
+    float[] nb = TestVectors.gaussian(r, DIM);
+    try (Shard s = open(Distance.DOT)) {
+      s.upsert(List.of(new Point(a, va, pa)));
+      s.flush(); // a sealed, b growing
+      settle(s);
+      s.upsert(List.of(new Point(b, vb, null)));
+      long seq = s.wal().lastSeq();
+      assertThatThrownBy(
+              () ->
+                  s.updateVectors(
+                      List.of(new Point(a, na, null), new Point(PointId.of(7), nb, null))))
+          .isInstanceOf(io.flashvec.index.NotFoundException.class)
+          .hasMessage("Not found: No point with id 7 found");
+      assertThat(s.wal().lastSeq()).isEqualTo(seq);
+      assertThat(s.get(a, true, true).vector()).isEqualTo(va);
+      // the given payloads are not used: the stored ones stay
+      s.updateVectors(List.of(new Point(a, na, new byte[] {'x'}), new Point(b, nb, null)));
+      assertThat(s.count()).isEqualTo(2);
+      assertThat(s.get(a, true, true).vector()).isEqualTo(na);
+      assertThat(s.get(a, true, true).payload()).isEqualTo(pa);
+      assertThat(s.get(b, true, true).vector()).isEqualTo(nb);
+      assertThat(s.get(b, true, true).payload()).isNull();
+    }
+    try (Shard s = open(Distance.DOT)) {
+      assertThat(s.get(a, true, true).vector()).isEqualTo(na);
+      assertThat(s.get(a, true, true).payload()).isEqualTo(pa);
+      assertThat(s.get(b, true, true).vector()).isEqualTo(nb);
+    }
+  }
+
+  /**
+   * A new version moves a point's location before it deletes the old one, so a reader that saw the
+   * old location must look again rather than report the point missing.
+   */
+  @Test
+  void getNeverMissesAPointThatIsBeingRewritten() throws Exception {
+    Random r = random();
+    PointId id = PointId.of(3);
+    List<float[]> versions = new ArrayList<>();
+    for (int i = 0; i < 3_000; i++) {
+      versions.add(TestVectors.gaussian(r, DIM));
+    }
+    try (Shard s = open(Distance.DOT)) {
+      s.upsert(List.of(new Point(id, versions.getFirst(), null)));
+      AtomicBoolean done = new AtomicBoolean();
+      Thread writer =
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    try {
+                      for (float[] v : versions) {
+                        s.upsert(List.of(new Point(id, v, null)));
+                      }
+                    } finally {
+                      done.set(true);
+                    }
+                  });
+      long reads = 0;
+      long misses = 0;
+      while (!done.get()) {
+        reads++;
+        if (s.get(id, false, false) == null) {
+          misses++;
+        }
+      }
+      writer.join();
+      assertThat(misses).as("misses in %s reads", reads).isZero();
+      assertThat(s.get(id, false, true).vector()).isEqualTo(versions.getLast());
+    }
+  }
+
+  @Test
   void getReturnsWhatWasStoredAsAsked() throws IOException {
     Random r = random();
     try (Shard s = open(Distance.EUCLID)) {

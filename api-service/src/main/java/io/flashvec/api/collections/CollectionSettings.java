@@ -1,0 +1,572 @@
+package io.flashvec.api.collections;
+
+import io.flashvec.api.web.Requests;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InvalidInputException;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Every field of Qdrant's collection create and update bodies that FlashVec does not set from the
+ * request: each is refused with a 400 naming the field and what is supported, unless its value is
+ * one FlashVec's behaviour already is (absent or {@code null}, a disabled feature, the server's own
+ * setting, the placement the index type implies). Unknown fields with a value are refused too, so a
+ * setting is never accepted and ignored.
+ *
+ * <p>The honoured fields ({@code vectors.size/distance}, {@code shard_number}, {@code
+ * replication_factor}, {@code hnsw_config.m/ef_construct}, {@code
+ * optimizers_config.indexing_threshold}, {@code wal_config.fsync_policy} and FlashVec's {@code
+ * index}) are parsed by {@link CollectionsController}; this class only checks the rest.
+ */
+final class CollectionSettings {
+
+  /** The server-wide settings some fields must equal, since FlashVec has no per-collection one. */
+  record Server(double deletedFraction, long walSegmentMegabytes) {}
+
+  static final Set<String> CREATE_FIELDS =
+      Set.of(
+          "vectors",
+          "shard_number",
+          "sharding_method",
+          "replication_factor",
+          "write_consistency_factor",
+          "on_disk_payload",
+          "payload",
+          "hnsw_config",
+          "wal_config",
+          "optimizers_config",
+          "quantization_config",
+          "sparse_vectors",
+          "strict_mode_config",
+          "metadata",
+          "index");
+
+  static final Set<String> UPDATE_FIELDS =
+      Set.of(
+          "vectors",
+          "optimizers_config",
+          "params",
+          "hnsw_config",
+          "quantization_config",
+          "sparse_vectors",
+          "strict_mode_config",
+          "metadata",
+          "wal_config");
+
+  static final Set<String> VECTOR_FIELDS =
+      Set.of(
+          "size",
+          "distance",
+          "hnsw_config",
+          "quantization_config",
+          "on_disk",
+          "memory",
+          "datatype",
+          "multivector_config");
+
+  static final Set<String> VECTOR_DIFF_FIELDS =
+      Set.of("hnsw_config", "quantization_config", "on_disk", "memory");
+
+  static final Set<String> HNSW_FIELDS =
+      Set.of(
+          "m",
+          "ef_construct",
+          "full_scan_threshold",
+          "max_indexing_threads",
+          "on_disk",
+          "memory",
+          "payload_m",
+          "inline_storage");
+
+  static final Set<String> OPTIMIZER_FIELDS =
+      Set.of(
+          "deleted_threshold",
+          "vacuum_min_vector_number",
+          "default_segment_number",
+          "max_segment_size",
+          "memmap_threshold",
+          "indexing_threshold",
+          "flush_interval_sec",
+          "max_optimization_threads",
+          "prevent_unoptimized");
+
+  static final Set<String> WAL_FIELDS =
+      Set.of("wal_capacity_mb", "wal_segments_ahead", "wal_retain_closed", "fsync_policy");
+
+  static final Set<String> PARAMS_FIELDS =
+      Set.of(
+          "replication_factor",
+          "write_consistency_factor",
+          "read_fan_out_factor",
+          "read_fan_out_delay_ms",
+          "on_disk_payload",
+          "payload");
+
+  private CollectionSettings() {}
+
+  /**
+   * Checks a create body against the collection it describes ({@code config}, already parsed from
+   * the honoured fields).
+   */
+  static void checkCreate(JsonNode body, CollectionConfig config, Server server) {
+    known(body, CREATE_FIELDS, "");
+    IndexParams index = config.index();
+    JsonNode vectors = body.get("vectors");
+    if (vectors != null && vectors.isObject() && !vectors.has("size") && vectors.has("")) {
+      vectors = vectors.get("");
+    }
+    if (vectors != null && vectors.isObject()) {
+      String at = "vectors.";
+      known(vectors, VECTOR_FIELDS, at);
+      vectorPlacement(vectors, index, at);
+      quantization(vectors.get("quantization_config"), at + "quantization_config", false);
+      JsonNode datatype = vectors.get("datatype");
+      if (!absent(datatype) && !(datatype.isString() && datatype.asString().equals("float32"))) {
+        throw refused(
+            at + "datatype",
+            datatype,
+            "only float32 is supported (uint8, float16 and turbo4 storage are not)");
+      }
+      if (!absent(vectors.get("multivector_config"))) {
+        throw refused(
+            at + "multivector_config",
+            vectors.get("multivector_config"),
+            "multivectors are not supported; a point has one dense vector");
+      }
+      hnsw(vectors.get("hnsw_config"), index, at + "hnsw_config", null);
+    }
+    JsonNode method = body.get("sharding_method");
+    if (!absent(method) && !(method.isString() && method.asString().equals("auto"))) {
+      throw refused(
+          "sharding_method",
+          method,
+          "only auto is supported (points hashed over shard_number shards); custom sharding with"
+              + " shard keys is not");
+    }
+    writeConsistency(body.get("write_consistency_factor"), "write_consistency_factor");
+    payloadPlacement(body, "");
+    hnsw(body.get("hnsw_config"), index, "hnsw_config", null);
+    wal(body.get("wal_config"), server);
+    optimizers(body.get("optimizers_config"), server);
+    quantization(body.get("quantization_config"), "quantization_config", false);
+    common(body);
+  }
+
+  /** Checks an update body of a collection whose configuration is {@code current}. */
+  static void checkUpdate(
+      JsonNode body, java.util.function.Supplier<CollectionConfig> current, Server server) {
+    known(body, UPDATE_FIELDS, "");
+    JsonNode vectors = Requests.optionalObject(body, "vectors");
+    if (vectors != null) {
+      for (Map.Entry<String, JsonNode> e : vectors.properties()) {
+        if (!e.getKey().isEmpty()) {
+          throw Requests.invalid(
+              "named vectors are not supported; update the unnamed vector with the name \"\"",
+              "vectors",
+              vectors);
+        }
+      }
+      JsonNode diff = Requests.optionalObject(vectors, "");
+      if (diff != null) {
+        known(diff, VECTOR_DIFF_FIELDS, "vectors.");
+        IndexParams index = current.get().index();
+        vectorPlacement(diff, index, "vectors.");
+        quantization(diff.get("quantization_config"), "vectors.quantization_config", true);
+        hnsw(diff.get("hnsw_config"), index, "vectors.hnsw_config", index);
+      }
+    }
+    JsonNode params = Requests.optionalObject(body, "params");
+    if (params != null) {
+      known(params, PARAMS_FIELDS, "params.");
+      JsonNode rf = params.get("replication_factor");
+      if (!absent(rf) && !isInt(rf, current.get().replicationFactor())) {
+        throw refused(
+            "params.replication_factor",
+            rf,
+            "cannot be changed on an existing collection (it is "
+                + current.get().replicationFactor()
+                + ")");
+      }
+      writeConsistency(params.get("write_consistency_factor"), "params.write_consistency_factor");
+      JsonNode fanOut = params.get("read_fan_out_factor");
+      if (!absent(fanOut) && !isInt(fanOut, 0)) {
+        throw refused(
+            "params.read_fan_out_factor",
+            fanOut,
+            "only 0 is supported: a read goes to one replica, and to the next when it fails");
+      }
+      if (!absent(params.get("read_fan_out_delay_ms"))) {
+        throw refused(
+            "params.read_fan_out_delay_ms",
+            params.get("read_fan_out_delay_ms"),
+            "is not supported: reads are not fanned out");
+      }
+      payloadPlacement(params, "params.");
+    }
+    JsonNode hnsw = body.get("hnsw_config");
+    if (!absent(hnsw)) {
+      IndexParams index = current.get().index();
+      hnsw(hnsw, index, "hnsw_config", index);
+    }
+    wal(body.get("wal_config"), server);
+    optimizers(body.get("optimizers_config"), server);
+    quantization(body.get("quantization_config"), "quantization_config", true);
+    common(body);
+  }
+
+  /** Fields of both bodies: sparse vectors, strict mode, metadata. */
+  private static void common(JsonNode body) {
+    JsonNode sparse = body.get("sparse_vectors");
+    if (!absent(sparse) && !(sparse.isObject() && sparse.isEmpty())) {
+      throw refused(
+          "sparse_vectors",
+          sparse,
+          "sparse vectors are not supported; a point has one dense vector");
+    }
+    JsonNode strict = body.get("strict_mode_config");
+    if (!absent(strict)) {
+      if (!strict.isObject()) {
+        throw Requests.invalid(
+            "strict_mode_config must be an object", "strict_mode_config", strict);
+      }
+      for (Map.Entry<String, JsonNode> e : strict.properties()) {
+        boolean off =
+            e.getKey().equals("enabled")
+                ? absent(e.getValue()) || e.getValue().isBoolean() && !e.getValue().booleanValue()
+                : absent(e.getValue());
+        if (!off) {
+          throw refused(
+              "strict_mode_config." + e.getKey(),
+              e.getValue(),
+              "collection strict mode is not supported; FlashVec's limits are the server's"
+                  + " flashvec.limits.* settings");
+        }
+      }
+    }
+    JsonNode metadata = body.get("metadata");
+    if (!absent(metadata) && !(metadata.isObject() && metadata.isEmpty())) {
+      throw refused("metadata", metadata, "collection metadata is not supported (not stored)");
+    }
+  }
+
+  /**
+   * {@code on_disk} and {@code memory} of the vectors: FlashVec's {@code diskann} index keeps them
+   * on disk, mapped and read on demand (Qdrant's {@code on_disk: true}, {@code memory: cold}); the
+   * {@code hnsw} and {@code flat} index types keep them in memory ({@code on_disk: false}).
+   */
+  private static void vectorPlacement(JsonNode vectors, IndexParams index, String at) {
+    boolean onDisk = index.type().equals(IndexParams.DISKANN);
+    JsonNode d = vectors.get("on_disk");
+    if (!absent(d) && !(d.isBoolean() && d.booleanValue() == onDisk)) {
+      throw refused(
+          at + "on_disk",
+          d,
+          onDisk
+              ? "false (vectors in RAM) is not supported; FlashVec keeps vectors on disk"
+                  + " (index.type hnsw or flat keep them in memory)"
+              : "must be false: index.type " + index.type() + " keeps vectors in memory");
+    }
+    JsonNode m = vectors.get("memory");
+    if (!absent(m) && !(onDisk && m.isString() && m.asString().equals("cold"))) {
+      throw refused(
+          at + "memory",
+          m,
+          onDisk
+              ? "only cold is supported: FlashVec keeps vectors on disk, read on demand"
+              : "is not supported: index.type " + index.type() + " keeps vectors in memory");
+    }
+  }
+
+  /**
+   * Payload placement: a sealed segment's payloads are read on demand from its mapped file
+   * (Qdrant's {@code on_disk_payload: true}, {@code payload.memory: cold}).
+   */
+  private static void payloadPlacement(JsonNode parent, String at) {
+    JsonNode d = parent.get("on_disk_payload");
+    if (!absent(d) && !(d.isBoolean() && d.booleanValue())) {
+      throw refused(
+          at + "on_disk_payload",
+          d,
+          "false (payloads in RAM) is not supported; FlashVec reads payloads from disk on demand");
+    }
+    JsonNode p = parent.get("payload");
+    if (!absent(p)) {
+      if (!p.isObject()) {
+        throw Requests.invalid(at + "payload must be an object", at + "payload", p);
+      }
+      known(p, Set.of("memory"), at + "payload.");
+      JsonNode m = p.get("memory");
+      if (!absent(m) && !(m.isString() && m.asString().equals("cold"))) {
+        throw refused(
+            at + "payload.memory",
+            m,
+            "only cold is supported: FlashVec reads payloads from disk on demand");
+      }
+    }
+  }
+
+  /**
+   * The HNSW fields FlashVec does not set from the request. With {@code current} (an update) the
+   * honoured {@code m} and {@code ef_construct} must equal the collection's: its index is not
+   * rebuilt with new parameters.
+   */
+  private static void hnsw(JsonNode hnsw, IndexParams index, String at, IndexParams current) {
+    if (absent(hnsw)) {
+      return;
+    }
+    if (!hnsw.isObject()) {
+      throw Requests.invalid(at + " must be an object", at, hnsw);
+    }
+    known(hnsw, HNSW_FIELDS, at + ".");
+    if (current != null) {
+      JsonNode m = hnsw.get("m");
+      if (!absent(m) && !isInt(m, describedM(current))) {
+        throw refused(
+            at + ".m",
+            m,
+            "cannot be changed on an existing collection (it is " + describedM(current) + ")");
+      }
+      JsonNode ef = hnsw.get("ef_construct");
+      if (!absent(ef) && !isInt(ef, current.buildSearchList())) {
+        throw refused(
+            at + ".ef_construct",
+            ef,
+            "cannot be changed on an existing collection (it is "
+                + current.buildSearchList()
+                + ")");
+      }
+    }
+    if (!absent(hnsw.get("full_scan_threshold"))) {
+      throw refused(
+          at + ".full_scan_threshold",
+          hnsw.get("full_scan_threshold"),
+          "is not supported: FlashVec chooses exact scans by the filter's selectivity");
+    }
+    JsonNode threads = hnsw.get("max_indexing_threads");
+    if (!absent(threads) && !isInt(threads, 0)) {
+      throw refused(
+          at + ".max_indexing_threads",
+          threads,
+          "only 0 is supported: index build threads are a server setting"
+              + " (FLASHVEC_SEGMENT_BUILD_THREADS)");
+    }
+    boolean graphOnDisk = index.type().equals(IndexParams.DISKANN);
+    JsonNode onDisk = hnsw.get("on_disk");
+    if (!absent(onDisk) && !(onDisk.isBoolean() && onDisk.booleanValue() == graphOnDisk)) {
+      throw refused(
+          at + ".on_disk",
+          onDisk,
+          "must be "
+              + graphOnDisk
+              + " for index.type "
+              + index.type()
+              + ": the index type sets where the graph is (diskann on disk, hnsw in memory, flat"
+              + " has none)");
+    }
+    JsonNode memory = hnsw.get("memory");
+    if (!absent(memory)
+        && !(graphOnDisk && memory.isString() && memory.asString().equals("cold"))) {
+      throw refused(
+          at + ".memory",
+          memory,
+          "only cold is supported, with index.type diskann (the graph is read on demand; index.type"
+              + " is "
+              + index.type()
+              + ")");
+    }
+    if (!absent(hnsw.get("payload_m"))) {
+      throw refused(
+          at + ".payload_m",
+          hnsw.get("payload_m"),
+          "is not supported: there are no payload-aware graph links");
+    }
+    JsonNode inline = hnsw.get("inline_storage");
+    if (!absent(inline) && !(inline.isBoolean() && inline.booleanValue() == graphOnDisk)) {
+      throw refused(
+          at + ".inline_storage",
+          inline,
+          "must be "
+              + graphOnDisk
+              + " for index.type "
+              + index.type()
+              + ": a diskann graph record always holds its full vector (true), hnsw and flat keep"
+              + " vectors apart (false)");
+    }
+  }
+
+  /** Qdrant's {@code m} as the collection info reports it: 0 for flat (no graph). */
+  static int describedM(IndexParams index) {
+    return index.type().equals(IndexParams.FLAT) ? 0 : Math.max(1, index.maxDegree() / 2);
+  }
+
+  /**
+   * {@code quantization_config}: FlashVec's own product quantisation is always on for diskann
+   * ({@code index.pq_subspaces}); Qdrant's scalar, product, binary and turbo kinds are not.
+   */
+  private static void quantization(JsonNode q, String at, boolean update) {
+    if (absent(q) || update && q.isString() && q.asString().equals("Disabled")) {
+      return;
+    }
+    String kind = q.isObject() && q.size() == 1 ? q.propertyNames().iterator().next() : null;
+    throw refused(
+        at,
+        q,
+        (kind == null ? "Qdrant's quantization" : kind + " quantization")
+            + " is not supported; FlashVec's diskann index keeps product-quantised codes in RAM,"
+            + " sized by index.pq_subspaces at creation");
+  }
+
+  private static void writeConsistency(JsonNode n, String at) {
+    if (!absent(n) && !isInt(n, 1)) {
+      throw refused(
+          at,
+          n,
+          "only 1 is supported: a write is acknowledged once the shard's primary applied it and"
+              + " forwarded it to the live replicas (a replica that misses it is marked stale)");
+    }
+  }
+
+  private static void wal(JsonNode wal, Server server) {
+    if (absent(wal)) {
+      return;
+    }
+    if (!wal.isObject()) {
+      throw Requests.invalid("wal_config must be an object", "wal_config", wal);
+    }
+    known(wal, WAL_FIELDS, "wal_config.");
+    JsonNode cap = wal.get("wal_capacity_mb");
+    if (!absent(cap) && !isInt(cap, server.walSegmentMegabytes())) {
+      throw refused(
+          "wal_config.wal_capacity_mb",
+          cap,
+          "must be "
+              + server.walSegmentMegabytes()
+              + ": the WAL segment size is a server setting (FLASHVEC_WAL_SEGMENT_BYTES)");
+    }
+    JsonNode ahead = wal.get("wal_segments_ahead");
+    if (!absent(ahead) && !isInt(ahead, 0)) {
+      throw refused(
+          "wal_config.wal_segments_ahead",
+          ahead,
+          "only 0 is supported: WAL segments are created when needed");
+    }
+    if (!absent(wal.get("wal_retain_closed"))) {
+      throw refused(
+          "wal_config.wal_retain_closed",
+          wal.get("wal_retain_closed"),
+          "is not supported: closed WAL segments are deleted once a checkpoint covers them");
+    }
+  }
+
+  private static void optimizers(JsonNode o, Server server) {
+    if (absent(o)) {
+      return;
+    }
+    if (!o.isObject()) {
+      throw Requests.invalid("optimizers_config must be an object", "optimizers_config", o);
+    }
+    known(o, OPTIMIZER_FIELDS, "optimizers_config.");
+    JsonNode deleted = o.get("deleted_threshold");
+    if (!absent(deleted)
+        && !(deleted.isNumber() && deleted.doubleValue() == server.deletedFraction())) {
+      throw refused(
+          "optimizers_config.deleted_threshold",
+          deleted,
+          "must be "
+              + server.deletedFraction()
+              + ": the share of deleted points that triggers a compaction is a server setting"
+              + " (FLASHVEC_COMPACTION_DELETED_FRACTION)");
+    }
+    JsonNode segments = o.get("default_segment_number");
+    if (!absent(segments) && !isInt(segments, 0)) {
+      throw refused(
+          "optimizers_config.default_segment_number",
+          segments,
+          "only 0 (auto) is supported: tiered merges choose the number of segments"
+              + " (FLASHVEC_MERGE_SEGMENTS_PER_TIER)");
+    }
+    JsonNode threads = o.get("max_optimization_threads");
+    if (!absent(threads) && !(threads.isString() && threads.asString().equals("auto"))) {
+      throw refused(
+          "optimizers_config.max_optimization_threads",
+          threads,
+          "only auto is supported: compactions run on the server's background threads");
+    }
+    JsonNode prevent = o.get("prevent_unoptimized");
+    if (!absent(prevent) && !(prevent.isBoolean() && !prevent.booleanValue())) {
+      throw refused(
+          "optimizers_config.prevent_unoptimized",
+          prevent,
+          "only false is supported: a written point is always visible (unindexed points are"
+              + " searched exactly)");
+    }
+    for (String f :
+        List.of(
+            "vacuum_min_vector_number",
+            "max_segment_size",
+            "memmap_threshold",
+            "flush_interval_sec")) {
+      if (!absent(o.get(f))) {
+        throw refused(
+            "optimizers_config." + f,
+            o.get(f),
+            switch (f) {
+              case "vacuum_min_vector_number" ->
+                  "is not supported: compactions are triggered by the share of deleted points"
+                      + " only (FLASHVEC_COMPACTION_DELETED_FRACTION)";
+              case "max_segment_size" ->
+                  "is not supported: the largest merged segment is a server setting"
+                      + " (FLASHVEC_MERGE_MAX_SEGMENT_POINTS)";
+              case "memmap_threshold" ->
+                  "is not supported: sealed segments are always memory-mapped from disk";
+              default ->
+                  "is not supported: writes are durable per the WAL's fsync policy"
+                      + " (wal_config.fsync_policy)";
+            });
+      }
+    }
+  }
+
+  /**
+   * Refuses a field that is not in {@code fields}, naming it and the known ones; a {@code null} one
+   * sets nothing (older clients send {@code "init_from": null}).
+   */
+  private static void known(JsonNode object, Set<String> fields, String at) {
+    for (Iterator<String> it = object.propertyNames().iterator(); it.hasNext(); ) {
+      String f = it.next();
+      if (!fields.contains(f) && !absent(object.get(f))) {
+        throw new InvalidInputException(
+            "Wrong input: unknown field `"
+                + at
+                + f
+                + "`; known: "
+                + String.join(", ", new java.util.TreeSet<>(fields)));
+      }
+    }
+  }
+
+  private static boolean absent(JsonNode n) {
+    return n == null || n.isNull();
+  }
+
+  private static boolean isInt(JsonNode n, long value) {
+    return n.isIntegralNumber() && n.canConvertToLong() && n.longValue() == value;
+  }
+
+  private static InvalidInputException refused(String field, JsonNode value, String why) {
+    return new InvalidInputException(
+        "Wrong input: "
+            + field
+            + ": "
+            + why
+            + " ["
+            + field
+            + "="
+            + Requests.abbreviate(value)
+            + "]");
+  }
+}
