@@ -343,6 +343,22 @@ public class CollectionsController {
               alpha,
               Requests.nonNegativeInt(idx, "pq_subspaces", 0, CollectionConfig.MAX_DIMENSION));
     }
+    JsonNode onDisk = vectors.get("on_disk");
+    boolean typeGiven = idx != null && idx.hasNonNull("type");
+    if (onDisk != null
+        && onDisk.isBoolean()
+        && !onDisk.booleanValue()
+        && !typeGiven
+        && index.type().equals(IndexParams.DISKANN)) {
+      // Qdrant's vectors in RAM: the same graph, held in memory (index type hnsw)
+      index =
+          new IndexParams(
+              IndexParams.HNSW,
+              index.maxDegree(),
+              index.buildSearchList(),
+              index.alpha(),
+              index.pqSubspaces());
+    }
     if (noGraph && !index.type().equals(IndexParams.FLAT)) {
       throw new InvalidInputException(
           "Wrong input: hnsw_config.m 0 (no graph, exact search) conflicts with index.type "
@@ -397,6 +413,7 @@ public class CollectionsController {
     ObjectNode vectors = params.putObject("vectors");
     vectors.put("size", c.dimension());
     vectors.put("distance", c.distance().apiName());
+    vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
     params.put("shard_number", c.shardNumber());
     params.put("replication_factor", c.replicationFactor());
     params.put("write_consistency_factor", 1);

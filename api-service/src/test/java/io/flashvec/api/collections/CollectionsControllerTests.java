@@ -307,10 +307,12 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "vectors.quantization_config: binary quantization is not supported");
     probe(v, "on_disk", "vectors:\"on_disk\":true", Kind.NO_OP);
+    // vectors in RAM: without an explicit index type, the in-memory hnsw index is chosen
+    probe(v, "on_disk", "vectors:\"on_disk\":false", Kind.HONOURED);
     probe(
         v,
         "on_disk",
-        "vectors:\"on_disk\":false",
+        "vectors:\"on_disk\":false},\"index\":{\"type\":\"diskann\"",
         Kind.REFUSED,
         "vectors.on_disk: false (vectors in RAM) is not supported; FlashVec keeps vectors on disk");
     // the in-memory index types keep vectors in RAM: on_disk false is what they do
