@@ -2,6 +2,7 @@ package io.flashvec.cluster.proxy;
 
 import static io.flashvec.cluster.proxy.ShardCalls.ref;
 
+import io.flashvec.cluster.Aliases;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.metadata.ClusterMetadata;
@@ -34,6 +35,7 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.ConflictException;
 import io.flashvec.index.FlashVecException;
+import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
@@ -243,6 +245,24 @@ public final class ClusterProxy implements CollectionService, Closeable {
       names.add(m.name());
     }
     return names;
+  }
+
+  /**
+   * Refused: aliases are kept in a standalone server's data directory only so far; the cluster's
+   * metadata in etcd has none, so every name here is a collection's own.
+   */
+  @Override
+  public void updateAliases(List<Aliases.Change> changes) {
+    throw new InvalidInputException(
+        "Wrong input: collection aliases are not supported in cluster mode yet; name collections"
+            + " by their own names");
+  }
+
+  /** None: see {@link #updateAliases}. */
+  @Override
+  public Map<String, String> aliases() {
+    checkReady();
+    return Map.of();
   }
 
   @Override
