@@ -60,6 +60,20 @@ public interface CollectionService {
     return h & Long.MAX_VALUE;
   }
 
+  /**
+   * A node of the cluster as {@code GET /cluster} lists it: {@code uri} is its REST API's
+   * host:port.
+   */
+  record Peer(long peerId, String nodeId, String uri, List<String> roles) {}
+
+  /** This process's {@link #peerId} and the nodes registered in the cluster. */
+  record Peers(long self, List<Peer> peers) {}
+
+  /** The cluster's nodes; {@code null} for a standalone server, which has no cluster. */
+  default Peers peers() {
+    return null;
+  }
+
   /** Whether recovery finished and requests can be served. */
   boolean ready();
 

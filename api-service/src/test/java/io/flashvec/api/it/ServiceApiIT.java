@@ -79,4 +79,48 @@ class ServiceApiIT {
         .isEqualTo("Not found: no such endpoint [method=PATCH, path=/collections/c/points]");
     assertThat(http.send("DELETE", "/healthz", null).status()).isEqualTo(404);
   }
+
+  @Test
+  void telemetryCountsRequestsByEndpointInQdrantsShape() {
+    assertThat(
+            http.put("/collections/tele", "{\"vectors\":{\"size\":2,\"distance\":\"Dot\"}}")
+                .status())
+        .isEqualTo(200);
+    for (int i = 0; i < 3; i++) {
+      assertThat(
+              http.put(
+                      "/collections/tele/points?wait=true",
+                      "{\"points\":[{\"id\":" + i + ",\"vector\":[1,2]}]}")
+                  .status())
+          .isEqualTo(200);
+    }
+    JsonNode t = http.get("/telemetry").result();
+    assertThat(t.get("id").asString()).hasSize(36);
+    assertThat(t.at("/app/name").asString()).isEqualTo("flashvec");
+    assertThat(t.at("/app/version").asString()).isEqualTo("0.1.0");
+    assertThat(t.at("/app/system/cores").asInt()).isPositive();
+    assertThat(t.at("/collections/number_of_collections").asInt()).isGreaterThanOrEqualTo(1);
+    assertThat(t.at("/cluster/enabled").asBoolean()).isFalse();
+    JsonNode upserts =
+        t.at("/requests/rest/responses")
+            .get("PUT /collections/{collection_name}/points")
+            .get("200");
+    assertThat(upserts.get("count").asLong()).isGreaterThanOrEqualTo(3);
+    assertThat(upserts.get("avg_duration_micros").asDouble()).isPositive();
+    assertThat(t.at("/requests/grpc/responses").isObject()).isTrue();
+    assertThat(t.at("/requests/rest").has("per_collection_responses")).isFalse();
+    Http.Response perCollection = http.get("/telemetry?per_collection=true");
+    assertThat(perCollection.status()).isEqualTo(400);
+    assertThat(perCollection.error()).contains("per_collection");
+    assertThat(http.get("/telemetry?details_level=-1").status()).isEqualTo(400);
+  }
+
+  @Test
+  void aStandaloneServerSaysItHasNoClusterAndNoIssues() {
+    Http.Response cluster = http.get("/cluster");
+    assertThat(cluster.status()).isEqualTo(200);
+    assertThat(cluster.result().toString()).isEqualTo("{\"status\":\"disabled\"}");
+    assertThat(http.get("/issues").result().toString()).isEqualTo("{\"issues\":[]}");
+    assertThat(http.delete("/issues").result().asBoolean()).isTrue();
+  }
 }

@@ -67,6 +67,11 @@ final class NoProxyRole implements CollectionService {
   }
 
   @Override
+  public Peers peers() {
+    throw refused();
+  }
+
+  @Override
   public void updateAliases(List<Aliases.Change> changes) {
     throw refused();
   }

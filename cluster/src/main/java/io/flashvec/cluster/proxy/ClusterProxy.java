@@ -247,6 +247,17 @@ public final class ClusterProxy implements CollectionService, Closeable {
     return names;
   }
 
+  @Override
+  public Peers peers() {
+    checkReady();
+    List<Peer> out = new ArrayList<>();
+    for (Node n : meta.nodes().values()) {
+      out.add(new Peer(CollectionService.peerId(n.id()), n.id(), n.httpAddress(), n.roles()));
+    }
+    out.sort(java.util.Comparator.comparing(Peer::nodeId));
+    return new Peers(CollectionService.peerId(meta.nodeId()), out);
+  }
+
   /**
    * Refused: aliases are kept in a standalone server's data directory only so far; the cluster's
    * metadata in etcd has none, so every name here is a collection's own.

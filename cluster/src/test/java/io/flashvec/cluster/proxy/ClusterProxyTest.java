@@ -3,6 +3,8 @@ package io.flashvec.cluster.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flashvec.cluster.Aliases;
+import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.testing.InMemoryClusterMetadata;
 import io.flashvec.cluster.testing.InProcessNodes;
 import io.flashvec.cluster.testing.TestPoints;
@@ -75,6 +77,22 @@ class ClusterProxyTest {
 
   private static List<Point> onShard(List<Point> points, int shard) {
     return points.stream().filter(p -> p.id().shard(2) == shard).toList();
+  }
+
+  @Test
+  void peersAreTheRegisteredNodesAndAliasChangesAreRefused() {
+    CollectionService.Peers peers = proxy.peers();
+    assertThat(peers.self()).isEqualTo(CollectionService.peerId("proxy"));
+    assertThat(peers.peers())
+        .extracting(CollectionService.Peer::nodeId)
+        .containsExactly("n1", "n2", "n3");
+    assertThat(peers.peers().getFirst().peerId()).isEqualTo(CollectionService.peerId("n1"));
+    assertThat(peers.peers().getFirst().uri()).isEqualTo("127.0.0.1:0");
+    assertThat(peers.peers().getFirst().roles()).containsExactly("query");
+    assertThat(proxy.aliases()).isEmpty();
+    assertThatThrownBy(() -> proxy.updateAliases(List.of(new Aliases.Create("a", "c"))))
+        .isInstanceOf(io.flashvec.index.InvalidInputException.class)
+        .hasMessageContaining("not supported in cluster mode");
   }
 
   @Test
