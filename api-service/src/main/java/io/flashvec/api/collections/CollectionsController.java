@@ -4,6 +4,7 @@ import io.flashvec.api.FlashVecProperties;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
+import io.flashvec.api.web.ValidationException;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.CollectionConfig;
@@ -301,15 +302,30 @@ public class CollectionsController {
           "vectors.distance must be one of Cosine, Dot, Euclid", "distance", dist);
     }
     Distance distance = Distance.parse(dist.asString());
-    int shards = Requests.nonNegativeInt(body, "shard_number", 1, CollectionConfig.MAX_SHARDS);
-    int replicas = Requests.nonNegativeInt(body, "replication_factor", 1, 16);
+    int shards = atLeast(body, "", "shard_number", 1, 1, CollectionConfig.MAX_SHARDS);
+    int replicas = atLeast(body, "", "replication_factor", 1, 1, 16);
+    int writeConsistency = atLeast(body, "", "write_consistency_factor", 1, 1, 16);
+    if (writeConsistency != 1) {
+      throw new InvalidInputException(
+          "Wrong input: write_consistency_factor other than 1 is not supported"
+              + " [write_consistency_factor="
+              + writeConsistency
+              + ", supported=1]");
+    }
     IndexParams index = IndexParams.DEFAULT;
     JsonNode hnsw = Requests.optionalObject(body, "hnsw_config");
     if (hnsw != null) {
       // Qdrant's HNSW m bounds layer 0 at 2m links; ef_construct is the build search list.
       int m = Requests.nonNegativeInt(hnsw, "m", index.maxDegree() / 2, 256);
-      int ef = Requests.nonNegativeInt(hnsw, "ef_construct", index.buildSearchList(), 10_000);
-      index = new IndexParams(index.type(), Math.max(2, 2 * m), Math.max(1, ef), index.alpha(), 0);
+      if (m == 0) {
+        // Qdrant's m = 0 builds no graph (with payload_m, graphs per tenant only)
+        throw new InvalidInputException(
+            "Wrong input: hnsw_config.m = 0 (no graph) is not supported; for exact search"
+                + " without a graph create the collection with \"index\": {\"type\": \"flat\"}"
+                + " [m=0]");
+      }
+      int ef = atLeast(hnsw, "hnsw_config.", "ef_construct", index.buildSearchList(), 4, 10_000);
+      index = new IndexParams(index.type(), 2 * m, ef, index.alpha(), 0);
     }
     JsonNode idx = Requests.optionalObject(body, "index");
     if (idx != null) {
@@ -335,8 +351,23 @@ public class CollectionsController {
               alpha,
               Requests.nonNegativeInt(idx, "pq_subspaces", 0, CollectionConfig.MAX_DIMENSION));
     }
-    return new CollectionConfig(
-        size.intValue(), distance, Math.max(1, shards), Math.max(1, replicas), index);
+    return new CollectionConfig(size.intValue(), distance, shards, replicas, index);
+  }
+
+  /**
+   * An optional integer setting {@code field} of {@code parent} that must be at least {@code min}:
+   * {@code dflt} when absent or {@code null}, a 400 when it is not a non-negative integer or above
+   * {@code max}, and Qdrant's 422 when it is below {@code min}.
+   *
+   * @param path where {@code parent} is in the body, e.g. {@code hnsw_config.}, for the 422
+   */
+  static int atLeast(JsonNode parent, String path, String field, int dflt, int min, int max) {
+    int v = Requests.nonNegativeInt(parent, field, dflt, max);
+    if (v < min) {
+      throw new ValidationException(
+          path + field, "value " + v + " invalid, must be " + min + " or larger");
+    }
+    return v;
   }
 
   private ObjectNode describe(CollectionService.CollectionDescription d) {
