@@ -35,7 +35,6 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.ConflictException;
 import io.flashvec.index.FlashVecException;
-import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
@@ -258,32 +257,43 @@ public final class ClusterProxy implements CollectionService, Closeable {
     return new Peers(CollectionService.peerId(meta.nodeId()), out);
   }
 
-  /**
-   * Refused: aliases are kept in a standalone server's data directory only so far; the cluster's
-   * metadata in etcd has none, so every name here is a collection's own.
-   */
+  /** Applies alias changes in one compare-and-swap of the aliases in etcd. */
   @Override
   public void updateAliases(List<Aliases.Change> changes) {
-    throw new InvalidInputException(
-        "Wrong input: collection aliases are not supported in cluster mode yet; name collections"
-            + " by their own names");
+    for (Aliases.Change c : changes) {
+      switch (c) {
+        case Aliases.Create(String alias, String collection) -> CollectionNames.validate(alias);
+        case Aliases.Rename(String from, String to) -> CollectionNames.validate(to);
+        case Aliases.Delete d -> {}
+      }
+    }
+    checkReady();
+    meta.updateAliases(current -> Aliases.apply(current, changes, n -> meta.placed(n).isPresent()));
+    LOG.info("aliases changed [changes={}]", changes);
   }
 
-  /** None: see {@link #updateAliases}. */
   @Override
   public Map<String, String> aliases() {
     checkReady();
-    return Map.of();
+    return new java.util.TreeMap<>(meta.aliases());
+  }
+
+  /** The collection {@code name} (a collection's name or an alias of it) means. */
+  private String resolve(String name) {
+    String target = meta.aliases().get(name);
+    return target == null ? name : target;
   }
 
   @Override
-  public boolean exists(String name) {
+  public boolean exists(String nameOrAlias) {
+    String name = resolve(nameOrAlias);
     checkReady();
     return meta.placed(name).isPresent();
   }
 
   @Override
-  public CollectionDescription describe(String name) {
+  public CollectionDescription describe(String nameOrAlias) {
+    String name = resolve(nameOrAlias);
     Placement p = placed(name);
     List<ShardInfoReply> infos =
         calls.perShard(p.shards(), s -> read(p, s, st -> st.info(ref(name, s))));
@@ -347,7 +357,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public ClusterInfo clusterInfo(String name) {
+  public ClusterInfo clusterInfo(String nameOrAlias) {
+    String name = resolve(nameOrAlias);
     Placement p = placed(name);
     List<RemoteShard> remote = new ArrayList<>();
     for (int s = 0; s < p.shards(); s++) {
@@ -363,7 +374,9 @@ public final class ClusterProxy implements CollectionService, Closeable {
   // ---------------------------------------------------------------- writes
 
   @Override
-  public Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait) {
+  public Collection.UpdateResult upsert(
+      String collectionOrAlias, List<Point> points, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     CollectionConfig config = p.meta().config();
     List<List<Point>> parts = byShard(p.shards(), points, pt -> pt.id());
@@ -387,7 +400,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait) {
+  public Collection.UpdateResult delete(String collectionOrAlias, List<PointId> ids, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     return deleteIds(p, byShard(p.shards(), ids, id -> id), wait);
   }
@@ -453,7 +467,9 @@ public final class ClusterProxy implements CollectionService, Closeable {
    * the filter runs when the delete is logged.
    */
   @Override
-  public Collection.UpdateResult deleteByFilter(String collection, Filter filter, boolean wait) {
+  public Collection.UpdateResult deleteByFilter(
+      String collectionOrAlias, Filter filter, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     return deleteIds(p, calls.perShard(p.shards(), s -> matchingIds(p, s, filter)), wait);
   }
@@ -480,7 +496,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
    */
   @Override
   public Collection.UpdateResult updatePayloads(
-      String collection, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
+      String collectionOrAlias, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     List<Record> current = retrieve(collection, ids, true, true);
     List<Point> next = new ArrayList<>(current.size());
     for (Record r : current) {
@@ -495,7 +512,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   /** {@link #updatePayloads} (read-modify-write through the proxy) of the points that match. */
   @Override
   public Collection.UpdateResult updatePayloadsByFilter(
-      String collection, Filter filter, UnaryOperator<byte[]> update, boolean wait) {
+      String collectionOrAlias, Filter filter, UnaryOperator<byte[]> update, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     List<PointId> ids = new ArrayList<>();
     calls.perShard(p.shards(), s -> matchingIds(p, s, filter)).forEach(ids::addAll);
@@ -506,7 +524,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
 
   @Override
   public List<Record> retrieve(
-      String collection, List<PointId> ids, boolean withPayload, boolean withVector) {
+      String collectionOrAlias, List<PointId> ids, boolean withPayload, boolean withVector) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     List<PointId> unique = new ArrayList<>(new LinkedHashSet<>(ids));
     List<List<PointId>> parts = byShard(p.shards(), unique, id -> id);
@@ -543,7 +562,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public long count(String collection, Filter filter) {
+  public long count(String collectionOrAlias, Filter filter) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     FilterMsg f = FilterProtos.message(filter);
     long n = 0;
@@ -561,7 +581,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public ScrollPage scroll(String collection, ScrollRequest request) {
+  public ScrollPage scroll(String collectionOrAlias, ScrollRequest request) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     List<ScrollPage> pages =
         calls.perShard(
@@ -574,7 +595,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public List<Record> search(String collection, SearchRequest req, SearchStats stats) {
+  public List<Record> search(String collectionOrAlias, SearchRequest req, SearchStats stats) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     CollectionConfig config = p.meta().config();
     config.checkVector(null, req.vector());
@@ -614,7 +636,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
    * per shard, as in Elasticsearch's default query-then-fetch); the proxy keeps the best.
    */
   @Override
-  public List<Record> textSearch(String collection, TextSearchRequest request) {
+  public List<Record> textSearch(String collectionOrAlias, TextSearchRequest request) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     p.payloadSchema().textQuery(request.field(), request.text()); // 400 here, not from every shard
     TopMerge<Record> top = TopMerge.byTextScore(request.limit());
@@ -631,7 +654,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public List<Ordered> scrollOrdered(String collection, OrderedScrollRequest request) {
+  public List<Ordered> scrollOrdered(String collectionOrAlias, OrderedScrollRequest request) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     p.payloadSchema().orderField(collection, request.key(), request.limit());
     TopMerge<Ordered> top = TopMerge.byOrderValue(request.ascending(), request.limit());
@@ -705,19 +729,22 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public void flush(String collection) {
+  public void flush(String collectionOrAlias) {
+    String collection = resolve(collectionOrAlias);
     maintainAll(
         collection, MaintainRequest.newBuilder().setAction(MaintainRequest.Action.FLUSH), false);
   }
 
   @Override
-  public int evictFromPageCache(String collection) {
+  public int evictFromPageCache(String collectionOrAlias) {
+    String collection = resolve(collectionOrAlias);
     return maintainAll(
         collection, MaintainRequest.newBuilder().setAction(MaintainRequest.Action.EVICT), false);
   }
 
   @Override
-  public void compact(String collection, boolean force) {
+  public void compact(String collectionOrAlias, boolean force) {
+    String collection = resolve(collectionOrAlias);
     maintainAll(
         collection,
         MaintainRequest.newBuilder()
@@ -728,7 +755,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
 
   @Override
   public CollectionTuning updateCollection(
-      String collection, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+      String collectionOrAlias, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     CollectionTuning next = p.meta().tuning().merge(indexingThreshold, fsyncPolicy);
     meta.updateTuning(collection, next);
@@ -773,12 +801,15 @@ public final class ClusterProxy implements CollectionService, Closeable {
 
   @Override
   public Collection.UpdateResult createPayloadIndex(
-      String collection, PayloadFieldSchema field, boolean wait) {
+      String collectionOrAlias, PayloadFieldSchema field, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     return changePayloadSchema(collection, s -> s.with(field), wait);
   }
 
   @Override
-  public Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait) {
+  public Collection.UpdateResult deletePayloadIndex(
+      String collectionOrAlias, String field, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     return changePayloadSchema(collection, s -> s.without(field), wait);
   }
 
