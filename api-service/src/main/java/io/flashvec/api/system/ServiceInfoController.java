@@ -26,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
@@ -278,6 +280,51 @@ public class ServiceInfoController {
       }
     }
     return out;
+  }
+
+  /**
+   * Qdrant's Raft recovery of this peer: a standalone server answers 405 as Qdrant does without
+   * distributed mode; FlashVec's cluster keeps its state in etcd and has no Raft log to recover.
+   */
+  @PostMapping("/cluster/recover")
+  Mono<ResponseEntity<byte[]>> recover() {
+    return blocking.answer(
+        () -> {
+          throw clusterOperation(
+              "a node's state is in etcd and its replicas resync by themselves, there is no Raft"
+                  + " log to recover");
+        });
+  }
+
+  /**
+   * Qdrant's removal of a peer: 405 standalone; in a FlashVec cluster a node leaves by stopping
+   * (its registration lease expires) and its replicas are resynced elsewhere when it returns.
+   */
+  @DeleteMapping("/cluster/peer/{peer_id}")
+  Mono<ResponseEntity<byte[]>> removePeer(@PathVariable("peer_id") String peerId) {
+    return blocking.answer(
+        () -> {
+          throw clusterOperation(
+              "a node leaves the cluster by stopping: its registration expires with its lease"
+                  + " [peer_id="
+                  + peerId
+                  + "]");
+        });
+  }
+
+  /** 405 on a standalone server, as Qdrant's; 400 naming why in cluster mode. */
+  private FlashVecException clusterOperation(String clusterWhy) {
+    if (!props.cluster().enabled()) {
+      return new StandaloneMode();
+    }
+    return new InvalidInputException("Wrong input: not supported: " + clusterWhy);
+  }
+
+  /** Qdrant's answer to a cluster operation without distributed mode. */
+  static final class StandaloneMode extends FlashVecException {
+    StandaloneMode() {
+      super(405, "FlashVec is running in standalone mode", null);
+    }
   }
 
   /**

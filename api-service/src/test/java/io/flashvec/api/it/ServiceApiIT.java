@@ -122,5 +122,10 @@ class ServiceApiIT {
     assertThat(cluster.result().toString()).isEqualTo("{\"status\":\"disabled\"}");
     assertThat(http.get("/issues").result().toString()).isEqualTo("{\"issues\":[]}");
     assertThat(http.delete("/issues").result().asBoolean()).isTrue();
+    for (Http.Response r :
+        new Http.Response[] {http.post("/cluster/recover", null), http.delete("/cluster/peer/7")}) {
+      assertThat(r.status()).isEqualTo(405);
+      assertThat(r.error()).isEqualTo("FlashVec is running in standalone mode");
+    }
   }
 }
