@@ -124,8 +124,9 @@ class AliasesIT {
       assertThat(extra.error()).contains("actions[0].delete_alias.collection_name");
       Http.Response badName =
           aliases(http, "{\"create_alias\":{\"collection_name\":\"v1\",\"alias_name\":\"a/b\"}}");
-      assertThat(badName.status()).isEqualTo(400);
-      assertThat(badName.error()).contains("invalid collection name");
+      assertThat(badName.status()).isEqualTo(422);
+      assertThat(badName.error())
+          .startsWith("Validation error in JSON body: [alias_name: invalid collection name");
       assertThat(http.post("/collections/aliases", "{}").status()).isEqualTo(400);
       Http.Response shadow = http.put("/collections/prod", VECTORS);
       assertThat(shadow.status()).isEqualTo(400);

@@ -122,8 +122,10 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   public void updateAliases(List<Aliases.Change> changes) {
     for (Aliases.Change c : changes) {
       switch (c) {
-        case Aliases.Create(String alias, String collection) -> CollectionNames.validate(alias);
-        case Aliases.Rename(String from, String to) -> CollectionNames.validate(to);
+        case Aliases.Create(String alias, String collection) ->
+            CollectionNames.validateInBody(alias, "alias_name");
+        case Aliases.Rename(String from, String to) ->
+            CollectionNames.validateInBody(to, "new_alias_name");
         case Aliases.Delete d -> {}
       }
     }

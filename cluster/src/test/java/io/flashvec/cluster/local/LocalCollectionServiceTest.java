@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.flashvec.cluster.Aliases;
+import io.flashvec.cluster.CollectionNames;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.ConflictException;
 import io.flashvec.index.Distance;
@@ -195,7 +196,7 @@ class LocalCollectionServiceTest {
   }
 
   @Test
-  void duplicatesAre409AndBadNames400() {
+  void duplicatesAre409AndBadNames422() {
     LocalCollectionService s = recovered();
     s.createCollection("docs", CONFIG);
     assertStatus(
@@ -205,8 +206,9 @@ class LocalCollectionServiceTest {
         "Wrong input: Collection `docs` already exists!");
     for (String bad : new String[] {"../x", "a/b", ".hidden", "", "x".repeat(256)}) {
       assertThatThrownBy(() -> s.createCollection(bad, CONFIG))
-          .isInstanceOf(InvalidInputException.class);
-      assertThatThrownBy(() -> s.deleteCollection(bad)).isInstanceOf(InvalidInputException.class);
+          .isInstanceOf(CollectionNames.InvalidNameException.class);
+      assertThatThrownBy(() -> s.deleteCollection(bad))
+          .isInstanceOf(CollectionNames.InvalidNameException.class);
     }
     assertThat(data.resolve("x")).doesNotExist();
     assertThat(s.listCollections()).containsExactly("docs");
@@ -335,10 +337,10 @@ class LocalCollectionServiceTest {
         "Wrong input: Collection `docs` already exists!");
     assertStatus(
         () -> s.updateAliases(List.of(new Aliases.Create("a/b", "docs"))),
-        InvalidInputException.class,
-        400,
-        "Wrong input: invalid collection name [name=a/b, allowed=1-255 characters of A-Z a-z 0-9 _"
-            + " - . not starting with .]");
+        CollectionNames.InvalidNameException.class,
+        422,
+        "Validation error in JSON body: [alias_name: invalid collection name [name=a/b,"
+            + " allowed=1-255 characters of A-Z a-z 0-9 _ - . not starting with .]]");
     assertStatus(
         () -> s.createCollection("prod", CONFIG),
         InvalidInputException.class,
