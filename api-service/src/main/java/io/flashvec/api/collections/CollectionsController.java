@@ -59,10 +59,28 @@ public class CollectionsController {
         });
   }
 
+  /**
+   * Qdrant's create collection. {@code ?timeout} (seconds, at least 1, as Qdrant checks it) has no
+   * effect: a collection is created before the answer.
+   */
   @PutMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> create(
-      @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return blocking.answer(name, body, Json::parse, json -> create(name, json));
+      @PathVariable String name,
+      @org.springframework.web.bind.annotation.RequestParam(required = false) Integer timeout,
+      @RequestBody(required = false) byte[] body) {
+    return blocking.answer(
+        name,
+        body,
+        Json::parse,
+        json -> {
+          if (timeout != null && timeout < 1) {
+            throw new ValidationException(
+                "query parameters",
+                "timeout",
+                "value " + timeout + " invalid, must be 1 or larger");
+          }
+          return create(name, json);
+        });
   }
 
   /** Creates the collection a parsed create body describes. */

@@ -9,6 +9,11 @@ import io.flashvec.index.FlashVecException;
 public class ValidationException extends FlashVecException {
 
   public ValidationException(String path, String problem) {
-    super(422, "Validation error in JSON body: [" + path + ": " + problem + "]", null);
+    this("JSON body", path, problem);
+  }
+
+  /** A value refused in {@code where}: {@code JSON body} or {@code query parameters}. */
+  public ValidationException(String where, String path, String problem) {
+    super(422, "Validation error in " + where + ": [" + path + ": " + problem + "]", null);
   }
 }

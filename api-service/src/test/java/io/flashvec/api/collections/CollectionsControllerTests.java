@@ -109,6 +109,21 @@ class CollectionsControllerTests {
               .getResponseBody();
       assertThat(Json.text(b)).as(c[0]).isEqualTo("Validation error in JSON body: " + c[1]);
     }
+    byte[] timeout =
+        client
+            .put()
+            .uri("/collections/c?timeout=0")
+            .contentType(MediaType.APPLICATION_JSON)
+            .bodyValue("{" + vectors + "}")
+            .exchange()
+            .expectStatus()
+            .isEqualTo(422)
+            .expectBody()
+            .returnResult()
+            .getResponseBody();
+    assertThat(Json.text(timeout))
+        .isEqualTo(
+            "Validation error in query parameters: [timeout: value 0 invalid, must be 1 or larger]");
     assertThat(error("PUT", "{" + vectors + ",\"shard_number\":-1}"))
         .contains("shard_number must be a non-negative integer");
     assertThat(error("PUT", "{" + vectors + ",\"write_consistency_factor\":2}"))
