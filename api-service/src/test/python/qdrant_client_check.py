@@ -3,11 +3,13 @@
 Usage: python qdrant_client_check.py URL
 Exits non-zero with a message on the first mismatch. Run by QdrantClientIT.
 """
+import importlib.metadata
 import math
 import sys
 import uuid
 
 from qdrant_client import QdrantClient, models
+from qdrant_client.common.version_check import get_server_version, is_compatible
 
 
 def check(cond, msg):
@@ -16,6 +18,11 @@ def check(cond, msg):
 
 
 def main(url):
+    # The check a client makes at start-up (check_compatibility=True): no warning for FlashVec.
+    client_version = importlib.metadata.version("qdrant-client")
+    server_version = get_server_version(url, {}, None, 30)
+    check(is_compatible(client_version, server_version),
+          f"client {client_version} finds server version {server_version} incompatible")
     client = QdrantClient(url=url, prefer_grpc=False, timeout=30, check_compatibility=False)
     name = "qdrant_client_check"
     if client.collection_exists(name):
@@ -36,6 +43,16 @@ def main(url):
     res = client.upsert(name, points=points, wait=True)
     check(res.status == models.UpdateStatus.COMPLETED, f"upsert status {res.status}")
     # Columnar batch form.
+    # Aliases: a collection route through an alias, listed, dropped.
+    client.update_collection_aliases(change_aliases_operations=[
+        models.CreateAliasOperation(create_alias=models.CreateAlias(collection_name=name, alias_name=name + "_alias"))])
+    check([a.alias_name for a in client.get_aliases().aliases] == [name + "_alias"], "get_aliases")
+    check([a.alias_name for a in client.get_collection_aliases(name).aliases] == [name + "_alias"],
+          "get_collection_aliases")
+    check(client.count(name + "_alias").count == 3, "count through the alias")
+    client.update_collection_aliases(change_aliases_operations=[
+        models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=name + "_alias"))])
+    check(client.get_aliases().aliases == [], "alias deleted")
     client.upsert(name, points=models.Batch(ids=[3, 4], vectors=[[0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]],
                                             payloads=[{"city": "Rome"}, {"city": "Oslo"}]), wait=True)
 

@@ -15,6 +15,7 @@ import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import java.util.List;
+import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
@@ -22,6 +23,10 @@ import java.util.function.UnaryOperator;
  * io.flashvec.cluster.local.LocalCollectionService}); a cluster proxy implements it with gRPC calls
  * to query nodes ({@link io.flashvec.cluster.proxy.ClusterProxy}). Errors are {@link
  * io.flashvec.index.FlashVecException}s carrying their HTTP status.
+ *
+ * <p>Every method that takes the name of an existing collection accepts an alias of it as well
+ * ({@link Aliases}); {@link #createCollection} and {@link #deleteCollection} take collection names
+ * only, as in Qdrant.
  */
 public interface CollectionService {
 
@@ -55,6 +60,20 @@ public interface CollectionService {
     return h & Long.MAX_VALUE;
   }
 
+  /**
+   * A node of the cluster as {@code GET /cluster} lists it: {@code uri} is its REST API's
+   * host:port.
+   */
+  record Peer(long peerId, String nodeId, String uri, List<String> roles) {}
+
+  /** This process's {@link #peerId} and the nodes registered in the cluster. */
+  record Peers(long self, List<Peer> peers) {}
+
+  /** The cluster's nodes; {@code null} for a standalone server, which has no cluster. */
+  default Peers peers() {
+    return null;
+  }
+
   /** Whether recovery finished and requests can be served. */
   boolean ready();
 
@@ -70,6 +89,15 @@ public interface CollectionService {
   boolean deleteCollection(String name);
 
   List<String> listCollections();
+
+  /**
+   * Applies alias actions ({@code POST /collections/aliases}) all together in one durable change,
+   * or none of them ({@link Aliases#apply} says which errors stop them).
+   */
+  void updateAliases(List<Aliases.Change> changes);
+
+  /** Every alias, alias to collection name, sorted by alias. */
+  Map<String, String> aliases();
 
   boolean exists(String name);
 

@@ -3,7 +3,6 @@ package io.flashvec.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.flashvec.index.InvalidInputException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.NullSource;
@@ -36,9 +35,9 @@ class CollectionNamesTest {
     String max = "x".repeat(255);
     assertThat(CollectionNames.validate(max)).isEqualTo(max);
     assertThatThrownBy(() -> CollectionNames.validate("x".repeat(256)))
-        .isInstanceOf(InvalidInputException.class);
+        .isInstanceOf(CollectionNames.InvalidNameException.class);
     assertThatThrownBy(() -> CollectionNames.validate("." + "x".repeat(254)))
-        .isInstanceOf(InvalidInputException.class);
+        .isInstanceOf(CollectionNames.InvalidNameException.class);
   }
 
   @ParameterizedTest
@@ -71,20 +70,26 @@ class CollectionNamesTest {
       })
   void invalidNamesAreRejectedWithTheRule(String name) {
     assertThatThrownBy(() -> CollectionNames.validate(name))
-        .isInstanceOf(InvalidInputException.class)
+        .isInstanceOf(CollectionNames.InvalidNameException.class)
         .hasMessage(
-            "Wrong input: invalid collection name [name="
+            "Validation error in path parameters: [collection_name: invalid collection name [name="
                 + name
-                + ", allowed=1-255 characters of A-Z a-z 0-9 _ - . not starting with .]");
+                + ", allowed=1-255 characters of A-Z a-z 0-9 _ - . not starting with .]]");
   }
 
   @Test
   void theMessageIsExact() {
     assertThatThrownBy(() -> CollectionNames.validate("../x"))
-        .isInstanceOf(InvalidInputException.class)
+        .isInstanceOf(CollectionNames.InvalidNameException.class)
         .hasMessage(
-            "Wrong input: invalid collection name [name=../x,"
-                + " allowed=1-255 characters of A-Z a-z 0-9 _ - . not starting with .]")
-        .satisfies(e -> assertThat(((InvalidInputException) e).httpStatus()).isEqualTo(400));
+            "Validation error in path parameters: [collection_name: invalid collection name"
+                + " [name=../x, allowed=1-255 characters of A-Z a-z 0-9 _ - . not starting with .]]")
+        .satisfies(
+            e ->
+                assertThat(((CollectionNames.InvalidNameException) e).httpStatus()).isEqualTo(422));
+    assertThatThrownBy(() -> CollectionNames.validateInBody("a/b", "alias_name"))
+        .hasMessage(
+            "Validation error in JSON body: [alias_name: invalid collection name"
+                + " [name=a/b, allowed=1-255 characters of A-Z a-z 0-9 _ - . not starting with .]]");
   }
 }

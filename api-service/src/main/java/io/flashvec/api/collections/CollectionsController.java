@@ -4,6 +4,7 @@ import io.flashvec.api.FlashVecProperties;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
+import io.flashvec.api.web.ValidationException;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.CollectionConfig;
@@ -58,10 +59,28 @@ public class CollectionsController {
         });
   }
 
+  /**
+   * Qdrant's create collection. {@code ?timeout} (seconds, at least 1, as Qdrant checks it) has no
+   * effect: a collection is created before the answer.
+   */
   @PutMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> create(
-      @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return blocking.answer(name, body, Json::parse, json -> create(name, json));
+      @PathVariable String name,
+      @org.springframework.web.bind.annotation.RequestParam(required = false) Integer timeout,
+      @RequestBody(required = false) byte[] body) {
+    return blocking.answer(
+        name,
+        body,
+        Json::parse,
+        json -> {
+          if (timeout != null && timeout < 1) {
+            throw new ValidationException(
+                "query parameters",
+                "timeout",
+                "value " + timeout + " invalid, must be 1 or larger");
+          }
+          return create(name, json);
+        });
   }
 
   /** Creates the collection a parsed create body describes. */
@@ -312,8 +331,16 @@ public class CollectionsController {
           "vectors.distance must be one of Cosine, Dot, Euclid", "distance", dist);
     }
     Distance distance = Distance.parse(dist.asString());
-    int shards = Requests.nonNegativeInt(body, "shard_number", 1, CollectionConfig.MAX_SHARDS);
-    int replicas = Requests.nonNegativeInt(body, "replication_factor", 1, 16);
+    int shards = atLeast(body, "", "shard_number", 1, 1, CollectionConfig.MAX_SHARDS);
+    int replicas = atLeast(body, "", "replication_factor", 1, 1, 16);
+    int writeConsistency = atLeast(body, "", "write_consistency_factor", 1, 1, 16);
+    if (writeConsistency != 1) {
+      throw new InvalidInputException(
+          "Wrong input: write_consistency_factor other than 1 is not supported"
+              + " [write_consistency_factor="
+              + writeConsistency
+              + ", supported=1]");
+    }
     IndexParams index = IndexParams.DEFAULT;
     // the vector's own hnsw_config overrides the collection's, as in Qdrant
     index = hnsw(Requests.optionalObject(body, "hnsw_config"), index);
@@ -365,8 +392,23 @@ public class CollectionsController {
               + index.type()
               + " [m=0]");
     }
-    return new CollectionConfig(
-        size.intValue(), distance, Math.max(1, shards), Math.max(1, replicas), index);
+    return new CollectionConfig(size.intValue(), distance, shards, replicas, index);
+  }
+
+  /**
+   * An optional integer setting {@code field} of {@code parent} that must be at least {@code min}:
+   * {@code dflt} when absent or {@code null}, a 400 when it is not a non-negative integer or above
+   * {@code max}, and Qdrant's 422 when it is below {@code min}.
+   *
+   * @param path where {@code parent} is in the body, e.g. {@code hnsw_config.}, for the 422
+   */
+  static int atLeast(JsonNode parent, String path, String field, int dflt, int min, int max) {
+    int v = Requests.nonNegativeInt(parent, field, dflt, max);
+    if (v < min) {
+      throw new ValidationException(
+          path + field, "value " + v + " invalid, must be " + min + " or larger");
+    }
+    return v;
   }
 
   /**
@@ -379,7 +421,7 @@ public class CollectionsController {
       return index;
     }
     int m = Requests.nonNegativeInt(hnsw, "m", -1, 256);
-    int ef = Requests.nonNegativeInt(hnsw, "ef_construct", index.buildSearchList(), 10_000);
+    int ef = atLeast(hnsw, "hnsw_config.", "ef_construct", index.buildSearchList(), 4, 10_000);
     String type = index.type();
     int degree = index.maxDegree();
     if (m == 0) {

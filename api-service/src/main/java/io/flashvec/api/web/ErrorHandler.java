@@ -34,7 +34,9 @@ import reactor.netty.channel.AbortedException;
 /**
  * The one place that turns exceptions into Qdrant-style error responses {@code {"status": {"error":
  * "…"}, "time": s}} with the right status: {@link FlashVecException}s carry theirs, oversized
- * bodies are 413, Spring's routing and binding errors keep their status, anything else is a 500.
+ * bodies are 413, Spring's routing and binding errors keep their status (except that a known path
+ * asked with another method is a 404 "no such endpoint", as for an unknown path: Qdrant routes by
+ * path and method together), anything else is a 500.
  *
  * <p>What a client sees never shows the server's insides: a 500 says only that something failed and
  * gives an {@code error_id} that the server's log has beside the full exception; Spring's binding
@@ -179,6 +181,11 @@ public class ErrorHandler implements WebExceptionHandler {
     }
     if (ex instanceof ResponseStatusException rse) {
       HttpStatusCode code = rse.getStatusCode();
+      if (code.value() == 405) {
+        // Qdrant (actix) routes by path and method together: a known path with another method is
+        // a route that does not exist, 404 like any other
+        code = HttpStatus.NOT_FOUND;
+      }
       String reason = rse.getReason() != null ? rse.getReason() : code.toString();
       if (code.value() == 404) {
         reason =

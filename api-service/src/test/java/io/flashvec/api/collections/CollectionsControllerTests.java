@@ -785,6 +785,58 @@ class CollectionsControllerTests {
     return out;
   }
 
+  @Test
+  void valuesBelowQdrantsMinimumAre422NamingThePathAndUnsupportedOnes400() {
+    String vectors = "\"vectors\":{\"size\":4,\"distance\":\"Dot\"}";
+    String[][] invalid = {
+      {"\"shard_number\":0", "[shard_number: value 0 invalid, must be 1 or larger]"},
+      {"\"replication_factor\":0", "[replication_factor: value 0 invalid, must be 1 or larger]"},
+      {
+        "\"write_consistency_factor\":0",
+        "[write_consistency_factor: value 0 invalid, must be 1 or larger]"
+      },
+      {
+        "\"hnsw_config\":{\"ef_construct\":3}",
+        "[hnsw_config.ef_construct: value 3 invalid, must be 4 or larger]"
+      },
+    };
+    for (String[] c : invalid) {
+      byte[] b =
+          client
+              .put()
+              .uri("/collections/c")
+              .contentType(MediaType.APPLICATION_JSON)
+              .bodyValue("{" + vectors + "," + c[0] + "}")
+              .exchange()
+              .expectStatus()
+              .isEqualTo(422)
+              .expectBody()
+              .returnResult()
+              .getResponseBody();
+      assertThat(Json.text(b)).as(c[0]).isEqualTo("Validation error in JSON body: " + c[1]);
+    }
+    byte[] timeout =
+        client
+            .put()
+            .uri("/collections/c?timeout=0")
+            .contentType(MediaType.APPLICATION_JSON)
+            .bodyValue("{" + vectors + "}")
+            .exchange()
+            .expectStatus()
+            .isEqualTo(422)
+            .expectBody()
+            .returnResult()
+            .getResponseBody();
+    assertThat(Json.text(timeout))
+        .isEqualTo(
+            "Validation error in query parameters: [timeout: value 0 invalid, must be 1 or larger]");
+    assertThat(error("PUT", "{" + vectors + ",\"shard_number\":-1}"))
+        .contains("shard_number must be a non-negative integer");
+    assertThat(error("PUT", "{" + vectors + ",\"write_consistency_factor\":2}"))
+        .contains("write_consistency_factor other than 1 is not supported");
+    verify(service, never()).createCollection(any(), any(), any());
+  }
+
   /** Reads an error body's message. */
   private static final class Json {
     static String text(byte[] body) {

@@ -42,7 +42,7 @@ class ConnectionReuseIT {
           .isEqualTo(200);
       String[][] rejected = {
         {"PUT", "/collections/c/points?wait=maybe", "400"},
-        {"PATCH", "/collections/c/points?wait=true", "405"},
+        {"PATCH", "/collections/c/points?wait=true", "404"},
         {"POST", "/no/such/route", "404"},
         {"PUT", "/collections/nope/points?wait=true", "404"},
         {"PUT", "/collections/c/points?wait=true&bad-dimension", "400"},

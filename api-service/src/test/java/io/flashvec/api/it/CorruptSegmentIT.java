@@ -98,9 +98,17 @@ class CorruptSegmentIT {
       Http http = new Http(server.url());
       Http.Response ready = http.get("/readyz");
       assertThat(ready.status()).isEqualTo(503);
-      assertThat(ready.body().get("title").asString())
-          .isEqualTo("collections failed to open: bad; GET /collections/{name} says why");
-      assertThat(ready.body().get("failed_collections").toString()).isEqualTo("[\"bad\"]");
+      assertThat(ready.raw())
+          .isEqualTo(
+              "some shards are not ready: collections failed to open: bad;"
+                  + " GET /collections/{name} says why");
+      JsonNode issues = http.get("/issues").result().get("issues");
+      assertThat(issues).hasSize(1);
+      assertThat(issues.get(0).get("id").asString()).isEqualTo("collection_failed_to_open/bad");
+      assertThat(issues.get(0).get("related_collection").asString()).isEqualTo("bad");
+      assertThat(issues.get(0).at("/solution/refactor").asString()).contains("DELETE");
+      assertThat(http.delete("/issues").result().asBoolean()).isTrue();
+      assertThat(http.get("/issues").result().get("issues")).as("dismissed").isEmpty();
       Http.Response bad =
           http.post("/collections/bad/points/search", "{\"vector\":[1,0,0,0,0,0,0,0],\"limit\":3}");
       assertThat(bad.status()).isEqualTo(503);

@@ -100,7 +100,7 @@ public final class ServerProcess implements AutoCloseable {
 
   /**
    * Starts the process and waits until its recovery finished: {@code /readyz} answers 200, or 503
-   * naming the collections that failed to open ({@code failed_collections}).
+   * naming the collections that failed to open.
    */
   public ServerProcess startWithFailedCollections() {
     return start(true);
@@ -156,7 +156,7 @@ public final class ServerProcess implements AutoCloseable {
                   .build(),
               HttpResponse.BodyHandlers.ofString());
       boolean failedCollections =
-          r.statusCode() == 503 && r.body().contains("\"failed_collections\"");
+          r.statusCode() == 503 && r.body().contains("collections failed to open");
       if (r.statusCode() == 200 || (failedCollectionsAllowed && failedCollections)) {
         return true;
       }

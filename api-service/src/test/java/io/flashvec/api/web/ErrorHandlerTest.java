@@ -11,14 +11,19 @@ import java.io.UncheckedIOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
+import org.springframework.web.server.MethodNotAllowedException;
+import org.springframework.web.server.ResponseStatusException;
 import reactor.core.publisher.Mono;
 import reactor.netty.channel.AbortedException;
 
@@ -158,5 +163,29 @@ class ErrorHandlerTest {
                 .count())
         .isEqualTo(1);
     assertThat(registry.find("flashvec.http.rejected").counters()).hasSize(3);
+  }
+
+  @Test
+  void anUnknownRouteAndAKnownPathWithAnotherMethodAnswer404NoSuchEndpoint() {
+    MockServerWebExchange unknown = MockServerWebExchange.from(MockServerHttpRequest.post("/foo"));
+    handler().handle(unknown, new ResponseStatusException(HttpStatus.NOT_FOUND)).block();
+    assertThat(unknown.getResponse().getStatusCode().value()).isEqualTo(404);
+    assertThat(unknown.getResponse().getBodyAsString().block())
+        .startsWith(
+            "{\"status\":{\"error\":\"Not found: no such endpoint [method=POST, path=/foo]\"},"
+                + "\"time\":");
+
+    MockServerWebExchange wrongMethod =
+        MockServerWebExchange.from(MockServerHttpRequest.patch("/collections/c/points"));
+    handler()
+        .handle(
+            wrongMethod,
+            new MethodNotAllowedException(
+                HttpMethod.PATCH, List.of(HttpMethod.PUT, HttpMethod.POST)))
+        .block();
+    assertThat(wrongMethod.getResponse().getStatusCode().value()).isEqualTo(404);
+    assertThat(wrongMethod.getResponse().getBodyAsString().block())
+        .contains("Not found: no such endpoint [method=PATCH, path=/collections/c/points]")
+        .doesNotContain("not supported");
   }
 }

@@ -1,7 +1,7 @@
 package io.flashvec.cluster.local;
 
+import io.flashvec.cluster.Aliases;
 import io.flashvec.cluster.metadata.LocalMetadataStore;
-import io.flashvec.cluster.metadata.MetadataStore;
 import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.ConflictException;
@@ -44,6 +44,9 @@ import org.slf4j.LoggerFactory;
  * leaves no half-created unit. A unit that cannot be opened at recovery is kept aside with the
  * reason ({@link #failed()}) and can still be deleted.
  *
+ * <p>Units can have aliases ({@link Aliases}), kept in the same metadata file: requests name a unit
+ * by either ({@link #resolve}); deleting a unit deletes its aliases in the same write.
+ *
  * <p>Thread-safe; creations, deletions and setting changes are serialised.
  *
  * @param <T> what a unit opens as
@@ -74,7 +77,7 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
   private final FileIO io;
   private final DiskSpace space;
   private final Opener<T> opener;
-  private final MetadataStore metadata;
+  private final LocalMetadataStore metadata;
   private final Map<String, T> units = new ConcurrentHashMap<>();
   private final Map<String, String> failed = new ConcurrentHashMap<>();
   private final Object ddlLock = new Object();
@@ -185,6 +188,32 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
     }
   }
 
+  /** The unit name {@code name} means: the collection an alias of that name names, else itself. */
+  public String resolve(String name) {
+    String target = metadata.aliases().get(name);
+    return target == null ? name : target;
+  }
+
+  /** Every alias, alias to unit name. */
+  public Map<String, String> aliases() {
+    return metadata.aliases();
+  }
+
+  /**
+   * Applies {@code changes} to the aliases ({@link Aliases#apply}) all together in one durable
+   * write, or none of them (a 404, 409 or 507 names why).
+   */
+  public void updateAliases(List<Aliases.Change> changes) {
+    synchronized (ddlLock) {
+      Map<String, String> next = Aliases.apply(metadata.aliases(), changes, this::exists);
+      try {
+        metadata.replaceAliases(next);
+      } catch (RuntimeException e) {
+        throw storageFull(e, "alias update");
+      }
+    }
+  }
+
   /** The open unit {@code name}, or {@code null}. */
   public T get(String name) {
     return units.get(name);
@@ -254,6 +283,9 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
       if (exists(name)) {
         throw new ConflictException("Wrong input: Collection `" + name + "` already exists!");
       }
+      if (metadata.aliases().containsKey(name)) {
+        throw Aliases.aliasExists(name);
+      }
       requireSpace(UNIT_BYTES * shards, "collection creation");
       Path dir = unitsDir.resolve(name);
       try {
@@ -316,7 +348,10 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
     }
   }
 
-  /** Removes a unit's metadata, closes it and deletes its files; false if there was none. */
+  /**
+   * Removes a unit's metadata and its aliases, closes it and deletes its files; false if there was
+   * none.
+   */
   public boolean delete(String name) {
     synchronized (ddlLock) {
       T unit = units.remove(name);

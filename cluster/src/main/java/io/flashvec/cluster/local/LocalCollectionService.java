@@ -1,5 +1,6 @@
 package io.flashvec.cluster.local;
 
+import io.flashvec.cluster.Aliases;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.SnapshotDescription;
@@ -24,6 +25,8 @@ import io.flashvec.storage.FsyncPolicy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,11 +68,13 @@ public final class LocalCollectionService implements CollectionService, LocalDat
     dir.checkReady("Service is not ready: recovering the write-ahead logs");
   }
 
+  /** The collection {@code name} (a collection's name or an alias of it) means, for a request. */
   private Collection collection(String name) {
+    String target = dir.resolve(name);
     return dir.require(
-        name,
-        "collection `" + name + "`",
-        () -> "Not found: Collection `" + name + "` doesn't exist!");
+        target,
+        "collection `" + target + "`",
+        () -> "Not found: Collection `" + target + "` doesn't exist!");
   }
 
   @Override
@@ -117,15 +122,37 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public void updateAliases(List<Aliases.Change> changes) {
+    for (Aliases.Change c : changes) {
+      switch (c) {
+        case Aliases.Create(String alias, String collection) ->
+            CollectionNames.validateInBody(alias, "alias_name");
+        case Aliases.Rename(String from, String to) ->
+            CollectionNames.validateInBody(to, "new_alias_name");
+        case Aliases.Delete d -> {}
+      }
+    }
+    checkReady();
+    dir.updateAliases(changes);
+    LOG.info("aliases changed [changes={}, aliases={}]", changes, dir.aliases());
+  }
+
+  @Override
+  public Map<String, String> aliases() {
+    checkReady();
+    return new TreeMap<>(dir.aliases());
+  }
+
+  @Override
   public boolean exists(String name) {
     checkReady();
-    return dir.exists(name);
+    return dir.exists(dir.resolve(name));
   }
 
   @Override
   public CollectionDescription describe(String name) {
     Collection c = collection(name);
-    return new CollectionDescription(name, c.config(), c.info());
+    return new CollectionDescription(dir.resolve(name), c.config(), c.info());
   }
 
   @Override
@@ -206,7 +233,7 @@ public final class LocalCollectionService implements CollectionService, LocalDat
 
   @Override
   public boolean searchesServedFromMemory(String collection) {
-    Collection c = dir.ready() ? dir.get(collection) : null;
+    Collection c = dir.ready() ? dir.get(dir.resolve(collection)) : null;
     return c != null && c.searchesServedFromMemory();
   }
 
@@ -248,9 +275,10 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   public CollectionTuning updateCollection(
       String collection, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
     Collection c = collection(collection);
+    String name = dir.resolve(collection);
     CollectionTuning next =
-        dir.retune(collection, t -> t.merge(indexingThreshold, fsyncPolicy), c::retune);
-    LOG.info("collection settings changed [name={}, tuning={}]", collection, next);
+        dir.retune(name, t -> t.merge(indexingThreshold, fsyncPolicy), c::retune);
+    LOG.info("collection settings changed [name={}, tuning={}]", name, next);
     return next;
   }
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 /**
  * The cluster's metadata as every role sees it: collections with their placement and payload
@@ -29,6 +30,20 @@ public interface ClusterMetadata extends MetadataStore {
    * collection does not exist. The last writer wins.
    */
   long updatePayloadSchema(String name, PayloadSchema schema);
+
+  // ---------------------------------------------------------------- aliases
+
+  /** Every collection alias, alias to collection name, from the cache. */
+  Map<String, String> aliases();
+
+  /**
+   * Replaces the aliases by {@code change} applied to the current ones, in one change that fails if
+   * another alias change, or the creation or deletion of a collection the changed aliases name,
+   * came first (then {@code change} is applied again to what the store holds, a few times). {@code
+   * change} throws to refuse; deleting a collection deletes its aliases with it ({@link #remove}),
+   * and creating one fails while an alias has its name.
+   */
+  void updateAliases(UnaryOperator<Map<String, String>> change);
 
   // ---------------------------------------------------------------- nodes
 

@@ -3,6 +3,8 @@ package io.flashvec.cluster.metadata;
 import io.flashvec.index.payload.PayloadSchema;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
@@ -43,6 +45,21 @@ final class EtcdJson {
             ? PayloadSchema.fromJson(c.get("payload_schema"))
             : PayloadSchema.EMPTY,
         0);
+  }
+
+  /** Aliases as {@code {"alias": "collection", ...}}. */
+  static String encodeAliases(Map<String, String> aliases) {
+    ObjectNode o = JSON.createObjectNode();
+    new TreeMap<>(aliases).forEach(o::put);
+    return JSON.writeValueAsString(o);
+  }
+
+  static Map<String, String> decodeAliases(byte[] json) {
+    Map<String, String> out = new TreeMap<>();
+    for (var e : JSON.readTree(json).properties()) {
+      out.put(e.getKey(), e.getValue().asString());
+    }
+    return Map.copyOf(out);
   }
 
   static String encodeNode(Node n) {

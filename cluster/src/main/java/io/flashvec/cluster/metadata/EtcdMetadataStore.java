@@ -4,6 +4,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
@@ -28,6 +29,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +54,9 @@ import org.slf4j.LoggerFactory;
  * stale/&lt;name&gt;/&lt;shard&gt;/&lt;node-id&gt;   a replica that missed writes; not read until resynced
  * leaders/&lt;name&gt;/&lt;shard&gt;       the shard's primary (node id), under the primary's lease; the
  *                                   revision that created the key is the primary's epoch
+ * aliases                           {"alias": "collection", ...}: every collection alias, one key so
+ *                                   that a change of several is one compare-and-swap; collection
+ *                                   creates and deletes compare its revision too
  * </pre>
  *
  * <p>Thread-safe. Owns the jetcd client, the watch and the lease keep-alive; {@link #close()}
@@ -63,6 +68,19 @@ public final class EtcdMetadataStore implements ClusterMetadata {
 
   private final Etcd etcd;
   private final Map<String, Placement> collections = new ConcurrentHashMap<>();
+
+  /**
+   * The aliases key's value, its mod revision (0: no key, as etcd compares a missing key) and the
+   * store revision it was read at, which orders what the watch and the replies teach the cache.
+   */
+  private record AliasTable(Map<String, String> aliases, long revision, long seenAt) {}
+
+  private static final String ALIASES = "aliases";
+
+  /** How often a change that lost a race with another is applied again before a 503. */
+  private static final int CAS_ATTEMPTS = 8;
+
+  private volatile AliasTable aliasTable = new AliasTable(Map.of(), 0, 0);
   private final Map<String, Node> nodes = new ConcurrentHashMap<>();
   private final StaleMarks stale = new StaleMarks();
   private final Leaders leaders = new Leaders();
@@ -126,16 +144,20 @@ public final class EtcdMetadataStore implements ClusterMetadata {
     Map<String, Node> n = new HashMap<>();
     Map<String, Long> marks = new HashMap<>();
     Map<String, Leader> l = new HashMap<>();
+    AliasTable aliasesNow = null;
     for (KeyValue kv : r.getKvs()) {
       String k = etcd.keyOf(kv);
       if (k.startsWith("stale/")) {
         marks.put(k.substring("stale/".length()), kv.getModRevision());
+      } else if (k.equals(ALIASES)) {
+        aliasesNow = readAliases(kv);
       } else {
         apply(kv, false, c, n, l);
       }
     }
     collections.keySet().retainAll(c.keySet());
     collections.putAll(c);
+    learnAliases(aliasesNow == null ? new AliasTable(Map.of(), 0, rev) : aliasesNow);
     nodes.keySet().retainAll(n.keySet());
     nodes.putAll(n);
     // marks and takeovers learnt after this snapshot (from a write reply, say) stay
@@ -173,6 +195,8 @@ public final class EtcdMetadataStore implements ClusterMetadata {
         } else {
           stale.put(rest, kv.getModRevision());
         }
+      } else if (k.equals(ALIASES)) {
+        learnAliases(deleted ? new AliasTable(Map.of(), 0, kv.getModRevision()) : readAliases(kv));
       } else if (k.startsWith("leaders/") && deleted) {
         // a takeover this process made after the deletion stays
         leaders.deleted(k.substring("leaders/".length()), kv.getModRevision());
@@ -300,21 +324,116 @@ public final class EtcdMetadataStore implements ClusterMetadata {
     return createIfAbsent(new Placement(meta, placement));
   }
 
-  /** Records a collection with a given placement; false if the name exists. */
+  /**
+   * Records a collection with a given placement; false if the name exists, a 400 if an alias has
+   * it.
+   */
   public boolean createIfAbsent(Placement placed) {
     ByteSequence k = etcd.key("collections/" + placed.name());
-    boolean ok =
-        Etcd.await(
-                etcd.txn()
-                    .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.version(0)))
-                    .Then(
-                        Op.put(k, Etcd.bytes(EtcdJson.encodeCollection(placed)), PutOption.DEFAULT))
-                    .commit())
-            .isSucceeded();
-    if (ok) {
-      collections.put(placed.name(), placed); // read-your-writes before the watch arrives
+    ByteSequence a = etcd.key(ALIASES);
+    for (int attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      AliasTable table = aliasTable;
+      if (table.aliases().containsKey(placed.name())) {
+        throw io.flashvec.cluster.Aliases.aliasExists(placed.name());
+      }
+      TxnResponse r =
+          Etcd.await(
+              etcd.txn()
+                  .If(
+                      new Cmp(k, Cmp.Op.EQUAL, CmpTarget.version(0)),
+                      new Cmp(a, Cmp.Op.EQUAL, CmpTarget.modRevision(table.revision())))
+                  .Then(Op.put(k, Etcd.bytes(EtcdJson.encodeCollection(placed)), PutOption.DEFAULT))
+                  .Else(Op.get(k, GetOption.DEFAULT), Op.get(a, GetOption.DEFAULT))
+                  .commit());
+      if (r.isSucceeded()) {
+        collections.put(placed.name(), placed); // read-your-writes before the watch arrives
+        return true;
+      }
+      if (!r.getGetResponses().get(0).getKvs().isEmpty()) {
+        return false;
+      }
+      learnAliases(aliasTableOf(r.getGetResponses().get(1), r.getHeader().getRevision()));
     }
-    return ok;
+    throw raced("collection creation");
+  }
+
+  // ---------------------------------------------------------------- aliases
+
+  @Override
+  public Map<String, String> aliases() {
+    return aliasTable.aliases();
+  }
+
+  @Override
+  public void updateAliases(UnaryOperator<Map<String, String>> change) {
+    ByteSequence a = etcd.key(ALIASES);
+    for (int attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      AliasTable table = aliasTable;
+      Map<String, String> next = Map.copyOf(change.apply(table.aliases()));
+      List<Cmp> fence = new ArrayList<>();
+      fence.add(new Cmp(a, Cmp.Op.EQUAL, CmpTarget.modRevision(table.revision())));
+      next.forEach(
+          (alias, target) -> {
+            if (!target.equals(table.aliases().get(alias))) {
+              // the collection is still there, and no collection took the alias's name
+              fence.add(
+                  new Cmp(etcd.key("collections/" + target), Cmp.Op.GREATER, CmpTarget.version(0)));
+              fence.add(
+                  new Cmp(etcd.key("collections/" + alias), Cmp.Op.EQUAL, CmpTarget.version(0)));
+            }
+          });
+      TxnResponse r =
+          Etcd.await(
+              etcd.txn()
+                  .If(fence.toArray(new Cmp[0]))
+                  .Then(Op.put(a, Etcd.bytes(EtcdJson.encodeAliases(next)), PutOption.DEFAULT))
+                  .Else(Op.get(a, GetOption.DEFAULT))
+                  .commit());
+      if (r.isSucceeded()) {
+        long rev = r.getHeader().getRevision();
+        learnAliases(new AliasTable(next, rev, rev));
+        return;
+      }
+      AliasTable now = aliasTableOf(r.getGetResponses().get(0), r.getHeader().getRevision());
+      if (now.revision() == table.revision()) {
+        // the aliases are as they were: a collection they name was created or deleted meanwhile
+        throw new io.flashvec.index.ConflictException(
+            "Wrong input: a collection the aliases name was created or deleted meanwhile; retry");
+      }
+      learnAliases(now);
+    }
+    throw raced("alias update");
+  }
+
+  private static UnavailableException raced(String what) {
+    return new UnavailableException(
+        "Service unavailable: "
+            + what
+            + " kept losing races with concurrent alias changes; retry [attempts="
+            + CAS_ATTEMPTS
+            + "]");
+  }
+
+  private static AliasTable readAliases(KeyValue kv) {
+    return new AliasTable(
+        EtcdJson.decodeAliases(kv.getValue().getBytes()), kv.getModRevision(), kv.getModRevision());
+  }
+
+  /** The table a get of the aliases key read at store revision {@code revision}. */
+  private static AliasTable aliasTableOf(GetResponse g, long revision) {
+    if (g.getKvs().isEmpty()) {
+      return new AliasTable(Map.of(), 0, revision);
+    }
+    KeyValue kv = g.getKvs().getFirst();
+    return new AliasTable(
+        EtcdJson.decodeAliases(kv.getValue().getBytes()), kv.getModRevision(), revision);
+  }
+
+  /** Keeps {@code next} unless the cache already holds a later table. */
+  private synchronized void learnAliases(AliasTable next) {
+    if (next.seenAt() >= aliasTable.seenAt()) {
+      aliasTable = next;
+    }
   }
 
   @Override
@@ -357,10 +476,41 @@ public final class EtcdMetadataStore implements ClusterMetadata {
     return rev;
   }
 
+  /** Deletes a collection's key and, in the same transaction, its aliases. */
   @Override
   public boolean remove(String name) {
-    long deleted =
-        Etcd.await(etcd.client.getKVClient().delete(etcd.key("collections/" + name))).getDeleted();
+    ByteSequence k = etcd.key("collections/" + name);
+    ByteSequence a = etcd.key(ALIASES);
+    long deleted = -1;
+    for (int attempt = 0; attempt < CAS_ATTEMPTS && deleted < 0; attempt++) {
+      AliasTable table = aliasTable;
+      Map<String, String> next = new java.util.TreeMap<>(table.aliases());
+      next.values().removeIf(name::equals);
+      List<Op> ops = new ArrayList<>();
+      ops.add(Op.delete(k, DeleteOption.DEFAULT));
+      if (next.size() != table.aliases().size()) {
+        ops.add(Op.put(a, Etcd.bytes(EtcdJson.encodeAliases(next)), PutOption.DEFAULT));
+      }
+      TxnResponse r =
+          Etcd.await(
+              etcd.txn()
+                  .If(new Cmp(a, Cmp.Op.EQUAL, CmpTarget.modRevision(table.revision())))
+                  .Then(ops.toArray(new Op[0]))
+                  .Else(Op.get(a, GetOption.DEFAULT))
+                  .commit());
+      if (r.isSucceeded()) {
+        deleted = r.getDeleteResponses().getFirst().getDeleted();
+        if (ops.size() > 1) {
+          long rev = r.getHeader().getRevision();
+          learnAliases(new AliasTable(Map.copyOf(next), rev, rev));
+        }
+      } else {
+        learnAliases(aliasTableOf(r.getGetResponses().getFirst(), r.getHeader().getRevision()));
+      }
+    }
+    if (deleted < 0) {
+      throw raced("collection deletion");
+    }
     for (String under : List.of("stale/", "leaders/")) {
       Etcd.await(
           etcd.client

@@ -33,8 +33,13 @@ import tools.jackson.databind.node.ObjectNode;
  *                              "index": {"type": "diskann", "max_degree": 64,
  *                                        "build_search_list": 100, "alpha": 1.2,
  *                                        "pq_subspaces": 0}},
- *                   "tuning": {"indexing_threshold": -1, "wal_fsync_policy": null}}]}
+ *                   "tuning": {"indexing_threshold": -1, "wal_fsync_policy": null}}],
+ *  "aliases": [{"alias_name": "prod", "collection_name": "docs"}]}
  * </pre>
+ *
+ * <p>Aliases live in the same file as the collections they name, so that deleting a collection and
+ * its aliases is one write; a file without {@code "aliases"} (written before they existed) has
+ * none.
  */
 public final class LocalMetadataStore implements MetadataStore {
 
@@ -44,6 +49,9 @@ public final class LocalMetadataStore implements MetadataStore {
   private final FileIO io;
   private final Path file;
   private final Map<String, CollectionMeta> collections = new TreeMap<>();
+
+  /** Alias to collection; immutable, replaced as a whole, read without the lock. */
+  private volatile Map<String, String> aliases = Map.of();
 
   public LocalMetadataStore(Path dataDir, FileIO io) {
     this.io = io;
@@ -82,15 +90,24 @@ public final class LocalMetadataStore implements MetadataStore {
       CollectionMeta m = CollectionMetaJson.read(c);
       collections.put(m.name(), m);
     }
+    Map<String, String> a = new TreeMap<>();
+    for (JsonNode alias : root.path("aliases")) {
+      a.put(alias.path("alias_name").asString(), alias.path("collection_name").asString());
+    }
+    aliases = Map.copyOf(a);
   }
 
-  private void save() {
+  /** Writes the collections and {@code aliasesToWrite}. */
+  private void save(Map<String, String> aliasesToWrite) {
     ObjectNode root = JSON.createObjectNode();
     root.put("format_version", FORMAT_VERSION);
     ArrayNode arr = root.putArray("collections");
     for (CollectionMeta m : collections.values()) {
       CollectionMetaJson.write(m, arr.addObject());
     }
+    ArrayNode al = root.putArray("aliases");
+    new TreeMap<>(aliasesToWrite)
+        .forEach((alias, c) -> al.addObject().put("alias_name", alias).put("collection_name", c));
     try {
       AtomicFiles.write(io, file, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root));
     } catch (IOException e) {
@@ -113,7 +130,7 @@ public final class LocalMetadataStore implements MetadataStore {
     if (collections.containsKey(meta.name())) {
       return false;
     }
-    return change(meta.name(), meta);
+    return change(meta.name(), meta, aliases);
   }
 
   @Override
@@ -122,22 +139,44 @@ public final class LocalMetadataStore implements MetadataStore {
     if (old == null) {
       return false;
     }
-    return change(name, new CollectionMeta(name, old.config(), old.createdAtMillis(), tuning));
+    return change(
+        name, new CollectionMeta(name, old.config(), old.createdAtMillis(), tuning), aliases);
   }
 
+  /** Removes a collection and its aliases in one write; false if it did not exist. */
   @Override
   public synchronized boolean remove(String name) {
-    return collections.containsKey(name) && change(name, null);
+    if (!collections.containsKey(name)) {
+      return false;
+    }
+    Map<String, String> next = new TreeMap<>(aliases);
+    next.values().removeIf(name::equals);
+    change(name, null, next);
+    aliases = Map.copyOf(next);
+    return true;
+  }
+
+  /** Alias to collection name. */
+  public Map<String, String> aliases() {
+    return aliases;
+  }
+
+  /** Replaces every alias with {@code next} in one durable write. */
+  public synchronized void replaceAliases(Map<String, String> next) {
+    Map<String, String> copy = Map.copyOf(next);
+    save(copy);
+    aliases = copy; // visible once durable
   }
 
   /**
    * Replaces collection {@code name}'s entry by {@code next} ({@code null}: removes it) and saves
-   * the file; if the save fails, the entry is put back as it was. Returns true.
+   * the file with {@code aliasesToWrite}; if the save fails, the entry is put back as it was.
+   * Returns true.
    */
-  private boolean change(String name, CollectionMeta next) {
+  private boolean change(String name, CollectionMeta next, Map<String, String> aliasesToWrite) {
     CollectionMeta before = next == null ? collections.remove(name) : collections.put(name, next);
     try {
-      save();
+      save(aliasesToWrite);
     } catch (RuntimeException e) {
       if (before == null) {
         collections.remove(name);

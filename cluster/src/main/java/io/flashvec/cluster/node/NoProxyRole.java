@@ -1,5 +1,6 @@
 package io.flashvec.cluster.node;
 
+import io.flashvec.cluster.Aliases;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
@@ -19,6 +20,7 @@ import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.storage.FsyncPolicy;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 
@@ -61,6 +63,21 @@ final class NoProxyRole implements CollectionService {
 
   @Override
   public List<String> listCollections() {
+    throw refused();
+  }
+
+  @Override
+  public Peers peers() {
+    throw refused();
+  }
+
+  @Override
+  public void updateAliases(List<Aliases.Change> changes) {
+    throw refused();
+  }
+
+  @Override
+  public Map<String, String> aliases() {
     throw refused();
   }
 

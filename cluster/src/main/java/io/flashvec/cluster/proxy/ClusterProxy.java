@@ -2,6 +2,7 @@ package io.flashvec.cluster.proxy;
 
 import static io.flashvec.cluster.proxy.ShardCalls.ref;
 
+import io.flashvec.cluster.Aliases;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.metadata.ClusterMetadata;
@@ -246,13 +247,55 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public boolean exists(String name) {
+  public Peers peers() {
+    checkReady();
+    List<Peer> out = new ArrayList<>();
+    for (Node n : meta.nodes().values()) {
+      out.add(new Peer(CollectionService.peerId(n.id()), n.id(), n.httpAddress(), n.roles()));
+    }
+    out.sort(java.util.Comparator.comparing(Peer::nodeId));
+    return new Peers(CollectionService.peerId(meta.nodeId()), out);
+  }
+
+  /** Applies alias changes in one compare-and-swap of the aliases in etcd. */
+  @Override
+  public void updateAliases(List<Aliases.Change> changes) {
+    for (Aliases.Change c : changes) {
+      switch (c) {
+        case Aliases.Create(String alias, String collection) ->
+            CollectionNames.validateInBody(alias, "alias_name");
+        case Aliases.Rename(String from, String to) ->
+            CollectionNames.validateInBody(to, "new_alias_name");
+        case Aliases.Delete d -> {}
+      }
+    }
+    checkReady();
+    meta.updateAliases(current -> Aliases.apply(current, changes, n -> meta.placed(n).isPresent()));
+    LOG.info("aliases changed [changes={}]", changes);
+  }
+
+  @Override
+  public Map<String, String> aliases() {
+    checkReady();
+    return new java.util.TreeMap<>(meta.aliases());
+  }
+
+  /** The collection {@code name} (a collection's name or an alias of it) means. */
+  private String resolve(String name) {
+    String target = meta.aliases().get(name);
+    return target == null ? name : target;
+  }
+
+  @Override
+  public boolean exists(String nameOrAlias) {
+    String name = resolve(nameOrAlias);
     checkReady();
     return meta.placed(name).isPresent();
   }
 
   @Override
-  public CollectionDescription describe(String name) {
+  public CollectionDescription describe(String nameOrAlias) {
+    String name = resolve(nameOrAlias);
     Placement p = placed(name);
     List<ShardInfoReply> infos =
         calls.perShard(p.shards(), s -> read(p, s, st -> st.info(ref(name, s))));
@@ -316,7 +359,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public ClusterInfo clusterInfo(String name) {
+  public ClusterInfo clusterInfo(String nameOrAlias) {
+    String name = resolve(nameOrAlias);
     Placement p = placed(name);
     List<RemoteShard> remote = new ArrayList<>();
     for (int s = 0; s < p.shards(); s++) {
@@ -332,7 +376,9 @@ public final class ClusterProxy implements CollectionService, Closeable {
   // ---------------------------------------------------------------- writes
 
   @Override
-  public Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait) {
+  public Collection.UpdateResult upsert(
+      String collectionOrAlias, List<Point> points, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     CollectionConfig config = p.meta().config();
     List<List<Point>> parts = byShard(p.shards(), points, pt -> pt.id());
@@ -395,7 +441,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait) {
+  public Collection.UpdateResult delete(String collectionOrAlias, List<PointId> ids, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     return deleteIds(p, byShard(p.shards(), ids, id -> id), wait);
   }
@@ -461,7 +508,9 @@ public final class ClusterProxy implements CollectionService, Closeable {
    * the filter runs when the delete is logged.
    */
   @Override
-  public Collection.UpdateResult deleteByFilter(String collection, Filter filter, boolean wait) {
+  public Collection.UpdateResult deleteByFilter(
+      String collectionOrAlias, Filter filter, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     return deleteIds(p, calls.perShard(p.shards(), s -> matchingIds(p, s, filter)), wait);
   }
@@ -488,7 +537,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
    */
   @Override
   public Collection.UpdateResult updatePayloads(
-      String collection, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
+      String collectionOrAlias, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     List<Record> current = retrieve(collection, ids, true, true);
     List<Point> next = new ArrayList<>(current.size());
     for (Record r : current) {
@@ -503,7 +553,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   /** {@link #updatePayloads} (read-modify-write through the proxy) of the points that match. */
   @Override
   public Collection.UpdateResult updatePayloadsByFilter(
-      String collection, Filter filter, UnaryOperator<byte[]> update, boolean wait) {
+      String collectionOrAlias, Filter filter, UnaryOperator<byte[]> update, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     List<PointId> ids = new ArrayList<>();
     calls.perShard(p.shards(), s -> matchingIds(p, s, filter)).forEach(ids::addAll);
@@ -514,7 +565,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
 
   @Override
   public List<Record> retrieve(
-      String collection, List<PointId> ids, boolean withPayload, boolean withVector) {
+      String collectionOrAlias, List<PointId> ids, boolean withPayload, boolean withVector) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     List<PointId> unique = new ArrayList<>(new LinkedHashSet<>(ids));
     List<List<PointId>> parts = byShard(p.shards(), unique, id -> id);
@@ -551,7 +603,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public long count(String collection, Filter filter) {
+  public long count(String collectionOrAlias, Filter filter) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     FilterMsg f = FilterProtos.message(filter);
     long n = 0;
@@ -569,7 +622,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public ScrollPage scroll(String collection, ScrollRequest request) {
+  public ScrollPage scroll(String collectionOrAlias, ScrollRequest request) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     List<ScrollPage> pages =
         calls.perShard(
@@ -582,7 +636,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public List<Record> search(String collection, SearchRequest req, SearchStats stats) {
+  public List<Record> search(String collectionOrAlias, SearchRequest req, SearchStats stats) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     CollectionConfig config = p.meta().config();
     config.checkVector(null, req.vector());
@@ -622,7 +677,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
    * per shard, as in Elasticsearch's default query-then-fetch); the proxy keeps the best.
    */
   @Override
-  public List<Record> textSearch(String collection, TextSearchRequest request) {
+  public List<Record> textSearch(String collectionOrAlias, TextSearchRequest request) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     p.payloadSchema().textQuery(request.field(), request.text()); // 400 here, not from every shard
     TopMerge<Record> top = TopMerge.byTextScore(request.limit());
@@ -639,7 +695,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public List<Ordered> scrollOrdered(String collection, OrderedScrollRequest request) {
+  public List<Ordered> scrollOrdered(String collectionOrAlias, OrderedScrollRequest request) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     p.payloadSchema().orderField(collection, request.key(), request.limit());
     TopMerge<Ordered> top = TopMerge.byOrderValue(request.ascending(), request.limit());
@@ -713,19 +770,22 @@ public final class ClusterProxy implements CollectionService, Closeable {
   }
 
   @Override
-  public void flush(String collection) {
+  public void flush(String collectionOrAlias) {
+    String collection = resolve(collectionOrAlias);
     maintainAll(
         collection, MaintainRequest.newBuilder().setAction(MaintainRequest.Action.FLUSH), false);
   }
 
   @Override
-  public int evictFromPageCache(String collection) {
+  public int evictFromPageCache(String collectionOrAlias) {
+    String collection = resolve(collectionOrAlias);
     return maintainAll(
         collection, MaintainRequest.newBuilder().setAction(MaintainRequest.Action.EVICT), false);
   }
 
   @Override
-  public void compact(String collection, boolean force) {
+  public void compact(String collectionOrAlias, boolean force) {
+    String collection = resolve(collectionOrAlias);
     maintainAll(
         collection,
         MaintainRequest.newBuilder()
@@ -736,7 +796,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
 
   @Override
   public CollectionTuning updateCollection(
-      String collection, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+      String collectionOrAlias, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+    String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
     CollectionTuning next = p.meta().tuning().merge(indexingThreshold, fsyncPolicy);
     meta.updateTuning(collection, next);
@@ -781,12 +842,15 @@ public final class ClusterProxy implements CollectionService, Closeable {
 
   @Override
   public Collection.UpdateResult createPayloadIndex(
-      String collection, PayloadFieldSchema field, boolean wait) {
+      String collectionOrAlias, PayloadFieldSchema field, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     return changePayloadSchema(collection, s -> s.with(field), wait);
   }
 
   @Override
-  public Collection.UpdateResult deletePayloadIndex(String collection, String field, boolean wait) {
+  public Collection.UpdateResult deletePayloadIndex(
+      String collectionOrAlias, String field, boolean wait) {
+    String collection = resolve(collectionOrAlias);
     return changePayloadSchema(collection, s -> s.without(field), wait);
   }
 

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.flashvec.cluster.Aliases;
+import io.flashvec.cluster.CollectionNames;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.ConflictException;
 import io.flashvec.index.Distance;
@@ -30,6 +32,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.function.Consumer;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -193,7 +196,7 @@ class LocalCollectionServiceTest {
   }
 
   @Test
-  void duplicatesAre409AndBadNames400() {
+  void duplicatesAre409AndBadNames422() {
     LocalCollectionService s = recovered();
     s.createCollection("docs", CONFIG);
     assertStatus(
@@ -203,8 +206,9 @@ class LocalCollectionServiceTest {
         "Wrong input: Collection `docs` already exists!");
     for (String bad : new String[] {"../x", "a/b", ".hidden", "", "x".repeat(256)}) {
       assertThatThrownBy(() -> s.createCollection(bad, CONFIG))
-          .isInstanceOf(InvalidInputException.class);
-      assertThatThrownBy(() -> s.deleteCollection(bad)).isInstanceOf(InvalidInputException.class);
+          .isInstanceOf(CollectionNames.InvalidNameException.class);
+      assertThatThrownBy(() -> s.deleteCollection(bad))
+          .isInstanceOf(CollectionNames.InvalidNameException.class);
     }
     assertThat(data.resolve("x")).doesNotExist();
     assertThat(s.listCollections()).containsExactly("docs");
@@ -286,6 +290,96 @@ class LocalCollectionServiceTest {
         .extracting(Record::score)
         .isEqualTo(before.stream().map(Record::score).toList());
     assertThat(s.scroll("docs", ScrollRequest.of(null, 1000, false, false)).points()).hasSize(118);
+  }
+
+  @Test
+  void aliasesNameTheirCollectionEverywhereAndSurviveAReopen() {
+    Random r = TestSeeds.random("LocalCollectionServiceTest.aliases");
+    try (LocalCollectionService s = recovered()) {
+      s.createCollection("docs_v1", CONFIG);
+      s.createCollection("docs_v2", CONFIG);
+      s.updateAliases(List.of(new Aliases.Create("docs", "docs_v1")));
+      s.upsert("docs", points(r, 0, 10), true);
+      assertThat(s.count("docs_v1")).isEqualTo(10);
+      assertThat(s.count("docs")).isEqualTo(10);
+      assertThat(s.exists("docs")).isTrue();
+      assertThat(s.describe("docs").name()).isEqualTo("docs_v1");
+      assertThat(s.search("docs", query(new float[] {1, 0, 0, 0}, 3), new SearchStats()))
+          .hasSize(3);
+      assertThat(s.updateCollection("docs", 500, null).indexingThreshold()).isEqualTo(500);
+      assertThat(s.listCollections()).as("an alias is no collection").doesNotContain("docs");
+      // switch the alias to the new version in one request
+      s.updateAliases(List.of(new Aliases.Delete("docs"), new Aliases.Create("docs", "docs_v2")));
+      assertThat(s.count("docs")).isZero();
+      s.updateAliases(List.of(new Aliases.Create("old", "docs_v1")));
+    }
+    LocalCollectionService s = recovered();
+    assertThat(s.aliases())
+        .containsExactly(Map.entry("docs", "docs_v2"), Map.entry("old", "docs_v1"));
+    assertThat(s.count("old")).isEqualTo(10);
+    assertThat(s.updateCollection("old", null, null).indexingThreshold()).isEqualTo(500);
+  }
+
+  @Test
+  void aliasErrorsChangeNothing() {
+    LocalCollectionService s = recovered();
+    s.createCollection("docs", CONFIG);
+    s.updateAliases(List.of(new Aliases.Create("prod", "docs")));
+    assertStatus(
+        () -> s.updateAliases(List.of(new Aliases.Delete("prod"), new Aliases.Create("x", "nope"))),
+        NotFoundException.class,
+        404,
+        "Not found: Collection `nope` doesn't exist!");
+    assertStatus(
+        () -> s.updateAliases(List.of(new Aliases.Create("docs", "docs"))),
+        ConflictException.class,
+        409,
+        "Wrong input: Collection `docs` already exists!");
+    assertStatus(
+        () -> s.updateAliases(List.of(new Aliases.Create("a/b", "docs"))),
+        CollectionNames.InvalidNameException.class,
+        422,
+        "Validation error in JSON body: [alias_name: invalid collection name [name=a/b,"
+            + " allowed=1-255 characters of A-Z a-z 0-9 _ - . not starting with .]]");
+    assertStatus(
+        () -> s.createCollection("prod", CONFIG),
+        InvalidInputException.class,
+        400,
+        "Wrong input: Can't create collection with name prod. Alias with the same name already"
+            + " exists");
+    assertStatus(
+        () -> s.count("nope"),
+        NotFoundException.class,
+        404,
+        "Not found: Collection `nope` doesn't exist!");
+    assertThat(s.aliases()).containsExactly(Map.entry("prod", "docs"));
+    // a write that fails on the disk keeps the aliases as they were, in memory and on disk
+    io.failOnce(FaultyFileIO.Op.ATOMIC_MOVE, 1);
+    assertThatThrownBy(() -> s.updateAliases(List.of(new Aliases.Delete("prod"))))
+        .hasRootCauseInstanceOf(FaultyFileIO.InjectedIOException.class);
+    assertThat(s.aliases()).containsExactly(Map.entry("prod", "docs"));
+    assertThat(s.count("prod")).isZero();
+    s.close();
+    assertThat(recovered().aliases()).containsExactly(Map.entry("prod", "docs"));
+  }
+
+  @Test
+  void deletingACollectionDeletesItsAliases() {
+    try (LocalCollectionService s = recovered()) {
+      s.createCollection("a", CONFIG);
+      s.createCollection("b", CONFIG);
+      s.updateAliases(
+          List.of(
+              new Aliases.Create("a1", "a"),
+              new Aliases.Create("a2", "a"),
+              new Aliases.Create("b1", "b")));
+      assertThat(s.deleteCollection("a1")).as("collections are deleted by name only").isFalse();
+      assertThat(s.deleteCollection("a")).isTrue();
+      assertThat(s.aliases()).containsExactly(Map.entry("b1", "b"));
+      assertThat(s.exists("a1")).isFalse();
+      s.createCollection("a1", CONFIG); // the name is free again
+    }
+    assertThat(recovered().aliases()).containsExactly(Map.entry("b1", "b"));
   }
 
   @Test

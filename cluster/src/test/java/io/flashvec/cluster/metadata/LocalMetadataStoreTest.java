@@ -90,7 +90,9 @@ class LocalMetadataStoreTest {
 
   @Test
   void theFileIsTheDocumentedJson() throws Exception {
-    new LocalMetadataStore(dir, io).createIfAbsent(meta("docs", 768));
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("docs", 768));
+    s.replaceAliases(java.util.Map.of("prod", "docs"));
     String json = Files.readString(file());
     assertThat(json.replaceAll("\\s", ""))
         .isEqualTo(
@@ -98,7 +100,28 @@ class LocalMetadataStoreTest {
                 + "\"config\":{\"size\":768,\"distance\":\"Cosine\",\"shard_number\":1,"
                 + "\"replication_factor\":1,\"index\":{\"type\":\"diskann\",\"max_degree\":64,"
                 + "\"build_search_list\":100,\"alpha\":1.2,\"pq_subspaces\":0}},"
-                + "\"tuning\":{\"indexing_threshold\":-1,\"wal_fsync_policy\":null}}]}");
+                + "\"tuning\":{\"indexing_threshold\":-1,\"wal_fsync_policy\":null}}],"
+                + "\"aliases\":[{\"alias_name\":\"prod\",\"collection_name\":\"docs\"}]}");
+  }
+
+  @Test
+  void aliasesAreReadBackAndGoWithTheirCollection() throws Exception {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("a", 4));
+    s.createIfAbsent(meta("b", 4));
+    s.replaceAliases(java.util.Map.of("a1", "a", "a2", "a", "b1", "b"));
+    assertThat(new LocalMetadataStore(dir, io).aliases())
+        .isEqualTo(java.util.Map.of("a1", "a", "a2", "a", "b1", "b"));
+    assertThat(s.remove("a")).isTrue();
+    assertThat(s.aliases()).isEqualTo(java.util.Map.of("b1", "b"));
+    assertThat(new LocalMetadataStore(dir, io).aliases()).isEqualTo(java.util.Map.of("b1", "b"));
+    // a file written before aliases existed has none
+    String old = Files.readString(file()).replaceAll(",\\s*\"aliases\"[^]]*]", "");
+    assertThat(old).doesNotContain("aliases");
+    Files.writeString(file(), old);
+    LocalMetadataStore reread = new LocalMetadataStore(dir, io);
+    assertThat(reread.aliases()).isEmpty();
+    assertThat(reread.list()).extracting(CollectionMeta::name).containsExactly("b");
   }
 
   @Test

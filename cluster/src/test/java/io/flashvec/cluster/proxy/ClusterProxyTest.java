@@ -3,6 +3,8 @@ package io.flashvec.cluster.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flashvec.cluster.Aliases;
+import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.testing.InMemoryClusterMetadata;
 import io.flashvec.cluster.testing.InProcessNodes;
 import io.flashvec.cluster.testing.TestPoints;
@@ -75,6 +77,49 @@ class ClusterProxyTest {
 
   private static List<Point> onShard(List<Point> points, int shard) {
     return points.stream().filter(p -> p.id().shard(2) == shard).toList();
+  }
+
+  @Test
+  void peersAreTheRegisteredNodes() {
+    CollectionService.Peers peers = proxy.peers();
+    assertThat(peers.self()).isEqualTo(CollectionService.peerId("proxy"));
+    assertThat(peers.peers())
+        .extracting(CollectionService.Peer::nodeId)
+        .containsExactly("n1", "n2", "n3");
+    assertThat(peers.peers().getFirst().peerId()).isEqualTo(CollectionService.peerId("n1"));
+    assertThat(peers.peers().getFirst().uri()).isEqualTo("127.0.0.1:0");
+    assertThat(peers.peers().getFirst().roles()).containsExactly("query");
+  }
+
+  @Test
+  void aliasesNameTheirCollectionOnEveryCallAndGoWithIt() {
+    proxy.updateAliases(List.of(new Aliases.Create("a", "c")));
+    assertThat(proxy.aliases()).containsExactly(java.util.Map.entry("a", "c"));
+    proxy.upsert("a", TestPoints.random(random, 1, 20, DIM), true);
+    assertThat(proxy.count("c")).isEqualTo(20);
+    assertThat(proxy.count("a")).isEqualTo(20);
+    assertThat(proxy.exists("a")).isTrue();
+    assertThat(proxy.describe("a").name()).isEqualTo("c");
+    assertThat(proxy.clusterInfo("a").shardCount()).isEqualTo(2);
+    assertThat(search(new float[DIM], 5, 0, new SearchStats())).hasSize(5);
+    assertThat(
+            proxy.search(
+                "a",
+                new SearchRequest(new float[DIM], 5, 0, null, EXACT, false, false, null),
+                new SearchStats()))
+        .hasSize(5);
+    assertThatThrownBy(() -> proxy.updateAliases(List.of(new Aliases.Create("b", "nope"))))
+        .isInstanceOf(io.flashvec.index.NotFoundException.class)
+        .hasMessage("Not found: Collection `nope` doesn't exist!");
+    assertThatThrownBy(
+            () ->
+                proxy.createCollection(
+                    "a", new CollectionConfig(DIM, Distance.DOT, 1, 1, IndexParams.DEFAULT)))
+        .isInstanceOf(io.flashvec.index.InvalidInputException.class)
+        .hasMessageContaining("Alias with the same name already exists");
+    assertThat(proxy.deleteCollection("a")).as("collections are deleted by name").isFalse();
+    assertThat(proxy.deleteCollection("c")).isTrue();
+    assertThat(proxy.aliases()).isEmpty();
   }
 
   @Test

@@ -37,6 +37,7 @@ public final class InMemoryClusterMetadata implements ClusterMetadata {
   private final Map<String, Leader> leaders = new ConcurrentHashMap<>();
   private final Map<String, Long> stale = new TreeMap<>();
   private final List<Consumer<Node>> registered = new CopyOnWriteArrayList<>();
+  private final Map<String, String> aliases = new TreeMap<>();
   private long revision;
   private List<List<String>> nextPlacement;
 
@@ -90,6 +91,9 @@ public final class InMemoryClusterMetadata implements ClusterMetadata {
     if (collections.containsKey(meta.name())) {
       return false;
     }
+    if (aliases.containsKey(meta.name())) {
+      throw io.flashvec.cluster.Aliases.aliasExists(meta.name());
+    }
     if (nextPlacement == null || nextPlacement.size() != meta.config().shardNumber()) {
       throw new IllegalStateException(
           "placeNext must give one replica list per shard [shards="
@@ -101,6 +105,20 @@ public final class InMemoryClusterMetadata implements ClusterMetadata {
     collections.put(
         meta.name(), new Placement(meta, nextPlacement, PayloadSchema.EMPTY, ++revision));
     return true;
+  }
+
+  @Override
+  public synchronized Map<String, String> aliases() {
+    return Map.copyOf(aliases);
+  }
+
+  @Override
+  public synchronized void updateAliases(
+      java.util.function.UnaryOperator<Map<String, String>> change) {
+    Map<String, String> next = change.apply(Map.copyOf(aliases));
+    aliases.clear();
+    aliases.putAll(next);
+    revision++;
   }
 
   @Override
@@ -122,6 +140,7 @@ public final class InMemoryClusterMetadata implements ClusterMetadata {
 
   @Override
   public synchronized boolean remove(String name) {
+    aliases.values().removeIf(name::equals);
     return collections.remove(name) != null;
   }
 

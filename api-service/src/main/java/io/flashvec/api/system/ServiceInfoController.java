@@ -1,0 +1,369 @@
+package io.flashvec.api.system;
+
+import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.web.Blocking;
+import io.flashvec.api.web.Json;
+import io.flashvec.cluster.CollectionService;
+import io.flashvec.cluster.node.FlashVecNode;
+import io.flashvec.index.FlashVecException;
+import io.flashvec.index.InvalidInputException;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.node.BooleanNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Qdrant's service reports: {@code GET /telemetry} (this server, its collections and the REST
+ * requests it answered), {@code GET /issues} and {@code DELETE /issues} (problems that need a
+ * person: collections that failed to open, failed index builds or WALs) and {@code GET /cluster}
+ * ({@code {"status": "disabled"}} for a standalone server, as Qdrant answers without distributed
+ * mode; the registered nodes in cluster mode).
+ */
+@RestController
+public class ServiceInfoController {
+
+  /** CPU features Qdrant's telemetry lists, as {@code /proc/cpuinfo} names them. */
+  private static final List<String> CPU_FLAGS =
+      List.of("sse", "sse2", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "neon");
+
+  private final CollectionService service;
+  private final FlashVecNode node;
+  private final Blocking blocking;
+  private final MeterRegistry registry;
+  private final FlashVecProperties props;
+  private final IssueTracker issues = new IssueTracker(Instant::now);
+
+  /** This process's telemetry id, new at each start as Qdrant's. */
+  private final String id = UUID.randomUUID().toString();
+
+  ServiceInfoController(
+      CollectionService service,
+      FlashVecNode node,
+      Blocking blocking,
+      MeterRegistry registry,
+      FlashVecProperties props) {
+    this.service = service;
+    this.node = node;
+    this.blocking = blocking;
+    this.registry = registry;
+    this.props = props;
+  }
+
+  /**
+   * Qdrant's telemetry: {@code id}, {@code app} (name, version, start time, system), {@code
+   * collections.number_of_collections}, {@code cluster.enabled} and {@code requests.rest.responses}
+   * by endpoint and status. FlashVec has one level of detail ({@code details_level} is accepted at
+   * any value) and names no collection, so {@code anonymize} has nothing to hide; per-collection
+   * request statistics are not kept ({@code per_collection=true} is refused).
+   */
+  @GetMapping("/telemetry")
+  Mono<ResponseEntity<byte[]>> telemetry(
+      @RequestParam(required = false) Boolean anonymize,
+      @RequestParam(name = "details_level", required = false) Integer detailsLevel,
+      @RequestParam(name = "per_collection", required = false) Boolean perCollection,
+      @RequestParam(required = false) Integer timeout) {
+    return blocking.answer(
+        () -> {
+          if (detailsLevel != null && detailsLevel < 0) {
+            throw new InvalidInputException(
+                "Wrong input: details_level must be 0 or more [details_level="
+                    + detailsLevel
+                    + "]");
+          }
+          if (timeout != null && timeout < 1) {
+            throw new InvalidInputException(
+                "Wrong input: timeout must be 1 or more [timeout=" + timeout + "]");
+          }
+          if (Boolean.TRUE.equals(perCollection)) {
+            throw new InvalidInputException(
+                "Wrong input: per-collection request statistics are not kept"
+                    + " [per_collection=true, supported=false]");
+          }
+          ObjectNode r = Json.object();
+          r.put("id", id);
+          ObjectNode app = r.putObject("app");
+          app.put("name", "flashvec");
+          app.put("version", SystemController.VERSION);
+          app.put(
+              "startup",
+              Instant.ofEpochMilli(ManagementFactory.getRuntimeMXBean().getStartTime()).toString());
+          system(app.putObject("system"));
+          r.putObject("collections").put("number_of_collections", service.listCollections().size());
+          r.putObject("cluster").put("enabled", props.cluster().enabled());
+          ObjectNode requests = r.putObject("requests");
+          requests.set("rest", restResponses(registry.find("http.server.requests").timers()));
+          requests.putObject("grpc").putObject("responses"); // no gRPC API for clients
+          return r;
+        });
+  }
+
+  private void system(ObjectNode s) {
+    s.put("is_docker", Files.exists(Path.of("/.dockerenv")));
+    s.put("cores", Runtime.getRuntime().availableProcessors());
+    long cgroup = SystemMemory.cgroupLimit(Path.of("/proc/self/cgroup"), Path.of("/sys/fs/cgroup"));
+    long ram = SystemMemory.physicalBytes();
+    s.put("ram_size", (cgroup > 0 && cgroup < ram ? cgroup : ram) / 1024);
+    try {
+      s.put("disk_size", Files.getFileStore(props.dataDir()).getTotalSpace() / 1024);
+    } catch (IOException | RuntimeException e) {
+      // not there (yet): the field is optional
+    }
+    s.put("cpu_flags", String.join(",", cpuFlags()));
+  }
+
+  private static List<String> cpuFlags() {
+    Set<String> present = new TreeSet<>();
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+        if (line.startsWith("flags") || line.startsWith("Features")) {
+          present.addAll(List.of(line.substring(line.indexOf(':') + 1).trim().split("\\s+")));
+          break;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      return List.of();
+    }
+    List<String> out = new ArrayList<>();
+    for (String f : CPU_FLAGS) {
+      if (present.contains(f) || (f.equals("neon") && present.contains("asimd"))) {
+        out.add(f);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * {@code {"responses": {"PUT /collections/{collection_name}/points": {"200": {"count", ...}}}}}
+   * from Spring's request timers, the path templates named as in Qdrant's API.
+   */
+  static ObjectNode restResponses(Collection<Timer> timers) {
+    record Sum(long count, double totalMicros, double maxMicros) {}
+    Map<String, Map<String, Sum>> byEndpoint = new TreeMap<>();
+    for (Timer t : timers) {
+      String uri = t.getId().getTag("uri");
+      String method = t.getId().getTag("method");
+      String status = t.getId().getTag("status");
+      if (uri == null || method == null || status == null || !uri.startsWith("/")) {
+        continue; // NOT_FOUND, UNKNOWN, REDIRECTION: no endpoint
+      }
+      String endpoint = method + " " + qdrantTemplate(uri);
+      Sum add =
+          new Sum(t.count(), t.totalTime(TimeUnit.MICROSECONDS), t.max(TimeUnit.MICROSECONDS));
+      byEndpoint
+          .computeIfAbsent(endpoint, k -> new TreeMap<>())
+          .merge(
+              status,
+              add,
+              (a, b) ->
+                  new Sum(
+                      a.count() + b.count(),
+                      a.totalMicros() + b.totalMicros(),
+                      Math.max(a.maxMicros(), b.maxMicros())));
+    }
+    ObjectNode rest = Json.object();
+    ObjectNode responses = rest.putObject("responses");
+    byEndpoint.forEach(
+        (endpoint, statuses) -> {
+          ObjectNode e = responses.putObject(endpoint);
+          statuses.forEach(
+              (status, sum) -> {
+                if (sum.count() == 0) {
+                  return;
+                }
+                ObjectNode st = e.putObject(status);
+                st.put("count", sum.count());
+                st.put("avg_duration_micros", (float) (sum.totalMicros() / sum.count()));
+                st.put("max_duration_micros", (float) sum.maxMicros());
+                st.put("total_duration_micros", Math.round(sum.totalMicros()));
+              });
+        });
+    return rest;
+  }
+
+  /** A path template with Qdrant's variable names: {@code {name}} is {@code {collection_name}}. */
+  static String qdrantTemplate(String uri) {
+    return uri.replace("{name}", "{collection_name}").replace("{field}", "{field_name}");
+  }
+
+  @GetMapping("/issues")
+  Mono<ResponseEntity<byte[]>> issues() {
+    return blocking.answer(
+        () -> {
+          ObjectNode r = Json.object();
+          var arr = r.putArray("issues");
+          for (IssueTracker.Dated d : issues.report(currentIssues())) {
+            ObjectNode o = arr.addObject();
+            o.put("id", d.issue().id());
+            o.put("description", d.issue().description());
+            o.putObject("solution").put("refactor", d.issue().solution());
+            o.put("timestamp", d.since().toString());
+            o.put("related_collection", d.issue().relatedCollection());
+          }
+          return r;
+        });
+  }
+
+  @DeleteMapping("/issues")
+  Mono<ResponseEntity<byte[]>> clearIssues() {
+    return blocking.answer(
+        () -> {
+          issues.clear(currentIssues());
+          return BooleanNode.TRUE;
+        });
+  }
+
+  /** What needs a person now: collections that failed to open, failed builds and WALs. */
+  private List<IssueTracker.Issue> currentIssues() {
+    List<IssueTracker.Issue> out = new ArrayList<>();
+    node.failedCollections()
+        .keySet()
+        .forEach(
+            name ->
+                out.add(
+                    new IssueTracker.Issue(
+                        "collection_failed_to_open/" + name,
+                        "Collection `"
+                            + name
+                            + "` could not be opened at start-up and answers 503;"
+                            + " GET /collections/"
+                            + name
+                            + " says why",
+                        "Repair or restore the file it names, then restart; or delete the"
+                            + " collection (DELETE /collections/"
+                            + name
+                            + ")",
+                        name)));
+    for (String name : service.listCollections()) {
+      if (node.failedCollections().containsKey(name)) {
+        continue;
+      }
+      String failure;
+      try {
+        failure = service.describe(name).info().buildFailure();
+      } catch (FlashVecException e) {
+        continue; // deleted meanwhile, or a shard out of reach: not this report's business
+      }
+      if (failure != null) {
+        out.add(
+            new IssueTracker.Issue(
+                "collection_failed/" + name,
+                "Collection `" + name + "` is red: " + failure,
+                failure.contains("WAL")
+                    ? "Free or fix the disk, then restart the server: writes are refused until then"
+                    : "Searches scan the segment exactly meanwhile; free memory or disk, then"
+                        + " compact the collection (POST /collections/"
+                        + name
+                        + "/compact) or restart",
+                name));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Qdrant's Raft recovery of this peer: a standalone server answers 405 as Qdrant does without
+   * distributed mode; FlashVec's cluster keeps its state in etcd and has no Raft log to recover.
+   */
+  @PostMapping("/cluster/recover")
+  Mono<ResponseEntity<byte[]>> recover() {
+    return blocking.answer(
+        () -> {
+          throw clusterOperation(
+              "a node's state is in etcd and its replicas resync by themselves, there is no Raft"
+                  + " log to recover");
+        });
+  }
+
+  /**
+   * Qdrant's removal of a peer: 405 standalone; in a FlashVec cluster a node leaves by stopping
+   * (its registration lease expires) and its replicas are resynced elsewhere when it returns.
+   */
+  @DeleteMapping("/cluster/peer/{peer_id}")
+  Mono<ResponseEntity<byte[]>> removePeer(@PathVariable("peer_id") String peerId) {
+    return blocking.answer(
+        () -> {
+          throw clusterOperation(
+              "a node leaves the cluster by stopping: its registration expires with its lease"
+                  + " [peer_id="
+                  + peerId
+                  + "]");
+        });
+  }
+
+  /** 405 on a standalone server, as Qdrant's; 400 naming why in cluster mode. */
+  private FlashVecException clusterOperation(String clusterWhy) {
+    if (!props.cluster().enabled()) {
+      return new StandaloneMode();
+    }
+    return new InvalidInputException("Wrong input: not supported: " + clusterWhy);
+  }
+
+  /** Qdrant's answer to a cluster operation without distributed mode. */
+  static final class StandaloneMode extends FlashVecException {
+    StandaloneMode() {
+      super(405, "FlashVec is running in standalone mode", null);
+    }
+  }
+
+  /**
+   * Qdrant's cluster status: {@code {"status": "disabled"}} standalone; in cluster mode {@code
+   * "enabled"}, this node's peer id and every registered node.
+   */
+  @GetMapping("/cluster")
+  Mono<ResponseEntity<byte[]>> cluster() {
+    return blocking.answer(
+        () -> {
+          ObjectNode r = Json.object();
+          CollectionService.Peers peers = service.peers();
+          if (peers == null) {
+            r.put("status", "disabled");
+            return r;
+          }
+          r.put("status", "enabled");
+          r.put("peer_id", peers.self());
+          ObjectNode ps = r.putObject("peers");
+          for (CollectionService.Peer p : peers.peers()) {
+            ObjectNode o = ps.putObject(Long.toString(p.peerId()));
+            o.put("uri", p.uri());
+            o.put("node_id", p.nodeId());
+            var roles = o.putArray("roles");
+            p.roles().forEach(roles::add);
+          }
+          // FlashVec's nodes agree through etcd, not Raft: there is no term, log or consensus
+          // thread of their own to report
+          ObjectNode raft = r.putObject("raft_info");
+          raft.put("term", 0);
+          raft.put("commit", 0);
+          raft.put("pending_operations", 0);
+          raft.putNull("leader");
+          raft.putNull("role");
+          raft.put("is_voter", false);
+          r.putObject("consensus_thread_status").put("consensus_thread_status", "stopped");
+          r.putObject("message_send_failures");
+          r.put("metadata_store", "etcd");
+          return r;
+        });
+  }
+}
