@@ -333,14 +333,8 @@ public class CollectionsController {
     Distance distance = Distance.parse(dist.asString());
     int shards = atLeast(body, "", "shard_number", 1, 1, CollectionConfig.MAX_SHARDS);
     int replicas = atLeast(body, "", "replication_factor", 1, 1, 16);
-    int writeConsistency = atLeast(body, "", "write_consistency_factor", 1, 1, 16);
-    if (writeConsistency != 1) {
-      throw new InvalidInputException(
-          "Wrong input: write_consistency_factor other than 1 is not supported"
-              + " [write_consistency_factor="
-              + writeConsistency
-              + ", supported=1]");
-    }
+    // 0 is Qdrant's 422; other values than 1 are refused with the other unhonoured settings
+    atLeast(body, "", "write_consistency_factor", 1, 1, 16);
     IndexParams index = IndexParams.DEFAULT;
     // the vector's own hnsw_config overrides the collection's, as in Qdrant
     index = hnsw(Requests.optionalObject(body, "hnsw_config"), index);

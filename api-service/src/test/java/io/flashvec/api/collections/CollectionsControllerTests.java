@@ -833,7 +833,7 @@ class CollectionsControllerTests {
     assertThat(error("PUT", "{" + vectors + ",\"shard_number\":-1}"))
         .contains("shard_number must be a non-negative integer");
     assertThat(error("PUT", "{" + vectors + ",\"write_consistency_factor\":2}"))
-        .contains("write_consistency_factor other than 1 is not supported");
+        .contains("write_consistency_factor: only 1 is supported");
     verify(service, never()).createCollection(any(), any(), any());
   }
 
