@@ -200,6 +200,11 @@ final class LiveIndexScheduler {
         && writesPerSecond * nanosPerInsert > 0.9e9;
   }
 
+  /** When the last upsert was applied ({@link System#nanoTime}; before any, a quiet while ago). */
+  long lastWriteNanos() {
+    return lastWriteNanos;
+  }
+
   /** Called by the writer (its thread, lock held) for every applied upsert of {@code points}. */
   void noteWrite(int points) {
     long now = System.nanoTime();

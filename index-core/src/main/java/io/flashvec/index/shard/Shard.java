@@ -391,6 +391,7 @@ public final class Shard implements Closeable {
     this.compactor = new ShardCompactor(parts, pipeline);
     pipeline.onInstall(compactor::maybeSchedule);
     this.scheduler = new LiveIndexScheduler(dir, options.liveIndexer(), segments, jobs);
+    compactor.lastWriteFrom(scheduler::lastWriteNanos);
     this.reader = new ShardReader(dim, distance, segments, locations, payloadIndexes, scheduler);
     List<SealedSegment> sealed = pipeline.openSegments();
     this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader);
@@ -723,9 +724,11 @@ public final class Shard implements Closeable {
   }
 
   /**
-   * Bulk-load mode: while {@code defer} is true sealed segments are not indexed (they stay in
-   * memory, searched exactly, and the WAL is not truncated) and live graphs take no inserts;
-   * setting it back to false submits the deferred builds.
+   * Bulk-load mode: while {@code defer} is true live graphs take no inserts and sealed segments get
+   * no graph: they are sealed raw and wait for the merge that builds them all when the load ends
+   * (ADR 0029), or, where segments are not sealed raw (no automatic compaction), stay in memory,
+   * searched exactly, the WAL not truncated. Setting it back to false submits the deferred builds
+   * and the merge of the raw segments.
    */
   public void setDeferBuilds(boolean defer) {
     writeLock.lock();
@@ -735,11 +738,32 @@ public final class Shard implements Closeable {
     } finally {
       writeLock.unlock();
     }
+    if (!defer) {
+      compactor.maybeSchedule();
+    }
   }
 
-  /** Sealed segments waiting for a deferred index build. */
+  /**
+   * Segments waiting for a deferred index build: frozen segments, and during a bulk load the
+   * segments sealed raw (their graphs are built when it ends).
+   */
   public int deferredBuilds() {
-    return pipeline.deferredBuilds();
+    int n = pipeline.deferredBuilds();
+    if (pipeline.deferBuilds()) {
+      n += rawSegments();
+    }
+    return n;
+  }
+
+  /** Sealed segments without a graph yet (sealed raw, waiting for the merge that builds them). */
+  public int rawSegments() {
+    int n = 0;
+    for (SealedSegment s : segments.current().sealed()) {
+      if (!s.hasGraph()) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /** The shard's {@link IndexingState} now. */
@@ -757,7 +781,7 @@ public final class Shard implements Closeable {
       indexed += in;
       boolean works =
           seg.state() != Segment.State.GROWING
-              ? !seg.onDisk() && frozen > 0
+              ? seg.onDisk() ? in < live : frozen > 0 // a raw segment waits for its merge
               : seg instanceof GrowingSegment g && g.graph() != null && !g.graph().closed();
       if (works) {
         backlog += live - in;
