@@ -308,6 +308,9 @@ public final class Shard implements Closeable {
    *     0026)
    * @param automatic whether thresholds start compactions by themselves (else only {@link
    *     #compact})
+   * @param rawQuietNanos how long without an upsert before segments sealed raw are merged while
+   *     they are few ({@link TieredMergePolicy.Hold}); 0: at once, as tests that need a repeatable
+   *     order of work use
    */
   public record Compaction(
       Executor executor,
@@ -315,7 +318,36 @@ public final class Shard implements Closeable {
       double deletedFraction,
       int segmentsPerTier,
       int maxSegmentPoints,
-      boolean automatic) {
+      boolean automatic,
+      long rawQuietNanos) {
+
+    /** Default of {@link #rawQuietNanos}: 2 s, well above the gaps between a load's batches. */
+    public static final long DEFAULT_RAW_QUIET_NANOS = 2_000_000_000L;
+
+    /** With the default {@link #rawQuietNanos}. */
+    public Compaction(
+        Executor executor,
+        ForkJoinPool pool,
+        double deletedFraction,
+        int segmentsPerTier,
+        int maxSegmentPoints,
+        boolean automatic) {
+      this(
+          executor,
+          pool,
+          deletedFraction,
+          segmentsPerTier,
+          maxSegmentPoints,
+          automatic,
+          DEFAULT_RAW_QUIET_NANOS);
+    }
+
+    /** This with raw segments merged after {@code nanos} without an upsert. */
+    public Compaction withRawQuietNanos(long nanos) {
+      return new Compaction(
+          executor, pool, deletedFraction, segmentsPerTier, maxSegmentPoints, automatic, nanos);
+    }
+
     /** Default of {@link #segmentsPerTier}. */
     public static final int DEFAULT_SEGMENTS_PER_TIER = 3;
 
@@ -338,6 +370,10 @@ public final class Shard implements Closeable {
       if (maxSegmentPoints < 1) {
         throw new IllegalArgumentException(
             "maxSegmentPoints must be positive [maxSegmentPoints=" + maxSegmentPoints + "]");
+      }
+      if (rawQuietNanos < 0) {
+        throw new IllegalArgumentException(
+            "rawQuietNanos must not be negative [rawQuietNanos=" + rawQuietNanos + "]");
       }
     }
   }

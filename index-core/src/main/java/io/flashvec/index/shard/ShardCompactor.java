@@ -39,8 +39,8 @@ import org.slf4j.LoggerFactory;
  *       {@link Shard.Compaction#maxSegmentPoints()} live points per segment, so a shard of N points
  *       is searched through O(log N) graphs and each point is rebuilt about once per tier.
  *   <li><b>Raw segments</b> (sealed without a graph while a load outran the live graph) are built
- *       into a graph by a merge as soon as writes pause (2 s without an upsert), a bulk load ends,
- *       or they hold a tenth of the maximum segment.
+ *       into a graph by a merge as soon as writes pause (2 s without an upsert by default), a bulk
+ *       load ends, or they hold a tenth of the maximum segment.
  * </ul>
  *
  * <h2>How</h2>
@@ -276,14 +276,15 @@ final class ShardCompactor {
   }
 
   /**
-   * Writes this recent count as "still coming" for raw segments ({@link TieredMergePolicy.Hold}): a
-   * bulk load's batches arrive well within it, so its raw seals wait for one build at its end.
+   * Writes this recent count as "still coming" for raw segments ({@link TieredMergePolicy.Hold}) by
+   * default ({@link Shard.Compaction#rawQuietNanos}): a bulk load's batches arrive well within it,
+   * so its raw seals wait for one build at its end.
    */
-  static final long RAW_WRITES_QUIET_NANOS = 2_000_000_000L;
+  static final long RAW_WRITES_QUIET_NANOS = Shard.Compaction.DEFAULT_RAW_QUIET_NANOS;
 
   /** When the shard last took an upsert ({@link System#nanoTime}). */
   private volatile java.util.function.LongSupplier lastWriteNanos =
-      () -> System.nanoTime() - RAW_WRITES_QUIET_NANOS;
+      () -> System.nanoTime() - Long.MAX_VALUE / 2;
 
   private final AtomicBoolean recheckQueued = new AtomicBoolean();
 
@@ -297,29 +298,30 @@ final class ShardCompactor {
     if (pipeline.deferBuilds()) {
       return TieredMergePolicy.Hold.BULK;
     }
-    return System.nanoTime() - lastWriteNanos.getAsLong() < RAW_WRITES_QUIET_NANOS
+    return System.nanoTime() - lastWriteNanos.getAsLong() < config.rawQuietNanos()
         ? TieredMergePolicy.Hold.WRITES
         : TieredMergePolicy.Hold.NONE;
   }
 
   /**
    * After a pass: while raw segments wait for writes to stop, looks again once they may have (after
-   * {@link #RAW_WRITES_QUIET_NANOS}), so a load's raw segments are built when it ends, not at the
-   * next write. One recheck per shard is queued at most; each requeues itself while the writes go
-   * on. A bulk load's end schedules its own pass ({@link Shard#setDeferBuilds}).
+   * {@link Shard.Compaction#rawQuietNanos}), so a load's raw segments are built when it ends, not
+   * at the next write. One recheck per shard is queued at most; each requeues itself while the
+   * writes go on. A bulk load's end schedules its own pass ({@link Shard#setDeferBuilds}).
    */
   private void recheckRawLater() {
     if (config.executor() == null
         || !config.automatic()
         || ctx.jobs().cancelled()
         || pipeline.deferBuilds()
+        || config.rawQuietNanos() == 0
         || !hasRaw(ctx.segments().current().sealed())
         || !recheckQueued.compareAndSet(false, true)) {
       return;
     }
     try {
-      CompletableFuture.delayedExecutor(
-              RAW_WRITES_QUIET_NANOS + RAW_WRITES_QUIET_NANOS / 8, TimeUnit.NANOSECONDS)
+      long wait = config.rawQuietNanos();
+      CompletableFuture.delayedExecutor(wait + wait / 8, TimeUnit.NANOSECONDS)
           .execute(
               () -> {
                 recheckQueued.set(false);
