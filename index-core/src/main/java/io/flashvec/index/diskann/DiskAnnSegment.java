@@ -574,10 +574,10 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   /**
    * Searches a raw segment (no graph): an exact scan when the plan says so (the {@code exact}
-   * parameter, a selective filter) or without PQ codes ({@code hnsw}), else a scan of the accepted
-   * live points' PQ codes whose best {@code max(search list, 4k, rerank)} are rescored exactly from
-   * their records. The search list is the request's whole list, not a share: a scan's cost does not
-   * depend on it, only the rerank's reads do.
+   * parameter, a selective filter) or when its vectors are on the heap ({@code hnsw}), else a scan
+   * of the accepted live points' PQ codes whose best {@code max(search list, 4k, rerank)} are
+   * rescored exactly from their records. The search list is the request's whole list, not a share:
+   * a scan's cost does not depend on it, only the rerank's reads do.
    */
   private void searchRaw(
       float[] query,
@@ -591,7 +591,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     BeamSearcher s = borrow();
     try {
       IntPredicate ok = live.get() == count ? null : liveOrds;
-      if (pq == null || plan.plan() == FilterPlanner.Plan.EXACT || params.exact()) {
+      if (inMemory || plan.plan() == FilterPlanner.Plan.EXACT || params.exact()) {
         if (accept == null) {
           s.scan(query, k, ok, stats);
         } else {

@@ -117,10 +117,21 @@ class RawSegmentTest {
       assertThat(recall).isGreaterThanOrEqualTo(0.99);
       assertThat(filteredRecall).isGreaterThanOrEqualTo(0.99);
     }
-    // reopened: still raw, deletes are the shard's to persist
+    // reopened: still raw (deletes are the shard's to persist); on the heap ({@code hnsw}) it is
+    // scanned exactly
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 5, 100)) {
       assertThat(seg.hasGraph()).isFalse();
       assertThat(seg.graphPoints()).isZero();
+    }
+    try (DiskAnnSegment seg =
+        DiskAnnSegment.open(FileIO.DEFAULT, dir, 5, 100, true, DiskAnnSettings.DEFAULT)) {
+      assertThat(seg.hasGraph()).isFalse();
+      for (int q = 0; q < 5; q++) {
+        float[] query = d.prepare(TestVectors.latent(r, 1, DIM)[0]);
+        assertThat(search(seg, d, query, SearchParams.DEFAULT, null))
+            .as("in-memory raw search, query %d", q)
+            .isEqualTo(bruteForce(seg, d, query, ord -> true));
+      }
     }
   }
 
