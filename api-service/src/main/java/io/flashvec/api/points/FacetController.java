@@ -11,6 +11,7 @@ import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.filter.FieldPath;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.query.ScrollRequest;
 import java.util.ArrayList;
@@ -127,12 +128,13 @@ public class FacetController {
     return out;
   }
 
-  /** The distinct values at {@code path} that the index kind {@code type} holds. */
+  /**
+   * The distinct values at {@code path} (the filters' path semantics) that the index kind {@code
+   * type} holds.
+   */
   static Set<JsonNode> values(JsonNode payload, FieldPath path, PayloadFieldSchema.Type type) {
-    List<JsonNode> found = new ArrayList<>();
-    collect(payload, path.steps(), 0, found);
     Set<JsonNode> out = new LinkedHashSet<>();
-    for (JsonNode v : found) {
+    for (JsonNode v : FilterEvaluator.values(path, payload)) {
       boolean fits =
           switch (type) {
             case KEYWORD, UUID -> v.isString();
@@ -148,32 +150,6 @@ public class FacetController {
       }
     }
     return out;
-  }
-
-  private static void collect(
-      JsonNode node, List<FieldPath.Step> steps, int i, List<JsonNode> out) {
-    if (node == null || node.isNull() || node.isMissingNode()) {
-      return;
-    }
-    if (node.isArray()) {
-      for (JsonNode e : node) {
-        collect(e, steps, i, out);
-      }
-      return;
-    }
-    if (i == steps.size()) {
-      out.add(node);
-      return;
-    }
-    if (!node.isObject()) {
-      return;
-    }
-    FieldPath.Step step = steps.get(i);
-    JsonNode child = node.get(step.name());
-    if (step.index() >= 0) {
-      child = child != null && child.isArray() ? child.get(step.index()) : null;
-    }
-    collect(child, steps, i + 1, out);
   }
 
   private static int compareValues(JsonNode a, JsonNode b) {

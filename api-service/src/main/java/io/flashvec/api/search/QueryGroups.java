@@ -10,6 +10,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.filter.FieldPath;
+import io.flashvec.index.filter.FilterEvaluator;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -141,42 +142,16 @@ final class QueryGroups {
     return byValue;
   }
 
-  /** The string and integer values at {@code path}, array elements flattened, without repeats. */
+  /**
+   * The string and integer values at {@code path} (the filters' path semantics, an array at the end
+   * flattened into its elements), without repeats.
+   */
   static Set<JsonNode> values(JsonNode payload, FieldPath path) {
     Set<JsonNode> out = new LinkedHashSet<>();
-    collect(payload, path.steps(), 0, out);
+    for (JsonNode v : FilterEvaluator.values(path, payload)) {
+      addValue(v, out);
+    }
     return out;
-  }
-
-  private static void collect(JsonNode node, List<FieldPath.Step> steps, int i, Set<JsonNode> out) {
-    if (node == null || node.isNull() || node.isMissingNode()) {
-      return;
-    }
-    if (i == steps.size()) {
-      if (node.isArray()) {
-        for (JsonNode e : node) {
-          addValue(e, out);
-        }
-      } else {
-        addValue(node, out);
-      }
-      return;
-    }
-    if (node.isArray()) {
-      for (JsonNode e : node) {
-        collect(e, steps, i, out);
-      }
-      return;
-    }
-    if (!node.isObject()) {
-      return;
-    }
-    FieldPath.Step step = steps.get(i);
-    JsonNode child = node.get(step.name());
-    if (step.index() >= 0) {
-      child = child != null && child.isArray() ? child.get(step.index()) : null;
-    }
-    collect(child, steps, i + 1, out);
   }
 
   private static void addValue(JsonNode v, Set<JsonNode> out) {

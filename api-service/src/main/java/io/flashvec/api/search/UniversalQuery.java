@@ -546,10 +546,7 @@ final class UniversalQuery {
         return new Scorer(v, d, null, ex.ids, List.of(v), d.higherIsBetter());
       }
       case "best_score" -> {
-        if (pos.isEmpty() && neg.isEmpty()) {
-          throw new InvalidInputException(
-              "Bad request: At least one positive or negative example is required");
-        }
+        requireExamples(pos, neg);
         return new Scorer(
             null,
             d,
@@ -569,10 +566,7 @@ final class UniversalQuery {
             true);
       }
       case "sum_scores" -> {
-        if (pos.isEmpty() && neg.isEmpty()) {
-          throw new InvalidInputException(
-              "Bad request: At least one positive or negative example is required");
-        }
+        requireExamples(pos, neg);
         return new Scorer(
             null,
             d,
@@ -595,6 +589,13 @@ final class UniversalQuery {
               "recommend strategy must be average_vector, best_score or sum_scores",
               field + ".strategy",
               s);
+    }
+  }
+
+  private static void requireExamples(List<float[]> pos, List<float[]> neg) {
+    if (pos.isEmpty() && neg.isEmpty()) {
+      throw new InvalidInputException(
+          "Bad request: At least one positive or negative example is required");
     }
   }
 
