@@ -199,10 +199,8 @@ public class SnapshotsController {
           if (location == null || !location.isString() || location.asString().isEmpty()) {
             throw Requests.invalid("recover needs `location`, a file or URL", "location", location);
           }
-          JsonNode checksum = b.get("checksum");
-          String sum = checksum == null || checksum.isNull() ? null : checksum.asString();
-          JsonNode priority = b.get("priority");
-          checkPriority(priority == null || priority.isNull() ? null : priority.asString());
+          String sum = optionalString(b, "checksum");
+          checkPriority(optionalString(b, "priority"));
           String loc = location.asString();
           if (loc.regionMatches(true, 0, "file:", 0, 5)) {
             service.recoverSnapshot(name, filePath(loc), sum, true);
@@ -254,6 +252,17 @@ public class SnapshotsController {
                       }))
               .doOnError(e -> deleteQuietly(tmp));
         });
+  }
+
+  private static String optionalString(JsonNode b, String field) {
+    JsonNode n = b.get(field);
+    if (n == null || n.isNull()) {
+      return null;
+    }
+    if (!n.isString()) {
+      throw Requests.invalid(field + " must be a string", field, n);
+    }
+    return n.asString();
   }
 
   /** Qdrant's recovery priorities; a standalone server has one copy, so each means the same. */

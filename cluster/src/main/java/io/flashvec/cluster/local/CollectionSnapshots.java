@@ -92,7 +92,9 @@ public final class CollectionSnapshots {
   /** Takes a snapshot of {@code collection}. */
   public SnapshotDescription create(String collection, Collection c) {
     Path folder = root.resolve(collection);
-    String name = collection + "-" + STAMP.format(Instant.now()) + SUFFIX;
+    // A file name has at most 255 bytes: a long collection name is cut (the folder names it).
+    String prefix = collection.length() > 200 ? collection.substring(0, 200) : collection;
+    String name = prefix + "-" + STAMP.format(Instant.now()) + SUFFIX;
     return publish(folder, name, out -> writeCollection(collection, c, out));
   }
 
