@@ -281,20 +281,15 @@ final class ShardWriter {
     space.require(body.length, "upsert");
     long seq;
     GrowingSegment g;
-    scheduler.writeStarted();
+    writeLock.lock();
     try {
-      writeLock.lock();
-      try {
-        awaitSealRoom();
-        checkResident("upsert");
-        seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
-        applyUpsert(points, seq);
-        g = growing;
-      } finally {
-        writeLock.unlock();
-      }
+      awaitSealRoom();
+      checkResident("upsert");
+      seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
+      applyUpsert(points, seq);
+      g = growing;
     } finally {
-      scheduler.writeEnded();
+      writeLock.unlock();
     }
     scheduler.awaitIndexer(g);
     return seq;
