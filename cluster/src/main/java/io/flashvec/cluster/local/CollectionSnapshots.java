@@ -105,7 +105,7 @@ public final class CollectionSnapshots {
   public SnapshotDescription createFull(java.util.Map<String, Collection> collections) {
     String name = "full-snapshot-" + STAMP.format(Instant.now()) + SUFFIX;
     return publish(
-        root,
+        fullRoot(),
         name,
         out -> {
           ZipOutputStream zip = new ZipOutputStream(out);
@@ -201,13 +201,21 @@ public final class CollectionSnapshots {
     }
   }
 
+  /**
+   * Where full snapshots live: a folder no collection can be named after (collection names do not
+   * start with a dot), so they never clash with a collection's folder.
+   */
+  private Path fullRoot() {
+    return root.resolve(".full");
+  }
+
   /** The full snapshots, oldest first. */
   public List<SnapshotDescription> listFull() {
     List<SnapshotDescription> out = new ArrayList<>();
-    if (!Files.isDirectory(root)) {
+    if (!Files.isDirectory(fullRoot())) {
       return out;
     }
-    try (Stream<Path> s = Files.list(root)) {
+    try (Stream<Path> s = Files.list(fullRoot())) {
       for (Path p :
           s.filter(f -> Files.isRegularFile(f) && f.getFileName().toString().endsWith(SUFFIX))
               .toList()) {
@@ -224,7 +232,8 @@ public final class CollectionSnapshots {
 
   /** The file of a full snapshot, or Qdrant's 404. */
   public Path fullFile(String name) {
-    Path p = NAME.matcher(name).matches() && name.endsWith(SUFFIX) ? root.resolve(name) : null;
+    Path p =
+        NAME.matcher(name).matches() && name.endsWith(SUFFIX) ? fullRoot().resolve(name) : null;
     if (p == null || !Files.isRegularFile(p)) {
       throw new NotFoundException("Not found: Snapshot " + name + " not found");
     }
