@@ -81,6 +81,18 @@ public final class Aliases {
   }
 
   /** The 400 of creating collection {@code name} where an alias of that name exists. */
+  /** Checks the new alias names of {@code changes} (Qdrant's 422 for an invalid one). */
+  public static void validateNames(List<Change> changes) {
+    for (Change c : changes) {
+      switch (c) {
+        case Create(String alias, String collection) ->
+            CollectionNames.validateInBody(alias, "alias_name");
+        case Rename(String from, String to) -> CollectionNames.validateInBody(to, "new_alias_name");
+        case Delete d -> {}
+      }
+    }
+  }
+
   public static InvalidInputException aliasExists(String name) {
     return new InvalidInputException(
         "Wrong input: Can't create collection with name "

@@ -123,15 +123,7 @@ public final class LocalCollectionService implements CollectionService, LocalDat
 
   @Override
   public void updateAliases(List<Aliases.Change> changes) {
-    for (Aliases.Change c : changes) {
-      switch (c) {
-        case Aliases.Create(String alias, String collection) ->
-            CollectionNames.validateInBody(alias, "alias_name");
-        case Aliases.Rename(String from, String to) ->
-            CollectionNames.validateInBody(to, "new_alias_name");
-        case Aliases.Delete d -> {}
-      }
-    }
+    Aliases.validateNames(changes);
     checkReady();
     dir.updateAliases(changes);
     LOG.info("aliases changed [changes={}, aliases={}]", changes, dir.aliases());

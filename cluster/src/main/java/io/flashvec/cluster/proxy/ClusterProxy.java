@@ -260,15 +260,7 @@ public final class ClusterProxy implements CollectionService, Closeable {
   /** Applies alias changes in one compare-and-swap of the aliases in etcd. */
   @Override
   public void updateAliases(List<Aliases.Change> changes) {
-    for (Aliases.Change c : changes) {
-      switch (c) {
-        case Aliases.Create(String alias, String collection) ->
-            CollectionNames.validateInBody(alias, "alias_name");
-        case Aliases.Rename(String from, String to) ->
-            CollectionNames.validateInBody(to, "new_alias_name");
-        case Aliases.Delete d -> {}
-      }
-    }
+    Aliases.validateNames(changes);
     checkReady();
     meta.updateAliases(current -> Aliases.apply(current, changes, n -> meta.placed(n).isPresent()));
     LOG.info("aliases changed [changes={}]", changes);
