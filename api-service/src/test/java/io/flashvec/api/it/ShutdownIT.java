@@ -117,6 +117,26 @@ class ShutdownIT {
     }
   }
 
+  @Test
+  void aSecondServerOnALockedDataDirectoryExitsWithOneLineNamingTheFirst() throws Exception {
+    Path data = tmp.resolve("data");
+    try (ServerProcess first = new ServerProcess(data, tmp.resolve("first.log")).start();
+        ServerProcess second = new ServerProcess(data, tmp.resolve("second.log"))) {
+      assertThatThrownBy(second::start).hasMessageContaining("server exited during start-up");
+      assertThat(second.exitValue()).isNotZero();
+      List<String> lines = Files.readAllLines(tmp.resolve("second.log"));
+      assertThat(lines)
+          .contains(
+              "flashvec: cannot start: data directory is used by another FlashVec process [dataDir="
+                  + data.toAbsolutePath()
+                  + ", pid="
+                  + first.pid()
+                  + "]; stop that process or choose another --flashvec.data-dir");
+      assertThat(lines).noneMatch(l -> l.startsWith("\tat ") || l.contains("Exception"));
+      assertThat(new Http(first.url()).get("/collections").status()).isEqualTo(200);
+    }
+  }
+
   private static String batch(Random rnd, int from, int n) {
     ObjectNode body = Http.JSON.createObjectNode();
     ArrayNode pts = body.putArray("points");

@@ -99,8 +99,8 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
       io.createDirectories(unitsDir);
       Path real = this.dataDir.toRealPath();
       if (!LOCKED_IN_THIS_JVM.add(real)) {
-        throw new IllegalStateException(
-            "data directory is used by another FlashVec process [dataDir=" + this.dataDir + "]");
+        throw new DataDirectoryInUseException(
+            this.dataDir, Long.toString(ProcessHandle.current().pid()));
       }
       key = real;
       ch =
@@ -108,9 +108,9 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
               this.dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       FileLock l = ch.tryLock();
       if (l == null) {
-        throw new IllegalStateException(
-            "data directory is used by another FlashVec process [dataDir=" + this.dataDir + "]");
+        throw new DataDirectoryInUseException(this.dataDir, holderPid(this.dataDir));
       }
+      writePid(ch);
       this.lockChannel = ch;
       this.lock = l;
       this.lockKey = key;
@@ -485,6 +485,26 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
   private static void unregister(Path key) {
     if (key != null) {
       LOCKED_IN_THIS_JVM.remove(key);
+    }
+  }
+
+  /** Records this process in the lock file it holds, for the message a second server prints. */
+  private static void writePid(FileChannel ch) throws IOException {
+    ch.truncate(0);
+    ch.write(
+        java.nio.ByteBuffer.wrap(
+            (ProcessHandle.current().pid() + "\n")
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII)),
+        0);
+  }
+
+  /** The pid the holder wrote into the lock file, or {@code unknown}. */
+  private static String holderPid(Path dataDir) {
+    try {
+      String s = Files.readString(dataDir.resolve(".lock")).strip();
+      return s.matches("[0-9]{1,19}") ? s : "unknown";
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
     }
   }
 

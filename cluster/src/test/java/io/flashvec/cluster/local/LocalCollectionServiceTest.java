@@ -116,10 +116,12 @@ class LocalCollectionServiceTest {
     first.createCollection("docs", CONFIG);
     for (int attempt = 0; attempt < 2; attempt++) {
       assertThatThrownBy(this::service)
-          .isInstanceOf(IllegalStateException.class)
+          .isInstanceOf(DataDirectoryInUseException.class)
           .hasMessage(
               "data directory is used by another FlashVec process [dataDir="
                   + data.toAbsolutePath()
+                  + ", pid="
+                  + ProcessHandle.current().pid()
                   + "]");
     }
     // The refused attempt did not disturb the first service, nor drop its OS-level lock.
