@@ -30,8 +30,11 @@ import reactor.core.publisher.Mono;
  * without one is counted by its status.
  *
  * <p>Each refused request is logged in one line, without a stack trace: 400, 413 and 415 (the
- * client sent something wrong and will want to know what) at INFO, the others at DEBUG, all under
- * this class's logger.
+ * client sent something wrong and will want to know what) and 401 and 403 (someone tried without
+ * the right key) at INFO, the others at DEBUG, all under this class's logger. A client can send bad
+ * requests as fast as the server answers them, so the log keeps at most {@value #LINES_PER_WINDOW}
+ * lines per reason every {@value #WINDOW_SECONDS} seconds; the first line after a gap says how many
+ * it left out. The counter counts them all.
  *
  * <p>As a web filter it is the outermost one: it sees every answer when it is committed, including
  * those written by {@link ErrorHandler} after the filter chain failed. Thread-safe.
@@ -45,8 +48,13 @@ public class HttpRejections implements WebFilter {
   private static final String REASON = HttpRejections.class.getName() + ".reason";
   private static final String MESSAGE = HttpRejections.class.getName() + ".message";
 
+  static final int LINES_PER_WINDOW = 20;
+  static final int WINDOW_SECONDS = 10;
+
   private final MeterRegistry registry;
   private final ConcurrentMap<String, Counter> counters = new ConcurrentHashMap<>();
+  private final LogLimiter limiter =
+      new LogLimiter(LINES_PER_WINDOW, WINDOW_SECONDS * 1_000_000_000L, System::nanoTime);
 
   @Autowired
   public HttpRejections(ObjectProvider<MeterRegistry> registry) {
@@ -101,17 +109,21 @@ public class HttpRejections implements WebFilter {
       reason = reasonOf(status);
     }
     count(reason);
-    boolean info = status == 400 || status == 413 || status == 415;
-    if (info ? LOG.isInfoEnabled() : LOG.isDebugEnabled()) {
+    boolean info =
+        status == 400 || status == 401 || status == 403 || status == 413 || status == 415;
+    long left;
+    if ((info ? LOG.isInfoEnabled() : LOG.isDebugEnabled())
+        && (left = limiter.admit(reason)) >= 0) {
       String message = exchange.getAttribute(MESSAGE);
-      String line = "rejected [status={}, reason={}, method={}, path={}, remote={}]: {}";
+      String line = "rejected [status={}, reason={}, method={}, path={}, remote={}]: {}{}";
       Object[] args = {
         status,
         reason,
         exchange.getRequest().getMethod(),
         exchange.getRequest().getPath().value(),
         exchange.getRequest().getRemoteAddress(),
-        message == null ? "" : abbreviate(message)
+        message == null ? "" : abbreviate(message),
+        left == 0 ? "" : " (" + left + " more " + reason + " rejections not logged before this one)"
       };
       if (info) {
         LOG.info(line, args);
