@@ -12,11 +12,25 @@ import java.util.Map;
 public interface LocalData extends Closeable {
 
   /** A unit's figures, read when asked. */
-  record Stats(long points, int segments, long walBytes) {
+  record Stats(
+      long points,
+      int segments,
+      long walBytes,
+      long diskBytes,
+      long memoryBytes,
+      io.flashvec.index.IndexingState indexing) {
 
     /** The figures of a unit described by {@code info} whose WAL holds {@code walBytes}. */
     public static Stats of(Collection.Info info, long walBytes) {
-      return new Stats(info.points(), info.segments(), walBytes);
+      return new Stats(
+          info.points(),
+          info.segments(),
+          walBytes,
+          info.diskBytes(),
+          info.memoryBytes(),
+          info.indexingState() == null
+              ? io.flashvec.index.IndexingState.EMPTY
+              : info.indexingState());
     }
   }
 

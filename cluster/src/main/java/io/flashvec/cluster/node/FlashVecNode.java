@@ -27,7 +27,13 @@ public final class FlashVecNode implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(FlashVecNode.class);
 
   /** A local collection's (or replica's) figures for metrics. */
-  public record LocalStats(long points, int segments, long walBytes) {}
+  public record LocalStats(
+      long points,
+      int segments,
+      long walBytes,
+      long diskBytes,
+      long memoryBytes,
+      io.flashvec.index.IndexingState indexing) {}
 
   private final Engine engine;
   private final LocalData local;
@@ -149,7 +155,10 @@ public final class FlashVecNode implements Closeable {
   /** A local collection's (or replica's) figures, or {@code null} once it is gone. */
   public LocalStats localStats(String name) {
     LocalData.Stats s = local.stats(name);
-    return s == null ? null : new LocalStats(s.points(), s.segments(), s.walBytes());
+    return s == null
+        ? null
+        : new LocalStats(
+            s.points(), s.segments(), s.walBytes(), s.diskBytes(), s.memoryBytes(), s.indexing());
   }
 
   /**
