@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,7 +83,36 @@ class RestApiIT {
         .contains("flashvec_wal_appended_bytes_total")
         .contains("flashvec_search_distance_computations_total")
         .contains("flashvec_io_pages_read_total")
-        .contains("flashvec_search_node_cache_hits_total");
+        .contains("flashvec_search_node_cache_hits_total")
+        .contains("process_cpu_seconds_total")
+        .doesNotContain("process_cpu_time_ns_total")
+        .doesNotContain("jvm_compilation_time_ms_total")
+        .doesNotContain("http_server_requests_active_seconds_bucket");
+    // request metrics carry the collection; the buckets are the fixed ones a dashboard draws
+    String searchBuckets =
+        m.raw()
+            .lines()
+            .filter(l -> l.startsWith("http_server_requests_seconds_bucket{"))
+            .filter(l -> l.contains("collection=\"metrics_probe\""))
+            .filter(l -> l.contains("uri=\"/collections/{name}/points/search\""))
+            .filter(l -> l.contains("status=\"200\""))
+            .map(l -> l.replaceAll(".*le=\"([^\"]+)\".*", "$1"))
+            .collect(java.util.stream.Collectors.joining(","));
+    assertThat(searchBuckets)
+        .isEqualTo("0.001,0.0025,0.005,0.01,0.025,0.05,0.1,0.25,0.5,1.0,2.5,5.0,10.0,30.0,+Inf");
+    Await.until(
+        java.time.Duration.ofSeconds(10),
+        "per-collection index gauges",
+        () ->
+            http.send("GET", "/metrics", null)
+                .raw()
+                .contains(
+                    "flashvec_collection_indexed_points{application=\"flashvec\",collection=\"metrics_probe\"} 1.0"));
+    assertThat(http.send("GET", "/metrics", null).raw())
+        .contains("flashvec_collection_index_backlog_points{")
+        .contains("flashvec_collection_builds_pending{")
+        .contains("flashvec_collection_merges_running{")
+        .contains("flashvec_collection_disk_bytes{");
   }
 
   @Test
