@@ -43,6 +43,7 @@ render() { # render <name> [--set ...]: renders into $OUT/<name>.yaml
 render default
 render full --set ingress.enabled=true --set apiKey.enabled=true \
   --set apiKey.value=k --set apiKey.readOnlyValue=r --set serviceMonitor.enabled=true \
+  --set prometheusRule.enabled=true --set grafanaDashboard.enabled=true \
   --set persistence.storageClass=local-nvme --set replicas=2
 render budget --set memory.budget=6Gi
 render cluster-budget --set mode=cluster --set query.memory.budget=12Gi --set index.memory.budget=3Gi
@@ -50,6 +51,7 @@ render secret --set apiKey.enabled=true --set apiKey.existingSecret=mine \
   --set podDisruptionBudget.enabled=false
 render cluster --set mode=cluster
 render cluster-full --set mode=cluster --set ingress.enabled=true --set serviceMonitor.enabled=true \
+  --set prometheusRule.enabled=true --set grafanaDashboard.enabled=true \
   --set apiKey.enabled=true --set apiKey.value=k \
   --set cluster.tls.enabled=true --set cluster.tls.existingSecret=grpc-certs \
   --set query.replicas=4 --set query.persistence.storageClass=local-nvme --set query.persistence.size=500Gi \
@@ -96,9 +98,11 @@ expect_fail "cluster.tls.clientAuth must be require, optional or none (got mutua
   --set cluster.tls.enabled=true --set cluster.tls.existingSecret=s --set cluster.tls.clientAuth=mutual
 
 # Every rendered object against the Kubernetes schemas (strict: unknown fields are errors). The
-# Prometheus Operator and cert-manager CRDs have no schema here; helm_check.py checks those.
+# Prometheus Operator and cert-manager CRDs have no schema here; helm_check.py checks those. The
+# metrics the alerts and the Grafana dashboard use are checked against a running server by
+# MonitoringChartIT.
 "$KUBECONFORM" -strict -summary -kubernetes-version "$K8S_VERSION" \
-  -skip ServiceMonitor,Certificate \
+  -skip ServiceMonitor,PrometheusRule,Certificate \
   -schema-location "$SCHEMAS/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
   "$OUT"/*.yaml
 "$PY" "$ROOT/scripts/ci/helm_check.py" "$OUT"

@@ -50,6 +50,27 @@ check(not by_kind(default, "Secret"), "default: no secret")
 check(len(by_kind(default, "PodDisruptionBudget")) == 1, "default: a PDB")
 check(len(by_kind(full, "Ingress")) == 1, "full: ingress")
 check(len(by_kind(full, "ServiceMonitor")) == 1, "full: service monitor")
+check(not by_kind(default, "PrometheusRule"), "default: no alert rules")
+check(not [c for c in by_kind(default, "ConfigMap") if "grafana_dashboard" in c["metadata"]["labels"]],
+      "default: no Grafana dashboard")
+for docs, name in ((full, "full"), (load(os.path.join(out, "cluster-full.yaml")), "cluster-full")):
+    rules = by_kind(docs, "PrometheusRule")
+    check(len(rules) == 1, f"{name}: one PrometheusRule")
+    alerts = {r["alert"]: r for g in rules[0]["spec"]["groups"] for r in g["rules"]}
+    check({"FlashVecDown", "FlashVecNotReady", "FlashVecServerErrors", "FlashVecSlowSearches",
+           "FlashVecIndexBacklog", "FlashVecDiskAlmostFull", "FlashVecSlowFsync"} == set(alerts),
+          f"{name}: the alerts")
+    for a in alerts.values():
+        check('job=~"t-flashvec.*"' in a["expr"], f"{name}: {a['alert']} selects the release's job")
+        check(a["labels"]["severity"] in ("warning", "critical"), f"{name}: {a['alert']} severity")
+        check("{{ $labels.instance }}" in a["annotations"]["summary"], f"{name}: {a['alert']} summary")
+    check("> 1000000" in alerts["FlashVecIndexBacklog"]["expr"], f"{name}: backlog threshold")
+    dash = [c for c in by_kind(docs, "ConfigMap") if c["metadata"]["labels"].get("grafana_dashboard") == "1"]
+    check(len(dash) == 1, f"{name}: a Grafana dashboard ConfigMap for the sidecar")
+    import json
+    d = json.loads(dash[0]["data"]["flashvec.json"])
+    check(d["uid"] == "flashvec" and len([p for p in d["panels"] if p["type"] == "timeseries"]) >= 10,
+          f"{name}: the dashboard's panels")
 sts = by_kind(full, "StatefulSet")[0]
 check(sts["spec"]["replicas"] == 2, "full: replicas")
 check(sts["spec"]["volumeClaimTemplates"][0]["spec"]["storageClassName"] == "local-nvme",

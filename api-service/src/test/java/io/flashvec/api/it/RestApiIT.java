@@ -115,6 +115,43 @@ class RestApiIT {
         .contains("flashvec_collection_disk_bytes{");
   }
 
+  /**
+   * The Helm chart's alert rules and Grafana dashboard name only metrics this server exports: a
+   * renamed metric would otherwise leave an alert that never fires and an empty panel.
+   */
+  @Test
+  void theChartsAlertsAndDashboardUseOnlyMetricsTheServerExports() throws Exception {
+    create("chart_probe", 2, "Dot");
+    http.put(
+        "/collections/chart_probe/points?wait=true", "{\"points\":[{\"id\":1,\"vector\":[1,2]}]}");
+    http.post("/collections/chart_probe/points/search", "{\"vector\":[1,0],\"limit\":1}");
+    http.post("/collections/chart_probe/points/search", "{\"vector\":[1,0,3],\"limit\":1}");
+    Path chart = Path.of("..", "helm", "flashvec");
+    String sources =
+        java.nio.file.Files.readString(chart.resolve("templates/prometheusrule.yaml"))
+            + java.nio.file.Files.readString(chart.resolve("files/grafana-dashboard.json"));
+    java.util.Set<String> used = new java.util.TreeSet<>();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("([a-z][a-z0-9_]*)(?:\\{|, job\\))").matcher(sources);
+    while (m.find()) {
+      used.add(m.group(1));
+    }
+    used.remove("up"); // Prometheus' own, per scrape target
+    assertThat(used).as("metrics the chart uses").hasSizeGreaterThan(15);
+    Await.until(
+        java.time.Duration.ofSeconds(10),
+        "per-collection gauges of chart_probe",
+        () -> http.send("GET", "/metrics", null).raw().contains("collection=\"chart_probe\""));
+    java.util.Set<String> exported =
+        http.send("GET", "/metrics", null)
+            .raw()
+            .lines()
+            .filter(l -> !l.startsWith("#") && !l.isBlank())
+            .map(l -> l.replaceAll("[{ ].*", ""))
+            .collect(java.util.stream.Collectors.toSet());
+    assertThat(exported).containsAll(used);
+  }
+
   @Test
   void aSealedGraphServesItsFirstHopsFromTheHotNodeCache() {
     create("hot_nodes", 8, "Cosine");
