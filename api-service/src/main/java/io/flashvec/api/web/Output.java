@@ -115,17 +115,10 @@ public final class Output {
       return;
     }
     JsonNode p = Json.readStored(payload);
-    if (sel.include() != null) {
-      ObjectNode selected = Json.object();
-      for (FieldPath path : sel.include()) {
-        PayloadPaths.select(p, path, selected);
-      }
-      PayloadPaths.pruneEmptyElements(selected);
-      p = selected;
-    } else if (sel.exclude() != null) {
-      for (FieldPath path : sel.exclude()) {
-        PayloadPaths.remove(p, path);
-      }
+    if (p instanceof ObjectNode map && sel.include() != null) {
+      p = PayloadPaths.include(map, sel.include());
+    } else if (p instanceof ObjectNode map && sel.exclude() != null) {
+      p = PayloadPaths.exclude(map, sel.exclude());
     }
     o.set("payload", p);
   }

@@ -1,161 +1,149 @@
 package io.flashvec.api.web;
 
 import io.flashvec.index.filter.FieldPath;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.function.Predicate;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Payload keys as paths (the filter language's {@link FieldPath}: {@code a.b}, {@code arr[].x},
- * {@code arr[2]}), applied to a payload's JSON as Qdrant applies them to {@code delete_payload}
- * keys and to {@code with_payload} include and exclude lists. An array met without brackets is
- * walked into, as with {@code []}. A path that reaches nothing selects or removes nothing.
+ * {@code arr[2]}), applied to a payload's JSON exactly as Qdrant applies them to {@code
+ * delete_payload} keys and to {@code with_payload} include and exclude lists.
+ *
+ * <p>A path is a list of items: keys, element indexes and {@code []} (every element). A plain key
+ * never enters an array: {@code arr.x} reaches nothing when {@code arr} is an array, {@code
+ * arr[].x} reaches {@code x} in each of its objects.
+ *
+ * <ul>
+ *   <li>Include and exclude walk the payload, naming each value by its path, with {@code []} for
+ *       any array element. Include keeps a value when its path and a pattern agree item by item as
+ *       far as both go (so the objects and arrays around a selected value are kept, with only what
+ *       was selected inside); an index in a pattern never agrees with {@code []}, so {@code
+ *       items[2]} keeps {@code items} empty. Exclude drops a value whose path starts with a
+ *       pattern.
+ *   <li>Remove ({@code delete_payload}) deletes the last item of the path: a key in an object, or
+ *       the elements of an array for a last {@code []} (the array stays, empty). A last element
+ *       index removes nothing (removing by index would not be idempotent). A path that reaches
+ *       nothing removes nothing.
+ * </ul>
  */
 public final class PayloadPaths {
 
+  /** The item {@code []} of a path; keys are {@code String}s, element indexes {@code Integer}s. */
+  private static final Object EVERY = new Object();
+
   private PayloadPaths() {}
 
-  /**
-   * Removes what {@code path} addresses below {@code node}: {@code a.b} removes {@code b} inside
-   * {@code a}; {@code a[2]} removes one element; a last step {@code a[]} empties the array.
-   */
-  public static void remove(JsonNode node, FieldPath path) {
-    remove(node, path.steps(), 0);
+  /** The payload with only what the {@code include} paths select, as {@code with_payload}. */
+  public static ObjectNode include(ObjectNode payload, List<FieldPath> include) {
+    List<List<Object>> patterns = include.stream().map(PayloadPaths::items).toList();
+    return filter(payload, path -> patterns.stream().anyMatch(p -> agree(p, path)));
   }
 
-  private static void remove(JsonNode node, List<FieldPath.Step> steps, int i) {
-    if (!(node instanceof ObjectNode o)) {
-      if (node instanceof ArrayNode a) {
-        for (JsonNode e : a) {
-          remove(e, steps, i);
-        }
-      }
+  /** The payload without what the {@code exclude} paths address, as {@code with_payload}. */
+  public static ObjectNode exclude(ObjectNode payload, List<FieldPath> exclude) {
+    List<List<Object>> patterns = exclude.stream().map(PayloadPaths::items).toList();
+    return filter(payload, path -> patterns.stream().noneMatch(p -> startsWith(path, p)));
+  }
+
+  /** Removes what {@code path} addresses in {@code payload}, as {@code delete_payload}. */
+  public static void remove(ObjectNode payload, FieldPath path) {
+    List<Object> items = items(path);
+    String first = (String) items.getFirst();
+    if (items.size() == 1) {
+      payload.remove(first);
       return;
     }
-    FieldPath.Step step = steps.get(i);
-    boolean last = i == steps.size() - 1;
-    JsonNode value = o.get(step.name());
-    if (value == null) {
-      return;
+    JsonNode value = payload.get(first);
+    if (value != null) {
+      remove(items, 1, value);
     }
-    if (step.index() == FieldPath.NO_INDEX) {
+  }
+
+  private static void remove(List<Object> items, int i, JsonNode value) {
+    Object head = items.get(i);
+    boolean last = i == items.size() - 1;
+    if (head instanceof String key && value instanceof ObjectNode o) {
       if (last) {
-        o.remove(step.name());
-      } else {
-        remove(value, steps, i + 1);
+        o.remove(key);
+      } else if (o.get(key) != null) {
+        remove(items, i + 1, o.get(key));
       }
-      return;
-    }
-    if (!(value instanceof ArrayNode a)) {
-      return;
-    }
-    if (step.index() == FieldPath.ALL) {
+    } else if (head instanceof Integer index && value instanceof ArrayNode a) {
+      if (!last && index < a.size()) {
+        remove(items, i + 1, a.get(index));
+      }
+    } else if (head == EVERY && value instanceof ArrayNode a) {
       if (last) {
         a.removeAll();
       } else {
         for (JsonNode e : a) {
-          remove(e, steps, i + 1);
+          remove(items, i + 1, e);
         }
       }
-    } else if (step.index() < a.size()) {
-      if (last) {
-        a.remove(step.index());
-      } else {
-        remove(a.get(step.index()), steps, i + 1);
+    }
+  }
+
+  private static List<Object> items(FieldPath path) {
+    List<Object> items = new ArrayList<>();
+    for (FieldPath.Step s : path.steps()) {
+      items.add(s.name());
+      if (s.index() == FieldPath.ALL) {
+        items.add(EVERY);
+      } else if (s.index() != FieldPath.NO_INDEX) {
+        items.add(s.index());
       }
     }
+    return items;
   }
 
-  /**
-   * Copies what {@code path} addresses in {@code from} into {@code into}, keeping the structure
-   * around it: {@code meta.a} of {@code {"meta": {"a": 1, "b": 2}}} gives {@code {"meta": {"a":
-   * 1}}}, {@code items[].x} keeps {@code x} in the objects of {@code items} that have it. Several
-   * paths copied into one object merge; a path that reaches nothing adds nothing.
-   */
-  public static void select(JsonNode from, FieldPath path, ObjectNode into) {
-    select(from, path.steps(), 0, into);
-  }
-
-  /** Returns whether anything was copied. */
-  private static boolean select(JsonNode from, List<FieldPath.Step> steps, int i, ObjectNode into) {
-    if (!(from instanceof ObjectNode o)) {
-      return false;
-    }
-    FieldPath.Step step = steps.get(i);
-    boolean last = i == steps.size() - 1;
-    JsonNode value = o.get(step.name());
-    if (value == null) {
-      return false;
-    }
-    if (last && step.index() != FieldPath.NO_INDEX) {
-      if (!(value instanceof ArrayNode a)) {
+  /** Whether the two paths agree item by item as far as the shorter goes. */
+  private static boolean agree(List<Object> pattern, List<Object> path) {
+    int n = Math.min(pattern.size(), path.size());
+    for (int i = 0; i < n; i++) {
+      if (!Objects.equals(pattern.get(i), path.get(i))) {
         return false;
       }
-      if (step.index() == FieldPath.ALL) {
-        into.set(step.name(), a.deepCopy());
-        return true;
-      }
-      if (step.index() >= a.size()) {
-        return false;
-      }
-      into.putArray(step.name()).add(a.get(step.index()).deepCopy());
-      return true;
     }
-    if (last) {
-      into.set(step.name(), value.deepCopy());
-      return true;
-    }
-    if (value instanceof ObjectNode child && step.index() == FieldPath.NO_INDEX) {
-      ObjectNode target = into.get(step.name()) instanceof ObjectNode e ? e : into.objectNode();
-      boolean got = select(child, steps, i + 1, target);
-      if (got) {
-        into.set(step.name(), target);
-      }
-      return got;
-    }
-    if (!(value instanceof ArrayNode a)) {
-      return false;
-    }
-    int from0 = step.index() >= 0 ? step.index() : 0;
-    int to = step.index() >= 0 ? Math.min(step.index() + 1, a.size()) : a.size();
-    // the elements selected from, in order; merged by position with an earlier path's
-    ArrayNode target =
-        into.get(step.name()) instanceof ArrayNode e && e.size() == to - from0
-            ? e
-            : into.arrayNode();
-    while (target.size() < to - from0) {
-      target.addObject();
-    }
-    boolean got = false;
-    for (int j = from0; j < to; j++) {
-      if (target.get(j - from0) instanceof ObjectNode t) { // not when a whole array was copied
-        got |= select(a.get(j), steps, i + 1, t);
-      }
-    }
-    if (got) {
-      into.set(step.name(), target);
-    }
-    return got;
+    return true;
   }
 
-  /**
-   * Drops the objects that {@link #select} left empty inside arrays (elements that held nothing the
-   * path asked for), so {@code items[].x} over {@code [{"x": 1}, {"y": 2}]} gives {@code [{"x":
-   * 1}]}.
-   */
-  public static void pruneEmptyElements(JsonNode node) {
-    if (node instanceof ObjectNode o) {
+  private static boolean startsWith(List<Object> path, List<Object> prefix) {
+    return path.size() >= prefix.size() && agree(prefix, path);
+  }
+
+  /** A copy of {@code map} with the values whose path {@code keep} accepts, recursively. */
+  private static ObjectNode filter(ObjectNode map, Predicate<List<Object>> keep) {
+    return (ObjectNode) copy(map, new ArrayList<>(), keep);
+  }
+
+  private static JsonNode copy(JsonNode value, List<Object> path, Predicate<List<Object>> keep) {
+    if (value instanceof ObjectNode o) {
+      ObjectNode out = o.objectNode();
       for (var e : o.properties()) {
-        pruneEmptyElements(e.getValue());
+        path.add(e.getKey());
+        if (keep.test(path)) {
+          out.set(e.getKey(), copy(e.getValue(), path, keep));
+        }
+        path.removeLast();
       }
-    } else if (node instanceof ArrayNode a) {
-      for (int j = a.size() - 1; j >= 0; j--) {
-        pruneEmptyElements(a.get(j));
-        if (a.get(j) instanceof ObjectNode e && e.isEmpty()) {
-          a.remove(j);
+      return out;
+    }
+    if (value instanceof ArrayNode a) {
+      ArrayNode out = a.arrayNode();
+      path.add(EVERY);
+      if (keep.test(path)) {
+        for (JsonNode e : a) {
+          out.add(copy(e, path, keep));
         }
       }
+      path.removeLast();
+      return out;
     }
+    return value.deepCopy();
   }
 }

@@ -3,16 +3,36 @@ package io.flashvec.api.web;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.index.filter.FieldPath;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
-/** Payload keys are paths (delete_payload, with_payload include/exclude), as in Qdrant. */
+/**
+ * Payload keys are paths (delete_payload, with_payload include/exclude) with Qdrant's semantics:
+ * the cases of Qdrant's own {@code json_path} tests and its REST suite's payload selectors.
+ */
 class PayloadPathsTest {
 
+  private static ObjectNode json(String s) {
+    return (ObjectNode) Json.MAPPER.readTree(s);
+  }
+
   private static String after(String payload, String key) {
-    JsonNode o = Json.MAPPER.readTree(payload);
+    ObjectNode o = json(payload);
     PayloadPaths.remove(o, FieldPath.parse(key, "keys[0]"));
     return Json.MAPPER.writeValueAsString(o);
+  }
+
+  private static String only(String payload, String... keys) {
+    return Json.MAPPER.writeValueAsString(
+        PayloadPaths.include(
+            json(payload), Arrays.stream(keys).map(k -> FieldPath.parse(k, "include")).toList()));
+  }
+
+  private static String without(String payload, String... keys) {
+    return Json.MAPPER.writeValueAsString(
+        PayloadPaths.exclude(
+            json(payload), Arrays.stream(keys).map(k -> FieldPath.parse(k, "exclude")).toList()));
   }
 
   @Test
@@ -24,32 +44,42 @@ class PayloadPathsTest {
   }
 
   @Test
-  void arraysAreWalkedWithOrWithoutBrackets() {
+  void removeEntersArraysOnlyThroughBrackets() {
     String p = "{\"arr\":[{\"x\":1,\"y\":1},{\"x\":2},3]}";
     assertThat(after(p, "arr[].x")).isEqualTo("{\"arr\":[{\"y\":1},{},3]}");
-    assertThat(after(p, "arr.x")).isEqualTo("{\"arr\":[{\"y\":1},{},3]}");
+    assertThat(after(p, "arr.x")).as("a plain key does not enter an array").isEqualTo(p);
     assertThat(after(p, "arr[0].y")).isEqualTo("{\"arr\":[{\"x\":1},{\"x\":2},3]}");
-    assertThat(after(p, "arr[1]")).isEqualTo("{\"arr\":[{\"x\":1,\"y\":1},3]}");
-    assertThat(after(p, "arr[]")).isEqualTo("{\"arr\":[]}");
+    assertThat(after(p, "arr[1]")).as("removing by index is not idempotent: nothing").isEqualTo(p);
+    assertThat(after(p, "arr[]")).as("the array stays, empty").isEqualTo("{\"arr\":[]}");
+  }
+
+  @Test
+  void removeFollowsQdrantsJsonPathTest() {
+    String p =
+        "{\"a\":1,\"b\":{\"c\":123,\"e\":{\"f\":[1,2,3],\"g\":7,\"h\":\"text\","
+            + "\"i\":[{\"j\":1,\"k\":2},{\"j\":3,\"k\":4}]}}}";
+    p = after(p, "b.c");
+    p = after(p, "b.e.i[0].j");
+    assertThat(p).contains("\"i\":[{\"k\":2},{\"j\":3,\"k\":4}]");
+    p = after(p, "b.e.i[].k");
+    assertThat(p).contains("\"i\":[{},{\"j\":3}]");
+    p = after(p, "b.e.i[]");
+    assertThat(p).contains("\"i\":[]");
+    p = after(p, "b.e.i");
+    p = after(p, "b.e.f");
+    assertThat(after(p, "k")).isEqualTo(p);
+    assertThat(after(p, "b.e.l")).isEqualTo(p);
+    assertThat(p).isEqualTo("{\"a\":1,\"b\":{\"e\":{\"g\":7,\"h\":\"text\"}}}");
+    assertThat(after(after(after(p, "a"), "b.e"), "b")).isEqualTo("{}");
   }
 
   @Test
   void aPathThatReachesNothingChangesNothing() {
     String p = "{\"a\":{\"b\":1},\"n\":5,\"arr\":[1]}";
-    for (String key : new String[] {"z", "a.z", "n.x", "a[].b", "arr[7]", "arr[0].q"}) {
+    for (String key : new String[] {"z", "a.z", "n.x", "a[].b", "arr[7]", "arr[0].q", "arr.q"}) {
       assertThat(after(p, key)).as(key).isEqualTo(p);
     }
     assertThat(after(p, "n")).isEqualTo("{\"a\":{\"b\":1},\"arr\":[1]}");
-  }
-
-  private static String only(String payload, String... keys) {
-    JsonNode o = Json.MAPPER.readTree(payload);
-    var into = Json.object();
-    for (String k : keys) {
-      PayloadPaths.select(o, FieldPath.parse(k, "include"), into);
-    }
-    PayloadPaths.pruneEmptyElements(into);
-    return Json.MAPPER.writeValueAsString(into);
   }
 
   @Test
@@ -60,19 +90,46 @@ class PayloadPathsTest {
     assertThat(only(p, "city", "meta.a"))
         .isEqualTo("{\"city\":\"Rome\",\"meta\":{\"a\":{\"b\":2}}}");
     assertThat(only(p, "meta.src", "meta.a.b"))
-        .isEqualTo("{\"meta\":{\"src\":\"app\",\"a\":{\"b\":2}}}");
-    assertThat(only(p, "items[].x")).isEqualTo("{\"items\":[{\"x\":1},{\"x\":3}]}");
-    assertThat(only(p, "items.y")).isEqualTo("{\"items\":[{\"y\":1},{\"y\":2}]}");
-    assertThat(only(p, "items[2]")).isEqualTo("{\"items\":[{\"x\":3}]}");
-    assertThat(only(p, "items[]")).contains("\"items\":[{\"x\":1,\"y\":1},{\"y\":2},{\"x\":3}]");
-    assertThat(only(p, "nope", "meta.nope", "city.x")).isEqualTo("{}");
+        .as("the payload's own order")
+        .isEqualTo("{\"meta\":{\"a\":{\"b\":2},\"src\":\"app\"}}");
+    assertThat(only(p, "items[].x"))
+        .as("every element stays; inside, only what was asked for")
+        .isEqualTo("{\"items\":[{\"x\":1},{},{\"x\":3}]}");
+    assertThat(only(p, "items.y"))
+        .as("a plain key does not enter an array")
+        .isEqualTo("{\"items\":[]}");
+    assertThat(only(p, "items[2]"))
+        .as("an index never matches an element")
+        .isEqualTo("{\"items\":[]}");
+    assertThat(only(p, "items[]")).isEqualTo("{\"items\":[{\"x\":1,\"y\":1},{\"y\":2},{\"x\":3}]}");
+    assertThat(only(p, "nope", "meta.nope")).isEqualTo("{\"meta\":{}}");
+    assertThat(only(p, "city.x"))
+        .as("a value below a scalar keeps the scalar")
+        .isEqualTo("{\"city\":\"Rome\"}");
     // a dotted key is a path, as in filters: the literal top-level key is not reached
     assertThat(only(p, "dotted.key")).isEqualTo("{}");
   }
 
   @Test
-  void excludeRemovesNestedPaths() {
-    String p = "{\"desc\":\"d\",\"meta\":{\"a\":{\"b\":2},\"src\":\"app\"}}";
-    assertThat(after(p, "meta.src")).isEqualTo("{\"desc\":\"d\",\"meta\":{\"a\":{\"b\":2}}}");
+  void selectorsOfQdrantsRestSuite() {
+    String p =
+        "{\"country\":{\"name\":\"Germany\",\"capital\":\"Berlin\",\"cities\":["
+            + "{\"name\":\"Berlin\",\"population\":3.7,\"sightseeing\":[\"Brandenburg Gate\"]},"
+            + "{\"name\":\"Munich\",\"population\":1.5}]}}";
+    assertThat(only(p, "country.name", "country.capital"))
+        .isEqualTo("{\"country\":{\"name\":\"Germany\",\"capital\":\"Berlin\"}}");
+    assertThat(only(p, "country.cities[].name"))
+        .isEqualTo("{\"country\":{\"cities\":[{\"name\":\"Berlin\"},{\"name\":\"Munich\"}]}}");
+    assertThat(without(p, "country.cities"))
+        .isEqualTo("{\"country\":{\"name\":\"Germany\",\"capital\":\"Berlin\"}}");
+    assertThat(without(p, "country.name", "country.capital"))
+        .isEqualTo(
+            "{\"country\":{\"cities\":[{\"name\":\"Berlin\",\"population\":3.7,\"sightseeing\":"
+                + "[\"Brandenburg Gate\"]},{\"name\":\"Munich\",\"population\":1.5}]}}");
+    assertThat(without(p, "country.cities[].population", "country.cities[].sightseeing"))
+        .isEqualTo(
+            "{\"country\":{\"name\":\"Germany\",\"capital\":\"Berlin\",\"cities\":"
+                + "[{\"name\":\"Berlin\"},{\"name\":\"Munich\"}]}}");
+    assertThat(without(p, "country.cities.name")).as("no brackets: nothing excluded").isEqualTo(p);
   }
 }
