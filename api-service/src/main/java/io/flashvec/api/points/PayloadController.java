@@ -54,10 +54,33 @@ public class PayloadController {
 
   /** The changes of set_payload, overwrite_payload, delete_payload and clear_payload bodies. */
   static final java.util.function.Function<JsonNode, UnaryOperator<byte[]>> SET =
-      b -> merge(payload(b));
+      b -> {
+        JsonNode key = b.get("key");
+        if (key == null || key.isNull()) {
+          return merge(payload(b));
+        }
+        if (!key.isString()) {
+          throw Requests.invalid("`key` must be a payload key (a string)", "key", key);
+        }
+        ObjectNode add = payload(b);
+        FieldPath path = FieldPath.parse(key.asString(), "key");
+        return old -> {
+          ObjectNode o = old == null ? Json.object() : (ObjectNode) Json.readStored(old);
+          io.flashvec.api.web.PayloadPaths.set(o, path, add);
+          return Json.MAPPER.writeValueAsBytes(o);
+        };
+      };
 
   static final java.util.function.Function<JsonNode, UnaryOperator<byte[]>> OVERWRITE =
       b -> {
+        if (b.has("key") && !b.get("key").isNull()) {
+          // Qdrant ignores it here; a key that would change nothing is refused instead
+          throw Requests.invalid(
+              "overwrite_payload replaces the whole payload and takes no `key`; use set_payload"
+                  + " with `key` to set values under a nested key",
+              "key",
+              b.get("key"));
+        }
         byte[] replacement = Json.MAPPER.writeValueAsBytes(payload(b));
         return old -> replacement;
       };
@@ -162,10 +185,6 @@ public class PayloadController {
     JsonNode p = b.get("payload");
     if (p == null || !p.isObject()) {
       throw Requests.invalid("`payload` must be a JSON object", "payload", p);
-    }
-    if (b.has("key") && !b.get("key").isNull()) {
-      throw Requests.invalid(
-          "setting a payload under a nested `key` is not supported yet", "key", b.get("key"));
     }
     return (ObjectNode) p;
   }

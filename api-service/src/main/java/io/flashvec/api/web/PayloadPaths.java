@@ -88,6 +88,51 @@ public final class PayloadPaths {
     }
   }
 
+  /**
+   * Merges {@code src} into the object at {@code path} in {@code payload}, as Qdrant's {@code
+   * set_payload} with a {@code key}: missing objects on the way are created, a value on the way
+   * that is not an object is replaced by one; {@code [i]} merges into that element if it exists,
+   * {@code []} into every element of an array (a non-array becomes an empty array).
+   */
+  public static void set(ObjectNode payload, FieldPath path, ObjectNode src) {
+    List<Object> items = items(path);
+    setInMap(payload, (String) items.getFirst(), items, 1, src);
+  }
+
+  private static void setInMap(
+      ObjectNode map, String key, List<Object> items, int i, ObjectNode src) {
+    JsonNode existing = map.get(key);
+    map.set(key, set(existing == null ? map.nullNode() : existing, items, i, src));
+  }
+
+  /** Returns the new value of {@code dest} (the same node when changed in place). */
+  private static JsonNode set(JsonNode dest, List<Object> items, int i, ObjectNode src) {
+    if (i == items.size()) {
+      ObjectNode o = dest instanceof ObjectNode d ? d : src.objectNode();
+      o.setAll(src.deepCopy());
+      return o;
+    }
+    Object head = items.get(i);
+    if (head instanceof String key) {
+      ObjectNode o = dest instanceof ObjectNode d ? d : src.objectNode();
+      setInMap(o, key, items, i + 1, src);
+      return o;
+    }
+    if (!(dest instanceof ArrayNode a)) {
+      return src.arrayNode();
+    }
+    if (head instanceof Integer index) {
+      if (index < a.size()) {
+        a.set(index, set(a.get(index), items, i + 1, src));
+      }
+    } else {
+      for (int j = 0; j < a.size(); j++) {
+        a.set(j, set(a.get(j), items, i + 1, src));
+      }
+    }
+    return a;
+  }
+
   private static List<Object> items(FieldPath path) {
     List<Object> items = new ArrayList<>();
     for (FieldPath.Step s : path.steps()) {

@@ -361,6 +361,22 @@ class RestApiIT {
         "/collections/pay/points/payload/delete?wait=true", "{\"keys\":[\"z\"],\"points\":[1]}");
     assertThat(http.get("/collections/pay/points/1").result().get("payload").toString())
         .isEqualTo("{}");
+    // a nested key: merged into the object there, created on the way (Qdrant's set_payload key)
+    Http.Response nested =
+        http.post(
+            "/collections/pay/points/payload?wait=true",
+            "{\"payload\":{\"city\":\"Rome\"},\"key\":\"meta.geo\",\"points\":[1]}");
+    assertThat(nested.status()).as(nested.raw()).isEqualTo(200);
+    assertThat(http.get("/collections/pay/points/1").result().get("payload").toString())
+        .isEqualTo("{\"meta\":{\"geo\":{\"city\":\"Rome\"}}}");
+    Http.Response overwriteWithKey =
+        http.put(
+            "/collections/pay/points/payload?wait=true",
+            "{\"payload\":{\"x\":1},\"key\":\"meta\",\"points\":[1]}");
+    assertThat(overwriteWithKey.status()).isEqualTo(400);
+    assertThat(overwriteWithKey.error()).contains("takes no `key`");
+    http.post(
+        "/collections/pay/points/payload/delete?wait=true", "{\"keys\":[\"meta\"],\"points\":[1]}");
     http.post("/collections/pay/points/payload/clear?wait=true", "{\"points\":[2]}");
     assertThat(http.get("/collections/pay/points/2").result().get("payload").toString())
         .isEqualTo("{}");

@@ -132,4 +132,30 @@ class PayloadPathsTest {
                 + "[{\"name\":\"Berlin\"},{\"name\":\"Munich\"}]}}");
     assertThat(without(p, "country.cities.name")).as("no brackets: nothing excluded").isEqualTo(p);
   }
+
+  private static String set(String payload, String key, String src) {
+    ObjectNode o = json(payload);
+    PayloadPaths.set(o, FieldPath.parse(key, "key"), json(src));
+    return Json.MAPPER.writeValueAsString(o);
+  }
+
+  @Test
+  void setUnderAKeyFollowsQdrantsJsonPathTests() {
+    String p =
+        "{\"a\":{\"b\":[{\"c\":1},{\"c\":2},{\"d\":{\"e\":3}}]},\"f\":3,"
+            + "\"g\":[\"g0\",\"g1\",\"g2\"]}";
+    assertThat(set(p, "a", "{\"b\":5}"))
+        .isEqualTo("{\"a\":{\"b\":5},\"f\":3,\"g\":[\"g0\",\"g1\",\"g2\"]}");
+    assertThat(set(p, "a.b[1]", "{\"c\":5}")).contains("\"b\":[{\"c\":1},{\"c\":5},{\"d\"");
+    assertThat(set(p, "a.b[1]", "{}")).isEqualTo(p);
+    assertThat(set(p, "a.b[].x", "{\"y\":0}"))
+        .contains("\"b\":[{\"c\":1,\"x\":{\"y\":0}},{\"c\":2,\"x\":{\"y\":0}},");
+    assertThat(set("{}", "key1.key2", "{\"c\":1}")).isEqualTo("{\"key1\":{\"key2\":{\"c\":1}}}");
+    assertThat(set("{}", "key1.key2[3]", "{\"c\":1}")).isEqualTo("{\"key1\":{\"key2\":[]}}");
+    assertThat(set("{}", "key1.key2[0]", "{\"c\":1}")).isEqualTo("{\"key1\":{\"key2\":[]}}");
+    assertThat(set("{}", "key1.key2[].key3", "{\"c\":1}")).isEqualTo("{\"key1\":{\"key2\":[]}}");
+    assertThat(set("{\"a\":10}", "a.b.c", "{\"x\":1}"))
+        .as("a scalar on the way becomes an object")
+        .isEqualTo("{\"a\":{\"b\":{\"c\":{\"x\":1}}}}");
+  }
 }
