@@ -1,6 +1,7 @@
 package io.flashvec.api.search;
 
 import io.flashvec.api.points.PointsController;
+import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
@@ -216,6 +217,10 @@ final class UniversalQuery {
       checkSample(q, field);
       return sample(collection, filter, want, fetch);
     }
+    if (Formula.is(q)) {
+      throw Requests.invalid(
+          "a formula query rescores the results of its prefetches; give `prefetch`", field, q);
+    }
     Scorer scorer = scorer(collection, node, q, field, false);
     if (scorer.mmr() != null) {
       SearchRequest req =
@@ -290,6 +295,9 @@ final class UniversalQuery {
       shuffle(all);
       return all.subList(0, Math.min(want, all.size()));
     }
+    if (Formula.is(q)) {
+      return formula(collection, node, Formula.parse(q, field), lists, union, want, fetch);
+    }
     Scorer scorer = scorer(collection, node, q, field, true);
     union.keySet().removeAll(scorer.examples());
     List<Record> withVectors =
@@ -305,6 +313,51 @@ final class UniversalQuery {
       return scorer.mmr().select(ranked, scorer.distance(), want, fetch.withVector());
     }
     return top(scorer, withVectors, node.threshold(), want, fetch.withVector());
+  }
+
+  /**
+   * A formula query over the union of the prefetch results: each point's payload, its score in each
+   * prefetch and whether it matches each of the formula's conditions (one filtered scroll over the
+   * union per condition), ranked by the formula's value, highest first.
+   */
+  private List<Record> formula(
+      String collection,
+      Node node,
+      Formula f,
+      List<List<Record>> lists,
+      Map<PointId, Record> union,
+      int want,
+      Fetch fetch) {
+    List<Map<PointId, Float>> scores = new ArrayList<>();
+    for (List<Record> l : lists) {
+      Map<PointId, Float> m = new java.util.HashMap<>();
+      for (Record r : l) {
+        m.putIfAbsent(r.id(), r.score());
+      }
+      scores.add(m);
+    }
+    Filter among = Filter.must(new Condition.HasId(union.keySet()));
+    List<Set<PointId>> matches = new ArrayList<>();
+    for (Filter c : f.conditions()) {
+      Set<PointId> ids = new java.util.HashSet<>();
+      ScrollPage page =
+          service.scroll(
+              collection, new ScrollRequest(null, union.size(), false, false, and(c, among)));
+      for (Record r : page.points()) {
+        ids.add(r.id());
+      }
+      matches.add(ids);
+    }
+    List<Record> points =
+        service.retrieve(collection, List.copyOf(union.keySet()), true, fetch.withVector());
+    List<Record> scored = new ArrayList<>(points.size());
+    for (Record r : points) {
+      JsonNode payload = r.payload() == null ? null : Json.readStored(r.payload());
+      float score = f.score(new Formula.Point(r.id(), payload), scores, matches);
+      scored.add(new Record(r.id(), score, r.vector(), fetch.withPayload() ? r.payload() : null));
+    }
+    scored.sort((a, b) -> Float.compare(b.score(), a.score()));
+    return page(scored, node.threshold(), true, want);
   }
 
   /**
@@ -500,7 +553,7 @@ final class UniversalQuery {
         "query `"
             + kind
             + "` is not supported; supported: nearest, recommend, discover, context, order_by,"
-            + " sample, fusion, rrf and BM25 text",
+            + " sample, formula, fusion, rrf and BM25 text",
         field,
         q);
   }

@@ -7,6 +7,7 @@ import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -368,6 +369,59 @@ class QueryApiIT {
     assertThat(r.error()).contains("Index required but not found for \"doc\"");
   }
 
+  /**
+   * Qdrant's formula query: the scores of the prefetch, payload values and conditions combined,
+   * highest first; each score equals the formula evaluated here on the prefetch's score.
+   */
+  @Test
+  void aFormulaRescoresThePrefetchWithPayloadAndConditions() {
+    float[] q = VECTORS[11];
+    Http.Response plain =
+        http.post("/collections/q/points/query", "{\"query\":" + vec(q) + ",\"limit\":40}");
+    ok(plain);
+    Map<Long, Double> score = new HashMap<>();
+    for (JsonNode p : plain.result().get("points")) {
+      score.put(p.get("id").asLong(), p.get("score").asDouble());
+    }
+    Http.Response r =
+        http.post(
+            "/collections/q/points/query",
+            "{\"prefetch\":{\"query\":"
+                + vec(q)
+                + ",\"limit\":40},\"query\":{\"formula\":{\"sum\":[\"$score\","
+                + "{\"mult\":[0.01,\"price\"]},{\"mult\":[5,{\"key\":\"tags\","
+                + "\"match\":{\"value\":\"t0\"}}]}]}},\"limit\":40,\"with_payload\":true}");
+    ok(r);
+    JsonNode points = r.result().get("points");
+    assertThat(points).hasSize(40);
+    double previous = Double.MAX_VALUE;
+    for (JsonNode p : points) {
+      long id = p.get("id").asLong();
+      double expected = score.get(id) + 0.01 * ((id * 37) % 101) + (id % 3 == 0 ? 5 : 0);
+      assertThat(p.get("score").asDouble()).as("point %d", id).isCloseTo(expected, within(1e-3));
+      assertThat(p.get("score").asDouble()).isLessThanOrEqualTo(previous);
+      previous = p.get("score").asDouble();
+      assertThat(p.get("payload").get("price").asLong()).isEqualTo((id * 37) % 101);
+    }
+    Http.Response missing =
+        http.post(
+            "/collections/q/points/query",
+            "{\"prefetch\":{\"query\":" + vec(q) + "},\"query\":{\"formula\":\"nope\"}}");
+    assertThat(missing.status()).isEqualTo(400);
+    assertThat(missing.error())
+        .isEqualTo(
+            "Bad request: Expected number value for nope in the payload and/or in the formula"
+                + " defaults. Error: No value found in a payload nor defaults");
+    Http.Response withDefault =
+        http.post(
+            "/collections/q/points/query",
+            "{\"prefetch\":{\"query\":"
+                + vec(q)
+                + "},\"query\":{\"formula\":\"nope\",\"defaults\":{\"nope\":2.5}},\"limit\":3}");
+    ok(withDefault);
+    assertThat(withDefault.result().get("points").get(0).get("score").asDouble()).isEqualTo(2.5);
+  }
+
   @Test
   void badQueriesNameTheProblem() {
     Http.Response r =
@@ -382,7 +436,7 @@ class QueryApiIT {
     assertThat(r.error()).contains("A query is needed to use the score_threshold");
     r = http.post("/collections/q/points/query", "{\"query\":{\"formula\":{\"sum\":[1]}}}");
     assertThat(r.status()).isEqualTo(400);
-    assertThat(r.error()).contains("query `formula` is not supported");
+    assertThat(r.error()).contains("a formula query rescores the results of its prefetches");
     r = http.post("/collections/q/points/query", "{\"query\":{\"fusion\":\"rrf\"}}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("needs prefetches");
