@@ -548,14 +548,102 @@ final class UniversalQuery {
           seeds,
           true);
     }
+    if (q.has("relevance_feedback")) {
+      return relevanceFeedback(ex, q.get("relevance_feedback"), field + ".relevance_feedback", d);
+    }
     String kind = q.propertyNames().iterator().hasNext() ? q.propertyNames().iterator().next() : "";
     throw Requests.invalid(
         "query `"
             + kind
             + "` is not supported; supported: nearest, recommend, discover, context, order_by,"
-            + " sample, formula, fusion, rrf and BM25 text",
+            + " sample, formula, relevance_feedback, fusion, rrf and BM25 text",
         field,
         q);
+  }
+
+  /**
+   * Qdrant's relevance feedback, naive strategy: {@code a·sim(target, v) + Σ c·conf^b·(sim(p, v) −
+   * sim(n, v))} over every ordered pair of feedback examples (p, n) whose scores differ by {@code
+   * conf > 0}.
+   */
+  private static Scorer relevanceFeedback(Examples ex, JsonNode rf, String field, Distance d) {
+    if (!rf.isObject() || !rf.has("target") || !rf.has("feedback") || !rf.has("strategy")) {
+      throw Requests.invalid("relevance_feedback needs target, feedback and strategy", field, rf);
+    }
+    for (String k : rf.propertyNames()) {
+      if (!Set.of("target", "feedback", "strategy").contains(k)) {
+        throw Requests.invalid(
+            "unknown field `" + k + "`; expected target, feedback, strategy", field + "." + k, rf);
+      }
+    }
+    float[] target = ex.vector(rf.get("target"), field + ".target");
+    JsonNode fb = rf.get("feedback");
+    if (!fb.isArray() || fb.isEmpty()) {
+      throw Requests.invalid("feedback elements must be non-empty", field + ".feedback", fb);
+    }
+    List<float[]> examples = new ArrayList<>();
+    float[] scores = new float[fb.size()];
+    for (int i = 0; i < fb.size(); i++) {
+      JsonNode item = fb.get(i);
+      String at = field + ".feedback[" + i + "]";
+      if (!item.isObject() || !item.has("example") || !item.has("score")) {
+        throw Requests.invalid("a feedback item is {\"example\": …, \"score\": …}", at, item);
+      }
+      if (!item.get("score").isNumber()) {
+        throw Requests.invalid("score must be a number", at + ".score", item.get("score"));
+      }
+      examples.add(ex.vector(item.get("example"), at + ".example"));
+      scores[i] = item.get("score").floatValue();
+    }
+    JsonNode strategy = rf.get("strategy");
+    JsonNode naive = strategy.isObject() && strategy.size() == 1 ? strategy.get("naive") : null;
+    if (naive == null || !naive.isObject()) {
+      throw Requests.invalid(
+          "strategy must be {\"naive\": {\"a\": …, \"b\": …, \"c\": …}}",
+          field + ".strategy",
+          strategy);
+    }
+    float[] abc = new float[3];
+    String[] names = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+      JsonNode x = naive.get(names[i]);
+      if (x == null || !x.isNumber()) {
+        throw Requests.invalid(
+            names[i] + " must be a number", field + ".strategy.naive." + names[i], x);
+      }
+      abc[i] = x.floatValue();
+    }
+    if (abc[1] < 0) {
+      throw Requests.invalid("b must be 0 or larger", field + ".strategy.naive.b", naive.get("b"));
+    }
+    List<float[][]> pairs = new ArrayList<>();
+    List<Float> weights = new ArrayList<>();
+    for (int i = 0; i < scores.length; i++) {
+      for (int j = 0; j < scores.length; j++) {
+        float confidence = scores[i] - scores[j];
+        if (i != j && confidence > 0) {
+          pairs.add(new float[][] {examples.get(i), examples.get(j)});
+          weights.add((float) Math.pow(confidence, abc[1]) * abc[2]);
+        }
+      }
+    }
+    float a = abc[0];
+    List<float[]> seeds = new ArrayList<>(examples);
+    seeds.addFirst(target);
+    return new Scorer(
+        null,
+        d,
+        v -> {
+          double score = a * similarity(d, target, v);
+          for (int k = 0; k < pairs.size(); k++) {
+            float[][] pair = pairs.get(k);
+            score += weights.get(k) * (similarity(d, pair[0], v) - similarity(d, pair[1], v));
+          }
+          return score;
+        },
+        ex.ids,
+        seeds,
+        true);
   }
 
   private static Scorer nearest(Examples ex, JsonNode q, String field, Distance d) {

@@ -224,6 +224,41 @@ class QueryApiIT {
     }
   }
 
+  /** Qdrant's naive relevance feedback, exact: a·sim(target) + Σ c·conf^b·(sim(p) − sim(n)). */
+  @Test
+  void relevanceFeedbackScoresAsQdrant() {
+    float a = 1f, b = 2f, c = 0.5f;
+    // feedback 21: 0.9, 22: 0.2, 23: 0.5 -> pairs (21,22) 0.7, (21,23) 0.4, (23,22) 0.3
+    ToDoubleFunction<float[]> feedback =
+        v ->
+            a * dot(VECTORS[20], v)
+                + (float) Math.pow(0.9f - 0.2f, b) * c * (dot(VECTORS[21], v) - dot(VECTORS[22], v))
+                + (float) Math.pow(0.9f - 0.5f, b) * c * (dot(VECTORS[21], v) - dot(VECTORS[23], v))
+                + (float) Math.pow(0.5f - 0.2f, b)
+                    * c
+                    * (dot(VECTORS[23], v) - dot(VECTORS[22], v));
+    JsonNode r =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                "{\"query\":{\"relevance_feedback\":{\"target\":20,\"feedback\":["
+                    + "{\"example\":21,\"score\":0.9},{\"example\":22,\"score\":0.2},"
+                    + "{\"example\":23,\"score\":0.5}],\"strategy\":{\"naive\":"
+                    + "{\"a\":1,\"b\":2,\"c\":0.5}}}},\"limit\":10,\"params\":{\"exact\":true}}"));
+    assertThat(ids(r)).isEqualTo(bruteForce(feedback, 10, Set.of(20L, 21L, 22L, 23L)));
+    for (JsonNode p : r) {
+      assertThat(p.get("score").doubleValue())
+          .isCloseTo(feedback.applyAsDouble(VECTORS[(int) p.get("id").longValue()]), within(1e-3));
+    }
+    Http.Response empty =
+        http.post(
+            "/collections/q/points/query",
+            "{\"query\":{\"relevance_feedback\":{\"target\":20,\"feedback\":[],"
+                + "\"strategy\":{\"naive\":{\"a\":1,\"b\":1,\"c\":1}}}}}");
+    assertThat(empty.status()).isEqualTo(400);
+    assertThat(empty.error()).contains("feedback elements must be non-empty");
+  }
+
   @Test
   void mmrWithoutDiversityIsTheSearchAndWithItSpreads() {
     String plain = "{\"query\":{\"nearest\":" + vec(VECTORS[20]) + "},\"limit\":5}";
