@@ -1,6 +1,6 @@
 package io.flashvec.api.system;
 
-import io.flashvec.cluster.local.DataDirectoryInUseException;
+import io.flashvec.cluster.DataDirectoryInUseException;
 import java.io.PrintStream;
 import org.springframework.boot.SpringBootExceptionReporter;
 import org.springframework.core.Ordered;

@@ -2,7 +2,7 @@ package io.flashvec.api.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flashvec.cluster.local.DataDirectoryInUseException;
+import io.flashvec.cluster.DataDirectoryInUseException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,7 @@
 package io.flashvec.cluster.local;
 
 import io.flashvec.cluster.Aliases;
+import io.flashvec.cluster.DataDirectoryInUseException;
 import io.flashvec.cluster.metadata.LocalMetadataStore;
 import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
 import io.flashvec.index.CollectionTuning;

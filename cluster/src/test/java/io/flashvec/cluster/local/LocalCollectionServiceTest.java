@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.flashvec.cluster.Aliases;
 import io.flashvec.cluster.CollectionNames;
+import io.flashvec.cluster.DataDirectoryInUseException;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.ConflictException;
 import io.flashvec.index.Distance;

@@ -1,4 +1,4 @@
-package io.flashvec.cluster.local;
+package io.flashvec.cluster;
 
 import java.nio.file.Path;
 
