@@ -274,6 +274,8 @@ class CrashPointRecoveryTest {
     for (int i = 0; i < 3; i++) {
       ops.add(upsert(r, next, 20, false)); // 60 points: a seal at 40 and a segment build
     }
+    // ~12 KB of payload: each shard's WAL rolls over its 4 KiB segment whatever the random writes
+    ops.add(padded(upsert(r, next, 20, false), 600));
     ops.add(new CreateIndex("color", "keyword", true));
     writes.run();
     ops.add(new Flush());
@@ -293,6 +295,16 @@ class CrashPointRecoveryTest {
     ops.add(new Compact());
     writes.run();
     return ops;
+  }
+
+  /** {@code u} with a {@code bytes}-long pad in every payload. */
+  private static Upsert padded(Upsert u, int bytes) {
+    String pad = ",\"pad\":\"" + "p".repeat(bytes) + "\"}";
+    List<String> payloads = new ArrayList<>();
+    for (String p : u.payloads()) {
+      payloads.add(p.substring(0, p.length() - 1) + pad);
+    }
+    return new Upsert(u.ids(), u.vectors(), payloads);
   }
 
   private static Op randomWrite(Random r, long[] next) {
