@@ -60,8 +60,8 @@ public class CollectionsController {
   }
 
   /**
-   * Qdrant's create collection. {@code ?timeout} (seconds, at least 1, as Qdrant checks it) has no
-   * effect: a collection is created before the answer.
+   * Qdrant's create collection. {@code ?timeout} (seconds, at least 1, as Qdrant checks it) bounds
+   * the request as on every collection route ({@link io.flashvec.api.web.ReadParamsFilter}).
    */
   @PutMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> create(
