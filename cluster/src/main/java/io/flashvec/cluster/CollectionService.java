@@ -184,8 +184,21 @@ public interface CollectionService {
    * Changes a collection's changeable settings ({@code null} parts stay); persisted before they
    * apply. Returns the settings now in force.
    */
+  default io.flashvec.index.CollectionTuning updateCollection(
+      String collection, Integer indexingThreshold, io.flashvec.storage.FsyncPolicy fsyncPolicy) {
+    return updateCollection(collection, indexingThreshold, fsyncPolicy, null);
+  }
+
+  /**
+   * As {@link #updateCollection(String, Integer, io.flashvec.storage.FsyncPolicy)}, with Qdrant's
+   * {@code on_disk_payload} ({@code null}: unchanged), which applies to the segments the shards
+   * open from then on.
+   */
   io.flashvec.index.CollectionTuning updateCollection(
-      String collection, Integer indexingThreshold, io.flashvec.storage.FsyncPolicy fsyncPolicy);
+      String collection,
+      Integer indexingThreshold,
+      io.flashvec.storage.FsyncPolicy fsyncPolicy,
+      Boolean onDiskPayload);
 
   /** Creates or replaces a payload index ({@code PUT /collections/{c}/index}). */
   Collection.UpdateResult createPayloadIndex(

@@ -3,23 +3,33 @@ package io.flashvec.index;
 import io.flashvec.storage.FsyncPolicy;
 
 /**
- * A collection's settings that may change after creation ({@code PATCH /collections/{name}}), for
- * bulk loads: Qdrant's {@code optimizers_config.indexing_threshold} and a WAL fsync override.
+ * A collection's settings that may change after creation ({@code PATCH /collections/{name}}):
+ * Qdrant's {@code optimizers_config.indexing_threshold} (bulk loads), a WAL fsync override and
+ * Qdrant's {@code on_disk_payload}.
  *
  * @param indexingThreshold {@code 0}: defer index builds (sealed segments stay in memory, searched
  *     exactly, and the WAL is not truncated) until it is raised; {@code -1}: the server default
  *     (index every sealed segment); any other value: index normally
  * @param fsyncPolicy WAL fsync policy of this collection, or {@code null} for the server's
+ * @param onDiskPayload {@code true} (the default): sealed segments read payloads from their mapped
+ *     files on demand; {@code false}: they hold them on the heap, from their next open (a seal, a
+ *     merge, a restart)
  */
-public record CollectionTuning(int indexingThreshold, FsyncPolicy fsyncPolicy) {
+public record CollectionTuning(
+    int indexingThreshold, FsyncPolicy fsyncPolicy, boolean onDiskPayload) {
 
-  public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null);
+  public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null, true);
 
   public CollectionTuning {
     if (indexingThreshold < -1) {
       throw new InvalidInputException(
           "indexing_threshold must not be negative [indexing_threshold=" + indexingThreshold + "]");
     }
+  }
+
+  /** Settings with payloads on disk. */
+  public CollectionTuning(int indexingThreshold, FsyncPolicy fsyncPolicy) {
+    this(indexingThreshold, fsyncPolicy, true);
   }
 
   /** Whether index builds wait (bulk load). */
@@ -29,7 +39,14 @@ public record CollectionTuning(int indexingThreshold, FsyncPolicy fsyncPolicy) {
 
   /** This tuning with the non-null parts of {@code patch} applied. */
   public CollectionTuning merge(Integer threshold, FsyncPolicy policy) {
+    return merge(threshold, policy, null);
+  }
+
+  /** This tuning with the non-null parts of {@code patch} applied. */
+  public CollectionTuning merge(Integer threshold, FsyncPolicy policy, Boolean onDisk) {
     return new CollectionTuning(
-        threshold != null ? threshold : indexingThreshold, policy != null ? policy : fsyncPolicy);
+        threshold != null ? threshold : indexingThreshold,
+        policy != null ? policy : fsyncPolicy,
+        onDisk != null ? onDisk : onDiskPayload);
   }
 }

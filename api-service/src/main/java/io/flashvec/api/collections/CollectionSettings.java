@@ -1,6 +1,7 @@
 package io.flashvec.api.collections;
 
 import io.flashvec.api.web.Requests;
+import io.flashvec.api.web.ValidationException;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
@@ -20,7 +21,8 @@ import tools.jackson.databind.JsonNode;
  * <p>The honoured fields ({@code vectors.size/distance}, {@code shard_number}, {@code
  * replication_factor}, {@code hnsw_config.m/ef_construct}, {@code
  * optimizers_config.indexing_threshold}, {@code wal_config.fsync_policy} and FlashVec's {@code
- * index}) are parsed by {@link CollectionsController}; this class only checks the rest.
+ * index}) are parsed by {@link CollectionsController}; {@code on_disk_payload} and {@code
+ * payload.memory} by {@link #onDiskPayload}; this class only checks the rest.
  */
 final class CollectionSettings {
 
@@ -148,7 +150,7 @@ final class CollectionSettings {
               + " shard keys is not");
     }
     writeConsistency(body.get("write_consistency_factor"), "write_consistency_factor");
-    payloadPlacement(body, "");
+    onDiskPayload(body, "");
     hnsw(body.get("hnsw_config"), index, "hnsw_config", null);
     wal(body.get("wal_config"), server);
     optimizers(body.get("optimizers_config"), server);
@@ -205,7 +207,7 @@ final class CollectionSettings {
             params.get("read_fan_out_delay_ms"),
             "is not supported: reads are not fanned out");
       }
-      payloadPlacement(params, "params.");
+      onDiskPayload(params, "params.");
     }
     JsonNode hnsw = body.get("hnsw_config");
     if (!absent(hnsw)) {
@@ -282,16 +284,21 @@ final class CollectionSettings {
   }
 
   /**
-   * Payload placement: a sealed segment's payloads are read on demand from its mapped file
-   * (Qdrant's {@code on_disk_payload: true}, {@code payload.memory: cold}).
+   * Payload placement, Qdrant's {@code on_disk_payload} and {@code payload.memory} (which wins when
+   * both are given, as in Qdrant): {@code true} / {@code cold} (the default), a sealed segment's
+   * payloads are read on demand from its mapped file; {@code false} / {@code cached}, they are held
+   * on the heap. Qdrant refuses {@code pinned} for payloads, and so does FlashVec.
+   *
+   * @return whether payloads stay on disk, or {@code null} when the body sets neither field
    */
-  private static void payloadPlacement(JsonNode parent, String at) {
+  static Boolean onDiskPayload(JsonNode parent, String at) {
+    Boolean onDisk = null;
     JsonNode d = parent.get("on_disk_payload");
-    if (!absent(d) && !(d.isBoolean() && d.booleanValue())) {
-      throw refused(
-          at + "on_disk_payload",
-          d,
-          "false (payloads in RAM) is not supported; FlashVec reads payloads from disk on demand");
+    if (!absent(d)) {
+      if (!d.isBoolean()) {
+        throw Requests.invalid(at + "on_disk_payload must be a boolean", at + "on_disk_payload", d);
+      }
+      onDisk = d.booleanValue();
     }
     JsonNode p = parent.get("payload");
     if (!absent(p)) {
@@ -300,13 +307,22 @@ final class CollectionSettings {
       }
       known(p, Set.of("memory"), at + "payload.");
       JsonNode m = p.get("memory");
-      if (!absent(m) && !(m.isString() && m.asString().equals("cold"))) {
-        throw refused(
-            at + "payload.memory",
-            m,
-            "only cold is supported: FlashVec reads payloads from disk on demand");
+      if (!absent(m)) {
+        String memory = m.isString() ? m.asString() : "";
+        switch (memory) {
+          case "cold" -> onDisk = true;
+          case "cached" -> onDisk = false;
+          case "pinned" ->
+              throw new ValidationException(
+                  at + "payload.memory",
+                  "`pinned` memory placement is not supported for payload storage");
+          default ->
+              throw Requests.invalid(
+                  at + "payload.memory must be cold or cached", at + "payload.memory", m);
+        }
       }
     }
+    return onDisk;
   }
 
   /**

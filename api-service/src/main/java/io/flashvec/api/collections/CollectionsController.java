@@ -60,8 +60,8 @@ public class CollectionsController {
   }
 
   /**
-   * Qdrant's create collection. {@code ?timeout} (seconds, at least 1, as Qdrant checks it) has no
-   * effect: a collection is created before the answer.
+   * Qdrant's create collection. {@code ?timeout} (seconds, at least 1, as Qdrant checks it) bounds
+   * the request as on every collection route ({@link io.flashvec.api.web.ReadParamsFilter}).
    */
   @PutMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> create(
@@ -90,8 +90,9 @@ public class CollectionsController {
     CollectionTuning t = CollectionTuning.DEFAULT;
     Integer threshold = indexingThreshold(json);
     FsyncPolicy fsync = fsyncPolicy(json);
-    if (threshold != null || fsync != null) {
-      t = t.merge(threshold, fsync);
+    Boolean onDiskPayload = CollectionSettings.onDiskPayload(json, "");
+    if (threshold != null || fsync != null || onDiskPayload != null) {
+      t = t.merge(threshold, fsync, onDiskPayload);
     }
     service.createCollection(name, config, t);
     return BooleanNode.TRUE;
@@ -176,8 +177,10 @@ public class CollectionsController {
   /**
    * Qdrant's collection update: {@code optimizers_config.indexing_threshold} (0 defers index builds
    * for a bulk load; raising it starts them) and the FlashVec extension {@code
-   * wal_config.fsync_policy} ({@code always | interval | never}). Other fields are refused unless
-   * their value changes nothing ({@link CollectionSettings}).
+   * wal_config.fsync_policy} ({@code always | interval | never}), {@code params.on_disk_payload}
+   * and {@code params.payload.memory} (for the segments opened from then on: sealed, merged or
+   * reopened at a restart). Other fields are refused unless their value changes nothing ({@link
+   * CollectionSettings}).
    */
   @PatchMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> update(
@@ -194,7 +197,12 @@ public class CollectionsController {
     FsyncPolicy fsync = fsyncPolicy(json);
     CollectionSettings.checkUpdate(
         json, () -> service.describe(CollectionNames.validate(name)).config(), server());
-    service.updateCollection(name, threshold, fsync);
+    JsonNode params = json.get("params");
+    Boolean onDiskPayload =
+        params != null && params.isObject()
+            ? CollectionSettings.onDiskPayload(params, "params.")
+            : null;
+    service.updateCollection(name, threshold, fsync, onDiskPayload);
     return BooleanNode.TRUE;
   }
 
@@ -453,7 +461,7 @@ public class CollectionsController {
     params.put("shard_number", c.shardNumber());
     params.put("replication_factor", c.replicationFactor());
     params.put("write_consistency_factor", 1);
-    params.put("on_disk_payload", true);
+    params.put("on_disk_payload", info.tuning().onDiskPayload());
     ObjectNode hnsw = config.putObject("hnsw_config");
     hnsw.put("m", CollectionSettings.describedM(c.index()));
     hnsw.put("ef_construct", c.index().buildSearchList());

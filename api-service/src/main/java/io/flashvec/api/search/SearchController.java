@@ -156,6 +156,7 @@ public class SearchController {
         && params.path("search_list").asInt(0) <= INLINE_MAX_SEARCH_LIST
         && params.path("hnsw_ef").asInt(0) <= INLINE_MAX_SEARCH_LIST
         && params.path("rerank_k").asInt(0) <= INLINE_MAX_SEARCH_LIST
+        && params.path("quantization").path("oversampling").isMissingNode()
         && b.path("limit").asInt(10) + b.path("offset").asInt(0) <= INLINE_MAX_RESULTS
         && service.searchesServedFromMemory(name);
   }

@@ -72,11 +72,13 @@ public class ServiceInfoController {
   }
 
   /**
-   * Qdrant's telemetry: {@code id}, {@code app} (name, version, start time, system), {@code
+   * Qdrant's telemetry: {@code id}, {@code app} (name, version, start time), {@code
    * collections.number_of_collections}, {@code cluster.enabled} and {@code requests.rest.responses}
-   * by endpoint and status. FlashVec has one level of detail ({@code details_level} is accepted at
-   * any value) and names no collection, so {@code anonymize} has nothing to hide; per-collection
-   * request statistics are not kept ({@code per_collection=true} is refused).
+   * by endpoint and status; with {@code details_level} 1 also {@code app.system} and each
+   * collection's aggregated numbers ({@code vectors}, {@code optimizers_status}, {@code params}),
+   * as Qdrant's level 1. Levels 2 and up (per-shard and per-segment telemetry) are refused, as are
+   * per-collection request statistics ({@code per_collection=true}). {@code anonymize} rounds the
+   * sizes and the start time as Qdrant's does.
    */
   @GetMapping("/telemetry")
   Mono<ResponseEntity<byte[]>> telemetry(
@@ -92,6 +94,15 @@ public class ServiceInfoController {
                     + detailsLevel
                     + "]");
           }
+          if (detailsLevel != null && detailsLevel > 1) {
+            throw new InvalidInputException(
+                "Wrong input: details_level: only 0 and 1 are supported (per-shard and per-segment"
+                    + " telemetry is not kept) [details_level="
+                    + detailsLevel
+                    + "]");
+          }
+          int level = detailsLevel == null ? 0 : detailsLevel;
+          boolean anon = Boolean.TRUE.equals(anonymize);
           if (timeout != null && timeout < 1) {
             throw new InvalidInputException(
                 "Wrong input: timeout must be 1 or more [timeout=" + timeout + "]");
@@ -106,11 +117,28 @@ public class ServiceInfoController {
           ObjectNode app = r.putObject("app");
           app.put("name", "flashvec");
           app.put("version", SystemController.VERSION);
+          Instant startup =
+              Instant.ofEpochMilli(ManagementFactory.getRuntimeMXBean().getStartTime());
           app.put(
               "startup",
-              Instant.ofEpochMilli(ManagementFactory.getRuntimeMXBean().getStartTime()).toString());
-          system(app.putObject("system"));
-          r.putObject("collections").put("number_of_collections", service.listCollections().size());
+              (anon ? startup.truncatedTo(java.time.temporal.ChronoUnit.MINUTES) : startup)
+                  .toString());
+          if (level >= 1) {
+            system(app.putObject("system"), anon);
+          }
+          List<String> names = service.listCollections();
+          ObjectNode collections = r.putObject("collections");
+          collections.put("number_of_collections", names.size());
+          if (level >= 1) {
+            var list = collections.putArray("collections");
+            for (String name : names) {
+              try {
+                list.add(aggregated(service.describe(name), anon));
+              } catch (io.flashvec.index.NotFoundException e) {
+                // deleted since it was listed
+              }
+            }
+          }
           r.putObject("cluster").put("enabled", props.cluster().enabled());
           ObjectNode requests = r.putObject("requests");
           requests.set("rest", restResponses(registry.find("http.server.requests").timers()));
@@ -119,14 +147,59 @@ public class ServiceInfoController {
         });
   }
 
-  private void system(ObjectNode s) {
+  /** A collection as Qdrant's level-1 telemetry aggregates it. */
+  private static ObjectNode aggregated(CollectionService.CollectionDescription d, boolean anon) {
+    ObjectNode o = Json.object();
+    long points = d.info() == null ? 0 : d.info().points();
+    o.put("vectors", anon ? anonymized(points) : points);
+    boolean failed =
+        d.info() != null
+            && (d.info().buildFailure() != null || d.info().compactionFailure() != null);
+    if (failed) {
+      o.putObject("optimizers_status").put("error", "an index build or compaction failed");
+    } else {
+      o.put("optimizers_status", "ok");
+    }
+    ObjectNode params = o.putObject("params");
+    ObjectNode vectors = params.putObject("vectors");
+    vectors.put("size", d.config().dimension());
+    vectors.put("distance", d.config().distance().apiName());
+    params.put("shard_number", d.config().shardNumber());
+    params.put("replication_factor", d.config().replicationFactor());
+    params.put("write_consistency_factor", 1);
+    params.put("on_disk_payload", d.info() == null || d.info().tuning().onDiskPayload());
+    return o;
+  }
+
+  /**
+   * A size as Qdrant's {@code anonymize} gives it: kept to its leading digits (about five), the
+   * rest zeroed.
+   */
+  static long anonymized(long v) {
+    if (v <= 0) {
+      return v;
+    }
+    long log10 = Math.round(Math.log10(v));
+    if (log10 <= 4) {
+      return v;
+    }
+    long coeff = 1;
+    for (long i = 0; i < log10 - 4; i++) {
+      coeff *= 10;
+    }
+    return v / coeff * coeff;
+  }
+
+  private void system(ObjectNode s, boolean anon) {
     s.put("is_docker", Files.exists(Path.of("/.dockerenv")));
     s.put("cores", Runtime.getRuntime().availableProcessors());
     long cgroup = SystemMemory.cgroupLimit(Path.of("/proc/self/cgroup"), Path.of("/sys/fs/cgroup"));
     long ram = SystemMemory.physicalBytes();
-    s.put("ram_size", (cgroup > 0 && cgroup < ram ? cgroup : ram) / 1024);
+    long ramKib = (cgroup > 0 && cgroup < ram ? cgroup : ram) / 1024;
+    s.put("ram_size", anon ? anonymized(ramKib) : ramKib);
     try {
-      s.put("disk_size", Files.getFileStore(props.dataDir()).getTotalSpace() / 1024);
+      long disk = Files.getFileStore(props.dataDir()).getTotalSpace() / 1024;
+      s.put("disk_size", anon ? anonymized(disk) : disk);
     } catch (IOException | RuntimeException e) {
       // not there (yet): the field is optional
     }

@@ -86,9 +86,31 @@ public class Blocking implements AutoCloseable {
     return Schedulers.fromExecutor(plain);
   }
 
+  /**
+   * The key in a request's Reactor context of its Qdrant {@code timeout} (a {@link
+   * java.time.Duration}), which {@link ReadParamsFilter} puts there.
+   */
+  public static final String TIMEOUT = "flashvec.request-timeout";
+
+  /**
+   * {@code work} bounded by the request's {@code timeout} when it has one: when the time is up the
+   * request fails with 408 ({@link RequestTimeoutException}), as Qdrant's does. The work itself is
+   * not interrupted (see {@link #uninterruptible}): it runs to its end and its answer is dropped,
+   * so a write that timed out may still be applied, as in Qdrant.
+   */
+  static Mono<ResponseEntity<byte[]>> bounded(Mono<ResponseEntity<byte[]>> work) {
+    return Mono.deferContextual(
+        ctx -> {
+          java.time.Duration t = ctx.getOrDefault(TIMEOUT, null);
+          return t == null
+              ? work
+              : work.timeout(t, Mono.error(() -> new RequestTimeoutException(t)));
+        });
+  }
+
   /** Calls {@code work} off the event loop. */
   public Mono<ResponseEntity<byte[]>> call(Callable<ResponseEntity<byte[]>> work) {
-    return Mono.fromCallable(work).subscribeOn(scheduler);
+    return bounded(Mono.fromCallable(work).subscribeOn(scheduler));
   }
 
   /**
@@ -99,7 +121,7 @@ public class Blocking implements AutoCloseable {
    * shows in P99 (ADR 0016).
    */
   public Mono<ResponseEntity<byte[]>> write(Callable<ResponseEntity<byte[]>> work) {
-    return Mono.fromCallable(work).subscribeOn(writeScheduler);
+    return bounded(Mono.fromCallable(work).subscribeOn(writeScheduler));
   }
 
   /**
@@ -110,7 +132,7 @@ public class Blocking implements AutoCloseable {
    * requests/s on 2 cores (2 clients).
    */
   public Mono<ResponseEntity<byte[]>> call(boolean inline, Callable<ResponseEntity<byte[]>> work) {
-    return inline ? Mono.fromCallable(work) : call(work);
+    return inline ? bounded(Mono.fromCallable(work)) : call(work);
   }
 
   /** A request's work on its parsed JSON body; its result is answered in Qdrant's envelope. */

@@ -55,7 +55,7 @@ public final class Json {
     }
     JsonNode fast = JsonTreeReader.read(body);
     if (fast != null) {
-      return fast;
+      return Requests.refuseShardKey(fast);
     }
     JsonNode tree;
     try {
@@ -69,7 +69,7 @@ public final class Json {
       throw new BadJsonException(
           "Format error in JSON body: lone UTF-16 surrogate in a key or string [at=" + lone + "]");
     }
-    return tree;
+    return Requests.refuseShardKey(tree);
   }
 
   /** Where in {@code n} a key or string holds a lone surrogate ({@code ""}: the root), or null. */

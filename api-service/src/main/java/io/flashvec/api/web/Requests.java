@@ -183,7 +183,10 @@ public final class Requests {
     return (float) n.doubleValue();
   }
 
-  /** Search params: {@code hnsw_ef} (alias of {@code search_list}), {@code beam_width}, ... */
+  /**
+   * Search params: {@code hnsw_ef} (alias of {@code search_list}), {@code beam_width}, {@code
+   * rerank_k}, {@code exact}, and Qdrant's {@code quantization} ({@link #quantization}).
+   */
   public static SearchParams params(JsonNode parent) {
     JsonNode p = optionalObject(parent, "params");
     if (p == null) {
@@ -193,11 +196,127 @@ public final class Requests {
     if (searchList == 0) {
       searchList = nonNegativeInt(p, "hnsw_ef", 0, 100_000);
     }
+    int rerankK = nonNegativeInt(p, "rerank_k", 0, 100_000);
     return new SearchParams(
         searchList,
         nonNegativeInt(p, "beam_width", 0, 1024),
-        nonNegativeInt(p, "rerank_k", 0, 100_000),
+        Math.max(rerankK, quantization(parent, p)),
         bool(p, "exact", false));
+  }
+
+  /**
+   * Refuses Qdrant's {@code shard_key} in a request body ({@link Json#parse} checks every one): at
+   * the top, in each of {@code searches} (batches) and in each operation of {@code operations}
+   * (batch updates). FlashVec has no custom sharding (points are hashed over {@code shard_number}
+   * shards), so only {@code null} is accepted.
+   *
+   * @return {@code body}
+   */
+  static JsonNode refuseShardKey(JsonNode body) {
+    shardKey(body, "");
+    for (String list : new String[] {"searches", "operations"}) {
+      JsonNode items = body.get(list);
+      if (items == null || !items.isArray()) {
+        continue;
+      }
+      for (int i = 0; i < items.size(); i++) {
+        JsonNode item = items.get(i);
+        String at = list + "[" + i + "].";
+        shardKey(item, at);
+        if (list.equals("operations") && item.isObject()) {
+          for (java.util.Map.Entry<String, JsonNode> op : item.properties()) {
+            shardKey(op.getValue(), at + op.getKey() + ".");
+          }
+        }
+      }
+    }
+    return body;
+  }
+
+  private static void shardKey(JsonNode n, String at) {
+    JsonNode key = n.isObject() ? n.get("shard_key") : null;
+    if (key != null && !key.isNull()) {
+      throw invalid(
+          at
+              + "shard_key: custom sharding is not supported; points are hashed over the"
+              + " collection's shard_number shards",
+          at + "shard_key",
+          key);
+    }
+  }
+
+  /** Most candidates an {@code oversampling} may ask for, as {@code rerank_k} allows. */
+  static final int MAX_OVERSAMPLED = 100_000;
+
+  /**
+   * Qdrant's {@code params.quantization} on FlashVec's product quantisation, whose codes guide the
+   * {@code diskann} graph search and whose candidates are always rescored with their full vectors:
+   * {@code oversampling} (at least 1) widens the candidates rescored to {@code (limit + offset) ·
+   * oversampling}, as Qdrant's does; {@code rescore: true} and {@code ignore: false} are what
+   * FlashVec does, their other values are refused.
+   *
+   * @return the candidates to rescore that {@code oversampling} asks for, 0 when none
+   */
+  private static int quantization(JsonNode parent, JsonNode params) {
+    JsonNode q = params.get("quantization");
+    if (q == null || q.isNull()) {
+      return 0;
+    }
+    if (!q.isObject()) {
+      throw invalid("params.quantization must be an object", "params.quantization", q);
+    }
+    for (java.util.Map.Entry<String, JsonNode> e : q.properties()) {
+      JsonNode v = e.getValue();
+      String at = "params.quantization." + e.getKey();
+      if (v.isNull()) {
+        continue;
+      }
+      switch (e.getKey()) {
+        case "ignore" -> {
+          if (!v.isBoolean()) {
+            throw invalid(at + " must be a boolean", at, v);
+          }
+          if (v.booleanValue()) {
+            throw invalid(
+                at
+                    + ": true is not supported: a diskann search is always guided by its PQ codes"
+                    + " (use params.exact for a search of full vectors only)",
+                at,
+                v);
+          }
+        }
+        case "rescore" -> {
+          if (!v.isBoolean()) {
+            throw invalid(at + " must be a boolean", at, v);
+          }
+          if (!v.booleanValue()) {
+            throw invalid(
+                at + ": false is not supported: FlashVec always rescores with full vectors", at, v);
+          }
+        }
+        case "oversampling" -> {
+          if (!v.isNumber() || !Double.isFinite(v.doubleValue())) {
+            throw invalid(at + " must be a number", at, v);
+          }
+          if (v.doubleValue() < 1) {
+            throw new ValidationException(at, "value " + v + " invalid, must be 1.0 or larger");
+          }
+        }
+        default ->
+            throw invalid(
+                "unknown field `" + at + "`; known: ignore, oversampling, rescore", at, v);
+      }
+    }
+    JsonNode over = q.get("oversampling");
+    if (over == null || over.isNull()) {
+      return 0;
+    }
+    JsonNode limit = parent.get("limit");
+    JsonNode offset = parent.get("offset");
+    long wanted =
+        (limit != null && limit.isIntegralNumber() ? limit.asLong() : 10)
+            + (offset != null && offset.isIntegralNumber() ? offset.asLong() : 0);
+    return (int) Math.min(MAX_OVERSAMPLED, Math.ceil(wanted * over.doubleValue()));
   }
 
   /** An optional object: {@code null} when absent or {@code null}. */

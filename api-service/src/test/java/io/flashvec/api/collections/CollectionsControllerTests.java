@@ -95,7 +95,7 @@ class CollectionsControllerTests {
       }
     }
     verify(service, never()).createCollection(any(), any(), any());
-    verify(service, never()).updateCollection(any(), any(), any());
+    verify(service, never()).updateCollection(any(), any(), any(), any());
   }
 
   // -------------------------------------------------------------------------------------------
@@ -233,13 +233,16 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "write_consistency_factor: only 1 is supported");
     probe(c, "on_disk_payload", "\"on_disk_payload\":true", Kind.NO_OP);
+    probe(c, "on_disk_payload", "\"on_disk_payload\":false", Kind.HONOURED);
     probe(
         c,
         "on_disk_payload",
-        "\"on_disk_payload\":false",
+        "\"on_disk_payload\":\"no\"",
         Kind.REFUSED,
-        "on_disk_payload: false (payloads in RAM) is not supported");
+        "on_disk_payload must be a boolean");
     probe(c, "payload", "\"payload\":{\"memory\":\"cold\"}", Kind.NO_OP);
+    probe(c, "payload", "\"payload\":{\"memory\":\"cached\"}", Kind.HONOURED);
+    probe(c, "payload", "\"on_disk_payload\":false,\"payload\":{\"memory\":\"cold\"}", Kind.NO_OP);
     probe(c, "hnsw_config", "\"hnsw_config\":{\"m\":8}", Kind.HONOURED);
     probe(c, "wal_config", "\"wal_config\":{\"fsync_policy\":\"never\"}", Kind.HONOURED);
     probe(
@@ -485,12 +488,13 @@ class CollectionsControllerTests {
     }
 
     probe("PayloadStorageParams", "memory", "\"payload\":{\"memory\":\"cold\"}", Kind.NO_OP);
+    probe("PayloadStorageParams", "memory", "\"payload\":{\"memory\":\"cached\"}", Kind.HONOURED);
     probe(
         "PayloadStorageParams",
         "memory",
-        "\"payload\":{\"memory\":\"cached\"}",
+        "\"payload\":{\"memory\":\"warm\"}",
         Kind.REFUSED,
-        "payload.memory: only cold is supported");
+        "payload.memory must be cold or cached [payload.memory=\"warm\"]");
 
     // updates (PATCH) of a collection created with the defaults: 4 x Dot, diskann, m 32
     String u = "UpdateCollection";
@@ -632,20 +636,15 @@ class CollectionsControllerTests {
         "PATCH{\"params\":{\"read_fan_out_delay_ms\":100}}",
         Kind.REFUSED,
         "params.read_fan_out_delay_ms: is not supported");
-    probe(pd, "on_disk_payload", "PATCH{\"params\":{\"on_disk_payload\":true}}", Kind.NO_OP);
-    probe(
-        pd,
-        "on_disk_payload",
-        "PATCH{\"params\":{\"on_disk_payload\":false}}",
-        Kind.REFUSED,
-        "params.on_disk_payload: false (payloads in RAM) is not supported");
-    probe(pd, "payload", "PATCH{\"params\":{\"payload\":{\"memory\":\"cold\"}}}", Kind.NO_OP);
+    probe(pd, "on_disk_payload", "PATCH{\"params\":{\"on_disk_payload\":true}}", Kind.HONOURED);
+    probe(pd, "on_disk_payload", "PATCH{\"params\":{\"on_disk_payload\":false}}", Kind.HONOURED);
+    probe(pd, "payload", "PATCH{\"params\":{\"payload\":{\"memory\":\"cached\"}}}", Kind.HONOURED);
     probe(
         pd,
         "payload",
-        "PATCH{\"params\":{\"payload\":{\"memory\":\"pinned\"}}}",
+        "PATCH{\"params\":{\"payload\":{\"memory\":7}}}",
         Kind.REFUSED,
-        "params.payload.memory: only cold is supported");
+        "params.payload.memory must be cold or cached [params.payload.memory=7]");
   }
 
   private static final String VECTORS = "\"vectors\":{\"size\":4,\"distance\":\"Dot\"";
@@ -688,7 +687,7 @@ class CollectionsControllerTests {
     return new Created(config.getValue(), tuning.getValue());
   }
 
-  private record Updated(Integer indexingThreshold, FsyncPolicy fsync) {}
+  private record Updated(Integer indexingThreshold, FsyncPolicy fsync, Boolean onDiskPayload) {}
 
   private Updated update(String body) {
     clearInvocations(service);
@@ -702,8 +701,49 @@ class CollectionsControllerTests {
         .isOk();
     ArgumentCaptor<Integer> threshold = ArgumentCaptor.forClass(Integer.class);
     ArgumentCaptor<FsyncPolicy> fsync = ArgumentCaptor.forClass(FsyncPolicy.class);
-    verify(service).updateCollection(eq("c"), threshold.capture(), fsync.capture());
-    return new Updated(threshold.getValue(), fsync.getValue());
+    ArgumentCaptor<Boolean> onDiskPayload = ArgumentCaptor.forClass(Boolean.class);
+    verify(service)
+        .updateCollection(eq("c"), threshold.capture(), fsync.capture(), onDiskPayload.capture());
+    return new Updated(threshold.getValue(), fsync.getValue(), onDiskPayload.getValue());
+  }
+
+  @Test
+  void payloadPlacementIsHonouredAndPinnedIsRefusedAsQdrantDoes() {
+    CollectionConfig current = new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT);
+    when(service.describe("c"))
+        .thenReturn(new CollectionService.CollectionDescription("c", current, null));
+    assertThat(create("{" + VECTORS + "},\"on_disk_payload\":false}").tuning())
+        .isEqualTo(new CollectionTuning(-1, null, false));
+    assertThat(create("{" + VECTORS + "},\"payload\":{\"memory\":\"cached\"}}").tuning())
+        .isEqualTo(new CollectionTuning(-1, null, false));
+    assertThat(update("{\"params\":{\"on_disk_payload\":false}}").onDiskPayload()).isFalse();
+    assertThat(update("{\"params\":{\"payload\":{\"memory\":\"cold\"}}}").onDiskPayload()).isTrue();
+    for (String[] c :
+        new String[][] {
+          {"PUT", "{" + VECTORS + "},\"payload\":{\"memory\":\"pinned\"}}", "payload.memory"},
+          {"PATCH", "{\"params\":{\"payload\":{\"memory\":\"pinned\"}}}", "params.payload.memory"}
+        }) {
+      clearInvocations(service);
+      var spec = c[0].equals("PUT") ? client.put() : client.patch();
+      String body =
+          Json.text(
+              spec.uri("/collections/c")
+                  .contentType(MediaType.APPLICATION_JSON)
+                  .bodyValue(c[1])
+                  .exchange()
+                  .expectStatus()
+                  .isEqualTo(422)
+                  .expectBody()
+                  .returnResult()
+                  .getResponseBody());
+      assertThat(body)
+          .contains(
+              "Validation error in JSON body: ["
+                  + c[2]
+                  + ": `pinned` memory placement is not supported for payload storage]");
+      verify(service, never()).createCollection(any(), any(), any());
+      verify(service, never()).updateCollection(any(), any(), any(), any());
+    }
   }
 
   @Test
@@ -714,7 +754,7 @@ class CollectionsControllerTests {
     Created baseline = create("{" + VECTORS + "}}");
     assertThat(baseline.config()).isEqualTo(current);
     Updated noUpdate = update("{}");
-    assertThat(noUpdate).isEqualTo(new Updated(null, null));
+    assertThat(noUpdate).isEqualTo(new Updated(null, null, null));
     Map<String, Set<String>> probed = new LinkedHashMap<>();
     for (Probe p : PROBES) {
       probed.computeIfAbsent(p.schema(), k -> new TreeSet<>()).add(p.field());
@@ -734,7 +774,7 @@ class CollectionsControllerTests {
           clearInvocations(service);
           assertThat(error(patch ? "PATCH" : "PUT", body)).as(what).contains(p.message());
           verify(service, never()).createCollection(any(), any(), any());
-          verify(service, never()).updateCollection(any(), any(), any());
+          verify(service, never()).updateCollection(any(), any(), any(), any());
         }
       }
     }

@@ -193,6 +193,75 @@ class RestApiIT {
         .containsPattern("flashvec_search_node_cache_hits_total\\{[^}]*} [1-9]");
   }
 
+  /**
+   * Qdrant's {@code on_disk_payload: false}: accepted, shown, kept across restarts, and honoured
+   * (the sealed segment's payloads are on the heap: the collection's memory grows by about their
+   * size, and shrinks when a PATCH sets it back to true and the segment is reopened).
+   */
+  @Test
+  void payloadsHeldInMemoryAreShownHonouredAndSurviveARestart() {
+    Http.Response created =
+        http.put(
+            "/collections/in_ram",
+            "{\"vectors\":{\"size\":4,\"distance\":\"Dot\"},\"on_disk_payload\":false}");
+    assertThat(created.status()).as(created.raw()).isEqualTo(200);
+    assertThat(http.get("/collections/in_ram").result().at("/config/params/on_disk_payload"))
+        .hasToString("false");
+    int n = 400;
+    String filler = "p".repeat(2000);
+    StringBuilder points = new StringBuilder("{\"points\":[");
+    for (int i = 0; i < n; i++) {
+      points
+          .append(i == 0 ? "" : ",")
+          .append("{\"id\":")
+          .append(i)
+          .append(",\"vector\":[")
+          .append(i % 7)
+          .append(",1,")
+          .append(i % 3)
+          .append(",0.5],\"payload\":{\"i\":")
+          .append(i)
+          .append(",\"s\":\"")
+          .append(filler)
+          .append("\"}}");
+    }
+    points.append("]}");
+    assertThat(http.put("/collections/in_ram/points?wait=true", points.toString()).status())
+        .isEqualTo(200);
+    assertThat(http.post("/collections/in_ram/flush", "{}").status()).isEqualTo(200);
+    io.flashvec.testing.Await.until(
+        java.time.Duration.ofSeconds(120),
+        "the collection is green with a sealed segment",
+        () -> {
+          JsonNode info = http.get("/collections/in_ram").result();
+          return info.path("status").asString().equals("green")
+              && info.path("segments_count").asInt() > 0
+              && info.path("indexed_vectors_count").asLong() == n;
+        });
+    server.restart();
+    JsonNode info = http.get("/collections/in_ram").result();
+    assertThat(info.at("/config/params/on_disk_payload")).hasToString("false");
+    long onHeap = info.at("/flashvec/memory_bytes").asLong();
+    assertThat(http.get("/collections/in_ram/points/123").result().at("/payload/i").asInt())
+        .isEqualTo(123);
+    Http.Response patched =
+        http.send(
+            "PATCH", "/collections/in_ram", "{\"params\":{\"payload\":{\"memory\":\"cold\"}}}");
+    assertThat(patched.status()).as(patched.raw()).isEqualTo(200);
+    server.restart();
+    info = http.get("/collections/in_ram").result();
+    assertThat(info.at("/config/params/on_disk_payload")).hasToString("true");
+    long mapped = info.at("/flashvec/memory_bytes").asLong();
+    assertThat(onHeap - mapped).as("payload bytes on the heap").isGreaterThan((long) n * 2000);
+    JsonNode p = http.get("/collections/in_ram/points/321").result();
+    assertThat(p.at("/payload/i").asInt()).isEqualTo(321);
+    assertThat(p.at("/payload/s").asString()).isEqualTo(filler);
+    Http.Response pinned =
+        http.send(
+            "PATCH", "/collections/in_ram", "{\"params\":{\"payload\":{\"memory\":\"pinned\"}}}");
+    assertThat(pinned.status()).as(pinned.raw()).isEqualTo(422);
+  }
+
   @Test
   void collectionLifecycleInQdrantShapes() {
     create("life", 3, "Cosine");

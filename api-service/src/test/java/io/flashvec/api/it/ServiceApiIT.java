@@ -98,8 +98,19 @@ class ServiceApiIT {
     assertThat(t.get("id").asString()).hasSize(36);
     assertThat(t.at("/app/name").asString()).isEqualTo("flashvec");
     assertThat(t.at("/app/version").asString()).isEqualTo("0.1.0");
-    assertThat(t.at("/app/system/cores").asInt()).isPositive();
+    assertThat(t.at("/app").has("system")).as("level 0, as Qdrant's default").isFalse();
     assertThat(t.at("/collections/number_of_collections").asInt()).isGreaterThanOrEqualTo(1);
+    assertThat(t.at("/collections").has("collections")).isFalse();
+    JsonNode detailed = http.get("/telemetry?details_level=1&anonymize=true").result();
+    assertThat(detailed.at("/app/system/cores").asInt()).isPositive();
+    assertThat(detailed.at("/app/system/ram_size").asLong() % 10)
+        .as("anonymized sizes keep their leading digits")
+        .isZero();
+    assertThat(detailed.at("/collections/collections"))
+        .anySatisfy(c -> assertThat(c.at("/params/vectors/size").asInt()).isEqualTo(2));
+    Http.Response deeper = http.get("/telemetry?details_level=2");
+    assertThat(deeper.status()).isEqualTo(400);
+    assertThat(deeper.error()).contains("[details_level=2]");
     assertThat(t.at("/cluster/enabled").asBoolean()).isFalse();
     JsonNode upserts =
         t.at("/requests/rest/responses")

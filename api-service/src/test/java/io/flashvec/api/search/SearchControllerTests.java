@@ -175,4 +175,167 @@ class SearchControllerTests {
     }
     assertThat(seen.get(1).filter().toString()).contains("key=a");
   }
+
+  // -------------------------------------------------------------------------------------------
+  // Qdrant's read settings: honoured, or refused naming the value
+
+  private WebTestClient.ResponseSpec post(String path, String body) {
+    return client
+        .post()
+        .uri(path)
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue(body)
+        .exchange();
+  }
+
+  private String errorOf(WebTestClient.ResponseSpec r, int status) {
+    byte[] b = r.expectStatus().isEqualTo(status).expectBody().returnResult().getResponseBody();
+    return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  private SearchRequest searched(String path, String body) {
+    AtomicReference<SearchRequest> seen = new AtomicReference<>();
+    when(service.search(eq("c"), any(SearchRequest.class), any(SearchStats.class)))
+        .thenAnswer(
+            inv -> {
+              seen.set(inv.getArgument(1));
+              return List.of();
+            });
+    post(path, body).expectStatus().isOk();
+    return seen.get();
+  }
+
+  @Test
+  void quantizationOversamplingWidensTheRescoredCandidatesAndOtherValuesAreRefused() {
+    String s = "/collections/c/points/search";
+    assertThat(
+            searched(
+                    s,
+                    "{\"vector\":[1,2],\"limit\":10,\"offset\":2,"
+                        + "\"params\":{\"quantization\":{\"oversampling\":3}}}")
+                .params()
+                .rerankK())
+        .isEqualTo(36);
+    assertThat(
+            searched(
+                    "/collections/c/points/query",
+                    "{\"query\":[1,2],\"limit\":4,"
+                        + "\"params\":{\"quantization\":{\"oversampling\":2.4}}}")
+                .params()
+                .rerankK())
+        .isEqualTo(10);
+    assertThat(
+            searched(
+                    s,
+                    "{\"vector\":[1,2],\"limit\":10,\"params\":{\"quantization\":"
+                        + "{\"ignore\":false,\"rescore\":true,\"oversampling\":null}}}")
+                .params())
+        .isEqualTo(io.flashvec.index.SearchParams.DEFAULT);
+    String[][] refused = {
+      {"{\"ignore\":true}", "400", "[params.quantization.ignore=true]"},
+      {"{\"rescore\":false}", "400", "[params.quantization.rescore=false]"},
+      {"{\"oversampling\":\"x\"}", "400", "[params.quantization.oversampling=\\\"x\\\"]"},
+      {"{\"oversample\":2}", "400", "unknown field `params.quantization.oversample`"},
+      {
+        "{\"oversampling\":0.5}",
+        "422",
+        "[params.quantization.oversampling: value 0.5 invalid, must be 1.0 or larger]"
+      },
+    };
+    for (String[] r : refused) {
+      String body = "{\"vector\":[1,2],\"limit\":3,\"params\":{\"quantization\":" + r[0] + "}}";
+      assertThat(errorOf(post(s, body), Integer.parseInt(r[1]))).as(body).contains(r[2]);
+    }
+  }
+
+  @Test
+  void aShardKeyIsRefusedInEveryBodyThatCarriesOne() {
+    String[][] cases = {
+      {
+        "/collections/c/points/search",
+        "{\"vector\":[1,2],\"shard_key\":\"eu\"}",
+        "[shard_key=\\\"eu\\\"]"
+      },
+      {
+        "/collections/c/points/search/batch",
+        "{\"searches\":[{\"vector\":[1,2]},{\"vector\":[1,2],\"shard_key\":[\"a\"]}]}",
+        "searches[1].shard_key: custom sharding is not supported"
+      },
+      {"/collections/c/points/query", "{\"query\":[1,2],\"shard_key\":7}", "[shard_key=7]"},
+    };
+    for (String[] c : cases) {
+      assertThat(errorOf(post(c[0], c[1]), 400)).as(c[1]).contains(c[2]);
+    }
+    verify(service, never()).search(any(), any(), any());
+    assertThat(
+            searched(
+                "/collections/c/points/search",
+                "{\"vector\":[1,2],\"limit\":1,\"shard_key\":null}"))
+        .isNotNull();
+  }
+
+  @Test
+  void aSearchThatOutlivesItsTimeoutAnswers408() throws InterruptedException {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    when(service.search(eq("c"), any(SearchRequest.class), any(SearchStats.class)))
+        .thenAnswer(
+            inv -> {
+              // held until the client has its answer
+              assertThat(release.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+              return List.of();
+            });
+    long t0 = System.nanoTime();
+    String body =
+        errorOf(
+            post("/collections/c/points/search?timeout=1", "{\"vector\":[1,2],\"limit\":1}"), 408);
+    assertThat(body).contains("Timeout: the request did not finish within its timeout of 1 s");
+    assertThat(System.nanoTime() - t0).as("answered at the timeout").isLessThan(20_000_000_000L);
+    release.countDown();
+    post("/collections/c/points/search?timeout=5", "{\"vector\":[1,2],\"limit\":1}")
+        .expectStatus()
+        .isOk();
+    assertThat(
+            errorOf(
+                post("/collections/c/points/search?timeout=0", "{\"vector\":[1,2],\"limit\":1}"),
+                422))
+        .contains("[timeout: value 0 invalid, must be 1 or larger]");
+    assertThat(
+            errorOf(
+                post("/collections/c/points/search?timeout=1s", "{\"vector\":[1,2],\"limit\":1}"),
+                400))
+        .contains("[timeout=1s]");
+  }
+
+  @Test
+  void consistencyIsAcceptedWhereOneReplicaIsAllThereIs() {
+    String s = "/collections/c/points/search?consistency=";
+    String body = "{\"vector\":[1,2],\"limit\":1}";
+    // standalone: every level reads the one copy
+    for (String level : List.of("1", "2", "majority", "quorum", "all")) {
+      assertThat(searched(s + level, body)).as(level).isNotNull();
+    }
+    assertThat(errorOf(post(s + "most", body), 400)).contains("[consistency=most]");
+    assertThat(errorOf(post(s + "0", body), 422)).contains("value 0 invalid");
+    // a cluster: levels above one are refused on a replicated collection
+    when(service.peers()).thenReturn(new CollectionService.Peers(1, List.of()));
+    when(service.describe("c"))
+        .thenReturn(
+            new CollectionService.CollectionDescription(
+                "c",
+                new io.flashvec.index.CollectionConfig(
+                    2, io.flashvec.index.Distance.DOT, 1, 2, null),
+                null));
+    assertThat(errorOf(post(s + "majority", body), 400))
+        .contains("consistency: only 1 is supported on a collection with replication_factor 2")
+        .contains("[consistency=majority]");
+    assertThat(searched(s + "1", body)).isNotNull();
+    when(service.describe("c"))
+        .thenReturn(
+            new CollectionService.CollectionDescription(
+                "c",
+                new io.flashvec.index.CollectionConfig(
+                    2, io.flashvec.index.Distance.DOT, 1, 1, null),
+                null));
+    assertThat(searched(s + "all", body)).isNotNull();
+  }
 }

@@ -39,4 +39,12 @@ class RestResponsesTest {
         .isTrue();
     assertThat(rest.at("/responses").size()).as("no endpoint for an unknown route").isEqualTo(2);
   }
+
+  @Test
+  void anonymizedSizesKeepTheirLeadingDigitsAsQdrantRoundsThem() {
+    assertThat(ServiceInfoController.anonymized(0)).isZero();
+    assertThat(ServiceInfoController.anonymized(9_999)).isEqualTo(9_999);
+    assertThat(ServiceInfoController.anonymized(123_456)).isEqualTo(123_450);
+    assertThat(ServiceInfoController.anonymized(16_384_123)).isEqualTo(16_384_000);
+  }
 }

@@ -265,11 +265,14 @@ public final class LocalCollectionService implements CollectionService, LocalDat
 
   @Override
   public CollectionTuning updateCollection(
-      String collection, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+      String collection,
+      Integer indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      Boolean onDiskPayload) {
     Collection c = collection(collection);
     String name = dir.resolve(collection);
     CollectionTuning next =
-        dir.retune(name, t -> t.merge(indexingThreshold, fsyncPolicy), c::retune);
+        dir.retune(name, t -> t.merge(indexingThreshold, fsyncPolicy, onDiskPayload), c::retune);
     LOG.info("collection settings changed [name={}, tuning={}]", name, next);
     return next;
   }

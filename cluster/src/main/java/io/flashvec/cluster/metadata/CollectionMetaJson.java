@@ -42,6 +42,7 @@ public final class CollectionMetaJson {
     } else {
       t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
     }
+    t.put("on_disk_payload", m.tuning().onDiskPayload());
   }
 
   /** Reads the metadata {@link #write} wrote into {@code c}. */
@@ -65,7 +66,8 @@ public final class CollectionMetaJson {
     CollectionTuning tuning =
         new CollectionTuning(
             t.path("indexing_threshold").asInt(-1),
-            fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync));
+            fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync),
+            t.path("on_disk_payload").asBoolean(true));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

@@ -162,7 +162,10 @@ final class NoProxyRole implements CollectionService {
 
   @Override
   public CollectionTuning updateCollection(
-      String collection, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+      String collection,
+      Integer indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      Boolean onDiskPayload) {
     throw refused();
   }
 

@@ -788,18 +788,23 @@ public final class ClusterProxy implements CollectionService, Closeable {
 
   @Override
   public CollectionTuning updateCollection(
-      String collectionOrAlias, Integer indexingThreshold, FsyncPolicy fsyncPolicy) {
+      String collectionOrAlias,
+      Integer indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      Boolean onDiskPayload) {
     String collection = resolve(collectionOrAlias);
     Placement p = placed(collection);
-    CollectionTuning next = p.meta().tuning().merge(indexingThreshold, fsyncPolicy);
+    CollectionTuning next = p.meta().tuning().merge(indexingThreshold, fsyncPolicy, onDiskPayload);
     meta.updateTuning(collection, next);
-    maintainAll(
-        collection,
+    MaintainRequest.Builder tune =
         MaintainRequest.newBuilder()
             .setAction(MaintainRequest.Action.TUNE)
             .setIndexingThreshold(indexingThreshold == null ? -2 : indexingThreshold)
-            .setFsyncPolicy(fsyncPolicy == null ? "" : fsyncPolicy.configName()),
-        false);
+            .setFsyncPolicy(fsyncPolicy == null ? "" : fsyncPolicy.configName());
+    if (onDiskPayload != null) {
+      tune.setOnDiskPayload(onDiskPayload);
+    }
+    maintainAll(collection, tune, false);
     return next;
   }
 

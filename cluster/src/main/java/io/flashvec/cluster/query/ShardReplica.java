@@ -219,6 +219,7 @@ public final class ShardReplica implements Closeable {
       shard.wal().setPolicy(next.fsyncPolicy());
     }
     shard.setDeferBuilds(next.deferBuilds());
+    shard.setPayloadsOnHeap(!next.onDiskPayload());
     tuning = next;
   }
 

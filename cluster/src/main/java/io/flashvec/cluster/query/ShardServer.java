@@ -428,7 +428,8 @@ public final class ShardServer extends ShardServiceGrpc.ShardServiceImplBase imp
                   req.getIndexingThreshold() == -2 ? null : req.getIndexingThreshold();
               FsyncPolicy policy =
                   req.getFsyncPolicy().isEmpty() ? null : FsyncPolicy.parse(req.getFsyncPolicy());
-              replicas.retune(key, t -> t.merge(threshold, policy));
+              Boolean onDisk = req.hasOnDiskPayload() ? req.getOnDiskPayload() : null;
+              replicas.retune(key, t -> t.merge(threshold, policy, onDisk));
             }
             case PAYLOAD_SCHEMA ->
                 r.applyPayloadSchema(

@@ -160,6 +160,7 @@ public final class Protos {
         .setIndexingThreshold(t.indexingThreshold())
         .setFsyncPolicy(t.fsyncPolicy() == null ? "" : t.fsyncPolicy().configName())
         .setPayloadSchemaJson(payloadSchema.isEmpty() ? "" : payloadSchema.toJsonString())
+        .setPayloadsOnHeap(!t.onDiskPayload())
         .build();
   }
 
@@ -180,7 +181,8 @@ public final class Protos {
   public static CollectionTuning tuning(CollectionConfigMsg m) {
     return new CollectionTuning(
         m.getIndexingThreshold(),
-        m.getFsyncPolicy().isEmpty() ? null : FsyncPolicy.parse(m.getFsyncPolicy()));
+        m.getFsyncPolicy().isEmpty() ? null : FsyncPolicy.parse(m.getFsyncPolicy()),
+        !m.getPayloadsOnHeap());
   }
 
   public static PayloadSchema payloadSchema(CollectionConfigMsg m) {

@@ -100,7 +100,8 @@ class LocalMetadataStoreTest {
                 + "\"config\":{\"size\":768,\"distance\":\"Cosine\",\"shard_number\":1,"
                 + "\"replication_factor\":1,\"index\":{\"type\":\"diskann\",\"max_degree\":64,"
                 + "\"build_search_list\":100,\"alpha\":1.2,\"pq_subspaces\":0}},"
-                + "\"tuning\":{\"indexing_threshold\":-1,\"wal_fsync_policy\":null}}],"
+                + "\"tuning\":{\"indexing_threshold\":-1,\"wal_fsync_policy\":null,"
+                + "\"on_disk_payload\":true}}],"
                 + "\"aliases\":[{\"alias_name\":\"prod\",\"collection_name\":\"docs\"}]}");
   }
 
@@ -128,10 +129,23 @@ class LocalMetadataStoreTest {
   void updatedTuningIsPersisted() {
     LocalMetadataStore s = new LocalMetadataStore(dir, io);
     s.createIfAbsent(meta("docs", 4));
-    CollectionTuning t = new CollectionTuning(0, FsyncPolicy.NEVER);
+    CollectionTuning t = new CollectionTuning(0, FsyncPolicy.NEVER, false);
     assertThat(s.updateTuning("docs", t)).isTrue();
     assertThat(s.updateTuning("absent", t)).isFalse();
     assertThat(new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning()).isEqualTo(t);
+  }
+
+  @Test
+  void metadataWrittenBeforeOnDiskPayloadKeepsPayloadsOnDisk() throws Exception {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("docs", 4));
+    s.updateTuning("docs", new CollectionTuning(0, null, false));
+    String json = Files.readString(file());
+    assertThat(json).contains("\"on_disk_payload\" : false");
+    Files.writeString(file(), json.replace(",\n      \"on_disk_payload\" : false", ""));
+    assertThat(Files.readString(file())).doesNotContain("on_disk_payload");
+    assertThat(new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning())
+        .isEqualTo(new CollectionTuning(0, null, true));
   }
 
   @Test

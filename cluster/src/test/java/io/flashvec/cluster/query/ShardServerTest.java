@@ -131,6 +131,27 @@ class ShardServerTest {
   }
 
   @Test
+  void onDiskPayloadTravelsWithTheConfigAndTheTuneAction() {
+    CollectionTuning heap = new CollectionTuning(-1, null, false);
+    assertThat(Protos.tuning(Protos.config(CONFIG, heap, PayloadSchema.EMPTY))).isEqualTo(heap);
+    assertThat(Protos.tuning(Protos.config(CONFIG, CollectionTuning.DEFAULT, PayloadSchema.EMPTY)))
+        .isEqualTo(CollectionTuning.DEFAULT);
+    ReplicaKey key = new ReplicaKey(SHARD.getCollection(), SHARD.getShard());
+    io.flashvec.cluster.transport.grpc.MaintainRequest.Builder tune =
+        io.flashvec.cluster.transport.grpc.MaintainRequest.newBuilder()
+            .setShard(SHARD)
+            .setAction(io.flashvec.cluster.transport.grpc.MaintainRequest.Action.TUNE)
+            .setIndexingThreshold(-2);
+    stub("a").maintain(tune.clone().setOnDiskPayload(false).build());
+    assertThat(nodes.replicas("a").get(key).tuning().onDiskPayload()).isFalse();
+    stub("a").maintain(tune.clone().setIndexingThreshold(500).build());
+    assertThat(nodes.replicas("a").get(key).tuning())
+        .as("a tune without on_disk_payload keeps it")
+        .isEqualTo(new CollectionTuning(500, null, false));
+    assertThat(nodes.replicas("b").get(key).tuning().onDiskPayload()).isTrue();
+  }
+
+  @Test
   void writesOnThePrimaryReachEveryReplicaAndAreReadBack() {
     List<Point> points = TestPoints.random(random, 1, 120, DIM);
 

@@ -158,7 +158,14 @@ public final class Collection implements Closeable {
       options = options.withFsyncPolicy(tuning.fsyncPolicy());
     }
     Shard shard =
-        Shard.open(dir, index, config.dimension(), config.distance(), config.index(), options);
+        Shard.open(
+            dir,
+            index,
+            config.dimension(),
+            config.distance(),
+            config.index(),
+            options,
+            !tuning.onDiskPayload());
     shard.setDeferBuilds(tuning.deferBuilds());
     return shard;
   }
@@ -500,7 +507,8 @@ public final class Collection implements Closeable {
   /**
    * Applies new changeable settings: a new fsync policy applies at once (leaving {@code never}
    * first makes everything written so far durable), and raising {@code indexing_threshold} from 0
-   * starts the deferred index builds. The caller persists the settings first.
+   * starts the deferred index builds; {@code on_disk_payload} applies to the segments opened from
+   * now on (see {@link Shard#setPayloadsOnHeap}). The caller persists the settings first.
    */
   public synchronized void retune(CollectionTuning next) {
     for (Shard s : shards) {
@@ -508,6 +516,7 @@ public final class Collection implements Closeable {
         s.wal().setPolicy(next.fsyncPolicy());
       }
       s.setDeferBuilds(next.deferBuilds());
+      s.setPayloadsOnHeap(!next.onDiskPayload());
     }
     tuning = next;
   }

@@ -24,7 +24,9 @@ import java.util.function.BooleanSupplier;
  * {@code hnsw} type the graph is read onto the heap at open and searched with exact distances, for
  * comparison with the on-disk search.
  *
- * <p>Immutable and thread-safe; one per shard (it carries the shard's metric and index settings).
+ * <p>Thread-safe; one per shard (it carries the shard's metric and index settings). Whether
+ * segments opened from now on hold their payloads on the heap ({@link #payloadsOnHeap(boolean)},
+ * the collection's {@code on_disk_payload: false}) may change while the shard is open.
  */
 public final class DiskAnnFormat implements SegmentFormat {
 
@@ -50,6 +52,7 @@ public final class DiskAnnFormat implements SegmentFormat {
   private final IndexParams params;
   private final int defaultSearchList;
   private final DiskAnnSettings settings;
+  private volatile boolean payloadsOnHeap;
 
   /**
    * @param defaultSearchList the search list of a request that gives none
@@ -65,7 +68,22 @@ public final class DiskAnnFormat implements SegmentFormat {
   @Override
   public SealedSegment open(FileIO io, Path dir, int segmentId) throws IOException {
     return DiskAnnSegment.open(
-        io, dir, segmentId, defaultSearchList, params.type().equals(IndexParams.HNSW), settings);
+        io,
+        dir,
+        segmentId,
+        defaultSearchList,
+        params.type().equals(IndexParams.HNSW),
+        settings,
+        payloadsOnHeap);
+  }
+
+  /**
+   * Whether the segments {@link #open} opens from now on copy their payloads onto the heap ({@code
+   * true}) or read them from the mapped metadata file on demand (the default); segments open
+   * already keep theirs.
+   */
+  public void payloadsOnHeap(boolean onHeap) {
+    this.payloadsOnHeap = onHeap;
   }
 
   /** Builds in this process, on the build pool of the settings unless the build has its own. */

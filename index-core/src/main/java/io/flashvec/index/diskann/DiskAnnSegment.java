@@ -102,12 +102,27 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   /**
    * The metadata file, mapped: payloads are read from it on demand, so they cost page cache, not
-   * heap. Null when no point has a payload.
+   * heap. Null when no point has a payload, or when they are held on the heap.
    */
   private final MappedFile metaMap;
 
-  /** File offset of each point's payload length prefix; null when no point has a payload. */
+  /**
+   * File offset of each point's payload length prefix; null when no point has a payload, or when
+   * they are held on the heap.
+   */
   private final long[] payloadAt;
+
+  /**
+   * Each point's payload (null entries for none), held on the heap when the collection keeps
+   * payloads in memory (Qdrant's {@code on_disk_payload: false}); otherwise null.
+   */
+  private final byte[][] heapPayloads;
+
+  /** Heap the payloads of {@link #heapPayloads} take (arrays and references), else 0. */
+  private final long heapPayloadBytes;
+
+  /** Bytes of the metadata file when a point has a payload, else 0. */
+  private final long payloadFileBytes;
 
   private final AtomicLongArray deleted;
   private final AtomicInteger live;
@@ -156,6 +171,8 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       BitSet uuidOrds,
       MappedFile metaMap,
       long[] payloadAt,
+      byte[][] heapPayloads,
+      long payloadFileBytes,
       BitSet deletedBits,
       GraphFile graph,
       PqCodes pq,
@@ -173,6 +190,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     this.uuidOrds = uuidOrds;
     this.metaMap = metaMap;
     this.payloadAt = payloadAt;
+    this.heapPayloads = heapPayloads;
+    this.heapPayloadBytes = heapBytes(heapPayloads);
+    this.payloadFileBytes = payloadFileBytes;
     this.deleted = new AtomicLongArray((count + 63) >>> 6);
     int dead = 0;
     for (int i = deletedBits.nextSetBit(0);
@@ -234,9 +254,8 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   }
 
   /**
-   * Opens a segment; with {@code inMemory} (the {@code hnsw} index type, kept for comparison) the
-   * whole graph file, vectors included, is read onto the heap and searched with exact scores
-   * instead of being mapped and searched with PQ.
+   * Opens a segment with its payloads read from the mapped metadata file on demand; see {@link
+   * #open(FileIO, Path, int, int, boolean, DiskAnnSettings, boolean)}.
    */
   public static DiskAnnSegment open(
       FileIO io,
@@ -245,6 +264,26 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       int defaultSearchList,
       boolean inMemory,
       DiskAnnSettings settings)
+      throws IOException {
+    return open(io, dir, segmentId, defaultSearchList, inMemory, settings, false);
+  }
+
+  /**
+   * Opens a segment; with {@code inMemory} (the {@code hnsw} index type, kept for comparison) the
+   * whole graph file, vectors included, is read onto the heap and searched with exact scores
+   * instead of being mapped and searched with PQ. With {@code payloadsOnHeap} (Qdrant's {@code
+   * on_disk_payload: false}) every payload is copied onto the heap at open and the metadata file is
+   * not mapped: payload reads never touch the device, at the price of heap the segment reports in
+   * {@link #memoryBytes()}.
+   */
+  public static DiskAnnSegment open(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      int defaultSearchList,
+      boolean inMemory,
+      DiskAnnSettings settings,
+      boolean payloadsOnHeap)
       throws IOException {
     ChecksummedFile.Contents meta;
     try {
@@ -292,10 +331,17 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     // The body is a slice of the whole file's bytes: its array offset is its offset in the file.
     long bodyInFile = b.arrayOffset();
     long[] payloadAt = null;
+    byte[][] heapPayloads = null;
     for (int i = 0; i < n; i++) {
       int at = b.position();
       int len = b.getInt();
-      if (len >= 0) {
+      if (len >= 0 && payloadsOnHeap) {
+        if (heapPayloads == null) {
+          heapPayloads = new byte[n][];
+        }
+        heapPayloads[i] = new byte[len];
+        b.get(heapPayloads[i]);
+      } else if (len >= 0) {
         if (payloadAt == null) {
           payloadAt = new long[n];
           java.util.Arrays.fill(payloadAt, 0, i, -1);
@@ -306,7 +352,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
         payloadAt[i] = -1;
       }
     }
-    meta = null; // the file's bytes: only offsets into the mapped file are kept
+    meta = null; // the file's bytes: only offsets into the mapped file (or copies) are kept
     b = null;
     BitSet del = new BitSet(n);
     Path delPath = dir.resolve(DiskAnnFormat.DELETED_FILE);
@@ -345,6 +391,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
                 + "]",
             dir);
       }
+      long metaBytes = Files.size(dir.resolve(DiskAnnFormat.META_FILE));
       DiskAnnSegment segment =
           new DiskAnnSegment(
               segmentId,
@@ -357,10 +404,12 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               uuidOrds,
               metaMap,
               payloadAt,
+              heapPayloads,
+              payloadAt == null && heapPayloads == null ? 0 : metaBytes,
               del,
               graph,
               pq,
-              graphLen + pqLen + Files.size(dir.resolve(DiskAnnFormat.META_FILE)),
+              graphLen + pqLen + metaBytes,
               defaultSearchList,
               inMemory,
               settings);
@@ -612,11 +661,39 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   @Override
   public long payloadFileBytes() {
-    return metaMap == null ? 0 : metaMap.size();
+    return payloadFileBytes;
   }
 
+  /** Whether the payloads are held on the heap rather than read from the mapped file. */
+  public boolean payloadsOnHeap() {
+    return heapPayloads != null;
+  }
+
+  /** The heap of payload copies: each array's header and bytes, and a reference per point. */
+  private static long heapBytes(byte[][] payloads) {
+    if (payloads == null) {
+      return 0;
+    }
+    long bytes = 16 + 4L * payloads.length;
+    for (byte[] p : payloads) {
+      if (p != null) {
+        bytes += (16 + p.length + 7) & ~7L;
+      }
+    }
+    return bytes;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Payloads held on the heap are returned as they are, not copied: callers must not change them
+   * (as with a growing segment's).
+   */
   @Override
   public byte[] payloadAt(int ord) {
+    if (heapPayloads != null) {
+      return heapPayloads[ord];
+    }
     if (payloadAt == null) {
       Objects.checkIndex(ord, count);
       return null;
@@ -650,14 +727,15 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   @Override
   public long memoryBytes() {
-    // PQ codes, ids (8 B each, 16 for UUIDs), payload offsets (payloads themselves are mapped),
-    // the graph if it is on the heap, each pooled searcher's visited stamps (or set), and the
-    // hot node cache (native).
+    // PQ codes, ids (8 B each, 16 for UUIDs), payload offsets (mapped payloads cost page cache)
+    // or payloads held on the heap, the graph if it is on the heap, each pooled searcher's
+    // visited stamps (or set), and the hot node cache (native).
     HotNodeCache cache = nodeCache;
     return pq.memoryBytes()
         + (inMemory ? graph.file().size() : 0)
         + (long) count * (idHi == null ? 8 : 16)
         + (payloadAt == null ? 0 : (long) count * 8)
+        + heapPayloadBytes
         + searcherBytes()
         + (cache == null ? 0 : cache.memoryBytes());
   }

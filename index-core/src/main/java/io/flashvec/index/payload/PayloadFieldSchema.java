@@ -2,6 +2,8 @@ package io.flashvec.index.payload;
 
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.filter.FieldPath;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -61,31 +63,65 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
    * @param maxTokenLen tokens longer than this are dropped (0: no limit)
    * @param phraseMatching whether {@code match.phrase} is served (Qdrant's {@code phrase_matching},
    *     default false: then a phrase matches nothing, as in Qdrant)
+   * @param asciiFolding whether letters are folded to ASCII ({@code é} to {@code e}; Qdrant's
+   *     {@code ascii_folding})
+   * @param stopwordLanguages languages whose stop words are dropped (Lucene's list for each), in
+   *     Qdrant's names ({@code english}); empty for none
+   * @param customStopwords further words dropped (Qdrant's {@code stopwords.custom})
+   * @param stemmer the Snowball stemmer's language ({@code english}), or {@code null} for none
    */
   public record TextOptions(
       String tokenizer,
       boolean lowercase,
       int minTokenLen,
       int maxTokenLen,
-      boolean phraseMatching) {
+      boolean phraseMatching,
+      boolean asciiFolding,
+      List<String> stopwordLanguages,
+      List<String> customStopwords,
+      String stemmer) {
 
     public static final TextOptions DEFAULT = new TextOptions("word", true, 0, 0, false);
     static final Set<String> TOKENIZERS = Set.of("word", "whitespace", "prefix", "multilingual");
+
+    public TextOptions {
+      stopwordLanguages = List.copyOf(stopwordLanguages);
+      customStopwords = List.copyOf(customStopwords);
+    }
+
+    /** Options without folding, stop words or stemming. */
+    public TextOptions(
+        String tokenizer,
+        boolean lowercase,
+        int minTokenLen,
+        int maxTokenLen,
+        boolean phraseMatching) {
+      this(
+          tokenizer,
+          lowercase,
+          minTokenLen,
+          maxTokenLen,
+          phraseMatching,
+          false,
+          List.of(),
+          List.of(),
+          null);
+    }
   }
 
   private static final JsonMapper JSON = JsonMapper.builder().build();
-  private static final Set<String> IGNORED_PARAMS =
+
+  /** Text index parameters FlashVec honours. */
+  private static final Set<String> TEXT_PARAMS =
       Set.of(
-          "type",
-          "is_tenant",
-          "on_disk",
-          "lookup",
-          "range",
-          "is_principal",
-          "stopwords",
-          "stemmer",
+          "tokenizer",
+          "lowercase",
+          "min_token_len",
+          "max_token_len",
+          "phrase_matching",
           "ascii_folding",
-          "enable_hnsw");
+          "stopwords",
+          "stemmer");
 
   public PayloadFieldSchema {
     FieldPath.parse(field, "field_name");
@@ -112,8 +148,9 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
 
   /**
    * Parses Qdrant's {@code field_schema}: {@code "keyword"} or {@code {"type": "text", "tokenizer":
-   * "word", "lowercase": true, "min_token_len": 2, "max_token_len": 20}}. Qdrant's storage hints
-   * ({@code on_disk}, {@code is_tenant}, {@code lookup}, …) are accepted and have no effect.
+   * "word", "lowercase": true, "min_token_len": 2, "max_token_len": 20}}. Qdrant's storage and
+   * planning hints are accepted only with the value that is what FlashVec does ({@link
+   * #checkHint}), and refused otherwise.
    */
   public static PayloadFieldSchema parse(String field, JsonNode schema) {
     if (field == null || field.isEmpty()) {
@@ -143,13 +180,20 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
                 + tokenizer
                 + "]");
       }
+      List<String> languages = new ArrayList<>();
+      List<String> custom = new ArrayList<>();
+      TextAnalysis.stopwords(schema.get("stopwords"), languages, custom);
       text =
           new TextOptions(
               tokenizer,
               bool(schema, "lowercase", true),
               length(schema, "min_token_len"),
               length(schema, "max_token_len"),
-              bool(schema, "phrase_matching", false));
+              bool(schema, "phrase_matching", false),
+              bool(schema, "ascii_folding", false),
+              languages,
+              custom,
+              TextAnalysis.stemmer(schema.get("stemmer")));
       if (text.maxTokenLen() > 0 && text.minTokenLen() > text.maxTokenLen()) {
         throw new InvalidInputException(
             "Wrong input: field_schema.min_token_len must not exceed max_token_len [min_token_len="
@@ -161,11 +205,12 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
     }
     for (Map.Entry<String, JsonNode> e : schema.properties()) {
       String k = e.getKey();
-      boolean textParam =
-          Set.of("tokenizer", "lowercase", "min_token_len", "max_token_len", "phrase_matching")
-              .contains(k);
+      boolean textParam = TEXT_PARAMS.contains(k);
       boolean keywordParam = k.equals("prefix");
-      if (!IGNORED_PARAMS.contains(k)
+      if (checkHint(k, e.getValue())) {
+        continue;
+      }
+      if (!k.equals("type")
           && !(textParam && type == Type.TEXT)
           && !(keywordParam && type == Type.KEYWORD)) {
         throw new InvalidInputException(
@@ -180,6 +225,53 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
     }
     return new PayloadFieldSchema(
         field, type, text, type == Type.KEYWORD && bool(schema, "prefix", false));
+  }
+
+  /**
+   * Checks one of Qdrant's storage and planning hints ({@code on_disk}, {@code memory}, {@code
+   * is_tenant}, {@code is_principal}, {@code lookup}, {@code range}, {@code enable_hnsw}): absent,
+   * {@code null} or the value that is what FlashVec does is accepted, another value is refused
+   * naming it.
+   *
+   * @return whether {@code key} is such a hint
+   */
+  private static boolean checkHint(String key, JsonNode v) {
+    String why =
+        switch (key) {
+          case "on_disk" ->
+              v.isBoolean() && v.booleanValue()
+                  ? null
+                  : "only true is supported: the payload indexes of sealed segments are on disk,"
+                      + " memory-mapped";
+          case "memory" ->
+              v.isString() && v.asString().equals("cold")
+                  ? null
+                  : "only cold is supported: the payload indexes of sealed segments are on disk,"
+                      + " memory-mapped and read on demand";
+          case "is_tenant", "is_principal" ->
+              v.isBoolean() && !v.booleanValue()
+                  ? null
+                  : "only false is supported: FlashVec does not arrange storage by a tenant or"
+                      + " principal field";
+          case "lookup", "range" ->
+              v.isBoolean() && v.booleanValue()
+                  ? null
+                  : "only true is supported: an integer index always serves both exact matches"
+                      + " and ranges";
+          case "enable_hnsw" ->
+              v.isBoolean() && !v.booleanValue()
+                  ? null
+                  : "only false is supported: FlashVec builds no payload-aware graph links";
+          default -> "";
+        };
+    if (why != null && why.isEmpty()) {
+      return false;
+    }
+    if (why != null && !v.isNull()) {
+      throw new InvalidInputException(
+          "Wrong input: field_schema." + key + ": " + why + " [" + key + "=" + v + "]");
+    }
+    return true;
   }
 
   private static Type type(String name) {
@@ -245,8 +337,22 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
       if (text.maxTokenLen() > 0) {
         p.put("max_token_len", text.maxTokenLen());
       }
+      // the options below only when set, so older schemas keep their hash
       if (text.phraseMatching()) {
-        p.put("phrase_matching", true); // only when set, so older schemas keep their hash
+        p.put("phrase_matching", true);
+      }
+      if (text.asciiFolding()) {
+        p.put("ascii_folding", true);
+      }
+      if (!text.stopwordLanguages().isEmpty() || !text.customStopwords().isEmpty()) {
+        ObjectNode stop = p.putObject("stopwords");
+        text.stopwordLanguages().forEach(stop.putArray("languages")::add);
+        if (!text.customStopwords().isEmpty()) {
+          text.customStopwords().forEach(stop.putArray("custom")::add);
+        }
+      }
+      if (text.stemmer() != null) {
+        p.putObject("stemmer").put("type", "snowball").put("language", text.stemmer());
       }
     }
     if (prefix) {

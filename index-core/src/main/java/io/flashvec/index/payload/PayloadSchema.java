@@ -19,12 +19,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.CharArraySet;
 import org.apache.lucene.analysis.LowerCaseFilter;
+import org.apache.lucene.analysis.StopFilter;
 import org.apache.lucene.analysis.TokenStream;
 import org.apache.lucene.analysis.Tokenizer;
 import org.apache.lucene.analysis.core.WhitespaceTokenizer;
+import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
 import org.apache.lucene.analysis.miscellaneous.LengthFilter;
 import org.apache.lucene.analysis.ngram.EdgeNGramTokenFilter;
+import org.apache.lucene.analysis.snowball.SnowballFilter;
 import org.apache.lucene.analysis.standard.StandardTokenizer;
 import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
 import org.apache.lucene.analysis.tokenattributes.PositionIncrementAttribute;
@@ -302,36 +306,51 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
     boolean prefixes = indexing && o.tokenizer().equals("prefix");
     return analyzers.computeIfAbsent(
         o + "/" + prefixes,
-        k ->
-            new Analyzer() {
-              @Override
-              protected TokenStreamComponents createComponents(String fieldName) {
-                Tokenizer src =
-                    o.tokenizer().equals("whitespace")
-                        ? new WhitespaceTokenizer()
-                        : new StandardTokenizer();
-                TokenStream ts = src;
-                if (o.lowercase()) {
-                  ts = new LowerCaseFilter(ts);
-                }
-                if (prefixes) {
-                  int max = o.maxTokenLen() > 0 ? o.maxTokenLen() : 255;
-                  ts = new EdgeNGramTokenFilter(ts, Math.max(1, o.minTokenLen()), max, true);
-                } else if (o.minTokenLen() > 0 || o.maxTokenLen() > 0) {
-                  ts =
-                      new LengthFilter(
-                          ts,
-                          o.minTokenLen(),
-                          o.maxTokenLen() > 0 ? o.maxTokenLen() : Integer.MAX_VALUE);
-                }
-                return new TokenStreamComponents(src, ts);
+        k -> {
+          CharArraySet stopSet =
+              o.stopwordLanguages().isEmpty() && o.customStopwords().isEmpty()
+                  ? null
+                  : TextAnalysis.stopSet(o.stopwordLanguages(), o.customStopwords());
+          return new Analyzer() {
+            @Override
+            protected TokenStreamComponents createComponents(String fieldName) {
+              Tokenizer src =
+                  o.tokenizer().equals("whitespace")
+                      ? new WhitespaceTokenizer()
+                      : new StandardTokenizer();
+              TokenStream ts = src;
+              if (o.lowercase()) {
+                ts = new LowerCaseFilter(ts);
               }
+              // the same at index and query time: folded, stop words dropped, stemmed
+              if (o.asciiFolding()) {
+                ts = new ASCIIFoldingFilter(ts);
+              }
+              if (stopSet != null) {
+                ts = new StopFilter(ts, stopSet);
+              }
+              if (o.stemmer() != null) {
+                ts = new SnowballFilter(ts, TextAnalysis.newStemmer(o.stemmer()));
+              }
+              if (prefixes) {
+                int max = o.maxTokenLen() > 0 ? o.maxTokenLen() : 255;
+                ts = new EdgeNGramTokenFilter(ts, Math.max(1, o.minTokenLen()), max, true);
+              } else if (o.minTokenLen() > 0 || o.maxTokenLen() > 0) {
+                ts =
+                    new LengthFilter(
+                        ts,
+                        o.minTokenLen(),
+                        o.maxTokenLen() > 0 ? o.maxTokenLen() : Integer.MAX_VALUE);
+              }
+              return new TokenStreamComponents(src, ts);
+            }
 
-              @Override
-              public int getPositionIncrementGap(String fieldName) {
-                return POSITION_GAP;
-              }
-            });
+            @Override
+            public int getPositionIncrementGap(String fieldName) {
+              return POSITION_GAP;
+            }
+          };
+        });
   }
 
   private static String digest(String s) {

@@ -24,7 +24,6 @@ import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.SegmentBuilder;
-import io.flashvec.index.segment.SegmentFormat;
 import io.flashvec.storage.DiskSpace;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.FsyncPolicy;
@@ -357,15 +356,24 @@ public final class Shard implements Closeable {
   private final ShardWriter writer;
   private final Wal wal;
   private final FileIO io;
+  private final DiskAnnFormat format;
 
   private Shard(
-      Path dir, int shardId, int dim, Distance distance, IndexParams index, Options options)
+      Path dir,
+      int shardId,
+      int dim,
+      Distance distance,
+      IndexParams index,
+      Options options,
+      boolean payloadsOnHeap)
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
     this.flat = index.type().equals(IndexParams.FLAT);
-    SegmentFormat format =
+    DiskAnnFormat format =
         new DiskAnnFormat(distance, index, options.defaultSearchList(), options.diskann());
+    format.payloadsOnHeap(payloadsOnHeap);
+    this.format = format;
     if (options.segmentBuilder() == null) {
       options = options.withSegmentBuilder(format.builder());
     }
@@ -429,9 +437,25 @@ public final class Shard implements Closeable {
    */
   public static Shard open(
       Path dir, int shardId, int dim, Distance distance, IndexParams index, Options options) {
+    return open(dir, shardId, dim, distance, index, options, false);
+  }
+
+  /**
+   * Opens the shard as {@link #open(Path, int, int, Distance, IndexParams, Options)} does; with
+   * {@code payloadsOnHeap} its sealed segments hold their payloads on the heap (see {@link
+   * #setPayloadsOnHeap}).
+   */
+  public static Shard open(
+      Path dir,
+      int shardId,
+      int dim,
+      Distance distance,
+      IndexParams index,
+      Options options,
+      boolean payloadsOnHeap) {
     try {
       options.io().createDirectories(dir);
-      Shard s = new Shard(dir, shardId, dim, distance, index, options);
+      Shard s = new Shard(dir, shardId, dim, distance, index, options, payloadsOnHeap);
       Wal.RecoveryReport r = s.wal.recovery();
       LOG.info(
           "shard opened [dir={}, shard={}, points={}, segments={}, walRecords={}, walLastSeq={}, discardedBytes={}]",
@@ -746,6 +770,16 @@ public final class Shard implements Closeable {
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /**
+   * Where the sealed segments opened from now on keep their payloads: copied onto the heap ({@code
+   * true}, Qdrant's {@code on_disk_payload: false}; the copies count in {@link #memoryBytes}), or
+   * read from their mapped metadata files on demand. Segments open already keep theirs until they
+   * are merged, compacted or the shard is reopened.
+   */
+  public void setPayloadsOnHeap(boolean onHeap) {
+    format.payloadsOnHeap(onHeap);
   }
 
   /** Sealed segments waiting for a deferred index build. */

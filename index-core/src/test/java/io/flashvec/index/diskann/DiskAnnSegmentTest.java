@@ -19,6 +19,7 @@ import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Random;
@@ -304,6 +305,64 @@ class DiskAnnSegmentTest {
     try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, tmp.resolve("bare"), 4, 50)) {
       assertThat(seg.payloadAt(49)).isNull();
       assertThatThrownBy(() -> seg.payloadAt(50)).isInstanceOf(IndexOutOfBoundsException.class);
+    }
+  }
+
+  @Test
+  void payloadsHeldOnTheHeapAnswerAsTheMappedOnesWithoutReadingTheFile() throws IOException {
+    Random r = TestSeeds.random("diskann-payloads-on-heap");
+    int n = 200;
+    float[][] data = latent(r, n, DIM);
+    GrowingSegment g = new GrowingSegment(0, DIM);
+    for (int i = 0; i < n; i++) {
+      byte[] payload =
+          i % 6 == 0
+              ? null
+              : i % 9 == 0
+                  ? new byte[0]
+                  : ("{\"k\":" + r.nextInt() + ",\"s\":\"" + "y".repeat(r.nextInt(40)) + "\"}")
+                      .getBytes(StandardCharsets.UTF_8);
+      g.append(PointId.of(i), Distance.COSINE.prepare(data[i]), payload);
+    }
+    g.freeze();
+    Path dir = tmp.resolve("heap");
+    DiskAnnWriter.write(
+        FileIO.DEFAULT,
+        dir,
+        5,
+        g,
+        all(n),
+        Distance.COSINE,
+        new IndexParams("diskann", 16, 32, 1.2f, 0));
+    byte[][] mapped = new byte[n][];
+    long mappedMemory;
+    long payloadFileBytes;
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 5, 50)) {
+      assertThat(seg.payloadsOnHeap()).isFalse();
+      for (int ord = 0; ord < n; ord++) {
+        mapped[ord] = seg.payloadAt(ord);
+      }
+      mappedMemory = seg.memoryBytes();
+      payloadFileBytes = seg.payloadFileBytes();
+    }
+    assertThat(java.util.Arrays.stream(mapped).filter(java.util.Objects::nonNull).count())
+        .isGreaterThan(n / 2);
+    try (DiskAnnSegment seg =
+        DiskAnnSegment.open(FileIO.DEFAULT, dir, 5, 50, false, DiskAnnSettings.DEFAULT, true)) {
+      assertThat(seg.payloadsOnHeap()).isTrue();
+      assertThat(seg.payloadFileBytes()).isEqualTo(payloadFileBytes);
+      long payloadBytes = 0;
+      for (byte[] p : mapped) {
+        payloadBytes += p == null ? 0 : p.length;
+      }
+      // the copies count as heap, the offsets of the mapped segment do not exist here
+      assertThat(seg.memoryBytes()).isGreaterThanOrEqualTo(mappedMemory - 8L * n + payloadBytes);
+      // the metadata file is not read after open: zeroing it changes no answer
+      Files.write(dir.resolve(DiskAnnFormat.META_FILE), new byte[(int) payloadFileBytes]);
+      for (int ord = 0; ord < n; ord++) {
+        assertThat(seg.payloadAt(ord)).as("payload of ordinal %d", ord).isEqualTo(mapped[ord]);
+      }
+      assertThatThrownBy(() -> seg.payloadAt(n)).isInstanceOf(IndexOutOfBoundsException.class);
     }
   }
 

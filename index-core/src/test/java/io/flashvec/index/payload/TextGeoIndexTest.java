@@ -524,6 +524,110 @@ class TextGeoIndexTest {
   // ---------------------------------------------------------------------------------------------
   // schemas
 
+  /**
+   * Qdrant's {@code stopwords}, {@code stemmer} and {@code ascii_folding} change what matches, the
+   * same way in the growing segment, in a sealed one and after a reopen (the options are persisted
+   * with the schema).
+   */
+  @Test
+  void stopwordsStemmingAndAsciiFoldingApplyToValuesAndQueriesAlike() {
+    Collection c = open("analysis");
+    PayloadFieldSchema f =
+        schema(
+            "t",
+            "{\"type\": \"text\", \"ascii_folding\": true, \"phrase_matching\": true,"
+                + " \"stopwords\": {\"languages\": [\"en\"], \"custom\": [\"rocket\"]},"
+                + " \"stemmer\": {\"type\": \"snowball\", \"language\": \"english\"}}");
+    assertThat(f.text().stopwordLanguages()).containsExactly("english");
+    assertThat(f.text().stemmer()).isEqualTo("english");
+    assertThat(PayloadFieldSchema.fromJson("t", f.toJson())).isEqualTo(f);
+    c.createPayloadIndex(f, true);
+    String[] texts = {"The runners were running", "Café crème", "a rocket launch", "the end"};
+    List<Point> pts = new ArrayList<>();
+    for (int i = 0; i < texts.length; i++) {
+      pts.add(
+          new Point(
+              PointId.of(i + 1),
+              new float[] {1, i, 0, 0},
+              ("{\"t\": \"" + texts[i] + "\"}").getBytes(StandardCharsets.UTF_8)));
+    }
+    c.upsert(pts, true);
+    for (int round = 0; round < 3; round++) {
+      String when = "round " + round;
+      // stemmed: run and runs match running (stem run); runners has a stem of its own
+      assertThat(count(c, "{\"must\": {\"key\": \"t\", \"match\": {\"text\": \"run\"}}}"))
+          .as(when)
+          .isEqualTo(1);
+      assertThat(count(c, "{\"must\": {\"key\": \"t\", \"match\": {\"text\": \"runs\"}}}"))
+          .as(when)
+          .isEqualTo(1);
+      // folded: cafe matches café
+      assertThat(count(c, "{\"must\": {\"key\": \"t\", \"match\": {\"text\": \"cafe\"}}}"))
+          .as(when)
+          .isEqualTo(1);
+      // stop words are not indexed: end matches, a query of stop words only matches nothing
+      assertThat(count(c, "{\"must\": {\"key\": \"t\", \"match\": {\"text\": \"end\"}}}"))
+          .as(when)
+          .isEqualTo(1);
+      assertThat(
+              count(c, "{\"must\": {\"key\": \"t\", \"match\": {\"text_any\": \"the rocket\"}}}"))
+          .as(when)
+          .isZero();
+      assertThat(
+              count(
+                  c,
+                  "{\"must\": {\"key\": \"t\", \"match\": {\"phrase\": \"runners were running\"}}}"))
+          .as(when)
+          .isEqualTo(1);
+      if (round == 0) {
+        c.flush();
+        settle(c);
+      } else if (round == 1) {
+        c = reopen(c, "analysis");
+        settle(c);
+      }
+    }
+  }
+
+  @Test
+  void qdrantHintsAreAcceptedOnlyWithTheValueFlashVecHonours() {
+    assertThat(
+            schema(
+                    "n",
+                    "{\"type\": \"integer\", \"lookup\": true, \"range\": true, \"on_disk\": true,"
+                        + " \"is_principal\": false, \"is_tenant\": false, \"enable_hnsw\": false}")
+                .toJson()
+                .toString())
+        .isEqualTo("{\"data_type\":\"integer\"}");
+    assertThat(schema("k", "{\"type\": \"keyword\", \"memory\": \"cold\", \"is_tenant\": null}"))
+        .isEqualTo(new PayloadFieldSchema("k", PayloadFieldSchema.Type.KEYWORD));
+    assertThat(schema("t", "{\"type\": \"text\", \"stemmer\": {\"type\": \"none\"}}"))
+        .isEqualTo(new PayloadFieldSchema("t", PayloadFieldSchema.Type.TEXT));
+    String[][] refused = {
+      {"{\"type\": \"keyword\", \"is_tenant\": true}", "field_schema.is_tenant: only false"},
+      {"{\"type\": \"uuid\", \"is_principal\": true}", "[is_principal=true]"},
+      {"{\"type\": \"keyword\", \"on_disk\": false}", "field_schema.on_disk: only true"},
+      {"{\"type\": \"keyword\", \"memory\": \"pinned\"}", "[memory=\"pinned\"]"},
+      {"{\"type\": \"integer\", \"lookup\": false}", "[lookup=false]"},
+      {"{\"type\": \"integer\", \"range\": false}", "[range=false]"},
+      {"{\"type\": \"keyword\", \"enable_hnsw\": true}", "[enable_hnsw=true]"},
+      {"{\"type\": \"text\", \"stopwords\": \"klingon\"}", "[stopwords=\"klingon\"]"},
+      {"{\"type\": \"text\", \"stopwords\": \"chinese\"}", "no stop word list"},
+      {
+        "{\"type\": \"text\", \"stemmer\": {\"type\": \"snowball\", \"language\": \"klingon\"}}",
+        "[stemmer.language=\"klingon\"]"
+      },
+      {"{\"type\": \"text\", \"stemmer\": {\"type\": \"porter\"}}", "field_schema.stemmer"},
+      {"{\"type\": \"keyword\", \"stopwords\": \"english\"}", "[stopwords=\"english\"]"},
+    };
+    for (String[] r : refused) {
+      assertThatThrownBy(() -> schema("f", r[0]))
+          .as(r[0])
+          .isInstanceOf(InvalidInputException.class)
+          .hasMessageContaining(r[1]);
+    }
+  }
+
   @Test
   void geoPrefixAndPhraseMatchingSchemasParseAndShowTheirParameters() {
     assertThat(schema("loc", "\"geo\"").type()).isEqualTo(PayloadFieldSchema.Type.GEO);

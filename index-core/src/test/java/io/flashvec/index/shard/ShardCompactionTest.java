@@ -155,6 +155,70 @@ class ShardCompactionTest extends ShardContractTest {
     return n;
   }
 
+  /** Whether every sealed DiskANN segment of {@code s} holds its payloads on the heap. */
+  private static List<Boolean> payloadsOnHeap(Shard s) {
+    List<Boolean> out = new ArrayList<>();
+    for (Segment seg : s.snapshot().segments()) {
+      if (seg instanceof DiskAnnSegment d) {
+        out.add(d.payloadsOnHeap());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Payloads on the heap (Qdrant's {@code on_disk_payload: false}) apply to the segments opened
+   * after the switch: sealed, merged, and all of them after a reopen, with the same answers.
+   */
+  @Test
+  void payloadsOnTheHeapApplyToSegmentsSealedMergedOrReopenedAfterTheSwitch() throws Exception {
+    Random r = random();
+    Distance d = Distance.COSINE;
+    Model m = new Model();
+    automatic = false;
+    try (Shard s = open(d)) {
+      fill(r, d, s, m, 100, 0);
+      s.flush();
+      settle(s);
+      assertThat(payloadsOnHeap(s)).isNotEmpty().containsOnly(false);
+      s.setPayloadsOnHeap(true);
+      assertThat(payloadsOnHeap(s)).as("open segments keep theirs").containsOnly(false);
+      fill(r, d, s, m, 100, 0.2);
+      s.flush();
+      settle(s);
+      assertThat(payloadsOnHeap(s)).as("sealed after the switch").contains(true, false);
+      assertHolds(s, d, m);
+      s.compact(true).get(60, TimeUnit.SECONDS);
+      settle(s);
+      assertThat(payloadsOnHeap(s)).as("merged after the switch").isNotEmpty().containsOnly(true);
+      assertHolds(s, d, m);
+      s.setPayloadsOnHeap(false);
+    }
+    try (Shard s =
+        Shard.open(
+            tmp.resolve("shard"),
+            0,
+            DIM,
+            d,
+            IndexParams.DEFAULT,
+            new Shard.Options(
+                sealThreshold(),
+                Wal.Options.defaults().withSegmentBytes(32 << 10),
+                io,
+                builds,
+                64,
+                compaction()),
+            true)) {
+      assertThat(payloadsOnHeap(s)).as("reopened").isNotEmpty().containsOnly(true);
+      assertHolds(s, d, m);
+      assertSearchMatchesBruteForce(r, s, d, m, 10);
+    }
+    try (Shard s = open(d)) {
+      assertThat(payloadsOnHeap(s)).as("reopened mapped").isNotEmpty().containsOnly(false);
+      assertHolds(s, d, m);
+    }
+  }
+
   @Test
   void mergesSmallSegmentsAndRewritesDeletedOnes() throws Exception {
     Random r = random();
