@@ -43,9 +43,25 @@ async function send(method, path, body) {
   return text;
 }
 
+/**
+ * Keeps integers beyond 2^53 (64-bit point and peer ids) exact: as their decimal text, where a
+ * JavaScript number would round them.
+ */
+function exact(key, value, context) {
+  return typeof value === 'number' && !Number.isSafeInteger(value) && context && /^-?\d+$/.test(context.source)
+    ? context.source : value;
+}
+
+/** A point id typed or shown in the page, for a request: a number (exact past 2^53) or a UUID. */
+export function pointId(text) {
+  const t = String(text).trim();
+  if (!/^\d+$/.test(t)) return t;
+  return Number.isSafeInteger(Number(t)) ? Number(t) : JSON.rawJSON(t);
+}
+
 /** The parsed JSON body of a call (the whole envelope: result, time, flashvec_stats). */
 export async function call(method, path, body) {
-  return JSON.parse(await send(method, path, body));
+  return JSON.parse(await send(method, path, body), exact);
 }
 
 /** The `result` of a call. */

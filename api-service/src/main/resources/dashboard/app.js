@@ -33,9 +33,14 @@ function route() {
     /** True while this view is still the one shown (an answer for a left view is dropped). */
     current: () => gen === generation,
   };
-  Promise.resolve(VIEWS[view].render(main, args, ctx)).catch((e) => {
-    if (ctx.current()) main.append(errorBox(e));
-  });
+  main.dataset.state = 'loading';
+  Promise.resolve(VIEWS[view].render(main, args, ctx))
+    .catch((e) => {
+      if (ctx.current()) main.append(errorBox(e));
+    })
+    .finally(() => {
+      if (ctx.current()) main.dataset.state = 'ready';
+    });
 }
 
 const keyInput = document.getElementById('api-key');

@@ -28,6 +28,7 @@ export async function render(main, args, ctx) {
       result('GET', `/collections/${enc(n)}/cluster`).then((s) => [n, s], (e) => [n, e])));
     if (!ctx.current()) return;
     const peers = Object.entries(c.peers || {}).sort((a, b) => String(a[1].node_id).localeCompare(String(b[1].node_id)));
+    const nodes = Object.fromEntries(peers.map(([id, p]) => [id, p.node_id]));
     body.replaceChildren(
       h('p', {class: 'muted'}, `Metadata in ${c.metadata_store || 'etcd'}; this node is peer ${c.peer_id}.`),
       h('h2', {}, `Nodes (${peers.length})`),
@@ -37,10 +38,10 @@ export async function render(main, args, ctx) {
           id, (p.roles || []).join(', '), p.uri || '–']),
         'No nodes registered.', {id: 'nodes-table'}),
       h('h2', {}, 'Shards and replicas'),
-      names.length === 0 ? h('p', {class: 'empty'}, 'No collections yet.') : null,
-      shards.map(([n, s]) => h('div', {class: 'collection-shards'},
-        h('h2', {}, h('a', {href: `#collections/${enc(n)}`}, n)),
-        s instanceof Error ? errorBox(s) : shardTable(s))));
+      ...(names.length === 0 ? [h('p', {class: 'empty'}, 'No collections yet.')] : []),
+      ...shards.map(([n, s]) => h('div', {class: 'collection-shards'},
+        h('h3', {}, h('a', {href: `#collections/${enc(n)}`}, n)),
+        s instanceof Error ? errorBox(s) : shardTable(s, nodes))));
   };
   await draw();
   ctx.every(3000, draw);

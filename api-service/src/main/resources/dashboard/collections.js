@@ -121,11 +121,15 @@ function view(name, info, shards) {
   return out;
 }
 
-/** Local and remote shard replicas of GET /collections/{name}/cluster. */
-export function shardTable(c) {
+/**
+ * Local and remote shard replicas of GET /collections/{name}/cluster; `nodes` names the peers
+ * (peer id -> node id, from GET /cluster) where known.
+ */
+export function shardTable(c, nodes = {}) {
+  const peer = (id) => (nodes[String(id)] ? `${nodes[String(id)]} (${id})` : String(id));
   const rows = [
-    ...(c.local_shards || []).map((s) => [s.shard_id, `${c.peer_id} (this node)`, h('span', {class: 'replica-state'}, s.state), num(s.points_count)]),
-    ...(c.remote_shards || []).map((s) => [s.shard_id, String(s.peer_id), h('span', {class: 'replica-state'}, s.state), '–']),
-  ].sort((a, b) => a[0] - b[0]);
+    ...(c.local_shards || []).map((s) => [s.shard_id, `${peer(c.peer_id)}, this node`, h('span', {class: 'replica-state'}, s.state), num(s.points_count)]),
+    ...(c.remote_shards || []).map((s) => [s.shard_id, peer(s.peer_id), h('span', {class: 'replica-state'}, s.state), '–']),
+  ].sort((a, b) => a[0] - b[0] || String(a[1]).localeCompare(String(b[1])));
   return table(['Shard', 'Peer', 'State', 'Points'], rows, 'No shards.');
 }

@@ -44,7 +44,7 @@ export async function render(main, args, ctx) {
       const prev = h('button', {class: 'secondary', disabled: pages.length < 2, onclick: () => { pages.pop(); load(pages[pages.length - 1]); }}, 'Previous');
       const next = h('button', {class: 'secondary', disabled: page.next_page_offset == null, onclick: () => { pages.push(page.next_page_offset); load(page.next_page_offset); }}, 'Next');
       out.replaceChildren(
-        h('div', {class: 'toolbar'}, h('span', {id: 'points-count'}, `${num(count.count)} points${f === undefined ? '' : ' match the filter'}`), prev, next),
+        h('div', {class: 'toolbar'}, h('span', {id: 'points-count'}, countText(count.count, f !== undefined)), prev, next),
         table(heads, rows, f === undefined ? 'This collection has no points yet.' : 'No point matches the filter.', {id: 'points-table'}));
     } catch (e) {
       if (ctx.current()) out.replaceChildren(errorBox(e));
@@ -57,4 +57,9 @@ export async function render(main, args, ctx) {
       h('label', {}, withVector, ' with vectors'), h('button', {type: 'submit'}, 'Show')));
   main.append(form, out);
   await load(null);
+}
+
+function countText(n, filtered) {
+  const one = n === 1;
+  return `${num(n)} ${one ? 'point' : 'points'}${filtered ? (one ? ' matches' : ' match') + ' the filter' : ''}`;
 }

@@ -1,6 +1,6 @@
 // The search playground: a query by vector or by point id, with a filter and search parameters,
 // its hits and the per-query cost FlashVec reports with `with_stats`.
-import {call, enc} from './api.js';
+import {call, enc, pointId as idOf} from './api.js';
 import {h, table, num, bytes, errorBox, jsonCell} from './dom.js';
 import {collectionPicker, parseJson, vectorNames, FILTER_HINT} from './common.js';
 
@@ -63,7 +63,7 @@ export async function render(main, args, ctx) {
       } else {
         const t = String(pointId.value).trim();
         if (t === '') throw new Error('Point id: enter an id (a number or a UUID)');
-        body.query = /^\d+$/.test(t) ? Number(t) : t;
+        body.query = idOf(t);
       }
       if (using) body.using = using.value;
       const f = parseJson('Filter', filter.value);

@@ -255,11 +255,24 @@ final class Chromium implements AutoCloseable {
       waitFor(selector, "document.querySelector(" + quote(selector) + ")");
     }
 
-    /** Goes to {@code hash} of the dashboard (the view's route) and waits for that view. */
+    /**
+     * Goes to {@code hash} of the dashboard (the view's route) and waits until that view has
+     * rendered what it first loads.
+     */
     void show(String hash) {
       String view = hash.replaceFirst("^#", "").split("/")[0];
-      eval("location.hash = " + quote(hash));
-      waitFor("view " + hash, "document.getElementById('view').dataset.view === " + quote(view));
+      // marked first: the hashchange event that renders the view comes after this script
+      eval(
+          "(() => { if (location.hash !== "
+              + quote(hash)
+              + ") { document.getElementById('view').dataset.state = 'navigating'; location.hash = "
+              + quote(hash)
+              + "; } return true; })()");
+      waitFor(
+          "view " + hash,
+          "document.getElementById('view').dataset.view === "
+              + quote(view)
+              + " && document.getElementById('view').dataset.state === 'ready'");
     }
 
     /** Sets a form field's value, as typing would. */

@@ -40,6 +40,7 @@ class DashboardIT {
   private static final String[] COLORS = {"red", "green", "blue"};
   private static final int DIM = 8;
   private static final int POINTS = 150;
+  private static final String BIG_ID = "9007199254740993";
 
   private ServerProcess server;
   private Http api;
@@ -70,7 +71,7 @@ class DashboardIT {
             put("/collections/empty", "{\"vectors\":{\"size\":2,\"distance\":\"Dot\"}}").status())
         .isEqualTo(200);
     StringBuilder b = new StringBuilder("{\"points\":[");
-    for (int i = 1; i <= POINTS; i++) {
+    for (int i = 1; i < POINTS; i++) {
       String color = COLORS[random.nextInt(COLORS.length)];
       reds += color.equals("red") ? 1 : 0;
       b.append(i > 1 ? "," : "")
@@ -84,6 +85,9 @@ class DashboardIT {
           .append(i)
           .append("}}");
     }
+    // and one id past 2^53, which a JavaScript number cannot hold exactly
+    b.append(
+        ",{\"id\":" + BIG_ID + ",\"vector\":" + vector() + ",\"payload\":{\"color\":\"violet\"}}");
     assertThat(put("/collections/shop/points?wait=true", b.append("]}").toString()).status())
         .isEqualTo(200);
     browser = Chromium.start(tmp);
@@ -227,6 +231,19 @@ class DashboardIT {
           .contains("\"color\":\"red\"");
     }
     shot("points");
+
+    page.fill("#filter", "{\"must\": [{\"key\": \"color\", \"match\": {\"value\": \"violet\"}}]}");
+    page.click("form.query button[type=submit]");
+    page.waitFor(
+        "the point with a 64-bit id",
+        "(document.querySelector('#points-count') || {}).innerText === '1 point matches the filter'");
+    assertThat(page.text("#points-table tbody tr td")).isEqualTo(BIG_ID);
+    page.click("#points-table a.point-id");
+    page.waitFor("the search near it", "document.querySelector('#results-table')");
+    assertThat(page.eval("document.querySelector('#point-id').value").asString()).isEqualTo(BIG_ID);
+    assertThat(page.content("#request")).contains("\"query\": " + BIG_ID + "\n");
+    assertThat(page.text("#results-table")).doesNotContain(BIG_ID);
+    page.show("#points/shop");
 
     page.fill("#filter", "{\"must\": [");
     page.click("form.query button[type=submit]");
