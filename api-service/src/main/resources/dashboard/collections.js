@@ -106,7 +106,7 @@ function view(name, info, shards) {
     h('h2', {}, 'Segments'),
     table(['Shard', 'Segment', 'State', 'Points', 'Deleted', 'Graph'],
       segs.map((s) => [s.shard, s.id, h('span', {class: 'segment-state'}, s.state), num(s.points), num(s.deleted),
-        s.graph_points == null ? h('span', {class: 'muted'}, 'none yet') : progress(s.graph_points, s.points)]),
+        s.graph_points ? progress(s.graph_points, s.points) : h('span', {class: 'muted', title: 'no graph (yet): searched exactly'}, 'exact scan')]),
       'No segments on this node.', {id: 'segments-table'}),
   ];
   if (shards && (shards.remote_shards || []).length + (shards.local_shards || []).length > 0) {

@@ -60,7 +60,9 @@ class DashboardIT {
         new ServerProcess(
                 tmp.resolve("data"),
                 tmp.resolve("server.log"),
-                "--flashvec.security.api-key=" + KEY)
+                "--flashvec.security.api-key=" + KEY,
+                // small segments, so that sealed ones with graphs show beside the growing one
+                "--flashvec.segment.seal-threshold-points=64")
             .start();
     api = new Http(server.url());
     assertThat(
@@ -70,26 +72,42 @@ class DashboardIT {
     assertThat(
             put("/collections/empty", "{\"vectors\":{\"size\":2,\"distance\":\"Dot\"}}").status())
         .isEqualTo(200);
-    StringBuilder b = new StringBuilder("{\"points\":[");
+    List<String> points = new ArrayList<>();
     for (int i = 1; i < POINTS; i++) {
       String color = COLORS[random.nextInt(COLORS.length)];
       reds += color.equals("red") ? 1 : 0;
-      b.append(i > 1 ? "," : "")
-          .append("{\"id\":")
-          .append(i)
-          .append(",\"vector\":")
-          .append(vector())
-          .append(",\"payload\":{\"color\":\"")
-          .append(color)
-          .append("\",\"n\":")
-          .append(i)
-          .append("}}");
+      points.add(
+          "{\"id\":"
+              + i
+              + ",\"vector\":"
+              + vector()
+              + ",\"payload\":{\"color\":\""
+              + color
+              + "\",\"n\":"
+              + i
+              + "}}");
     }
     // and one id past 2^53, which a JavaScript number cannot hold exactly
-    b.append(
-        ",{\"id\":" + BIG_ID + ",\"vector\":" + vector() + ",\"payload\":{\"color\":\"violet\"}}");
-    assertThat(put("/collections/shop/points?wait=true", b.append("]}").toString()).status())
-        .isEqualTo(200);
+    points.add(
+        "{\"id\":" + BIG_ID + ",\"vector\":" + vector() + ",\"payload\":{\"color\":\"violet\"}}");
+    // in batches: a segment seals between them once it holds 64 points
+    for (int from = 0; from < points.size(); from += 30) {
+      String batch = String.join(",", points.subList(from, Math.min(points.size(), from + 30)));
+      assertThat(put("/collections/shop/points?wait=true", "{\"points\":[" + batch + "]}").status())
+          .isEqualTo(200);
+    }
+    Await.until(
+        Duration.ofSeconds(60),
+        "shop indexed (green)",
+        () ->
+            "shop is "
+                + api.send("GET", "/collections/shop", null, "api-key", KEY).result().get("status"),
+        () ->
+            api.send("GET", "/collections/shop", null, "api-key", KEY)
+                .result()
+                .get("status")
+                .asString()
+                .equals("green"));
     browser = Chromium.start(tmp);
   }
 
@@ -192,6 +210,8 @@ class DashboardIT {
     for (JsonNode s : segments) {
       assertThat(segs).contains(s.get("state").asString());
     }
+    assertThat(segments.size()).as("sealed at 64 points").isGreaterThan(1);
+    assertThat(segs).contains("sealed");
     assertThat(page.text("#view"))
         .contains("Indexing")
         .contains("Shards")
@@ -357,7 +377,23 @@ class DashboardIT {
           assertThat(r.status()).isEqualTo(200);
           return page.eval("!!" + rising).asBoolean();
         });
-    shot("metrics");
+    if (shots != null) {
+      // a minute of history for the picture
+      long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      Await.until(
+          Duration.ofSeconds(90),
+          "a minute of samples",
+          () -> {
+            api.send(
+                "POST",
+                "/collections/shop/points/query",
+                "{\"query\":" + vector() + ",\"limit\":3}",
+                "api-key",
+                KEY);
+            return System.nanoTime() - until > 0;
+          });
+      shot("metrics");
+    }
     for (String chart :
         List.of(
             "#chart-qps",
