@@ -11,8 +11,8 @@ const KEEP = 150; // 5 minutes of points
 const COLORS = ['#3559e0', '#d69e2e', '#d64545', '#1f9d55', '#8e44ad', '#16a2b8', '#e8590c', '#5c677d'];
 const SEARCH_URI = /\/points\/(search|query|recommend|discover)(\/|$)/;
 
-// The series survive a visit to another view: the charts resume with the history they had.
-const history = {t: [], qps: [], rps: [], p50: [], p95: [], p99: [], pages: [], mib: [], walMib: [], work: {}, pct: {}, backlog: {}};
+// The series survive a visit to another view: the charts resume with the samples they had.
+const samples = {t: [], qps: [], rps: [], p50: [], p95: [], p99: [], pages: [], mib: [], walMib: [], work: {}, pct: {}};
 let last = null;
 
 function push(arr, v) {
@@ -69,23 +69,23 @@ export async function render(main, args, ctx) {
   };
 
   const redraw = () => {
-    const t = history.t;
-    draw(qps, [t, history.qps, history.rps]);
-    draw(lat, [t, history.p50, history.p95, history.p99]);
-    draw(reads, [t, history.pages, history.mib]);
-    draw(writes, [t, history.walMib]);
-    const cols = Object.keys(history.pct).sort();
+    const t = samples.t;
+    draw(qps, [t, samples.qps, samples.rps]);
+    draw(lat, [t, samples.p50, samples.p95, samples.p99]);
+    draw(reads, [t, samples.pages, samples.mib]);
+    draw(writes, [t, samples.walMib]);
+    const cols = Object.keys(samples.pct).sort();
     indexed.series = cols.length ? cols : ['(no collections)'];
-    draw(indexed, [t, ...(cols.length ? cols.map((c) => history.pct[c]) : [t.map(() => null)])]);
-    draw(work, [t, history.work.builds || [], history.work.compactions || [], history.work.merges || [], history.work.backlog || []]);
+    draw(indexed, [t, ...(cols.length ? cols.map((c) => samples.pct[c]) : [t.map(() => null)])]);
+    draw(work, [t, samples.work.builds || [], samples.work.compactions || [], samples.work.merges || [], samples.work.backlog || []]);
   };
 
   const poll = async () => {
-    let samples;
+    let scrape;
     let infos;
     try {
       const names = (await result('GET', '/collections')).collections.map((c) => c.name);
-      [samples, infos] = await Promise.all([
+      [scrape, infos] = await Promise.all([
         text('/metrics').then(prom.parse),
         Promise.all(names.map((n) => result('GET', `/collections/${enc(n)}`).then((i) => [n, i], () => [n, null]))),
       ]);
@@ -98,63 +98,63 @@ export async function render(main, args, ctx) {
     const t = Date.now() / 1000;
     const cur = {
       t,
-      queries: prom.sum(samples, 'flashvec_search_queries_total'),
-      requests: prom.sum(samples, 'http_server_requests_seconds_count'),
-      pages: prom.sum(samples, 'flashvec_io_pages_read_total'),
-      bytes: prom.sum(samples, 'flashvec_io_bytes_read_total'),
-      wal: prom.sum(samples, 'flashvec_wal_appended_bytes_total'),
-      latency: prom.buckets(samples, 'http_server_requests_seconds', (l) => SEARCH_URI.test(l.uri || '')),
+      queries: prom.sum(scrape, 'flashvec_search_queries_total'),
+      requests: prom.sum(scrape, 'http_server_requests_seconds_count'),
+      pages: prom.sum(scrape, 'flashvec_io_pages_read_total'),
+      bytes: prom.sum(scrape, 'flashvec_io_bytes_read_total'),
+      wal: prom.sum(scrape, 'flashvec_wal_appended_bytes_total'),
+      latency: prom.buckets(scrape, 'http_server_requests_seconds', (l) => SEARCH_URI.test(l.uri || '')),
     };
     const dt = last ? t - last.t : 0;
     if (last && dt > 0) {
-      push(history.t, t);
-      push(history.qps, prom.rate(last.queries, cur.queries, dt));
-      push(history.rps, prom.rate(last.requests, cur.requests, dt));
+      push(samples.t, t);
+      push(samples.qps, prom.rate(last.queries, cur.queries, dt));
+      push(samples.rps, prom.rate(last.requests, cur.requests, dt));
       const ms = (q) => { const v = prom.quantile(q, last.latency, cur.latency); return v == null ? null : v * 1000; };
-      push(history.p50, ms(0.5));
-      push(history.p95, ms(0.95));
-      push(history.p99, ms(0.99));
-      push(history.pages, prom.rate(last.pages, cur.pages, dt));
+      push(samples.p50, ms(0.5));
+      push(samples.p95, ms(0.95));
+      push(samples.p99, ms(0.99));
+      push(samples.pages, prom.rate(last.pages, cur.pages, dt));
       const b = prom.rate(last.bytes, cur.bytes, dt);
-      push(history.mib, b == null ? null : b / 1048576);
+      push(samples.mib, b == null ? null : b / 1048576);
       const w = prom.rate(last.wal, cur.wal, dt);
-      push(history.walMib, w == null ? null : w / 1048576);
+      push(samples.walMib, w == null ? null : w / 1048576);
       const totals = {builds: 0, compactions: 0, merges: 0, backlog: 0};
       for (const [n, info] of infos) {
         const ix = info && info.flashvec && info.flashvec.indexing;
-        if (!history.pct[n]) history.pct[n] = history.t.slice(0, -1).map(() => null);
-        if (!ix) { push(history.pct[n], null); continue; }
+        if (!samples.pct[n]) samples.pct[n] = samples.t.slice(0, -1).map(() => null);
+        if (!ix) { push(samples.pct[n], null); continue; }
         const all = ix.indexed_points + ix.backlog_points;
-        push(history.pct[n], all === 0 ? 100 : (100 * ix.indexed_points) / all);
+        push(samples.pct[n], all === 0 ? 100 : (100 * ix.indexed_points) / all);
         totals.builds += ix.builds_running;
         totals.compactions += ix.compactions_running;
         totals.merges += ix.merges_planned;
         totals.backlog += ix.backlog_points;
       }
-      for (const n of Object.keys(history.pct)) {
-        if (!infos.some(([m]) => m === n)) delete history.pct[n];
-        else while (history.pct[n].length > history.t.length) history.pct[n].shift();
+      for (const n of Object.keys(samples.pct)) {
+        if (!infos.some(([m]) => m === n)) delete samples.pct[n];
+        else while (samples.pct[n].length > samples.t.length) samples.pct[n].shift();
       }
       for (const k of Object.keys(totals)) {
-        history.work[k] = history.work[k] || history.t.slice(0, -1).map(() => null);
-        push(history.work[k], totals[k]);
+        samples.work[k] = samples.work[k] || samples.t.slice(0, -1).map(() => null);
+        push(samples.work[k], totals[k]);
       }
       const at = (a) => a[a.length - 1];
       const fmt = (v, d = 1) => (v == null ? '–' : v.toFixed(d));
       now.replaceChildren(
-        card('Searches/s', fmt(at(history.qps))), card('HTTP requests/s', fmt(at(history.rps))),
-        card('Search p99', at(history.p99) == null ? '–' : fmt(at(history.p99), 2) + ' ms'),
-        card('Disk pages read/s', fmt(at(history.pages))),
+        card('Searches/s', fmt(at(samples.qps))), card('HTTP requests/s', fmt(at(samples.rps))),
+        card('Search p99', at(samples.p99) == null ? '–' : fmt(at(samples.p99), 2) + ' ms'),
+        card('Disk pages read/s', fmt(at(samples.pages))),
         card('Index backlog', num(totals.backlog) + ' points'),
         card('Builds · merges', `${totals.builds} · ${totals.merges}`));
     }
     last = cur;
-    if (history.t.length > 0) redraw();
+    if (samples.t.length > 0) redraw();
     else now.replaceChildren(h('p', {class: 'muted'}, 'Collecting the first interval…'));
   };
   await poll();
   ctx.every(POLL_MS, poll);
-  onResize = () => { if (ctx.current() && history.t.length) redraw(); };
+  onResize = () => { if (ctx.current() && samples.t.length) redraw(); };
 }
 
 let onResize = null;
