@@ -22,11 +22,14 @@ function append(el, children) {
   }
 }
 
-/** A table from column headings and rows of cells; `empty` when there are no rows. */
+/**
+ * A table from column headings (null: none) and rows of cells; the text `empty` when there are no
+ * rows.
+ */
 export function table(headings, rows, empty, attrs) {
   if (rows.length === 0) return h('p', {class: 'empty'}, empty);
   return h('table', attrs || {},
-    h('thead', {}, h('tr', {}, headings.map((t) => h('th', {}, t)))),
+    headings ? h('thead', {}, h('tr', {}, headings.map((t) => h('th', {}, t)))) : null,
     h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c))))));
 }
 

@@ -89,7 +89,7 @@ export async function render(main, args, ctx) {
             h('span', {class: 'score'}, p.score == null ? '–' : p.score.toFixed(5)), jsonCell(p.payload, 200)]),
           'No hits.', {id: 'results-table'}),
         h('h2', {}, 'Cost of this query'),
-        table(['', ''], [
+        table(null, [
           ['Server time', `${(r.time * 1000).toFixed(2)} ms`],
           ['Round trip from the browser', `${rtt.toFixed(1)} ms`],
           ...STATS.map(([k, label]) => [label, k === 'bytes_read' ? `${bytes(st[k])} (${num(st[k])})` : num(st[k])]),

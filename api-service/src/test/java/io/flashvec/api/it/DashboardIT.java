@@ -134,8 +134,12 @@ class DashboardIT {
   }
 
   private void shot(String name) throws Exception {
+    shot(name, 800);
+  }
+
+  private void shot(String name, int height) throws Exception {
     if (shots != null) {
-      page.screenshot(shots.resolve("dashboard-" + name + ".png"), 800);
+      page.screenshot(shots.resolve("dashboard-" + name + ".png"), height);
     }
   }
 
@@ -321,7 +325,7 @@ class DashboardIT {
     assertThat(page.content("#request"))
         .contains("\"with_stats\": true")
         .contains("\"search_list\": 64");
-    shot("search");
+    shot("search", 1180);
 
     // a hit's id searches near that point (Qdrant leaves the point itself out)
     String id = shown.get(0);
