@@ -25,7 +25,7 @@ export async function render(main, args, ctx) {
   const err = h('div', {});
   const grid = h('div', {class: 'charts', id: 'charts'});
   main.append(h('h1', {}, 'Metrics'),
-    h('p', {class: 'muted'}, `Sampled from /metrics every ${POLL_MS / 1000} s while this page is open; rates and percentiles are over each interval.`),
+    h('p', {class: 'muted'}, `Sampled from /metrics every ${POLL_MS / 1000} s while this page is open; rates and percentiles are over each interval. HTTP requests include this page's own polls.`),
     err, now, grid);
   const charts = [];
   const chart = (id, title, series, axes) => {

@@ -37,6 +37,7 @@ import tools.jackson.databind.JsonNode;
 class DashboardIT {
 
   private static final String KEY = "dashboard-test-key";
+  private static final String READ_ONLY_KEY = "dashboard-reader";
   private static final String[] COLORS = {"red", "green", "blue"};
   private static final int DIM = 8;
   private static final int POINTS = 150;
@@ -61,6 +62,7 @@ class DashboardIT {
                 tmp.resolve("data"),
                 tmp.resolve("server.log"),
                 "--flashvec.security.api-key=" + KEY,
+                "--flashvec.security.read-only-api-key=" + READ_ONLY_KEY,
                 // small segments, so that sealed ones with graphs show beside the growing one
                 "--flashvec.segment.seal-threshold-points=64")
             .start();
@@ -438,5 +440,20 @@ class DashboardIT {
     page.show("#cluster");
     page.waitForElement("#standalone");
     assertThat(page.text("#standalone")).contains("standalone");
+  }
+
+  @Test
+  @Order(8)
+  void theReadOnlyKeyBrowsesAndSearches() {
+    page.fill("#api-key", READ_ONLY_KEY);
+    page.click("#key-form button");
+    page.show("#points/shop");
+    page.waitFor(
+        "a page of points with the read-only key",
+        "document.querySelectorAll('#points-table tbody tr').length === 20");
+    page.show("#search/shop/id=1");
+    page.waitForElement("#results-table");
+    assertThat(page.count("#results-table tbody tr")).isEqualTo(10);
+    assertThat(page.count("#view .error")).isZero();
   }
 }
