@@ -21,8 +21,8 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  * files under {@code classpath:dashboard/}, and {@code /dashboard/vendor/uplot/**} the {@code
  * dist/} folder of the uPlot WebJar, found by the version in the WebJar's own {@code
  * pom.properties} so that a version bump in the pom needs no change here. Everything is answered
- * with {@code Cache-Control: no-cache} (revalidated by its {@code Last-Modified}): a server upgrade
- * must not leave a browser with old modules.
+ * with {@code Cache-Control: no-cache}: the files are small, and a server upgrade must not leave a
+ * browser with old modules.
  *
  * <p>These are static files, not REST operations, so they are routes rather than controller
  * handlers and are not part of the OpenAPI document. They load without the API key, as Qdrant's web
