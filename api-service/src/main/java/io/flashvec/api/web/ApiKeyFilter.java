@@ -16,15 +16,20 @@ import reactor.core.publisher.Mono;
 
 /**
  * Qdrant-compatible API keys: with {@code flashvec.security.api-key} set, every request except the
- * health probes must carry the key in the {@code api-key} header (or {@code Authorization: Bearer
- * <key>}), else 401. {@code flashvec.security.read-only-api-key} grants reads and searches only; a
- * write with it gets 403. Keys are compared in constant time.
+ * health probes and the dashboard's static files must carry the key in the {@code api-key} header
+ * (or {@code Authorization: Bearer <key>}), else 401. The dashboard's pages hold no data and load
+ * without a key, as Qdrant's web UI does; the API calls they make carry the key the user enters.
+ * {@code flashvec.security.read-only-api-key} grants reads and searches only; a write with it gets
+ * 403. Keys are compared in constant time.
  */
 @Component
 @Order(-200)
 public class ApiKeyFilter implements WebFilter {
 
   private static final Set<String> OPEN = Set.of("/healthz", "/livez", "/readyz");
+
+  /** The dashboard's static files ({@code dashboard.DashboardRoutes}). */
+  private static final String DASHBOARD = "/dashboard";
 
   /** POST endpoints that only read (Qdrant's read-only key allows them). */
   private static final Pattern READ_POST =
@@ -51,7 +56,7 @@ public class ApiKeyFilter implements WebFilter {
     }
     var request = exchange.getRequest();
     String path = request.getPath().pathWithinApplication().value();
-    if (OPEN.contains(path)) {
+    if (OPEN.contains(path) || isDashboard(path)) {
       return chain.filter(exchange);
     }
     String given = request.getHeaders().getFirst("api-key");
@@ -85,6 +90,11 @@ public class ApiKeyFilter implements WebFilter {
         g == null
             ? "Unauthorized: missing API key (header api-key or Authorization: Bearer)"
             : "Unauthorized: invalid API key");
+  }
+
+  private static boolean isDashboard(String path) {
+    return path.startsWith(DASHBOARD)
+        && (path.length() == DASHBOARD.length() || path.charAt(DASHBOARD.length()) == '/');
   }
 
   private static Mono<Void> reject(ServerWebExchange exchange, HttpStatus status, String message) {
