@@ -1,6 +1,7 @@
 package io.flashvec.loadgen.cli;
 
 import io.flashvec.loadgen.bench.SearchBench;
+import io.flashvec.loadgen.bench.WarmUp;
 import io.flashvec.loadgen.client.SearchParams;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
@@ -60,10 +61,33 @@ public final class SearchCommand extends QueryWorkloadCommand {
 
   @Option(
       names = "--warmup",
-      defaultValue = "1s",
+      defaultValue = "2s",
       converter = DurationConverter.class,
-      description = "Unmeasured warm-up before each point (default: ${DEFAULT-VALUE}).")
+      description =
+          "Least unmeasured warm-up before each point (default: ${DEFAULT-VALUE}); it goes on"
+              + " until the QPS of 3 successive 1 s windows agree within --warmup-tolerance, at most"
+              + " --warmup-max. 0s: no warm-up (cold runs).")
   Duration warmup;
+
+  @Option(
+      names = "--warmup-max",
+      defaultValue = "30s",
+      converter = DurationConverter.class,
+      description =
+          "Longest warm-up of a point (default: ${DEFAULT-VALUE}); a point that reaches it is"
+              + " flagged as not steady.")
+  Duration warmupMax;
+
+  @Option(
+      names = "--warmup-tolerance",
+      defaultValue = "0.10",
+      description =
+          "Largest relative spread of the warm-up windows' QPS that counts as steady (default:"
+              + " ${DEFAULT-VALUE}).")
+  double warmupTolerance;
+
+  @Option(names = "--no-progress", description = "No progress line inside each point on stderr.")
+  boolean noProgress;
 
   @Option(
       names = "--search-list",
@@ -132,11 +156,12 @@ public final class SearchCommand extends QueryWorkloadCommand {
                 params,
                 duration,
                 queries,
-                warmup,
+                warmupPolicy(),
                 metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
                 coldHook(log),
                 log,
-                evictEachQuery ? () -> PageCache.evict(client.url, client.collection, log) : null),
+                evictEachQuery ? () -> PageCache.evict(client.url, client.collection, log) : null,
+                noProgress ? null : System.err),
             metricsOptions.open(c, client, log),
             device,
             deviceOptions.referenceIops(),
@@ -155,9 +180,20 @@ public final class SearchCommand extends QueryWorkloadCommand {
           "filter",
           "bucket < " + client.filterBucketsBelow + " of " + client.payloadBuckets + " buckets");
     }
-    meta.put("duration_s", queries > 0 ? null : duration.toMillis() / 1000.0);
-    meta.put("queries_per_point", queries > 0 ? queries : null);
+    if (queries > 0) {
+      meta.put("queries_per_point", queries);
+    } else {
+      meta.put("duration_s", duration.toMillis() / 1000.0);
+    }
     meta.put("warmup_s", warmup.toMillis() / 1000.0);
+    meta.put("warmup", warmupPolicy().describe());
+    if (gt != null) {
+      meta.put(
+          "recall",
+          "mean over all "
+              + d.queries().length
+              + " queries, each once; queries a point did not reach are run after it, untimed");
+    }
     meta.put(
         "page_cache",
         evictEachQuery
@@ -177,6 +213,20 @@ public final class SearchCommand extends QueryWorkloadCommand {
     long errors = points.stream().mapToLong(SearchPoint::errors).sum();
     long ok = points.stream().mapToLong(SearchPoint::queries).sum();
     return ok == 0 && errors > 0 ? 1 : 0;
+  }
+
+  private WarmUp.Policy warmupPolicy() {
+    try {
+      return warmup.isZero()
+          ? WarmUp.Policy.NONE
+          : new WarmUp.Policy(
+              warmup,
+              WarmUp.Policy.DEFAULT_WINDOW,
+              warmupTolerance,
+              warmupMax.compareTo(warmup) < 0 ? warmup : warmupMax);
+    } catch (IllegalArgumentException e) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+    }
   }
 
   private Runnable coldHook(PrintStream log) {

@@ -119,7 +119,8 @@ class HtmlReportTest {
         Map.of(),
         Map.of("pages_read_per_query", 36.0),
         Map.of(),
-        device);
+        device,
+        null);
   }
 
   @Test
