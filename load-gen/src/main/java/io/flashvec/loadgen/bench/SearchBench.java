@@ -184,7 +184,14 @@ public final class SearchBench {
                 0,
                 idMapper,
                 null,
-                what + " warm-up");
+                warm.windowQps().isEmpty()
+                    ? what + " warm-up"
+                    : String.format(
+                        Locale.ROOT,
+                        "%s warm-up %.0f s (last window %.0f QPS)",
+                        what,
+                        warm.seconds(),
+                        warm.windowQps().getLast()));
         if (warm.add(w.seconds, w.ok + w.errors)) {
           break;
         }

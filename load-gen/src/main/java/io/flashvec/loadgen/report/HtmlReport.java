@@ -345,25 +345,8 @@ public final class HtmlReport {
         sb.append(escape("; write amplification " + SvgChart.fmt(wa.doubleValue())));
       }
       sb.append(".</p>\n");
-      List<double[]> rate = new ArrayList<>();
-      double peak = 0;
-      if (m.get("timeline") instanceof List<?> t && t.size() > 1) {
-        double[] prev = null;
-        for (Object o : t) {
-          if (o instanceof List<?> pair
-              && pair.size() == 2
-              && pair.get(0) instanceof Number ts
-              && pair.get(1) instanceof Number c) {
-            double[] cur = {ts.doubleValue(), c.doubleValue()};
-            if (prev != null && cur[0] > prev[0]) {
-              double r = (cur[1] - prev[1]) / (cur[0] - prev[0]);
-              rate.add(new double[] {cur[0], r});
-              peak = Math.max(peak, r);
-            }
-            prev = cur;
-          }
-        }
-      }
+      List<double[]> rate = uploadRate(m.get("timeline"));
+      double peak = rate.stream().mapToDouble(p -> p[1]).max().orElse(0);
       String name = ingest.size() > 1 || all.size() > 1 ? runName(n) + " " : "";
       chart.add(new SvgChart.Series(name + "upload", color, "", rate));
       if (!rate.isEmpty()) {
@@ -392,6 +375,51 @@ public final class HtmlReport {
     } else {
       sb.append("<div class=\"charts\">").append(chart.render(560, 420)).append("</div>\n");
     }
+  }
+
+  /** Shortest interval a rate of the ingest chart is taken over. */
+  static final double MIN_RATE_SECONDS = 0.5;
+
+  /**
+   * Vectors/s between the (seconds, vectors uploaded) samples of an ingest timeline, each rate
+   * taken over at least {@link #MIN_RATE_SECONDS}: the last sample comes when the upload ends,
+   * often a moment after the one before, and a few batches finishing in that moment would otherwise
+   * draw a spike no client ever sustained.
+   */
+  static List<double[]> uploadRate(Object timeline) {
+    List<double[]> samples = new ArrayList<>();
+    if (timeline instanceof List<?> t) {
+      for (Object o : t) {
+        if (o instanceof List<?> pair
+            && pair.size() == 2
+            && pair.get(0) instanceof Number ts
+            && pair.get(1) instanceof Number c) {
+          samples.add(new double[] {ts.doubleValue(), c.doubleValue()});
+        }
+      }
+    }
+    List<double[]> anchors = new ArrayList<>();
+    List<double[]> out = new ArrayList<>();
+    if (samples.isEmpty()) {
+      return out;
+    }
+    anchors.add(samples.get(0));
+    for (int i = 1; i < samples.size(); i++) {
+      double[] cur = samples.get(i);
+      double[] from = anchors.getLast();
+      boolean last = i == samples.size() - 1;
+      if (cur[0] - from[0] >= MIN_RATE_SECONDS) {
+        out.add(new double[] {cur[0], (cur[1] - from[1]) / (cur[0] - from[0])});
+        anchors.add(cur);
+      } else if (last && !out.isEmpty()) {
+        // too short a tail: fold it into the interval before
+        out.removeLast();
+        anchors.removeLast();
+        double[] start = anchors.getLast();
+        out.add(new double[] {cur[0], (cur[1] - start[1]) / (cur[0] - start[0])});
+      }
+    }
+    return out;
   }
 
   private static Number number(Object o) {

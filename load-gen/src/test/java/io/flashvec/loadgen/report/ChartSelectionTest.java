@@ -100,4 +100,22 @@ class ChartSelectionTest {
         .containsPattern(
             "<polyline[^>]*points=\"[0-9.]+,[0-9.]+ [0-9.]+,[0-9.]+\"/><circle[^>]*><title>c=1: x=0.920");
   }
+
+  @Test
+  void ingestRatesSpanHalfASecondAtLeastSoTheUploadsLastMomentDrawsNoSpike() {
+    // one sample a second, then the upload ends 0.1 s after the last one with a few batches
+    List<double[]> rate =
+        HtmlReport.uploadRate(
+            List.of(
+                List.of(0.0, 0.0),
+                List.of(1.0, 1000.0),
+                List.of(2.0, 2000.0),
+                List.of(2.1, 2300.0)));
+
+    assertThat(rate).hasSize(2);
+    assertThat(rate.get(0)).containsExactly(1.0, 1000.0);
+    assertThat(rate.get(1)[0]).isEqualTo(2.1);
+    assertThat(rate.get(1)[1]).isCloseTo(1300 / 1.1, org.assertj.core.api.Assertions.within(1e-9));
+    assertThat(HtmlReport.uploadRate(null)).isEmpty();
+  }
 }
