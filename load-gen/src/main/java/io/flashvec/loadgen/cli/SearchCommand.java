@@ -31,9 +31,10 @@ import picocli.CommandLine.Option;
     description = {
       "Concurrency sweep (and optional search-parameter sweep): for each point, C closed-loop"
           + " clients each keep one search in flight, cycling through query.fvecs, for --duration"
-          + " or --queries.",
+          + " or --queries, after a warm-up that lasts until QPS is steady (see --warmup).",
       "Per point: QPS, P50/P95/P99/max latency, recall@k against ground truth (computed and"
-          + " cached when missing), errors, and the deltas of the server's /metrics (summed over"
+          + " cached when missing) over every query of the set (queries the point did not reach"
+          + " are run once after it, untimed), errors, and the deltas of the server's /metrics (summed over"
           + " every --metrics-url node of a cluster, and per node); with --device, the block"
           + " device's reads/s, MB/s and pages per query beside the server's own.",
       "Writes a JSON result (--out) and optionally an HTML report (--html)."
