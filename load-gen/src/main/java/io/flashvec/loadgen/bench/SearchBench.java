@@ -650,6 +650,9 @@ public final class SearchBench {
         qps);
   }
 
+  private static final java.lang.invoke.VarHandle RECALL =
+      java.lang.invoke.MethodHandles.arrayElementVarHandle(double[].class);
+
   /** One closed-loop client; its fields are read only after its thread has been joined. */
   private final class Worker {
     final Histogram histogram = LatencySummary.newHistogram();
@@ -687,16 +690,18 @@ public final class SearchBench {
           LatencySummary.record(histogram, System.nanoTime() - t0);
           ok++;
           if (perQuery != null) {
-            // two clients may answer the same query of a cycle; either's recall is that query's
-            // (the array is read only after every client thread has been joined)
+            double r;
             if (idMapper == IDENTITY) {
-              perQuery[q] = Recall.atK(ids, gt[q], k);
+              r = Recall.atK(ids, gt[q], k);
             } else {
               for (int i = 0; i < ids.length; i++) {
                 ids[i] = idMapper.applyAsLong(ids[i]);
               }
-              perQuery[q] = Recall.atKDistinct(ids, gt[q], k);
+              r = Recall.atKDistinct(ids, gt[q], k);
             }
+            // two clients may answer the same query of a cycle: either's recall is that query's,
+            // written whole (opaque), and read only after every client thread has been joined
+            RECALL.setOpaque(perQuery, q, r);
           }
           done.incrementAndGet();
         } catch (RuntimeException e) {
