@@ -144,6 +144,7 @@ public final class SearchCommand extends QueryWorkloadCommand {
 
   @Override
   int run(VectorDbClient c, Dataset d, PrintWriter o, PrintStream log) {
+    WarmUp.Policy warm = warmupPolicy();
     List<SearchParams> params = sweep(searchList, beamWidth, rerankK);
     PreparedVector[] prepared = SearchBench.prepare(c, d.queries());
     BlockDevice device = deviceOptions.open(log);
@@ -157,7 +158,7 @@ public final class SearchCommand extends QueryWorkloadCommand {
                 params,
                 duration,
                 queries,
-                warmupPolicy(),
+                warm,
                 metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
                 coldHook(log),
                 log,
@@ -187,7 +188,7 @@ public final class SearchCommand extends QueryWorkloadCommand {
       meta.put("duration_s", duration.toMillis() / 1000.0);
     }
     meta.put("warmup_s", warmup.toMillis() / 1000.0);
-    meta.put("warmup", warmupPolicy().describe());
+    meta.put("warmup", warm.describe());
     if (gt != null) {
       meta.put(
           "recall",
@@ -216,7 +217,12 @@ public final class SearchCommand extends QueryWorkloadCommand {
     return ok == 0 && errors > 0 ? 1 : 0;
   }
 
+  /**
+   * The warm-up of the options; the default cap is raised to a longer {@code --warmup}, a cap given
+   * below it is refused.
+   */
   private WarmUp.Policy warmupPolicy() {
+    boolean maxGiven = spec.commandLine().getParseResult().hasMatchedOption("--warmup-max");
     try {
       return warmup.isZero()
           ? WarmUp.Policy.NONE
@@ -224,7 +230,7 @@ public final class SearchCommand extends QueryWorkloadCommand {
               warmup,
               WarmUp.Policy.DEFAULT_WINDOW,
               warmupTolerance,
-              warmupMax.compareTo(warmup) < 0 ? warmup : warmupMax);
+              !maxGiven && warmupMax.compareTo(warmup) < 0 ? warmup : warmupMax);
     } catch (IllegalArgumentException e) {
       throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }

@@ -514,6 +514,25 @@ class LoadGenEndToEndTest {
     assertThat(p.errors()).isEqualTo(5);
     assertThat(p.queries()).isZero();
     assertThat(out.toString()).contains("status=404");
+
+    // a warm-up cap below the warm-up's least time is refused, not quietly raised
+    assertThat(
+            run(
+                "search",
+                "--url",
+                server.url(),
+                "--collection",
+                "absent",
+                "--dataset",
+                data.toString(),
+                "--warmup",
+                "5s",
+                "--warmup-max",
+                "2s",
+                "--out",
+                result.toString()))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("warm-up cap is below its minimum [min=PT5S, max=PT2S]");
   }
 
   @Test
