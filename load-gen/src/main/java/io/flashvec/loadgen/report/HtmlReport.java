@@ -417,6 +417,9 @@ public final class HtmlReport {
         anchors.removeLast();
         double[] start = anchors.getLast();
         out.add(new double[] {cur[0], (cur[1] - start[1]) / (cur[0] - start[0])});
+      } else if (last && cur[0] > from[0]) {
+        // an upload shorter than the shortest interval: its one rate
+        out.add(new double[] {cur[0], (cur[1] - from[1]) / (cur[0] - from[0])});
       }
     }
     return out;

@@ -298,6 +298,27 @@ class LoadGenEndToEndTest {
         .contains("result.json")
         .contains("result2.json")
         .contains("<svg");
+    // a point bounded by time still measures recall over every query of the set
+    long querySet = Json.MAPPER.readTree(result2.toFile()).path("queries").asLong();
+    assertThat(timed.quality().recallQueries()).isEqualTo(querySet);
+    // named results and an ingest result in one page
+    Path named = dir.resolve("named.html");
+    assertThat(
+            run(
+                "report",
+                "fake server=" + result,
+                ingestJson.toString(),
+                "--html",
+                named.toString()))
+        .isZero();
+    assertThat(Files.readString(named))
+        .contains("fake server")
+        .contains("Ingest throughput over time")
+        .contains("Machine and settings")
+        .doesNotContain("queries_per_point");
+    assertThat(run("report", dir.resolve("absent.json").toString(), "--html", named.toString()))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("no such result file");
 
     // mixed: queries alone, then with an insert stream (ids from 600 up)
     Path mixed = dir.resolve("mixed.json");

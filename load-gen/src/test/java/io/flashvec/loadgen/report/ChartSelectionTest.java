@@ -117,5 +117,9 @@ class ChartSelectionTest {
     assertThat(rate.get(1)[0]).isEqualTo(2.1);
     assertThat(rate.get(1)[1]).isCloseTo(1300 / 1.1, org.assertj.core.api.Assertions.within(1e-9));
     assertThat(HtmlReport.uploadRate(null)).isEmpty();
+    // an upload shorter than that: its one rate
+    assertThat(HtmlReport.uploadRate(List.of(List.of(0.0, 0.0), List.of(0.2, 500.0))))
+        .singleElement()
+        .satisfies(p -> assertThat(p).containsExactly(0.2, 2500.0));
   }
 }
