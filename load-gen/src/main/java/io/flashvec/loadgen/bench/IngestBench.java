@@ -53,7 +53,11 @@ public final class IngestBench {
       PrintStream progress,
       PrintStream out) {}
 
-  /** What happened; seconds are NaN when not reached. */
+  /**
+   * What happened; seconds are NaN when not reached. {@code timeline} holds (seconds since the
+   * start of the upload, vectors uploaded so far) about once a second during the upload, from (0,
+   * 0) to its end.
+   */
   public record Result(
       int n,
       int dim,
@@ -68,7 +72,8 @@ public final class IngestBench {
       double indexedSeconds,
       String finalStatus,
       LatencySummary batchLatency,
-      Map<String, Double> server) {
+      Map<String, Double> server,
+      List<double[]> timeline) {
 
     /** The result as a JSON-ready map with snake_case keys. */
     public Map<String, Object> toMap() {
@@ -102,6 +107,11 @@ public final class IngestBench {
         m.put("write_amplification", Math.round(written / raw * 1000) / 1000.0);
       }
       m.put("server", server);
+      List<List<Double>> t = new ArrayList<>();
+      for (double[] p : timeline) {
+        t.add(List.of(Math.round(p[0] * 1000) / 1000.0, p[1]));
+      }
+      m.put("timeline", t);
       return m;
     }
 
@@ -167,6 +177,9 @@ public final class IngestBench {
     List<Histogram> hists = new ArrayList<>();
     List<Thread> threads = new ArrayList<>();
     long t0 = System.nanoTime();
+    List<double[]> timeline = new ArrayList<>();
+    timeline.add(new double[] {0, 0});
+    long lastSample = t0;
     try (ProgressBar bar = new ProgressBar("ingest", n, cfg.progress)) {
       for (int c = 0; c < cfg.clients; c++) {
         Histogram h = LatencySummary.newHistogram();
@@ -199,10 +212,17 @@ public final class IngestBench {
         t.start();
       }
       for (Thread t : threads) {
-        join(t);
+        while (!join(t, TIMELINE_NANOS)) {
+          long now = System.nanoTime();
+          if (now - lastSample >= TIMELINE_NANOS) {
+            timeline.add(new double[] {(now - t0) / 1e9, uploaded.get()});
+            lastSample = now;
+          }
+        }
       }
     }
     double uploadSeconds = (System.nanoTime() - t0) / 1e9;
+    timeline.add(new double[] {uploadSeconds, uploaded.get()});
     Histogram all = LatencySummary.newHistogram();
     hists.forEach(all::add);
     double rate = uploaded.get() / Math.max(1e-9, uploadSeconds);
@@ -268,7 +288,8 @@ public final class IngestBench {
         indexed,
         status,
         LatencySummary.of(all),
-        server);
+        server,
+        timeline);
   }
 
   private MetricSnapshot scrape() {
@@ -334,9 +355,13 @@ public final class IngestBench {
     }
   }
 
-  private static void join(Thread t) {
+  /** How often the upload's progress is added to the timeline. */
+  private static final long TIMELINE_NANOS = 1_000_000_000L;
+
+  /** Waits up to {@code nanos} for {@code t}; true when it has ended. */
+  private static boolean join(Thread t, long nanos) {
     try {
-      t.join();
+      return t.join(Duration.ofNanos(nanos));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while waiting for " + t.getName(), e);

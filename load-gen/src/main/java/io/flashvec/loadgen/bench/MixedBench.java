@@ -112,10 +112,11 @@ public final class MixedBench {
                 List.of(cfg.params),
                 cfg.duration,
                 0,
-                cfg.warmup,
+                WarmUp.Policy.fixed(cfg.warmup),
                 cfg.metricPrefixes,
                 null,
                 cfg.out,
+                null,
                 null),
             metrics);
     LongUnaryOperator mapper = id -> id >= n ? Math.floorMod(id - n, (long) n) : id;

@@ -12,6 +12,7 @@ import io.flashvec.loadgen.report.SearchPoint;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -34,6 +35,13 @@ import org.HdrHistogram.Histogram;
  * beside the server's own pages and bytes per query ({@link BlockDevice#derive}). The device counts
  * every process's reads, not only the server's.
  *
+ * <p>Each point is first warmed up, unmeasured, until its throughput is steady ({@link WarmUp}).
+ * Recall is always the mean over the whole query set, each query counted once: a point bounded by
+ * time or by a query count that did not reach every query runs the missing ones once after its
+ * measured window, outside its timings, so that two points with the same settings report their
+ * recall over the same queries. Inside a point a single progress line (queries done, of how many,
+ * current QPS) is redrawn on {@link Config#progress}.
+ *
  * <p>QPS is successful queries divided by the wall-clock time from the start signal until the last
  * client stopped. One instance runs one sweep at a time; client threads are created per point and
  * joined before the point returns.
@@ -45,12 +53,15 @@ public final class SearchBench {
    *
    * @param duration per point when {@code queriesPerPoint} is 0
    * @param queriesPerPoint stop after this many queries (0 = use duration)
-   * @param warmup run each point unmeasured for this long first (zero = no warm-up)
+   * @param warmup how to warm each point up, unmeasured, before it is measured ({@link
+   *     WarmUp.Policy#NONE}: not at all)
    * @param metricPrefixes which server metrics to report (name prefixes)
    * @param beforePoint run before each measured point, after its warm-up (e.g. drop the page cache
    *     for a cold run); may be null
    * @param beforeQuery run by a client before each measured query, outside its latency (e.g. evict
    *     the index for a search from a cold cache every time); may be null
+   * @param progress where a single progress line inside each point is redrawn (queries done, of how
+   *     many, current QPS); null draws none
    */
   public record Config(
       String collection,
@@ -59,11 +70,12 @@ public final class SearchBench {
       List<SearchParams> params,
       Duration duration,
       long queriesPerPoint,
-      Duration warmup,
+      WarmUp.Policy warmup,
       List<String> metricPrefixes,
       Runnable beforePoint,
       PrintStream out,
-      Runnable beforeQuery) {}
+      Runnable beforeQuery,
+      PrintStream progress) {}
 
   /** The id mapper of a plain search: ids are base rows, recall is {@link Recall#atK}. */
   public static final LongUnaryOperator IDENTITY = id -> id;
@@ -151,8 +163,47 @@ public final class SearchBench {
       throw new IllegalArgumentException(
           "ground truth is shallower than k [depth=" + gt[0].length + ", k=" + cfg.k + "]");
     }
-    if (!cfg.warmup.isZero()) {
-      drive(queries, null, concurrency, params, cfg.warmup, 0, idMapper, null);
+    String what =
+        String.format(
+            Locale.ROOT,
+            "%s c=%d %s",
+            label == null ? "search" : label,
+            concurrency,
+            params.label());
+    WarmUp warm = new WarmUp(cfg.warmup);
+    if (cfg.warmup.enabled()) {
+      while (true) {
+        Outcome w =
+            drive(
+                queries,
+                null,
+                null,
+                concurrency,
+                params,
+                cfg.warmup.window(),
+                0,
+                idMapper,
+                null,
+                warm.windowQps().isEmpty()
+                    ? what + " warm-up"
+                    : String.format(
+                        Locale.ROOT,
+                        "%s warm-up %.0f s (last window %.0f QPS)",
+                        what,
+                        warm.seconds(),
+                        warm.windowQps().getLast()));
+        if (warm.add(w.seconds, w.ok + w.errors)) {
+          break;
+        }
+      }
+      if (!warm.stable() && cfg.out != null) {
+        cfg.out.printf(
+            Locale.ROOT,
+            "%s: QPS not steady after the %.1f s warm-up cap (windows: %s)%n",
+            what,
+            warm.seconds(),
+            warm.windowQps().stream().map(q -> String.format(Locale.ROOT, "%.0f", q)).toList());
+      }
     }
     if (cfg.beforePoint != null) {
       cfg.beforePoint.run();
@@ -160,23 +211,43 @@ public final class SearchBench {
     Map<String, MetricSnapshot> before = metrics.scrape();
     BlockDevice.Sample deviceBefore = sampleDevice();
     ProcessIo.Sample processBefore = deviceBefore == null ? null : sampleProcess();
+    double[] perQuery = gt == null ? null : new double[queries.length];
+    if (perQuery != null) {
+      Arrays.fill(perQuery, Double.NaN);
+    }
     Outcome o =
         drive(
             queries,
             gt,
+            perQuery,
             concurrency,
             params,
             cfg.duration,
             cfg.queriesPerPoint,
             idMapper,
-            cfg.beforeQuery);
+            cfg.beforeQuery,
+            what);
     ProcessIo.Sample processAfter = processBefore == null ? null : sampleProcess();
     BlockDevice.Sample deviceAfter = deviceBefore == null ? null : sampleDevice();
     Map<String, MetricSnapshot> after = metrics.scrape();
+    long extra =
+        perQuery == null
+            ? 0
+            : completeRecall(queries, gt, perQuery, concurrency, params, idMapper, what);
     PointMetrics server = PointMetrics.of(before, after, cfg.metricPrefixes, o.ok, o.seconds);
     LatencySummary lat = LatencySummary.of(o.histogram);
     double qps = o.seconds > 0 ? o.ok / o.seconds : 0;
-    double recall = gt == null || o.ok == 0 ? Double.NaN : o.recallSum / o.ok;
+    long recallQueries = 0;
+    double recallSum = 0;
+    if (perQuery != null) {
+      for (double r : perQuery) {
+        if (!Double.isNaN(r)) {
+          recallSum += r;
+          recallQueries++;
+        }
+      }
+    }
+    double recall = recallQueries == 0 ? Double.NaN : recallSum / recallQueries;
     Map<String, Double> dev =
         deviceAfter == null
             ? Map.of()
@@ -206,12 +277,18 @@ public final class SearchBench {
             server.gauges(),
             server.io(),
             server.nodes(),
-            dev);
+            dev,
+            new SearchPoint.Quality(
+                recallQueries,
+                extra,
+                warm.seconds(),
+                cfg.warmup.enabled() ? warm.stable() : null,
+                WarmUp.variation(o.windowQps)));
     if (cfg.out != null) {
       cfg.out.printf(
           Locale.ROOT,
           "%s c=%-3d %-16s qps=%9.1f p50=%7.2fms p95=%7.2fms p99=%7.2fms max=%7.2fms"
-              + " recall@%d=%s errors=%d%s%n",
+              + " recall@%d=%s%s errors=%d%s%n",
           label == null ? "search" : label,
           concurrency,
           params.label(),
@@ -222,6 +299,9 @@ public final class SearchBench {
           lat.maxMs(),
           cfg.k,
           Double.isNaN(recall) ? "n/a" : String.format(Locale.ROOT, "%.4f", recall),
+          extra == 0
+              ? ""
+              : String.format(Locale.ROOT, " (%d queries run after the window for recall)", extra),
           o.errors,
           o.firstError == null ? "" : " first error: " + o.firstError);
       if (!server.nodes().isEmpty()) {
@@ -345,24 +425,87 @@ public final class SearchBench {
         io.getOrDefault("cpu_ms_per_query", Double.NaN));
   }
 
+  /**
+   * Runs, once each and outside the timings, the queries the measured window did not reach, so that
+   * {@code perQuery} holds the recall of every query; returns how many were run.
+   */
+  private long completeRecall(
+      PreparedVector[] queries,
+      int[][] gt,
+      double[] perQuery,
+      int concurrency,
+      SearchParams params,
+      LongUnaryOperator idMapper,
+      String what) {
+    int missing = 0;
+    for (double r : perQuery) {
+      if (Double.isNaN(r)) {
+        missing++;
+      }
+    }
+    if (missing == 0) {
+      return 0;
+    }
+    PreparedVector[] qs = new PreparedVector[missing];
+    int[][] g = new int[missing][];
+    int[] index = new int[missing];
+    for (int i = 0, j = 0; i < perQuery.length; i++) {
+      if (Double.isNaN(perQuery[i])) {
+        qs[j] = queries[i];
+        g[j] = gt[i];
+        index[j++] = i;
+      }
+    }
+    double[] rest = new double[missing];
+    Arrays.fill(rest, Double.NaN);
+    drive(
+        qs,
+        g,
+        rest,
+        concurrency,
+        params,
+        Duration.ZERO,
+        missing,
+        idMapper,
+        null,
+        what + " recall of the remaining queries");
+    for (int j = 0; j < missing; j++) {
+      perQuery[index[j]] = rest[j];
+    }
+    return missing;
+  }
+
   private record Outcome(
       long ok,
       long errors,
       double seconds,
-      double recallSum,
       Histogram histogram,
-      String firstError) {}
+      String firstError,
+      List<Double> windowQps) {}
 
+  /** How often the progress line is redrawn; QPS windows are whole seconds. */
+  private static final long TICK_NANOS = 250_000_000L;
+
+  private static final long WINDOW_NANOS = 1_000_000_000L;
+
+  /**
+   * Runs {@code concurrency} closed-loop clients for {@code duration} or {@code maxQueries}; with
+   * {@code perQuery}, each answered query's recall is stored at its index. While the clients run,
+   * this thread redraws the progress line and counts the queries of each whole second.
+   */
   private Outcome drive(
       PreparedVector[] queries,
       int[][] gt,
+      double[] perQuery,
       int concurrency,
       SearchParams params,
       Duration duration,
       long maxQueries,
       LongUnaryOperator idMapper,
-      Runnable beforeQuery) {
+      Runnable beforeQuery,
+      String what) {
     AtomicLong seq = new AtomicLong();
+    AtomicLong done = new AtomicLong();
     CountDownLatch start = new CountDownLatch(1);
     Worker[] workers = new Worker[concurrency];
     Thread[] threads = new Thread[concurrency];
@@ -380,7 +523,17 @@ public final class SearchBench {
                   Thread.currentThread().interrupt();
                   return;
                 }
-                w.loop(queries, gt, params, seq, maxQueries, deadline[0], idMapper, beforeQuery);
+                w.loop(
+                    queries,
+                    gt,
+                    perQuery,
+                    params,
+                    seq,
+                    done,
+                    maxQueries,
+                    deadline[0],
+                    idMapper,
+                    beforeQuery);
               },
               "search-c" + concurrency + "-" + i);
       threads[i].setDaemon(true);
@@ -389,45 +542,131 @@ public final class SearchBench {
     long t0 = System.nanoTime();
     deadline[0] = maxQueries > 0 ? Long.MAX_VALUE : t0 + durationNanos;
     start.countDown();
+    Progress progress = new Progress(what, maxQueries, durationNanos, t0, done);
     for (Thread t : threads) {
       try {
-        t.join();
+        while (!t.join(Duration.ofNanos(TICK_NANOS))) {
+          progress.tick(System.nanoTime());
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted while waiting for search clients", e);
       }
     }
-    double seconds = (System.nanoTime() - t0) / 1e9;
+    long end = System.nanoTime();
+    progress.finish();
+    double seconds = (end - t0) / 1e9;
     Histogram h = LatencySummary.newHistogram();
     long ok = 0;
     long errors = 0;
-    double recall = 0;
     String firstError = null;
     for (Worker w : workers) {
       h.add(w.histogram);
       ok += w.ok;
       errors += w.errors;
-      recall += w.recallSum;
       if (firstError == null) {
         firstError = w.firstError;
       }
     }
-    return new Outcome(ok, errors, seconds, recall, h, firstError);
+    return new Outcome(ok, errors, seconds, h, firstError, progress.windowQps);
   }
+
+  /**
+   * The progress line of one drive ({@code \r}-redrawn on {@link Config#progress}) and the query
+   * counts of its whole one-second windows. Used by the driving thread only.
+   */
+  private final class Progress {
+    final String what;
+    final long total;
+    final long durationNanos;
+    final long t0;
+    final AtomicLong done;
+    final List<Double> windowQps = new ArrayList<>();
+    long windowStart;
+    long windowDone;
+    long lastNanos;
+    long lastDone;
+    boolean drawn;
+
+    Progress(String what, long total, long durationNanos, long t0, AtomicLong done) {
+      this.what = what;
+      this.total = total;
+      this.durationNanos = durationNanos;
+      this.t0 = t0;
+      this.done = done;
+      this.windowStart = t0;
+      this.lastNanos = t0;
+    }
+
+    void tick(long now) {
+      long d = done.get();
+      if (now - windowStart >= WINDOW_NANOS) {
+        windowQps.add((d - windowDone) * 1e9 / (now - windowStart));
+        windowStart = now;
+        windowDone = d;
+      }
+      if (cfg.progress != null) {
+        double qps = now > lastNanos ? (d - lastDone) * 1e9 / (now - lastNanos) : 0;
+        cfg.progress.print("\r" + progressLine(what, d, total, now - t0, durationNanos, qps));
+        cfg.progress.flush();
+        drawn = true;
+      }
+      lastNanos = now;
+      lastDone = d;
+    }
+
+    void finish() {
+      if (drawn) {
+        // clear the line so that the point's summary starts on a clean one
+        cfg.progress.print("\r\033[2K");
+        cfg.progress.flush();
+      }
+    }
+  }
+
+  /**
+   * The progress line inside a point: queries done of how many (or seconds of how many, for a point
+   * bounded by time) and the QPS since the previous line.
+   */
+  static String progressLine(
+      String what, long done, long total, long elapsedNanos, long durationNanos, double qps) {
+    if (total > 0) {
+      return String.format(
+          Locale.ROOT,
+          "%s: %d/%d queries (%.0f%%), %.0f QPS",
+          what,
+          done,
+          total,
+          100.0 * Math.min(done, total) / total,
+          qps);
+    }
+    return String.format(
+        Locale.ROOT,
+        "%s: %.1f/%.1f s, %d queries, %.0f QPS",
+        what,
+        Math.min(elapsedNanos, durationNanos) / 1e9,
+        durationNanos / 1e9,
+        done,
+        qps);
+  }
+
+  private static final java.lang.invoke.VarHandle RECALL =
+      java.lang.invoke.MethodHandles.arrayElementVarHandle(double[].class);
 
   /** One closed-loop client; its fields are read only after its thread has been joined. */
   private final class Worker {
     final Histogram histogram = LatencySummary.newHistogram();
     long ok;
     long errors;
-    double recallSum;
     String firstError;
 
     void loop(
         PreparedVector[] queries,
         int[][] gt,
+        double[] perQuery,
         SearchParams params,
         AtomicLong seq,
+        AtomicLong done,
         long maxQueries,
         long deadline,
         LongUnaryOperator idMapper,
@@ -450,17 +689,23 @@ public final class SearchBench {
           long[] ids = client.search(cfg.collection, queries[q], k, params);
           LatencySummary.record(histogram, System.nanoTime() - t0);
           ok++;
-          if (gt != null) {
+          if (perQuery != null) {
+            double r;
             if (idMapper == IDENTITY) {
-              recallSum += Recall.atK(ids, gt[q], k);
+              r = Recall.atK(ids, gt[q], k);
             } else {
               for (int i = 0; i < ids.length; i++) {
                 ids[i] = idMapper.applyAsLong(ids[i]);
               }
-              recallSum += Recall.atKDistinct(ids, gt[q], k);
+              r = Recall.atKDistinct(ids, gt[q], k);
             }
+            // two clients may answer the same query of a cycle: either's recall is that query's,
+            // written whole (opaque), and read only after every client thread has been joined
+            RECALL.setOpaque(perQuery, q, r);
           }
+          done.incrementAndGet();
         } catch (RuntimeException e) {
+          done.incrementAndGet();
           errors++;
           if (firstError == null) {
             firstError = e.getMessage();

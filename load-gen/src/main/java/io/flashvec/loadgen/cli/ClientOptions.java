@@ -26,6 +26,14 @@ public final class ClientOptions {
   String target;
 
   @Option(
+      names = "--system",
+      description =
+          "Name of the system under test as reports show it, e.g. \"Qdrant 1.12\" (default:"
+              + " FlashVec when the server exports flashvec_ metrics, pgvector, else"
+              + " Qdrant-compatible REST).")
+  String system;
+
+  @Option(
       names = "--jdbc-url",
       description =
           "JDBC URL for --target pgvector, e.g. jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres.")

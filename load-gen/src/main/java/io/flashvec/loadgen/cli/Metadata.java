@@ -22,6 +22,9 @@ final class Metadata {
     m.put("queries", d.queries().length);
     m.put("distance", d.distance().apiName());
     m.put("target", client.target);
+    if (client.system != null && !client.system.isBlank()) {
+      m.put("system", client.system);
+    }
     m.put("url", client.describe());
     m.put("collection", client.collection);
     m.put("date", OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.SECONDS).toString());

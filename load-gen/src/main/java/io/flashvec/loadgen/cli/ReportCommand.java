@@ -18,15 +18,25 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "report",
     mixinStandardHelpOptions = true,
-    description =
-        "Render JSON results (from search or mixed) as a self-contained HTML report with charts"
-            + " (recall vs QPS, latency percentiles vs concurrency, bytes/pages read per query);"
-            + " several results are overlaid.")
+    description = {
+      "Render JSON results (from search and ingest) as one self-contained HTML report: a headline"
+          + " (best QPS at recall@k >= 0.95 and >= 0.99 per run and concurrency, with P99),"
+          + " warnings about suspect figures, recall vs QPS as a Pareto frontier on a log QPS"
+          + " axis, QPS and latency vs concurrency, server I/O per query, ingest throughput, and"
+          + " each run's machine and settings.",
+      "Several results (FlashVec, pgvector, any Qdrant-compatible server; each records its"
+          + " target) are drawn together, one colour per run."
+    })
 public final class ReportCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Parameters(arity = "1..*", paramLabel = "RESULT.json", description = "JSON result files.")
-  List<Path> results;
+  @Parameters(
+      arity = "1..*",
+      paramLabel = "[NAME=]RESULT.json",
+      description =
+          "JSON result files, each optionally named as the report shows it (default: its file"
+              + " name), e.g. qdrant=runs/qdrant.json.")
+  List<String> results;
 
   @Option(names = "--html", required = true, description = "HTML file to write.")
   Path html;
@@ -35,8 +45,19 @@ public final class ReportCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter o = spec.commandLine().getOut();
     List<HtmlReport.Named> named = new ArrayList<>();
-    for (Path p : results) {
-      named.add(new HtmlReport.Named(p.getFileName().toString(), BenchmarkResult.read(p)));
+    for (String r : results) {
+      Path p = Path.of(r);
+      String name = p.getFileName().toString();
+      int eq = r.indexOf('=');
+      if (eq > 0 && !java.nio.file.Files.exists(p)) {
+        name = r.substring(0, eq);
+        p = Path.of(r.substring(eq + 1));
+      }
+      if (!java.nio.file.Files.isRegularFile(p)) {
+        throw new picocli.CommandLine.ParameterException(
+            spec.commandLine(), "no such result file [file=" + p + "]");
+      }
+      named.add(new HtmlReport.Named(name, BenchmarkResult.read(p)));
     }
     HtmlReport.write(html, named);
     o.printf(Locale.ROOT, "wrote %s (%d results)%n", html, named.size());

@@ -1,6 +1,7 @@
 package io.flashvec.loadgen.cli;
 
 import io.flashvec.loadgen.bench.SearchBench;
+import io.flashvec.loadgen.bench.WarmUp;
 import io.flashvec.loadgen.client.SearchParams;
 import io.flashvec.loadgen.client.VectorDbClient;
 import io.flashvec.loadgen.client.VectorDbClient.PreparedVector;
@@ -30,9 +31,10 @@ import picocli.CommandLine.Option;
     description = {
       "Concurrency sweep (and optional search-parameter sweep): for each point, C closed-loop"
           + " clients each keep one search in flight, cycling through query.fvecs, for --duration"
-          + " or --queries.",
+          + " or --queries, after a warm-up that lasts until QPS is steady (see --warmup).",
       "Per point: QPS, P50/P95/P99/max latency, recall@k against ground truth (computed and"
-          + " cached when missing), errors, and the deltas of the server's /metrics (summed over"
+          + " cached when missing) over every query of the set (queries the point did not reach"
+          + " are run once after it, untimed), errors, and the deltas of the server's /metrics (summed over"
           + " every --metrics-url node of a cluster, and per node); with --device, the block"
           + " device's reads/s, MB/s and pages per query beside the server's own.",
       "Writes a JSON result (--out) and optionally an HTML report (--html)."
@@ -60,10 +62,33 @@ public final class SearchCommand extends QueryWorkloadCommand {
 
   @Option(
       names = "--warmup",
-      defaultValue = "1s",
+      defaultValue = "2s",
       converter = DurationConverter.class,
-      description = "Unmeasured warm-up before each point (default: ${DEFAULT-VALUE}).")
+      description =
+          "Least unmeasured warm-up before each point (default: ${DEFAULT-VALUE}); it goes on"
+              + " until the QPS of 3 successive 1 s windows agree within --warmup-tolerance, at most"
+              + " --warmup-max. 0s: no warm-up (cold runs).")
   Duration warmup;
+
+  @Option(
+      names = "--warmup-max",
+      defaultValue = "30s",
+      converter = DurationConverter.class,
+      description =
+          "Longest warm-up of a point (default: ${DEFAULT-VALUE}); a point that reaches it is"
+              + " flagged as not steady.")
+  Duration warmupMax;
+
+  @Option(
+      names = "--warmup-tolerance",
+      defaultValue = "0.10",
+      description =
+          "Largest relative spread of the warm-up windows' QPS that counts as steady (default:"
+              + " ${DEFAULT-VALUE}).")
+  double warmupTolerance;
+
+  @Option(names = "--no-progress", description = "No progress line inside each point on stderr.")
+  boolean noProgress;
 
   @Option(
       names = "--search-list",
@@ -119,6 +144,7 @@ public final class SearchCommand extends QueryWorkloadCommand {
 
   @Override
   int run(VectorDbClient c, Dataset d, PrintWriter o, PrintStream log) {
+    WarmUp.Policy warm = warmupPolicy();
     List<SearchParams> params = sweep(searchList, beamWidth, rerankK);
     PreparedVector[] prepared = SearchBench.prepare(c, d.queries());
     BlockDevice device = deviceOptions.open(log);
@@ -132,11 +158,12 @@ public final class SearchCommand extends QueryWorkloadCommand {
                 params,
                 duration,
                 queries,
-                warmup,
+                warm,
                 metricPrefixes == null ? ServerIo.DEFAULT_PREFIXES : metricPrefixes,
                 coldHook(log),
                 log,
-                evictEachQuery ? () -> PageCache.evict(client.url, client.collection, log) : null),
+                evictEachQuery ? () -> PageCache.evict(client.url, client.collection, log) : null,
+                noProgress ? null : System.err),
             metricsOptions.open(c, client, log),
             device,
             deviceOptions.referenceIops(),
@@ -155,9 +182,20 @@ public final class SearchCommand extends QueryWorkloadCommand {
           "filter",
           "bucket < " + client.filterBucketsBelow + " of " + client.payloadBuckets + " buckets");
     }
-    meta.put("duration_s", queries > 0 ? null : duration.toMillis() / 1000.0);
-    meta.put("queries_per_point", queries > 0 ? queries : null);
+    if (queries > 0) {
+      meta.put("queries_per_point", queries);
+    } else {
+      meta.put("duration_s", duration.toMillis() / 1000.0);
+    }
     meta.put("warmup_s", warmup.toMillis() / 1000.0);
+    meta.put("warmup", warm.describe());
+    if (gt != null) {
+      meta.put(
+          "recall",
+          "mean over all "
+              + d.queries().length
+              + " queries, each once; queries a point did not reach are run after it, untimed");
+    }
     meta.put(
         "page_cache",
         evictEachQuery
@@ -177,6 +215,25 @@ public final class SearchCommand extends QueryWorkloadCommand {
     long errors = points.stream().mapToLong(SearchPoint::errors).sum();
     long ok = points.stream().mapToLong(SearchPoint::queries).sum();
     return ok == 0 && errors > 0 ? 1 : 0;
+  }
+
+  /**
+   * The warm-up of the options; the default cap is raised to a longer {@code --warmup}, a cap given
+   * below it is refused.
+   */
+  private WarmUp.Policy warmupPolicy() {
+    boolean maxGiven = spec.commandLine().getParseResult().hasMatchedOption("--warmup-max");
+    try {
+      return warmup.isZero()
+          ? WarmUp.Policy.NONE
+          : new WarmUp.Policy(
+              warmup,
+              WarmUp.Policy.DEFAULT_WINDOW,
+              warmupTolerance,
+              !maxGiven && warmupMax.compareTo(warmup) < 0 ? warmup : warmupMax);
+    } catch (IllegalArgumentException e) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+    }
   }
 
   private Runnable coldHook(PrintStream log) {

@@ -67,6 +67,20 @@ public record BenchmarkResult(Map<String, Object> metadata, List<SearchPoint> po
     if (p.device() != null && !p.device().isEmpty()) {
       m.put("device", p.device());
     }
+    SearchPoint.Quality q = p.quality();
+    if (q.recallQueries() > 0) {
+      m.put("recall_queries", q.recallQueries());
+      m.put("recall_extra_queries", q.recallExtraQueries());
+    }
+    if (!Double.isNaN(q.warmupSeconds())) {
+      m.put("warmup_s", round(q.warmupSeconds(), 3));
+    }
+    if (q.warmupStable() != null) {
+      m.put("warmup_stable", q.warmupStable());
+    }
+    if (!Double.isNaN(q.qpsVariation())) {
+      m.put("qps_variation", round(q.qpsVariation(), 4));
+    }
     return m;
   }
 
@@ -107,7 +121,15 @@ public record BenchmarkResult(Map<String, Object> metadata, List<SearchPoint> po
               doubleMap(p.path("server_gauges")),
               doubleMap(p.path("io")),
               nodesMap(p.path("nodes")),
-              doubleMap(p.path("device"))));
+              doubleMap(p.path("device")),
+              new SearchPoint.Quality(
+                  p.path("recall_queries").asLong(0),
+                  p.path("recall_extra_queries").asLong(0),
+                  p.path("warmup_s").isNumber() ? p.path("warmup_s").asDouble() : Double.NaN,
+                  p.path("warmup_stable").isBoolean() ? p.path("warmup_stable").asBoolean() : null,
+                  p.path("qps_variation").isNumber()
+                      ? p.path("qps_variation").asDouble()
+                      : Double.NaN)));
     }
     return new BenchmarkResult(meta, points);
   }

@@ -25,6 +25,7 @@ import java.util.Map;
  *     read_mb_per_s}, {@code pages_per_query}, the ratio to the server's own counts, ...; see
  *     {@code BlockDevice.derive}), empty when no device was sampled; the device's counters include
  *     every process on the machine
+ * @param quality how the figures were measured (warm-up, recall coverage, steadiness)
  */
 public record SearchPoint(
     String label,
@@ -46,7 +47,42 @@ public record SearchPoint(
     Map<String, Double> serverGauges,
     Map<String, Double> io,
     Map<String, Map<String, Double>> nodes,
-    Map<String, Double> device) {
+    Map<String, Double> device,
+    Quality quality) {
+
+  /**
+   * How far a point's figures can be trusted.
+   *
+   * @param recallQueries distinct queries the recall is the mean over (each counted once), 0 when
+   *     unknown (results written before this was recorded)
+   * @param recallExtraQueries of those, queries the measured window did not reach and that were run
+   *     once after it, outside the timings, so that recall covers the whole query set
+   * @param warmupSeconds how long the point was warmed up, NaN when unknown
+   * @param warmupStable whether the warm-up ended with a steady QPS (false: it hit its cap), null
+   *     when unknown or without warm-up
+   * @param qpsVariation coefficient of variation of the QPS of the point's one-second windows, NaN
+   *     when unknown or shorter than three windows
+   */
+  public record Quality(
+      long recallQueries,
+      long recallExtraQueries,
+      double warmupSeconds,
+      Boolean warmupStable,
+      double qpsVariation) {
+    /** Nothing known (an old result). */
+    public static final Quality UNKNOWN = new Quality(0, 0, Double.NaN, null, Double.NaN);
+  }
+
+  public SearchPoint {
+    if (quality == null) {
+      quality = Quality.UNKNOWN;
+    }
+  }
+
+  /** Whether this point has a recall figure. */
+  public boolean hasRecall() {
+    return !Double.isNaN(recallAtK);
+  }
 
   /** A short label of the parameters, e.g. {@code search_list=40,beam_width=4}, or "default". */
   public String paramsLabel() {

@@ -22,11 +22,17 @@ final class SvgChart {
 
   /**
    * A named series of (x, y) points drawn in {@code color} with a dash pattern, against the left y
-   * axis or (with {@code right}) the second one.
+   * axis or (with {@code right}) the second one; a {@code faint} series is drawn as pale markers
+   * without a line and without a legend entry (e.g. the dominated points beside a Pareto frontier).
    */
-  record Series(String name, String color, String dash, List<double[]> points, boolean right) {
+  record Series(
+      String name, String color, String dash, List<double[]> points, boolean right, boolean faint) {
     Series(String name, String color, String dash, List<double[]> points) {
-      this(name, color, dash, points, false);
+      this(name, color, dash, points, false, false);
+    }
+
+    Series(String name, String color, String dash, List<double[]> points, boolean right) {
+      this(name, color, dash, points, right, false);
     }
   }
 
@@ -73,7 +79,7 @@ final class SvgChart {
       }
     }
     if (!finite.isEmpty()) {
-      series.add(new Series(s.name, s.color, s.dash, finite, s.right && y2Label != null));
+      series.add(new Series(s.name, s.color, s.dash, finite, s.right && y2Label != null, s.faint));
     }
   }
 
@@ -81,14 +87,48 @@ final class SvgChart {
     return series.isEmpty();
   }
 
+  /** Whether every y value of every series is zero: a flat line with nothing to show. */
+  boolean allZero() {
+    for (Series s : series) {
+      for (double[] p : s.points) {
+        if (p[1] != 0) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  String title() {
+    return title;
+  }
+
+  /** Series drawn with a legend entry. */
+  private List<Series> legend() {
+    List<Series> out = new ArrayList<>();
+    for (Series s : series) {
+      if (!s.faint) {
+        out.add(s);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The chart as an SVG element {@code width} wide and {@code height} high with up to two legend
+   * rows, taller with more.
+   */
   String render(int width, int height) {
-    int legendRows = (series.size() + 1) / 2;
+    List<Series> legend = legend();
+    int columns = legend.stream().anyMatch(s -> s.name.length() > 34) ? 1 : 2;
+    int legendRows = (legend.size() + columns - 1) / columns;
     int left = 70;
     int right = y2Label == null ? 20 : 70;
     int top = 30;
-    int bottom = 50 + legendRows * 16;
+    // the plot keeps the height it has with two legend rows; a longer legend makes the chart taller
+    int ph = height - top - 50 - 2 * 16;
+    height = top + ph + 50 + Math.max(2, legendRows) * 16;
     int pw = width - left - right;
-    int ph = height - top - bottom;
     double[] xr = range(0, xScale, Side.ANY);
     if (!Double.isNaN(xMax) && xScale == Scale.LINEAR) {
       xr[1] = Math.min(xr[1], xMax);
@@ -198,6 +238,27 @@ final class SvgChart {
             HtmlReport.escape(yLabel + (yScale == Scale.LINEAR ? "" : " (log)"))));
     for (Series s : series) {
       List<double[]> pts = new ArrayList<>(s.points);
+      if (s.faint) {
+        StringBuilder marks = new StringBuilder();
+        for (double[] p : pts) {
+          double x = left + pos(p[0], xr, xScale) * pw;
+          double y =
+              top + ph - (s.right ? pos(p[1], yr2, Scale.LINEAR) : pos(p[1], yr, yScale)) * ph;
+          marks.append(
+              String.format(
+                  Locale.ROOT,
+                  "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"none\" stroke=\"%s\""
+                      + " stroke-opacity=\"0.45\"><title>%s: x=%s, y=%s</title></circle>",
+                  x,
+                  y,
+                  s.color,
+                  HtmlReport.escape(s.name),
+                  fmt(p[0]),
+                  fmt(p[1])));
+        }
+        sb.append(marks).append('\n');
+        continue;
+      }
       StringBuilder poly = new StringBuilder();
       StringBuilder marks = new StringBuilder();
       for (double[] p : pts) {
@@ -225,10 +286,10 @@ final class SvgChart {
               marks));
     }
     int ly = top + ph + 46;
-    for (int i = 0; i < series.size(); i++) {
-      Series s = series.get(i);
-      int lx = left + (i % 2) * (pw / 2);
-      int y = ly + (i / 2) * 16;
+    for (int i = 0; i < legend.size(); i++) {
+      Series s = legend.get(i);
+      int lx = left + (i % columns) * (pw / columns);
+      int y = ly + (i / columns) * 16;
       sb.append(
           String.format(
               Locale.ROOT,
@@ -284,7 +345,19 @@ final class SvgChart {
       double pad = (hi - lo) * 0.05;
       return new double[] {axis == 1 && lo == 0 ? 0 : lo - pad, hi + pad};
     }
-    double base = scale == Scale.LOG2 ? 2 : 10;
+    if (scale == Scale.LOG10) {
+      // a margin around the data rather than whole decades, so that a sweep from 800 to 1400 QPS
+      // is not squeezed into a tenth of the height
+      double l = lo / 1.15;
+      double h = hi * 1.15;
+      if (h / l < 3) {
+        double mid = Math.sqrt(l * h);
+        l = mid / Math.sqrt(3);
+        h = mid * Math.sqrt(3);
+      }
+      return new double[] {l, h};
+    }
+    double base = 2;
     double l = Math.pow(base, Math.floor(Math.log(lo) / Math.log(base)));
     double h = Math.pow(base, Math.ceil(Math.log(hi) / Math.log(base)));
     if (h <= l) {
@@ -312,12 +385,9 @@ final class SvgChart {
       return out;
     }
     if (scale == Scale.LOG10) {
-      for (double d = r[0]; d <= r[1] * 1.0001; d *= 10) {
-        for (double m : new double[] {1, 2, 5}) {
-          if (d * m <= r[1] * 1.0001) {
-            out.add(d * m);
-          }
-        }
+      out = logTicks(r, new double[] {1, 2, 5});
+      if (out.size() < 4) {
+        out = logTicks(r, new double[] {1, 2, 3, 4, 5, 6, 7, 8, 9});
       }
       return out;
     }
@@ -332,14 +402,51 @@ final class SvgChart {
     return out;
   }
 
-  /** Linear ticks share the decimals their step needs; log ticks use {@link #fmt}. */
+  /** The multiples {@code m} of each power of ten that lie within {@code r}. */
+  private static List<Double> logTicks(double[] r, double[] multiples) {
+    List<Double> out = new ArrayList<>();
+    for (double d = Math.pow(10, Math.floor(Math.log10(r[0]))); d <= r[1]; d *= 10) {
+      for (double m : multiples) {
+        double v = d * m;
+        if (v >= r[0] * 0.9999 && v <= r[1] * 1.0001) {
+          out.add(v);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Linear ticks share the decimals their step needs; log10 ticks are short ({@code 2k}, {@code
+   * 50k}, {@code 1M}); log2 ticks use {@link #fmt}.
+   */
   private static String tickLabel(double v, List<Double> ticks, Scale scale) {
+    if (scale == Scale.LOG10) {
+      return shortNumber(v);
+    }
     if (scale != Scale.LINEAR || ticks.size() < 2) {
       return fmt(v);
     }
     double step = ticks.get(1) - ticks.get(0);
     int decimals = (int) Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
     return String.format(Locale.ROOT, "%." + decimals + "f", v);
+  }
+
+  /** {@code 1500} as {@code 1.5k}, {@code 2000000} as {@code 2M}; below 1000 as {@link #fmt}. */
+  static String shortNumber(double v) {
+    double a = Math.abs(v);
+    if (a >= 1e6) {
+      return trim(v / 1e6) + "M";
+    }
+    if (a >= 1e3) {
+      return trim(v / 1e3) + "k";
+    }
+    return fmt(v);
+  }
+
+  private static String trim(double v) {
+    String s = String.format(Locale.ROOT, "%.1f", v);
+    return s.endsWith(".0") ? s.substring(0, s.length() - 2) : s;
   }
 
   static String fmt(double v) {

@@ -298,6 +298,27 @@ class LoadGenEndToEndTest {
         .contains("result.json")
         .contains("result2.json")
         .contains("<svg");
+    // a point bounded by time still measures recall over every query of the set
+    long querySet = Json.MAPPER.readTree(result2.toFile()).path("queries").asLong();
+    assertThat(timed.quality().recallQueries()).isEqualTo(querySet);
+    // named results and an ingest result in one page
+    Path named = dir.resolve("named.html");
+    assertThat(
+            run(
+                "report",
+                "fake server=" + result,
+                ingestJson.toString(),
+                "--html",
+                named.toString()))
+        .isZero();
+    assertThat(Files.readString(named))
+        .contains("fake server")
+        .contains("Ingest throughput over time")
+        .contains("Machine and settings")
+        .doesNotContain("queries_per_point");
+    assertThat(run("report", dir.resolve("absent.json").toString(), "--html", named.toString()))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("no such result file");
 
     // mixed: queries alone, then with an insert stream (ids from 600 up)
     Path mixed = dir.resolve("mixed.json");
@@ -514,6 +535,25 @@ class LoadGenEndToEndTest {
     assertThat(p.errors()).isEqualTo(5);
     assertThat(p.queries()).isZero();
     assertThat(out.toString()).contains("status=404");
+
+    // a warm-up cap below the warm-up's least time is refused, not quietly raised
+    assertThat(
+            run(
+                "search",
+                "--url",
+                server.url(),
+                "--collection",
+                "absent",
+                "--dataset",
+                data.toString(),
+                "--warmup",
+                "5s",
+                "--warmup-max",
+                "2s",
+                "--out",
+                result.toString()))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("warm-up cap is below its minimum [min=PT5S, max=PT2S]");
   }
 
   @Test

@@ -119,7 +119,8 @@ class HtmlReportTest {
         Map.of(),
         Map.of("pages_read_per_query", 36.0),
         Map.of(),
-        device);
+        device,
+        null);
   }
 
   @Test
@@ -185,10 +186,22 @@ class HtmlReportTest {
 
     String s = Files.readString(html);
     assertThat(s).startsWith("<!DOCTYPE html>").contains("<svg").contains("</svg>");
-    assertThat(s).contains("Recall vs QPS").contains("Latency percentiles vs concurrency");
+    // two runs: recall as a frontier on a log QPS axis, P99 alone against concurrency
+    assertThat(s).contains("Recall vs QPS (Pareto frontier)").contains("QPS (log)");
+    assertThat(s).contains("P99 latency vs concurrency");
     assertThat(s).contains("Bytes read per query vs concurrency").contains("Pages read per query");
-    // legend entries of both overlaid results
-    assertThat(s).contains("run.json search_list=20 P99").contains("again.json c=1");
+    // legend entries of both overlaid results, named by system and file
+    assertThat(s)
+        .contains("FlashVec · run.json search_list=20</text>")
+        .contains("FlashVec · again.json c=1</text>");
+    // one run alone gets all three percentiles
+    String single = HtmlReport.render(List.of(new HtmlReport.Named("run.json", r)));
+    assertThat(single)
+        .contains("Latency percentiles vs concurrency")
+        .contains("search_list=20 P95</text>");
+    // readable settings instead of the raw metadata map
+    assertThat(s).contains("<dt>Machine</dt><dd>Test CPU, 2 cores</dd>");
+    assertThat(s).doesNotContain("{cpu_model=");
     // escaped metadata, nothing fetched from elsewhere, no scripts
     assertThat(s).contains("bench&lt;&amp;&gt;").doesNotContain("bench<&>");
     assertThat(s)
