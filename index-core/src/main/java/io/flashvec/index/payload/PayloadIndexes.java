@@ -510,6 +510,11 @@ public final class PayloadIndexes implements Closeable {
    * exact), else by evaluating every live point.
    */
   public AcceptedOrdinals accepted(Segment seg, FilterEvaluator filter) {
+    if (filter.needsVectors()) {
+      // has_vector asks the segment, ordinal by ordinal
+      return AcceptedOrdinals.evaluate(
+          seg, (java.util.function.IntPredicate) ord -> filter.matches(seg, ord));
+    }
     try (Handle h = acquire(seg)) {
       if (h != null) {
         FilterQueries.Translation t = FilterQueries.translate(filter.filter(), h.schema);
