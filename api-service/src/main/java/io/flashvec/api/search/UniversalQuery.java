@@ -12,6 +12,7 @@ import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.SparseVector;
 import io.flashvec.index.TooLargeException;
 import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.Filter;
@@ -19,6 +20,7 @@ import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.SparseSearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -165,8 +167,8 @@ final class UniversalQuery {
     }
     int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
     JsonNode using = b.get("using");
-    if (using != null && !using.isNull() && !using.asString("").isEmpty() && !isTextQuery(q)) {
-      throw Requests.invalid("named vectors are not supported", path + "using", using);
+    if (using != null && !using.isNull() && !using.isString()) {
+      throw Requests.invalid("using must be a vector name", path + "using", using);
     }
     if (q != null && Fusion.parse(q, path + "query") != null && prefetch.isEmpty()) {
       throw Requests.invalid("a fusion query needs prefetches to fuse", path + "query", q);
@@ -216,6 +218,20 @@ final class UniversalQuery {
       checkSample(q, field);
       return sample(collection, filter, want, fetch);
     }
+    String sparse = sparseUsing(collection, node);
+    if (sparse != null) {
+      return service.sparseSearch(
+          collection,
+          new SparseSearchRequest(
+              sparse,
+              sparseQuery(q, field, sparse),
+              want,
+              0,
+              filter,
+              node.threshold(),
+              fetch.withPayload(),
+              fetch.withVector()));
+    }
     Scorer scorer = scorer(collection, node, q, field, false);
     if (scorer.mmr() != null) {
       SearchRequest req =
@@ -263,8 +279,14 @@ final class UniversalQuery {
       boolean higherIsBetter = distance(collection).higherIsBetter();
       List<Fusion.Ranked> ranked = new ArrayList<>();
       for (int i = 0; i < lists.size(); i++) {
-        JsonNode cq = node.prefetch().get(i).query();
-        ranked.add(new Fusion.Ranked(lists.get(i), higherIsBetter || isTextQuery(cq)));
+        Node child = node.prefetch().get(i);
+        JsonNode cq = child.query();
+        ranked.add(
+            new Fusion.Ranked(
+                lists.get(i),
+                higherIsBetter
+                    || isTextQuery(cq)
+                    || (cq != null && sparseUsing(collection, child) != null)));
       }
       return page(fusion.fuse(ranked), node.threshold(), true, want);
     }
@@ -289,6 +311,20 @@ final class UniversalQuery {
       List<Record> all = new ArrayList<>(union.values());
       shuffle(all);
       return all.subList(0, Math.min(want, all.size()));
+    }
+    String sparse = sparseUsing(collection, node);
+    if (sparse != null) {
+      return service.sparseSearch(
+          collection,
+          new SparseSearchRequest(
+              sparse,
+              sparseQuery(q, field, sparse),
+              want,
+              0,
+              among,
+              node.threshold(),
+              fetch.withPayload(),
+              fetch.withVector()));
     }
     Scorer scorer = scorer(collection, node, q, field, true);
     union.keySet().removeAll(scorer.examples());
@@ -851,6 +887,43 @@ final class UniversalQuery {
     if (!service.exists(name)) {
       throw new NotFoundException("Collection " + name + " not found");
     }
+  }
+
+  // ---- sparse vectors -----------------------------------------------------------------------
+
+  /**
+   * The sparse vector field a node's {@code using} names, or {@code null} when it names none
+   * (empty: the default dense vector; a text query's payload key). A name that is no vector of the
+   * collection is Qdrant's 400.
+   */
+  private String sparseUsing(String collection, Node node) {
+    JsonNode using = node.using();
+    if (using == null
+        || !using.isString()
+        || using.asString().isEmpty()
+        || isTextQuery(node.query())) {
+      return null;
+    }
+    String name = using.asString();
+    service.describe(collection).config().checkSparseName(name);
+    return name;
+  }
+
+  /** A query of a sparse field: {@code {indices, values}}, alone or as {@code nearest}. */
+  private static SparseVector sparseQuery(JsonNode q, String field, String name) {
+    JsonNode v = q;
+    String where = field;
+    if (q.isObject() && q.has("nearest")) {
+      v = q.get("nearest");
+      where = field + ".nearest";
+    }
+    if (!Requests.isSparse(v)) {
+      throw Requests.invalid(
+          "a query of the sparse vector " + name + " must be a sparse vector {indices, values}",
+          where,
+          q);
+    }
+    return Requests.sparseVector(v, where);
   }
 
   // ---- other queries ----------------------------------------------------------------------

@@ -10,7 +10,6 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchStats;
-import io.flashvec.index.SparseVector;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
@@ -20,6 +19,7 @@ import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.SparseSearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.query.TopMerge;
 import io.flashvec.index.segment.Segment;
@@ -288,26 +288,26 @@ public final class Collection implements Closeable {
    * all shards, best first, after {@code offset}; points sharing no index with the query are no
    * results.
    */
-  public List<Record> sparseSearch(
-      String field,
-      SparseVector query,
-      int limit,
-      int offset,
-      Filter filter,
-      Float scoreThreshold,
-      boolean withPayload,
-      boolean withVector) {
-    config.checkSparseName(field);
-    int k = limit + offset;
+  public List<Record> sparseSearch(SparseSearchRequest req) {
+    config.checkSparseName(req.field());
+    int k = req.limit() + req.offset();
     if (k == 0) {
       return List.of();
     }
-    FilterEvaluator f = filter == null ? null : evaluator(filter);
+    FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
     TopMerge<Record> top = TopMerge.byScore(Distance.DOT, k);
     for (Shard s : shards) {
-      top.offerAll(s.sparseSearch(field, query, k, f, scoreThreshold, withPayload, withVector));
+      top.offerAll(
+          s.sparseSearch(
+              req.field(),
+              req.vector(),
+              k,
+              f,
+              req.scoreThreshold(),
+              req.withPayload(),
+              req.withVector()));
     }
-    return top.bestFirst(offset);
+    return top.bestFirst(req.offset());
   }
 
   /** Deletes points by id; ids that do not exist are ignored. */
