@@ -695,7 +695,13 @@ final class UniversalQuery {
       if (threshold != null && (scorer.higherIsBetter() ? s < threshold : s > threshold)) {
         continue;
       }
-      scored.add(new Record(r.id(), s, withVector ? r.vector() : null, r.payload()));
+      scored.add(
+          new Record(
+              r.id(),
+              s,
+              withVector ? r.vector() : null,
+              r.payload(),
+              withVector ? r.sparse() : null));
     }
     Comparator<Record> byScore = Comparator.comparingDouble(Record::score);
     if (scorer.higherIsBetter()) {
@@ -983,7 +989,7 @@ final class UniversalQuery {
     List<Record> out = new ArrayList<>();
     for (Ordered o : service.scrollOrdered(collection, req)) {
       Record r = o.record();
-      out.add(new Record(r.id(), (float) o.value(), r.vector(), r.payload()));
+      out.add(r.withScore((float) o.value()));
     }
     return out;
   }

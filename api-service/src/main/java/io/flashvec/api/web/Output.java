@@ -68,9 +68,12 @@ public final class Output {
     }
   }
 
-  /** Parses {@code with_vector}: a boolean (named-vector lists select the default vector). */
+  /**
+   * Parses {@code with_vector} (or Qdrant's alias {@code with_vectors}): a boolean, or a list of
+   * vector names ({@link #vectorNames}).
+   */
   public static boolean withVector(JsonNode parent, String field, boolean dflt) {
-    JsonNode n = parent.get(field);
+    JsonNode n = withVectorNode(parent, field);
     if (n == null || n.isNull()) {
       return dflt;
     }
@@ -88,7 +91,7 @@ public final class Output {
    * names its list gives.
    */
   public static Set<String> vectorNames(JsonNode parent, String field) {
-    JsonNode n = parent.get(field);
+    JsonNode n = withVectorNode(parent, field);
     if (n == null || !n.isArray()) {
       return null;
     }
@@ -100,6 +103,14 @@ public final class Output {
       out.add(x.asString());
     }
     return out;
+  }
+
+  private static JsonNode withVectorNode(JsonNode parent, String field) {
+    JsonNode n = parent.get(field);
+    if (n == null && field.equals("with_vector")) {
+      n = parent.get("with_vectors");
+    }
+    return n;
   }
 
   /** {@code records} with only the vectors {@code names} ({@code null}: all) kept. */
