@@ -86,8 +86,8 @@ public sealed interface Condition
 
   /**
    * {@code {"has_vector": name}}: the point has the vector {@code name} ({@code ""}: the default
-   * dense one). Evaluated with the point's segment ({@link FilterEvaluator#matches(
-   * io.flashvec.index.segment.Segment, int)}).
+   * dense one). Evaluated with the point's vectors ({@link FilterEvaluator#matches(
+   * io.flashvec.index.PointId, byte[], java.util.function.Predicate)}).
    */
   record HasVector(String name) implements Condition {}
 

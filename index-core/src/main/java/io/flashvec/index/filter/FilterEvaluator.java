@@ -220,12 +220,9 @@ public final class FilterEvaluator {
     return eval(filter, id, root, vectors);
   }
 
-  /** Whether the point at {@code ord} of {@code seg} matches (live or not). */
-  public boolean matches(io.flashvec.index.segment.Segment seg, int ord) {
-    return matches(
-        seg.idAt(ord),
-        needsPayload ? seg.payloadAt(ord) : null,
-        name -> name.isEmpty() ? seg.hasVector(ord) : seg.sparseAt(ord, name) != null);
+  /** Whether the filter reads payloads (it has conditions on payload keys). */
+  public boolean needsPayload() {
+    return needsPayload;
   }
 
   /** Whether the filter has a {@code has_vector} condition (it then needs the point's vectors). */

@@ -513,7 +513,14 @@ public final class PayloadIndexes implements Closeable {
     if (filter.needsVectors()) {
       // has_vector asks the segment, ordinal by ordinal
       return AcceptedOrdinals.evaluate(
-          seg, (java.util.function.IntPredicate) ord -> filter.matches(seg, ord));
+          seg,
+          (java.util.function.IntPredicate)
+              ord ->
+                  filter.matches(
+                      seg.idAt(ord),
+                      filter.needsPayload() ? seg.payloadAt(ord) : null,
+                      name ->
+                          name.isEmpty() ? seg.hasVector(ord) : seg.sparseAt(ord, name) != null));
     }
     try (Handle h = acquire(seg)) {
       if (h != null) {
