@@ -118,6 +118,25 @@ public interface CollectionService {
   Collection.UpdateResult updateVectors(String collection, List<Point> points, boolean wait);
 
   /**
+   * Removes the vectors {@code names} ({@code ""}: the default dense one) from existing points and
+   * keeps the rest. Only collections with sparse vectors can hold a point without a dense vector,
+   * and those are standalone only for now.
+   */
+  default Collection.UpdateResult deleteVectors(
+      String collection, List<PointId> ids, java.util.Set<String> names, boolean wait) {
+    throw new io.flashvec.index.InvalidInputException(
+        "Wrong input: deleting vectors is not supported in cluster mode yet; collections with"
+            + " sparse vectors are standalone only");
+  }
+
+  /** Exact search of a sparse vector field; best first. */
+  default List<Record> sparseSearch(
+      String collection, io.flashvec.index.query.SparseSearchRequest request) {
+    throw new io.flashvec.index.InvalidInputException(
+        "Wrong input: Not existing vector name error: " + request.field());
+  }
+
+  /**
    * Deletes the points that match {@code filter}; logged as deletes of the ids that matched when
    * each shard ran it.
    */

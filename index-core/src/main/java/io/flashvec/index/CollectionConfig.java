@@ -1,6 +1,9 @@
 package io.flashvec.index;
 
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 /**
  * What a collection is created with; immutable afterwards.
@@ -10,9 +13,22 @@ import java.util.Objects;
  * @param shardNumber shards the points are hashed over
  * @param replicationFactor copies of each shard (1 in standalone)
  * @param index how sealed segments are indexed
+ * @param sparseVectors the sparse vector fields by name (empty: none); a point may have any of them
+ *     and may lack the default dense vector when the collection has some
  */
 public record CollectionConfig(
-    int dimension, Distance distance, int shardNumber, int replicationFactor, IndexParams index) {
+    int dimension,
+    Distance distance,
+    int shardNumber,
+    int replicationFactor,
+    IndexParams index,
+    Map<String, SparseVectorParams> sparseVectors) {
+
+  /** A collection of one dense vector per point. */
+  public CollectionConfig(
+      int dimension, Distance distance, int shardNumber, int replicationFactor, IndexParams index) {
+    this(dimension, distance, shardNumber, replicationFactor, index, Map.of());
+  }
 
   public static final int MAX_DIMENSION = 16_000;
   public static final int MAX_SHARDS = 1024;
@@ -40,6 +56,42 @@ public record CollectionConfig(
     if (index == null) {
       index = IndexParams.DEFAULT;
     }
+    sparseVectors =
+        sparseVectors == null || sparseVectors.isEmpty()
+            ? Map.of()
+            : Collections.unmodifiableMap(new TreeMap<>(sparseVectors));
+    for (String name : sparseVectors.keySet()) {
+      if (name.isEmpty()) {
+        throw new InvalidInputException("Wrong input: a sparse vector needs a name");
+      }
+    }
+  }
+
+  /**
+   * Checks that {@code name} is a sparse vector field of this collection.
+   *
+   * @throws InvalidInputException with Qdrant's text naming it otherwise
+   */
+  public void checkSparseName(String name) {
+    if (!sparseVectors.containsKey(name)) {
+      throw new InvalidInputException("Wrong input: Not existing vector name error: " + name);
+    }
+  }
+
+  /**
+   * A point's vectors validated for this collection: the dense one prepared for the metric (when
+   * given; a point without it only in a collection with sparse fields) and the sparse ones checked
+   * to be fields of the collection.
+   */
+  public Point preparePoint(Point p) {
+    float[] v = p.vector();
+    if (v == null && sparseVectors.isEmpty()) {
+      checkVector(p.id(), null);
+    }
+    for (String name : p.sparse().keySet()) {
+      checkSparseName(name);
+    }
+    return new Point(p.id(), v == null ? null : prepareVector(p.id(), v), p.payload(), p.sparse());
   }
 
   /**

@@ -1,7 +1,33 @@
 package io.flashvec.index;
 
+import java.util.Map;
+
 /**
- * A stored point as read back: {@code vector} and {@code payload} are {@code null} when not
- * requested (or absent). {@code score} is meaningful for search results only.
+ * A stored point as read back: {@code vector} (the default dense vector) and {@code payload} are
+ * {@code null} when not requested or absent, {@code sparse} is {@code null} when vectors were not
+ * requested and else the point's sparse vectors by name. {@code score} is meaningful for search
+ * results only.
  */
-public record Record(PointId id, float score, float[] vector, byte[] payload) {}
+public record Record(
+    PointId id, float score, float[] vector, byte[] payload, Map<String, SparseVector> sparse) {
+
+  /** A record without sparse vectors. */
+  public Record(PointId id, float score, float[] vector, byte[] payload) {
+    this(id, score, vector, payload, null);
+  }
+
+  /** This record with another score. */
+  public Record withScore(float s) {
+    return new Record(id, s, vector, payload, sparse);
+  }
+
+  /** This record without its payload. */
+  public Record withoutPayload() {
+    return new Record(id, score, vector, null, sparse);
+  }
+
+  /** This record without its vectors. */
+  public Record withoutVectors() {
+    return new Record(id, score, null, payload, null);
+  }
+}

@@ -5,6 +5,7 @@ import io.flashvec.api.web.ValidationException;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.SparseVectorParams;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -155,7 +156,7 @@ final class CollectionSettings {
     wal(body.get("wal_config"), server);
     optimizers(body.get("optimizers_config"), server);
     quantization(body.get("quantization_config"), "quantization_config", false);
-    common(body);
+    common(body, true);
   }
 
   /** Checks an update body of a collection whose configuration is {@code current}. */
@@ -217,17 +218,18 @@ final class CollectionSettings {
     wal(body.get("wal_config"), server);
     optimizers(body.get("optimizers_config"), server);
     quantization(body.get("quantization_config"), "quantization_config", true);
-    common(body);
+    common(body, false);
   }
 
-  /** Fields of both bodies: sparse vectors, strict mode, metadata. */
-  private static void common(JsonNode body) {
+  /** Fields of both bodies: sparse vectors (checked by {@link #sparseVectors} on create). */
+  private static void common(JsonNode body, boolean create) {
     JsonNode sparse = body.get("sparse_vectors");
-    if (!absent(sparse) && !(sparse.isObject() && sparse.isEmpty())) {
+    if (!create && !absent(sparse) && !(sparse.isObject() && sparse.isEmpty())) {
       throw refused(
           "sparse_vectors",
           sparse,
-          "sparse vectors are not supported; a point has one dense vector");
+          "the sparse vectors of an existing collection cannot be changed yet; they are set when"
+              + " it is created");
     }
     JsonNode strict = body.get("strict_mode_config");
     if (!absent(strict)) {
@@ -561,6 +563,99 @@ final class CollectionSettings {
                 + f
                 + "`; known: "
                 + String.join(", ", new java.util.TreeSet<>(fields)));
+      }
+    }
+  }
+
+  /**
+   * A create body's {@code sparse_vectors}: names to {@code {index, modifier}} (each optional).
+   * Only settings meaning what FlashVec does are taken: sparse fields are searched by an exact scan
+   * of the points that have them, held on the heap, with weights as given. So {@code index.on_disk}
+   * must be false, {@code index.full_scan_threshold} is refused (there is no index to switch from
+   * yet), {@code index.datatype} must be {@code float32} and {@code modifier} must be {@code none}
+   * ({@code idf} is refused until the inverted index computes it).
+   */
+  static Map<String, SparseVectorParams> sparseVectors(JsonNode body) {
+    JsonNode sparse = body.get("sparse_vectors");
+    if (absent(sparse)) {
+      return Map.of();
+    }
+    if (!sparse.isObject()) {
+      throw Requests.invalid("sparse_vectors must be an object of names", "sparse_vectors", sparse);
+    }
+    Map<String, SparseVectorParams> out = new java.util.TreeMap<>();
+    for (Map.Entry<String, JsonNode> e : sparse.properties()) {
+      String name = e.getKey();
+      String at = "sparse_vectors." + name;
+      if (name.isEmpty()) {
+        throw Requests.invalid("a sparse vector needs a name", "sparse_vectors", sparse);
+      }
+      JsonNode f = e.getValue();
+      if (!absent(f) && !f.isObject()) {
+        throw Requests.invalid(at + " must be an object", at, f);
+      }
+      if (!absent(f)) {
+        for (Map.Entry<String, JsonNode> k : f.properties()) {
+          switch (k.getKey()) {
+            case "index" -> sparseIndex(k.getValue(), at + ".index");
+            case "modifier" -> {
+              JsonNode m = k.getValue();
+              if (!absent(m) && !(m.isString() && m.asString().equals("none"))) {
+                throw refused(
+                    at + ".modifier",
+                    m,
+                    m.isString() && m.asString().equals("idf")
+                        ? "idf is not supported yet: sparse weights are used as given"
+                        : "only none is supported");
+              }
+            }
+            default ->
+                throw refused(at + "." + k.getKey(), k.getValue(), "unknown sparse vector setting");
+          }
+        }
+      }
+      out.put(name, SparseVectorParams.DEFAULT);
+    }
+    return out;
+  }
+
+  private static void sparseIndex(JsonNode index, String at) {
+    if (absent(index)) {
+      return;
+    }
+    if (!index.isObject()) {
+      throw Requests.invalid(at + " must be an object", at, index);
+    }
+    for (Map.Entry<String, JsonNode> k : index.properties()) {
+      JsonNode v = k.getValue();
+      String field = at + "." + k.getKey();
+      switch (k.getKey()) {
+        case "on_disk" -> {
+          if (!absent(v) && !(v.isBoolean() && !v.booleanValue())) {
+            throw refused(
+                field, v, "only false is supported: sealed segments keep sparse vectors in memory");
+          }
+        }
+        case "full_scan_threshold" -> {
+          if (!absent(v)) {
+            throw refused(
+                field,
+                v,
+                "is not supported yet: sparse vectors are always searched by an exact scan of the"
+                    + " points that have them");
+          }
+        }
+        case "datatype" -> {
+          if (!absent(v) && !(v.isString() && v.asString().equals("float32"))) {
+            throw refused(
+                field,
+                v,
+                v.isString() && v.asString().equals("turbo4")
+                    ? "sparse vectors do not support the `turbo4` datatype"
+                    : "only float32 is supported");
+          }
+        }
+        default -> throw refused(field, v, "unknown sparse index setting");
       }
     }
   }

@@ -394,7 +394,8 @@ public class CollectionsController {
               + index.type()
               + " [m=0]");
     }
-    return new CollectionConfig(size.intValue(), distance, shards, replicas, index);
+    return new CollectionConfig(
+        size.intValue(), distance, shards, replicas, index, CollectionSettings.sparseVectors(body));
   }
 
   /**
@@ -458,6 +459,12 @@ public class CollectionsController {
     vectors.put("size", c.dimension());
     vectors.put("distance", c.distance().apiName());
     vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
+    if (!c.sparseVectors().isEmpty()) {
+      ObjectNode sparse = params.putObject("sparse_vectors");
+      for (String n : c.sparseVectors().keySet()) {
+        sparse.putObject(n);
+      }
+    }
     params.put("shard_number", c.shardNumber());
     params.put("replication_factor", c.replicationFactor());
     params.put("write_consistency_factor", 1);

@@ -23,9 +23,9 @@ import tools.jackson.databind.node.ArrayNode;
 /**
  * Qdrant's batch update ({@code POST /collections/{name}/points/batch}): a list of operations
  * ({@code upsert}, {@code delete}, {@code set_payload}, {@code overwrite_payload}, {@code
- * delete_payload}, {@code clear_payload}, {@code update_vectors}; {@code delete_vectors} is refused
- * as on its own endpoint), each in the shape of its own endpoint's body, applied in order with the
- * request's {@code wait}. The result lists one update result per operation.
+ * delete_payload}, {@code clear_payload}, {@code update_vectors}, {@code delete_vectors}), each in
+ * the shape of its own endpoint's body, applied in order with the request's {@code wait}. The
+ * result lists one update result per operation.
  *
  * <p>As in Qdrant, the batch is not a transaction: every operation's shape is checked before the
  * first is applied, but one that fails when applied (a 404 for an id that does not exist, say)
@@ -125,9 +125,6 @@ public class BatchController {
               + "], expected one of "
               + KINDS);
     }
-    if (kind.equals("delete_vectors")) {
-      throw at(PointsController.deleteVectorsUnsupported(), "operations[" + i + "]");
-    }
     if (!op.get(kind).isObject()) {
       throw new InvalidInputException(
           "Wrong input: operations[" + i + "]." + kind + " must be an object");
@@ -156,6 +153,7 @@ public class BatchController {
       case "upsert" -> points.upsert(name, op, wait);
       case "delete" -> points.delete(name, op, wait);
       case "update_vectors" -> points.updateVectors(name, op, wait);
+      case "delete_vectors" -> points.deleteVectors(name, op, wait);
       case "set_payload" -> payloads.apply(name, op, wait, PayloadController.SET);
       case "overwrite_payload" -> payloads.apply(name, op, wait, PayloadController.OVERWRITE);
       case "delete_payload" -> payloads.apply(name, op, wait, PayloadController.DELETE_KEYS);

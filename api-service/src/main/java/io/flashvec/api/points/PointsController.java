@@ -128,16 +128,41 @@ public class PointsController {
     return new NotFoundException("Not found: No point with id " + id + " found");
   }
 
-  /** Qdrant's delete_vectors: every FlashVec point has its one vector, so there is none to drop. */
+  /**
+   * Qdrant's delete_vectors: removes the named vectors ({@code ""}: the default dense one) from the
+   * listed points and keeps the rest; an id that does not exist is a 404 and nothing changes.
+   */
   @PostMapping("/collections/{name}/points/vectors/delete")
-  Mono<ResponseEntity<byte[]>> deleteVectors(@PathVariable String name) {
-    return Mono.error(deleteVectorsUnsupported());
+  Mono<ResponseEntity<byte[]>> deleteVectors(
+      @PathVariable String name,
+      @RequestParam(defaultValue = "false") boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    return write(name, wait, body, this::deleteVectors);
   }
 
-  static InvalidInputException deleteVectorsUnsupported() {
-    return new InvalidInputException(
-        "Wrong input: delete_vectors is not supported: a point has exactly one (unnamed) vector;"
-            + " delete the point instead");
+  Collection.UpdateResult deleteVectors(String name, JsonNode b, boolean wait) {
+    JsonNode names = b.get("vector");
+    if (names == null || !names.isArray()) {
+      throw Requests.invalid(
+          "delete_vectors needs `vector`, a list of vector names", "vector", names);
+    }
+    java.util.Set<String> set = new java.util.HashSet<>();
+    for (JsonNode n : names) {
+      if (!n.isString()) {
+        throw Requests.invalid("vector names must be strings", "vector", names);
+      }
+      set.add(n.asString());
+    }
+    JsonNode filter = b.get("filter");
+    if (filter != null && !filter.isNull()) {
+      throw Requests.invalid(
+          "delete_vectors by filter is not supported yet; list the point ids in `points`",
+          "filter",
+          filter);
+    }
+    List<PointId> ids = Requests.ids(b.get("points"), "points");
+    checkBatch(ids.size());
+    return service.deleteVectors(name, ids, set, wait);
   }
 
   @PostMapping("/collections/{name}/points/delete")
@@ -192,9 +217,10 @@ public class PointsController {
     checkBatch(ids.size());
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
     boolean withVector = Output.withVector(b, "with_vector", false);
+    java.util.Set<String> names = Output.vectorNames(b, "with_vector");
     ArrayNode out = Json.array();
     for (Record r : service.retrieve(name, ids, sel.any(), withVector)) {
-      out.add(Output.record(r, sel, withVector));
+      out.add(Output.record(Output.selectVectors(r, names), sel, withVector));
     }
     return out;
   }
@@ -243,8 +269,9 @@ public class PointsController {
         service.scroll(name, new ScrollRequest(offset, limit, sel.any(), withVector, filter));
     ObjectNode r = Json.object();
     ArrayNode pts = r.putArray("points");
+    java.util.Set<String> names = Output.vectorNames(b, "with_vector");
     for (Record rec : page.points()) {
-      pts.add(Output.record(rec, sel, withVector));
+      pts.add(Output.record(Output.selectVectors(rec, names), sel, withVector));
     }
     if (page.nextOffset() == null) {
       r.putNull("next_page_offset");
@@ -321,8 +348,11 @@ public class PointsController {
           throw new InvalidInputException("Wrong input: points[" + i + "] must be an object");
         }
         PointId id = Requests.id(p.get("id"), "points[" + i + "].id");
-        float[] v = Requests.vector(p.get("vector"), "points[" + i + "].vector");
-        out.add(new Point(id, v, payload(p.get("payload"), "points[" + i + "].payload")));
+        Requests.PointVectors v =
+            Requests.pointVectors(p.get("vector"), "points[" + i + "].vector");
+        out.add(
+            new Point(
+                id, v.dense(), payload(p.get("payload"), "points[" + i + "].payload"), v.sparse()));
       }
     } else if (batch != null && batch.isObject()) {
       List<PointId> ids = Requests.ids(batch.get("ids"), "batch.ids");

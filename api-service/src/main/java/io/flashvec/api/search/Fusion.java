@@ -160,7 +160,7 @@ record Fusion(String method, int k, float[] weights) {
     List<Record> out = new ArrayList<>(ranked.size());
     for (Map.Entry<PointId, Double> e : ranked) {
       Record r = first.get(e.getKey());
-      out.add(new Record(r.id(), e.getValue().floatValue(), r.vector(), r.payload()));
+      out.add(r.withScore(e.getValue().floatValue()));
     }
     return out;
   }

@@ -11,8 +11,10 @@ import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.SparseVector;
 import io.flashvec.index.TooLargeException;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.SparseSearchRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiFunction;
@@ -64,7 +66,11 @@ public class SearchController {
 
   /** A parsed search with its output options. */
   private record Parsed(
-      SearchRequest request, Output.PayloadSelector payload, boolean withVector) {}
+      SearchRequest request,
+      SparseSearchRequest sparse,
+      Output.PayloadSelector payload,
+      boolean withVector,
+      java.util.Set<String> vectorNames) {}
 
   @PostMapping("/collections/{name}/points/search")
   Mono<ResponseEntity<byte[]>> search(
@@ -74,7 +80,7 @@ public class SearchController {
 
   private Plan planSearch(String name, JsonNode b) {
     Parsed p = parseSearch(b, "");
-    return new Plan(inline(name, p.request()), stats -> run(name, p, stats));
+    return new Plan(p.request() != null && inline(name, p.request()), stats -> run(name, p, stats));
   }
 
   /** The work of a search request: its result, its costs added to {@code stats}. */
@@ -255,7 +261,12 @@ public class SearchController {
   }
 
   private ArrayNode run(String name, Parsed p, SearchStats stats) {
-    return Output.scoredList(service.search(name, p.request(), stats), p.payload(), p.withVector());
+    List<Record> hits =
+        p.sparse() != null
+            ? service.sparseSearch(name, p.sparse())
+            : service.search(name, p.request(), stats);
+    return Output.scoredList(
+        Output.selectVectors(hits, p.vectorNames()), p.payload(), p.withVector());
   }
 
   private Parsed parseSearch(JsonNode b, String prefix) {
@@ -266,10 +277,34 @@ public class SearchController {
     if (!b.has("vector")) {
       throw new InvalidInputException("Wrong input: missing field `" + prefix + "vector`");
     }
-    float[] v = Requests.vector(b.get("vector"), prefix + "vector");
+    JsonNode vector = b.get("vector");
     if (!b.has("limit")) {
       throw new InvalidInputException("Wrong input: missing field `" + prefix + "limit`");
     }
+    if (vector.isObject() && vector.has("name") && !vector.path("name").asString("").isEmpty()) {
+      // Qdrant's NamedVector / NamedSparseVector: only sparse fields have names here
+      String field = vector.path("name").asString();
+      JsonNode sv = vector.get("vector");
+      if (!Requests.isSparse(sv)) {
+        throw new InvalidInputException("Wrong input: Not existing vector name error: " + field);
+      }
+      SparseVector q = Requests.sparseVector(sv, prefix + "vector.vector");
+      Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
+      boolean withVector = Output.withVector(b, "with_vector", false);
+      SparseSearchRequest req =
+          new SparseSearchRequest(
+              field,
+              q,
+              Requests.nonNegativeInt(b, "limit", 10, maxLimit),
+              Requests.nonNegativeInt(b, "offset", 0, maxLimit),
+              Requests.filter(b, prefix),
+              Requests.optionalFloat(b, "score_threshold"),
+              sel.any(),
+              withVector);
+      Requests.params(b);
+      return new Parsed(null, req, sel, withVector, Output.vectorNames(b, "with_vector"));
+    }
+    float[] v = Requests.vector(vector, prefix + "vector");
     return build(b, v, 10, prefix);
   }
 
@@ -288,7 +323,7 @@ public class SearchController {
             sel.any(),
             withVector,
             Requests.filter(b, prefix));
-    return new Parsed(req, sel, withVector);
+    return new Parsed(req, null, sel, withVector, Output.vectorNames(b, "with_vector"));
   }
 
   private ObjectNode runQuery(String name, JsonNode b, String prefix, SearchStats stats) {
@@ -302,7 +337,11 @@ public class SearchController {
     out.set(
         "points",
         Output.scoredList(
-            hits.subList(Math.min(offset, hits.size()), hits.size()), sel, withVector));
+            Output.selectVectors(
+                hits.subList(Math.min(offset, hits.size()), hits.size()),
+                Output.vectorNames(b, "with_vector")),
+            sel,
+            withVector));
     return out;
   }
 

@@ -13,6 +13,7 @@ import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.SparseVector;
 import io.flashvec.index.TooLargeException;
 import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.Filter;
@@ -20,6 +21,7 @@ import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.SparseSearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -166,8 +168,8 @@ final class UniversalQuery {
     }
     int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
     JsonNode using = b.get("using");
-    if (using != null && !using.isNull() && !using.asString("").isEmpty() && !isTextQuery(q)) {
-      throw Requests.invalid("named vectors are not supported", path + "using", using);
+    if (using != null && !using.isNull() && !using.isString()) {
+      throw Requests.invalid("using must be a vector name", path + "using", using);
     }
     if (q != null && Fusion.parse(q, path + "query") != null && prefetch.isEmpty()) {
       throw Requests.invalid("a fusion query needs prefetches to fuse", path + "query", q);
@@ -221,6 +223,20 @@ final class UniversalQuery {
       throw Requests.invalid(
           "a formula query rescores the results of its prefetches; give `prefetch`", field, q);
     }
+    String sparse = sparseUsing(collection, node);
+    if (sparse != null) {
+      return service.sparseSearch(
+          collection,
+          new SparseSearchRequest(
+              sparse,
+              sparseQuery(q, field, sparse),
+              want,
+              0,
+              filter,
+              node.threshold(),
+              fetch.withPayload(),
+              fetch.withVector()));
+    }
     Scorer scorer = scorer(collection, node, q, field, false);
     if (scorer.mmr() != null) {
       SearchRequest req =
@@ -268,8 +284,14 @@ final class UniversalQuery {
       boolean higherIsBetter = distance(collection).higherIsBetter();
       List<Fusion.Ranked> ranked = new ArrayList<>();
       for (int i = 0; i < lists.size(); i++) {
-        JsonNode cq = node.prefetch().get(i).query();
-        ranked.add(new Fusion.Ranked(lists.get(i), higherIsBetter || isTextQuery(cq)));
+        Node child = node.prefetch().get(i);
+        JsonNode cq = child.query();
+        ranked.add(
+            new Fusion.Ranked(
+                lists.get(i),
+                higherIsBetter
+                    || isTextQuery(cq)
+                    || (cq != null && sparseUsing(collection, child) != null)));
       }
       return page(fusion.fuse(ranked), node.threshold(), true, want);
     }
@@ -297,6 +319,20 @@ final class UniversalQuery {
     }
     if (Formula.is(q)) {
       return formula(collection, node, Formula.parse(q, field), lists, union, want, fetch);
+    }
+    String sparse = sparseUsing(collection, node);
+    if (sparse != null) {
+      return service.sparseSearch(
+          collection,
+          new SparseSearchRequest(
+              sparse,
+              sparseQuery(q, field, sparse),
+              want,
+              0,
+              among,
+              node.threshold(),
+              fetch.withPayload(),
+              fetch.withVector()));
     }
     Scorer scorer = scorer(collection, node, q, field, true);
     union.keySet().removeAll(scorer.examples());
@@ -800,7 +836,13 @@ final class UniversalQuery {
       if (threshold != null && (scorer.higherIsBetter() ? s < threshold : s > threshold)) {
         continue;
       }
-      scored.add(new Record(r.id(), s, withVector ? r.vector() : null, r.payload()));
+      scored.add(
+          new Record(
+              r.id(),
+              s,
+              withVector ? r.vector() : null,
+              r.payload(),
+              withVector ? r.sparse() : null));
     }
     Comparator<Record> byScore = Comparator.comparingDouble(Record::score);
     if (scorer.higherIsBetter()) {
@@ -994,6 +1036,43 @@ final class UniversalQuery {
     }
   }
 
+  // ---- sparse vectors -----------------------------------------------------------------------
+
+  /**
+   * The sparse vector field a node's {@code using} names, or {@code null} when it names none
+   * (empty: the default dense vector; a text query's payload key). A name that is no vector of the
+   * collection is Qdrant's 400.
+   */
+  private String sparseUsing(String collection, Node node) {
+    JsonNode using = node.using();
+    if (using == null
+        || !using.isString()
+        || using.asString().isEmpty()
+        || isTextQuery(node.query())) {
+      return null;
+    }
+    String name = using.asString();
+    service.describe(collection).config().checkSparseName(name);
+    return name;
+  }
+
+  /** A query of a sparse field: {@code {indices, values}}, alone or as {@code nearest}. */
+  private static SparseVector sparseQuery(JsonNode q, String field, String name) {
+    JsonNode v = q;
+    String where = field;
+    if (q.isObject() && q.has("nearest")) {
+      v = q.get("nearest");
+      where = field + ".nearest";
+    }
+    if (!Requests.isSparse(v)) {
+      throw Requests.invalid(
+          "a query of the sparse vector " + name + " must be a sparse vector {indices, values}",
+          where,
+          q);
+    }
+    return Requests.sparseVector(v, where);
+  }
+
   // ---- other queries ----------------------------------------------------------------------
 
   /** Qdrant's document query: {@code {"text": "..."}}, also inside {@code nearest}. */
@@ -1051,7 +1130,7 @@ final class UniversalQuery {
     List<Record> out = new ArrayList<>();
     for (Ordered o : service.scrollOrdered(collection, req)) {
       Record r = o.record();
-      out.add(new Record(r.id(), (float) o.value(), r.vector(), r.payload()));
+      out.add(r.withScore((float) o.value()));
     }
     return out;
   }

@@ -2,9 +2,15 @@ package io.flashvec.api.web;
 
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.Record;
+import io.flashvec.index.SparseVector;
 import io.flashvec.index.filter.FieldPath;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -62,9 +68,12 @@ public final class Output {
     }
   }
 
-  /** Parses {@code with_vector}: a boolean (named-vector lists select the default vector). */
+  /**
+   * Parses {@code with_vector} (or Qdrant's alias {@code with_vectors}): a boolean, or a list of
+   * vector names ({@link #vectorNames}).
+   */
   public static boolean withVector(JsonNode parent, String field, boolean dflt) {
-    JsonNode n = parent.get(field);
+    JsonNode n = withVectorNode(parent, field);
     if (n == null || n.isNull()) {
       return dflt;
     }
@@ -77,12 +86,65 @@ public final class Output {
     throw Requests.invalid(field + " must be a boolean", field, n);
   }
 
+  /**
+   * The vector names {@code with_vector} selects: {@code null} for all (or {@code true}), else the
+   * names its list gives.
+   */
+  public static Set<String> vectorNames(JsonNode parent, String field) {
+    JsonNode n = withVectorNode(parent, field);
+    if (n == null || !n.isArray()) {
+      return null;
+    }
+    Set<String> out = new HashSet<>();
+    for (JsonNode x : n) {
+      if (!x.isString()) {
+        throw Requests.invalid(field + " must be a boolean or a list of vector names", field, n);
+      }
+      out.add(x.asString());
+    }
+    return out;
+  }
+
+  private static JsonNode withVectorNode(JsonNode parent, String field) {
+    JsonNode n = parent.get(field);
+    if (n == null && field.equals("with_vector")) {
+      n = parent.get("with_vectors");
+    }
+    return n;
+  }
+
+  /** {@code records} with only the vectors {@code names} ({@code null}: all) kept. */
+  public static List<Record> selectVectors(List<Record> records, Set<String> names) {
+    if (names == null) {
+      return records;
+    }
+    List<Record> out = new ArrayList<>(records.size());
+    for (Record r : records) {
+      out.add(selectVectors(r, names));
+    }
+    return out;
+  }
+
+  /** {@code r} with only the vectors {@code names} ({@code null}: all) kept. */
+  public static Record selectVectors(Record r, Set<String> names) {
+    if (names == null) {
+      return r;
+    }
+    Map<String, SparseVector> sparse = null;
+    if (r.sparse() != null) {
+      sparse = new HashMap<>(r.sparse());
+      sparse.keySet().retainAll(names);
+    }
+    return new Record(
+        r.id(), r.score(), names.contains("") ? r.vector() : null, r.payload(), sparse);
+  }
+
   /** A point as returned by get/retrieve/scroll. */
   public static ObjectNode record(Record r, PayloadSelector sel, boolean withVector) {
     ObjectNode o = Json.object();
     Json.putId(o, "id", r.id());
     putPayload(o, r.payload(), sel);
-    putVector(o, r.vector(), withVector);
+    putVector(o, r, withVector);
     return o;
   }
 
@@ -93,7 +155,7 @@ public final class Output {
     o.put("version", 0);
     o.put("score", r.score());
     putPayload(o, r.payload(), sel);
-    putVector(o, r.vector(), withVector);
+    putVector(o, r, withVector);
     return o;
   }
 
@@ -123,12 +185,45 @@ public final class Output {
     o.set("payload", p);
   }
 
-  private static void putVector(ObjectNode o, float[] v, boolean withVector) {
-    if (!withVector || v == null) {
+  /**
+   * As Qdrant: a bare list when the point's only vector shown is the default dense one, else an
+   * object by name ({@code ""}: the default dense one; sparse vectors as {@code {indices,
+   * values}}).
+   */
+  private static void putVector(ObjectNode o, Record r, boolean withVector) {
+    float[] v = r.vector();
+    Map<String, SparseVector> sparse = r.sparse();
+    if (!withVector || (v == null && sparse == null)) {
       o.putNull("vector");
       return;
     }
-    ArrayNode a = o.putArray("vector");
+    if (sparse == null || sparse.isEmpty()) {
+      if (v != null) {
+        putDense(o.putArray("vector"), v);
+      } else {
+        o.putObject("vector");
+      }
+      return;
+    }
+    ObjectNode named = o.putObject("vector");
+    if (v != null) {
+      putDense(named.putArray(""), v);
+    }
+    for (Map.Entry<String, SparseVector> e : new TreeMap<>(sparse).entrySet()) {
+      ObjectNode s = named.putObject(e.getKey());
+      SparseVector sv = e.getValue();
+      ArrayNode idx = s.putArray("indices");
+      for (int i = 0; i < sv.size(); i++) {
+        idx.add(sv.index(i));
+      }
+      ArrayNode val = s.putArray("values");
+      for (float x : sv.values()) {
+        val.add(x);
+      }
+    }
+  }
+
+  private static void putDense(ArrayNode a, float[] v) {
     for (float x : v) {
       a.add(x);
     }

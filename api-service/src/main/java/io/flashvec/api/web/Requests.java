@@ -3,13 +3,16 @@ package io.flashvec.api.web;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.SparseVector;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.payload.PayloadDocuments;
 import io.flashvec.index.query.OrderedScrollRequest;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -118,6 +121,91 @@ public final class Requests {
       }
     }
     return v;
+  }
+
+  /** A point's vectors: the default dense one ({@code null}: none) and the sparse ones by name. */
+  public record PointVectors(float[] dense, Map<String, SparseVector> sparse) {}
+
+  /**
+   * A point's {@code vector}: an array of numbers (the default dense vector), or an object of
+   * vectors by name, with {@code ""} the default dense one and sparse vectors as {@code {"indices":
+   * [...], "values": [...]}}. A dense vector under any other name is refused: a collection has one
+   * dense vector.
+   */
+  public static PointVectors pointVectors(JsonNode n, String field) {
+    if (n == null || n.isNull()) {
+      throw invalid(field + " is missing", field, n);
+    }
+    if (!n.isObject()) {
+      return new PointVectors(vector(n, field), Map.of());
+    }
+    float[] dense = null;
+    Map<String, SparseVector> sparse = new HashMap<>();
+    for (Map.Entry<String, JsonNode> e : n.properties()) {
+      String name = e.getKey();
+      JsonNode v = e.getValue();
+      if (name.isEmpty()) {
+        dense = vector(v, field + "[\"\"]");
+      } else if (v != null && v.isObject() && (v.has("indices") || v.has("values"))) {
+        sparse.put(name, sparseVector(v, field + ".?"));
+      } else {
+        throw new InvalidInputException("Wrong input: Not existing vector name error: " + name);
+      }
+    }
+    return new PointVectors(dense, sparse);
+  }
+
+  /** Whether {@code n} is a sparse vector: an object with {@code indices} and {@code values}. */
+  public static boolean isSparse(JsonNode n) {
+    return n != null && n.isObject() && n.has("indices") && n.has("values");
+  }
+
+  /**
+   * A sparse vector {@code {"indices": [u32...], "values": [number...]}}, sorted by index. Lengths
+   * that differ and repeated indices are Qdrant's validation errors (422) naming {@code field}.
+   */
+  public static SparseVector sparseVector(JsonNode n, String field) {
+    JsonNode idx = n.get("indices");
+    JsonNode val = n.get("values");
+    if (idx == null || !idx.isArray()) {
+      throw invalid(
+          "a sparse vector needs `indices`, an array of integers", field + ".indices", idx);
+    }
+    if (val == null || !val.isArray()) {
+      throw invalid("a sparse vector needs `values`, an array of numbers", field + ".values", val);
+    }
+    if (idx.size() != val.size()) {
+      throw new ValidationException(
+          field + ".values", "Validation error: must be the same length as indices [{}]");
+    }
+    long[] indices = new long[idx.size()];
+    float[] values = new float[val.size()];
+    java.util.Set<Long> seen = new java.util.HashSet<>();
+    for (int i = 0; i < indices.length; i++) {
+      JsonNode x = idx.get(i);
+      if (!x.isIntegralNumber()
+          || !x.canConvertToLong()
+          || x.longValue() < 0
+          || x.longValue() > 0xFFFF_FFFFL) {
+        throw invalid(
+            "sparse vector indices must be integers from 0 to 4294967295",
+            field + ".indices[" + i + "]",
+            x);
+      }
+      indices[i] = x.longValue();
+      if (!seen.add(indices[i])) {
+        throw new ValidationException(field + ".indices", "Validation error: must be unique [{}]");
+      }
+      JsonNode y = val.get(i);
+      if (!y.isNumber()) {
+        throw invalid("sparse vector values must be numbers", field + ".values[" + i + "]", y);
+      }
+      values[i] = (float) y.doubleValue();
+      if (!Float.isFinite(values[i])) {
+        throw notAFloat(field + ".values", i, y.doubleValue());
+      }
+    }
+    return SparseVector.of(indices, values, field);
   }
 
   /** {@link #vector(JsonNode, String)} of the first {@code n} values, read without nodes. */

@@ -256,12 +256,25 @@ class CollectionsControllerTests {
         "quantization_config: scalar quantization is not supported");
     probe(c, "sparse_vectors", "\"sparse_vectors\":{}", Kind.NO_OP);
     probe(c, "sparse_vectors", "\"sparse_vectors\":null", Kind.NO_OP);
+    probe(c, "sparse_vectors", "\"sparse_vectors\":{\"text\":{}}", Kind.HONOURED);
     probe(
         c,
         "sparse_vectors",
-        "\"sparse_vectors\":{\"text\":{}}",
+        "\"sparse_vectors\":{\"text\":{\"modifier\":\"idf\"}}",
         Kind.REFUSED,
-        "sparse_vectors: sparse vectors are not supported");
+        "sparse_vectors.text.modifier: idf is not supported yet");
+    probe(
+        c,
+        "sparse_vectors",
+        "\"sparse_vectors\":{\"text\":{\"index\":{\"on_disk\":true}}}",
+        Kind.REFUSED,
+        "sparse_vectors.text.index.on_disk: only false is supported");
+    probe(
+        c,
+        "sparse_vectors",
+        "\"sparse_vectors\":{\"text\":{\"index\":{\"datatype\":\"turbo4\"}}}",
+        Kind.REFUSED,
+        "sparse vectors do not support the `turbo4` datatype");
     probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":false}", Kind.NO_OP);
     probe(
         c,
@@ -543,7 +556,7 @@ class CollectionsControllerTests {
         "sparse_vectors",
         "PATCH{\"sparse_vectors\":{\"text\":{\"modifier\":\"idf\"}}}",
         Kind.REFUSED,
-        "sparse_vectors: sparse vectors are not supported");
+        "sparse_vectors: the sparse vectors of an existing collection cannot be changed yet");
     probe(u, "strict_mode_config", "PATCH{\"strict_mode_config\":{\"enabled\":false}}", Kind.NO_OP);
     probe(
         u,

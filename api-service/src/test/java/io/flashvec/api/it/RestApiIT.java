@@ -500,7 +500,8 @@ class RestApiIT {
     Http.Response dv =
         http.post("/collections/vb/points/vectors/delete", "{\"points\":[1],\"vector\":[\"\"]}");
     assertThat(dv.status()).isEqualTo(400);
-    assertThat(dv.error()).contains("delete_vectors is not supported");
+    assertThat(dv.error())
+        .contains("the default vector can only be deleted in a collection with sparse");
 
     // batch: in order, one result per operation
     Http.Response b =

@@ -89,7 +89,10 @@ class PointsControllerTests {
       {"{\"batch\":{\"ids\":[1,2],\"vectors\":[[1,2]]}}", "one vector per id [ids=2, vectors=1]"},
       {"{\"nothing\":1}", "upsert needs `points`"},
       {"[1,2", "Format error in JSON body"},
-      {"{\"points\":[{\"id\":1,\"vector\":{\"image\":[1,2]}}]}", "named vectors are not supported"},
+      {
+        "{\"points\":[{\"id\":1,\"vector\":{\"image\":[1,2]}}]}",
+        "Not existing vector name error: image"
+      },
     };
     for (String[] c : cases) {
       client

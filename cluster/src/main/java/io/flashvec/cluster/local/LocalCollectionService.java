@@ -214,6 +214,18 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public Collection.UpdateResult deleteVectors(
+      String collection, List<PointId> ids, java.util.Set<String> names, boolean wait) {
+    return collection(collection).deleteVectors(ids, names, wait);
+  }
+
+  @Override
+  public List<Record> sparseSearch(
+      String collection, io.flashvec.index.query.SparseSearchRequest request) {
+    return collection(collection).sparseSearch(request);
+  }
+
+  @Override
   public List<Record> textSearch(String collection, TextSearchRequest request) {
     return collection(collection).textSearch(request);
   }

@@ -5,6 +5,7 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.SparseVectorParams;
 import io.flashvec.storage.FsyncPolicy;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -35,6 +36,13 @@ public final class CollectionMetaJson {
     idx.put("build_search_list", k.index().buildSearchList());
     idx.put("alpha", k.index().alpha());
     idx.put("pq_subspaces", k.index().pqSubspaces());
+    if (!k.sparseVectors().isEmpty()) {
+      // only then: a collection of dense vectors only keeps the shape older versions read
+      ObjectNode sparse = cfg.putObject("sparse_vectors");
+      for (String name : k.sparseVectors().keySet()) {
+        sparse.putObject(name);
+      }
+    }
     ObjectNode t = c.putObject("tuning");
     t.put("indexing_threshold", m.tuning().indexingThreshold());
     if (m.tuning().fsyncPolicy() == null) {
@@ -43,6 +51,17 @@ public final class CollectionMetaJson {
       t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
     }
     t.put("on_disk_payload", m.tuning().onDiskPayload());
+  }
+
+  private static java.util.Map<String, SparseVectorParams> sparseVectors(JsonNode n) {
+    if (!n.isObject() || n.isEmpty()) {
+      return java.util.Map.of();
+    }
+    java.util.Map<String, SparseVectorParams> out = new java.util.TreeMap<>();
+    for (String name : n.propertyNames()) {
+      out.put(name, SparseVectorParams.DEFAULT);
+    }
+    return out;
   }
 
   /** Reads the metadata {@link #write} wrote into {@code c}. */
@@ -60,7 +79,8 @@ public final class CollectionMetaJson {
                 idx.path("max_degree").asInt(64),
                 idx.path("build_search_list").asInt(100),
                 (float) idx.path("alpha").asDouble(1.2),
-                idx.path("pq_subspaces").asInt(0)));
+                idx.path("pq_subspaces").asInt(0)),
+            sparseVectors(cfg.path("sparse_vectors")));
     JsonNode t = c.path("tuning");
     String fsync = t.path("wal_fsync_policy").asString(null);
     CollectionTuning tuning =

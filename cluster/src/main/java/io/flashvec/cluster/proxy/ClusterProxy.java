@@ -35,6 +35,7 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.ConflictException;
 import io.flashvec.index.FlashVecException;
+import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
@@ -151,6 +152,14 @@ public final class ClusterProxy implements CollectionService, Closeable {
   @Override
   public void createCollection(String name, CollectionConfig config, CollectionTuning tuning) {
     CollectionNames.validate(name);
+    if (!config.sparseVectors().isEmpty()) {
+      // the shard protocol carries one dense vector per point: refused rather than dropped
+      throw new InvalidInputException(
+          "Wrong input: sparse_vectors are not supported in cluster mode yet, only in standalone"
+              + " mode [sparse_vectors="
+              + config.sparseVectors().keySet()
+              + "]");
+    }
     checkReady();
     if (tuning == null) {
       tuning = CollectionTuning.DEFAULT;
@@ -376,6 +385,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
     List<List<Point>> parts = byShard(p.shards(), points, pt -> pt.id());
     for (Point pt : points) {
       config.checkVector(pt.id(), pt.vector());
+      // cluster collections have no sparse fields: a sparse vector is refused, never dropped
+      pt.sparse().keySet().forEach(config::checkSparseName);
     }
     return write(
         p,
@@ -406,6 +417,8 @@ public final class ClusterProxy implements CollectionService, Closeable {
     CollectionConfig config = p.meta().config();
     for (Point pt : points) {
       config.checkVector(pt.id(), pt.vector());
+      // cluster collections have no sparse fields: a sparse vector is refused, never dropped
+      pt.sparse().keySet().forEach(config::checkSparseName);
     }
     List<PointId> ids = new ArrayList<>(points.size());
     points.forEach(pt -> ids.add(pt.id()));

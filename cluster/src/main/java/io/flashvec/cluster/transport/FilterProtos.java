@@ -156,6 +156,11 @@ public final class FilterProtos {
         b.setDatetimeRange(d);
       }
       case Condition.HasId h -> b.setHasId(PointIds.newBuilder().addAllIds(Protos.ids(sorted(h))));
+      case Condition.HasVector h ->
+          throw new io.flashvec.index.InvalidInputException(
+              "Wrong input: has_vector is not supported in cluster mode yet [has_vector="
+                  + h.name()
+                  + "]");
       case Condition.Slice sl ->
           b.setSlice(SliceMsg.newBuilder().setTotal((int) sl.total()).setIndex((int) sl.index()));
       case Condition.FieldIsEmpty e ->

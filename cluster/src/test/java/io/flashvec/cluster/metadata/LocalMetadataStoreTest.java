@@ -8,6 +8,7 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.SparseVectorParams;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FsyncPolicy;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
@@ -86,6 +87,33 @@ class LocalMetadataStoreTest {
     assertThat(Files.exists(file().resolveSibling("collections.json.tmp")))
         .as("no temp file left behind")
         .isFalse();
+  }
+
+  @Test
+  void sparseVectorsSurviveAReloadAndOnlyTheirCollectionWritesThem() throws Exception {
+    CollectionMeta sparse =
+        new CollectionMeta(
+            "hybrid",
+            new CollectionConfig(
+                4,
+                Distance.DOT,
+                1,
+                1,
+                IndexParams.DEFAULT,
+                java.util.Map.of(
+                    "sparse-text", SparseVectorParams.DEFAULT, "b", SparseVectorParams.DEFAULT)),
+            1_732_250_123_456L);
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    assertThat(s.createIfAbsent(sparse)).isTrue();
+    assertThat(s.createIfAbsent(meta("dense", 4))).isTrue();
+    LocalMetadataStore reloaded = new LocalMetadataStore(dir, io);
+    assertThat(reloaded.get("hybrid")).contains(sparse);
+    assertThat(reloaded.get("hybrid").orElseThrow().config().sparseVectors().keySet())
+        .containsExactly("b", "sparse-text");
+    assertThat(reloaded.get("dense").orElseThrow().config().sparseVectors()).isEmpty();
+    String json = Files.readString(file()).replaceAll("\\s", "");
+    assertThat(json).contains("\"sparse_vectors\":{\"b\":{},\"sparse-text\":{}}");
+    assertThat(json.indexOf("sparse_vectors")).isEqualTo(json.lastIndexOf("sparse_vectors"));
   }
 
   @Test

@@ -2,6 +2,8 @@ package io.flashvec.index.collection;
 
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.Distance;
+import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
@@ -17,6 +19,7 @@ import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.SparseSearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.query.TopMerge;
 import io.flashvec.index.segment.Segment;
@@ -27,6 +30,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
@@ -206,8 +210,7 @@ public final class Collection implements Closeable {
       perShard.add(new ArrayList<>());
     }
     for (Point p : points) {
-      float[] v = validateVector(p.id(), p.vector());
-      perShard.get(shardOf(p.id())).add(new Point(p.id(), v, p.payload()));
+      perShard.get(shardOf(p.id())).add(config.preparePoint(p));
     }
     long[] seqs = new long[shards.length];
     for (int i = 0; i < shards.length; i++) {
@@ -232,8 +235,12 @@ public final class Collection implements Closeable {
       perShard.add(new ArrayList<>());
     }
     for (Point p : points) {
-      float[] v = validateVector(p.id(), p.vector());
-      perShard.get(shardOf(p.id())).add(new Point(p.id(), v, null));
+      if (p.vector() == null && p.sparse().isEmpty()) {
+        throw new InvalidInputException(
+            "Wrong input: a vector update needs at least one vector [id=" + p.id() + "]");
+      }
+      Point v = config.preparePoint(new Point(p.id(), p.vector(), null, p.sparse()));
+      perShard.get(shardOf(p.id())).add(v);
     }
     for (Point p : points) {
       if (get(p.id(), false, false) == null) {
@@ -247,6 +254,67 @@ public final class Collection implements Closeable {
       }
     }
     return finish(seqs, wait);
+  }
+
+  /**
+   * Qdrant's delete_vectors: removes the vectors {@code names} ({@code ""}: the default dense one)
+   * from existing points and keeps the rest. Every name is checked to be a vector of the collection
+   * and every id to exist before anything is written (as {@link #updateVectors}).
+   */
+  public UpdateResult deleteVectors(List<PointId> ids, Set<String> names, boolean wait) {
+    for (String name : names) {
+      if (!name.isEmpty()) {
+        config.checkSparseName(name);
+      } else if (config.sparseVectors().isEmpty()) {
+        throw new InvalidInputException(
+            "Wrong input: the default vector can only be deleted in a collection with sparse"
+                + " vectors: a point needs a vector");
+      }
+    }
+    List<List<PointId>> perShard = new ArrayList<>(shards.length);
+    for (int i = 0; i < shards.length; i++) {
+      perShard.add(new ArrayList<>());
+    }
+    for (PointId id : ids) {
+      if (get(id, false, false) == null) {
+        throw new NotFoundException("Not found: No point with id " + id + " found");
+      }
+      perShard.get(shardOf(id)).add(id);
+    }
+    long[] seqs = new long[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      if (!perShard.get(i).isEmpty()) {
+        seqs[i] = shards[i].deleteVectors(perShard.get(i), names);
+      }
+    }
+    return finish(seqs, wait);
+  }
+
+  /**
+   * Exact search of the sparse vector field {@code field} by dot product with {@code query}, over
+   * all shards, best first, after {@code offset}; points sharing no index with the query are no
+   * results.
+   */
+  public List<Record> sparseSearch(SparseSearchRequest req) {
+    config.checkSparseName(req.field());
+    int k = req.limit() + req.offset();
+    if (k == 0) {
+      return List.of();
+    }
+    FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
+    TopMerge<Record> top = TopMerge.byScore(Distance.DOT, k);
+    for (Shard s : shards) {
+      top.offerAll(
+          s.sparseSearch(
+              req.field(),
+              req.vector(),
+              k,
+              f,
+              req.scoreThreshold(),
+              req.withPayload(),
+              req.withVector()));
+    }
+    return top.bestFirst(req.offset());
   }
 
   /** Deletes points by id; ids that do not exist are ignored. */
@@ -427,7 +495,15 @@ public final class Collection implements Closeable {
   }
 
   private FilterEvaluator evaluator(Filter filter) {
-    return new FilterEvaluator(filter, schemas.current());
+    FilterEvaluator f = new FilterEvaluator(filter, schemas.current());
+    if (f.needsVectors()) {
+      for (String name : f.vectorNames()) {
+        if (!name.isEmpty()) {
+          config.checkSparseName(name);
+        }
+      }
+    }
+    return f;
   }
 
   /** The payload indexes of this collection. */

@@ -33,6 +33,13 @@ public final class DiskAnnFormat implements SegmentFormat {
   static final String META_FORMAT = "segment-meta";
   static final String DELETED_FORMAT = "segment-deleted";
   static final int META_VERSION = 2;
+
+  /**
+   * The metadata of a segment that also has {@link SegmentVectors#FILE}: version 2's body and one
+   * byte (1). Version 2 is still written for segments without it.
+   */
+  static final int META_VERSION_VECTORS = 3;
+
   static final String GRAPH_FILE = "graph.fvg";
   static final String PQ_FILE = "pq.fvs";
   static final String META_FILE = "meta.fvs";

@@ -124,6 +124,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   /** Bytes of the metadata file when a point has a payload, else 0. */
   private final long payloadFileBytes;
 
+  // set once at open, before the segment is published; null: every point has the dense vector only
+  private SegmentVectors vectors;
+
   private final AtomicLongArray deleted;
   private final AtomicInteger live;
   private final GraphFile graph;
@@ -293,7 +296,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               dir.resolve(DiskAnnFormat.META_FILE),
               DiskAnnFormat.META_FORMAT,
               DiskAnnFormat.META_VERSION,
-              DiskAnnFormat.META_VERSION);
+              DiskAnnFormat.META_VERSION_VECTORS);
     } catch (NoSuchFileException e) {
       throw new CorruptFileException(
           "segment metadata is missing", dir.resolve(DiskAnnFormat.META_FILE), e);
@@ -352,6 +355,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
         payloadAt[i] = -1;
       }
     }
+    boolean hasVectorsFile = meta.version() >= DiskAnnFormat.META_VERSION_VECTORS && b.get() == 1;
     meta = null; // the file's bytes: only offsets into the mapped file (or copies) are kept
     b = null;
     BitSet del = new BitSet(n);
@@ -364,6 +368,15 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       del = BitSet.valueOf(words);
     }
     PqCodes pq = PqCodes.read(io, dir.resolve(DiskAnnFormat.PQ_FILE), segmentId);
+    SegmentVectors vectors = null;
+    if (hasVectorsFile) {
+      try {
+        vectors = SegmentVectors.read(io, dir, segmentId, n);
+      } catch (NoSuchFileException e) {
+        throw new CorruptFileException(
+            "segment vectors file is missing", dir.resolve(SegmentVectors.FILE), e);
+      }
+    }
     MappedFile metaMap =
         payloadAt == null ? null : MappedFile.open(io, dir.resolve(DiskAnnFormat.META_FILE));
     GraphFile graph;
@@ -413,6 +426,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               defaultSearchList,
               inMemory,
               settings);
+      segment.vectors = vectors;
       if (!inMemory) {
         settings.nodeCache().join(segment);
       }
@@ -710,6 +724,33 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   }
 
   @Override
+  public boolean hasVector(int ord) {
+    return vectors == null || vectors.hasVector(ord);
+  }
+
+  @Override
+  public int withoutVector() {
+    return vectors == null ? 0 : vectors.withoutVector();
+  }
+
+  @Override
+  public boolean hasSparse() {
+    return vectors != null && vectors.hasSparse();
+  }
+
+  @Override
+  public io.flashvec.index.SparseVector sparseAt(int ord, String name) {
+    Objects.checkIndex(ord, count);
+    return vectors == null ? null : vectors.sparseAt(ord, name);
+  }
+
+  @Override
+  public java.util.Map<String, io.flashvec.index.SparseVector> sparseAt(int ord) {
+    Objects.checkIndex(ord, count);
+    return vectors == null ? java.util.Map.of() : vectors.sparseAt(ord);
+  }
+
+  @Override
   public boolean isDeleted(int ord) {
     return !liveOrds.test(ord);
   }
@@ -737,6 +778,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
         + (payloadAt == null ? 0 : (long) count * 8)
         + heapPayloadBytes
         + searcherBytes()
+        + (vectors == null ? 0 : vectors.memoryBytes())
         + (cache == null ? 0 : cache.memoryBytes());
   }
 

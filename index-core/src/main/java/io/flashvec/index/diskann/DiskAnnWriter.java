@@ -77,6 +77,9 @@ public final class DiskAnnWriter {
    */
   private final boolean pageOrder;
 
+  // what the points have beyond the default dense vector, by input position (set by each build)
+  private SegmentVectors.Collector extras;
+
   private DiskAnnWriter(
       FileIO io,
       Path dir,
@@ -332,6 +335,7 @@ public final class DiskAnnWriter {
     float[][] raw = new float[n][];
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
+    extras = new SegmentVectors.Collector(n);
     int at = 0;
     for (int s = 0; s < sources.size(); s++) {
       Segment src = sources.get(s);
@@ -340,6 +344,7 @@ public final class DiskAnnWriter {
         vectors.add(VTS.createFloatVector(raw[at]));
         ids[at] = src.idAt(ord);
         payloads[at] = src.payloadAt(ord);
+        extras.add(at, src, ord);
         at++;
       }
     }
@@ -428,12 +433,14 @@ public final class DiskAnnWriter {
     io.createDirectories(tmp);
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
+    extras = new SegmentVectors.Collector(n);
     int at = 0;
     for (int s = 0; s < sources.size(); s++) {
       Segment src = sources.get(s);
       for (int ord : ords.get(s)) {
         ids[at] = src.idAt(ord);
         payloads[at] = src.payloadAt(ord);
+        extras.add(at, src, ord);
         at++;
       }
     }
@@ -566,6 +573,7 @@ public final class DiskAnnWriter {
       codes.permute(order);
       PageOrder.gather(order, ids);
       PageOrder.gather(order, payloads);
+      extras.gather(order);
       DiskAnnFormat.writeOrder(io, tmp.resolve(DiskAnnFormat.ORDER_FILE), segmentId, order);
     }
     Path pqPath = tmp.resolve(DiskAnnFormat.PQ_FILE);
@@ -573,13 +581,23 @@ public final class DiskAnnWriter {
     fsync(io, tmp.resolve(DiskAnnFormat.GRAPH_FILE));
     long[] graphCrc = ChecksummedFile.crcAndLength(io, tmp.resolve(DiskAnnFormat.GRAPH_FILE));
     long[] pqCrc = ChecksummedFile.crcAndLength(io, pqPath);
+    boolean vectors = extras.any();
+    if (vectors) {
+      extras.write(io, tmp, segmentId);
+    }
+    byte[] meta = encodeMeta(n, dim, distance, graphCrc, pqCrc, ids, payloads);
+    if (vectors) {
+      // version 3: one more byte saying the segment has its vectors file
+      meta = java.util.Arrays.copyOf(meta, meta.length + 1);
+      meta[meta.length - 1] = 1;
+    }
     ChecksummedFile.write(
         io,
         tmp.resolve(DiskAnnFormat.META_FILE),
         DiskAnnFormat.META_FORMAT,
-        DiskAnnFormat.META_VERSION,
+        vectors ? DiskAnnFormat.META_VERSION_VECTORS : DiskAnnFormat.META_VERSION,
         segmentId,
-        encodeMeta(n, dim, distance, graphCrc, pqCrc, ids, payloads));
+        meta);
     io.fsyncDirectory(tmp);
     io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);
     io.atomicMove(tmp, dir);
@@ -678,9 +696,11 @@ public final class DiskAnnWriter {
     checkCancelled();
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
+    extras = new SegmentVectors.Collector(n);
     for (int i = 0; i < n; i++) {
       ids[i] = src.idAt(i);
       payloads[i] = src.payloadAt(i);
+      extras.add(i, src, i);
     }
     finish(n, new PqCodes(codebook, n, codes), ids, payloads, order);
     return n;

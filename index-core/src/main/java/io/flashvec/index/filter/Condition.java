@@ -21,6 +21,7 @@ public sealed interface Condition
         Condition.Range,
         Condition.DatetimeRange,
         Condition.HasId,
+        Condition.HasVector,
         Condition.Slice,
         Condition.IsEmpty,
         Condition.IsNull,
@@ -82,6 +83,13 @@ public sealed interface Condition
    */
   record DatetimeRange(FieldPath key, Instant gt, Instant gte, Instant lt, Instant lte)
       implements Condition {}
+
+  /**
+   * {@code {"has_vector": name}}: the point has the vector {@code name} ({@code ""}: the default
+   * dense one). Evaluated with the point's vectors ({@link FilterEvaluator#matches(
+   * io.flashvec.index.PointId, byte[], java.util.function.Predicate)}).
+   */
+  record HasVector(String name) implements Condition {}
 
   /** {@code {"has_id": [...]}}: the point id is in the set. */
   record HasId(Set<PointId> ids) implements Condition {

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
@@ -94,6 +95,7 @@ public final class FilterEvaluator {
   private final Filter filter;
   private final Set<String> heads;
   private final boolean needsPayload;
+  private final boolean needsVectors;
   private final TextTokens text;
   private final java.util.Map<Condition, List<String>> textQueries =
       new java.util.IdentityHashMap<>();
@@ -115,6 +117,9 @@ public final class FilterEvaluator {
     collectHeads(filter, h);
     this.heads = Set.copyOf(h);
     this.needsPayload = !heads.isEmpty();
+    Set<String> names = new HashSet<>();
+    collectVectorNames(filter, names);
+    this.needsVectors = !names.isEmpty();
   }
 
   public Filter filter() {
@@ -188,6 +193,7 @@ public final class FilterEvaluator {
       case Condition.IsNull e -> out.add(e.key().head());
       case Condition.Nested n -> out.add(n.key().head());
       case Condition.HasId h -> {}
+      case Condition.HasVector h -> {}
       case Condition.Slice sl -> {}
     }
   }
@@ -198,12 +204,58 @@ public final class FilterEvaluator {
       return true;
     }
     JsonNode root = needsPayload ? parse(payload) : null;
-    return eval(filter, id, root);
+    return eval(filter, id, root, null);
+  }
+
+  /**
+   * Whether the point with this id, payload ({@code null}: none) and vectors ({@code
+   * vectors.test(name)}: whether it has the vector {@code name}, {@code ""} the default dense one)
+   * matches.
+   */
+  public boolean matches(PointId id, byte[] payload, Predicate<String> vectors) {
+    if (filter.isEmpty()) {
+      return true;
+    }
+    JsonNode root = needsPayload ? parse(payload) : null;
+    return eval(filter, id, root, vectors);
+  }
+
+  /** Whether the filter reads payloads (it has conditions on payload keys). */
+  public boolean needsPayload() {
+    return needsPayload;
+  }
+
+  /** Whether the filter has a {@code has_vector} condition (it then needs the point's vectors). */
+  public boolean needsVectors() {
+    return needsVectors;
+  }
+
+  /** The vector names the filter's {@code has_vector} conditions name. */
+  public Set<String> vectorNames() {
+    Set<String> out = new HashSet<>();
+    collectVectorNames(filter, out);
+    return out;
+  }
+
+  private static void collectVectorNames(Condition c, Set<String> out) {
+    switch (c) {
+      case Filter f -> {
+        f.must().forEach(x -> collectVectorNames(x, out));
+        f.should().forEach(x -> collectVectorNames(x, out));
+        f.mustNot().forEach(x -> collectVectorNames(x, out));
+        if (f.minShould() != null) {
+          f.minShould().conditions().forEach(x -> collectVectorNames(x, out));
+        }
+      }
+      case Condition.Nested n -> collectVectorNames(n.filter(), out);
+      case Condition.HasVector h -> out.add(h.name());
+      default -> {}
+    }
   }
 
   /** Whether the point matches, given its payload as a parsed JSON object ({@code null}: none). */
   public boolean matches(PointId id, JsonNode payload) {
-    return eval(filter, id, payload);
+    return eval(filter, id, payload, null);
   }
 
   /** Parses only the top-level keys the filter needs; {@code null} for no or malformed payload. */
@@ -232,10 +284,16 @@ public final class FilterEvaluator {
     }
   }
 
-  private boolean eval(Condition c, PointId id, JsonNode root) {
+  private boolean eval(Condition c, PointId id, JsonNode root, Predicate<String> vectors) {
     return switch (c) {
-      case Filter f -> evalFilter(f, id, root);
+      case Filter f -> evalFilter(f, id, root, vectors);
       case Condition.HasId h -> h.ids().contains(id);
+      case Condition.HasVector h -> {
+        if (vectors == null) {
+          throw new IllegalStateException("has_vector is evaluated with the point's vectors");
+        }
+        yield vectors.test(h.name());
+      }
       case Condition.Slice sl -> sl.contains(id);
       case Condition.MatchValue m -> {
         for (JsonNode v : values(m.key(), root)) {
@@ -429,7 +487,7 @@ public final class FilterEvaluator {
       }
       case Condition.Nested n -> {
         for (JsonNode v : values(n.key(), root)) {
-          if (v.isObject() && evalFilter(n.filter(), id, v)) {
+          if (v.isObject() && evalFilter(n.filter(), id, v, vectors)) {
             yield true;
           }
         }
@@ -438,21 +496,21 @@ public final class FilterEvaluator {
     };
   }
 
-  private boolean evalFilter(Filter f, PointId id, JsonNode root) {
+  private boolean evalFilter(Filter f, PointId id, JsonNode root, Predicate<String> vectors) {
     for (Condition c : f.must()) {
-      if (!eval(c, id, root)) {
+      if (!eval(c, id, root, vectors)) {
         return false;
       }
     }
     for (Condition c : f.mustNot()) {
-      if (eval(c, id, root)) {
+      if (eval(c, id, root, vectors)) {
         return false;
       }
     }
     if (!f.should().isEmpty()) {
       boolean any = false;
       for (Condition c : f.should()) {
-        if (eval(c, id, root)) {
+        if (eval(c, id, root, vectors)) {
           any = true;
           break;
         }
@@ -467,7 +525,7 @@ public final class FilterEvaluator {
         if (need <= 0) {
           break;
         }
-        if (eval(c, id, root)) {
+        if (eval(c, id, root, vectors)) {
           need--;
         }
       }

@@ -130,6 +130,14 @@ public final class FilterParser {
       only(n, path, "has_id");
       return hasId(n.get("has_id"), path + ".has_id");
     }
+    if (n.has("has_vector")) {
+      only(n, path, "has_vector");
+      JsonNode v = n.get("has_vector");
+      if (!v.isString()) {
+        throw bad(path + ".has_vector", "expected a vector name", v);
+      }
+      return new Condition.HasVector(v.asString());
+    }
     if (n.has("slice")) {
       only(n, path, "slice");
       return slice(n.get("slice"), path + ".slice");
@@ -175,7 +183,7 @@ public final class FilterParser {
             + first
             + "', expected key (with "
             + FIELD_CONDITIONS
-            + "), has_id, slice, is_empty, is_null, nested or a nested filter");
+            + "), has_id, has_vector, slice, is_empty, is_null, nested or a nested filter");
   }
 
   private static boolean containsHasId(Condition c) {

@@ -272,6 +272,7 @@ public final class FilterQueries {
       }
       case Condition.HasId h -> Translation.ALL_INEXACT;
       case Condition.Slice sl -> Translation.ALL_INEXACT;
+      case Condition.HasVector h -> Translation.ALL_INEXACT;
       case Condition.MatchExcept m -> Translation.ALL_INEXACT;
       case Condition.IsNull n -> Translation.ALL_INEXACT;
       case Condition.Nested n -> Translation.ALL_INEXACT;

@@ -510,6 +510,18 @@ public final class PayloadIndexes implements Closeable {
    * exact), else by evaluating every live point.
    */
   public AcceptedOrdinals accepted(Segment seg, FilterEvaluator filter) {
+    if (filter.needsVectors()) {
+      // has_vector asks the segment, ordinal by ordinal
+      return AcceptedOrdinals.evaluate(
+          seg,
+          (java.util.function.IntPredicate)
+              ord ->
+                  filter.matches(
+                      seg.idAt(ord),
+                      filter.needsPayload() ? seg.payloadAt(ord) : null,
+                      name ->
+                          name.isEmpty() ? seg.hasVector(ord) : seg.sparseAt(ord, name) != null));
+    }
     try (Handle h = acquire(seg)) {
       if (h != null) {
         FilterQueries.Translation t = FilterQueries.translate(filter.filter(), h.schema);

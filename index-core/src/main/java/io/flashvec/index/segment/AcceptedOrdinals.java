@@ -62,6 +62,40 @@ public final class AcceptedOrdinals {
     return new AcceptedOrdinals(candidates, size, count);
   }
 
+  /**
+   * The live ordinals of {@code segment} that have the default dense vector and that {@code base}
+   * accepts ({@code null}: all): what a dense search may return.
+   */
+  public static AcceptedOrdinals withVector(Segment segment, AcceptedOrdinals base) {
+    int n = base == null ? segment.size() : base.size;
+    long[] words = new long[(n + 63) >>> 6];
+    int count = 0;
+    for (int ord = 0; ord < n; ord++) {
+      if ((base == null ? !segment.isDeleted(ord) : base.get(ord)) && segment.hasVector(ord)) {
+        words[ord >>> 6] |= 1L << ord;
+        count++;
+      }
+    }
+    return new AcceptedOrdinals(words, n, count);
+  }
+
+  /**
+   * The live ordinals of {@code segment} with ordinal-aware {@code accept}: used by the filter
+   * conditions that need the segment, such as the presence of a vector.
+   */
+  public static AcceptedOrdinals evaluate(Segment segment, java.util.function.IntPredicate accept) {
+    int n = segment.size();
+    long[] words = new long[(n + 63) >>> 6];
+    int count = 0;
+    for (int ord = 0; ord < n; ord++) {
+      if (!segment.isDeleted(ord) && accept.test(ord)) {
+        words[ord >>> 6] |= 1L << ord;
+        count++;
+      }
+    }
+    return new AcceptedOrdinals(words, n, count);
+  }
+
   /** Whether {@code ord} was accepted (and live when evaluated). */
   public boolean get(int ord) {
     return ord < size && (words[ord >>> 6] & (1L << ord)) != 0;

@@ -36,6 +36,9 @@ public final class GrowingSegment implements Segment {
     final PointId[] ids = new PointId[CHUNK];
     final byte[][] payloads = new byte[CHUNK][];
     final AtomicLongArray deleted = new AtomicLongArray(CHUNK / 64);
+    // written before the slot is published (volatile size), read after: no further ordering needed
+    final long[] noVector = new long[CHUNK / 64];
+    java.util.Map<String, io.flashvec.index.SparseVector>[] sparse;
 
     Chunk(int dim) {
       vectors = new float[CHUNK * dim];
@@ -52,6 +55,9 @@ public final class GrowingSegment implements Segment {
   private volatile boolean frozen;
   private volatile boolean indexing;
   private long payloadBytes; // written by the writer only; read racy for stats
+  private long sparseBytes; // written by the writer only; read racy for stats
+  private volatile int withoutVector;
+  private volatile boolean anySparse;
   private final LiveGraph graph;
   private final Distance distance;
   private final int defaultSearchList;
@@ -179,8 +185,25 @@ public final class GrowingSegment implements Segment {
 
   /** Appends a point and returns its ordinal. Writer thread only. */
   public int append(PointId pointId, float[] vector, byte[] payload) {
+    return append(pointId, vector, payload, java.util.Map.of());
+  }
+
+  /**
+   * Appends a point with its sparse vectors by name and returns its ordinal; a {@code null} vector
+   * (the point has no default dense vector) stores {@link #placeholder} in its place. Writer thread
+   * only.
+   */
+  public int append(
+      PointId pointId,
+      float[] vector,
+      byte[] payload,
+      java.util.Map<String, io.flashvec.index.SparseVector> sparse) {
     if (frozen) {
       throw new IllegalStateException("segment is sealed [segment=" + id + "]");
+    }
+    boolean absent = vector == null;
+    if (absent) {
+      vector = placeholder(dim);
     }
     if (vector.length != dim) {
       throw new IllegalArgumentException(
@@ -205,9 +228,64 @@ public final class GrowingSegment implements Segment {
     if (payload != null) {
       payloadBytes += payload.length;
     }
+    if (absent) {
+      c.noVector[slot >>> 6] |= 1L << slot;
+      withoutVector++;
+    }
+    if (sparse != null && !sparse.isEmpty()) {
+      if (c.sparse == null) {
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, io.flashvec.index.SparseVector>[] m = new java.util.Map[CHUNK];
+        c.sparse = m;
+      }
+      c.sparse[slot] = sparse;
+      for (io.flashvec.index.SparseVector v : sparse.values()) {
+        sparseBytes += 8L * v.size() + 48;
+      }
+      anySparse = true;
+    }
     live.incrementAndGet();
     size = ord + 1;
     return ord;
+  }
+
+  /**
+   * What a point without the default dense vector holds in its place: a unit vector, so that a
+   * Cosine graph keeps normalised vectors; the dense searches never return it ({@link
+   * AcceptedOrdinals#withVector}).
+   */
+  public static float[] placeholder(int dim) {
+    float[] v = new float[dim];
+    v[0] = 1f;
+    return v;
+  }
+
+  @Override
+  public boolean hasVector(int ord) {
+    int slot = ord & MASK;
+    return (chunk(ord).noVector[slot >>> 6] & (1L << slot)) == 0;
+  }
+
+  @Override
+  public int withoutVector() {
+    return withoutVector;
+  }
+
+  @Override
+  public boolean hasSparse() {
+    return anySparse;
+  }
+
+  @Override
+  public io.flashvec.index.SparseVector sparseAt(int ord, String name) {
+    var m = chunk(ord).sparse;
+    return m == null || m[ord & MASK] == null ? null : m[ord & MASK].get(name);
+  }
+
+  @Override
+  public java.util.Map<String, io.flashvec.index.SparseVector> sparseAt(int ord) {
+    var m = chunk(ord).sparse;
+    return m == null || m[ord & MASK] == null ? java.util.Map.of() : m[ord & MASK];
   }
 
   /** Stops appends; the segment keeps serving reads and deletes. Writer thread only. */
@@ -384,6 +462,7 @@ public final class GrowingSegment implements Segment {
     int allocated = (size + CHUNK - 1) >>> CHUNK_SHIFT;
     return (long) allocated * (CHUNK * (4L * dim + 8 + 8 + 16))
         + payloadBytes
+        + sparseBytes
         + (graph == null ? 0 : graph.memoryBytes());
   }
 

@@ -40,6 +40,35 @@ public interface Segment {
   /** A copy of the stored vector. */
   float[] vectorAt(int ord);
 
+  /**
+   * Whether the point at {@code ord} has the default dense vector. One without it holds a
+   * placeholder in the dense index that a dense search never returns ({@link
+   * AcceptedOrdinals#withVector}) and {@link #vectorAt} returns that placeholder.
+   */
+  default boolean hasVector(int ord) {
+    return true;
+  }
+
+  /** Ordinals (live or deleted) without the default dense vector. */
+  default int withoutVector() {
+    return 0;
+  }
+
+  /** Whether some point of this segment has a sparse vector. */
+  default boolean hasSparse() {
+    return false;
+  }
+
+  /** The sparse vector {@code name} of the point at {@code ord}, or {@code null}. */
+  default io.flashvec.index.SparseVector sparseAt(int ord, String name) {
+    return null;
+  }
+
+  /** The sparse vectors of the point at {@code ord} by name (empty: none). */
+  default java.util.Map<String, io.flashvec.index.SparseVector> sparseAt(int ord) {
+    return java.util.Map.of();
+  }
+
   /** The payload JSON bytes, or {@code null}. */
   byte[] payloadAt(int ord);
 

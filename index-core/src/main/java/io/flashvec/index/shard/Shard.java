@@ -492,6 +492,23 @@ public final class Shard implements Closeable {
     return writer.updateVectors(points);
   }
 
+  /** Removes the vectors {@code names} from existing points; see {@link ShardWriter}. */
+  public long deleteVectors(List<PointId> ids, Set<String> names) {
+    return writer.deleteVectors(ids, names);
+  }
+
+  /** Exact sparse search of one shard; see {@link ShardReader#sparseSearch}. */
+  public List<Record> sparseSearch(
+      String field,
+      io.flashvec.index.SparseVector query,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    return reader.sparseSearch(field, query, k, filter, scoreThreshold, withPayload, withVector);
+  }
+
   /** Deletes points by id (absent ids are ignored); returns the WAL sequence number. */
   public long delete(List<PointId> ids) {
     return writer.delete(ids);

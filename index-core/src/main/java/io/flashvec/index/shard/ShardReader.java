@@ -5,6 +5,7 @@ import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SparseVector;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadIndexes;
@@ -85,8 +86,7 @@ final class ShardReader {
           }
           return null;
         }
-        return new Record(
-            id, 0f, withVector ? s.vectorAt(ord) : null, withPayload ? s.payloadAt(ord) : null);
+        return record(s, ord, 0f, withPayload, withVector);
       }
     } finally {
       snap.release();
@@ -211,13 +211,21 @@ final class ShardReader {
         next = id;
         break;
       }
-      Record r = get(id, req.withPayload() || filter != null, req.withVector());
+      boolean vectors = filter != null && filter.needsVectors();
+      Record r = get(id, req.withPayload() || filter != null, req.withVector() || vectors);
       if (r != null && filter != null) {
-        if (!filter.matches(id, r.payload())) {
+        Record got = r;
+        if (!filter.matches(
+            id,
+            r.payload(),
+            name -> name.isEmpty() ? got.vector() != null : got.sparse().containsKey(name))) {
           continue;
         }
+        if (vectors && !req.withVector()) {
+          r = r.withoutVectors();
+        }
         if (!req.withPayload()) {
-          r = new Record(r.id(), r.score(), r.vector(), null);
+          r = r.withoutPayload();
         }
       }
       if (r != null) {
@@ -261,6 +269,9 @@ final class ShardReader {
       Segment seg = segs.get(i);
       AcceptedOrdinals accept =
           search.filtered() ? payloadIndexes.accepted(seg, search.filter()) : null;
+      if (seg.withoutVector() > 0) {
+        accept = AcceptedOrdinals.withVector(seg, accept);
+      }
       // a graph search is sized to the segment's share of the points (Lucene does so; see
       // SearchShare); not with a filter, which may select mostly one segment's points
       double share = total > 0 && !search.filtered() ? (double) seg.size() / total : 1.0;
@@ -284,14 +295,86 @@ final class ShardReader {
       if (!seen.add(id)) {
         continue;
       }
-      out.add(
-          new Record(
-              id,
-              scores[i],
-              req.withVector() ? s.vectorAt(ords[i]) : null,
-              req.withPayload() ? s.payloadAt(ords[i]) : null));
+      out.add(record(s, ords[i], scores[i], req.withPayload(), req.withVector()));
     }
     return out;
+  }
+
+  /**
+   * The point at {@code ord} of {@code s} as a record: payload and vectors (the default dense one
+   * when the point has it, and the sparse ones) as asked.
+   */
+  static Record record(Segment s, int ord, float score, boolean withPayload, boolean withVector) {
+    return new Record(
+        s.idAt(ord),
+        score,
+        withVector && s.hasVector(ord) ? s.vectorAt(ord) : null,
+        withPayload ? s.payloadAt(ord) : null,
+        withVector ? s.sparseAt(ord) : null);
+  }
+
+  /**
+   * The best {@code k} live points by the dot product of their sparse vector {@code field} with
+   * {@code query}, among those {@code filter} accepts ({@code null}: all): an exact scan of the
+   * points that have the field. Points that share no index with the query, or score 0, are no
+   * results (as in Qdrant's sparse search). Best first; ties by segment and ordinal.
+   */
+  List<Record> sparseSearch(
+      String field,
+      SparseVector query,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    Snapshot snap = segments.acquire();
+    try {
+      List<Segment> segs = snap.segments();
+      TopK top = new TopK(Distance.DOT, k);
+      boolean filtered = filter != null && !filter.matchesAll();
+      for (int i = 0; i < segs.size(); i++) {
+        Segment seg = segs.get(i);
+        if (!seg.hasSparse()) {
+          continue;
+        }
+        AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
+        int n = accept == null ? seg.size() : accept.size();
+        for (int ord = accept == null ? 0 : accept.next(0);
+            ord >= 0 && ord < n;
+            ord = accept == null ? ord + 1 : accept.next(ord + 1)) {
+          if (accept == null && seg.isDeleted(ord)) {
+            continue;
+          }
+          SparseVector v = seg.sparseAt(ord, field);
+          if (v == null) {
+            continue;
+          }
+          float score = query.dot(v);
+          if (score != 0f) {
+            top.offer(score, i, ord);
+          }
+        }
+      }
+      int n = top.size();
+      float[] scores = new float[n];
+      int[] slots = new int[n];
+      int[] ords = new int[n];
+      top.drainBestFirst(scores, slots, ords);
+      List<Record> out = new ArrayList<>(n);
+      Set<PointId> seen = new HashSet<>();
+      for (int i = 0; i < n; i++) {
+        if (scoreThreshold != null && scores[i] < scoreThreshold) {
+          break;
+        }
+        Segment s = segs.get(slots[i]);
+        if (seen.add(s.idAt(ords[i]))) {
+          out.add(record(s, ords[i], scores[i], withPayload, withVector));
+        }
+      }
+      return out;
+    } finally {
+      snap.release();
+    }
   }
 
   /**
@@ -318,12 +401,7 @@ final class ShardReader {
         Segment seg = segs.get(h.slot());
         PointId id = seg.idAt(h.ord());
         if (seen.add(id)) {
-          out.add(
-              new Record(
-                  id,
-                  (float) h.score(),
-                  withVector ? seg.vectorAt(h.ord()) : null,
-                  withPayload ? seg.payloadAt(h.ord()) : null));
+          out.add(record(seg, h.ord(), (float) h.score(), withPayload, withVector));
         }
       }
       return out;
@@ -381,14 +459,7 @@ final class ShardReader {
       Set<PointId> seen = new HashSet<>();
       for (Cand c : sorted) {
         if (seen.add(c.id())) {
-          out.add(
-              new Ordered(
-                  new Record(
-                      c.id(),
-                      0f,
-                      withVector ? c.seg().vectorAt(c.ord()) : null,
-                      withPayload ? c.seg().payloadAt(c.ord()) : null),
-                  c.value()));
+          out.add(new Ordered(record(c.seg(), c.ord(), 0f, withPayload, withVector), c.value()));
         }
       }
       return out;

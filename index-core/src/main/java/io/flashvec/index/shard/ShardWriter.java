@@ -8,6 +8,7 @@ import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
+import io.flashvec.index.SparseVector;
 import io.flashvec.index.UnavailableException;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.memory.MemoryLimits;
@@ -23,7 +24,10 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -264,6 +268,7 @@ final class ShardWriter {
   private void replay(long seq, byte op, ByteBuffer body) {
     switch (op) {
       case WalCodec.OP_UPSERT -> applyUpsert(WalCodec.decodeUpsert(body), seq);
+      case WalCodec.OP_UPSERT_VECTORS -> applyUpsert(WalCodec.decodeUpsertVectors(body), seq);
       case WalCodec.OP_DELETE -> applyDelete(WalCodec.decodeDelete(body));
       default ->
           throw new IllegalStateException(
@@ -277,7 +282,8 @@ final class ShardWriter {
    */
   long upsert(List<Point> points) {
     checkDimensions(points);
-    byte[] body = WalCodec.encodeUpsert(points);
+    byte op = WalCodec.upsertOp(points);
+    byte[] body = WalCodec.encodeUpsertAny(points);
     space.require(body.length, "upsert");
     long seq;
     GrowingSegment g;
@@ -285,7 +291,7 @@ final class ShardWriter {
     try {
       awaitSealRoom();
       checkResident("upsert");
-      seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
+      seq = appendWal(op, body, "upsert");
       applyUpsert(points, seq);
       g = growing;
     } finally {
@@ -297,7 +303,7 @@ final class ShardWriter {
 
   private void checkDimensions(List<Point> points) {
     for (Point p : points) {
-      if (p.vector().length != dim) {
+      if (p.vector() != null && p.vector().length != dim) {
         throw new InvalidInputException(
             "Wrong input: Vector dimension error: expected dim: "
                 + dim
@@ -308,34 +314,64 @@ final class ShardWriter {
   }
 
   /**
-   * Replaces the vectors of existing points (validated and prepared for the metric; their payloads
-   * are not used) and keeps the payloads the points have now. The live versions are read and one
-   * upsert record of the new versions is written under the write lock, as {@link
-   * #updatePayloads(List, UnaryOperator)} does, so a payload update of the same points is never
-   * lost in between. An id that does not exist is a {@link NotFoundException} naming it, and
-   * nothing is written. Returns the WAL sequence number.
+   * Replaces vectors of existing points and keeps the rest: the default dense vector when a point
+   * gives one (validated and prepared for the metric), and each sparse vector it gives; payloads
+   * given are not used. The live versions are read and one upsert record of the new versions is
+   * written under the write lock, as {@link #updatePayloads(List, UnaryOperator)} does, so a
+   * payload update of the same points is never lost in between. An id that does not exist is a
+   * {@link NotFoundException} naming it, and nothing is written. Returns the WAL sequence number.
    */
   long updateVectors(List<Point> points) {
     checkDimensions(points);
+    return rewrite(
+        points.stream().map(Point::id).toList(),
+        (i, r) -> {
+          Point p = points.get(i);
+          Map<String, SparseVector> sparse = new HashMap<>(r.sparse());
+          sparse.putAll(p.sparse());
+          return new Point(
+              p.id(), p.vector() != null ? p.vector() : r.vector(), r.payload(), sparse);
+        },
+        "vector update");
+  }
+
+  /**
+   * Removes the vectors {@code names} ({@code ""}: the default dense one) from existing points and
+   * keeps the rest; written as {@link #updateVectors} is. An id that does not exist is a {@link
+   * NotFoundException} naming it, and nothing is written.
+   */
+  long deleteVectors(List<PointId> ids, Set<String> names) {
+    return rewrite(
+        ids,
+        (i, r) -> {
+          Map<String, SparseVector> sparse = new HashMap<>(r.sparse());
+          sparse.keySet().removeAll(names);
+          return new Point(r.id(), names.contains("") ? null : r.vector(), r.payload(), sparse);
+        },
+        "vector deletion");
+  }
+
+  private long rewrite(
+      List<PointId> ids, java.util.function.BiFunction<Integer, Record, Point> next, String what) {
     long seq;
     GrowingSegment g;
     writeLock.lock();
     try {
-      // may wait for a build with the lock released: the payloads are read after it
+      // may wait for a build with the lock released: the live versions are read after it
       awaitSealRoom();
-      checkResident("vector update");
-      List<Point> next = new ArrayList<>(points.size());
-      for (Point p : points) {
-        Record r = reader.get(p.id(), true, false);
+      checkResident(what);
+      List<Point> points = new ArrayList<>(ids.size());
+      for (int i = 0; i < ids.size(); i++) {
+        Record r = reader.get(ids.get(i), true, true);
         if (r == null) {
-          throw new NotFoundException("Not found: No point with id " + p.id() + " found");
+          throw new NotFoundException("Not found: No point with id " + ids.get(i) + " found");
         }
-        next.add(new Point(p.id(), p.vector(), r.payload()));
+        points.add(next.apply(i, r));
       }
-      byte[] body = WalCodec.encodeUpsert(next);
-      space.require(body.length, "vector update");
-      seq = appendWal(WalCodec.OP_UPSERT, body, "vector update");
-      applyUpsert(next, seq);
+      byte[] body = WalCodec.encodeUpsertAny(points);
+      space.require(body.length, what);
+      seq = appendWal(WalCodec.upsertOp(points), body, what);
+      applyUpsert(points, seq);
       g = growing;
     } finally {
       writeLock.unlock();
@@ -400,15 +436,15 @@ final class ShardWriter {
       for (PointId id : ids) {
         Record r = reader.get(id, true, true);
         if (r != null) {
-          points.add(new Point(id, r.vector(), update.apply(r.payload())));
+          points.add(new Point(id, r.vector(), update.apply(r.payload()), r.sparse()));
         }
       }
       if (points.isEmpty()) {
         return 0;
       }
-      byte[] body = WalCodec.encodeUpsert(points);
+      byte[] body = WalCodec.encodeUpsertAny(points);
       space.require(body.length, "payload update");
-      long seq = appendWal(WalCodec.OP_UPSERT, body, "payload update");
+      long seq = appendWal(WalCodec.upsertOp(points), body, "payload update");
       applyUpsert(points, seq);
       return seq;
     } finally {
@@ -454,7 +490,7 @@ final class ShardWriter {
       memory.growingActive(this);
     }
     for (Point p : points) {
-      int ord = growing.append(p.id(), p.vector(), p.payload());
+      int ord = growing.append(p.id(), p.vector(), p.payload(), p.sparse());
       long old = locations.put(p.id(), IdLocations.pack(growing.id(), ord));
       if (old != IdLocations.NONE) {
         deleteAt(old);

@@ -2,10 +2,14 @@ package io.flashvec.index.shard;
 
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
+import io.flashvec.index.SparseVector;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Binary bodies of the shard's WAL records (little-endian).
@@ -14,14 +18,131 @@ import java.util.List;
  * id      := u8 kind (0 number, 1 uuid) | u64 lo | [u64 hi if uuid]
  * UPSERT  := u32 count | count * (id | u32 dim | dim * f32 | i32 payloadLen (-1: none) | bytes)
  * DELETE  := u32 count | count * id
+ * UPSERT_VECTORS := u32 count | count * (id | u8 hasDense | [u32 dim | dim * f32 if hasDense]
+ *                   | u16 sparseCount | sparseCount * (u16 nameLen | utf8 name | u32 nnz
+ *                   | nnz * u32 index | nnz * f32 value) | i32 payloadLen | bytes)
  * </pre>
  *
- * Operation codes are part of the on-disk format: never renumber them.
+ * {@link #OP_UPSERT_VECTORS} is written only for a batch with a point that lacks the default dense
+ * vector or has a sparse one ({@link #upsertOp}); other batches keep {@link #OP_UPSERT}.
+ *
+ * <p>Operation codes are part of the on-disk format: never renumber them.
  */
 public final class WalCodec {
 
   public static final byte OP_UPSERT = 1;
   public static final byte OP_DELETE = 2;
+  public static final byte OP_UPSERT_VECTORS = 3;
+
+  /** The operation an upsert of {@code points} is written with. */
+  public static byte upsertOp(List<Point> points) {
+    for (Point p : points) {
+      if (p.hasExtraVectors()) {
+        return OP_UPSERT_VECTORS;
+      }
+    }
+    return OP_UPSERT;
+  }
+
+  /** The body of an upsert of {@code points} for {@link #upsertOp}. */
+  public static byte[] encodeUpsertAny(List<Point> points) {
+    return upsertOp(points) == OP_UPSERT ? encodeUpsert(points) : encodeUpsertVectors(points);
+  }
+
+  /** {@link #OP_UPSERT_VECTORS}'s body. */
+  public static byte[] encodeUpsertVectors(List<Point> points) {
+    long size = 4;
+    for (Point p : points) {
+      size += idBytes(p.id()) + 1 + 2 + 4;
+      if (p.vector() != null) {
+        size += 4 + 4L * p.vector().length;
+      }
+      for (var e : p.sparse().entrySet()) {
+        size +=
+            2 + e.getKey().getBytes(StandardCharsets.UTF_8).length + 4 + 8L * e.getValue().size();
+      }
+      if (p.payload() != null) {
+        size += p.payload().length;
+      }
+    }
+    if (size > Integer.MAX_VALUE - 64) {
+      throw new IllegalArgumentException("upsert record too large [bytes=" + size + "]");
+    }
+    ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(points.size());
+    for (Point p : points) {
+      putId(b, p.id());
+      float[] v = p.vector();
+      if (v == null) {
+        b.put((byte) 0);
+      } else {
+        b.put((byte) 1).putInt(v.length);
+        b.asFloatBuffer().put(v);
+        b.position(b.position() + 4 * v.length);
+      }
+      // sorted by name: the same points always encode to the same bytes
+      var names = new java.util.TreeMap<>(p.sparse());
+      b.putShort((short) names.size());
+      for (var e : names.entrySet()) {
+        byte[] name = e.getKey().getBytes(StandardCharsets.UTF_8);
+        b.putShort((short) name.length).put(name);
+        SparseVector sv = e.getValue();
+        b.putInt(sv.size());
+        for (int idx : sv.indices()) {
+          b.putInt(idx);
+        }
+        for (float x : sv.values()) {
+          b.putFloat(x);
+        }
+      }
+      byte[] payload = p.payload();
+      if (payload == null) {
+        b.putInt(-1);
+      } else {
+        b.putInt(payload.length).put(payload);
+      }
+    }
+    return b.array();
+  }
+
+  /** Decodes {@link #OP_UPSERT_VECTORS}'s body. */
+  public static List<Point> decodeUpsertVectors(ByteBuffer b) {
+    int n = b.getInt();
+    List<Point> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      PointId id = getId(b);
+      float[] v = null;
+      if (b.get() != 0) {
+        v = new float[b.getInt()];
+        b.asFloatBuffer().get(v);
+        b.position(b.position() + 4 * v.length);
+      }
+      int fields = Short.toUnsignedInt(b.getShort());
+      Map<String, SparseVector> sparse = fields == 0 ? Map.of() : new HashMap<>();
+      for (int f = 0; f < fields; f++) {
+        byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
+        b.get(name);
+        int nnz = b.getInt();
+        int[] idx = new int[nnz];
+        float[] val = new float[nnz];
+        for (int j = 0; j < nnz; j++) {
+          idx[j] = b.getInt();
+        }
+        for (int j = 0; j < nnz; j++) {
+          val[j] = b.getFloat();
+        }
+        sparse.put(new String(name, StandardCharsets.UTF_8), new SparseVector(idx, val));
+      }
+      int len = b.getInt();
+      byte[] payload = null;
+      if (len >= 0) {
+        payload = new byte[len];
+        b.get(payload);
+      }
+      out.add(new Point(id, v, payload, sparse));
+    }
+    return out;
+  }
 
   private WalCodec() {}
 

@@ -53,6 +53,38 @@ class OnDiskFormatsTest {
   static final CollectionConfig CONFIG =
       new CollectionConfig(DIM, Distance.EUCLID, 1, 1, IndexParams.DEFAULT);
 
+  static final String SPARSE = "s";
+
+  /**
+   * The configuration of the fixtures with sparse vectors ({@code v2-sparse}: WAL operation 3,
+   * segment metadata v3 with {@code vectors.fvs}): the sparse field {@value #SPARSE}; every fourth
+   * point (from 1) lacks the dense vector and every odd point has a sparse one.
+   */
+  static final CollectionConfig CONFIG_SPARSE =
+      new CollectionConfig(
+          DIM,
+          Distance.EUCLID,
+          1,
+          1,
+          IndexParams.DEFAULT,
+          java.util.Map.of(SPARSE, io.flashvec.index.SparseVectorParams.DEFAULT));
+
+  /** Point {@code i}'s dense vector in a fixture with sparse vectors, or {@code null}. */
+  static float[] dense(int i, boolean sparse) {
+    return sparse && i % 4 == 1 ? null : vector(i);
+  }
+
+  /** Point {@code i}'s sparse vector, or {@code null}: fixed, overlapping, u32 indices. */
+  static io.flashvec.index.SparseVector sparse(int i) {
+    if (i % 2 == 0) {
+      return null;
+    }
+    return io.flashvec.index.SparseVector.of(
+        new long[] {i % 7, 10 + i % 5, 4_000_000_000L + i % 3},
+        new float[] {1 + i % 4, -0.5f * (i % 3), 0.25f * i},
+        "fixture");
+  }
+
   /** Point {@code i}'s vector: fixed, distinct, not normalised. */
   static float[] vector(int i) {
     float[] v = new float[DIM];
@@ -87,15 +119,24 @@ class OnDiskFormatsTest {
     org.junit.jupiter.api.Assumptions.assumeTrue(
         target != null, "writes a fixture only with -Dformats.write=<dir>");
     Path dir = Path.of(target);
-    try (Collection c = Collection.open("fixture", dir, CONFIG, options())) {
+    boolean sparse = Boolean.getBoolean("formats.sparse");
+    try (Collection c =
+        Collection.open("fixture", dir, sparse ? CONFIG_SPARSE : CONFIG, options())) {
       c.createPayloadIndex(
           PayloadFieldSchema.parse("tag", M.getNodeFactory().stringNode("keyword")), true);
-      c.upsert(points(0, SEAL, 1), true);
+      c.upsert(points(0, SEAL, 1, sparse), true);
       c.delete(List.of(PointId.of(3), PointId.of(5)), true);
       // the next upsert seals the first 32 points; the build runs on this thread and checkpoints
-      c.upsert(points(SEAL, POINTS, 1), true);
+      c.upsert(points(SEAL, POINTS, 1, sparse), true);
       c.delete(List.of(PointId.of(7), PointId.of(35)), true);
-      c.upsert(List.of(new Point(PointId.of(REWRITTEN), vector(REWRITTEN), payload(1, 2))), true);
+      c.upsert(
+          List.of(
+              new Point(
+                  PointId.of(REWRITTEN),
+                  dense(REWRITTEN, sparse),
+                  payload(1, 2),
+                  sparse ? sparseMap(REWRITTEN) : null)),
+          true);
     }
   }
 
@@ -103,10 +144,12 @@ class OnDiskFormatsTest {
   void fixturesOpen() throws Exception {
     // one line per fixture; formats: WAL v1, shard manifest v1, segment meta v2, graph v1, PQ v2,
     // deletion bits v1, payload schema JSON
-    check("formats/v1");
+    check("formats/v1", false);
+    // WAL op 3, segment meta v3 with vectors.fvs (sparse vectors, points without the dense one)
+    check("formats/v2-sparse", true);
   }
 
-  private void check(String fixture) throws IOException, URISyntaxException {
+  private void check(String fixture, boolean sparse) throws IOException, URISyntaxException {
     Path dir = tmp.resolve(fixture.replace('/', '-'));
     copy(fixture, dir);
     Path shardDir = dir.resolve("shards").resolve("0");
@@ -122,7 +165,8 @@ class OnDiskFormatsTest {
       assertThat(seqs).isNotEmpty();
       assertThat(wal.lastSeq()).isEqualTo(seqs.getLast());
     }
-    try (Collection c = Collection.open("fixture", dir, CONFIG, options())) {
+    try (Collection c =
+        Collection.open("fixture", dir, sparse ? CONFIG_SPARSE : CONFIG, options())) {
       assertThat(c.count()).isEqualTo(POINTS - DELETED.size());
       assertThat(c.info().segmentInfos().stream().filter(Collection.SegmentInfo::indexed))
           .as("the sealed segment")
@@ -134,7 +178,10 @@ class OnDiskFormatsTest {
           continue;
         }
         assertThat(r).as("point %d", i).isNotNull();
-        assertThat(r.vector()).as("vector of %d", i).containsExactly(vector(i));
+        assertThat(r.vector()).as("vector of %d", i).isEqualTo(dense(i, sparse));
+        assertThat(r.sparse())
+            .as("sparse vectors of %d", i)
+            .isEqualTo(sparse ? sparseMap(i) : java.util.Map.of());
         assertThat(new String(r.payload(), StandardCharsets.UTF_8))
             .as("payload of %d", i)
             .isEqualTo(new String(payload(i, i == REWRITTEN ? 2 : 1), StandardCharsets.UTF_8));
@@ -158,15 +205,41 @@ class OnDiskFormatsTest {
                     vector(q), 5, 0, null, new SearchParams(0, 0, 0, false), false, false, null));
         assertThat(hits.stream().map(h -> (int) h.id().number()).toList())
             .as("nearest to point %d", q)
-            .isEqualTo(exactNearest(vector(q), 5));
+            .isEqualTo(exactNearest(vector(q), 5, sparse));
+      }
+      if (sparse) {
+        // the sparse search, exact: every live point whose sparse vector overlaps the query
+        for (int q : new int[] {1, 9, 33}) {
+          io.flashvec.index.SparseVector query = sparse(q);
+          List<Record> hits =
+              c.sparseSearch(
+                  new io.flashvec.index.query.SparseSearchRequest(
+                      SPARSE, query, POINTS, 0, null, null, false, false));
+          List<Integer> want = new ArrayList<>();
+          for (int i = 0; i < POINTS; i++) {
+            if (!DELETED.contains(i) && sparse(i) != null && query.dot(sparse(i)) != 0f) {
+              want.add(i);
+            }
+          }
+          want.sort(
+              Comparator.comparingDouble((Integer i) -> -query.dot(sparse(i)))
+                  .thenComparing(i -> i));
+          assertThat(hits.stream().map(h -> (int) h.id().number()).toList())
+              .as("sparse search of point %d", q)
+              .isEqualTo(want);
+        }
       }
     }
   }
 
-  private static List<Integer> exactNearest(float[] q, int k) {
+  private static java.util.Map<String, io.flashvec.index.SparseVector> sparseMap(int i) {
+    return sparse(i) == null ? java.util.Map.of() : java.util.Map.of(SPARSE, sparse(i));
+  }
+
+  private static List<Integer> exactNearest(float[] q, int k, boolean sparse) {
     List<Integer> ids = new ArrayList<>();
     for (int i = 0; i < POINTS; i++) {
-      if (!DELETED.contains(i)) {
+      if (!DELETED.contains(i) && dense(i, sparse) != null) {
         ids.add(i);
       }
     }
@@ -176,10 +249,12 @@ class OnDiskFormatsTest {
     return ids.subList(0, k);
   }
 
-  private static List<Point> points(int from, int to, int version) {
+  private static List<Point> points(int from, int to, int version, boolean sparse) {
     List<Point> out = new ArrayList<>();
     for (int i = from; i < to; i++) {
-      out.add(new Point(PointId.of(i), vector(i), payload(i, version)));
+      out.add(
+          new Point(
+              PointId.of(i), dense(i, sparse), payload(i, version), sparse ? sparseMap(i) : null));
     }
     return out;
   }

@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
+import io.flashvec.index.SparseVector;
 import io.flashvec.testing.TestSeeds;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -100,6 +103,69 @@ class WalCodecTest {
   }
 
   @Test
+  void upsertWithVectorsRoundTripsOptionalDenseAndSparseVectors() {
+    Random r = TestSeeds.random("WalCodecTest.upsertVectors");
+    int rounds = TestSeeds.atLeast(r, 100);
+    for (int round = 0; round < rounds; round++) {
+      int dim = 1 + r.nextInt(20);
+      int n = r.nextInt(20);
+      List<Point> points = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        Map<String, SparseVector> sparse = new HashMap<>();
+        for (String name : List.of("sparse-text", "é", "x")) {
+          if (r.nextBoolean()) {
+            int nnz = r.nextInt(6);
+            int[] idx = new int[nnz];
+            float[] val = new float[nnz];
+            for (int j = 0; j < nnz; j++) {
+              idx[j] = j == 0 ? -1 : r.nextInt(); // -1: the u32 4294967295
+              val[j] = randomVector(r, 1)[0];
+            }
+            sparse.put(name, new SparseVector(idx, val));
+          }
+        }
+        float[] dense = r.nextInt(3) == 0 ? null : randomVector(r, dim);
+        points.add(new Point(randomId(r), dense, randomPayload(r), sparse));
+      }
+      byte op = WalCodec.upsertOp(points);
+      boolean extra = points.stream().anyMatch(Point::hasExtraVectors);
+      assertThat(op).isEqualTo(extra ? WalCodec.OP_UPSERT_VECTORS : WalCodec.OP_UPSERT);
+      ByteBuffer body = asReplayed(WalCodec.encodeUpsertVectors(points), r.nextInt(9));
+      List<Point> decoded = WalCodec.decodeUpsertVectors(body);
+      assertThat(body.remaining()).as("the whole body is consumed").isZero();
+      assertThat(decoded).hasSize(n);
+      for (int i = 0; i < n; i++) {
+        Point want = points.get(i);
+        Point got = decoded.get(i);
+        String what = "round=" + round + ", i=" + i + ", " + TestSeeds.reproduceWith();
+        assertThat(got.id()).as(what).isEqualTo(want.id());
+        if (want.vector() == null) {
+          assertThat(got.vector()).as(what).isNull();
+        } else {
+          assertThat(floatBits(got.vector())).as(what).isEqualTo(floatBits(want.vector()));
+        }
+        assertThat(got.sparse()).as(what).isEqualTo(want.sparse());
+        assertThat(got.payload()).as(what).isEqualTo(want.payload());
+      }
+    }
+  }
+
+  @Test
+  void denseOnlyBatchesKeepOperationOne() {
+    List<Point> points =
+        List.of(
+            new Point(PointId.of(1), new float[] {1f, 2f}, null),
+            new Point(PointId.of(2), new float[] {3f, 4f}, new byte[] {'{', '}'}));
+    assertThat(WalCodec.upsertOp(points)).isEqualTo(WalCodec.OP_UPSERT);
+    assertThat(WalCodec.encodeUpsertAny(points)).isEqualTo(WalCodec.encodeUpsert(points));
+    List<Point> back =
+        WalCodec.decodeUpsert(
+            ByteBuffer.wrap(WalCodec.encodeUpsert(points)).order(ByteOrder.LITTLE_ENDIAN));
+    assertThat(back.get(0).sparse()).isEmpty();
+    assertThat(back.get(0).hasExtraVectors()).isFalse();
+  }
+
+  @Test
   void deleteRoundTripsIds() {
     Random r = TestSeeds.random("WalCodecTest.delete");
     int rounds = TestSeeds.atLeast(r, 100);
@@ -146,6 +212,7 @@ class WalCodecTest {
     assertThat(del).containsExactly(1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0);
     assertThat(WalCodec.OP_UPSERT).isEqualTo((byte) 1);
     assertThat(WalCodec.OP_DELETE).isEqualTo((byte) 2);
+    assertThat(WalCodec.OP_UPSERT_VECTORS).isEqualTo((byte) 3);
   }
 
   @Test

@@ -1,0 +1,271 @@
+package io.flashvec.index.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.Point;
+import io.flashvec.index.PointId;
+import io.flashvec.index.Record;
+import io.flashvec.index.SearchParams;
+import io.flashvec.index.Searches;
+import io.flashvec.index.SparseVector;
+import io.flashvec.index.TestVectors;
+import io.flashvec.index.filter.FilterEvaluator;
+import io.flashvec.index.filter.FilterParser;
+import io.flashvec.storage.Wal;
+import io.flashvec.storage.testing.CrashSimulatingFileIO;
+import io.flashvec.testing.TestSeeds;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What a shard must do with sparse vectors and points without the default dense vector, whether the
+ * points sit in growing or in sealed segments (subclasses): sparse searches equal a brute force
+ * over a model of what was written (the same ids and bit-identical scores: the search is exact),
+ * with deletes, rewrites, vector updates and filters; dense searches never return a point without
+ * the dense vector; reads show each point's vectors; all of it again after a reopen (sealed files
+ * read back, the WAL replayed).
+ */
+@ExtendWith(TestSeeds.Reporter.class)
+abstract class SparseVectorsContractTest {
+
+  static final int DIM = 6;
+  static final List<String> FIELDS = List.of("a", "b");
+
+  @TempDir Path tmp;
+
+  protected final CrashSimulatingFileIO io = new CrashSimulatingFileIO();
+  private String testName;
+
+  protected abstract int sealThreshold();
+
+  protected Executor buildExecutor() {
+    return null;
+  }
+
+  /** Waits for background builds. */
+  protected void settle(Shard s) {}
+
+  /** Checks that the shard holds its points where the subclass means them to be. */
+  protected void checkLayout(Shard s) {}
+
+  @BeforeEach
+  void name(TestInfo info) {
+    testName = getClass().getSimpleName() + "." + info.getTestMethod().orElseThrow().getName();
+  }
+
+  @AfterEach
+  void noLeakedChannels() {
+    io.assertNoOpenChannels();
+  }
+
+  Shard open() {
+    return Shard.open(
+        tmp.resolve("shard"),
+        0,
+        DIM,
+        Distance.DOT,
+        IndexParams.DEFAULT,
+        new Shard.Options(
+            sealThreshold(),
+            Wal.Options.defaults().withSegmentBytes(32 << 10),
+            io,
+            buildExecutor(),
+            64,
+            null));
+  }
+
+  /** What the shard should hold for a point. */
+  record Stored(float[] dense, Map<String, SparseVector> sparse, byte[] payload) {}
+
+  static SparseVector randomSparse(Random r) {
+    int nnz = r.nextInt(7);
+    long[] idx = new long[nnz];
+    float[] val = new float[nnz];
+    Set<Long> used = new HashSet<>();
+    for (int i = 0; i < nnz; i++) {
+      long x;
+      do {
+        // a small term space so that vectors overlap, and the top of the u32 range
+        x = r.nextInt(10) == 0 ? 0xFFFF_FFFFL - r.nextInt(3) : r.nextInt(30);
+      } while (!used.add(x));
+      idx[i] = x;
+      val[i] = r.nextInt(8) == 0 ? 0f : (float) r.nextGaussian(); // negative weights too
+    }
+    return SparseVector.of(idx, val, "test");
+  }
+
+  static Point randomPoint(Random r, PointId id, int version) {
+    float[] dense = r.nextInt(3) == 0 ? null : Distance.DOT.prepare(TestVectors.gaussian(r, DIM));
+    Map<String, SparseVector> sparse = new HashMap<>();
+    for (String f : FIELDS) {
+      if (r.nextInt(3) != 0 || (dense == null && sparse.isEmpty() && f.equals("b"))) {
+        sparse.put(f, randomSparse(r));
+      }
+    }
+    return new Point(id, dense, TestVectors.payload(id, version), sparse);
+  }
+
+  @Test
+  void sparseAndDenseSearchesMatchBruteForce() throws Exception {
+    Random r = TestSeeds.random(testName);
+    Map<PointId, Stored> model = new HashMap<>();
+    List<PointId> ids = new ArrayList<>();
+    Shard s = open();
+    try {
+      int rounds = 12;
+      int version = 0;
+      for (int round = 0; round < rounds; round++) {
+        version++;
+        List<Point> batch = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+          PointId id =
+              !ids.isEmpty() && r.nextInt(4) == 0
+                  ? ids.get(r.nextInt(ids.size()))
+                  : PointId.of(r.nextInt(1_000_000));
+          batch.add(randomPoint(r, id, version));
+        }
+        s.upsert(batch);
+        for (Point p : batch) {
+          if (!model.containsKey(p.id())) {
+            ids.add(p.id());
+          }
+          model.put(p.id(), new Stored(p.vector(), p.sparse(), p.payload()));
+        }
+        // deletes
+        List<PointId> gone = new ArrayList<>();
+        for (int i = 0; i < 3 && !ids.isEmpty(); i++) {
+          gone.add(ids.remove(r.nextInt(ids.size())));
+        }
+        s.delete(gone);
+        gone.forEach(model::remove);
+        // a vector update and a vector deletion
+        if (!ids.isEmpty()) {
+          PointId id = ids.get(r.nextInt(ids.size()));
+          SparseVector v = randomSparse(r);
+          s.updateVectors(List.of(new Point(id, null, null, Map.of("a", v))));
+          Stored old = model.get(id);
+          Map<String, SparseVector> m = new HashMap<>(old.sparse());
+          m.put("a", v);
+          model.put(id, new Stored(old.dense(), m, old.payload()));
+
+          PointId id2 = ids.get(r.nextInt(ids.size()));
+          String name = r.nextBoolean() ? "" : "b";
+          s.deleteVectors(List.of(id2), Set.of(name));
+          Stored o2 = model.get(id2);
+          Map<String, SparseVector> m2 = new HashMap<>(o2.sparse());
+          m2.remove(name);
+          model.put(id2, new Stored(name.isEmpty() ? null : o2.dense(), m2, o2.payload()));
+        }
+        if (round % 4 == 3) {
+          s.flush();
+          settle(s);
+        }
+        if (round == rounds / 2 || round == rounds - 1) {
+          s.close();
+          s = open();
+          settle(s);
+        }
+        check(r, s, model, round);
+      }
+      checkLayout(s);
+    } finally {
+      s.close();
+    }
+  }
+
+  private void check(Random r, Shard s, Map<PointId, Stored> model, int round) {
+    String what = "round=" + round + ", " + TestSeeds.reproduceWith();
+    // reads
+    for (Map.Entry<PointId, Stored> e : model.entrySet()) {
+      Record got = s.get(e.getKey(), true, true);
+      assertThat(got).as(what).isNotNull();
+      assertThat(got.vector())
+          .as(what + ", dense of " + e.getKey())
+          .isEqualTo(e.getValue().dense());
+      assertThat(got.sparse())
+          .as(what + ", sparse of " + e.getKey())
+          .isEqualTo(e.getValue().sparse());
+    }
+    // sparse searches, with and without filters
+    List<String> filters =
+        List.of(
+            "",
+            "{\"must\": [{\"has_vector\": \"\"}]}",
+            "{\"must_not\": [{\"has_vector\": \"b\"}]}",
+            "{\"must\": [{\"key\": \"v\", \"range\": {\"gte\": " + Math.max(1, round - 2) + "}}]}");
+    for (int q = 0; q < 6; q++) {
+      SparseVector query = randomSparse(r);
+      String field = FIELDS.get(r.nextInt(FIELDS.size()));
+      String filterJson = filters.get(r.nextInt(filters.size()));
+      FilterEvaluator filter =
+          filterJson.isEmpty()
+              ? null
+              : new FilterEvaluator(
+                  FilterParser.parse(JsonMapper.builder().build().readTree(filterJson), "filter"));
+      int k = 1 + r.nextInt(15);
+      List<Record> got = s.sparseSearch(field, query, k, filter, null, false, false);
+      // brute force
+      List<Map.Entry<PointId, Float>> want = new ArrayList<>();
+      for (Map.Entry<PointId, Stored> e : model.entrySet()) {
+        Stored st = e.getValue();
+        SparseVector v = st.sparse().get(field);
+        if (v == null
+            || (filter != null && !filter.matches(e.getKey(), st.payload(), n -> has(st, n)))) {
+          continue;
+        }
+        float score = query.dot(v);
+        if (score != 0f) {
+          want.add(Map.entry(e.getKey(), score));
+        }
+      }
+      want.sort((a, b) -> Float.compare(b.getValue(), a.getValue()));
+      String w = what + ", query=" + query + ", field=" + field + ", filter=" + filterJson;
+      assertThat(got).as(w).hasSize(Math.min(k, want.size()));
+      for (int i = 0; i < got.size(); i++) {
+        assertThat(got.get(i).score()).as(w + ", rank " + i).isEqualTo(want.get(i).getValue());
+        Stored st = model.get(got.get(i).id());
+        assertThat(st).as(w).isNotNull();
+        assertThat(query.dot(st.sparse().get(field))).as(w).isEqualTo(got.get(i).score());
+      }
+    }
+    // dense searches never return points without the dense vector
+    Map<PointId, float[]> dense = new HashMap<>();
+    model.forEach(
+        (id, st) -> {
+          if (st.dense() != null) {
+            dense.put(id, st.dense());
+          }
+        });
+    float[] q = TestVectors.gaussian(r, DIM);
+    List<Record> got =
+        Searches.search(s, q, 10, new SearchParams(0, 0, 0, true), null, false, false);
+    var want = TestVectors.bruteForce(dense, q, Distance.DOT, 10, null);
+    assertThat(got).as(what).hasSize(want.size());
+    for (int i = 0; i < got.size(); i++) {
+      assertThat(dense).as(what).containsKey(got.get(i).id());
+      assertThat(got.get(i).score())
+          .as(what)
+          .isCloseTo(want.get(i).score(), org.assertj.core.api.Assertions.offset(1e-4f));
+    }
+  }
+
+  private static boolean has(Stored st, String name) {
+    return name.isEmpty() ? st.dense() != null : st.sparse().containsKey(name);
+  }
+}
