@@ -225,17 +225,7 @@ final class UniversalQuery {
     }
     String sparse = sparseUsing(collection, node);
     if (sparse != null) {
-      return service.sparseSearch(
-          collection,
-          new SparseSearchRequest(
-              sparse,
-              sparseQuery(q, field, sparse),
-              want,
-              0,
-              filter,
-              node.threshold(),
-              fetch.withPayload(),
-              fetch.withVector()));
+      return sparseSearch(collection, node, sparse, q, field, want, filter, fetch);
     }
     Scorer scorer = scorer(collection, node, q, field, false);
     if (scorer.mmr() != null) {
@@ -268,6 +258,29 @@ final class UniversalQuery {
       return service.search(collection, req, stats);
     }
     return customScored(collection, node, scorer, filter, want, fetch, stats);
+  }
+
+  /** The node's query as an exact search of the sparse field {@code sparse}. */
+  private List<Record> sparseSearch(
+      String collection,
+      Node node,
+      String sparse,
+      JsonNode q,
+      String field,
+      int want,
+      Filter filter,
+      Fetch fetch) {
+    return service.sparseSearch(
+        collection,
+        new SparseSearchRequest(
+            sparse,
+            sparseQuery(q, field, sparse),
+            want,
+            0,
+            filter,
+            node.threshold(),
+            fetch.withPayload(),
+            fetch.withVector()));
   }
 
   /** A node with prefetches: fusion of their lists, or a query over their union. */
@@ -322,17 +335,7 @@ final class UniversalQuery {
     }
     String sparse = sparseUsing(collection, node);
     if (sparse != null) {
-      return service.sparseSearch(
-          collection,
-          new SparseSearchRequest(
-              sparse,
-              sparseQuery(q, field, sparse),
-              want,
-              0,
-              among,
-              node.threshold(),
-              fetch.withPayload(),
-              fetch.withVector()));
+      return sparseSearch(collection, node, sparse, q, field, want, among, fetch);
     }
     Scorer scorer = scorer(collection, node, q, field, true);
     union.keySet().removeAll(scorer.examples());

@@ -95,12 +95,7 @@ public final class WalCodec {
           b.putFloat(x);
         }
       }
-      byte[] payload = p.payload();
-      if (payload == null) {
-        b.putInt(-1);
-      } else {
-        b.putInt(payload.length).put(payload);
-      }
+      putPayload(b, p.payload());
     }
     return b.array();
   }
@@ -146,6 +141,15 @@ public final class WalCodec {
 
   private WalCodec() {}
 
+  /** A payload as {@code i32 length | bytes}, or {@code -1} for none. */
+  private static void putPayload(ByteBuffer b, byte[] payload) {
+    if (payload == null) {
+      b.putInt(-1);
+    } else {
+      b.putInt(payload.length).put(payload);
+    }
+  }
+
   public static byte[] encodeUpsert(List<Point> points) {
     int size = 4;
     for (Point p : points) {
@@ -162,12 +166,7 @@ public final class WalCodec {
       b.putInt(v.length);
       b.asFloatBuffer().put(v);
       b.position(b.position() + 4 * v.length);
-      byte[] payload = p.payload();
-      if (payload == null) {
-        b.putInt(-1);
-      } else {
-        b.putInt(payload.length).put(payload);
-      }
+      putPayload(b, p.payload());
     }
     return b.array();
   }
