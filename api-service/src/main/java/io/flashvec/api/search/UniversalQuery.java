@@ -653,7 +653,10 @@ final class UniversalQuery {
       abc[i] = x.floatValue();
     }
     if (abc[1] < 0) {
-      throw Requests.invalid("b must be 0 or larger", field + ".strategy.naive.b", naive.get("b"));
+      // Qdrant's validation of the request body, path and wording included
+      throw new io.flashvec.api.web.ValidationException(
+          "internal." + field + ".strategy.naive.b",
+          "value " + abc[1] + " invalid, must be 0.0 or larger");
     }
     List<float[][]> pairs = new ArrayList<>();
     List<Float> weights = new ArrayList<>();
