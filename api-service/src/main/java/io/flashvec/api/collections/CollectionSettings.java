@@ -275,6 +275,11 @@ final class CollectionSettings {
               : "must be false: index.type " + index.type() + " keeps vectors in memory");
     }
     JsonNode m = vectors.get("memory");
+    if (m != null && m.isString() && m.asString().equals("pinned")) {
+      // Qdrant refuses it in validation, with this text
+      throw new ValidationException(
+          at + "memory", "`pinned` memory placement is not supported for dense vector storage");
+    }
     if (!absent(m) && !(onDisk && m.isString() && m.asString().equals("cold"))) {
       throw refused(
           at + "memory",

@@ -164,7 +164,8 @@ final class UniversalQuery {
     }
     JsonNode limitNode = b.get("limit");
     if (limitNode != null && limitNode.isIntegralNumber() && limitNode.asLong(1) == 0) {
-      throw Requests.invalid("limit must be 1 or larger", path + "limit", limitNode);
+      throw new io.flashvec.api.web.ValidationException(
+          "internal." + path + "limit", "value 0 invalid, must be 1 or larger");
     }
     int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
     JsonNode using = b.get("using");
@@ -710,6 +711,12 @@ final class UniversalQuery {
     }
     List<float[]> pos = ex.list(r.get("positive"), field + ".positive");
     List<float[]> neg = ex.list(r.get("negative"), field + ".negative");
+    if (pos.isEmpty() && neg.isEmpty()) {
+      // Qdrant's validation of RecommendInput, before the strategy is looked at
+      throw new io.flashvec.api.web.ValidationException(
+          "internal." + field + ".positives, negatives",
+          "At least one positive or negative vector/id must be provided");
+    }
     JsonNode s = r.get("strategy");
     String strategy = s == null || s.isNull() ? "average_vector" : s.asString("");
     switch (strategy) {

@@ -282,6 +282,10 @@ public final class Requests {
     }
     int searchList = nonNegativeInt(p, "search_list", 0, 100_000);
     if (searchList == 0) {
+      JsonNode ef = p.get("hnsw_ef");
+      if (ef != null && ef.isIntegralNumber() && ef.asLong(1) == 0) {
+        throw new ValidationException("params.hnsw_ef", "value 0 invalid, must be 1 or larger");
+      }
       searchList = nonNegativeInt(p, "hnsw_ef", 0, 100_000);
     }
     int rerankK = nonNegativeInt(p, "rerank_k", 0, 100_000);

@@ -613,7 +613,7 @@ class CollectionsControllerTests {
     probe(
         d,
         "memory",
-        "PATCH{\"vectors\":{\"\":{\"memory\":\"pinned\"}}}",
+        "PATCH{\"vectors\":{\"\":{\"memory\":\"cached\"}}}",
         Kind.REFUSED,
         "vectors.memory: only cold is supported");
 
@@ -734,7 +734,12 @@ class CollectionsControllerTests {
     for (String[] c :
         new String[][] {
           {"PUT", "{" + VECTORS + "},\"payload\":{\"memory\":\"pinned\"}}", "payload.memory"},
-          {"PATCH", "{\"params\":{\"payload\":{\"memory\":\"pinned\"}}}", "params.payload.memory"}
+          {"PATCH", "{\"params\":{\"payload\":{\"memory\":\"pinned\"}}}", "params.payload.memory"},
+          {
+            "PUT",
+            "{\"vectors\":{\"size\":4,\"distance\":\"Dot\",\"memory\":\"pinned\"}}",
+            "vectors.memory"
+          }
         }) {
       clearInvocations(service);
       var spec = c[0].equals("PUT") ? client.put() : client.patch();
@@ -753,7 +758,9 @@ class CollectionsControllerTests {
           .contains(
               "Validation error in JSON body: ["
                   + c[2]
-                  + ": `pinned` memory placement is not supported for payload storage]");
+                  + ": `pinned` memory placement is not supported for "
+                  + (c[2].startsWith("vectors") ? "dense vector" : "payload")
+                  + " storage]");
       verify(service, never()).createCollection(any(), any(), any());
       verify(service, never()).updateCollection(any(), any(), any(), any());
     }

@@ -490,6 +490,24 @@ class QueryApiIT {
     r = http.post("/collections/q/points/query", "{\"query\":{\"formula\":{\"sum\":[1]}}}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("a formula query rescores the results of its prefetches");
+    // Qdrant's body validation: 422 with its path and wording
+    r = http.post("/collections/q/points/query", "{\"query\":[1,0,0,0,0,0,0,0],\"limit\":0}");
+    assertThat(r.status()).isEqualTo(422);
+    assertThat(r.error())
+        .isEqualTo(
+            "Validation error in JSON body: [internal.limit: value 0 invalid, must be 1 or larger]");
+    r =
+        http.post(
+            "/collections/q/points/query",
+            "{\"query\":[1,0,0,0,0,0,0,0],\"params\":{\"hnsw_ef\":0}}");
+    assertThat(r.status()).isEqualTo(422);
+    assertThat(r.error()).contains("Validation error").contains("hnsw_ef");
+    r = http.post("/collections/q/points/query", "{\"query\":{\"recommend\":{\"positive\":[]}}}");
+    assertThat(r.status()).isEqualTo(422);
+    assertThat(r.error()).contains("At least one positive or negative vector/id must be provided");
+    r = http.post("/collections/q/points/query", "{\"query\":{\"recommend\":{\"negative\":[3]}}}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error()).contains("Positive vectors should not be empty with `average` strategy");
     r = http.post("/collections/q/points/query", "{\"query\":{\"fusion\":\"rrf\"}}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("needs prefetches");
