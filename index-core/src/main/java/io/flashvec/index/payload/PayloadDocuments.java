@@ -172,28 +172,28 @@ public final class PayloadDocuments {
    * datetime (epoch nanoseconds) of {@code key}, or {@code null} when it has none. The slow path,
    * for segments without an index.
    */
-  static Double orderValue(byte[] payload, PayloadFieldSchema f, boolean ascending) {
+  /** Every value of the order-by field in {@code payload}, in payload order (none: empty). */
+  static double[] orderValues(byte[] payload, PayloadFieldSchema f) {
     JsonNode root = parse(payload);
     if (root == null) {
-      return null;
+      return new double[0];
     }
-    Double best = null;
     List<JsonNode> values = FilterEvaluator.values(f.path(), root);
+    double[] out = new double[values.size()];
+    int n = 0;
     for (JsonNode v : values) {
-      Double x = null;
       if (f.type() == PayloadFieldSchema.Type.DATETIME) {
         if (v.isString()) {
           Instant t = FilterParser.parseDatetime(v.asString());
-          x = t == null ? null : (double) nanos(t);
+          if (t != null) {
+            out[n++] = nanos(t);
+          }
         }
       } else if (v.isNumber()) {
-        x = v.doubleValue();
-      }
-      if (x != null && (best == null || (ascending ? x < best : x > best))) {
-        best = x;
+        out[n++] = v.doubleValue();
       }
     }
-    return best;
+    return java.util.Arrays.copyOf(out, n);
   }
 
   private static JsonNode parse(byte[] payload) {

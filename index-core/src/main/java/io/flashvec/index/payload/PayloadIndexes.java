@@ -668,15 +668,14 @@ public final class PayloadIndexes implements Closeable {
   }
 
   /**
-   * The {@code order_by} values of the accepted points of one segment: the smallest (ascending) or
-   * largest value of a numeric or datetime key, read from the index's doc values (or the payloads
-   * when the segment has no index). Points without a value are left out; {@code visit} gets each
-   * ordinal and value.
+   * The {@code order_by} values of the accepted points of one segment: every value of a numeric or
+   * datetime key (a point with several is visited once per value, as Qdrant lists it once per
+   * value), read from the index's doc values (or the payloads when the segment has no index).
+   * Points without a value are left out; {@code visit} gets each value and ordinal.
    */
   public void orderValues(
       Segment seg,
       PayloadFieldSchema f,
-      boolean ascending,
       AcceptedOrdinals accepted,
       java.util.function.ObjIntConsumer<Double> visit) {
     boolean datetime = f.type() == PayloadFieldSchema.Type.DATETIME;
@@ -693,13 +692,11 @@ public final class PayloadIndexes implements Closeable {
             if (!dv.advanceExact(ord - leaf.docBase)) {
               continue;
             }
-            long raw = dv.nextValue();
-            if (!ascending) {
-              for (int i = 1; i < dv.docValueCount(); i++) {
-                raw = dv.nextValue();
-              }
+            // every value: a point with several appears once per value, as in Qdrant
+            for (int i = 0, count = dv.docValueCount(); i < count; i++) {
+              long raw = dv.nextValue();
+              visit.accept(datetime ? (double) raw : NumericUtils.sortableLongToDouble(raw), ord);
             }
-            visit.accept(datetime ? (double) raw : NumericUtils.sortableLongToDouble(raw), ord);
           }
         }
         return;
@@ -708,8 +705,7 @@ public final class PayloadIndexes implements Closeable {
       throw new UncheckedIOException(e);
     }
     for (int ord = accepted.next(0); ord >= 0; ord = accepted.next(ord + 1)) {
-      Double v = PayloadDocuments.orderValue(seg.payloadAt(ord), f, ascending);
-      if (v != null) {
+      for (double v : PayloadDocuments.orderValues(seg.payloadAt(ord), f)) {
         visit.accept(v, ord);
       }
     }

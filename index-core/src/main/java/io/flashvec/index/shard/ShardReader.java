@@ -438,7 +438,6 @@ final class ShardReader {
         payloadIndexes.orderValues(
             seg,
             key,
-            ascending,
             acc,
             (v, ord) -> {
               if (startFrom != null && (ascending ? v < startFrom : v > startFrom)) {
@@ -456,9 +455,11 @@ final class ShardReader {
       List<Cand> sorted = new ArrayList<>(heap);
       sorted.sort(order);
       List<Ordered> out = new ArrayList<>(sorted.size());
-      Set<PointId> seen = new HashSet<>();
+      // a point appears once per value; a point being rewritten may show two versions of one value
+      record Seen(PointId id, double value) {}
+      Set<Seen> seen = new HashSet<>();
       for (Cand c : sorted) {
-        if (seen.add(c.id())) {
+        if (seen.add(new Seen(c.id(), c.value()))) {
           out.add(new Ordered(record(c.seg(), c.ord(), 0f, withPayload, withVector), c.value()));
         }
       }

@@ -479,6 +479,36 @@ class PayloadIndexTest {
     assertThat(days.getFirst().value()).isLessThanOrEqualTo(days.getLast().value());
   }
 
+  /** As in Qdrant: a point with several values of the key is listed once per value. */
+  @Test
+  void orderByListsAPointOncePerValue() throws Exception {
+    Collection c = open("multi");
+    List<Point> pts = new ArrayList<>();
+    Random r = TestSeeds.random("PayloadIndexTest.multi");
+    for (int i = 0; i < 30; i++) {
+      String p = "{\"v\": [" + i + ", " + (100 + i) + "]}";
+      pts.add(new Point(PointId.of(i), vec(r), p.getBytes(StandardCharsets.UTF_8)));
+    }
+    c.upsert(pts.subList(0, 20), true);
+    c.flush();
+    c.upsert(pts.subList(20, 30), true);
+    settle(c);
+    c.createPayloadIndex(field("v", "integer"), true);
+    List<Ordered> all =
+        c.scrollOrdered(new OrderedScrollRequest("v", true, null, 100, null, false, false));
+    assertThat(all).hasSize(60);
+    assertThat(all.subList(0, 30))
+        .extracting(o -> o.record().id().number())
+        .isEqualTo(java.util.stream.LongStream.range(0, 30).boxed().toList());
+    assertThat(all.subList(30, 60))
+        .extracting(o -> o.record().id().number())
+        .isEqualTo(java.util.stream.LongStream.range(0, 30).boxed().toList());
+    assertThat(all.get(30).value()).isEqualTo(100.0);
+    List<Ordered> desc =
+        c.scrollOrdered(new OrderedScrollRequest("v", false, 110.0, 3, null, false, false));
+    assertThat(desc).extracting(Ordered::value).containsExactly(110.0, 109.0, 108.0);
+  }
+
   @Test
   void indexDirectoriesFollowTheSchema() throws Exception {
     Collection c = open("dirs");
