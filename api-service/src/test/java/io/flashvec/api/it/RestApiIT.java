@@ -141,7 +141,11 @@ class RestApiIT {
     Await.until(
         java.time.Duration.ofSeconds(10),
         "per-collection gauges of chart_probe",
-        () -> http.send("GET", "/metrics", null).raw().contains("collection=\"chart_probe\""));
+        () ->
+            http.send("GET", "/metrics", null)
+                .raw()
+                .contains(
+                    "flashvec_collection_points{application=\"flashvec\",collection=\"chart_probe\"}"));
     java.util.Set<String> exported =
         http.send("GET", "/metrics", null)
             .raw()
