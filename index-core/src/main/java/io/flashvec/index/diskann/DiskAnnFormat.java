@@ -95,6 +95,29 @@ public final class DiskAnnFormat implements SegmentFormat {
         cancelled);
   }
 
+  @Override
+  public void writeRaw(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment frozen,
+      int[] ords,
+      SealedSegment newest,
+      BooleanSupplier cancelled)
+      throws IOException {
+    DiskAnnWriter.writeRaw(
+        io,
+        dir,
+        segmentId,
+        frozen,
+        ords,
+        distance,
+        params,
+        newest == null ? null : newest.codebook(),
+        settings.buildPool(),
+        cancelled);
+  }
+
   /**
    * The graph file with the vectors inline, PQ codes and codebook (with its rotation), metadata
    * with ids and payloads, and the deletion bitmap.

@@ -308,6 +308,9 @@ public final class Shard implements Closeable {
    *     0026)
    * @param automatic whether thresholds start compactions by themselves (else only {@link
    *     #compact})
+   * @param rawQuietNanos how long without an upsert before segments sealed raw are merged while
+   *     they are few ({@link TieredMergePolicy.Hold}); 0: at once, as tests that need a repeatable
+   *     order of work use
    */
   public record Compaction(
       Executor executor,
@@ -315,7 +318,36 @@ public final class Shard implements Closeable {
       double deletedFraction,
       int segmentsPerTier,
       int maxSegmentPoints,
-      boolean automatic) {
+      boolean automatic,
+      long rawQuietNanos) {
+
+    /** Default of {@link #rawQuietNanos}: 2 s, well above the gaps between a load's batches. */
+    public static final long DEFAULT_RAW_QUIET_NANOS = 2_000_000_000L;
+
+    /** With the default {@link #rawQuietNanos}. */
+    public Compaction(
+        Executor executor,
+        ForkJoinPool pool,
+        double deletedFraction,
+        int segmentsPerTier,
+        int maxSegmentPoints,
+        boolean automatic) {
+      this(
+          executor,
+          pool,
+          deletedFraction,
+          segmentsPerTier,
+          maxSegmentPoints,
+          automatic,
+          DEFAULT_RAW_QUIET_NANOS);
+    }
+
+    /** This with raw segments merged after {@code nanos} without an upsert. */
+    public Compaction withRawQuietNanos(long nanos) {
+      return new Compaction(
+          executor, pool, deletedFraction, segmentsPerTier, maxSegmentPoints, automatic, nanos);
+    }
+
     /** Default of {@link #segmentsPerTier}. */
     public static final int DEFAULT_SEGMENTS_PER_TIER = 3;
 
@@ -338,6 +370,10 @@ public final class Shard implements Closeable {
       if (maxSegmentPoints < 1) {
         throw new IllegalArgumentException(
             "maxSegmentPoints must be positive [maxSegmentPoints=" + maxSegmentPoints + "]");
+      }
+      if (rawQuietNanos < 0) {
+        throw new IllegalArgumentException(
+            "rawQuietNanos must not be negative [rawQuietNanos=" + rawQuietNanos + "]");
       }
     }
   }
@@ -393,6 +429,7 @@ public final class Shard implements Closeable {
     this.compactor = new ShardCompactor(parts, pipeline);
     pipeline.onInstall(compactor::maybeSchedule);
     this.scheduler = new LiveIndexScheduler(dir, options.liveIndexer(), segments, jobs);
+    compactor.lastWriteFrom(scheduler::lastWriteNanos);
     this.reader = new ShardReader(dim, distance, segments, locations, payloadIndexes, scheduler);
     List<SealedSegment> sealed = pipeline.openSegments();
     this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader);
@@ -734,9 +771,11 @@ public final class Shard implements Closeable {
   }
 
   /**
-   * Bulk-load mode: while {@code defer} is true sealed segments are not indexed (they stay in
-   * memory, searched exactly, and the WAL is not truncated) and live graphs take no inserts;
-   * setting it back to false submits the deferred builds.
+   * Bulk-load mode: while {@code defer} is true live graphs take no inserts and sealed segments get
+   * no graph: they are sealed raw and wait for the merge that builds them all when the load ends
+   * (ADR 0031), or, where segments are not sealed raw (no automatic compaction), stay in memory,
+   * searched exactly, the WAL not truncated. Setting it back to false submits the deferred builds
+   * and the merge of the raw segments.
    */
   public void setDeferBuilds(boolean defer) {
     writeLock.lock();
@@ -746,11 +785,32 @@ public final class Shard implements Closeable {
     } finally {
       writeLock.unlock();
     }
+    if (!defer) {
+      compactor.maybeSchedule();
+    }
   }
 
-  /** Sealed segments waiting for a deferred index build. */
+  /**
+   * Segments waiting for a deferred index build: frozen segments, and during a bulk load the
+   * segments sealed raw (their graphs are built when it ends).
+   */
   public int deferredBuilds() {
-    return pipeline.deferredBuilds();
+    int n = pipeline.deferredBuilds();
+    if (pipeline.deferBuilds()) {
+      n += rawSegments();
+    }
+    return n;
+  }
+
+  /** Sealed segments without a graph yet (sealed raw, waiting for the merge that builds them). */
+  public int rawSegments() {
+    int n = 0;
+    for (SealedSegment s : segments.current().sealed()) {
+      if (!s.hasGraph()) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /** The shard's {@link IndexingState} now. */
@@ -768,7 +828,7 @@ public final class Shard implements Closeable {
       indexed += in;
       boolean works =
           seg.state() != Segment.State.GROWING
-              ? !seg.onDisk() && frozen > 0
+              ? seg.onDisk() ? in < live : frozen > 0 // a raw segment waits for its merge
               : seg instanceof GrowingSegment g && g.graph() != null && !g.graph().closed();
       if (works) {
         backlog += live - in;

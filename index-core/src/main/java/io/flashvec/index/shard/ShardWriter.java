@@ -281,15 +281,20 @@ final class ShardWriter {
     space.require(body.length, "upsert");
     long seq;
     GrowingSegment g;
-    writeLock.lock();
+    scheduler.writeStarted();
     try {
-      awaitSealRoom();
-      checkResident("upsert");
-      seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
-      applyUpsert(points, seq);
-      g = growing;
+      writeLock.lock();
+      try {
+        awaitSealRoom();
+        checkResident("upsert");
+        seq = appendWal(WalCodec.OP_UPSERT, body, "upsert");
+        applyUpsert(points, seq);
+        g = growing;
+      } finally {
+        writeLock.unlock();
+      }
     } finally {
-      writeLock.unlock();
+      scheduler.writeEnded();
     }
     scheduler.awaitIndexer(g);
     return seq;
