@@ -15,6 +15,7 @@ import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
+import io.flashvec.storage.testing.FaultyFileIO;
 import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
@@ -277,6 +278,49 @@ class ShardRawSealTest {
         assertThat(s.get(PointId.of(e.getKey()), false, true).vector())
             .containsExactly(e.getValue());
       }
+    }
+  }
+
+  /**
+   * The disk fills up at each file operation of a raw seal in turn (its directory, graph file, PQ
+   * codes, metadata, rename, the checkpoint's deletion bitmap and manifest): the seal removes what
+   * it wrote, runs again once it fits, and no temporary file is left, then or after a restart.
+   */
+  @Test
+  void aRawSealThatRunsOutOfSpaceLeavesNoTemporaryFiles() throws Exception {
+    Random r = TestSeeds.random("ShardRawSealTest.noSpace");
+    int round = 0;
+    for (ShardDiskFullTest.WritePath w : ShardDiskFullTest.buildWritePaths()) {
+      model.clear();
+      Path dir = tmp.resolve("no-space-" + round++);
+      FaultyFileIO io = new FaultyFileIO();
+      ConcurrentLinkedQueue<Runnable> compactions = new ConcurrentLinkedQueue<>();
+      try (Shard s = open(dir, io, thread("test-build"), compactions::add)) {
+        s.awaitDurable(s.upsert(points(r, 0, SEAL)));
+        io.noSpaceFailures(true).failOnce(w.op(), 1, w.target());
+        s.awaitDurable(s.upsert(points(r, SEAL, SEAL + 5))); // seals the first 1,000 raw
+        awaitSealed(s, 1);
+        Await.until(Duration.ofSeconds(60), "the seal's checkpoint", () -> !s.indexing());
+        if (io.injectedFailures() == 0) {
+          continue; // a raw seal does not write there (a payload index)
+        }
+        assertThat(sealed(s).get(0).hasGraph()).isFalse();
+        assertThat(tempFiles(dir)).as("ENOSPC at the %s", w.name()).isEmpty();
+        assertThat(s.buildFailure()).as("ENOSPC at the %s", w.name()).isNull();
+        io.disarm();
+      }
+      try (Shard s = open(dir, FileIO.DEFAULT, thread("test-build"), compactions::add)) {
+        assertThat(s.count()).as("ENOSPC at the %s", w.name()).isEqualTo(model.size());
+        // a seal the WAL replay starts may be writing its seg-N.tmp until the close cancels it
+      }
+      assertThat(tempFiles(dir)).as("ENOSPC at the %s, reopened", w.name()).isEmpty();
+      System.out.println("[flashvec] ENOSPC in a raw seal at the " + w.name() + ": no temp files");
+    }
+  }
+
+  private static List<Path> tempFiles(Path dir) throws IOException {
+    try (Stream<Path> walk = Files.walk(dir)) {
+      return walk.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList();
     }
   }
 
