@@ -135,6 +135,14 @@ public final class DiskAnnFormat implements SegmentFormat {
     return graph + pq + meta + deleted + order;
   }
 
+  /** The graph file's edges (a raw file holds the vectors alone) and the order file. */
+  @Override
+  public long graphBytes(int points, int dim) {
+    long edges =
+        GraphFile.fileBytes(points, dim, params.maxDegree()) - GraphFile.fileBytes(points, dim, 0);
+    return edges + 4L * points + 4096;
+  }
+
   /** Writes a segment's order file (atomically, fsynced). */
   static void writeOrder(FileIO io, Path path, int segmentId, int[] order) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(4 + 4 * order.length).order(ByteOrder.LITTLE_ENDIAN);

@@ -66,4 +66,12 @@ public interface SegmentFormat {
    * checks before a build.
    */
   long estimateBytes(int points, int dim, long payloadBytes);
+
+  /**
+   * About the bytes a segment of {@code points} points of {@code dim} dimensions written raw
+   * ({@link #writeRaw}) lacks against one with a graph (rounded up): what the merge that builds its
+   * graph writes on top of the raw segment's own files, for free-space checks of that merge and of
+   * the writes that must leave room for it.
+   */
+  long graphBytes(int points, int dim);
 }

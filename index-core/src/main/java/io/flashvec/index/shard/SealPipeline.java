@@ -25,6 +25,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -57,8 +58,11 @@ final class SealPipeline {
 
   private static final Logger LOG = LoggerFactory.getLogger(SealPipeline.class);
 
-  /** A frozen segment waiting for its index build, and the WAL position it covers. */
-  private record Pending(GrowingSegment segment, long sealSeq) {}
+  /**
+   * A frozen segment waiting for its index build, the WAL position it covers, and the room that
+   * build needs ({@link #owedBytes}).
+   */
+  private record Pending(GrowingSegment segment, long sealSeq, long owes) {}
 
   private final Path dir;
   private final Path segmentsDir;
@@ -84,6 +88,8 @@ final class SealPipeline {
   private volatile String checkpointFailure;
   private final Condition sealRoom; // signalled when a frozen segment leaves pending
   private volatile boolean buildsStalled; // a build waits for disk space or failed
+  private final AtomicLong pendingOwes = new AtomicLong(); // sum of pending's owes
+  private volatile long buildingOwes; // owes of the running build, 0 if none
 
   SealPipeline(ShardParts parts) {
     this.dir = parts.dir();
@@ -185,11 +191,23 @@ final class SealPipeline {
    * sealSeq}; its build is submitted unless the shard is still recovering or defers builds.
    */
   void enqueue(GrowingSegment sealed, long sealSeq) {
-    Pending p = new Pending(sealed, sealSeq);
+    Pending p = new Pending(sealed, sealSeq, builds() ? sealBytes(sealed) : 0);
     pending.addLast(p);
+    pendingOwes.addAndGet(p.owes());
     if (started) {
       submitBuild(p);
     }
+  }
+
+  /**
+   * The room the builds of the frozen segments still need, each as its build's free-space check
+   * estimates it; the running build is not counted: it found its room when it started, and what it
+   * wrote is no longer free. Writes leave this free above the reserve (with the merge that segments
+   * sealed raw owe, {@link ShardCompactor#owedBytes}), so they cannot take the room of a build of
+   * points already acknowledged. Lock-free, so an estimate while builds start and end.
+   */
+  long owedBytes() {
+    return Math.max(0, pendingOwes.get() - buildingOwes);
   }
 
   /** How many frozen segments wait for their build (write lock held). */
@@ -364,6 +382,7 @@ final class SealPipeline {
     SealedSegment built = null;
     boolean installed = false;
     buildingSegment = f.id();
+    buildingOwes = p.owes();
     try {
       if (liveOrds.length > 0) {
         io.createDirectories(segmentsDir);
@@ -445,6 +464,7 @@ final class SealPipeline {
       }
     } finally {
       buildingSegment = -1;
+      buildingOwes = 0;
     }
   }
 
@@ -531,9 +551,22 @@ final class SealPipeline {
   }
 
   /**
+   * What building all of {@code f} writes, with a margin, as {@link #buildBytes} estimates it but
+   * from the payload bytes the segment counted (no pass over its points: it runs as it freezes).
+   */
+  private long sealBytes(GrowingSegment f) {
+    long payload = f.payloadBytes();
+    long bytes = format.estimateBytes(f.size(), f.dimension(), payload);
+    if (!payloadIndexes.schema().isEmpty()) {
+      bytes += 2 * payload;
+    }
+    return SpaceGuard.withMargin(bytes);
+  }
+
+  /**
    * Retries a build that found too little free space later (see {@link SpaceGuard}): one log line
    * per attempt, and the segment stays in memory, searched exactly, its records in the WAL. Writes
-   * are refused meanwhile only when the reserve is reached.
+   * that would take its room above the reserve are refused meanwhile ({@link #owedBytes}).
    */
   private void postponeBuild(Pending p, long need, String why) {
     stalled();
@@ -689,7 +722,9 @@ final class SealPipeline {
       }
       segments.dropRetired();
       payloadIndexes.drop(f);
-      pending.remove(p);
+      if (pending.remove(p)) {
+        pendingOwes.addAndGet(-p.owes());
+      }
       buildsStalled = false;
       sealRoom.signalAll();
       io.crashPoint(CrashPoint.SEGMENT_INSTALLED);

@@ -382,7 +382,6 @@ public final class Shard implements Closeable {
   private final int shardId;
   private final boolean flat;
   private final ReentrantLock writeLock = new ReentrantLock();
-  private final SpaceGuard space;
   private final PayloadIndexes payloadIndexes;
   private final BackgroundJobs jobs = new BackgroundJobs();
   private final SegmentSet segments;
@@ -407,7 +406,7 @@ public final class Shard implements Closeable {
     }
     FileIO io = options.io();
     this.io = io;
-    this.space = new SpaceGuard(dir, options.space());
+    SpaceGuard space = new SpaceGuard(dir, options.space());
     this.payloadIndexes = new PayloadIndexes(io, PayloadSchema.EMPTY);
     this.segments = new SegmentSet(dir, io, payloadIndexes);
     IdLocations locations = new IdLocations();
@@ -692,10 +691,11 @@ public final class Shard implements Closeable {
 
   /**
    * Refuses a write of {@code bytes} that would leave less than the free-space reserve ({@link
-   * Options#space()}) with an {@link io.flashvec.index.InsufficientStorageException} (HTTP 507).
+   * Options#space()}) and the room index builds of points already acknowledged still need, with an
+   * {@link io.flashvec.index.InsufficientStorageException} (HTTP 507).
    */
   public void requireSpace(long bytes, String what) {
-    space.require(bytes, what);
+    writer.requireSpace(bytes, what);
   }
 
   /**

@@ -452,21 +452,57 @@ final class ShardCompactor {
 
   /**
    * The bytes a compaction writes, with a margin: each source's files in the share of its points
-   * that survive, and as much again for payload indexes when the shard has a payload schema.
+   * that survive (with the graph a source sealed raw does not have yet), and as much again for
+   * payload indexes when the shard has a payload schema.
    */
   private long outputBytes(Job job) {
     double bytes = 0;
     List<SealedSegment> sources = job.plan().sources();
     for (int i = 0; i < sources.size(); i++) {
-      SealedSegment d = sources.get(i);
-      if (d.size() > 0) {
-        bytes += (double) d.diskBytes() * job.ords().get(i).length / d.size();
-      }
+      bytes += outputBytes(sources.get(i), job.ords().get(i).length);
     }
+    return withPayloadIndexes(bytes);
+  }
+
+  /**
+   * What a compaction writes for {@code live} points of {@code d}: its files in their share, and
+   * for a segment sealed raw the graph the merge builds.
+   */
+  private double outputBytes(SealedSegment d, int live) {
+    if (d.size() == 0) {
+      return 0;
+    }
+    double bytes = d.diskBytes();
+    if (!d.hasGraph()) {
+      bytes += ctx.format().graphBytes(d.size(), ctx.dimension());
+    }
+    return bytes * live / d.size();
+  }
+
+  private long withPayloadIndexes(double bytes) {
     if (!ctx.payloadIndexes().schema().isEmpty()) {
       bytes *= 2;
     }
     return SpaceGuard.withMargin((long) bytes);
+  }
+
+  /**
+   * The room the merge that builds the shard's segments sealed raw needs (what it writes for their
+   * live points, with the margin of {@link #outputBytes(Job)}); 0 without such segments. Writes
+   * leave it free above the reserve (ADR 0031): a WAL replay or a load seals raw, in fewer bytes
+   * than a graph takes and freeing the WAL records it covers, and writes that took that room would
+   * leave the merge none, so points on disk would never be indexed. Segments a running merge takes
+   * are not counted: it found its room when it started, and what it wrote is no longer free.
+   */
+  long owedBytes() {
+    double bytes = 0;
+    Set<Integer> merging = running;
+    for (SealedSegment d : ctx.segments().current().sealed()) {
+      if (!d.hasGraph() && !merging.contains(d.id())) {
+        bytes += outputBytes(d, d.liveCount());
+      }
+    }
+    return bytes == 0 ? 0 : withPayloadIndexes(bytes);
   }
 
   /** Whether {@code need} bytes fit above the reserve; if not, schedules a retry and says so. */

@@ -234,6 +234,16 @@ final class ShardWriter {
     memory.checkResident(this, bytes, what);
   }
 
+  /**
+   * Refuses a write of {@code bytes} (507) that would leave less free than the reserve and the room
+   * that index builds of points already acknowledged still need: the builds of frozen segments
+   * ({@link SealPipeline#owedBytes}) and the merge of segments sealed raw ({@link
+   * ShardCompactor#owedBytes}).
+   */
+  void requireSpace(long bytes, String what) {
+    space.require(bytes, pipeline.owedBytes() + compactor.owedBytes(), what);
+  }
+
   /** Heap per entry of the id map, numeric ids in fastutil's open-addressing tables. */
   static final int ID_MAP_BYTES = 32;
 
@@ -278,7 +288,7 @@ final class ShardWriter {
   long upsert(List<Point> points) {
     checkDimensions(points);
     byte[] body = WalCodec.encodeUpsert(points);
-    space.require(body.length, "upsert");
+    requireSpace(body.length, "upsert");
     long seq;
     GrowingSegment g;
     scheduler.writeStarted();
@@ -338,7 +348,7 @@ final class ShardWriter {
         next.add(new Point(p.id(), p.vector(), r.payload()));
       }
       byte[] body = WalCodec.encodeUpsert(next);
-      space.require(body.length, "vector update");
+      requireSpace(body.length, "vector update");
       seq = appendWal(WalCodec.OP_UPSERT, body, "vector update");
       applyUpsert(next, seq);
       g = growing;
@@ -412,7 +422,7 @@ final class ShardWriter {
         return 0;
       }
       byte[] body = WalCodec.encodeUpsert(points);
-      space.require(body.length, "payload update");
+      requireSpace(body.length, "payload update");
       long seq = appendWal(WalCodec.OP_UPSERT, body, "payload update");
       applyUpsert(points, seq);
       return seq;

@@ -1,17 +1,21 @@
 package io.flashvec.index.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.IndexingState;
+import io.flashvec.index.InsufficientStorageException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
+import io.flashvec.index.disk.GraphFile;
 import io.flashvec.index.segment.SealedSegment;
+import io.flashvec.storage.DiskSpace;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
@@ -101,6 +105,10 @@ class ShardRawSealTest {
   }
 
   private Shard open(Path dir, FileIO io, Executor builds, Executor compactions) {
+    return open(dir, io, builds, compactions, null);
+  }
+
+  private Shard open(Path dir, FileIO io, Executor builds, Executor compactions, DiskSpace space) {
     Shard.Options o =
         new Shard.Options(SEAL, Wal.Options.defaults(), io, builds, 64)
             .withLiveIndexer(new LiveIndexer(gate, gate))
@@ -112,6 +120,9 @@ class ShardRawSealTest {
                     Shard.Compaction.DEFAULT_SEGMENTS_PER_TIER,
                     Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS,
                     true));
+    if (space != null) {
+      o = o.withDiskSpace(space);
+    }
     return Shard.open(dir, 0, DIM, D, INDEX, o);
   }
 
@@ -282,6 +293,48 @@ class ShardRawSealTest {
   }
 
   /**
+   * A raw segment still owes its graph: the merge that builds it writes a whole segment, edges
+   * included. Writes leave that much free above the reserve, so they cannot take the room the merge
+   * needs, and a disk too full for it refuses them (507) before and after a restart alike, as it
+   * did before a WAL replay sealed raw what it now seals with a graph later.
+   */
+  @Test
+  void writesLeaveRoomForTheMergeThatBuildsARawSegment() throws Exception {
+    Random r = TestSeeds.random("ShardRawSealTest.owed");
+    Path dir = tmp.resolve("owed");
+    long reserve = 64 << 10;
+    FaultyFileIO io = new FaultyFileIO();
+    DiskSpace space = new DiskSpace(io, reserve);
+    // Room for a write of a few points above the reserve, not for the merge's graph file alone.
+    long tight = reserve + GraphFile.fileBytes(SEAL + 5, DIM, INDEX.maxDegree()) / 2;
+    ConcurrentLinkedQueue<Runnable> compactions = new ConcurrentLinkedQueue<>();
+    try (Shard s = open(dir, io, thread("test-build"), compactions::add, space)) {
+      s.awaitDurable(s.upsert(points(r, 0, SEAL)));
+      s.awaitDurable(s.upsert(points(r, SEAL, SEAL + 5))); // seals the first 1,000 raw
+      awaitSealed(s, 1);
+      assertThat(sealed(s).get(0).hasGraph()).isFalse();
+      io.spaceLeft(tight);
+      assertRefused(s, r, SEAL + 5);
+    }
+    // After a restart the raw segment still waits for its merge: writes are still refused.
+    try (Shard s = open(dir, io, thread("test-build"), compactions::add, space)) {
+      assertThat(s.rawSegments()).isEqualTo(1);
+      assertRefused(s, r, SEAL + 5);
+      assertThat(s.count()).isEqualTo(SEAL + 5);
+    }
+    // With room, the merge builds the graph; then the same tight disk takes writes again.
+    openGate();
+    io.spaceLeft(FaultyFileIO.UNLIMITED);
+    try (Shard s = open(dir, io, thread("test-build"), thread("test-compaction"), space)) {
+      awaitGreen(s);
+      assertThat(s.rawSegments()).isZero();
+      io.spaceLeft(tight);
+      s.awaitDurable(s.upsert(points(r, SEAL + 5, SEAL + 10)));
+      assertThat(s.count()).isEqualTo(SEAL + 10);
+    }
+  }
+
+  /**
    * The disk fills up at each file operation of a raw seal in turn (its directory, graph file, PQ
    * codes, metadata, rename, the checkpoint's deletion bitmap and manifest): the seal removes what
    * it wrote, runs again once it fits, and no temporary file is left, then or after a restart.
@@ -322,6 +375,52 @@ class ShardRawSealTest {
     try (Stream<Path> walk = Files.walk(dir)) {
       return walk.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList();
     }
+  }
+
+  /**
+   * Frozen segments waiting for their build (here: a restart's WAL replay, which seals raw) owe
+   * that build; writes leave its room free above the reserve, so a disk too full for the build
+   * refuses them before and after the restart alike, and the build runs once space is freed.
+   */
+  @Test
+  void writesLeaveRoomForTheBuildsOfFrozenSegments() throws Exception {
+    Random r = TestSeeds.random("ShardRawSealTest.owedFrozen");
+    Path dir = tmp.resolve("owed-frozen");
+    long reserve = 64 << 10;
+    FaultyFileIO io = new FaultyFileIO();
+    DiskSpace space = new DiskSpace(io, reserve);
+    long tight = reserve + GraphFile.fileBytes(SEAL, DIM, INDEX.maxDegree()) / 2;
+    ConcurrentLinkedQueue<Runnable> never = new ConcurrentLinkedQueue<>();
+    try (Shard s = open(dir, io, never::add, never::add, space)) {
+      s.awaitDurable(s.upsert(points(r, 0, SEAL)));
+      s.awaitDurable(s.upsert(points(r, SEAL, SEAL + 5))); // freezes the first 1,000
+      assertThat(sealed(s)).as("the seal's build never ran").isEmpty();
+      io.spaceLeft(tight);
+      assertRefused(s, r, SEAL + 5);
+      s.wal().syncAll();
+    }
+    ConcurrentLinkedQueue<Runnable> compactions = new ConcurrentLinkedQueue<>();
+    try (Shard s = open(dir, io, thread("test-build"), compactions::add, space)) {
+      Await.holdsFor(
+          Duration.ofMillis(300),
+          "the replay's seal waits for space",
+          () -> s.indexing() && sealed(s).isEmpty());
+      assertRefused(s, r, SEAL + 5);
+      io.spaceLeft(FaultyFileIO.UNLIMITED);
+      awaitSealed(s, 1);
+      assertThat(s.count()).isEqualTo(SEAL + 5);
+    }
+  }
+
+  /** A write of five points from {@code from} is refused with a 507 that says why. */
+  private void assertRefused(Shard s, Random r, int from) {
+    List<Point> pts = points(r, from, from + 5);
+    pts.forEach(p -> model.remove(p.id().number()));
+    assertThatThrownBy(() -> s.upsert(pts))
+        .isInstanceOf(InsufficientStorageException.class)
+        .hasMessageStartingWith("Insufficient storage: upsert refused")
+        .hasMessageContaining("kept for index builds");
+    assertThat(s.get(PointId.of(from), false, false)).isNull();
   }
 
   /**
