@@ -466,6 +466,11 @@ public final class GrowingSegment implements Segment {
         + (graph == null ? 0 : graph.memoryBytes());
   }
 
+  /** The bytes of the payloads written to this segment (racy while it grows; exact once frozen). */
+  public long payloadBytes() {
+    return payloadBytes;
+  }
+
   @Override
   public long diskBytes() {
     return 0;
