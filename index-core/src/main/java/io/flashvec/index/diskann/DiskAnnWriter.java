@@ -713,7 +713,8 @@ public final class DiskAnnWriter {
    * a later merge builds the graph (see {@link io.flashvec.index.segment.SegmentFormat#writeRaw}).
    * PQ codes use {@code codebook} when it fits the dimension and subspace count, else a codebook
    * trained on an evenly spaced sample of at most {@value PqTrainer#TRAINING_SAMPLE} points.
-   * Ordinal {@code i} holds {@code ords[i]}: no order file. Written like {@link #write}.
+   * Ordinal {@code i} holds {@code ords[i]}: no order file, and the {@link SegmentVectors} file
+   * (sparse vectors, points without the dense vector) in that order. Written like {@link #write}.
    */
   public static int writeRaw(
       FileIO io,
@@ -759,9 +760,12 @@ public final class DiskAnnWriter {
     checkCancelled();
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
+    // sparse vectors and the points without the dense vector (placeholders in the file above)
+    extras = new SegmentVectors.Collector(n);
     for (int i = 0; i < n; i++) {
       ids[i] = src.idAt(ords[i]);
       payloads[i] = src.payloadAt(ords[i]);
+      extras.add(i, src, ords[i]);
     }
     finish(n, new PqCodes(codebook, n, codes), ids, payloads, null);
     return n;
