@@ -378,9 +378,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     }
     PqCodes pq = PqCodes.read(io, dir.resolve(DiskAnnFormat.PQ_FILE), segmentId);
     SegmentVectors vectors = null;
+    long vectorsLen = 0;
     if (hasVectorsFile) {
       try {
         vectors = SegmentVectors.read(io, dir, segmentId, n);
+        vectorsLen = Files.size(dir.resolve(SegmentVectors.FILE));
       } catch (NoSuchFileException e) {
         throw new CorruptFileException(
             "segment vectors file is missing", dir.resolve(SegmentVectors.FILE), e);
@@ -431,7 +433,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               del,
               graph,
               pq,
-              graphLen + pqLen + metaBytes,
+              graphLen + pqLen + metaBytes + vectorsLen,
               defaultSearchList,
               inMemory,
               settings);

@@ -534,7 +534,8 @@ final class SealPipeline {
 
   /**
    * What building {@code f} writes, with a margin: its segment files ({@code ords}: the live
-   * points; {@code null}: all, from its live graph) and, with a payload schema, its payload index.
+   * points; {@code null}: all, from its live graph), its vectors file (sparse vectors; an upper
+   * bound) and, with a payload schema, its payload index.
    */
   private long buildBytes(GrowingSegment f, int[] ords) {
     int n = ords == null ? f.size() : ords.length;
@@ -543,7 +544,7 @@ final class SealPipeline {
       byte[] b = f.payloadAt(ords == null ? i : ords[i]);
       payload += b == null ? 0 : b.length;
     }
-    long bytes = format.estimateBytes(n, f.dimension(), payload);
+    long bytes = format.estimateBytes(n, f.dimension(), payload) + f.vectorsFileBytes();
     if (!payloadIndexes.schema().isEmpty()) {
       bytes += 2 * payload;
     }
@@ -556,7 +557,7 @@ final class SealPipeline {
    */
   private long sealBytes(GrowingSegment f) {
     long payload = f.payloadBytes();
-    long bytes = format.estimateBytes(f.size(), f.dimension(), payload);
+    long bytes = format.estimateBytes(f.size(), f.dimension(), payload) + f.vectorsFileBytes();
     if (!payloadIndexes.schema().isEmpty()) {
       bytes += 2 * payload;
     }

@@ -14,6 +14,7 @@ import io.flashvec.storage.FileIO;
 import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -158,7 +159,28 @@ class SegmentVectorsWritePathsTest {
       assertThat(seg.hasGraph()).isFalse();
       assertThat(seg.payloadsOnHeap()).isEqualTo(payloadsOnHeap);
       check(seg, List.of(src), List.<int[]>of(ords));
+      checkBytes(seg, src);
     }
+  }
+
+  /**
+   * The segment's disk bytes count its vectors file, and the seal's free-space estimate of that
+   * file ({@link GrowingSegment#vectorsFileBytes}) is not below what was written.
+   */
+  private static void checkBytes(DiskAnnSegment seg, GrowingSegment src) throws IOException {
+    Path dir = seg.directory();
+    long files = 0;
+    for (String f :
+        List.of(
+            DiskAnnFormat.GRAPH_FILE,
+            DiskAnnFormat.PQ_FILE,
+            DiskAnnFormat.META_FILE,
+            SegmentVectors.FILE)) {
+      files += Files.size(dir.resolve(f));
+    }
+    assertThat(seg.diskBytes()).isEqualTo(files);
+    assertThat(src.vectorsFileBytes())
+        .isGreaterThanOrEqualTo(Files.size(dir.resolve(SegmentVectors.FILE)));
   }
 
   @ParameterizedTest
@@ -189,6 +211,7 @@ class SegmentVectorsWritePathsTest {
       assertThat(seg.hasGraph()).isTrue();
       assertThat(seg.buildOrder(FileIO.DEFAULT)).as("page order").isNotNull();
       check(seg, List.of(src), List.<int[]>of(ords));
+      checkBytes(seg, src);
     }
   }
 
@@ -229,6 +252,7 @@ class SegmentVectorsWritePathsTest {
       assertThat(seg.withoutVector()).isZero();
       assertThat(seg.hasSparse()).isFalse();
       assertThat(seg.directory().resolve(SegmentVectors.FILE)).doesNotExist();
+      assertThat(g.vectorsFileBytes()).isZero();
     }
   }
 }
