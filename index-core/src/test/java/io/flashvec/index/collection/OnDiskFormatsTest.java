@@ -47,7 +47,8 @@ import tools.jackson.databind.json.JsonMapper;
  * vectors and payloads, so no seed is involved. {@link #write} makes a new fixture when a format
  * version changes (run it with {@code -Dformats.write=<dir>}, then add the directory under {@code
  * src/test/resources/formats/} and a line to {@link #fixturesOpen}); old fixtures stay. With {@code
- * -Dformats.raw=true} its sealed segment is sealed raw (no graph), as a bulk load seals.
+ * -Dformats.raw=true} its sealed segment is sealed raw (no graph), as a bulk load seals; with
+ * {@code -Dformats.sparse=true} the collection has sparse vectors and points without the dense one.
  */
 class OnDiskFormatsTest {
 
@@ -167,6 +168,8 @@ class OnDiskFormatsTest {
     check("formats/v2-sparse", true, true);
     // graph v2 (a raw segment: vectors without edges, searched by a scan)
     check("formats/v2-raw", false, false);
+    // both: a raw segment with vectors.fvs (meta v3), points without the dense vector scanned
+    check("formats/v2-raw-sparse", true, false);
   }
 
   private void check(String fixture, boolean sparse, boolean graph)
