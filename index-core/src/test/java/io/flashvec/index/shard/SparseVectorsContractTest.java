@@ -93,7 +93,13 @@ abstract class SparseVectorsContractTest {
                 io,
                 buildExecutor(),
                 64,
-                null)));
+                null)),
+        payloadsOnHeap());
+  }
+
+  /** Whether sealed segments hold their payloads on the heap ({@code on_disk_payload: false}). */
+  protected boolean payloadsOnHeap() {
+    return false;
   }
 
   /** What the shard should hold for a point. */

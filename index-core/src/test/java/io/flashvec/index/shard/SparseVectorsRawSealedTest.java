@@ -10,6 +10,7 @@ import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
+import io.flashvec.index.diskann.DiskAnnSegment;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.filter.FilterPlanner;
@@ -33,7 +34,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The sparse vector contract with segments sealed raw every 40 points (a live graph that never
  * takes a point, as in a bulk load or a WAL replay): their vectors file is written beside vectors
- * without edges, they are searched by a scan and merged by no one, and read back on reopen.
+ * without edges, they are searched by a scan and merged by no one, and read back on reopen, with
+ * their payloads on the heap.
  */
 class SparseVectorsRawSealedTest extends SparseVectorsContractTest {
 
@@ -149,10 +151,17 @@ class SparseVectorsRawSealedTest extends SparseVectorsContractTest {
                 true));
   }
 
+  /** Raw segments opened with their payloads on the heap: the payload filters read those. */
+  @Override
+  protected boolean payloadsOnHeap() {
+    return true;
+  }
+
   @Override
   protected void checkLayout(Shard s) {
     var sealed = s.snapshot().sealed();
     assertThat(sealed).isNotEmpty().allMatch(seg -> !seg.hasGraph());
+    assertThat(sealed).allMatch(seg -> ((DiskAnnSegment) seg).payloadsOnHeap());
     assertThat(sealed).anyMatch(seg -> seg.hasSparse());
     assertThat(sealed).anyMatch(seg -> seg.withoutVector() > 0);
   }
