@@ -41,6 +41,9 @@ class SparseVectorsIT {
 
   static final Map<Long, TreeMap<Long, Float>> SPARSE = new TreeMap<>();
 
+  /** Points whose vectors were deleted: still points, whatever vectors they have left. */
+  static final java.util.Set<Long> LEFT = new java.util.TreeSet<>();
+
   @BeforeAll
   static void start() {
     server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
@@ -149,6 +152,7 @@ class SparseVectorsIT {
             "/collections/c/points/vectors/delete?wait=true",
             "{\"points\": [" + denseVictim + "], \"vector\": [\"\"]}"));
     DENSE.remove(denseVictim);
+    LEFT.add(denseVictim); // a point still, with or without a sparse vector
     ok(
         http.post(
             "/collections/c/points/vectors/delete?wait=true",
@@ -192,6 +196,7 @@ class SparseVectorsIT {
     java.util.Set<Long> all = new java.util.TreeSet<>(DENSE.keySet());
     all.addAll(SPARSE.keySet());
     all.add(9L); // without any vector now, but still a point
+    all.addAll(LEFT);
     JsonNode pts =
         http.post(
                 "/collections/c/points/scroll",
