@@ -7,9 +7,10 @@ package io.flashvec.index;
  * @param indexed live points an index answers for: in a sealed graph, in a growing or frozen
  *     segment's live graph, or every point of a {@code flat} shard (its exact scan is its index)
  * @param backlog live points outside an index that the shard is working on: a live graph's backlog,
- *     the points of frozen segments waiting for their build. Points of a growing segment without a
- *     live graph (disabled, or closed after a failure) are neither: they wait for the seal
- *     threshold, as Qdrant's points below its indexing threshold do
+ *     the points of frozen segments waiting for their build, the points of segments sealed raw
+ *     waiting for the merge that builds their graph. Points of a growing segment without a live
+ *     graph (disabled, or closed after a failure) are neither: they wait for the seal threshold, as
+ *     Qdrant's points below its indexing threshold do
  * @param frozenPending frozen segments waiting for (or in) an index build
  * @param buildsRunning index builds running (per shard 0 or 1)
  * @param compactionsRunning compactions running or queued (per shard 0 or 1)

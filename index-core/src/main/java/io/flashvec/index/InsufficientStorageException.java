@@ -13,7 +13,16 @@ import io.flashvec.storage.DiskFullException;
 public class InsufficientStorageException extends FlashVecException {
 
   public InsufficientStorageException(String what, DiskFullException cause) {
-    super(message(what, cause.usableBytes(), cause.minFreeBytes()), cause);
+    super(message(what, cause.usableBytes(), cause.minFreeBytes(), 0), cause);
+  }
+
+  /**
+   * For a write refused because it would take room that {@code owedBytes} of index builds of points
+   * already acknowledged still need (frozen segments waiting for their build, segments sealed raw
+   * waiting for the merge that builds their graph).
+   */
+  public InsufficientStorageException(String what, DiskFullException cause, long owedBytes) {
+    super(message(what, cause.usableBytes(), cause.minFreeBytes(), owedBytes), cause);
   }
 
   /**
@@ -22,11 +31,14 @@ public class InsufficientStorageException extends FlashVecException {
    */
   public InsufficientStorageException(
       String what, long usableBytes, long minFreeBytes, Throwable cause) {
-    super(message(what, usableBytes, minFreeBytes), cause);
+    super(message(what, usableBytes, minFreeBytes, 0), cause);
   }
 
-  /** The client-facing message for a refused {@code what} (e.g. {@code "upsert"}). */
-  static String message(String what, long usableBytes, long minFreeBytes) {
+  /**
+   * The client-facing message for a refused {@code what} (e.g. {@code "upsert"}); {@code owedBytes}
+   * (0: none) is the room kept above the reserve for index builds of points already acknowledged.
+   */
+  static String message(String what, long usableBytes, long minFreeBytes, long owedBytes) {
     StringBuilder b =
         new StringBuilder("Insufficient storage: ")
             .append(what)
@@ -35,8 +47,15 @@ public class InsufficientStorageException extends FlashVecException {
     if (minFreeBytes > 0) {
       b.append(", ").append(ByteSize.human(minFreeBytes)).append(" kept in reserve");
     }
+    if (owedBytes > 0) {
+      b.append(", ").append(ByteSize.human(owedBytes)).append(" kept for index builds");
+    }
     b.append("); writes resume once space is freed [usableBytes=").append(usableBytes);
-    b.append(", minFreeBytes=").append(minFreeBytes).append(']');
+    b.append(", minFreeBytes=").append(minFreeBytes);
+    if (owedBytes > 0) {
+      b.append(", owedBytes=").append(owedBytes);
+    }
+    b.append(']');
     return b.toString();
   }
 

@@ -662,7 +662,7 @@ public final class Collection implements Closeable {
                 busy.contains(seg.id()) ? Segment.State.COMPACTING : seg.state(),
                 seg.liveCount(),
                 seg.size() - seg.liveCount(),
-                seg.onDisk(),
+                seg instanceof io.flashvec.index.segment.SealedSegment d && d.hasGraph(),
                 seg.graphPoints()));
       }
       disk += s.diskBytes();

@@ -62,6 +62,9 @@ public final class BeamSearcher {
    */
   static final int MAX_STAMPED_NODES = 1 << 20;
 
+  /** Ordinals a PQ scan scores per batch at least (a neighbour list's worth when larger). */
+  static final int SCAN_BLOCK = 256;
+
   /** A visited stamp per node (graphs up to {@link #MAX_STAMPED_NODES}), else null. */
   private final int[] stamp;
 
@@ -159,8 +162,9 @@ public final class BeamSearcher {
     this.visitedSet = stamped ? null : new VisitedSet(100 * g.maxDegree());
     this.table = pq == null ? null : pq.newTable();
     this.centered = new float[pq == null ? dim : pq.codebook().scratchLength()];
-    this.batch = new int[g.maxDegree()];
-    this.batchDist = new float[g.maxDegree()];
+    // a neighbour list, or a block of a PQ scan (raw files have no neighbours)
+    this.batch = new int[Math.max(g.maxDegree(), SCAN_BLOCK)];
+    this.batchDist = new float[batch.length];
     this.beam = new int[64];
     this.beamSlot = new int[64];
     // SIMD gathers win once a point has at least one vector of codes (JMH PqScoringBenchmark)

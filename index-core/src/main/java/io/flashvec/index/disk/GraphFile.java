@@ -18,19 +18,26 @@ import java.nio.file.StandardOpenOption;
  * FlashVec's on-disk graph ({@code graph.fvg}): the layer-0 adjacency of a Vamana graph with each
  * node's full vector inline, laid out so that one hop reads one 4 KiB page.
  *
- * <h2>Format (version 1, little-endian)</h2>
+ * <h2>Format (versions 1 and 2, little-endian)</h2>
  *
  * <pre>
  * page 0, header: long magic "FVGRAPH1" | int version | int count | int dim | int maxDegree
- *                 | int recordBytes | int recordsPerPage | int pagesPerRecord | int entry | zeros
+ *                 | int recordBytes | int recordsPerPage | int pagesPerRecord | int entry
+ *                 | int flags (version 2 only; version 1 has zeros here) | zeros
  * page 1..      : node records; record = float[dim] vector | int degree | int[maxDegree] neighbours
  *                 (unused slots -1). Records never straddle a page: small records are packed
  *                 {@code recordsPerPage} to a page, a record larger than a page starts on a page
  *                 boundary and takes {@code pagesPerRecord} pages.
  * </pre>
  *
- * Which node an ordinal is, is the writer's choice: segments are written in {@link PageOrder}, so
- * that the records sharing a page are nodes a search tends to expand together.
+ * Graphs are written as version 1. Version 2 adds the {@code flags} word; its only flag, {@link
+ * #FLAG_NO_EDGES}, marks a <em>raw</em> file ({@link #writeRaw}): the vectors of a segment sealed
+ * before any graph was built over them, {@code maxDegree} 0 and every degree 0, in input order. A
+ * raw file is scanned, never walked ({@link #hasEdges()}). Readers accept both versions; a version
+ * 2 file with unknown flags is refused.
+ *
+ * <p>Which node an ordinal is, is the writer's choice: segments are written in {@link PageOrder},
+ * so that the records sharing a page are nodes a search tends to expand together.
  *
  * <p>The header and record layout are what the beam search needs: node {@code i}'s record is at
  * {@link #recordOffset(int)}, computable without reading anything. The file's length and CRC32C are
@@ -40,6 +47,13 @@ public final class GraphFile implements Closeable {
 
   static final long MAGIC = 0x314850415247_5646L; // "FVGRAPH1" read little-endian
   static final int VERSION = 1;
+
+  /** The version of files with a {@code flags} word: raw files ({@link #writeRaw}). */
+  static final int VERSION_FLAGS = 2;
+
+  /** Version 2 flag: the file holds vectors only, no graph ({@code maxDegree} 0). */
+  static final int FLAG_NO_EDGES = 1;
+
   static final int PAGE = MappedFile.PAGE;
 
   private static final ValueLayout.OfInt INT =
@@ -54,6 +68,7 @@ public final class GraphFile implements Closeable {
   private final int recordsPerPage;
   private final int pagesPerRecord;
   private final int entry;
+  private final int flags;
 
   private GraphFile(MappedFile file) {
     this.file = file;
@@ -66,8 +81,8 @@ public final class GraphFile implements Closeable {
       throw new CorruptFileException("not a FlashVec graph file (bad magic)", file.path());
     }
     int version = h.getInt();
-    if (version != VERSION) {
-      throw new FormatVersionException(file.path(), "graph", version, VERSION, VERSION);
+    if (version != VERSION && version != VERSION_FLAGS) {
+      throw new FormatVersionException(file.path(), "graph", version, VERSION, VERSION_FLAGS);
     }
     this.count = h.getInt();
     this.dim = h.getInt();
@@ -76,9 +91,16 @@ public final class GraphFile implements Closeable {
     this.recordsPerPage = h.getInt();
     this.pagesPerRecord = h.getInt();
     this.entry = h.getInt();
+    this.flags = version == VERSION_FLAGS ? h.getInt() : 0;
+    if ((flags & ~FLAG_NO_EDGES) != 0) {
+      throw new CorruptFileException(
+          "graph header has unknown flags [flags=0x" + Integer.toHexString(flags) + "]",
+          file.path());
+    }
+    boolean edges = (flags & FLAG_NO_EDGES) == 0;
     if (count < 0
         || dim <= 0
-        || maxDegree <= 0
+        || (edges ? maxDegree <= 0 : maxDegree != 0)
         || recordBytes != recordBytes(dim, maxDegree)
         || (count > 0 && (entry < 0 || entry >= count))
         || seg.byteSize() < fileBytes(count, dim, maxDegree)) {
@@ -89,6 +111,8 @@ public final class GraphFile implements Closeable {
               + dim
               + ", maxDegree="
               + maxDegree
+              + ", flags="
+              + flags
               + ", entry="
               + entry
               + ", bytes="
@@ -162,6 +186,14 @@ public final class GraphFile implements Closeable {
 
   public int entry() {
     return entry;
+  }
+
+  /**
+   * Whether the file holds a graph to walk; false for a raw file ({@link #writeRaw}), whose nodes
+   * have no neighbours and are scanned.
+   */
+  public boolean hasEdges() {
+    return (flags & FLAG_NO_EDGES) == 0;
   }
 
   public MappedFile file() {
@@ -256,6 +288,48 @@ public final class GraphFile implements Closeable {
       NodeSource nodes,
       int[] order)
       throws IOException {
+    if (maxDegree <= 0) {
+      throw new IllegalArgumentException(
+          "a graph needs a positive max degree [maxDegree=" + maxDegree + "]");
+    }
+    write(io, path, count, dim, maxDegree, entry, nodes, order, VERSION, 0);
+  }
+
+  /**
+   * Writes a raw file (version 2, {@link #FLAG_NO_EDGES}): the {@code count} vectors in ordinal
+   * order, each as a record with degree 0 and no neighbour slots, entry 0. Not fsynced, as {@link
+   * #write}.
+   */
+  public static void writeRaw(
+      FileIO io, Path path, int count, int dim, java.util.function.IntFunction<float[]> vectors)
+      throws IOException {
+    NodeSource nodes =
+        new NodeSource() {
+          @Override
+          public float[] vector(int ord) {
+            return vectors.apply(ord);
+          }
+
+          @Override
+          public int neighbours(int ord, int[] out) {
+            return 0;
+          }
+        };
+    write(io, path, count, dim, 0, 0, nodes, null, VERSION_FLAGS, FLAG_NO_EDGES);
+  }
+
+  private static void write(
+      FileIO io,
+      Path path,
+      int count,
+      int dim,
+      int maxDegree,
+      int entry,
+      NodeSource nodes,
+      int[] order,
+      int version,
+      int flags)
+      throws IOException {
     int[] renumber = null;
     if (order != null) {
       PageOrder.checkPermutation(order, count);
@@ -266,8 +340,11 @@ public final class GraphFile implements Closeable {
     int rpp = rb <= PAGE ? PAGE / rb : 0;
     int ppr = rb <= PAGE ? 1 : (rb + PAGE - 1) / PAGE;
     ByteBuffer header = ByteBuffer.allocate(PAGE).order(ByteOrder.LITTLE_ENDIAN);
-    header.putLong(MAGIC).putInt(VERSION).putInt(count).putInt(dim).putInt(maxDegree);
+    header.putLong(MAGIC).putInt(version).putInt(count).putInt(dim).putInt(maxDegree);
     header.putInt(rb).putInt(rpp).putInt(ppr).putInt(count == 0 ? 0 : entry);
+    if (version == VERSION_FLAGS) {
+      header.putInt(flags);
+    }
     header.clear();
     int[] nbrs = new int[Math.max(maxDegree, 1024)];
     // Write one page (or one multi-page record) at a time.

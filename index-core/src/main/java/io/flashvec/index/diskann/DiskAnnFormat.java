@@ -120,6 +120,29 @@ public final class DiskAnnFormat implements SegmentFormat {
         cancelled);
   }
 
+  @Override
+  public void writeRaw(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment frozen,
+      int[] ords,
+      SealedSegment newest,
+      BooleanSupplier cancelled)
+      throws IOException {
+    DiskAnnWriter.writeRaw(
+        io,
+        dir,
+        segmentId,
+        frozen,
+        ords,
+        distance,
+        params,
+        newest == null ? null : newest.codebook(),
+        settings.buildPool(),
+        cancelled);
+  }
+
   /**
    * The graph file with the vectors inline, PQ codes and codebook (with its rotation), metadata
    * with ids and payloads, and the deletion bitmap.
@@ -135,6 +158,14 @@ public final class DiskAnnFormat implements SegmentFormat {
     long deleted = points / 8 + 4096;
     long order = 4L * points + 4096;
     return graph + pq + meta + deleted + order;
+  }
+
+  /** The graph file's edges (a raw file holds the vectors alone) and the order file. */
+  @Override
+  public long graphBytes(int points, int dim) {
+    long edges =
+        GraphFile.fileBytes(points, dim, params.maxDegree()) - GraphFile.fileBytes(points, dim, 0);
+    return edges + 4L * points + 4096;
   }
 
   /** Writes a segment's order file (atomically, fsynced). */

@@ -64,6 +64,15 @@ import java.util.function.IntPredicate;
  * Graph ordinal {@code i} is segment ordinal {@code i}; the writer numbers the points in the
  * graph's page-local order ({@link io.flashvec.index.disk.PageOrder}), not in input order.
  *
+ * <h2>Raw segments</h2>
+ *
+ * A segment sealed raw ({@link DiskAnnWriter#writeRaw}) has the same files, but its {@code
+ * graph.fvg} holds the vectors without edges ({@link GraphFile#hasEdges()} false), in input order.
+ * It is searched by a scan of its PQ codes (in memory) and an exact rerank of the best {@code
+ * max(search list, 4k)} candidates read from the file; an exact or selectively filtered search
+ * scans exactly, as for a graph. Its points count as not indexed ({@link #indexedLiveCount}) until
+ * a merge builds them into a graph. It takes no share of the hot node cache.
+ *
  * <h2>Threads</h2>
  *
  * Searches are thread-safe: each borrows a {@link BeamSearcher} (scratch sized to the segment, not
@@ -369,9 +378,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     }
     PqCodes pq = PqCodes.read(io, dir.resolve(DiskAnnFormat.PQ_FILE), segmentId);
     SegmentVectors vectors = null;
+    long vectorsLen = 0;
     if (hasVectorsFile) {
       try {
         vectors = SegmentVectors.read(io, dir, segmentId, n);
+        vectorsLen = Files.size(dir.resolve(SegmentVectors.FILE));
       } catch (NoSuchFileException e) {
         throw new CorruptFileException(
             "segment vectors file is missing", dir.resolve(SegmentVectors.FILE), e);
@@ -422,12 +433,12 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               del,
               graph,
               pq,
-              graphLen + pqLen + metaBytes,
+              graphLen + pqLen + metaBytes + vectorsLen,
               defaultSearchList,
               inMemory,
               settings);
       segment.vectors = vectors;
-      if (!inMemory) {
+      if (!inMemory && graph.hasEdges()) {
         settings.nodeCache().join(segment);
       }
       return segment;
@@ -558,6 +569,10 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
         forced != null
             ? FilterPlanner.force(forced, accepted, count, searchList)
             : FilterPlanner.decide(params.exact(), accepted, count, searchList, pq != null);
+    if (!graph.hasEdges()) {
+      searchRaw(query, params, accept, plan, out, slot, stats);
+      return;
+    }
     BeamSearcher s = borrow();
     boolean pipelined = false;
     try {
@@ -617,6 +632,61 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
         }
       }
     }
+  }
+
+  /** Raw candidates reranked exactly per result asked for, at least. */
+  static final int RAW_RERANK_PER_RESULT = 4;
+
+  /**
+   * Searches a raw segment (no graph): an exact scan when the plan says so (the {@code exact}
+   * parameter, a selective filter) or when its vectors are on the heap ({@code hnsw}), else a scan
+   * of the accepted live points' PQ codes whose best {@code max(search list, 4k, rerank)} are
+   * rescored exactly from their records. The search list is the request's whole list, not a share:
+   * a scan's cost does not depend on it, only the rerank's reads do.
+   */
+  private void searchRaw(
+      float[] query,
+      SearchParams params,
+      AcceptedOrdinals accept,
+      FilterPlanner.Decision plan,
+      TopK out,
+      int slot,
+      SearchStats stats) {
+    int k = out.capacity();
+    BeamSearcher s = borrow();
+    try {
+      IntPredicate ok = live.get() == count ? null : liveOrds;
+      if (inMemory || plan.plan() == FilterPlanner.Plan.EXACT || params.exact()) {
+        if (accept == null) {
+          s.scan(query, k, ok, stats);
+        } else {
+          s.scan(query, k, accept::next, liveOrds, stats);
+        }
+      } else {
+        int list = params.searchList() > 0 ? params.searchList() : defaultSearchList;
+        int rerank = Math.max(Math.max(list, RAW_RERANK_PER_RESULT * k), params.rerankK());
+        java.util.function.IntUnaryOperator next =
+            accept == null ? ord -> ord < count ? ord : -1 : accept::next;
+        s.pqScan(query, k, rerank, next, ok, stats);
+      }
+      for (int i = 0; i < s.resultCount(); i++) {
+        out.offer(toScore(distance, s.resultDistance(i)), slot, s.resultOrdinal(i));
+      }
+    } finally {
+      release(s);
+    }
+  }
+
+  /** Whether this segment has a graph; false when it was sealed raw. */
+  @Override
+  public boolean hasGraph() {
+    return graph.hasEdges();
+  }
+
+  /** 0 for a raw segment (its points are in no graph), else -1 as for any sealed segment. */
+  @Override
+  public int graphPoints() {
+    return graph.hasEdges() ? -1 : 0;
   }
 
   /**

@@ -706,6 +706,71 @@ public final class DiskAnnWriter {
     return n;
   }
 
+  /**
+   * Writes segment {@code segmentId} <em>raw</em>: the points {@code ords} of {@code src} in that
+   * order, their vectors in a graph file without edges ({@link GraphFile#writeRaw}), PQ codes, ids
+   * and payloads, and no graph. Nothing is built, so it takes about as long as writing the vectors;
+   * a later merge builds the graph (see {@link io.flashvec.index.segment.SegmentFormat#writeRaw}).
+   * PQ codes use {@code codebook} when it fits the dimension and subspace count, else a codebook
+   * trained on an evenly spaced sample of at most {@value PqTrainer#TRAINING_SAMPLE} points.
+   * Ordinal {@code i} holds {@code ords[i]}: no order file, and the {@link SegmentVectors} file
+   * (sparse vectors, points without the dense vector) in that order. Written like {@link #write}.
+   */
+  public static int writeRaw(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment src,
+      int[] ords,
+      Distance distance,
+      IndexParams params,
+      PqCodebook codebook,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
+      throws IOException {
+    DiskAnnWriter w =
+        new DiskAnnWriter(
+            io, dir, segmentId, src.dimension(), distance, params, pool, cancelled, false);
+    return w.intoTmp(() -> w.raw(src, ords, codebook));
+  }
+
+  private int raw(GrowingSegment src, int[] ords, PqCodebook codebook) throws IOException {
+    int n = ords.length;
+    io.deleteTree(tmp);
+    io.createDirectories(tmp);
+    GraphFile.writeRaw(
+        io,
+        tmp.resolve(DiskAnnFormat.GRAPH_FILE),
+        n,
+        dim,
+        checkedSource(i -> src.vectorAt(ords[i]), (ord, out) -> 0, this::checkCancelled)::vector);
+    if (codebook == null
+        || codebook.dimension() != dim
+        || codebook.subspaces() != subspaces()
+        || n == 0) {
+      int sample = Math.min(n, PqTrainer.TRAINING_SAMPLE);
+      List<VectorFloat<?>> vs = new ArrayList<>(sample);
+      for (int i = 0; i < sample; i++) {
+        vs.add(VTS.createFloatVector(src.vectorAt(ords[(int) ((long) i * n / sample)])));
+      }
+      codebook = trainPq(new ListRandomAccessVectorValues(vs, dim), sample).codebook();
+    }
+    PqCodebook book = codebook;
+    byte[] codes = step(() -> PqTrainer.encodeAll(book, n, i -> src.vectorAt(ords[i]), pool));
+    checkCancelled();
+    PointId[] ids = new PointId[n];
+    byte[][] payloads = new byte[n][];
+    // sparse vectors and the points without the dense vector (placeholders in the file above)
+    extras = new SegmentVectors.Collector(n);
+    for (int i = 0; i < n; i++) {
+      ids[i] = src.idAt(ords[i]);
+      payloads[i] = src.payloadAt(ords[i]);
+      extras.add(i, src, ords[i]);
+    }
+    finish(n, new PqCodes(codebook, n, codes), ids, payloads, null);
+    return n;
+  }
+
   private static void fsync(FileIO io, Path p) throws IOException {
     try (FileChannel ch = io.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       io.force(ch, true);

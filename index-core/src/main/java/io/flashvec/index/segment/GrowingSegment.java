@@ -56,6 +56,9 @@ public final class GrowingSegment implements Segment {
   private volatile boolean indexing;
   private long payloadBytes; // written by the writer only; read racy for stats
   private long sparseBytes; // written by the writer only; read racy for stats
+  // the sparse vectors' bytes in a sealed segment's vectors file, and their fields' names
+  private long sparseFileBytes;
+  private java.util.Set<String> sparseNames;
   private volatile int withoutVector;
   private volatile boolean anySparse;
   private final LiveGraph graph;
@@ -241,7 +244,12 @@ public final class GrowingSegment implements Segment {
       c.sparse[slot] = sparse;
       for (io.flashvec.index.SparseVector v : sparse.values()) {
         sparseBytes += 8L * v.size() + 48;
+        sparseFileBytes += 4 + 8L * v.size();
       }
+      if (sparseNames == null) {
+        sparseNames = new java.util.HashSet<>();
+      }
+      sparseNames.addAll(sparse.keySet());
       anySparse = true;
     }
     live.incrementAndGet();
@@ -464,6 +472,30 @@ public final class GrowingSegment implements Segment {
         + payloadBytes
         + sparseBytes
         + (graph == null ? 0 : graph.memoryBytes());
+  }
+
+  /**
+   * The bytes of the vectors file a build of this segment's points writes (sparse vectors, and
+   * which points lack the dense vector; 0 when none needs it), for the free-space checks of its
+   * seal: exact for all of its points once frozen, an upper bound for some of them. Writer thread,
+   * or once frozen.
+   */
+  public long vectorsFileBytes() {
+    if (withoutVector == 0 && sparseNames == null) {
+      return 0;
+    }
+    long bytes = 4 + 8L * ((size + 63) >>> 6) + 2 + sparseFileBytes + 4096; // 4096: header
+    if (sparseNames != null) {
+      for (String name : sparseNames) {
+        bytes += 2 + name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 8L * size;
+      }
+    }
+    return bytes;
+  }
+
+  /** The bytes of the payloads written to this segment (racy while it grows; exact once frozen). */
+  public long payloadBytes() {
+    return payloadBytes;
   }
 
   @Override

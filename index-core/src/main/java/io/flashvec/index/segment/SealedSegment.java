@@ -21,6 +21,11 @@ public interface SealedSegment extends Segment, Closeable {
     return true;
   }
 
+  @Override
+  default int indexedLiveCount() {
+    return hasGraph() ? liveCount() : 0;
+  }
+
   /** The segment's directory. */
   Path directory();
 
@@ -35,6 +40,15 @@ public interface SealedSegment extends Segment, Closeable {
    * entry {@code i}. Read from disk on each call: the shard needs it once, to install the segment.
    */
   int[] buildOrder(FileIO io) throws IOException;
+
+  /**
+   * Whether the segment has a graph: false for a segment sealed raw ({@link
+   * SegmentFormat#writeRaw}), whose points no index answers for yet ({@link #indexedLiveCount} is
+   * 0) and which a merge turns into a graph.
+   */
+  default boolean hasGraph() {
+    return true;
+  }
 
   /**
    * The PQ codebook of this segment, which a growing segment sealed after it may reuse so that its

@@ -94,9 +94,9 @@ public interface Segment {
   }
 
   /**
-   * Live points that an index answers for: all of a segment sealed on disk (its graph holds them),
-   * none of a segment held in memory unless it has a live graph (see {@link
-   * GrowingSegment#indexedLiveCount}).
+   * Live points that an index answers for: all of a segment sealed on disk with a graph, none of
+   * one sealed raw ({@link SealedSegment#hasGraph}), none of a segment held in memory unless it has
+   * a live graph (see {@link GrowingSegment#indexedLiveCount}).
    */
   default int indexedLiveCount() {
     return onDisk() ? liveCount() : 0;

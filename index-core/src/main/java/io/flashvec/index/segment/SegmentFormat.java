@@ -43,9 +43,35 @@ public interface SegmentFormat {
       throws IOException;
 
   /**
+   * Writes segment {@code segmentId} <em>raw</em> from the live points {@code ords} of a frozen
+   * growing segment whose live graph is far behind (a bulk load, or a WAL replay): the points in
+   * that order with their PQ codes, ids and payloads, and no graph ({@link SealedSegment#hasGraph}
+   * is false). It costs about a sequential write of the vectors; the shard's merges build the graph
+   * later, once over many such segments. The PQ codebook of {@code newest} is reused when it fits.
+   * Cancellation and atomicity as {@link #writeFromGraph}.
+   */
+  void writeRaw(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      GrowingSegment frozen,
+      int[] ords,
+      SealedSegment newest,
+      BooleanSupplier cancelled)
+      throws IOException;
+
+  /**
    * About the bytes a segment of {@code points} points of {@code dim} dimensions with {@code
    * payloadBytes} of payloads takes on disk (rounded up; without its payload index), for free-space
    * checks before a build.
    */
   long estimateBytes(int points, int dim, long payloadBytes);
+
+  /**
+   * About the bytes a segment of {@code points} points of {@code dim} dimensions written raw
+   * ({@link #writeRaw}) lacks against one with a graph (rounded up): what the merge that builds its
+   * graph writes on top of the raw segment's own files, for free-space checks of that merge and of
+   * the writes that must leave room for it.
+   */
+  long graphBytes(int points, int dim);
 }

@@ -200,6 +200,29 @@ final class LiveIndexScheduler {
         && writesPerSecond * nanosPerInsert > 0.9e9;
   }
 
+  /** Upserts between {@link #writeStarted} and {@link #writeEnded}. */
+  private final java.util.concurrent.atomic.AtomicInteger writesInFlight =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
+   * When the last upsert was applied ({@link System#nanoTime}; before any, a quiet while ago), or
+   * now while one is in flight: a writer waiting for seal room (ADR 0025) is a load still coming,
+   * not a pause, however long the seal it waits for takes.
+   */
+  long lastWriteNanos() {
+    return writesInFlight.get() > 0 ? System.nanoTime() : lastWriteNanos;
+  }
+
+  /** An upsert request begins (before it waits for the write lock or for seal room). */
+  void writeStarted() {
+    writesInFlight.incrementAndGet();
+  }
+
+  /** The upsert that called {@link #writeStarted} is applied or failed. */
+  void writeEnded() {
+    writesInFlight.decrementAndGet();
+  }
+
   /** Called by the writer (its thread, lock held) for every applied upsert of {@code points}. */
   void noteWrite(int points) {
     long now = System.nanoTime();

@@ -307,6 +307,9 @@ public final class Shard implements Closeable {
    *     0026)
    * @param automatic whether thresholds start compactions by themselves (else only {@link
    *     #compact})
+   * @param rawQuietNanos how long without an upsert before segments sealed raw are merged while
+   *     they are few ({@link TieredMergePolicy.Hold}); 0: at once, as tests that need a repeatable
+   *     order of work use
    */
   public record Compaction(
       Executor executor,
@@ -314,7 +317,36 @@ public final class Shard implements Closeable {
       double deletedFraction,
       int segmentsPerTier,
       int maxSegmentPoints,
-      boolean automatic) {
+      boolean automatic,
+      long rawQuietNanos) {
+
+    /** Default of {@link #rawQuietNanos}: 2 s, well above the gaps between a load's batches. */
+    public static final long DEFAULT_RAW_QUIET_NANOS = 2_000_000_000L;
+
+    /** With the default {@link #rawQuietNanos}. */
+    public Compaction(
+        Executor executor,
+        ForkJoinPool pool,
+        double deletedFraction,
+        int segmentsPerTier,
+        int maxSegmentPoints,
+        boolean automatic) {
+      this(
+          executor,
+          pool,
+          deletedFraction,
+          segmentsPerTier,
+          maxSegmentPoints,
+          automatic,
+          DEFAULT_RAW_QUIET_NANOS);
+    }
+
+    /** This with raw segments merged after {@code nanos} without an upsert. */
+    public Compaction withRawQuietNanos(long nanos) {
+      return new Compaction(
+          executor, pool, deletedFraction, segmentsPerTier, maxSegmentPoints, automatic, nanos);
+    }
+
     /** Default of {@link #segmentsPerTier}. */
     public static final int DEFAULT_SEGMENTS_PER_TIER = 3;
 
@@ -338,6 +370,10 @@ public final class Shard implements Closeable {
         throw new IllegalArgumentException(
             "maxSegmentPoints must be positive [maxSegmentPoints=" + maxSegmentPoints + "]");
       }
+      if (rawQuietNanos < 0) {
+        throw new IllegalArgumentException(
+            "rawQuietNanos must not be negative [rawQuietNanos=" + rawQuietNanos + "]");
+      }
     }
   }
 
@@ -345,7 +381,6 @@ public final class Shard implements Closeable {
   private final int shardId;
   private final boolean flat;
   private final ReentrantLock writeLock = new ReentrantLock();
-  private final SpaceGuard space;
   private final PayloadIndexes payloadIndexes;
   private final BackgroundJobs jobs = new BackgroundJobs();
   private final SegmentSet segments;
@@ -379,7 +414,7 @@ public final class Shard implements Closeable {
     }
     FileIO io = options.io();
     this.io = io;
-    this.space = new SpaceGuard(dir, options.space());
+    SpaceGuard space = new SpaceGuard(dir, options.space());
     this.payloadIndexes = new PayloadIndexes(io, PayloadSchema.EMPTY);
     this.segments = new SegmentSet(dir, io, payloadIndexes);
     IdLocations locations = new IdLocations();
@@ -401,6 +436,7 @@ public final class Shard implements Closeable {
     this.compactor = new ShardCompactor(parts, pipeline);
     pipeline.onInstall(compactor::maybeSchedule);
     this.scheduler = new LiveIndexScheduler(dir, options.liveIndexer(), segments, jobs);
+    compactor.lastWriteFrom(scheduler::lastWriteNanos);
     this.reader = new ShardReader(dim, distance, segments, locations, payloadIndexes, scheduler);
     List<SealedSegment> sealed = pipeline.openSegments();
     this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader);
@@ -696,10 +732,11 @@ public final class Shard implements Closeable {
 
   /**
    * Refuses a write of {@code bytes} that would leave less than the free-space reserve ({@link
-   * Options#space()}) with an {@link io.flashvec.index.InsufficientStorageException} (HTTP 507).
+   * Options#space()}) and the room index builds of points already acknowledged still need, with an
+   * {@link io.flashvec.index.InsufficientStorageException} (HTTP 507).
    */
   public void requireSpace(long bytes, String what) {
-    space.require(bytes, what);
+    writer.requireSpace(bytes, what);
   }
 
   /**
@@ -775,9 +812,11 @@ public final class Shard implements Closeable {
   }
 
   /**
-   * Bulk-load mode: while {@code defer} is true sealed segments are not indexed (they stay in
-   * memory, searched exactly, and the WAL is not truncated) and live graphs take no inserts;
-   * setting it back to false submits the deferred builds.
+   * Bulk-load mode: while {@code defer} is true live graphs take no inserts and sealed segments get
+   * no graph: they are sealed raw and wait for the merge that builds them all when the load ends
+   * (ADR 0031), or, where segments are not sealed raw (no automatic compaction), stay in memory,
+   * searched exactly, the WAL not truncated. Setting it back to false submits the deferred builds
+   * and the merge of the raw segments.
    */
   public void setDeferBuilds(boolean defer) {
     writeLock.lock();
@@ -786,6 +825,9 @@ public final class Shard implements Closeable {
       scheduler.setPaused(defer);
     } finally {
       writeLock.unlock();
+    }
+    if (!defer) {
+      compactor.maybeSchedule();
     }
   }
 
@@ -799,9 +841,27 @@ public final class Shard implements Closeable {
     format.payloadsOnHeap(onHeap);
   }
 
-  /** Sealed segments waiting for a deferred index build. */
+  /**
+   * Segments waiting for a deferred index build: frozen segments, and during a bulk load the
+   * segments sealed raw (their graphs are built when it ends).
+   */
   public int deferredBuilds() {
-    return pipeline.deferredBuilds();
+    int n = pipeline.deferredBuilds();
+    if (pipeline.deferBuilds()) {
+      n += rawSegments();
+    }
+    return n;
+  }
+
+  /** Sealed segments without a graph yet (sealed raw, waiting for the merge that builds them). */
+  public int rawSegments() {
+    int n = 0;
+    for (SealedSegment s : segments.current().sealed()) {
+      if (!s.hasGraph()) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /** The shard's {@link IndexingState} now. */
@@ -819,7 +879,7 @@ public final class Shard implements Closeable {
       indexed += in;
       boolean works =
           seg.state() != Segment.State.GROWING
-              ? !seg.onDisk() && frozen > 0
+              ? seg.onDisk() ? in < live : frozen > 0 // a raw segment waits for its merge
               : seg instanceof GrowingSegment g && g.graph() != null && !g.graph().closed();
       if (works) {
         backlog += live - in;

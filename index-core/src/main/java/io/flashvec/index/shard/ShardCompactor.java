@@ -38,6 +38,9 @@ import org.slf4j.LoggerFactory;
  *       TieredMergePolicy}, at most {@link Shard.Compaction#segmentsPerTier()} per tier and up to
  *       {@link Shard.Compaction#maxSegmentPoints()} live points per segment, so a shard of N points
  *       is searched through O(log N) graphs and each point is rebuilt about once per tier.
+ *   <li><b>Raw segments</b> (sealed without a graph while a load outran the live graph) are built
+ *       into a graph by a merge as soon as writes pause (2 s without an upsert by default), a bulk
+ *       load ends, or they hold a tenth of the maximum segment.
  * </ul>
  *
  * <h2>How</h2>
@@ -237,6 +240,8 @@ final class ShardCompactor {
       ctx.jobs().exit();
       if (more) {
         maybeSchedule(); // the bound stopped a run with work left: another pass takes it up
+      } else {
+        recheckRawLater(); // raw segments held while writes come are built once they stop
       }
     }
   }
@@ -270,13 +275,79 @@ final class ShardCompactor {
     }
   }
 
+  /**
+   * Writes this recent count as "still coming" for raw segments ({@link TieredMergePolicy.Hold}) by
+   * default ({@link Shard.Compaction#rawQuietNanos}): a bulk load's batches arrive well within it,
+   * so its raw seals wait for one build at its end.
+   */
+  static final long RAW_WRITES_QUIET_NANOS = Shard.Compaction.DEFAULT_RAW_QUIET_NANOS;
+
+  /** When the shard last took an upsert ({@link System#nanoTime}). */
+  private volatile java.util.function.LongSupplier lastWriteNanos =
+      () -> System.nanoTime() - Long.MAX_VALUE / 2;
+
+  private final AtomicBoolean recheckQueued = new AtomicBoolean();
+
+  /** Where the time of the shard's last upsert comes from (set once, before any write). */
+  void lastWriteFrom(java.util.function.LongSupplier nanos) {
+    this.lastWriteNanos = nanos;
+  }
+
+  /** How raw segments wait now: for a bulk load's end, for writes to stop, or not at all. */
+  private TieredMergePolicy.Hold rawHold() {
+    if (pipeline.deferBuilds()) {
+      return TieredMergePolicy.Hold.BULK;
+    }
+    return System.nanoTime() - lastWriteNanos.getAsLong() < config.rawQuietNanos()
+        ? TieredMergePolicy.Hold.WRITES
+        : TieredMergePolicy.Hold.NONE;
+  }
+
+  /**
+   * After a pass: while raw segments wait for writes to stop, looks again once they may have (after
+   * {@link Shard.Compaction#rawQuietNanos}), so a load's raw segments are built when it ends, not
+   * at the next write. One recheck per shard is queued at most; each requeues itself while the
+   * writes go on. A bulk load's end schedules its own pass ({@link Shard#setDeferBuilds}).
+   */
+  private void recheckRawLater() {
+    if (config.executor() == null
+        || !config.automatic()
+        || ctx.jobs().cancelled()
+        || pipeline.deferBuilds()
+        || config.rawQuietNanos() == 0
+        || !hasRaw(ctx.segments().current().sealed())
+        || !recheckQueued.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      long wait = config.rawQuietNanos();
+      CompletableFuture.delayedExecutor(wait + wait / 8, TimeUnit.NANOSECONDS)
+          .execute(
+              () -> {
+                recheckQueued.set(false);
+                maybeSchedule();
+              });
+    } catch (RuntimeException e) {
+      recheckQueued.set(false);
+    }
+  }
+
+  private static boolean hasRaw(List<SealedSegment> sealed) {
+    for (SealedSegment s : sealed) {
+      if (!s.hasGraph()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The compaction policy ({@link TieredMergePolicy}) over the shard's disk segments. */
   Plan plan(List<SealedSegment> disk, boolean force) {
     List<TieredMergePolicy.Seg> segs = new ArrayList<>(disk.size());
     for (SealedSegment d : disk) {
-      segs.add(new TieredMergePolicy.Seg(d.size(), d.liveCount()));
+      segs.add(new TieredMergePolicy.Seg(d.size(), d.liveCount(), !d.hasGraph()));
     }
-    TieredMergePolicy.Pick pick = policy.find(segs, force);
+    TieredMergePolicy.Pick pick = policy.find(segs, force, rawHold());
     if (pick == null) {
       return null;
     }
@@ -381,21 +452,57 @@ final class ShardCompactor {
 
   /**
    * The bytes a compaction writes, with a margin: each source's files in the share of its points
-   * that survive, and as much again for payload indexes when the shard has a payload schema.
+   * that survive (with the graph a source sealed raw does not have yet), and as much again for
+   * payload indexes when the shard has a payload schema.
    */
   private long outputBytes(Job job) {
     double bytes = 0;
     List<SealedSegment> sources = job.plan().sources();
     for (int i = 0; i < sources.size(); i++) {
-      SealedSegment d = sources.get(i);
-      if (d.size() > 0) {
-        bytes += (double) d.diskBytes() * job.ords().get(i).length / d.size();
-      }
+      bytes += outputBytes(sources.get(i), job.ords().get(i).length);
     }
+    return withPayloadIndexes(bytes);
+  }
+
+  /**
+   * What a compaction writes for {@code live} points of {@code d}: its files in their share, and
+   * for a segment sealed raw the graph the merge builds.
+   */
+  private double outputBytes(SealedSegment d, int live) {
+    if (d.size() == 0) {
+      return 0;
+    }
+    double bytes = d.diskBytes();
+    if (!d.hasGraph()) {
+      bytes += ctx.format().graphBytes(d.size(), ctx.dimension());
+    }
+    return bytes * live / d.size();
+  }
+
+  private long withPayloadIndexes(double bytes) {
     if (!ctx.payloadIndexes().schema().isEmpty()) {
       bytes *= 2;
     }
     return SpaceGuard.withMargin((long) bytes);
+  }
+
+  /**
+   * The room the merge that builds the shard's segments sealed raw needs (what it writes for their
+   * live points, with the margin of {@link #outputBytes(Job)}); 0 without such segments. Writes
+   * leave it free above the reserve (ADR 0031): a WAL replay or a load seals raw, in fewer bytes
+   * than a graph takes and freeing the WAL records it covers, and writes that took that room would
+   * leave the merge none, so points on disk would never be indexed. Segments a running merge takes
+   * are not counted: it found its room when it started, and what it wrote is no longer free.
+   */
+  long owedBytes() {
+    double bytes = 0;
+    Set<Integer> merging = running;
+    for (SealedSegment d : ctx.segments().current().sealed()) {
+      if (!d.hasGraph() && !merging.contains(d.id())) {
+        bytes += outputBytes(d, d.liveCount());
+      }
+    }
+    return bytes == 0 ? 0 : withPayloadIndexes(bytes);
   }
 
   /** Whether {@code need} bytes fit above the reserve; if not, schedules a retry and says so. */

@@ -238,6 +238,16 @@ final class ShardWriter {
     memory.checkResident(this, bytes, what);
   }
 
+  /**
+   * Refuses a write of {@code bytes} (507) that would leave less free than the reserve and the room
+   * that index builds of points already acknowledged still need: the builds of frozen segments
+   * ({@link SealPipeline#owedBytes}) and the merge of segments sealed raw ({@link
+   * ShardCompactor#owedBytes}).
+   */
+  void requireSpace(long bytes, String what) {
+    space.require(bytes, pipeline.owedBytes() + compactor.owedBytes(), what);
+  }
+
   /** Heap per entry of the id map, numeric ids in fastutil's open-addressing tables. */
   static final int ID_MAP_BYTES = 32;
 
@@ -284,18 +294,23 @@ final class ShardWriter {
     checkDimensions(points);
     byte op = WalCodec.upsertOp(points);
     byte[] body = WalCodec.encodeUpsertAny(points);
-    space.require(body.length, "upsert");
+    requireSpace(body.length, "upsert");
     long seq;
     GrowingSegment g;
-    writeLock.lock();
+    scheduler.writeStarted();
     try {
-      awaitSealRoom();
-      checkResident("upsert");
-      seq = appendWal(op, body, "upsert");
-      applyUpsert(points, seq);
-      g = growing;
+      writeLock.lock();
+      try {
+        awaitSealRoom();
+        checkResident("upsert");
+        seq = appendWal(op, body, "upsert");
+        applyUpsert(points, seq);
+        g = growing;
+      } finally {
+        writeLock.unlock();
+      }
     } finally {
-      writeLock.unlock();
+      scheduler.writeEnded();
     }
     scheduler.awaitIndexer(g);
     return seq;
@@ -369,7 +384,7 @@ final class ShardWriter {
         points.add(next.apply(i, r));
       }
       byte[] body = WalCodec.encodeUpsertAny(points);
-      space.require(body.length, what);
+      requireSpace(body.length, what);
       seq = appendWal(WalCodec.upsertOp(points), body, what);
       applyUpsert(points, seq);
       g = growing;
@@ -443,7 +458,7 @@ final class ShardWriter {
         return 0;
       }
       byte[] body = WalCodec.encodeUpsertAny(points);
-      space.require(body.length, "payload update");
+      requireSpace(body.length, "payload update");
       long seq = appendWal(WalCodec.upsertOp(points), body, "payload update");
       applyUpsert(points, seq);
       return seq;

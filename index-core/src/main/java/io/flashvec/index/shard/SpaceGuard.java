@@ -10,9 +10,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A shard's side of the free-space policy ({@link DiskSpace}, ADR 0020): writes that would leave
- * less than the reserve free are refused with HTTP 507, and index builds and compactions that would
- * not fit above it are postponed and retried with a back-off shared by the shard's background work
- * (1 s, doubling up to 30 s, back to 1 s after one went through).
+ * less than the reserve free are refused with HTTP 507 (less than the reserve and the room index
+ * builds of points already acknowledged still need, ADR 0031), and index builds and compactions
+ * that would not fit above it are postponed and retried with a back-off shared by the shard's
+ * background work (1 s, doubling up to 30 s, back to 1 s after one went through).
  *
  * <p>Thread-safe.
  */
@@ -36,14 +37,17 @@ final class SpaceGuard {
   }
 
   /**
-   * Refuses a write of {@code bytes} that would leave less than the reserve free with an {@link
-   * InsufficientStorageException} (HTTP 507).
+   * Refuses a write of {@code bytes} that would leave less than the reserve and {@code owedBytes}
+   * free with an {@link InsufficientStorageException} (HTTP 507). {@code owedBytes} is the room
+   * that index builds of points already acknowledged still need (frozen segments' builds, the merge
+   * that builds segments sealed raw): writes must not take it, or those points might never be
+   * indexed.
    */
-  void require(long bytes, String what) {
+  void require(long bytes, long owedBytes, String what) {
     try {
-      space.require(dir, bytes, what);
+      space.require(dir, bytes + owedBytes, what);
     } catch (DiskFullException e) {
-      throw new InsufficientStorageException(what, e);
+      throw new InsufficientStorageException(what, e, owedBytes);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read the free space [dir=" + dir + "]", e);
     }

@@ -26,6 +26,13 @@ import java.util.List;
  *       at {@code floor}); the lowest score wins: even merges of many segments, few deletes.
  *   <li><b>Forced</b> ({@code POST …/compact}): every segment with a deleted point is rewritten,
  *       then the smallest segments are merged while their total fits the maximum.
+ *   <li><b>Raw segments</b> (sealed without a graph) always merge, before any tiered merge: every
+ *       raw segment, largest first, and then the graph segments no larger than the largest raw one,
+ *       while the total fits the maximum, in one build (a single raw segment is built alone). They
+ *       wait ({@link Hold}) while writes keep coming and their live points are fewer than a tenth
+ *       of the maximum, and for the whole of a bulk load, so a load ends in one large build rather
+ *       than a chain of small ones that later merges would build again. Their deleted points are
+ *       dropped by that build, so they are never rewritten alone while they wait.
  * </ul>
  */
 final class TieredMergePolicy {
@@ -78,7 +85,25 @@ final class TieredMergePolicy {
    * @param size points written in it (live or deleted)
    * @param live points not deleted
    */
-  record Seg(int size, int live) {}
+  record Seg(int size, int live, boolean raw) {
+    /** A segment with a graph. */
+    Seg(int size, int live) {
+      this(size, live, false);
+    }
+  }
+
+  /** Whether raw segments wait before they merge. */
+  enum Hold {
+    /** They merge now. */
+    NONE,
+    /**
+     * Writes are still coming: they wait while their live points are fewer than a tenth of the
+     * maximum segment.
+     */
+    WRITES,
+    /** A bulk load runs: they wait for its end. */
+    BULK
+  }
 
   /** What to do. */
   enum Kind {
@@ -108,14 +133,84 @@ final class TieredMergePolicy {
 
   /** The next compaction for these segments, or {@code null} when there is none to do. */
   Pick find(List<Seg> segs, boolean force) {
+    return find(segs, force, Hold.NONE);
+  }
+
+  /**
+   * The next compaction for these segments, raw ones held back as {@code hold} says (a forced
+   * compaction holds nothing), or {@code null} when there is none to do.
+   */
+  Pick find(List<Seg> segs, boolean force, Hold hold) {
     for (int i = 0; i < segs.size(); i++) {
       Seg s = segs.get(i);
       int dead = s.size() - s.live();
-      if (s.size() > 0 && dead > 0 && (force || dead >= settings.deletedFraction() * s.size())) {
+      if (s.size() > 0
+          && dead > 0
+          && (force || (!s.raw() && dead >= settings.deletedFraction() * s.size()))) {
         return new Pick(Kind.DELETED, List.of(i));
       }
     }
+    Pick raw = raw(segs, force ? Hold.NONE : hold);
+    if (raw != null) {
+      return raw;
+    }
     return force ? forced(segs) : tiered(segs);
+  }
+
+  /** Whether {@code hold} keeps raw segments of {@code rawLive} live points waiting. */
+  boolean holds(Hold hold, long rawLive) {
+    return switch (hold) {
+      case NONE -> false;
+      case WRITES -> rawLive < settings.maxSegmentPoints() / 10.0;
+      case BULK -> true;
+    };
+  }
+
+  /** The merge that builds the raw segments (see the class comment), or null. */
+  private Pick raw(List<Seg> segs, Hold hold) {
+    List<Integer> raws = new ArrayList<>();
+    long rawLive = 0;
+    int largest = 0;
+    for (int i = 0; i < segs.size(); i++) {
+      Seg s = segs.get(i);
+      if (s.raw()) {
+        raws.add(i);
+        rawLive += s.live();
+        largest = Math.max(largest, s.live());
+      }
+    }
+    if (raws.isEmpty() || holds(hold, rawLive)) {
+      return null;
+    }
+    int max = settings.maxSegmentPoints();
+    Comparator<Integer> largestFirst =
+        Comparator.comparingInt((Integer i) -> segs.get(i).live())
+            .reversed()
+            .thenComparing(Comparator.naturalOrder());
+    raws.sort(largestFirst);
+    List<Integer> pick = new ArrayList<>();
+    long total = 0;
+    for (int i : raws) {
+      if (pick.isEmpty() || total + segs.get(i).live() <= max) {
+        pick.add(i);
+        total += segs.get(i).live();
+      }
+    }
+    List<Integer> graphs = new ArrayList<>();
+    for (int i = 0; i < segs.size(); i++) {
+      Seg s = segs.get(i);
+      if (!s.raw() && s.live() <= largest && s.live() < max / 2.0) {
+        graphs.add(i);
+      }
+    }
+    graphs.sort(largestFirst);
+    for (int i : graphs) {
+      if (total + segs.get(i).live() <= max) {
+        pick.add(i);
+        total += segs.get(i).live();
+      }
+    }
+    return new Pick(Kind.MERGE, List.copyOf(pick));
   }
 
   private Pick forced(List<Seg> segs) {
@@ -136,7 +231,7 @@ final class TieredMergePolicy {
     int max = settings.maxSegmentPoints();
     List<Integer> eligible = new ArrayList<>();
     for (int i = 0; i < segs.size(); i++) {
-      if (segs.get(i).live() < max / 2.0) {
+      if (segs.get(i).live() < max / 2.0 && !segs.get(i).raw()) {
         eligible.add(i);
       }
     }

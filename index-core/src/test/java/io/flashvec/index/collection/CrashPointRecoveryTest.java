@@ -13,6 +13,7 @@ import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
 import io.flashvec.index.query.ScrollRequest;
+import io.flashvec.index.shard.LiveIndexer;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.Wal;
@@ -365,12 +366,12 @@ class CrashPointRecoveryTest {
   final class Run {
     final CrashSimulatingFileIO io;
     final QueuedExecutor builds = new QueuedExecutor();
-    final boolean liveGraphs;
+    final Mode mode;
     Collection collection;
 
-    Run(CrashSimulatingFileIO io, boolean liveGraphs) {
+    Run(CrashSimulatingFileIO io, Mode mode) {
       this.io = io;
-      this.liveGraphs = liveGraphs;
+      this.mode = mode;
     }
 
     Collection open() {
@@ -380,7 +381,22 @@ class CrashPointRecoveryTest {
               .withCompaction(
                   new Shard.Compaction(
                       null, null, 0.2, 2, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false));
-      if (liveGraphs) {
+      if (mode == Mode.RAW_SEALS) {
+        // a live graph that never takes a point: every seal is raw, and automatic merges (queued
+        // like the builds, without waiting for writes to pause) build the raw segments' graphs
+        o =
+            o.withLiveIndexer(LiveIndexer.of(task -> {}))
+                .withCompaction(
+                    new Shard.Compaction(
+                        builds,
+                        null,
+                        0.2,
+                        2,
+                        Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS,
+                        true,
+                        0));
+      }
+      if (mode == Mode.LIVE_GRAPHS) {
         ExecutorService lane =
             Executors.newSingleThreadExecutor(
                 Thread.ofPlatform().name("crash-point-live-index").daemon(true).factory());
@@ -484,23 +500,33 @@ class CrashPointRecoveryTest {
     return workload(TestSeeds.random("CrashPointRecoveryTest.workload"));
   }
 
-  /** {@link #dryRun} by live graphs on or off: the workload and its hit counts repeat. */
-  private static final Map<Boolean, Map<CrashPoint, Integer>> DRY_RUNS =
+  /** How seals index their segments. */
+  enum Mode {
+    /** No live graph: each seal builds its graph. */
+    BUILDS,
+    /** Live graphs: seals write the graph their live graph built. */
+    LIVE_GRAPHS,
+    /** Live graphs that take no point: seals are raw, and merges build their graphs. */
+    RAW_SEALS
+  }
+
+  /** {@link #dryRun} by mode: the workload and its hit counts repeat. */
+  private static final Map<Mode, Map<CrashPoint, Integer>> DRY_RUNS =
       new java.util.concurrent.ConcurrentHashMap<>();
 
   /** How often each point is reached by one run of the workload (computed once per JVM). */
-  private Map<CrashPoint, Integer> hits(boolean liveGraphs) throws Exception {
-    Map<CrashPoint, Integer> hits = DRY_RUNS.get(liveGraphs);
+  private Map<CrashPoint, Integer> hits(Mode mode) throws Exception {
+    Map<CrashPoint, Integer> hits = DRY_RUNS.get(mode);
     if (hits == null) {
-      hits = dryRun(liveGraphs);
-      DRY_RUNS.put(liveGraphs, hits);
+      hits = dryRun(mode);
+      DRY_RUNS.put(mode, hits);
     }
     return hits;
   }
 
   /** Runs the workload without a crash, checks the result, and counts the points reached. */
-  private Map<CrashPoint, Integer> dryRun(boolean liveGraphs) throws Exception {
-    Run run = new Run(new CrashSimulatingFileIO(), liveGraphs);
+  private Map<CrashPoint, Integer> dryRun(Mode mode) throws Exception {
+    Run run = new Run(new CrashSimulatingFileIO(), mode);
     Path dir = tmp.resolve("c");
     run.open();
     Outcome out;
@@ -526,12 +552,12 @@ class CrashPointRecoveryTest {
 
   @Test
   void everyPointIsReachedByTheWorkload() throws Exception {
-    for (boolean live : new boolean[] {false, true}) {
-      Map<CrashPoint, Integer> hits = hits(live);
-      System.out.println("[flashvec] crash point hits (live graphs " + live + "): " + hits);
+    for (Mode mode : Mode.values()) {
+      Map<CrashPoint, Integer> hits = hits(mode);
+      System.out.println("[flashvec] crash point hits (" + mode + "): " + hits);
       for (CrashPoint p : CrashPoint.values()) {
         if (!ELSEWHERE.contains(p)) {
-          assertThat(hits.get(p)).as("hits of %s (live graphs %s)", p, live).isPositive();
+          assertThat(hits.get(p)).as("hits of %s (%s)", p, mode).isPositive();
         }
       }
     }
@@ -548,8 +574,8 @@ class CrashPointRecoveryTest {
       })
   void recoveryFromACrashAtThePointKeepsItsPromises(CrashPoint point) throws Exception {
     Random r = TestSeeds.random("CrashPointRecoveryTest." + point);
-    boolean live = r.nextBoolean();
-    int reached = hits(live).get(point);
+    Mode mode = Mode.values()[r.nextInt(Mode.values().length)];
+    int reached = hits(mode).get(point);
     assertThat(reached).as("the workload reaches %s", point).isPositive();
     int crashes = Math.min(reached, TestSeeds.atLeast(r, 1));
     Set<Integer> hits = new TreeSet<>();
@@ -557,14 +583,14 @@ class CrashPointRecoveryTest {
       hits.add(1 + r.nextInt(reached));
     }
     for (int hit : hits) {
-      crashAndRecover(point, hit, reached, live, r);
+      crashAndRecover(point, hit, reached, mode, r);
     }
   }
 
-  private void crashAndRecover(CrashPoint point, int hit, int reached, boolean live, Random r)
+  private void crashAndRecover(CrashPoint point, int hit, int reached, Mode mode, Random r)
       throws Exception {
     CrashSimulatingFileIO io = new CrashSimulatingFileIO();
-    Run run = new Run(io, live);
+    Run run = new Run(io, mode);
     io.armCrashPoint(point, hit); // counted from the open, as in the dry run
     Outcome out;
     try {
@@ -582,17 +608,16 @@ class CrashPointRecoveryTest {
     }
     System.out.printf(
         Locale.ROOT,
-        "[flashvec] crashed at %s hit %d/%d (live graphs %s) after %d operations, in flight: %s;"
-            + " %s%n",
+        "[flashvec] crashed at %s hit %d/%d (%s) after %d operations, in flight: %s;" + " %s%n",
         point,
         hit,
         reached,
-        live,
+        mode,
         out.completed,
         out.inFlight,
         report);
 
-    Run recovered = new Run(new CrashSimulatingFileIO(), live);
+    Run recovered = new Run(new CrashSimulatingFileIO(), mode);
     Collection c = recovered.open(); // the collection opens
     try {
       recovered.settle();

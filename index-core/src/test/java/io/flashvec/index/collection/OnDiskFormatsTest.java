@@ -13,6 +13,7 @@ import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.shard.LiveIndexer;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
@@ -28,6 +29,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,7 +46,9 @@ import tools.jackson.databind.json.JsonMapper;
  * replaced point and deletes) that recovery replays. The content is {@link #expected}: fixed
  * vectors and payloads, so no seed is involved. {@link #write} makes a new fixture when a format
  * version changes (run it with {@code -Dformats.write=<dir>}, then add the directory under {@code
- * src/test/resources/formats/} and a line to {@link #fixturesOpen}); old fixtures stay.
+ * src/test/resources/formats/} and a line to {@link #fixturesOpen}); old fixtures stay. With {@code
+ * -Dformats.raw=true} its sealed segment is sealed raw (no graph), as a bulk load seals; with
+ * {@code -Dformats.sparse=true} the collection has sparse vectors and points without the dense one.
  */
 class OnDiskFormatsTest {
 
@@ -120,8 +124,23 @@ class OnDiskFormatsTest {
         target != null, "writes a fixture only with -Dformats.write=<dir>");
     Path dir = Path.of(target);
     boolean sparse = Boolean.getBoolean("formats.sparse");
-    try (Collection c =
-        Collection.open("fixture", dir, sparse ? CONFIG_SPARSE : CONFIG, options())) {
+    Shard.Options options = options();
+    if (Boolean.getBoolean("formats.raw")) {
+      // a live graph that never takes a point, and merges that never run: the seal is raw
+      Executor never = task -> {};
+      options =
+          options
+              .withLiveIndexer(LiveIndexer.of(never))
+              .withCompaction(
+                  new Shard.Compaction(
+                      never,
+                      null,
+                      0.2,
+                      Shard.Compaction.DEFAULT_SEGMENTS_PER_TIER,
+                      Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS,
+                      true));
+    }
+    try (Collection c = Collection.open("fixture", dir, sparse ? CONFIG_SPARSE : CONFIG, options)) {
       c.createPayloadIndex(
           PayloadFieldSchema.parse("tag", M.getNodeFactory().stringNode("keyword")), true);
       c.upsert(points(0, SEAL, 1, sparse), true);
@@ -144,12 +163,17 @@ class OnDiskFormatsTest {
   void fixturesOpen() throws Exception {
     // one line per fixture; formats: WAL v1, shard manifest v1, segment meta v2, graph v1, PQ v2,
     // deletion bits v1, payload schema JSON
-    check("formats/v1", false);
+    check("formats/v1", false, true);
     // WAL op 3, segment meta v3 with vectors.fvs (sparse vectors, points without the dense one)
-    check("formats/v2-sparse", true);
+    check("formats/v2-sparse", true, true);
+    // graph v2 (a raw segment: vectors without edges, searched by a scan)
+    check("formats/v2-raw", false, false);
+    // both: a raw segment with vectors.fvs (meta v3), points without the dense vector scanned
+    check("formats/v2-raw-sparse", true, false);
   }
 
-  private void check(String fixture, boolean sparse) throws IOException, URISyntaxException {
+  private void check(String fixture, boolean sparse, boolean graph)
+      throws IOException, URISyntaxException {
     Path dir = tmp.resolve(fixture.replace('/', '-'));
     copy(fixture, dir);
     Path shardDir = dir.resolve("shards").resolve("0");
@@ -169,8 +193,11 @@ class OnDiskFormatsTest {
         Collection.open("fixture", dir, sparse ? CONFIG_SPARSE : CONFIG, options())) {
       assertThat(c.count()).isEqualTo(POINTS - DELETED.size());
       assertThat(c.info().segmentInfos().stream().filter(Collection.SegmentInfo::indexed))
-          .as("the sealed segment")
-          .hasSize(1);
+          .as("the sealed segment, if it has a graph")
+          .hasSize(graph ? 1 : 0);
+      assertThat(c.info().segmentInfos().stream().filter(i -> i.graphPoints() == 0))
+          .as("the sealed segment, if it is raw")
+          .hasSize(graph ? 0 : 1);
       for (int i = 0; i < POINTS; i++) {
         Record r = c.get(PointId.of(i), true, true);
         if (DELETED.contains(i)) {

@@ -71,6 +71,70 @@ class GraphFileTest {
         .isEqualTo("0000404000008040" + "02000000" + "02000000" + "00000000");
   }
 
+  @Test
+  void rawFormatIsPinned() throws IOException {
+    // A change to these bytes is a file-format change: bump the version and keep a reader.
+    float[][] v = {{1f, 2f}, {3f, 4f}, {5f, 6f}};
+    Path p = tmp.resolve("raw.fvg");
+    GraphFile.writeRaw(FileIO.DEFAULT, p, 3, 2, i -> v[i]);
+    byte[] b = Files.readAllBytes(p);
+    assertThat(b).hasSize(2 * 4096);
+    assertThat(HexFormat.of().formatHex(b, 0, 44))
+        .isEqualTo(
+            "4656475241504831" // "FVGRAPH1"
+                + "02000000" // version 2
+                + "03000000" // count
+                + "02000000" // dim
+                + "00000000" // max degree 0
+                + "0c000000" // record bytes: 2*4 + 4 = 12
+                + "55010000" // records per page: 4096 / 12 = 341
+                + "01000000" // pages per record
+                + "00000000" // entry
+                + "01000000"); // flags: no edges
+    // record 1 at 4096 + 12: vector (3, 4), degree 0
+    assertThat(HexFormat.of().formatHex(b, 4096 + 12, 4096 + 24))
+        .isEqualTo("0000404000008040" + "00000000");
+    try (GraphFile g = GraphFile.open(FileIO.DEFAULT, p, false)) {
+      assertThat(g.hasEdges()).isFalse();
+      assertThat(g.maxDegree()).isZero();
+      assertThat(g.vector(2)).containsExactly(5f, 6f);
+      assertThat(g.degree(g.recordOffset(2))).isZero();
+    }
+    // a version 1 file is a graph
+    Path graph = tmp.resolve("g.fvg");
+    GraphFile.write(FileIO.DEFAULT, graph, 3, 2, 2, 1, ring(v, 2));
+    try (GraphFile g = GraphFile.open(FileIO.DEFAULT, graph, false)) {
+      assertThat(g.hasEdges()).isTrue();
+    }
+  }
+
+  @Test
+  void rawFilesWithUnknownFlagsOrEdgesAreRejected() throws IOException {
+    float[][] v = {{1f, 2f}, {3f, 4f}};
+    Path p = tmp.resolve("raw.fvg");
+    GraphFile.writeRaw(FileIO.DEFAULT, p, 2, 2, i -> v[i]);
+    try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+      f.seek(40);
+      f.write(new byte[] {3, 0, 0, 0}); // an unknown flag beside "no edges"
+    }
+    assertThatThrownBy(() -> GraphFile.open(FileIO.DEFAULT, p, false))
+        .isInstanceOf(CorruptFileException.class)
+        .hasMessageContaining("flags=0x3");
+    try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+      f.seek(40);
+      f.write(new byte[] {0, 0, 0, 0}); // no flag: a graph, but with max degree 0
+    }
+    assertThatThrownBy(() -> GraphFile.open(FileIO.DEFAULT, p, false))
+        .isInstanceOf(CorruptFileException.class)
+        .hasMessageContaining("maxDegree=0");
+    try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+      f.seek(8);
+      f.write(new byte[] {3, 0, 0, 0}); // a version from the future
+    }
+    assertThatThrownBy(() -> GraphFile.open(FileIO.DEFAULT, p, false))
+        .isInstanceOf(FormatVersionException.class);
+  }
+
   @ParameterizedTest
   @ValueSource(ints = {2, 96, 768, 1500})
   void recordsRoundTripAndNeverStraddleAPage(int dim) throws IOException {

@@ -487,17 +487,28 @@ class ShardCompactionTest extends ShardContractTest {
   }
 
   /**
-   * A {@link CrashSimulatingFileIO} that pauses the compaction thread before its {@code n}-th file
-   * operation, so a test can crash at that point; calls from other threads pass.
+   * A {@link CrashSimulatingFileIO} that pauses the compaction thread (or another named one) before
+   * its {@code n}-th file operation, so a test can crash at that point; calls from other threads
+   * pass.
    */
   static final class PausingFileIO extends CrashSimulatingFileIO {
     final CountDownLatch paused = new CountDownLatch(1);
     final CountDownLatch resume = new CountDownLatch(1);
     final AtomicInteger calls = new AtomicInteger();
     volatile int pauseAt = Integer.MAX_VALUE;
+    private final String thread;
+
+    PausingFileIO() {
+      this("test-compaction");
+    }
+
+    /** Pauses the threads whose name starts with {@code thread}. */
+    PausingFileIO(String thread) {
+      this.thread = thread;
+    }
 
     private void maybePause() {
-      if (!Thread.currentThread().getName().startsWith("test-compaction")) {
+      if (!Thread.currentThread().getName().startsWith(thread)) {
         return;
       }
       if (calls.incrementAndGet() == pauseAt) {

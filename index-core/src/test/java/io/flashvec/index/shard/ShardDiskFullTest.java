@@ -198,9 +198,9 @@ class ShardDiskFullTest {
   }
 
   /** Where a build (and the checkpoint after it) writes, and how ENOSPC there is injected. */
-  private record WritePath(String name, Op op, Predicate<Path> target) {}
+  record WritePath(String name, Op op, Predicate<Path> target) {}
 
-  private static List<WritePath> buildWritePaths() {
+  static List<WritePath> buildWritePaths() {
     return List.of(
         new WritePath("segment directory", Op.CREATE_DIRECTORIES, named("seg-", ".tmp")),
         new WritePath("graph file", Op.WRITE, named("graph.fvg", "")),

@@ -64,6 +64,11 @@ abstract class SparseVectorsContractTest {
   /** Checks that the shard holds its points where the subclass means them to be. */
   protected void checkLayout(Shard s) {}
 
+  /** The shard's options: the subclass may change how it seals and merges. */
+  protected Shard.Options options(Shard.Options o) {
+    return o;
+  }
+
   @BeforeEach
   void name(TestInfo info) {
     testName = getClass().getSimpleName() + "." + info.getTestMethod().orElseThrow().getName();
@@ -81,13 +86,20 @@ abstract class SparseVectorsContractTest {
         DIM,
         Distance.DOT,
         IndexParams.DEFAULT,
-        new Shard.Options(
-            sealThreshold(),
-            Wal.Options.defaults().withSegmentBytes(32 << 10),
-            io,
-            buildExecutor(),
-            64,
-            null));
+        options(
+            new Shard.Options(
+                sealThreshold(),
+                Wal.Options.defaults().withSegmentBytes(32 << 10),
+                io,
+                buildExecutor(),
+                64,
+                null)),
+        payloadsOnHeap());
+  }
+
+  /** Whether sealed segments hold their payloads on the heap ({@code on_disk_payload: false}). */
+  protected boolean payloadsOnHeap() {
+    return false;
   }
 
   /** What the shard should hold for a point. */
@@ -262,6 +274,36 @@ abstract class SparseVectorsContractTest {
       assertThat(got.get(i).score())
           .as(what)
           .isCloseTo(want.get(i).score(), org.assertj.core.api.Assertions.offset(1e-4f));
+    }
+    // nor do the approximate ones (graph, PQ scan of a raw segment), filtered or not
+    FilterEvaluator recent =
+        new FilterEvaluator(
+            FilterParser.parse(
+                JsonMapper.builder()
+                    .build()
+                    .readTree(
+                        "{\"must\": [{\"key\": \"v\", \"range\": {\"gte\": "
+                            + Math.max(1, round - 6)
+                            + "}}]}"),
+                "filter"));
+    for (FilterEvaluator f : java.util.Arrays.asList(null, recent)) {
+      List<Record> approximate =
+          Searches.search(
+              s,
+              q,
+              10,
+              SearchParams.DEFAULT,
+              null,
+              false,
+              false,
+              f,
+              new io.flashvec.index.SearchStats());
+      assertThat(approximate).as(what).isNotEmpty();
+      for (Record rec : approximate) {
+        assertThat(dense)
+            .as(what + ", approximate search, filtered " + (f != null))
+            .containsKey(rec.id());
+      }
     }
   }
 
