@@ -680,18 +680,7 @@ public final class DiskAnnWriter {
         g.entry(),
         checkedSource(src::vectorAt, g::neighbours, this::checkCancelled),
         order);
-    if (codebook == null
-        || codebook.dimension() != dim
-        || codebook.subspaces() != subspaces()
-        || n == 0) {
-      int sample = Math.min(n, PqTrainer.TRAINING_SAMPLE);
-      List<VectorFloat<?>> vs = new ArrayList<>(sample);
-      for (int i = 0; i < sample; i++) {
-        vs.add(VTS.createFloatVector(src.vectorAt((int) ((long) i * n / sample))));
-      }
-      codebook = trainPq(new ListRandomAccessVectorValues(vs, dim), sample).codebook();
-    }
-    PqCodebook book = codebook;
+    PqCodebook book = fittingOrTrained(codebook, n, src::vectorAt);
     byte[] codes = step(() -> PqTrainer.encodeAll(book, n, src::vectorAt, pool));
     checkCancelled();
     PointId[] ids = new PointId[n];
@@ -702,7 +691,7 @@ public final class DiskAnnWriter {
       payloads[i] = src.payloadAt(i);
       extras.add(i, src, i);
     }
-    finish(n, new PqCodes(codebook, n, codes), ids, payloads, order);
+    finish(n, new PqCodes(book, n, codes), ids, payloads, order);
     return n;
   }
 
@@ -734,6 +723,25 @@ public final class DiskAnnWriter {
     return w.intoTmp(() -> w.raw(src, ords, codebook));
   }
 
+  /**
+   * {@code codebook} when it fits this segment (same dimension and subspaces, some points), else
+   * one trained on an even sample of the segment's {@code n} vectors.
+   */
+  private PqCodebook fittingOrTrained(PqCodebook codebook, int n, IntFunction<float[]> vectorAt) {
+    if (codebook != null
+        && codebook.dimension() == dim
+        && codebook.subspaces() == subspaces()
+        && n != 0) {
+      return codebook;
+    }
+    int sample = Math.min(n, PqTrainer.TRAINING_SAMPLE);
+    List<VectorFloat<?>> vs = new ArrayList<>(sample);
+    for (int i = 0; i < sample; i++) {
+      vs.add(VTS.createFloatVector(vectorAt.apply((int) ((long) i * n / sample))));
+    }
+    return trainPq(new ListRandomAccessVectorValues(vs, dim), sample).codebook();
+  }
+
   private int raw(GrowingSegment src, int[] ords, PqCodebook codebook) throws IOException {
     int n = ords.length;
     io.deleteTree(tmp);
@@ -744,18 +752,7 @@ public final class DiskAnnWriter {
         n,
         dim,
         checkedSource(i -> src.vectorAt(ords[i]), (ord, out) -> 0, this::checkCancelled)::vector);
-    if (codebook == null
-        || codebook.dimension() != dim
-        || codebook.subspaces() != subspaces()
-        || n == 0) {
-      int sample = Math.min(n, PqTrainer.TRAINING_SAMPLE);
-      List<VectorFloat<?>> vs = new ArrayList<>(sample);
-      for (int i = 0; i < sample; i++) {
-        vs.add(VTS.createFloatVector(src.vectorAt(ords[(int) ((long) i * n / sample)])));
-      }
-      codebook = trainPq(new ListRandomAccessVectorValues(vs, dim), sample).codebook();
-    }
-    PqCodebook book = codebook;
+    PqCodebook book = fittingOrTrained(codebook, n, i -> src.vectorAt(ords[i]));
     byte[] codes = step(() -> PqTrainer.encodeAll(book, n, i -> src.vectorAt(ords[i]), pool));
     checkCancelled();
     PointId[] ids = new PointId[n];
@@ -767,7 +764,7 @@ public final class DiskAnnWriter {
       payloads[i] = src.payloadAt(ords[i]);
       extras.add(i, src, ords[i]);
     }
-    finish(n, new PqCodes(codebook, n, codes), ids, payloads, null);
+    finish(n, new PqCodes(book, n, codes), ids, payloads, null);
     return n;
   }
 
