@@ -16,8 +16,10 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * Serves the OpenAPI document, {@code classpath:static/openapi.yaml}, as written ({@code GET
- * /openapi.yaml}) and converted to JSON ({@code GET /openapi.json}). Both are read once at
- * start-up; a missing or malformed document fails the start rather than the request.
+ * /openapi.yaml}) and converted to JSON ({@code GET /openapi.json}). The YAML is read at start-up
+ * (a missing document fails the start); the JSON is converted on first request and kept, as parsing
+ * the whole document took about a tenth of the start-up's main thread. {@code OpenApiDocumentTest}
+ * parses it in the build, so a malformed document fails there.
  */
 @RestController
 public class OpenApiController {
@@ -28,11 +30,12 @@ public class OpenApiController {
   static final MediaType YAML = MediaType.parseMediaType("application/yaml");
 
   private final byte[] yaml;
-  private final byte[] json;
+
+  /** The JSON form, converted on first request; racing first requests convert it twice, alike. */
+  private volatile byte[] json;
 
   OpenApiController() {
     this.yaml = load();
-    this.json = Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(parse(yaml));
   }
 
   @GetMapping("/openapi.yaml")
@@ -41,11 +44,20 @@ public class OpenApiController {
   }
 
   @GetMapping("/openapi.json")
-  ResponseEntity<byte[]> json() {
+  ResponseEntity<byte[]> jsonDocument() {
     return ResponseEntity.ok()
         .contentType(MediaType.APPLICATION_JSON)
         .cacheControl(CacheControl.noCache())
-        .body(json);
+        .body(json());
+  }
+
+  private byte[] json() {
+    byte[] j = json;
+    if (j == null) {
+      j = Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(parse(yaml));
+      json = j;
+    }
+    return j;
   }
 
   /** The document's bytes from the classpath. */
