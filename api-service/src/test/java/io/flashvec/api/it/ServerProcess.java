@@ -118,6 +118,11 @@ public final class ServerProcess implements AutoCloseable {
     cmd.add("jdk.incubator.vector");
     cmd.add("--enable-native-access=ALL-UNNAMED");
     cmd.add("-Xmx512m");
+    // The server as ./flashvec run and the image start it: with the bean definitions Spring
+    // generated at build time (-Dflashvec.server.aot=false starts it as a plain Spring Boot jar)
+    if (Boolean.parseBoolean(System.getProperty("flashvec.server.aot", "true"))) {
+      cmd.add("-Dspring.aot.enabled=true");
+    }
     if (quickJit) {
       cmd.add("-XX:TieredStopAtLevel=1");
     }
