@@ -6,6 +6,7 @@ import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Output;
 import io.flashvec.api.web.Requests;
+import io.flashvec.api.web.ScoredPoints;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.InvalidInputException;
@@ -167,18 +168,50 @@ public class SearchController {
         && service.searchesServedFromMemory(name);
   }
 
+  /** Searches beyond which a batch leaves the event loop. */
+  private static final int INLINE_MAX_BATCH = 16;
+
+  /** Bodies beyond which a batch is parsed off the event loop (milliseconds of JSON). */
+  private static final int INLINE_MAX_BATCH_BYTES = 256 * 1024;
+
+  /**
+   * A batch of searches: a small body is parsed on the event loop and, when every search of it may
+   * run there ({@link #inline}) and there are at most {@value #INLINE_MAX_BATCH}, it runs there as
+   * a single search does; anything else runs off it ({@link #batch}).
+   */
   @PostMapping("/collections/{name}/points/search/batch")
   Mono<ResponseEntity<byte[]>> searchBatch(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return batch(name, body, (searches, stats) -> searchAll(name, searches, stats));
+    if (body == null || body.length > INLINE_MAX_BATCH_BYTES) {
+      return batch(name, body, (searches, stats) -> runAll(name, parseAll(searches), stats));
+    }
+    long t0 = System.nanoTime();
+    return Mono.defer(
+        () -> {
+          CollectionNames.validate(name);
+          JsonNode b = Json.parse(body);
+          JsonNode searches = batchOf(b);
+          List<Parsed> parsed = parseAll(searches);
+          boolean inline = parsed.size() <= INLINE_MAX_BATCH;
+          for (int i = 0; inline && i < parsed.size(); i++) {
+            Parsed p = parsed.get(i);
+            inline = p.request() != null && inline(name, p.request());
+          }
+          return blocking.call(
+              inline, () -> respond(t0, b, parsed.size(), stats -> runAll(name, parsed, stats)));
+        });
   }
 
   /** Every search of a batch is parsed before the first runs. */
-  private ArrayNode searchAll(String name, JsonNode searches, SearchStats stats) {
-    List<Parsed> parsed = new ArrayList<>();
+  private List<Parsed> parseAll(JsonNode searches) {
+    List<Parsed> parsed = new ArrayList<>(searches.size());
     for (int i = 0; i < searches.size(); i++) {
       parsed.add(parseSearch(searches.get(i), "searches[" + i + "]."));
     }
+    return parsed;
+  }
+
+  private ArrayNode runAll(String name, List<Parsed> parsed, SearchStats stats) {
     ArrayNode out = Json.array();
     for (Parsed p : parsed) {
       out.add(run(name, p, stats));
@@ -260,12 +293,12 @@ public class SearchController {
     return Json.ok(result, t0, extra);
   }
 
-  private ArrayNode run(String name, Parsed p, SearchStats stats) {
+  private JsonNode run(String name, Parsed p, SearchStats stats) {
     List<Record> hits =
         p.sparse() != null
             ? service.sparseSearch(name, p.sparse())
             : service.search(name, p.request(), stats);
-    return Output.scoredList(
+    return ScoredPoints.node(
         Output.selectVectors(hits, p.vectorNames()), p.payload(), p.withVector());
   }
 
@@ -336,7 +369,7 @@ public class SearchController {
     ObjectNode out = Json.object();
     out.set(
         "points",
-        Output.scoredList(
+        ScoredPoints.node(
             Output.selectVectors(
                 hits.subList(Math.min(offset, hits.size()), hits.size()),
                 Output.vectorNames(b, "with_vector")),

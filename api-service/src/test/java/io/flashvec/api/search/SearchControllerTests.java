@@ -35,6 +35,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  */
 @WebFluxTest(controllers = SearchController.class)
 @Import({
+  SearchRoutes.class,
   Blocking.class,
   ErrorHandler.class,
   BodyLimitFilter.class,
@@ -115,6 +116,76 @@ class SearchControllerTests {
             searchThread("/collections/c/points/search", "{\"vector\":[1,2],\"limit\":3}")
                 .isVirtual())
         .isTrue();
+  }
+
+  private static String batchOf(int searches, String extra) {
+    StringBuilder sb = new StringBuilder("{\"searches\":[");
+    for (int i = 0; i < searches; i++) {
+      sb.append(i == 0 ? "" : ",")
+          .append("{\"vector\":[1,2],\"limit\":3")
+          .append(extra)
+          .append('}');
+    }
+    return sb.append("]}").toString();
+  }
+
+  @Test
+  void aSmallBatchOfPlainSearchesRunsWhereTheRequestArrived() {
+    when(service.searchesServedFromMemory("c")).thenReturn(true);
+    String path = "/collections/c/points/search/batch";
+    assertThat(searchThread(path, batchOf(1, "")).isVirtual()).isFalse();
+    assertThat(searchThread(path, batchOf(16, "")).isVirtual()).isFalse();
+    assertThat(searchThread(path, batchOf(17, "")).isVirtual()).as("17 searches").isTrue();
+    assertThat(searchThread(path, batchOf(2, ",\"params\":{\"exact\":true}")).isVirtual())
+        .as("exact")
+        .isTrue();
+  }
+
+  @Test
+  void aBatchOfACollectionReadFromTheDeviceRunsOnAVirtualThread() {
+    when(service.searchesServedFromMemory("c")).thenReturn(false);
+    assertThat(searchThread("/collections/c/points/search/batch", batchOf(2, "")).isVirtual())
+        .isTrue();
+  }
+
+  /** The routes answer POST only: another method on their paths is still no such endpoint. */
+  @Test
+  void anotherMethodOnASearchPathIsNoSuchEndpoint() {
+    for (String path :
+        List.of(
+            "/collections/c/points/search",
+            "/collections/c/points/search/batch",
+            "/collections/c/points/query",
+            "/collections/c/points/query/batch")) {
+      client
+          .put()
+          .uri(path)
+          .contentType(MediaType.APPLICATION_JSON)
+          .bodyValue("{}")
+          .exchange()
+          .expectStatus()
+          .isNotFound()
+          .expectBody()
+          .jsonPath("$.status.error")
+          .value(e -> assertThat((String) e).startsWith("Not found: no such endpoint"));
+    }
+  }
+
+  @Test
+  void anEmptyBodyIsRefusedAsBefore() {
+    for (String path :
+        List.of("/collections/c/points/search", "/collections/c/points/search/batch")) {
+      client
+          .post()
+          .uri(path)
+          .contentType(MediaType.APPLICATION_JSON)
+          .exchange()
+          .expectStatus()
+          .isBadRequest()
+          .expectBody()
+          .jsonPath("$.status.error")
+          .isEqualTo("Wrong input: Format error in JSON body: request body is empty");
+    }
   }
 
   @Test
