@@ -168,50 +168,18 @@ public class SearchController {
         && service.searchesServedFromMemory(name);
   }
 
-  /** Searches beyond which a batch leaves the event loop. */
-  private static final int INLINE_MAX_BATCH = 16;
-
-  /** Bodies beyond which a batch is parsed off the event loop (milliseconds of JSON). */
-  private static final int INLINE_MAX_BATCH_BYTES = 256 * 1024;
-
-  /**
-   * A batch of searches: a small body is parsed on the event loop and, when every search of it may
-   * run there ({@link #inline}) and there are at most {@value #INLINE_MAX_BATCH}, it runs there as
-   * a single search does; anything else runs off it ({@link #batch}).
-   */
   @PostMapping("/collections/{name}/points/search/batch")
   Mono<ResponseEntity<byte[]>> searchBatch(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    if (body == null || body.length > INLINE_MAX_BATCH_BYTES) {
-      return batch(name, body, (searches, stats) -> runAll(name, parseAll(searches), stats));
-    }
-    long t0 = System.nanoTime();
-    return Mono.defer(
-        () -> {
-          CollectionNames.validate(name);
-          JsonNode b = Json.parse(body);
-          JsonNode searches = batchOf(b);
-          List<Parsed> parsed = parseAll(searches);
-          boolean inline = parsed.size() <= INLINE_MAX_BATCH;
-          for (int i = 0; inline && i < parsed.size(); i++) {
-            Parsed p = parsed.get(i);
-            inline = p.request() != null && inline(name, p.request());
-          }
-          return blocking.call(
-              inline, () -> respond(t0, b, parsed.size(), stats -> runAll(name, parsed, stats)));
-        });
+    return batch(name, body, (searches, stats) -> searchAll(name, searches, stats));
   }
 
   /** Every search of a batch is parsed before the first runs. */
-  private List<Parsed> parseAll(JsonNode searches) {
-    List<Parsed> parsed = new ArrayList<>(searches.size());
+  private ArrayNode searchAll(String name, JsonNode searches, SearchStats stats) {
+    List<Parsed> parsed = new ArrayList<>();
     for (int i = 0; i < searches.size(); i++) {
       parsed.add(parseSearch(searches.get(i), "searches[" + i + "]."));
     }
-    return parsed;
-  }
-
-  private ArrayNode runAll(String name, List<Parsed> parsed, SearchStats stats) {
     ArrayNode out = Json.array();
     for (Parsed p : parsed) {
       out.add(run(name, p, stats));

@@ -118,36 +118,6 @@ class SearchControllerTests {
         .isTrue();
   }
 
-  private static String batchOf(int searches, String extra) {
-    StringBuilder sb = new StringBuilder("{\"searches\":[");
-    for (int i = 0; i < searches; i++) {
-      sb.append(i == 0 ? "" : ",")
-          .append("{\"vector\":[1,2],\"limit\":3")
-          .append(extra)
-          .append('}');
-    }
-    return sb.append("]}").toString();
-  }
-
-  @Test
-  void aSmallBatchOfPlainSearchesRunsWhereTheRequestArrived() {
-    when(service.searchesServedFromMemory("c")).thenReturn(true);
-    String path = "/collections/c/points/search/batch";
-    assertThat(searchThread(path, batchOf(1, "")).isVirtual()).isFalse();
-    assertThat(searchThread(path, batchOf(16, "")).isVirtual()).isFalse();
-    assertThat(searchThread(path, batchOf(17, "")).isVirtual()).as("17 searches").isTrue();
-    assertThat(searchThread(path, batchOf(2, ",\"params\":{\"exact\":true}")).isVirtual())
-        .as("exact")
-        .isTrue();
-  }
-
-  @Test
-  void aBatchOfACollectionReadFromTheDeviceRunsOnAVirtualThread() {
-    when(service.searchesServedFromMemory("c")).thenReturn(false);
-    assertThat(searchThread("/collections/c/points/search/batch", batchOf(2, "")).isVirtual())
-        .isTrue();
-  }
-
   /** The routes answer POST only: another method on their paths is still no such endpoint. */
   @Test
   void anotherMethodOnASearchPathIsNoSuchEndpoint() {
