@@ -6,6 +6,7 @@ import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Output;
 import io.flashvec.api.web.Requests;
+import io.flashvec.api.web.ScoredPoints;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.InvalidInputException;
@@ -260,12 +261,12 @@ public class SearchController {
     return Json.ok(result, t0, extra);
   }
 
-  private ArrayNode run(String name, Parsed p, SearchStats stats) {
+  private JsonNode run(String name, Parsed p, SearchStats stats) {
     List<Record> hits =
         p.sparse() != null
             ? service.sparseSearch(name, p.sparse())
             : service.search(name, p.request(), stats);
-    return Output.scoredList(
+    return ScoredPoints.node(
         Output.selectVectors(hits, p.vectorNames()), p.payload(), p.withVector());
   }
 
@@ -336,7 +337,7 @@ public class SearchController {
     ObjectNode out = Json.object();
     out.set(
         "points",
-        Output.scoredList(
+        ScoredPoints.node(
             Output.selectVectors(
                 hits.subList(Math.min(offset, hits.size()), hits.size()),
                 Output.vectorNames(b, "with_vector")),

@@ -273,6 +273,30 @@ final class JsonTreeReader {
     }
   }
 
+  /** Elements assumed when {@link #numbersAhead} cannot tell. */
+  private static final int DEFAULT_ELEMENTS = 16;
+
+  /**
+   * The number of elements of the array that starts at {@link #pos} when the bytes up to its first
+   * {@code ]} hold no string, array or object (a vector: its values are then stored in arrays of
+   * that length, not grown by doubling), else {@value #DEFAULT_ELEMENTS}.
+   */
+  private int numbersAhead() {
+    byte[] b = in;
+    int commas = 0;
+    for (int p = pos; p < b.length; p++) {
+      byte c = b[p];
+      if (c == ',') {
+        commas++;
+      } else if (c == ']') {
+        return commas + 1;
+      } else if (c == '"' || c == '[' || c == '{') {
+        return DEFAULT_ELEMENTS;
+      }
+    }
+    return DEFAULT_ELEMENTS;
+  }
+
   private ArrayNode array(int depth) {
     if (depth > MAX_DEPTH) {
       throw unsupported();
@@ -285,7 +309,7 @@ final class JsonTreeReader {
     }
     // ints and doubles are kept unboxed while every element is one (a vector); the first other
     // element turns them into nodes
-    NumberArrayNode.Builder numbers = new NumberArrayNode.Builder();
+    NumberArrayNode.Builder numbers = new NumberArrayNode.Builder(numbersAhead());
     ArrayNode a = null;
     while (true) {
       skipWhitespace();

@@ -41,9 +41,16 @@ final class NumberArrayNode extends ArrayNode {
 
   /** Collects the values of one array while the reader reads it. */
   static final class Builder {
-    private double[] doubles = new double[16];
-    private boolean[] ints = new boolean[16];
+    private double[] doubles;
+    private boolean[] ints;
     private int size;
+
+    /** A builder for an array of about {@code expected} elements (it grows past them). */
+    Builder(int expected) {
+      int n = Math.max(expected, 1);
+      doubles = new double[n];
+      ints = new boolean[n];
+    }
 
     void add(double v, boolean isInt) {
       if (size == doubles.length) {

@@ -35,6 +35,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  */
 @WebFluxTest(controllers = SearchController.class)
 @Import({
+  SearchRoutes.class,
   Blocking.class,
   ErrorHandler.class,
   BodyLimitFilter.class,
@@ -115,6 +116,46 @@ class SearchControllerTests {
             searchThread("/collections/c/points/search", "{\"vector\":[1,2],\"limit\":3}")
                 .isVirtual())
         .isTrue();
+  }
+
+  /** The routes answer POST only: another method on their paths is still no such endpoint. */
+  @Test
+  void anotherMethodOnASearchPathIsNoSuchEndpoint() {
+    for (String path :
+        List.of(
+            "/collections/c/points/search",
+            "/collections/c/points/search/batch",
+            "/collections/c/points/query",
+            "/collections/c/points/query/batch")) {
+      client
+          .put()
+          .uri(path)
+          .contentType(MediaType.APPLICATION_JSON)
+          .bodyValue("{}")
+          .exchange()
+          .expectStatus()
+          .isNotFound()
+          .expectBody()
+          .jsonPath("$.status.error")
+          .value(e -> assertThat((String) e).startsWith("Not found: no such endpoint"));
+    }
+  }
+
+  @Test
+  void anEmptyBodyIsRefusedAsBefore() {
+    for (String path :
+        List.of("/collections/c/points/search", "/collections/c/points/search/batch")) {
+      client
+          .post()
+          .uri(path)
+          .contentType(MediaType.APPLICATION_JSON)
+          .exchange()
+          .expectStatus()
+          .isBadRequest()
+          .expectBody()
+          .jsonPath("$.status.error")
+          .isEqualTo("Wrong input: Format error in JSON body: request body is empty");
+    }
   }
 
   @Test

@@ -249,6 +249,44 @@ class JsonTreeReaderTest {
     assertSameTree("[1,2,\"a\",3.5,9223372036854775807,[1,2]]");
   }
 
+  /**
+   * Number arrays of every length up to past a 384-d vector, alone or followed by elements of other
+   * kinds, are read into Jackson's tree whatever size the reader guessed for them, and a vector
+   * holding NaN, an infinity, a value past the float range or a non-number is refused with the
+   * message Jackson's tree gives.
+   */
+  @Test
+  void numberArraysOfAnyLengthReadLikeJacksonAndRefuseTheSameValues() {
+    Random r = TestSeeds.random("json-tree-reader-arrays");
+    String[] bad = {"NaN", "Infinity", "-Infinity", "1e39", "-3.5e38", "\"x\"", "true", "null"};
+    for (int n = 0; n <= 400; n += 1 + r.nextInt(7)) {
+      StringBuilder sb = new StringBuilder();
+      for (int i = 0; i < n; i++) {
+        sb.append(i == 0 ? "" : (r.nextBoolean() ? "," : " , "));
+        sb.append(
+            r.nextInt(4) == 0
+                ? Integer.toString(r.nextInt())
+                : Float.toString((float) r.nextGaussian()));
+      }
+      String list = sb.toString();
+      String tail = n == 0 ? "" : ",";
+      assertSameTree("{\"vector\":[" + list + "],\"limit\":10}");
+      assertSameTree("{\"vector\":[" + list + tail + "\"s\",[1,2],{\"a\":[3]}]}");
+      assertSameTree("[[" + list + "],[[1],[2,3]]]");
+      String bodyWithBad = "{\"vector\":[" + list + tail + bad[r.nextInt(bad.length)] + ",0.5]}";
+      String viaFast =
+          catchMessage(
+              () -> Requests.vector(Json.parse(bytes(bodyWithBad)).get("vector"), "vector"));
+      String viaJackson =
+          catchMessage(() -> Requests.vector(jackson(bodyWithBad).get("vector"), "vector"));
+      assertThat(viaFast).as(bodyWithBad).isEqualTo(viaJackson).contains("index=" + n);
+    }
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
   private static String catchMessage(Runnable r) {
     try {
       r.run();

@@ -73,8 +73,20 @@ public final class ClientOptions {
               + " N); recall is measured against the filtered ground truth (0: no filter).")
   int filterBucketsBelow;
 
-  /** Opens the client for the chosen target. */
+  @Option(
+      names = "--cpus",
+      description =
+          "Pin the load generator (all its threads) to these CPUs, a taskset list such as 1 or"
+              + " 2-3, before it opens its clients; pin the server to others (taskset -c 0"
+              + " ./flashvec run) so that a figure is the server's, not the client's. Default: no"
+              + " pinning.")
+  String cpus;
+
+  /** Opens the client for the chosen target, first pinning this process to {@code --cpus}. */
   VectorDbClient open() {
+    if (cpus != null) {
+      CpuPinning.pinSelf(cpus);
+    }
     return switch (target) {
       case "rest", "flashvec", "qdrant" -> {
         QdrantRestClient c =
