@@ -103,6 +103,11 @@ public interface CollectionService {
 
   CollectionDescription describe(String name);
 
+  /** The configuration of collection {@code name} (or alias), without its statistics. */
+  default CollectionConfig config(String name) {
+    return describe(name).config();
+  }
+
   /** {@link ClusterInfo} of a collection; {@link io.flashvec.index.NotFoundException} if none. */
   ClusterInfo clusterInfo(String name);
 

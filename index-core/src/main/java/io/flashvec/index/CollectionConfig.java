@@ -14,7 +14,10 @@ import java.util.TreeMap;
  * @param replicationFactor copies of each shard (1 in standalone)
  * @param index how sealed segments are indexed
  * @param sparseVectors the sparse vector fields by name (empty: none); a point may have any of them
- *     and may lack the default dense vector when the collection has some
+ * @param vectorName the name of the primary dense vector (the one {@code dimension}, {@code
+ *     distance} and {@code index} describe, kept in the graph): {@code ""} for Qdrant's unnamed
+ *     vector. A point may lack the primary vector when it is named or the collection has other
+ *     fields ({@link #primaryOptional})
  */
 public record CollectionConfig(
     int dimension,
@@ -22,12 +25,24 @@ public record CollectionConfig(
     int shardNumber,
     int replicationFactor,
     IndexParams index,
-    Map<String, SparseVectorParams> sparseVectors) {
+    Map<String, SparseVectorParams> sparseVectors,
+    String vectorName) {
 
   /** A collection of one dense vector per point. */
   public CollectionConfig(
       int dimension, Distance distance, int shardNumber, int replicationFactor, IndexParams index) {
     this(dimension, distance, shardNumber, replicationFactor, index, Map.of());
+  }
+
+  /** A collection whose primary dense vector is unnamed. */
+  public CollectionConfig(
+      int dimension,
+      Distance distance,
+      int shardNumber,
+      int replicationFactor,
+      IndexParams index,
+      Map<String, SparseVectorParams> sparseVectors) {
+    this(dimension, distance, shardNumber, replicationFactor, index, sparseVectors, "");
   }
 
   public static final int MAX_DIMENSION = 16_000;
@@ -65,6 +80,42 @@ public record CollectionConfig(
         throw new InvalidInputException("Wrong input: a sparse vector needs a name");
       }
     }
+    vectorName = vectorName == null ? "" : vectorName;
+    if (sparseVectors.containsKey(vectorName)) {
+      throw new InvalidInputException(
+          "Wrong input: Dense and sparse vector names must be unique - duplicate found with '"
+              + vectorName
+              + "'");
+    }
+  }
+
+  /**
+   * Whether a point may lack the primary dense vector: when it is named (Qdrant's named vectors are
+   * each optional) or the collection has other vector fields.
+   */
+  public boolean primaryOptional() {
+    return !vectorName.isEmpty() || !sparseVectors.isEmpty();
+  }
+
+  /**
+   * The name a request's vector name stands for inside FlashVec: {@code ""} for the primary dense
+   * vector (whatever its name), else the name of another field.
+   *
+   * @throws InvalidInputException with Qdrant's text when the collection has no such vector
+   */
+  public String internalName(String name) {
+    if (name.equals(vectorName)) {
+      return "";
+    }
+    if (sparseVectors.containsKey(name)) {
+      return name;
+    }
+    throw notExisting(name);
+  }
+
+  /** Qdrant's error for a vector name the collection does not have. */
+  public static InvalidInputException notExisting(String name) {
+    return new InvalidInputException("Wrong input: Not existing vector name error: " + name);
   }
 
   /**
@@ -74,18 +125,18 @@ public record CollectionConfig(
    */
   public void checkSparseName(String name) {
     if (!sparseVectors.containsKey(name)) {
-      throw new InvalidInputException("Wrong input: Not existing vector name error: " + name);
+      throw notExisting(name);
     }
   }
 
   /**
    * A point's vectors validated for this collection: the dense one prepared for the metric (when
-   * given; a point without it only in a collection with sparse fields) and the sparse ones checked
-   * to be fields of the collection.
+   * given; a point without it only when {@link #primaryOptional}) and the sparse ones checked to be
+   * fields of the collection.
    */
   public Point preparePoint(Point p) {
     float[] v = p.vector();
-    if (v == null && sparseVectors.isEmpty()) {
+    if (v == null && !primaryOptional()) {
       checkVector(p.id(), null);
     }
     for (String name : p.sparse().keySet()) {

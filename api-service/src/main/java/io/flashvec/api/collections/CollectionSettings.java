@@ -119,11 +119,14 @@ final class CollectionSettings {
     known(body, CREATE_FIELDS, "");
     IndexParams index = config.index();
     JsonNode vectors = body.get("vectors");
-    if (vectors != null && vectors.isObject() && !vectors.has("size") && vectors.has("")) {
-      vectors = vectors.get("");
+    String at = "vectors.";
+    if (vectors != null && vectors.isObject() && !vectors.has("size") && vectors.size() == 1) {
+      // the named form, parsed by CollectionsController
+      Map.Entry<String, JsonNode> only = vectors.properties().iterator().next();
+      vectors = only.getValue();
+      at = only.getKey().isEmpty() ? "vectors." : "vectors." + only.getKey() + ".";
     }
     if (vectors != null && vectors.isObject()) {
-      String at = "vectors.";
       known(vectors, VECTOR_FIELDS, at);
       vectorPlacement(vectors, index, at);
       quantization(vectors.get("quantization_config"), at + "quantization_config", false);
@@ -165,21 +168,20 @@ final class CollectionSettings {
     known(body, UPDATE_FIELDS, "");
     JsonNode vectors = Requests.optionalObject(body, "vectors");
     if (vectors != null) {
+      String primary = current.get().vectorName();
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
-        if (!e.getKey().isEmpty()) {
-          throw Requests.invalid(
-              "named vectors are not supported; update the unnamed vector with the name \"\"",
-              "vectors",
-              vectors);
+        if (!e.getKey().equals(primary)) {
+          throw CollectionConfig.notExisting(e.getKey());
         }
       }
-      JsonNode diff = Requests.optionalObject(vectors, "");
+      JsonNode diff = Requests.optionalObject(vectors, primary);
       if (diff != null) {
-        known(diff, VECTOR_DIFF_FIELDS, "vectors.");
+        String at = primary.isEmpty() ? "vectors." : "vectors." + primary + ".";
+        known(diff, VECTOR_DIFF_FIELDS, at);
         IndexParams index = current.get().index();
-        vectorPlacement(diff, index, "vectors.");
-        quantization(diff.get("quantization_config"), "vectors.quantization_config", true);
-        hnsw(diff.get("hnsw_config"), index, "vectors.hnsw_config", index);
+        vectorPlacement(diff, index, at);
+        quantization(diff.get("quantization_config"), at + "quantization_config", true);
+        hnsw(diff.get("hnsw_config"), index, at + "hnsw_config", index);
       }
     }
     JsonNode params = Requests.optionalObject(body, "params");

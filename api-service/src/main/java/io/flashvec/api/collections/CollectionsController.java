@@ -17,6 +17,7 @@ import io.flashvec.index.collection.Collection;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.storage.FsyncPolicy;
 import java.util.Locale;
+import java.util.Map;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -308,14 +309,22 @@ public class CollectionsController {
       throw new InvalidInputException(
           "Wrong input: missing field `vectors` ({\"size\": N, \"distance\": \"Cosine|Dot|Euclid\"})");
     }
+    String vectorName = "";
     if (!vectors.has("size")) {
-      if (vectors.size() == 1 && vectors.has("")) {
-        vectors = vectors.get("");
+      if (vectors.size() == 1) {
+        // Qdrant's named form: {"name": {"size": N, ...}}; "" is the unnamed vector
+        Map.Entry<String, JsonNode> only = vectors.properties().iterator().next();
+        vectorName = only.getKey();
+        vectors = only.getValue();
+        if (vectors == null || !vectors.isObject()) {
+          throw Requests.invalid(
+              "vectors." + vectorName + " must be an object {\"size\": N, \"distance\": ...}",
+              "vectors",
+              vectors);
+        }
       } else {
         throw Requests.invalid(
-            "named vectors are not supported, use {\"size\": N, \"distance\": ...}",
-            "vectors",
-            vectors);
+            "several named dense vectors are not supported yet, only one", "vectors", vectors);
       }
     }
     JsonNode size = vectors.get("size");
@@ -395,7 +404,13 @@ public class CollectionsController {
               + " [m=0]");
     }
     return new CollectionConfig(
-        size.intValue(), distance, shards, replicas, index, CollectionSettings.sparseVectors(body));
+        size.intValue(),
+        distance,
+        shards,
+        replicas,
+        index,
+        CollectionSettings.sparseVectors(body),
+        vectorName);
   }
 
   /**
@@ -456,6 +471,9 @@ public class CollectionsController {
     ObjectNode config = r.putObject("config");
     ObjectNode params = config.putObject("params");
     ObjectNode vectors = params.putObject("vectors");
+    if (!c.vectorName().isEmpty()) {
+      vectors = vectors.putObject(c.vectorName());
+    }
     vectors.put("size", c.dimension());
     vectors.put("distance", c.distance().apiName());
     vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));

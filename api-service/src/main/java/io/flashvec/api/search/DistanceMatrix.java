@@ -41,8 +41,15 @@ final class DistanceMatrix {
       throw new io.flashvec.index.InvalidInputException("Wrong input: body must be an object");
     }
     JsonNode using = b.get("using");
-    if (using != null && !using.isNull() && !using.asString("").isEmpty()) {
-      throw Requests.invalid("named vectors are not supported", "using", using);
+    if (using != null && !using.isNull() && !using.isString()) {
+      throw Requests.invalid("using must be a vector name", "using", using);
+    }
+    String name = using == null || using.isNull() ? "" : using.asString();
+    if (!query.config(collection).internalName(name).isEmpty()) {
+      throw Requests.invalid(
+          "the distance matrix of a sparse vector is not supported, only of dense vectors",
+          "using",
+          using);
     }
     int sample = Requests.nonNegativeInt(b, "sample", DEFAULT_SAMPLE, maxSample);
     int limit = Requests.nonNegativeInt(b, "limit", DEFAULT_LIMIT, maxSample);

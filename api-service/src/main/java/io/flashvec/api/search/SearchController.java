@@ -8,6 +8,7 @@ import io.flashvec.api.web.Output;
 import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchStats;
@@ -79,7 +80,7 @@ public class SearchController {
   }
 
   private Plan planSearch(String name, JsonNode b) {
-    Parsed p = parseSearch(b, "");
+    Parsed p = parseSearch(name, b, "");
     return new Plan(p.request() != null && inline(name, p.request()), stats -> run(name, p, stats));
   }
 
@@ -177,7 +178,7 @@ public class SearchController {
   private ArrayNode searchAll(String name, JsonNode searches, SearchStats stats) {
     List<Parsed> parsed = new ArrayList<>();
     for (int i = 0; i < searches.size(); i++) {
-      parsed.add(parseSearch(searches.get(i), "searches[" + i + "]."));
+      parsed.add(parseSearch(name, searches.get(i), "searches[" + i + "]."));
     }
     ArrayNode out = Json.array();
     for (Parsed p : parsed) {
@@ -266,10 +267,12 @@ public class SearchController {
             ? service.sparseSearch(name, p.sparse())
             : service.search(name, p.request(), stats);
     return Output.scoredList(
-        Output.selectVectors(hits, p.vectorNames()), p.payload(), p.withVector());
+        Output.selectVectors(hits, p.vectorNames(), service.config(name)),
+        p.payload(),
+        p.withVector());
   }
 
-  private Parsed parseSearch(JsonNode b, String prefix) {
+  private Parsed parseSearch(String name, JsonNode b, String prefix) {
     if (!b.isObject()) {
       throw new InvalidInputException(
           "Wrong input: " + prefix + "search request must be an object");
@@ -281,12 +284,19 @@ public class SearchController {
     if (!b.has("limit")) {
       throw new InvalidInputException("Wrong input: missing field `" + prefix + "limit`");
     }
-    if (vector.isObject() && vector.has("name") && !vector.path("name").asString("").isEmpty()) {
-      // Qdrant's NamedVector / NamedSparseVector: only sparse fields have names here
-      String field = vector.path("name").asString();
+    CollectionConfig config = service.config(name);
+    if (vector.isObject() && vector.has("name")) {
+      // Qdrant's NamedVector / NamedSparseVector
+      String field = vector.path("name").asString("");
       JsonNode sv = vector.get("vector");
+      if (config.internalName(field).isEmpty()) {
+        return build(b, Requests.vector(sv, prefix + "vector.vector"), 10, prefix);
+      }
       if (!Requests.isSparse(sv)) {
-        throw new InvalidInputException("Wrong input: Not existing vector name error: " + field);
+        throw Requests.invalid(
+            "a query of the sparse vector " + field + " must be a sparse vector {indices, values}",
+            prefix + "vector.vector",
+            sv);
       }
       SparseVector q = Requests.sparseVector(sv, prefix + "vector.vector");
       Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
@@ -303,6 +313,9 @@ public class SearchController {
               withVector);
       Requests.params(b);
       return new Parsed(null, req, sel, withVector, Output.vectorNames(b, "with_vector"));
+    }
+    if (!config.vectorName().isEmpty()) {
+      throw CollectionConfig.notExisting("");
     }
     float[] v = Requests.vector(vector, prefix + "vector");
     return build(b, v, 10, prefix);
@@ -339,7 +352,8 @@ public class SearchController {
         Output.scoredList(
             Output.selectVectors(
                 hits.subList(Math.min(offset, hits.size()), hits.size()),
-                Output.vectorNames(b, "with_vector")),
+                Output.vectorNames(b, "with_vector"),
+                service.config(name)),
             sel,
             withVector));
     return out;

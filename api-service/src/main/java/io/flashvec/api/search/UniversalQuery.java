@@ -5,6 +5,7 @@ import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.Distance;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
@@ -941,7 +942,7 @@ final class UniversalQuery {
         if (distance == null) {
           return v; // a search checks and prepares it
         }
-        int dim = service.describe(collection).config().dimension();
+        int dim = service.config(collection).dimension();
         if (v.length != dim) {
           throw new InvalidInputException(
               "Wrong input: Vector dimension error: expected dim: "
@@ -1021,13 +1022,20 @@ final class UniversalQuery {
     }
     requireLookup(service, lookupFrom.get("collection").asString());
     JsonNode vector = lookupFrom.get("vector");
-    if (vector != null && !vector.isNull() && !vector.asString("").isEmpty()) {
-      throw Requests.invalid("named vectors are not supported", "lookup_from.vector", vector);
-    }
     String name = lookupFrom.get("collection").asString();
     CollectionNames.validate(name);
-    int dim = service.describe(name).config().dimension();
-    int ours = service.describe(collection).config().dimension();
+    if (vector != null && !vector.isNull()) {
+      if (!vector.isString()) {
+        throw Requests.invalid(
+            "lookup_from.vector must be a vector name", "lookup_from.vector", vector);
+      }
+      if (!service.config(name).internalName(vector.asString()).isEmpty()) {
+        throw Requests.invalid(
+            "lookup_from.vector must name a dense vector", "lookup_from.vector", vector);
+      }
+    }
+    int dim = service.config(name).dimension();
+    int ours = service.config(collection).dimension();
     if (dim != ours) {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: "
@@ -1052,21 +1060,23 @@ final class UniversalQuery {
   // ---- sparse vectors -----------------------------------------------------------------------
 
   /**
-   * The sparse vector field a node's {@code using} names, or {@code null} when it names none
-   * (empty: the default dense vector; a text query's payload key). A name that is no vector of the
-   * collection is Qdrant's 400.
+   * The sparse vector field a node's {@code using} names, or {@code null} when it names the primary
+   * dense vector (by its name; absent or empty for an unnamed one). A name that is no vector of the
+   * collection is Qdrant's 400; so is an absent one in a collection whose vector is named. A text
+   * query's {@code using} names a payload key instead ({@link #textSearch}).
    */
   private String sparseUsing(String collection, Node node) {
-    JsonNode using = node.using();
-    if (using == null
-        || !using.isString()
-        || using.asString().isEmpty()
-        || isTextQuery(node.query())) {
+    if (isTextQuery(node.query())) {
       return null;
     }
-    String name = using.asString();
-    service.describe(collection).config().checkSparseName(name);
-    return name;
+    String internal = service.config(collection).internalName(usingName(node));
+    return internal.isEmpty() ? null : internal;
+  }
+
+  /** The vector name a node's {@code using} gives ({@code ""} when absent). */
+  static String usingName(Node node) {
+    JsonNode using = node.using();
+    return using == null || !using.isString() ? "" : using.asString();
   }
 
   /** A query of a sparse field: {@code {indices, values}}, alone or as {@code nearest}. */
@@ -1111,6 +1121,16 @@ final class UniversalQuery {
       throw Requests.invalid("only BM25 text queries are supported", "model", model);
     }
     JsonNode field = q.has("field") ? q.get("field") : node.using();
+    if (!q.has("field") && field != null && field.isString() && isVector(collection, field)) {
+      // a vector's name wins over a payload key of the same name
+      throw Requests.invalid(
+          "using names the vector "
+              + field.asString()
+              + ", which a text query cannot search; give the text-indexed payload key in"
+              + " query.field",
+          prefix + "using",
+          field);
+    }
     if (field == null || !field.isString() || field.asString().isEmpty()) {
       throw new InvalidInputException(
           "Wrong input: a text query names its text-indexed payload key with `"
@@ -1130,6 +1150,13 @@ final class UniversalQuery {
         node.threshold(),
         true,
         limit);
+  }
+
+  /** Whether {@code name} is a vector name of the collection (not the unnamed vector's). */
+  private boolean isVector(String collection, JsonNode name) {
+    CollectionConfig config = service.config(collection);
+    String n = name.asString();
+    return !n.isEmpty() && (n.equals(config.vectorName()) || config.sparseVectors().containsKey(n));
   }
 
   /**
@@ -1221,8 +1248,13 @@ final class UniversalQuery {
 
   // ---- helpers ----------------------------------------------------------------------------
 
+  /** The configuration of {@code collection}. */
+  CollectionConfig config(String collection) {
+    return service.config(collection);
+  }
+
   Distance distance(String collection) {
-    return service.describe(collection).config().distance();
+    return service.config(collection).distance();
   }
 
   /** The first {@code want} records passing the threshold (scores where higher is better). */

@@ -142,6 +142,11 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public CollectionConfig config(String name) {
+    return collection(name).config();
+  }
+
+  @Override
   public CollectionDescription describe(String name) {
     Collection c = collection(name);
     return new CollectionDescription(dir.resolve(name), c.config(), c.info());

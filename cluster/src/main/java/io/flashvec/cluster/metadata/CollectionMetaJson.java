@@ -28,6 +28,10 @@ public final class CollectionMetaJson {
     CollectionConfig k = m.config();
     cfg.put("size", k.dimension());
     cfg.put("distance", k.distance().apiName());
+    if (!k.vectorName().isEmpty()) {
+      // only then, as sparse_vectors below
+      cfg.put("vector_name", k.vectorName());
+    }
     cfg.put("shard_number", k.shardNumber());
     cfg.put("replication_factor", k.replicationFactor());
     ObjectNode idx = cfg.putObject("index");
@@ -80,7 +84,8 @@ public final class CollectionMetaJson {
                 idx.path("build_search_list").asInt(100),
                 (float) idx.path("alpha").asDouble(1.2),
                 idx.path("pq_subspaces").asInt(0)),
-            sparseVectors(cfg.path("sparse_vectors")));
+            sparseVectors(cfg.path("sparse_vectors")),
+            cfg.path("vector_name").asString(""));
     JsonNode t = c.path("tuning");
     String fsync = t.path("wal_fsync_policy").asString(null);
     CollectionTuning tuning =

@@ -265,10 +265,10 @@ public final class Collection implements Closeable {
     for (String name : names) {
       if (!name.isEmpty()) {
         config.checkSparseName(name);
-      } else if (config.sparseVectors().isEmpty()) {
+      } else if (!config.primaryOptional()) {
         throw new InvalidInputException(
-            "Wrong input: the default vector can only be deleted in a collection with sparse"
-                + " vectors: a point needs a vector");
+            "Wrong input: the default vector can only be deleted in a collection with sparse or"
+                + " named vectors: a point needs a vector");
       }
     }
     List<List<PointId>> perShard = new ArrayList<>(shards.length);
@@ -498,10 +498,9 @@ public final class Collection implements Closeable {
     FilterEvaluator f = new FilterEvaluator(filter, schemas.current());
     if (f.needsVectors()) {
       for (String name : f.vectorNames()) {
-        if (!name.isEmpty()) {
-          config.checkSparseName(name);
-        }
+        config.internalName(name);
       }
+      f.primaryVectorName(config.vectorName());
     }
     return f;
   }
