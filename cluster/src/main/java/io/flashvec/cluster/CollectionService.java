@@ -141,6 +141,13 @@ public interface CollectionService {
         "Wrong input: Not existing vector name error: " + request.field());
   }
 
+  /** Exact search of a dense vector field other than the primary one; best first. */
+  default List<Record> denseSearch(
+      String collection, io.flashvec.index.query.DenseSearchRequest request) {
+    throw new io.flashvec.index.InvalidInputException(
+        "Wrong input: Not existing vector name error: " + request.field());
+  }
+
   /**
    * Deletes the points that match {@code filter}; logged as deletes of the ids that matched when
    * each shard ran it.

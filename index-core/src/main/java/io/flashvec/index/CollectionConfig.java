@@ -1,6 +1,7 @@
 package io.flashvec.index;
 
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -18,6 +19,8 @@ import java.util.TreeMap;
  *     distance} and {@code index} describe, kept in the graph): {@code ""} for Qdrant's unnamed
  *     vector. A point may lack the primary vector when it is named or the collection has other
  *     fields ({@link #primaryOptional})
+ * @param denseVectors the other dense vector fields by name, in the order they were declared
+ *     (empty: none); each is optional on a point and searched exactly ({@link DenseVectorParams})
  */
 public record CollectionConfig(
     int dimension,
@@ -26,7 +29,8 @@ public record CollectionConfig(
     int replicationFactor,
     IndexParams index,
     Map<String, SparseVectorParams> sparseVectors,
-    String vectorName) {
+    String vectorName,
+    Map<String, DenseVectorParams> denseVectors) {
 
   /** A collection of one dense vector per point. */
   public CollectionConfig(
@@ -42,7 +46,27 @@ public record CollectionConfig(
       int replicationFactor,
       IndexParams index,
       Map<String, SparseVectorParams> sparseVectors) {
-    this(dimension, distance, shardNumber, replicationFactor, index, sparseVectors, "");
+    this(dimension, distance, shardNumber, replicationFactor, index, sparseVectors, "", Map.of());
+  }
+
+  /** A collection with one dense vector, named {@code vectorName}. */
+  public CollectionConfig(
+      int dimension,
+      Distance distance,
+      int shardNumber,
+      int replicationFactor,
+      IndexParams index,
+      Map<String, SparseVectorParams> sparseVectors,
+      String vectorName) {
+    this(
+        dimension,
+        distance,
+        shardNumber,
+        replicationFactor,
+        index,
+        sparseVectors,
+        vectorName,
+        Map.of());
   }
 
   public static final int MAX_DIMENSION = 16_000;
@@ -81,11 +105,31 @@ public record CollectionConfig(
       }
     }
     vectorName = vectorName == null ? "" : vectorName;
-    if (sparseVectors.containsKey(vectorName)) {
+    denseVectors =
+        denseVectors == null || denseVectors.isEmpty()
+            ? Map.of()
+            : Collections.unmodifiableMap(new LinkedHashMap<>(denseVectors));
+    if (!denseVectors.isEmpty() && vectorName.isEmpty()) {
       throw new InvalidInputException(
-          "Wrong input: Dense and sparse vector names must be unique - duplicate found with '"
-              + vectorName
-              + "'");
+          "Wrong input: a collection with several dense vectors names each of them");
+    }
+    if (denseVectors.containsKey(vectorName)) {
+      throw new InvalidInputException(
+          "Wrong input: vector names must be unique - duplicate found with '" + vectorName + "'");
+    }
+    for (String name : denseVectors.keySet()) {
+      if (name.isEmpty()) {
+        throw new InvalidInputException(
+            "Wrong input: a collection with several dense vectors names each of them");
+      }
+    }
+    for (String name : sparseVectors.keySet()) {
+      if (name.equals(vectorName) || denseVectors.containsKey(name)) {
+        throw new InvalidInputException(
+            "Wrong input: Dense and sparse vector names must be unique - duplicate found with '"
+                + name
+                + "'");
+      }
     }
   }
 
@@ -94,7 +138,27 @@ public record CollectionConfig(
    * each optional) or the collection has other vector fields.
    */
   public boolean primaryOptional() {
-    return !vectorName.isEmpty() || !sparseVectors.isEmpty();
+    return !vectorName.isEmpty() || !sparseVectors.isEmpty() || !denseVectors.isEmpty();
+  }
+
+  /** The dense field {@code name} other than the primary one, or {@code null}. */
+  public DenseVectorParams denseField(String name) {
+    return denseVectors.get(name);
+  }
+
+  /** The dimension of the dense vector {@code internal} ({@code ""}: the primary one). */
+  public int dimension(String internal) {
+    return internal.isEmpty() ? dimension : denseVectors.get(internal).dimension();
+  }
+
+  /** The metric of the dense vector {@code internal} ({@code ""}: the primary one). */
+  public Distance distance(String internal) {
+    return internal.isEmpty() ? distance : denseVectors.get(internal).distance();
+  }
+
+  /** Whether {@code internal} names a dense vector ({@code ""}: the primary one). */
+  public boolean isDense(String internal) {
+    return internal.isEmpty() || denseVectors.containsKey(internal);
   }
 
   /**
@@ -107,7 +171,7 @@ public record CollectionConfig(
     if (name.equals(vectorName)) {
       return "";
     }
-    if (sparseVectors.containsKey(name)) {
+    if (sparseVectors.containsKey(name) || denseVectors.containsKey(name)) {
       return name;
     }
     throw notExisting(name);
@@ -142,7 +206,22 @@ public record CollectionConfig(
     for (String name : p.sparse().keySet()) {
       checkSparseName(name);
     }
-    return new Point(p.id(), v == null ? null : prepareVector(p.id(), v), p.payload(), p.sparse());
+    Map<String, float[]> dense = p.dense();
+    if (!dense.isEmpty()) {
+      Map<String, float[]> prepared = new java.util.HashMap<>();
+      for (Map.Entry<String, float[]> e : dense.entrySet()) {
+        DenseVectorParams f = denseVectors.get(e.getKey());
+        if (f == null) {
+          throw notExisting(e.getKey());
+        }
+        prepared.put(
+            e.getKey(),
+            prepareVector(p.id(), e.getValue(), f.dimension(), f.distance(), e.getKey()));
+      }
+      dense = prepared;
+    }
+    return new Point(
+        p.id(), v == null ? null : prepareVector(p.id(), v), p.payload(), p.sparse(), dense);
   }
 
   /**
@@ -153,16 +232,23 @@ public record CollectionConfig(
    *     first non-finite value
    */
   public void checkVector(PointId id, float[] v) {
+    checkVector(id, v, dimension, "");
+  }
+
+  private static void checkVector(PointId id, float[] v, int dimension, String name) {
     if (v == null) {
       throw new InvalidInputException("Wrong input: point has no vector [id=" + id + "]");
     }
     if (v.length != dimension) {
+      String where =
+          (id == null ? "" : "id=" + id)
+              + (name.isEmpty() ? "" : (id == null ? "" : ", ") + "vector=" + name);
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: "
               + dimension
               + ", got "
               + v.length
-              + (id == null ? "" : " [id=" + id + "]"));
+              + (where.isEmpty() ? "" : " [" + where + "]"));
     }
     for (int i = 0; i < v.length; i++) {
       if (!Float.isFinite(v[i])) {
@@ -181,6 +267,27 @@ public record CollectionConfig(
   /** {@link #checkVector} and the vector prepared for the metric (cosine: normalised). */
   public float[] prepareVector(PointId id, float[] v) {
     checkVector(id, v);
+    return distance.prepare(v);
+  }
+
+  /**
+   * A query or point vector of the dense field {@code internal} ({@code ""}: the primary one)
+   * checked against its dimension and prepared for its metric.
+   */
+  public float[] prepareVector(PointId id, float[] v, String internal) {
+    if (internal.isEmpty()) {
+      return prepareVector(id, v);
+    }
+    DenseVectorParams f = denseVectors.get(internal);
+    if (f == null) {
+      throw notExisting(internal);
+    }
+    return prepareVector(id, v, f.dimension(), f.distance(), internal);
+  }
+
+  private static float[] prepareVector(
+      PointId id, float[] v, int dimension, Distance distance, String name) {
+    checkVector(id, v, dimension, name);
     return distance.prepare(v);
   }
 }

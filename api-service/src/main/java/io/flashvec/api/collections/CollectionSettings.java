@@ -119,31 +119,20 @@ final class CollectionSettings {
     known(body, CREATE_FIELDS, "");
     IndexParams index = config.index();
     JsonNode vectors = body.get("vectors");
-    String at = "vectors.";
-    if (vectors != null && vectors.isObject() && !vectors.has("size") && vectors.size() == 1) {
-      // the named form, parsed by CollectionsController
-      Map.Entry<String, JsonNode> only = vectors.properties().iterator().next();
-      vectors = only.getValue();
-      at = only.getKey().isEmpty() ? "vectors." : "vectors." + only.getKey() + ".";
-    }
-    if (vectors != null && vectors.isObject()) {
-      known(vectors, VECTOR_FIELDS, at);
-      vectorPlacement(vectors, index, at);
-      quantization(vectors.get("quantization_config"), at + "quantization_config", false);
-      JsonNode datatype = vectors.get("datatype");
-      if (!absent(datatype) && !(datatype.isString() && datatype.asString().equals("float32"))) {
-        throw refused(
-            at + "datatype",
-            datatype,
-            "only float32 is supported (uint8, float16 and turbo4 storage are not)");
+    if (vectors != null && vectors.isObject() && !vectors.has("size")) {
+      // the named form, parsed by CollectionsController: the first is the primary vector
+      boolean first = true;
+      for (Map.Entry<String, JsonNode> e : vectors.properties()) {
+        String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
+        if (first) {
+          vectorSettings(e.getValue(), index, at);
+        } else {
+          otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, false);
+        }
+        first = false;
       }
-      if (!absent(vectors.get("multivector_config"))) {
-        throw refused(
-            at + "multivector_config",
-            vectors.get("multivector_config"),
-            "multivectors are not supported; a point has one dense vector");
-      }
-      hnsw(vectors.get("hnsw_config"), index, at + "hnsw_config", null);
+    } else if (vectors != null && vectors.isObject()) {
+      vectorSettings(vectors, index, "vectors.");
     }
     JsonNode method = body.get("sharding_method");
     if (!absent(method) && !(method.isString() && method.asString().equals("auto"))) {
@@ -162,6 +151,77 @@ final class CollectionSettings {
     common(body, true);
   }
 
+  /** The settings of the primary vector (the graph's), at {@code at}. */
+  private static void vectorSettings(JsonNode vectors, IndexParams index, String at) {
+    if (vectors == null || !vectors.isObject()) {
+      return;
+    }
+    known(vectors, VECTOR_FIELDS, at);
+    vectorPlacement(vectors, index, at);
+    vectorStorage(vectors, at);
+    hnsw(vectors.get("hnsw_config"), index, at + "hnsw_config", null);
+  }
+
+  /**
+   * The settings of a dense vector other than the first: kept in memory and searched exactly, so
+   * only {@code on_disk: false}, no quantization and {@code hnsw_config} {@code m: 0} (no index)
+   * mean what FlashVec does.
+   */
+  private static void otherVectorSettings(
+      JsonNode vectors, String at, Set<String> fields, boolean update) {
+    known(vectors, fields, at);
+    if (update) {
+      quantization(vectors.get("quantization_config"), at + "quantization_config", true);
+    } else {
+      vectorStorage(vectors, at);
+    }
+    JsonNode d = vectors.get("on_disk");
+    if (!absent(d) && !(d.isBoolean() && !d.booleanValue())) {
+      throw refused(
+          at + "on_disk",
+          d,
+          "must be false: dense vectors other than the first declared are kept in memory and"
+              + " searched exactly");
+    }
+    JsonNode m = vectors.get("memory");
+    if (!absent(m)) {
+      throw refused(
+          at + "memory",
+          m,
+          "is not supported: dense vectors other than the first declared are kept in memory");
+    }
+    JsonNode hnsw = vectors.get("hnsw_config");
+    if (!absent(hnsw)) {
+      boolean noIndex =
+          hnsw.isObject() && hnsw.size() == 1 && hnsw.has("m") && isInt(hnsw.get("m"), 0);
+      if (!noIndex) {
+        throw refused(
+            at + "hnsw_config",
+            hnsw,
+            "only {\"m\": 0} (no index) is supported: dense vectors other than the first"
+                + " declared are searched exactly, by a scan of the points that have them");
+      }
+    }
+  }
+
+  /** Datatype, quantization and multivectors: the same for every dense vector. */
+  private static void vectorStorage(JsonNode vectors, String at) {
+    quantization(vectors.get("quantization_config"), at + "quantization_config", false);
+    JsonNode datatype = vectors.get("datatype");
+    if (!absent(datatype) && !(datatype.isString() && datatype.asString().equals("float32"))) {
+      throw refused(
+          at + "datatype",
+          datatype,
+          "only float32 is supported (uint8, float16 and turbo4 storage are not)");
+    }
+    if (!absent(vectors.get("multivector_config"))) {
+      throw refused(
+          at + "multivector_config",
+          vectors.get("multivector_config"),
+          "multivectors are not supported; a point has one dense vector per name");
+    }
+  }
+
   /** Checks an update body of a collection whose configuration is {@code current}. */
   static void checkUpdate(
       JsonNode body, java.util.function.Supplier<CollectionConfig> current, Server server) {
@@ -170,18 +230,23 @@ final class CollectionSettings {
     if (vectors != null) {
       String primary = current.get().vectorName();
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
-        if (!e.getKey().equals(primary)) {
+        String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
+        JsonNode diff = Requests.optionalObject(vectors, e.getKey());
+        if (e.getKey().equals(primary)) {
+          if (diff != null) {
+            known(diff, VECTOR_DIFF_FIELDS, at);
+            IndexParams index = current.get().index();
+            vectorPlacement(diff, index, at);
+            quantization(diff.get("quantization_config"), at + "quantization_config", true);
+            hnsw(diff.get("hnsw_config"), index, at + "hnsw_config", index);
+          }
+        } else if (current.get().denseField(e.getKey()) != null) {
+          if (diff != null) {
+            otherVectorSettings(diff, at, VECTOR_DIFF_FIELDS, true);
+          }
+        } else {
           throw CollectionConfig.notExisting(e.getKey());
         }
-      }
-      JsonNode diff = Requests.optionalObject(vectors, primary);
-      if (diff != null) {
-        String at = primary.isEmpty() ? "vectors." : "vectors." + primary + ".";
-        known(diff, VECTOR_DIFF_FIELDS, at);
-        IndexParams index = current.get().index();
-        vectorPlacement(diff, index, at);
-        quantization(diff.get("quantization_config"), at + "quantization_config", true);
-        hnsw(diff.get("hnsw_config"), index, at + "hnsw_config", index);
       }
     }
     JsonNode params = Requests.optionalObject(body, "params");

@@ -68,6 +68,7 @@ public class SearchController {
   /** A parsed search with its output options. */
   private record Parsed(
       SearchRequest request,
+      String using,
       SparseSearchRequest sparse,
       Output.PayloadSelector payload,
       boolean withVector,
@@ -81,7 +82,9 @@ public class SearchController {
 
   private Plan planSearch(String name, JsonNode b) {
     Parsed p = parseSearch(name, b, "");
-    return new Plan(p.request() != null && inline(name, p.request()), stats -> run(name, p, stats));
+    return new Plan(
+        p.request() != null && p.using().isEmpty() && inline(name, p.request()),
+        stats -> run(name, p, stats));
   }
 
   /** The work of a search request: its result, its costs added to {@code stats}. */
@@ -265,7 +268,7 @@ public class SearchController {
     List<Record> hits =
         p.sparse() != null
             ? service.sparseSearch(name, p.sparse())
-            : service.search(name, p.request(), stats);
+            : UniversalQuery.search(service, name, p.using(), p.request(), stats);
     return Output.scoredList(
         Output.selectVectors(hits, p.vectorNames(), service.config(name)),
         p.payload(),
@@ -289,8 +292,9 @@ public class SearchController {
       // Qdrant's NamedVector / NamedSparseVector
       String field = vector.path("name").asString("");
       JsonNode sv = vector.get("vector");
-      if (config.internalName(field).isEmpty()) {
-        return build(b, Requests.vector(sv, prefix + "vector.vector"), 10, prefix);
+      String internal = config.internalName(field);
+      if (config.isDense(internal)) {
+        return build(b, Requests.vector(sv, prefix + "vector.vector"), 10, prefix, internal);
       }
       if (!Requests.isSparse(sv)) {
         throw Requests.invalid(
@@ -312,16 +316,16 @@ public class SearchController {
               sel.any(),
               withVector);
       Requests.params(b);
-      return new Parsed(null, req, sel, withVector, Output.vectorNames(b, "with_vector"));
+      return new Parsed(null, "", req, sel, withVector, Output.vectorNames(b, "with_vector"));
     }
     if (!config.vectorName().isEmpty()) {
       throw CollectionConfig.notExisting("");
     }
     float[] v = Requests.vector(vector, prefix + "vector");
-    return build(b, v, 10, prefix);
+    return build(b, v, 10, prefix, "");
   }
 
-  private Parsed build(JsonNode b, float[] v, int defaultLimit, String prefix) {
+  private Parsed build(JsonNode b, float[] v, int defaultLimit, String prefix, String using) {
     int limit = Requests.nonNegativeInt(b, "limit", defaultLimit, maxLimit);
     int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
@@ -336,7 +340,7 @@ public class SearchController {
             sel.any(),
             withVector,
             Requests.filter(b, prefix));
-    return new Parsed(req, null, sel, withVector, Output.vectorNames(b, "with_vector"));
+    return new Parsed(req, using, null, sel, withVector, Output.vectorNames(b, "with_vector"));
   }
 
   private ObjectNode runQuery(String name, JsonNode b, String prefix, SearchStats stats) {

@@ -18,6 +18,7 @@ import io.flashvec.index.SparseVector;
 import io.flashvec.index.TooLargeException;
 import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.query.DenseSearchRequest;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.ScrollRequest;
@@ -229,6 +230,7 @@ final class UniversalQuery {
     if (sparse != null) {
       return sparseSearch(collection, node, sparse, q, field, want, filter, fetch);
     }
+    String using = denseUsing(collection, node);
     Scorer scorer = scorer(collection, node, q, field, false);
     if (scorer.mmr() != null) {
       SearchRequest req =
@@ -244,7 +246,11 @@ final class UniversalQuery {
       return scorer
           .mmr()
           .select(
-              service.search(collection, req, stats), scorer.distance(), want, fetch.withVector());
+              search(service, collection, using, req, stats),
+              scorer.distance(),
+              want,
+              fetch.withVector(),
+              using);
     }
     if (scorer.vector() != null) {
       SearchRequest req =
@@ -257,9 +263,9 @@ final class UniversalQuery {
               fetch.withPayload(),
               fetch.withVector(),
               and(filter, excluding(scorer.examples())));
-      return service.search(collection, req, stats);
+      return search(service, collection, using, req, stats);
     }
-    return customScored(collection, node, scorer, filter, want, fetch, stats);
+    return customScored(collection, node, scorer, filter, want, fetch, stats, using);
   }
 
   /** The node's query as an exact search of the sparse field {@code sparse}. */
@@ -296,17 +302,19 @@ final class UniversalQuery {
     String field = node.path() + "query";
     Fusion fusion = Fusion.parse(q, field);
     if (fusion != null) {
-      boolean higherIsBetter = distance(collection).higherIsBetter();
       List<Fusion.Ranked> ranked = new ArrayList<>();
       for (int i = 0; i < lists.size(); i++) {
         Node child = node.prefetch().get(i);
         JsonNode cq = child.query();
-        ranked.add(
-            new Fusion.Ranked(
-                lists.get(i),
-                higherIsBetter
-                    || isTextQuery(cq)
-                    || (cq != null && sparseUsing(collection, child) != null)));
+        boolean higherIsBetter;
+        if (isTextQuery(cq) || (cq != null && sparseUsing(collection, child) != null)) {
+          higherIsBetter = true;
+        } else {
+          // the metric of the dense vector the child searches (the primary one's without a query)
+          String u = cq == null ? "" : denseUsing(collection, child);
+          higherIsBetter = service.config(collection).distance(u).higherIsBetter();
+        }
+        ranked.add(new Fusion.Ranked(lists.get(i), higherIsBetter));
       }
       return page(fusion.fuse(ranked), node.threshold(), true, want);
     }
@@ -339,6 +347,7 @@ final class UniversalQuery {
     if (sparse != null) {
       return sparseSearch(collection, node, sparse, q, field, want, among, fetch);
     }
+    String using = denseUsing(collection, node);
     Scorer scorer = scorer(collection, node, q, field, true);
     union.keySet().removeAll(scorer.examples());
     List<Record> withVectors =
@@ -350,10 +359,11 @@ final class UniversalQuery {
               withVectors,
               node.threshold(),
               Math.max(want, scorer.mmr().candidates()),
-              true);
-      return scorer.mmr().select(ranked, scorer.distance(), want, fetch.withVector());
+              true,
+              using);
+      return scorer.mmr().select(ranked, scorer.distance(), want, fetch.withVector(), using);
     }
-    return top(scorer, withVectors, node.threshold(), want, fetch.withVector());
+    return top(scorer, withVectors, node.threshold(), want, fetch.withVector(), using);
   }
 
   /**
@@ -395,7 +405,14 @@ final class UniversalQuery {
     for (Record r : points) {
       JsonNode payload = r.payload() == null ? null : Json.readStored(r.payload());
       float score = f.score(new Formula.Point(r.id(), payload), scores, matches);
-      scored.add(new Record(r.id(), score, r.vector(), fetch.withPayload() ? r.payload() : null));
+      scored.add(
+          new Record(
+              r.id(),
+              score,
+              r.vector(),
+              fetch.withPayload() ? r.payload() : null,
+              r.sparse(),
+              r.dense()));
     }
     scored.sort((a, b) -> Float.compare(b.score(), a.score()));
     return page(scored, node.threshold(), true, want);
@@ -429,10 +446,11 @@ final class UniversalQuery {
     }
 
     /** Picks {@code want} of {@code ranked} (best first, with vectors). */
-    List<Record> select(List<Record> ranked, Distance d, int want, boolean withVector) {
+    List<Record> select(
+        List<Record> ranked, Distance d, int want, boolean withVector, String using) {
       List<Record> pool = new ArrayList<>();
       for (Record r : ranked) {
-        if (r.vector() != null) {
+        if (vectorOf(r, using) != null) {
           pool.add(r);
         }
       }
@@ -462,14 +480,15 @@ final class UniversalQuery {
       while (next >= 0 && picked.size() < want) {
         taken[next] = true;
         Record r = pool.get(next);
-        picked.add(withVector ? r : new Record(r.id(), r.score(), null, r.payload()));
+        picked.add(withVector ? r : r.withoutVectors());
         int best = -1;
         double bestScore = Double.NEGATIVE_INFINITY;
         for (int i = 0; i < n; i++) {
           if (taken[i]) {
             continue;
           }
-          maxSim[i] = Math.max(maxSim[i], similarity(d, pool.get(i).vector(), r.vector()));
+          maxSim[i] =
+              Math.max(maxSim[i], similarity(d, vectorOf(pool.get(i), using), vectorOf(r, using)));
           double score = lambda * relevance[i] - (1 - lambda) * maxSim[i];
           if (best < 0 || score > bestScore) {
             best = i;
@@ -523,8 +542,12 @@ final class UniversalQuery {
    */
   private Scorer scorer(
       String collection, Node node, JsonNode q, String field, boolean scoresHere) {
-    Distance d = scoresHere || !plainNearest(q) ? distance(collection) : null;
-    Examples ex = new Examples(collection, node.lookupFrom(), field, d);
+    String using = denseUsing(collection, node);
+    Distance d =
+        scoresHere || !plainNearest(q) || !using.isEmpty()
+            ? service.config(collection).distance(using)
+            : null;
+    Examples ex = new Examples(collection, node.lookupFrom(), field, d, using);
     if (q.isArray() || q.isIntegralNumber() || q.isString()) {
       return nearest(ex, q, field, d);
     }
@@ -801,7 +824,8 @@ final class UniversalQuery {
       Filter filter,
       int want,
       Fetch fetch,
-      SearchStats stats) {
+      SearchStats stats,
+      String using) {
     Filter f = and(filter, excluding(scorer.examples()));
     if (node.params().exact()) {
       List<Record> best = new ArrayList<>();
@@ -809,7 +833,7 @@ final class UniversalQuery {
       while (true) {
         ScrollPage page = service.scroll(collection, req);
         best.addAll(page.points());
-        best = top(scorer, best, node.threshold(), want, true);
+        best = top(scorer, best, node.threshold(), want, true, using);
         if (page.nextOffset() == null) {
           break;
         }
@@ -830,23 +854,34 @@ final class UniversalQuery {
               fetch.withPayload(),
               true,
               f);
-      for (Record r : service.search(collection, req, stats)) {
+      for (Record r : search(service, collection, using, req, stats)) {
         candidates.putIfAbsent(r.id(), r);
       }
     }
     return top(
-        scorer, new ArrayList<>(candidates.values()), node.threshold(), want, fetch.withVector());
+        scorer,
+        new ArrayList<>(candidates.values()),
+        node.threshold(),
+        want,
+        fetch.withVector(),
+        using);
   }
 
   /** The best {@code want} of {@code records} by {@code scorer}, best first, ties by id. */
   private static List<Record> top(
-      Scorer scorer, List<Record> records, Float threshold, int want, boolean withVector) {
+      Scorer scorer,
+      List<Record> records,
+      Float threshold,
+      int want,
+      boolean withVector,
+      String using) {
     List<Record> scored = new ArrayList<>(records.size());
     for (Record r : records) {
-      if (r.vector() == null) {
+      float[] v = vectorOf(r, using);
+      if (v == null) {
         continue;
       }
-      float s = (float) scorer.scoreOf(r.vector());
+      float s = (float) scorer.scoreOf(v);
       if (threshold != null && (scorer.higherIsBetter() ? s < threshold : s > threshold)) {
         continue;
       }
@@ -856,7 +891,8 @@ final class UniversalQuery {
               s,
               withVector ? r.vector() : null,
               r.payload(),
-              withVector ? r.sparse() : null));
+              withVector ? r.sparse() : null,
+              withVector ? r.dense() : null));
     }
     Comparator<Record> byScore = Comparator.comparingDouble(Record::score);
     if (scorer.higherIsBetter()) {
@@ -869,7 +905,7 @@ final class UniversalQuery {
   private static List<Record> withoutVectors(List<Record> records) {
     List<Record> out = new ArrayList<>(records.size());
     for (Record r : records) {
-      out.add(new Record(r.id(), r.score(), null, r.payload()));
+      out.add(r.withoutVectors());
     }
     return out;
   }
@@ -925,12 +961,17 @@ final class UniversalQuery {
     final Distance distance;
     final Set<PointId> ids = new LinkedHashSet<>();
     private final String from;
+    private final String using;
+    private final String fromUsing;
 
-    Examples(String collection, JsonNode lookupFrom, String field, Distance distance) {
+    Examples(
+        String collection, JsonNode lookupFrom, String field, Distance distance, String using) {
       this.collection = collection;
       this.field = field;
       this.distance = distance;
-      this.from = lookupCollection(lookupFrom, collection);
+      this.using = using;
+      this.from = lookupCollection(lookupFrom, collection, using);
+      this.fromUsing = lookupVector(lookupFrom, from, collection, using);
     }
 
     float[] vector(JsonNode n, String where) {
@@ -942,7 +983,7 @@ final class UniversalQuery {
         if (distance == null) {
           return v; // a search checks and prepares it
         }
-        int dim = service.config(collection).dimension();
+        int dim = service.config(collection).dimension(using);
         if (v.length != dim) {
           throw new InvalidInputException(
               "Wrong input: Vector dimension error: expected dim: "
@@ -958,13 +999,13 @@ final class UniversalQuery {
       if (n.isIntegralNumber() || n.isString()) {
         PointId id = Requests.id(n, where);
         List<Record> r = service.retrieve(from, List.of(id), false, true);
-        if (r.isEmpty() || r.getFirst().vector() == null) {
+        if (r.isEmpty() || vectorOf(r.getFirst(), fromUsing) == null) {
           throw PointsController.noSuchPoint(id);
         }
         if (from.equals(collection)) {
           ids.add(id);
         }
-        float[] v = r.getFirst().vector();
+        float[] v = vectorOf(r.getFirst(), fromUsing);
         return distance == null ? v : distance.prepare(v);
       }
       throw Requests.invalid("an example must be a vector or a point id", where, n);
@@ -1012,7 +1053,7 @@ final class UniversalQuery {
   }
 
   /** {@code lookup_from}: another collection's name (its default vector), or this collection. */
-  private String lookupCollection(JsonNode lookupFrom, String collection) {
+  private String lookupCollection(JsonNode lookupFrom, String collection, String using) {
     if (lookupFrom == null || lookupFrom.isNull()) {
       return collection;
     }
@@ -1021,21 +1062,10 @@ final class UniversalQuery {
           "lookup_from must be {\"collection\": name}", "lookup_from", lookupFrom);
     }
     requireLookup(service, lookupFrom.get("collection").asString());
-    JsonNode vector = lookupFrom.get("vector");
     String name = lookupFrom.get("collection").asString();
     CollectionNames.validate(name);
-    if (vector != null && !vector.isNull()) {
-      if (!vector.isString()) {
-        throw Requests.invalid(
-            "lookup_from.vector must be a vector name", "lookup_from.vector", vector);
-      }
-      if (!service.config(name).internalName(vector.asString()).isEmpty()) {
-        throw Requests.invalid(
-            "lookup_from.vector must name a dense vector", "lookup_from.vector", vector);
-      }
-    }
-    int dim = service.config(name).dimension();
-    int ours = service.config(collection).dimension();
+    int dim = service.config(name).dimension(lookupVector(lookupFrom, name, collection, using));
+    int ours = service.config(collection).dimension(using);
     if (dim != ours) {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: "
@@ -1049,6 +1079,35 @@ final class UniversalQuery {
     return name;
   }
 
+  /**
+   * The dense vector examples are read from in {@code from}, as an internal name: {@code
+   * lookup_from.vector}, or by default the vector of the same name as the query's {@code using}.
+   */
+  private String lookupVector(JsonNode lookupFrom, String from, String collection, String using) {
+    if (lookupFrom == null || lookupFrom.isNull()) {
+      return using;
+    }
+    JsonNode vector = lookupFrom.get("vector");
+    String name;
+    if (vector != null && !vector.isNull()) {
+      if (!vector.isString()) {
+        throw Requests.invalid(
+            "lookup_from.vector must be a vector name", "lookup_from.vector", vector);
+      }
+      name = vector.asString();
+    } else {
+      // the query's vector by the name it has in the request
+      name = using.isEmpty() ? service.config(collection).vectorName() : using;
+    }
+    CollectionConfig config = service.config(from);
+    String internal = config.internalName(name);
+    if (!config.isDense(internal)) {
+      throw Requests.invalid(
+          "lookup_from.vector must name a dense vector", "lookup_from.vector", vector);
+    }
+    return internal;
+  }
+
   /** A collection named to look points up in; Qdrant's 404 when it does not exist. */
   static void requireLookup(CollectionService service, String name) {
     CollectionNames.validate(name);
@@ -1060,17 +1119,61 @@ final class UniversalQuery {
   // ---- sparse vectors -----------------------------------------------------------------------
 
   /**
-   * The sparse vector field a node's {@code using} names, or {@code null} when it names the primary
-   * dense vector (by its name; absent or empty for an unnamed one). A name that is no vector of the
-   * collection is Qdrant's 400; so is an absent one in a collection whose vector is named. A text
-   * query's {@code using} names a payload key instead ({@link #textSearch}).
+   * The sparse vector field a node's {@code using} names, or {@code null} when it names a dense
+   * vector (the primary one by its name, absent or empty for an unnamed one). A name that is no
+   * vector of the collection is Qdrant's 400; so is an absent one in a collection whose vector is
+   * named. A text query's {@code using} names a payload key instead ({@link #textSearch}).
    */
   private String sparseUsing(String collection, Node node) {
     if (isTextQuery(node.query())) {
       return null;
     }
-    String internal = service.config(collection).internalName(usingName(node));
-    return internal.isEmpty() ? null : internal;
+    CollectionConfig config = service.config(collection);
+    String internal = config.internalName(usingName(node));
+    return config.isDense(internal) ? null : internal;
+  }
+
+  /**
+   * The dense vector a node searches, as an internal name: {@code ""} for the primary vector (by
+   * its name, or absent when it is unnamed), else another dense field's name. Call after {@link
+   * #sparseUsing} found no sparse field.
+   */
+  private String denseUsing(String collection, Node node) {
+    return service.config(collection).internalName(usingName(node));
+  }
+
+  /** The dense vector {@code using} ({@code ""}: the primary one) of a record read with vectors. */
+  static float[] vectorOf(Record r, String using) {
+    if (using.isEmpty()) {
+      return r.vector();
+    }
+    return r.dense() == null ? null : r.dense().get(using);
+  }
+
+  /**
+   * A search of the dense vector {@code using}: the primary one's graph ({@code ""}), or an exact
+   * scan of another dense field with the request's vector, limit, offset, filter and threshold.
+   */
+  static List<Record> search(
+      CollectionService service,
+      String collection,
+      String using,
+      SearchRequest req,
+      SearchStats stats) {
+    if (using.isEmpty()) {
+      return service.search(collection, req, stats);
+    }
+    return service.denseSearch(
+        collection,
+        new DenseSearchRequest(
+            using,
+            req.vector(),
+            req.limit(),
+            req.offset(),
+            req.filter(),
+            req.scoreThreshold(),
+            req.withPayload(),
+            req.withVector()));
   }
 
   /** The vector name a node's {@code using} gives ({@code ""} when absent). */
@@ -1156,7 +1259,10 @@ final class UniversalQuery {
   private boolean isVector(String collection, JsonNode name) {
     CollectionConfig config = service.config(collection);
     String n = name.asString();
-    return !n.isEmpty() && (n.equals(config.vectorName()) || config.sparseVectors().containsKey(n));
+    return !n.isEmpty()
+        && (n.equals(config.vectorName())
+            || config.sparseVectors().containsKey(n)
+            || config.denseVectors().containsKey(n));
   }
 
   /**

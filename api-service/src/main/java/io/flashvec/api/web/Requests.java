@@ -147,22 +147,28 @@ public final class Requests {
         }
         primary = unnamed;
       }
+      Map<String, float[]> others = new HashMap<>();
       for (Map.Entry<String, float[]> e : dense.entrySet()) {
-        if (!config.internalName(e.getKey()).isEmpty()) {
+        String internal = config.internalName(e.getKey());
+        if (!config.isDense(internal)) {
           throw new InvalidInputException(
               "Wrong input: vector "
                   + e.getKey()
                   + " is a sparse vector: give it as {\"indices\": [...], \"values\": [...]}");
         }
-        primary = e.getValue();
+        if (internal.isEmpty()) {
+          primary = e.getValue();
+        } else {
+          others.put(internal, e.getValue());
+        }
       }
       for (String name : sparse.keySet()) {
-        if (config.internalName(name).isEmpty()) {
+        if (config.isDense(config.internalName(name))) {
           throw new InvalidInputException(
               "Wrong input: vector " + name + " is a dense vector: give it as an array of numbers");
         }
       }
-      return new Point(id, primary, payload, sparse);
+      return new Point(id, primary, payload, sparse, others);
     }
   }
 

@@ -231,6 +231,12 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public List<Record> denseSearch(
+      String collection, io.flashvec.index.query.DenseSearchRequest request) {
+    return collection(collection).denseSearch(request);
+  }
+
+  @Override
   public List<Record> textSearch(String collection, TextSearchRequest request) {
     return collection(collection).textSearch(request);
   }

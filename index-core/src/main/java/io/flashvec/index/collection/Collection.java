@@ -2,6 +2,7 @@ package io.flashvec.index.collection;
 
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.DenseVectorParams;
 import io.flashvec.index.Distance;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
@@ -14,6 +15,7 @@ import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
+import io.flashvec.index.query.DenseSearchRequest;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.PreparedSearch;
@@ -235,11 +237,11 @@ public final class Collection implements Closeable {
       perShard.add(new ArrayList<>());
     }
     for (Point p : points) {
-      if (p.vector() == null && p.sparse().isEmpty()) {
+      if (p.vector() == null && p.sparse().isEmpty() && p.dense().isEmpty()) {
         throw new InvalidInputException(
             "Wrong input: a vector update needs at least one vector [id=" + p.id() + "]");
       }
-      Point v = config.preparePoint(new Point(p.id(), p.vector(), null, p.sparse()));
+      Point v = config.preparePoint(new Point(p.id(), p.vector(), null, p.sparse(), p.dense()));
       perShard.get(shardOf(p.id())).add(v);
     }
     for (Point p : points) {
@@ -264,7 +266,7 @@ public final class Collection implements Closeable {
   public UpdateResult deleteVectors(List<PointId> ids, Set<String> names, boolean wait) {
     for (String name : names) {
       if (!name.isEmpty()) {
-        config.checkSparseName(name);
+        config.internalName(name);
       } else if (!config.primaryOptional()) {
         throw new InvalidInputException(
             "Wrong input: the default vector can only be deleted in a collection with sparse or"
@@ -308,6 +310,38 @@ public final class Collection implements Closeable {
           s.sparseSearch(
               req.field(),
               req.vector(),
+              k,
+              f,
+              req.scoreThreshold(),
+              req.withPayload(),
+              req.withVector()));
+    }
+    return top.bestFirst(req.offset());
+  }
+
+  /**
+   * Exact search of the dense vector field {@code req.field()}, one other than the primary vector,
+   * over all shards by the field's metric, best first, after {@code offset}: every point that has
+   * the field and passes the filter is scored.
+   */
+  public List<Record> denseSearch(DenseSearchRequest req) {
+    DenseVectorParams field = config.denseField(req.field());
+    if (field == null) {
+      throw CollectionConfig.notExisting(req.field());
+    }
+    float[] q = config.prepareVector(null, req.vector(), req.field());
+    int k = req.limit() + req.offset();
+    if (k == 0) {
+      return List.of();
+    }
+    FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
+    TopMerge<Record> top = TopMerge.byScore(field.distance(), k);
+    for (Shard s : shards) {
+      top.offerAll(
+          s.denseSearch(
+              req.field(),
+              q,
+              field.distance(),
               k,
               f,
               req.scoreThreshold(),

@@ -821,6 +821,28 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   }
 
   @Override
+  public boolean hasDense() {
+    return vectors != null && vectors.hasDense();
+  }
+
+  @Override
+  public float[] denseAt(int ord, String name) {
+    Objects.checkIndex(ord, count);
+    return vectors == null ? null : vectors.denseAt(ord, name);
+  }
+
+  @Override
+  public float denseScore(String name, int ord, float[] q, io.flashvec.index.Distance d) {
+    return vectors == null ? Float.NaN : vectors.score(name, ord, q, d);
+  }
+
+  @Override
+  public java.util.Map<String, float[]> denseAt(int ord) {
+    Objects.checkIndex(ord, count);
+    return vectors == null ? java.util.Map.of() : vectors.denseAt(ord);
+  }
+
+  @Override
   public boolean isDeleted(int ord) {
     return !liveOrds.test(ord);
   }

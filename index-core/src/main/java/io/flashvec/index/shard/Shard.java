@@ -545,6 +545,22 @@ public final class Shard implements Closeable {
     return reader.sparseSearch(field, query, k, filter, scoreThreshold, withPayload, withVector);
   }
 
+  /**
+   * Exact search of a dense field other than the primary one; see {@link ShardReader#denseSearch}.
+   */
+  public List<Record> denseSearch(
+      String field,
+      float[] query,
+      io.flashvec.index.Distance distance,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    return reader.denseSearch(
+        field, query, distance, k, filter, scoreThreshold, withPayload, withVector);
+  }
+
   /** Deletes points by id (absent ids are ignored); returns the WAL sequence number. */
   public long delete(List<PointId> ids) {
     return writer.delete(ids);
