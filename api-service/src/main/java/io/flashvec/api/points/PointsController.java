@@ -93,6 +93,9 @@ public class PointsController {
       throw new InvalidInputException(
           "Wrong input: update_vectors needs `points`, a list of {id, vector}");
     }
+    List<Point> points = parsePoints(b, service.config(name));
+    // as Qdrant: a missing point is a 404 before anything else about the request
+    requireAll(service, name, points.stream().map(Point::id).distinct().toList(), false);
     for (int i = 0; i < list.size(); i++) {
       if (list.get(i).has("payload")) {
         throw new InvalidInputException(
@@ -101,8 +104,13 @@ public class PointsController {
                 + i
                 + "].payload]");
       }
+      Point p = points.get(i);
+      if (p.vector() == null && p.sparse().isEmpty() && p.dense().isEmpty()) {
+        throw new io.flashvec.api.web.ValidationException(
+            "points[" + i + "].vector", "must specify vectors to update for point");
+      }
     }
-    return service.updateVectors(name, parsePoints(b, service.config(name)), wait);
+    return service.updateVectors(name, points, wait);
   }
 
   /**
@@ -141,6 +149,9 @@ public class PointsController {
     return write(name, wait, body, this::deleteVectors);
   }
 
+  /** Points whose vectors one page of a delete_vectors by filter removes. */
+  private static final int DELETE_PAGE = 1000;
+
   Collection.UpdateResult deleteVectors(String name, JsonNode b, boolean wait) {
     JsonNode names = b.get("vector");
     if (names == null || !names.isArray()) {
@@ -156,15 +167,39 @@ public class PointsController {
       set.add(config.internalName(n.asString()));
     }
     JsonNode filter = b.get("filter");
-    if (filter != null && !filter.isNull()) {
-      throw Requests.invalid(
-          "delete_vectors by filter is not supported yet; list the point ids in `points`",
-          "filter",
-          filter);
+    JsonNode pts = b.get("points");
+    boolean hasFilter = filter != null && !filter.isNull();
+    if ((pts == null || pts.isNull()) == !hasFilter) {
+      throw new InvalidInputException(
+          "Wrong input: delete_vectors needs either `points` (a list of ids) or `filter`"
+              + (hasFilter ? ", not both" : ""));
     }
-    List<PointId> ids = Requests.ids(b.get("points"), "points");
+    if (hasFilter) {
+      return deleteVectorsWhere(name, FilterParser.parse(filter, "filter"), set, wait);
+    }
+    List<PointId> ids = Requests.ids(pts, "points");
     checkBatch(ids.size());
     return service.deleteVectors(name, ids, set, wait);
+  }
+
+  /**
+   * delete_vectors by filter: the points that match when each page of them is read, their vectors
+   * removed a page at a time (a point written after its page was read keeps its vectors).
+   */
+  private Collection.UpdateResult deleteVectorsWhere(
+      String name, Filter filter, java.util.Set<String> names, boolean wait) {
+    Collection.UpdateResult last = new Collection.UpdateResult(0, true);
+    PointId offset = null;
+    do {
+      ScrollPage page =
+          service.scroll(name, new ScrollRequest(offset, DELETE_PAGE, false, false, filter));
+      List<PointId> ids = page.points().stream().map(Record::id).toList();
+      if (!ids.isEmpty()) {
+        last = service.deleteVectors(name, ids, names, wait);
+      }
+      offset = page.nextOffset();
+    } while (offset != null);
+    return last;
   }
 
   @PostMapping("/collections/{name}/points/delete")

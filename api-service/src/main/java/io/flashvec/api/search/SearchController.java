@@ -386,7 +386,13 @@ public class SearchController {
             throw new InvalidInputException("Wrong input: missing field `vector`");
           }
           ObjectNode q = ((ObjectNode) b).deepCopy();
-          q.set("query", q.remove("vector"));
+          JsonNode v = q.remove("vector");
+          if (v.isObject() && v.has("name") && v.has("vector")) {
+            // Qdrant's NamedVector: the name becomes the query's `using`
+            q.set("using", v.get("name"));
+            v = v.get("vector");
+          }
+          q.set("query", v);
           return new Plan(
               false, stats -> groups.run(name, q, query.parse(q, "", new int[1]), stats));
         });

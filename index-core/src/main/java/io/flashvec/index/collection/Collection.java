@@ -171,7 +171,8 @@ public final class Collection implements Closeable {
             config.distance(),
             config.index(),
             options,
-            !tuning.onDiskPayload());
+            !tuning.onDiskPayload(),
+            config.denseOnDisk());
     shard.setDeferBuilds(tuning.deferBuilds());
     return shard;
   }
@@ -232,6 +233,7 @@ public final class Collection implements Closeable {
    * remove a point after the check; its shard then refuses its part).
    */
   public UpdateResult updateVectors(List<Point> points, boolean wait) {
+    points = mergeById(points);
     List<List<Point>> perShard = new ArrayList<>(shards.length);
     for (int i = 0; i < shards.length; i++) {
       perShard.add(new ArrayList<>());
@@ -256,6 +258,30 @@ public final class Collection implements Closeable {
       }
     }
     return finish(seqs, wait);
+  }
+
+  /**
+   * One vector update per id, in the order ids first appear: a later update of the same id adds its
+   * vectors to the earlier one's (the later wins for a vector both give), so that each vector of a
+   * batch is applied, as in Qdrant.
+   */
+  private static List<Point> mergeById(List<Point> points) {
+    java.util.Map<PointId, Point> byId = new java.util.LinkedHashMap<>();
+    for (Point p : points) {
+      byId.merge(
+          p.id(),
+          p,
+          (a, b) -> {
+            java.util.Map<String, io.flashvec.index.SparseVector> sparse =
+                new java.util.HashMap<>(a.sparse());
+            sparse.putAll(b.sparse());
+            java.util.Map<String, float[]> dense = new java.util.HashMap<>(a.dense());
+            dense.putAll(b.dense());
+            return new Point(
+                a.id(), b.vector() != null ? b.vector() : a.vector(), null, sparse, dense);
+          });
+    }
+    return byId.size() == points.size() ? points : new ArrayList<>(byId.values());
   }
 
   /**
