@@ -141,6 +141,18 @@ public record CollectionConfig(
     return !vectorName.isEmpty() || !sparseVectors.isEmpty() || !denseVectors.isEmpty();
   }
 
+  /** The dense fields other than the primary one whose sealed vectors stay on disk. */
+  public java.util.Set<String> denseOnDisk() {
+    java.util.Set<String> out = new java.util.HashSet<>();
+    denseVectors.forEach(
+        (name, f) -> {
+          if (f.onDisk()) {
+            out.add(name);
+          }
+        });
+    return out;
+  }
+
   /** The dense field {@code name} other than the primary one, or {@code null}. */
   public DenseVectorParams denseField(String name) {
     return denseVectors.get(name);

@@ -127,7 +127,7 @@ final class CollectionSettings {
         if (first) {
           vectorSettings(e.getValue(), index, at);
         } else {
-          otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, false);
+          otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, null);
         }
         first = false;
       }
@@ -163,25 +163,27 @@ final class CollectionSettings {
   }
 
   /**
-   * The settings of a dense vector other than the first: kept in memory and searched exactly, so
-   * only {@code on_disk: false}, no quantization and {@code hnsw_config} {@code m: 0} (no index)
-   * mean what FlashVec does.
+   * The settings of a dense vector other than the first: searched exactly, with its vectors on the
+   * heap ({@code on_disk: false}) or in the mapped files of sealed segments ({@code true}); no
+   * quantization, and {@code hnsw_config} only {@code m: 0} (no index).
+   *
+   * @param onDisk the field's current placement for an update ({@code null}: a create)
    */
   private static void otherVectorSettings(
-      JsonNode vectors, String at, Set<String> fields, boolean update) {
+      JsonNode vectors, String at, Set<String> fields, Boolean onDisk) {
     known(vectors, fields, at);
-    if (update) {
+    if (onDisk != null) {
       quantization(vectors.get("quantization_config"), at + "quantization_config", true);
     } else {
       vectorStorage(vectors, at);
     }
     JsonNode d = vectors.get("on_disk");
-    if (!absent(d) && !(d.isBoolean() && !d.booleanValue())) {
+    if (!absent(d) && !d.isBoolean()) {
+      throw Requests.invalid("on_disk must be a boolean", at + "on_disk", d);
+    }
+    if (!absent(d) && onDisk != null && d.booleanValue() != onDisk) {
       throw refused(
-          at + "on_disk",
-          d,
-          "must be false: dense vectors other than the first declared are kept in memory and"
-              + " searched exactly");
+          at + "on_disk", d, "cannot be changed on an existing collection (it is " + onDisk + ")");
     }
     JsonNode m = vectors.get("memory");
     if (!absent(m)) {
@@ -242,7 +244,8 @@ final class CollectionSettings {
           }
         } else if (current.get().denseField(e.getKey()) != null) {
           if (diff != null) {
-            otherVectorSettings(diff, at, VECTOR_DIFF_FIELDS, true);
+            otherVectorSettings(
+                diff, at, VECTOR_DIFF_FIELDS, current.get().denseField(e.getKey()).onDisk());
           }
         } else {
           throw CollectionConfig.notExisting(e.getKey());

@@ -331,7 +331,13 @@ public class CollectionsController {
           vectorName = e.getKey();
           primary = v;
         } else {
-          others.put(e.getKey(), new DenseVectorParams(size(v), distance(v)));
+          JsonNode onDisk = v.get("on_disk");
+          others.put(
+              e.getKey(),
+              new DenseVectorParams(
+                  size(v),
+                  distance(v),
+                  onDisk != null && onDisk.isBoolean() && onDisk.asBoolean()));
         }
       }
       vectors = primary;
@@ -503,8 +509,7 @@ public class CollectionsController {
       ObjectNode v = named.putObject(e.getKey());
       v.put("size", e.getValue().dimension());
       v.put("distance", e.getValue().distance().apiName());
-      // kept in memory and searched exactly
-      v.put("on_disk", false);
+      v.put("on_disk", e.getValue().onDisk());
     }
     if (!c.sparseVectors().isEmpty()) {
       ObjectNode sparse = params.putObject("sparse_vectors");

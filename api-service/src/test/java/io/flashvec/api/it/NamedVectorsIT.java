@@ -24,11 +24,12 @@ import tools.jackson.databind.JsonNode;
 /**
  * Qdrant's named dense vectors against a real server: a collection of one named vector (the graph's
  * vector with a name) and one of two named vectors of different sizes and metrics plus a sparse
- * vector, as Qdrant's {@code multivec_collection_setup} creates them. Points may lack any vector.
- * Searches of either dense vector ({@code points/query} with {@code using}, the legacy named
- * search, a recommend) equal a brute force; reads show Qdrant's shapes by name; {@code has_vector},
- * {@code update_vectors} and {@code delete_vectors} work by name; unknown names get Qdrant's error;
- * all of it holds after a restart, from a sealed segment and from the WAL.
+ * vector, as Qdrant's {@code multivec_collection_setup} creates them (the second one with {@code
+ * on_disk: true}: its sealed vectors stay in the mapped file). Points may lack any vector. Searches
+ * of either dense vector ({@code points/query} with {@code using}, the legacy named search, a
+ * recommend) equal a brute force; reads show Qdrant's shapes by name; {@code has_vector}, {@code
+ * update_vectors} and {@code delete_vectors} work by name; unknown names get Qdrant's error; all of
+ * it holds after a restart, from a sealed segment and from the WAL.
  */
 @ExtendWith(TestSeeds.Reporter.class)
 class NamedVectorsIT {
@@ -100,10 +101,11 @@ class NamedVectorsIT {
         http.put(
             "/collections/c",
             "{\"vectors\": {\"image\": {\"size\": 4, \"distance\": \"Dot\", \"on_disk\": false},"
-                + " \"text\": {\"size\": 3, \"distance\": \"Euclid\", \"on_disk\": false,"
+                + " \"text\": {\"size\": 3, \"distance\": \"Euclid\", \"on_disk\": true,"
                 + " \"hnsw_config\": {\"m\": 0}}}, \"sparse_vectors\": {\"sp\": {}}}"));
-    assertThat(http.get("/collections/c").result().at("/config/params/vectors").propertyNames())
-        .containsExactly("image", "text");
+    JsonNode vectors = http.get("/collections/c").result().at("/config/params/vectors");
+    assertThat(vectors.propertyNames()).containsExactly("image", "text");
+    assertThat(vectors.at("/text/on_disk").asBoolean()).isTrue();
     StringBuilder sb = new StringBuilder("{\"points\": [");
     for (long id = 1; id <= 80; id++) {
       sb.append(id == 1 ? "" : ",").append("{\"id\": ").append(id).append(", \"vector\": {");

@@ -37,10 +37,14 @@ public final class CollectionMetaJson {
       // the other dense vectors, in the order they were declared
       ObjectNode dense = cfg.putObject("dense_vectors");
       for (var e : k.denseVectors().entrySet()) {
-        dense
-            .putObject(e.getKey())
-            .put("size", e.getValue().dimension())
-            .put("distance", e.getValue().distance().apiName());
+        ObjectNode f =
+            dense
+                .putObject(e.getKey())
+                .put("size", e.getValue().dimension())
+                .put("distance", e.getValue().distance().apiName());
+        if (e.getValue().onDisk()) {
+          f.put("on_disk", true);
+        }
       }
     }
     cfg.put("shard_number", k.shardNumber());
@@ -89,7 +93,8 @@ public final class CollectionMetaJson {
           e.getKey(),
           new DenseVectorParams(
               e.getValue().path("size").asInt(),
-              Distance.parse(e.getValue().path("distance").asString())));
+              Distance.parse(e.getValue().path("distance").asString()),
+              e.getValue().path("on_disk").asBoolean(false)));
     }
     return out;
   }

@@ -5,6 +5,7 @@ import io.flashvec.index.disk.PageOrder;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.FileIO;
+import io.flashvec.storage.MappedFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -46,10 +47,10 @@ public final class SegmentVectors {
   private static final byte DENSE = 1;
 
   /**
-   * A dense field in the body: the slot of each ordinal's vector, or -1, and where slot 0 starts
-   * (the vectors follow each other, {@code dim} little-endian floats each).
+   * A dense field: the slot of each ordinal's vector, or -1, and its vectors one after another
+   * ({@code dim} little-endian floats each), on the heap or in the mapped file.
    */
-  record DenseField(int dim, int[] slot, long dataAt) {}
+  record DenseField(int dim, int[] slot, java.lang.foreign.MemorySegment data) {}
 
   private final int n;
   private final long[] noVector;
@@ -57,7 +58,7 @@ public final class SegmentVectors {
   private final Map<String, long[]> fields;
   private final Map<String, DenseField> dense;
   private final ByteBuffer body;
-  private final java.lang.foreign.MemorySegment bodySegment;
+  private final MappedFile mapped;
 
   private SegmentVectors(
       int n,
@@ -65,14 +66,15 @@ public final class SegmentVectors {
       int withoutVector,
       Map<String, long[]> fields,
       Map<String, DenseField> dense,
-      ByteBuffer body) {
+      ByteBuffer body,
+      MappedFile mapped) {
     this.n = n;
     this.noVector = noVector;
     this.withoutVector = withoutVector;
     this.fields = fields;
     this.dense = dense;
     this.body = body;
-    this.bodySegment = java.lang.foreign.MemorySegment.ofBuffer(body.duplicate().position(0));
+    this.mapped = mapped;
   }
 
   /** Collects, by position in a build's input, what {@link #write} writes. */
@@ -241,8 +243,18 @@ public final class SegmentVectors {
     }
   }
 
-  /** Reads and verifies the file of a segment of {@code n} points. */
+  /** Reads and verifies the file of a segment of {@code n} points, every field on the heap. */
   static SegmentVectors read(FileIO io, Path dir, int segmentId, int n) throws IOException {
+    return read(io, dir, segmentId, n, java.util.Set.of());
+  }
+
+  /**
+   * Reads and verifies the file of a segment of {@code n} points. The vectors of the dense fields
+   * {@code onDisk} stay in the file, mapped and read on demand; everything else is held on the heap
+   * (the whole file is read once to check its checksum).
+   */
+  static SegmentVectors read(
+      FileIO io, Path dir, int segmentId, int n, java.util.Set<String> onDisk) throws IOException {
     Path path = dir.resolve(FILE);
     ChecksummedFile.Contents c = ChecksummedFile.read(io, path, FORMAT, VERSION, VERSION_DENSE);
     boolean v2 = c.version() >= VERSION_DENSE;
@@ -266,34 +278,64 @@ public final class SegmentVectors {
     int fieldCount = Short.toUnsignedInt(b.getShort());
     Map<String, long[]> fields = new TreeMap<>();
     Map<String, DenseField> dense = new TreeMap<>();
-    for (int f = 0; f < fieldCount; f++) {
-      byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
-      b.get(name);
-      if (v2 && b.get() == DENSE) {
-        int dim = b.getInt();
-        int present = b.getInt();
-        int[] slot = new int[n];
-        b.asIntBuffer().get(slot);
-        b.position(b.position() + 4 * n);
-        dense.put(
-            new String(name, StandardCharsets.UTF_8), new DenseField(dim, slot, b.position()));
-        b.position(Math.addExact(b.position(), Math.multiplyExact(4 * dim, present)));
-        continue;
-      }
-      long[] at = new long[n];
-      b.asLongBuffer().get(at);
-      b.position(b.position() + 8 * n);
-      fields.put(new String(name, StandardCharsets.UTF_8), at);
-      // skip the field's vectors: the next field starts after its last one
-      int end = b.position();
-      for (long a : at) {
-        if (a >= 0) {
-          end = Math.max(end, (int) a + 4 + 8 * b.getInt((int) a));
+    int firstDense = -1; // where the dense fields start: the heap keeps the body up to there
+    MappedFile mapped = null;
+    long bodyInFile = c.body().arrayOffset();
+    try {
+      for (int f = 0; f < fieldCount; f++) {
+        int start = b.position();
+        byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
+        b.get(name);
+        if (v2 && b.get() == DENSE) {
+          firstDense = firstDense < 0 ? start : firstDense;
+          String field = new String(name, StandardCharsets.UTF_8);
+          int dim = b.getInt();
+          int present = b.getInt();
+          int[] slot = new int[n];
+          b.asIntBuffer().get(slot);
+          b.position(b.position() + 4 * n);
+          int bytes = Math.multiplyExact(4 * dim, present);
+          java.lang.foreign.MemorySegment data;
+          if (onDisk.contains(field)) {
+            if (mapped == null) {
+              mapped = MappedFile.open(io, path);
+            }
+            data = mapped.segment().asSlice(bodyInFile + b.position(), bytes);
+          } else {
+            byte[] copy = new byte[bytes];
+            b.get(b.position(), copy);
+            data = java.lang.foreign.MemorySegment.ofArray(copy);
+          }
+          dense.put(field, new DenseField(dim, slot, data));
+          b.position(Math.addExact(b.position(), bytes));
+          continue;
         }
+        long[] at = new long[n];
+        b.asLongBuffer().get(at);
+        b.position(b.position() + 8 * n);
+        fields.put(new String(name, StandardCharsets.UTF_8), at);
+        // skip the field's vectors: the next field starts after its last one
+        int end = b.position();
+        for (long a : at) {
+          if (a >= 0) {
+            end = Math.max(end, (int) a + 4 + 8 * b.getInt((int) a));
+          }
+        }
+        b.position(end);
       }
-      b.position(end);
+    } catch (IOException | RuntimeException e) {
+      if (mapped != null) {
+        mapped.close();
+      }
+      throw e;
     }
-    return new SegmentVectors(n, noVector, without, fields, dense, b);
+    if (firstDense >= 0) {
+      // the dense fields' vectors were copied or mapped: only the part before them stays
+      byte[] prefix = new byte[firstDense];
+      b.get(0, prefix);
+      b = ByteBuffer.wrap(prefix).order(ByteOrder.LITTLE_ENDIAN);
+    }
+    return new SegmentVectors(n, noVector, without, fields, dense, b, mapped);
   }
 
   boolean hasVector(int ord) {
@@ -337,12 +379,15 @@ public final class SegmentVectors {
       return null;
     }
     float[] v = new float[f.dim];
-    body.slice((int) at(f, ord), 4 * f.dim).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(v);
+    java.lang.foreign.MemorySegment.copy(f.data, LE_FLOAT, at(f, ord), v, 0, f.dim);
     return v;
   }
 
+  private static final java.lang.foreign.ValueLayout.OfFloat LE_FLOAT =
+      java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
   private static long at(DenseField f, int ord) {
-    return f.dataAt + 4L * f.dim * f.slot[ord];
+    return 4L * f.dim * f.slot[ord];
   }
 
   /**
@@ -354,7 +399,7 @@ public final class SegmentVectors {
     if (f == null || f.slot[ord] < 0) {
       return Float.NaN;
     }
-    return d.score(q, bodySegment, at(f, ord));
+    return d.score(q, f.data, at(f, ord));
   }
 
   Map<String, float[]> denseAt(int ord) {
@@ -386,9 +431,16 @@ public final class SegmentVectors {
   long memoryBytes() {
     long bytes = (long) body.capacity() + 8L * noVector.length;
     for (DenseField f : dense.values()) {
-      bytes += 4L * f.slot.length;
+      bytes += 4L * f.slot.length + (f.data.isNative() ? 0 : f.data.byteSize());
     }
     return bytes;
+  }
+
+  /** Unmaps the file when some field was kept in it. */
+  void close() {
+    if (mapped != null) {
+      mapped.close();
+    }
   }
 
   int size() {

@@ -101,7 +101,13 @@ abstract class SparseVectorsContractTest {
                 buildExecutor(),
                 64,
                 null)),
-        payloadsOnHeap());
+        payloadsOnHeap(),
+        denseOnDisk());
+  }
+
+  /** The dense fields whose sealed vectors stay in the mapped file ({@code on_disk: true}). */
+  protected Set<String> denseOnDisk() {
+    return Set.of();
   }
 
   /** Whether sealed segments hold their payloads on the heap ({@code on_disk_payload: false}). */
