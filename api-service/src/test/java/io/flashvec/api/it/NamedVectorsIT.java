@@ -177,6 +177,34 @@ class NamedVectorsIT {
             "{\"points\": [" + victim + "], \"vector\": [\"image\", \"text\"]}"));
     IMAGE.remove(victim);
     TEXT.remove(victim);
+    // two updates of one point in one request: both applied
+    ok(
+        http.put(
+            "/collections/c/points/vectors?wait=true",
+            "{\"points\": [{\"id\": 2, \"vector\": {\"text\": [1, 1, 1]}}, {\"id\": 2,"
+                + " \"vector\": {\"image\": [2, 2, 2, 2]}}]}"));
+    TEXT.put(2L, new float[] {1, 1, 1});
+    IMAGE.put(2L, new float[] {2, 2, 2, 2});
+    // a missing point is Qdrant's 404, whatever else the request has
+    Http.Response missing =
+        http.put(
+            "/collections/c/points/vectors?wait=true",
+            "{\"points\": [{\"id\": 2, \"vector\": {\"text\": [1, 1, 1]}, \"payload\": {}},"
+                + " {\"id\": 4242, \"vector\": {\"text\": [1, 1, 1]}}]}");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.error()).isEqualTo("Not found: No point with id 4242 found");
+    Http.Response none =
+        http.put(
+            "/collections/c/points/vectors?wait=true",
+            "{\"points\": [{\"id\": 2, \"vector\": {}}]}");
+    assertThat(none.status()).isEqualTo(422);
+    // delete_vectors by filter: the image of every point from id 70 on
+    ok(
+        http.post(
+            "/collections/c/points/vectors/delete?wait=true",
+            "{\"filter\": {\"must\": [{\"key\": \"n\", \"range\": {\"gte\": 70}}]},"
+                + " \"vector\": [\"image\"]}"));
+    IMAGE.keySet().removeIf(id -> id >= 70 && id <= 80);
     checkAll(r, "after vector updates");
 
     // sealed: a flush writes the segment with its vectors file, then a restart opens it
