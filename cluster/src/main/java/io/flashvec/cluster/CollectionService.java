@@ -103,6 +103,11 @@ public interface CollectionService {
 
   CollectionDescription describe(String name);
 
+  /** The configuration of collection {@code name} (or alias), without its statistics. */
+  default CollectionConfig config(String name) {
+    return describe(name).config();
+  }
+
   /** {@link ClusterInfo} of a collection; {@link io.flashvec.index.NotFoundException} if none. */
   ClusterInfo clusterInfo(String name);
 
@@ -132,6 +137,13 @@ public interface CollectionService {
   /** Exact search of a sparse vector field; best first. */
   default List<Record> sparseSearch(
       String collection, io.flashvec.index.query.SparseSearchRequest request) {
+    throw new io.flashvec.index.InvalidInputException(
+        "Wrong input: Not existing vector name error: " + request.field());
+  }
+
+  /** Exact search of a dense vector field other than the primary one; best first. */
+  default List<Record> denseSearch(
+      String collection, io.flashvec.index.query.DenseSearchRequest request) {
     throw new io.flashvec.index.InvalidInputException(
         "Wrong input: Not existing vector name error: " + request.field());
   }

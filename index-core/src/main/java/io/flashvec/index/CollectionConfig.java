@@ -1,6 +1,7 @@
 package io.flashvec.index;
 
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -14,7 +15,12 @@ import java.util.TreeMap;
  * @param replicationFactor copies of each shard (1 in standalone)
  * @param index how sealed segments are indexed
  * @param sparseVectors the sparse vector fields by name (empty: none); a point may have any of them
- *     and may lack the default dense vector when the collection has some
+ * @param vectorName the name of the primary dense vector (the one {@code dimension}, {@code
+ *     distance} and {@code index} describe, kept in the graph): {@code ""} for Qdrant's unnamed
+ *     vector. A point may lack the primary vector when it is named or the collection has other
+ *     fields ({@link #primaryOptional})
+ * @param denseVectors the other dense vector fields by name, in the order they were declared
+ *     (empty: none); each is optional on a point and searched exactly ({@link DenseVectorParams})
  */
 public record CollectionConfig(
     int dimension,
@@ -22,12 +28,45 @@ public record CollectionConfig(
     int shardNumber,
     int replicationFactor,
     IndexParams index,
-    Map<String, SparseVectorParams> sparseVectors) {
+    Map<String, SparseVectorParams> sparseVectors,
+    String vectorName,
+    Map<String, DenseVectorParams> denseVectors) {
 
   /** A collection of one dense vector per point. */
   public CollectionConfig(
       int dimension, Distance distance, int shardNumber, int replicationFactor, IndexParams index) {
     this(dimension, distance, shardNumber, replicationFactor, index, Map.of());
+  }
+
+  /** A collection whose primary dense vector is unnamed. */
+  public CollectionConfig(
+      int dimension,
+      Distance distance,
+      int shardNumber,
+      int replicationFactor,
+      IndexParams index,
+      Map<String, SparseVectorParams> sparseVectors) {
+    this(dimension, distance, shardNumber, replicationFactor, index, sparseVectors, "", Map.of());
+  }
+
+  /** A collection with one dense vector, named {@code vectorName}. */
+  public CollectionConfig(
+      int dimension,
+      Distance distance,
+      int shardNumber,
+      int replicationFactor,
+      IndexParams index,
+      Map<String, SparseVectorParams> sparseVectors,
+      String vectorName) {
+    this(
+        dimension,
+        distance,
+        shardNumber,
+        replicationFactor,
+        index,
+        sparseVectors,
+        vectorName,
+        Map.of());
   }
 
   public static final int MAX_DIMENSION = 16_000;
@@ -65,6 +104,94 @@ public record CollectionConfig(
         throw new InvalidInputException("Wrong input: a sparse vector needs a name");
       }
     }
+    vectorName = vectorName == null ? "" : vectorName;
+    denseVectors =
+        denseVectors == null || denseVectors.isEmpty()
+            ? Map.of()
+            : Collections.unmodifiableMap(new LinkedHashMap<>(denseVectors));
+    if (!denseVectors.isEmpty() && vectorName.isEmpty()) {
+      throw new InvalidInputException(
+          "Wrong input: a collection with several dense vectors names each of them");
+    }
+    if (denseVectors.containsKey(vectorName)) {
+      throw new InvalidInputException(
+          "Wrong input: vector names must be unique - duplicate found with '" + vectorName + "'");
+    }
+    for (String name : denseVectors.keySet()) {
+      if (name.isEmpty()) {
+        throw new InvalidInputException(
+            "Wrong input: a collection with several dense vectors names each of them");
+      }
+    }
+    for (String name : sparseVectors.keySet()) {
+      if (name.equals(vectorName) || denseVectors.containsKey(name)) {
+        throw new InvalidInputException(
+            "Wrong input: Dense and sparse vector names must be unique - duplicate found with '"
+                + name
+                + "'");
+      }
+    }
+  }
+
+  /**
+   * Whether a point may lack the primary dense vector: when it is named (Qdrant's named vectors are
+   * each optional) or the collection has other vector fields.
+   */
+  public boolean primaryOptional() {
+    return !vectorName.isEmpty() || !sparseVectors.isEmpty() || !denseVectors.isEmpty();
+  }
+
+  /** The dense fields other than the primary one whose sealed vectors stay on disk. */
+  public java.util.Set<String> denseOnDisk() {
+    java.util.Set<String> out = new java.util.HashSet<>();
+    denseVectors.forEach(
+        (name, f) -> {
+          if (f.onDisk()) {
+            out.add(name);
+          }
+        });
+    return out;
+  }
+
+  /** The dense field {@code name} other than the primary one, or {@code null}. */
+  public DenseVectorParams denseField(String name) {
+    return denseVectors.get(name);
+  }
+
+  /** The dimension of the dense vector {@code internal} ({@code ""}: the primary one). */
+  public int dimension(String internal) {
+    return internal.isEmpty() ? dimension : denseVectors.get(internal).dimension();
+  }
+
+  /** The metric of the dense vector {@code internal} ({@code ""}: the primary one). */
+  public Distance distance(String internal) {
+    return internal.isEmpty() ? distance : denseVectors.get(internal).distance();
+  }
+
+  /** Whether {@code internal} names a dense vector ({@code ""}: the primary one). */
+  public boolean isDense(String internal) {
+    return internal.isEmpty() || denseVectors.containsKey(internal);
+  }
+
+  /**
+   * The name a request's vector name stands for inside FlashVec: {@code ""} for the primary dense
+   * vector (whatever its name), else the name of another field.
+   *
+   * @throws InvalidInputException with Qdrant's text when the collection has no such vector
+   */
+  public String internalName(String name) {
+    if (name.equals(vectorName)) {
+      return "";
+    }
+    if (sparseVectors.containsKey(name) || denseVectors.containsKey(name)) {
+      return name;
+    }
+    throw notExisting(name);
+  }
+
+  /** Qdrant's error for a vector name the collection does not have. */
+  public static InvalidInputException notExisting(String name) {
+    return new InvalidInputException("Wrong input: Not existing vector name error: " + name);
   }
 
   /**
@@ -74,24 +201,39 @@ public record CollectionConfig(
    */
   public void checkSparseName(String name) {
     if (!sparseVectors.containsKey(name)) {
-      throw new InvalidInputException("Wrong input: Not existing vector name error: " + name);
+      throw notExisting(name);
     }
   }
 
   /**
    * A point's vectors validated for this collection: the dense one prepared for the metric (when
-   * given; a point without it only in a collection with sparse fields) and the sparse ones checked
-   * to be fields of the collection.
+   * given; a point without it only when {@link #primaryOptional}) and the sparse ones checked to be
+   * fields of the collection.
    */
   public Point preparePoint(Point p) {
     float[] v = p.vector();
-    if (v == null && sparseVectors.isEmpty()) {
+    if (v == null && !primaryOptional()) {
       checkVector(p.id(), null);
     }
     for (String name : p.sparse().keySet()) {
       checkSparseName(name);
     }
-    return new Point(p.id(), v == null ? null : prepareVector(p.id(), v), p.payload(), p.sparse());
+    Map<String, float[]> dense = p.dense();
+    if (!dense.isEmpty()) {
+      Map<String, float[]> prepared = new java.util.HashMap<>();
+      for (Map.Entry<String, float[]> e : dense.entrySet()) {
+        DenseVectorParams f = denseVectors.get(e.getKey());
+        if (f == null) {
+          throw notExisting(e.getKey());
+        }
+        prepared.put(
+            e.getKey(),
+            prepareVector(p.id(), e.getValue(), f.dimension(), f.distance(), e.getKey()));
+      }
+      dense = prepared;
+    }
+    return new Point(
+        p.id(), v == null ? null : prepareVector(p.id(), v), p.payload(), p.sparse(), dense);
   }
 
   /**
@@ -102,16 +244,23 @@ public record CollectionConfig(
    *     first non-finite value
    */
   public void checkVector(PointId id, float[] v) {
+    checkVector(id, v, dimension, "");
+  }
+
+  private static void checkVector(PointId id, float[] v, int dimension, String name) {
     if (v == null) {
       throw new InvalidInputException("Wrong input: point has no vector [id=" + id + "]");
     }
     if (v.length != dimension) {
+      String where =
+          (id == null ? "" : "id=" + id)
+              + (name.isEmpty() ? "" : (id == null ? "" : ", ") + "vector=" + name);
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: "
               + dimension
               + ", got "
               + v.length
-              + (id == null ? "" : " [id=" + id + "]"));
+              + (where.isEmpty() ? "" : " [" + where + "]"));
     }
     for (int i = 0; i < v.length; i++) {
       if (!Float.isFinite(v[i])) {
@@ -130,6 +279,27 @@ public record CollectionConfig(
   /** {@link #checkVector} and the vector prepared for the metric (cosine: normalised). */
   public float[] prepareVector(PointId id, float[] v) {
     checkVector(id, v);
+    return distance.prepare(v);
+  }
+
+  /**
+   * A query or point vector of the dense field {@code internal} ({@code ""}: the primary one)
+   * checked against its dimension and prepared for its metric.
+   */
+  public float[] prepareVector(PointId id, float[] v, String internal) {
+    if (internal.isEmpty()) {
+      return prepareVector(id, v);
+    }
+    DenseVectorParams f = denseVectors.get(internal);
+    if (f == null) {
+      throw notExisting(internal);
+    }
+    return prepareVector(id, v, f.dimension(), f.distance(), internal);
+  }
+
+  private static float[] prepareVector(
+      PointId id, float[] v, int dimension, Distance distance, String name) {
+    checkVector(id, v, dimension, name);
     return distance.prepare(v);
   }
 }

@@ -74,6 +74,14 @@ public enum Distance {
     };
   }
 
+  /** Scores a prepared query against {@code query.length} little-endian floats of {@code m}. */
+  public float score(float[] query, java.lang.foreign.MemorySegment m, long off) {
+    return switch (this) {
+      case COSINE, DOT -> VectorOps.dot(query, m, off, query.length);
+      case EUCLID -> (float) Math.sqrt(VectorOps.squareDistance(query, m, off, query.length));
+    };
+  }
+
   /** Whether {@code a} ranks before {@code b}. */
   public boolean better(float a, float b) {
     return higherIsBetter() ? a > b : a < b;

@@ -119,28 +119,20 @@ final class CollectionSettings {
     known(body, CREATE_FIELDS, "");
     IndexParams index = config.index();
     JsonNode vectors = body.get("vectors");
-    if (vectors != null && vectors.isObject() && !vectors.has("size") && vectors.has("")) {
-      vectors = vectors.get("");
-    }
-    if (vectors != null && vectors.isObject()) {
-      String at = "vectors.";
-      known(vectors, VECTOR_FIELDS, at);
-      vectorPlacement(vectors, index, at);
-      quantization(vectors.get("quantization_config"), at + "quantization_config", false);
-      JsonNode datatype = vectors.get("datatype");
-      if (!absent(datatype) && !(datatype.isString() && datatype.asString().equals("float32"))) {
-        throw refused(
-            at + "datatype",
-            datatype,
-            "only float32 is supported (uint8, float16 and turbo4 storage are not)");
+    if (vectors != null && vectors.isObject() && !vectors.has("size")) {
+      // the named form, parsed by CollectionsController: the first is the primary vector
+      boolean first = true;
+      for (Map.Entry<String, JsonNode> e : vectors.properties()) {
+        String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
+        if (first) {
+          vectorSettings(e.getValue(), index, at);
+        } else {
+          otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, null);
+        }
+        first = false;
       }
-      if (!absent(vectors.get("multivector_config"))) {
-        throw refused(
-            at + "multivector_config",
-            vectors.get("multivector_config"),
-            "multivectors are not supported; a point has one dense vector");
-      }
-      hnsw(vectors.get("hnsw_config"), index, at + "hnsw_config", null);
+    } else if (vectors != null && vectors.isObject()) {
+      vectorSettings(vectors, index, "vectors.");
     }
     JsonNode method = body.get("sharding_method");
     if (!absent(method) && !(method.isString() && method.asString().equals("auto"))) {
@@ -159,27 +151,105 @@ final class CollectionSettings {
     common(body, true);
   }
 
+  /** The settings of the primary vector (the graph's), at {@code at}. */
+  private static void vectorSettings(JsonNode vectors, IndexParams index, String at) {
+    if (vectors == null || !vectors.isObject()) {
+      return;
+    }
+    known(vectors, VECTOR_FIELDS, at);
+    vectorPlacement(vectors, index, at);
+    vectorStorage(vectors, at);
+    hnsw(vectors.get("hnsw_config"), index, at + "hnsw_config", null);
+  }
+
+  /**
+   * The settings of a dense vector other than the first: searched exactly, with its vectors on the
+   * heap ({@code on_disk: false}) or in the mapped files of sealed segments ({@code true}); no
+   * quantization, and {@code hnsw_config} only {@code m: 0} (no index).
+   *
+   * @param onDisk the field's current placement for an update ({@code null}: a create)
+   */
+  private static void otherVectorSettings(
+      JsonNode vectors, String at, Set<String> fields, Boolean onDisk) {
+    known(vectors, fields, at);
+    if (onDisk != null) {
+      quantization(vectors.get("quantization_config"), at + "quantization_config", true);
+    } else {
+      vectorStorage(vectors, at);
+    }
+    JsonNode d = vectors.get("on_disk");
+    if (!absent(d) && !d.isBoolean()) {
+      throw Requests.invalid("on_disk must be a boolean", at + "on_disk", d);
+    }
+    if (!absent(d) && onDisk != null && d.booleanValue() != onDisk) {
+      throw refused(
+          at + "on_disk", d, "cannot be changed on an existing collection (it is " + onDisk + ")");
+    }
+    JsonNode m = vectors.get("memory");
+    if (!absent(m)) {
+      throw refused(
+          at + "memory",
+          m,
+          "is not supported: dense vectors other than the first declared are kept in memory");
+    }
+    JsonNode hnsw = vectors.get("hnsw_config");
+    if (!absent(hnsw)) {
+      boolean noIndex =
+          hnsw.isObject() && hnsw.size() == 1 && hnsw.has("m") && isInt(hnsw.get("m"), 0);
+      if (!noIndex) {
+        throw refused(
+            at + "hnsw_config",
+            hnsw,
+            "only {\"m\": 0} (no index) is supported: dense vectors other than the first"
+                + " declared are searched exactly, by a scan of the points that have them");
+      }
+    }
+  }
+
+  /** Datatype, quantization and multivectors: the same for every dense vector. */
+  private static void vectorStorage(JsonNode vectors, String at) {
+    quantization(vectors.get("quantization_config"), at + "quantization_config", false);
+    JsonNode datatype = vectors.get("datatype");
+    if (!absent(datatype) && !(datatype.isString() && datatype.asString().equals("float32"))) {
+      throw refused(
+          at + "datatype",
+          datatype,
+          "only float32 is supported (uint8, float16 and turbo4 storage are not)");
+    }
+    if (!absent(vectors.get("multivector_config"))) {
+      throw refused(
+          at + "multivector_config",
+          vectors.get("multivector_config"),
+          "multivectors are not supported; a point has one dense vector per name");
+    }
+  }
+
   /** Checks an update body of a collection whose configuration is {@code current}. */
   static void checkUpdate(
       JsonNode body, java.util.function.Supplier<CollectionConfig> current, Server server) {
     known(body, UPDATE_FIELDS, "");
     JsonNode vectors = Requests.optionalObject(body, "vectors");
     if (vectors != null) {
+      String primary = current.get().vectorName();
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
-        if (!e.getKey().isEmpty()) {
-          throw Requests.invalid(
-              "named vectors are not supported; update the unnamed vector with the name \"\"",
-              "vectors",
-              vectors);
+        String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
+        JsonNode diff = Requests.optionalObject(vectors, e.getKey());
+        if (e.getKey().equals(primary)) {
+          if (diff != null) {
+            known(diff, VECTOR_DIFF_FIELDS, at);
+            IndexParams index = current.get().index();
+            vectorPlacement(diff, index, at);
+            quantization(diff.get("quantization_config"), at + "quantization_config", true);
+            hnsw(diff.get("hnsw_config"), index, at + "hnsw_config", index);
+          }
+        } else if (current.get().denseField(e.getKey()) != null) {
+          if (diff != null) {
+            otherVectorSettings(
+                diff, at, VECTOR_DIFF_FIELDS, current.get().denseField(e.getKey()).onDisk());
+          }
+        } else {
+          throw CollectionConfig.notExisting(e.getKey());
         }
-      }
-      JsonNode diff = Requests.optionalObject(vectors, "");
-      if (diff != null) {
-        known(diff, VECTOR_DIFF_FIELDS, "vectors.");
-        IndexParams index = current.get().index();
-        vectorPlacement(diff, index, "vectors.");
-        quantization(diff.get("quantization_config"), "vectors.quantization_config", true);
-        hnsw(diff.get("hnsw_config"), index, "vectors.hnsw_config", index);
       }
     }
     JsonNode params = Requests.optionalObject(body, "params");

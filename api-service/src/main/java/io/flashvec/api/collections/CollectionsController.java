@@ -9,6 +9,7 @@ import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.DenseVectorParams;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.IndexingState;
@@ -17,6 +18,7 @@ import io.flashvec.index.collection.Collection;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.storage.FsyncPolicy;
 import java.util.Locale;
+import java.util.Map;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -308,37 +310,40 @@ public class CollectionsController {
       throw new InvalidInputException(
           "Wrong input: missing field `vectors` ({\"size\": N, \"distance\": \"Cosine|Dot|Euclid\"})");
     }
+    String vectorName = "";
+    Map<String, DenseVectorParams> others = new java.util.LinkedHashMap<>();
     if (!vectors.has("size")) {
-      if (vectors.size() == 1 && vectors.has("")) {
-        vectors = vectors.get("");
-      } else {
-        throw Requests.invalid(
-            "named vectors are not supported, use {\"size\": N, \"distance\": ...}",
-            "vectors",
-            vectors);
+      // Qdrant's named form: {"name": {"size": N, ...}, ...}; "" is the unnamed vector. The first
+      // declared is the primary vector (the graph); the others are searched exactly.
+      if (vectors.isEmpty()) {
+        throw Requests.invalid("vectors must name at least one vector", "vectors", vectors);
       }
+      JsonNode primary = null;
+      for (Map.Entry<String, JsonNode> e : vectors.properties()) {
+        JsonNode v = e.getValue();
+        if (v == null || !v.isObject()) {
+          throw Requests.invalid(
+              "vectors." + e.getKey() + " must be an object {\"size\": N, \"distance\": ...}",
+              "vectors." + e.getKey(),
+              v);
+        }
+        if (primary == null) {
+          vectorName = e.getKey();
+          primary = v;
+        } else {
+          JsonNode onDisk = v.get("on_disk");
+          others.put(
+              e.getKey(),
+              new DenseVectorParams(
+                  size(v),
+                  distance(v),
+                  onDisk != null && onDisk.isBoolean() && onDisk.asBoolean()));
+        }
+      }
+      vectors = primary;
     }
-    JsonNode size = vectors.get("size");
-    if (size == null || !size.isIntegralNumber()) {
-      throw Requests.invalid("vectors.size must be an integer", "size", size);
-    }
-    if (size.bigIntegerValue().signum() <= 0
-        || size.bigIntegerValue()
-                .compareTo(java.math.BigInteger.valueOf(CollectionConfig.MAX_DIMENSION))
-            > 0) {
-      throw new InvalidInputException(
-          "Wrong input: vector size out of range [size="
-              + size
-              + ", allowed=1.."
-              + CollectionConfig.MAX_DIMENSION
-              + "]");
-    }
-    JsonNode dist = vectors.get("distance");
-    if (dist == null || !dist.isString()) {
-      throw Requests.invalid(
-          "vectors.distance must be one of Cosine, Dot, Euclid", "distance", dist);
-    }
-    Distance distance = Distance.parse(dist.asString());
+    int size = size(vectors);
+    Distance distance = distance(vectors);
     int shards = atLeast(body, "", "shard_number", 1, 1, CollectionConfig.MAX_SHARDS);
     int replicas = atLeast(body, "", "replication_factor", 1, 1, 16);
     // 0 is Qdrant's 422; other values than 1 are refused with the other unhonoured settings
@@ -395,7 +400,44 @@ public class CollectionsController {
               + " [m=0]");
     }
     return new CollectionConfig(
-        size.intValue(), distance, shards, replicas, index, CollectionSettings.sparseVectors(body));
+        size,
+        distance,
+        shards,
+        replicas,
+        index,
+        CollectionSettings.sparseVectors(body),
+        vectorName,
+        others);
+  }
+
+  /** A vector's {@code size}, 1 to the maximum dimension. */
+  private static int size(JsonNode vectors) {
+    JsonNode size = vectors.get("size");
+    if (size == null || !size.isIntegralNumber()) {
+      throw Requests.invalid("vectors.size must be an integer", "size", size);
+    }
+    if (size.bigIntegerValue().signum() <= 0
+        || size.bigIntegerValue()
+                .compareTo(java.math.BigInteger.valueOf(CollectionConfig.MAX_DIMENSION))
+            > 0) {
+      throw new InvalidInputException(
+          "Wrong input: vector size out of range [size="
+              + size
+              + ", allowed=1.."
+              + CollectionConfig.MAX_DIMENSION
+              + "]");
+    }
+    return size.intValue();
+  }
+
+  /** A vector's {@code distance}. */
+  private static Distance distance(JsonNode vectors) {
+    JsonNode dist = vectors.get("distance");
+    if (dist == null || !dist.isString()) {
+      throw Requests.invalid(
+          "vectors.distance must be one of Cosine, Dot, Euclid", "distance", dist);
+    }
+    return Distance.parse(dist.asString());
   }
 
   /**
@@ -456,9 +498,19 @@ public class CollectionsController {
     ObjectNode config = r.putObject("config");
     ObjectNode params = config.putObject("params");
     ObjectNode vectors = params.putObject("vectors");
+    ObjectNode named = vectors;
+    if (!c.vectorName().isEmpty()) {
+      vectors = named.putObject(c.vectorName());
+    }
     vectors.put("size", c.dimension());
     vectors.put("distance", c.distance().apiName());
     vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
+    for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
+      ObjectNode v = named.putObject(e.getKey());
+      v.put("size", e.getValue().dimension());
+      v.put("distance", e.getValue().distance().apiName());
+      v.put("on_disk", e.getValue().onDisk());
+    }
     if (!c.sparseVectors().isEmpty()) {
       ObjectNode sparse = params.putObject("sparse_vectors");
       for (String n : c.sparseVectors().keySet()) {

@@ -7,6 +7,7 @@ import io.flashvec.api.web.Output;
 import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
@@ -70,7 +71,7 @@ public class PointsController {
 
   /** An upsert body ({@code points} or {@code batch}), parsed and applied. */
   Collection.UpdateResult upsert(String name, JsonNode b, boolean wait) {
-    return service.upsert(name, parsePoints(b), wait);
+    return service.upsert(name, parsePoints(b, service.config(name)), wait);
   }
 
   /**
@@ -92,6 +93,9 @@ public class PointsController {
       throw new InvalidInputException(
           "Wrong input: update_vectors needs `points`, a list of {id, vector}");
     }
+    List<Point> points = parsePoints(b, service.config(name));
+    // as Qdrant: a missing point is a 404 before anything else about the request
+    requireAll(service, name, points.stream().map(Point::id).distinct().toList(), false);
     for (int i = 0; i < list.size(); i++) {
       if (list.get(i).has("payload")) {
         throw new InvalidInputException(
@@ -100,8 +104,13 @@ public class PointsController {
                 + i
                 + "].payload]");
       }
+      Point p = points.get(i);
+      if (p.vector() == null && p.sparse().isEmpty() && p.dense().isEmpty()) {
+        throw new io.flashvec.api.web.ValidationException(
+            "points[" + i + "].vector", "must specify vectors to update for point");
+      }
     }
-    return service.updateVectors(name, parsePoints(b), wait);
+    return service.updateVectors(name, points, wait);
   }
 
   /**
@@ -140,29 +149,57 @@ public class PointsController {
     return write(name, wait, body, this::deleteVectors);
   }
 
+  /** Points whose vectors one page of a delete_vectors by filter removes. */
+  private static final int DELETE_PAGE = 1000;
+
   Collection.UpdateResult deleteVectors(String name, JsonNode b, boolean wait) {
     JsonNode names = b.get("vector");
     if (names == null || !names.isArray()) {
       throw Requests.invalid(
           "delete_vectors needs `vector`, a list of vector names", "vector", names);
     }
+    CollectionConfig config = service.config(name);
     java.util.Set<String> set = new java.util.HashSet<>();
     for (JsonNode n : names) {
       if (!n.isString()) {
         throw Requests.invalid("vector names must be strings", "vector", names);
       }
-      set.add(n.asString());
+      set.add(config.internalName(n.asString()));
     }
     JsonNode filter = b.get("filter");
-    if (filter != null && !filter.isNull()) {
-      throw Requests.invalid(
-          "delete_vectors by filter is not supported yet; list the point ids in `points`",
-          "filter",
-          filter);
+    JsonNode pts = b.get("points");
+    boolean hasFilter = filter != null && !filter.isNull();
+    if ((pts == null || pts.isNull()) == !hasFilter) {
+      throw new InvalidInputException(
+          "Wrong input: delete_vectors needs either `points` (a list of ids) or `filter`"
+              + (hasFilter ? ", not both" : ""));
     }
-    List<PointId> ids = Requests.ids(b.get("points"), "points");
+    if (hasFilter) {
+      return deleteVectorsWhere(name, FilterParser.parse(filter, "filter"), set, wait);
+    }
+    List<PointId> ids = Requests.ids(pts, "points");
     checkBatch(ids.size());
     return service.deleteVectors(name, ids, set, wait);
+  }
+
+  /**
+   * delete_vectors by filter: the points that match when each page of them is read, their vectors
+   * removed a page at a time (a point written after its page was read keeps its vectors).
+   */
+  private Collection.UpdateResult deleteVectorsWhere(
+      String name, Filter filter, java.util.Set<String> names, boolean wait) {
+    Collection.UpdateResult last = new Collection.UpdateResult(0, true);
+    PointId offset = null;
+    do {
+      ScrollPage page =
+          service.scroll(name, new ScrollRequest(offset, DELETE_PAGE, false, false, filter));
+      List<PointId> ids = page.points().stream().map(Record::id).toList();
+      if (!ids.isEmpty()) {
+        last = service.deleteVectors(name, ids, names, wait);
+      }
+      offset = page.nextOffset();
+    } while (offset != null);
+    return last;
   }
 
   @PostMapping("/collections/{name}/points/delete")
@@ -201,7 +238,10 @@ public class PointsController {
           if (r.isEmpty()) {
             throw noSuchPoint(pid);
           }
-          return Output.record(r.getFirst(), Output.PayloadSelector.ALL, true);
+          return Output.record(
+              Output.selectVectors(r.getFirst(), null, service.config(name)),
+              Output.PayloadSelector.ALL,
+              true);
         });
   }
 
@@ -218,9 +258,10 @@ public class PointsController {
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
     boolean withVector = Output.withVector(b, "with_vector", false);
     java.util.Set<String> names = Output.vectorNames(b, "with_vector");
+    CollectionConfig config = service.config(name);
     ArrayNode out = Json.array();
     for (Record r : service.retrieve(name, ids, sel.any(), withVector)) {
-      out.add(Output.record(Output.selectVectors(r, names), sel, withVector));
+      out.add(Output.record(Output.selectVectors(r, names, config), sel, withVector));
     }
     return out;
   }
@@ -270,8 +311,9 @@ public class PointsController {
     ObjectNode r = Json.object();
     ArrayNode pts = r.putArray("points");
     java.util.Set<String> names = Output.vectorNames(b, "with_vector");
+    CollectionConfig config = service.config(name);
     for (Record rec : page.points()) {
-      pts.add(Output.record(Output.selectVectors(rec, names), sel, withVector));
+      pts.add(Output.record(Output.selectVectors(rec, names, config), sel, withVector));
     }
     if (page.nextOffset() == null) {
       r.putNull("next_page_offset");
@@ -299,8 +341,9 @@ public class PointsController {
     var schema = service.describe(name).info().payloadSchema().field(req.key());
     ObjectNode r = Json.object();
     ArrayNode pts = r.putArray("points");
+    CollectionConfig config = service.config(name);
     for (Ordered o : page) {
-      ObjectNode p = Output.record(o.record(), sel, withVector);
+      ObjectNode p = Output.record(Output.selectVectors(o.record(), null, config), sel, withVector);
       double v = o.value();
       if (schema != null
           && schema.type() == io.flashvec.index.payload.PayloadFieldSchema.Type.DATETIME) {
@@ -331,8 +374,11 @@ public class PointsController {
     return o;
   }
 
-  /** Parses {@code {"points": [...]}} or the columnar {@code {"batch": {...}}}. */
-  List<Point> parsePoints(JsonNode b) {
+  /**
+   * Parses {@code {"points": [...]}} or the columnar {@code {"batch": {...}}} for a collection
+   * configured as {@code config} (its vector names).
+   */
+  List<Point> parsePoints(JsonNode b, CollectionConfig config) {
     JsonNode list = b.get("points");
     JsonNode batch = b.get("batch");
     List<Point> out;
@@ -350,14 +396,15 @@ public class PointsController {
         PointId id = Requests.id(p.get("id"), "points[" + i + "].id");
         Requests.PointVectors v =
             Requests.pointVectors(p.get("vector"), "points[" + i + "].vector");
-        out.add(
-            new Point(
-                id, v.dense(), payload(p.get("payload"), "points[" + i + "].payload"), v.sparse()));
+        out.add(v.toPoint(id, payload(p.get("payload"), "points[" + i + "].payload"), config));
       }
     } else if (batch != null && batch.isObject()) {
       List<PointId> ids = Requests.ids(batch.get("ids"), "batch.ids");
       checkBatch(ids.size());
       JsonNode vectors = batch.get("vectors");
+      if (vectors != null && vectors.isObject()) {
+        vectors = byPoint(vectors, ids.size());
+      }
       if (vectors == null || !vectors.isArray() || vectors.size() != ids.size()) {
         throw new InvalidInputException(
             "Wrong input: batch.vectors must be an array with one vector per id [ids="
@@ -377,16 +424,44 @@ public class PointsController {
       }
       out = new ArrayList<>(ids.size());
       for (int i = 0; i < ids.size(); i++) {
-        float[] v = Requests.vector(vectors.get(i), "batch.vectors[" + i + "]");
+        Requests.PointVectors v = Requests.pointVectors(vectors.get(i), "batch.vectors[" + i + "]");
         byte[] payload =
             payloads == null || payloads.isNull()
                 ? null
                 : payload(payloads.get(i), "batch.payloads[" + i + "]");
-        out.add(new Point(ids.get(i), v, payload));
+        out.add(v.toPoint(ids.get(i), payload, config));
       }
     } else {
       throw new InvalidInputException(
           "Wrong input: upsert needs `points` (a list of {id, vector, payload}) or `batch` ({ids, vectors, payloads})");
+    }
+    return out;
+  }
+
+  /**
+   * Qdrant's named columnar vectors {@code {"name": [v0, v1, ...], ...}} turned into one object of
+   * vectors by name per point, with one vector per id under each name.
+   */
+  private static JsonNode byPoint(JsonNode named, int points) {
+    tools.jackson.databind.node.ArrayNode out = Json.array();
+    for (int i = 0; i < points; i++) {
+      out.addObject();
+    }
+    for (java.util.Map.Entry<String, JsonNode> e : named.properties()) {
+      JsonNode list = e.getValue();
+      if (list == null || !list.isArray() || list.size() != points) {
+        throw new InvalidInputException(
+            "Wrong input: batch.vectors."
+                + e.getKey()
+                + " must be an array with one vector per id [ids="
+                + points
+                + ", vectors="
+                + (list != null && list.isArray() ? list.size() : 0)
+                + "]");
+      }
+      for (int i = 0; i < points; i++) {
+        ((tools.jackson.databind.node.ObjectNode) out.get(i)).set(e.getKey(), list.get(i));
+      }
     }
     return out;
   }

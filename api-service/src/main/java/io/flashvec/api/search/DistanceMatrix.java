@@ -41,8 +41,16 @@ final class DistanceMatrix {
       throw new io.flashvec.index.InvalidInputException("Wrong input: body must be an object");
     }
     JsonNode using = b.get("using");
-    if (using != null && !using.isNull() && !using.asString("").isEmpty()) {
-      throw Requests.invalid("named vectors are not supported", "using", using);
+    if (using != null && !using.isNull() && !using.isString()) {
+      throw Requests.invalid("using must be a vector name", "using", using);
+    }
+    String name = using == null || using.isNull() ? "" : using.asString();
+    String internal = query.config(collection).internalName(name);
+    if (!query.config(collection).isDense(internal)) {
+      throw Requests.invalid(
+          "the distance matrix of a sparse vector is not supported, only of dense vectors",
+          "using",
+          using);
     }
     int sample = Requests.nonNegativeInt(b, "sample", DEFAULT_SAMPLE, maxSample);
     int limit = Requests.nonNegativeInt(b, "limit", DEFAULT_LIMIT, maxSample);
@@ -53,22 +61,22 @@ final class DistanceMatrix {
       throw Requests.invalid("limit must be 1 or larger", "limit", b.get("limit"));
     }
     Filter filter = Requests.filter(b, "");
-    Distance d = query.distance(collection);
+    Distance d = query.config(collection).distance(internal);
     List<Record> points =
         new ArrayList<>(
             query.sample(collection, filter, sample, new UniversalQuery.Fetch(false, true)));
-    points.removeIf(r -> r.vector() == null);
+    points.removeIf(r -> UniversalQuery.vectorOf(r, internal) == null);
     points.sort(Comparator.comparing(Record::id));
     int n = points.size();
     List<Row> rows = new ArrayList<>(n);
     Integer[] order = new Integer[n];
     float[] score = new float[n];
     for (int a = 0; a < n; a++) {
-      float[] va = points.get(a).vector();
+      float[] va = UniversalQuery.vectorOf(points.get(a), internal);
       int m = 0;
       for (int other = 0; other < n; other++) {
         if (other != a) {
-          score[other] = d.score(va, points.get(other).vector(), 0);
+          score[other] = d.score(va, UniversalQuery.vectorOf(points.get(other), internal), 0);
           order[m++] = other;
         }
       }

@@ -68,6 +68,7 @@ final class QueryGroups {
     int groups = node.limit();
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
     boolean withVector = Output.withVector(b, "with_vector", false);
+    java.util.Set<String> vectorNames = Output.vectorNames(b, "with_vector");
     Lookup lookup = Lookup.parse(b.get("with_lookup"));
     if (lookup != null) {
       UniversalQuery.requireLookup(service, lookup.collection());
@@ -106,11 +107,21 @@ final class QueryGroups {
     for (Map.Entry<JsonNode, List<Record>> e : byValue.entrySet()) {
       ObjectNode g = arr.addObject();
       g.set("id", e.getKey());
-      g.set("hits", Output.scoredList(e.getValue(), sel, withVector));
+      g.set(
+          "hits",
+          Output.scoredList(
+              Output.selectVectors(e.getValue(), vectorNames, service.config(collection)),
+              sel,
+              withVector));
       if (lookup != null) {
         Record r = looked.get(Lookup.idOf(e.getKey()));
         if (r != null) {
-          g.set("lookup", Output.record(r, lookup.payload(), lookup.withVector()));
+          g.set(
+              "lookup",
+              Output.record(
+                  Output.selectVectors(r, null, service.config(lookup.collection())),
+                  lookup.payload(),
+                  lookup.withVector()));
         }
       }
     }

@@ -9,6 +9,7 @@ import io.flashvec.api.web.Requests;
 import io.flashvec.api.web.ScoredPoints;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchStats;
@@ -68,6 +69,7 @@ public class SearchController {
   /** A parsed search with its output options. */
   private record Parsed(
       SearchRequest request,
+      String using,
       SparseSearchRequest sparse,
       Output.PayloadSelector payload,
       boolean withVector,
@@ -80,8 +82,10 @@ public class SearchController {
   }
 
   private Plan planSearch(String name, JsonNode b) {
-    Parsed p = parseSearch(b, "");
-    return new Plan(p.request() != null && inline(name, p.request()), stats -> run(name, p, stats));
+    Parsed p = parseSearch(name, b, "");
+    return new Plan(
+        p.request() != null && p.using().isEmpty() && inline(name, p.request()),
+        stats -> run(name, p, stats));
   }
 
   /** The work of a search request: its result, its costs added to {@code stats}. */
@@ -178,7 +182,7 @@ public class SearchController {
   private ArrayNode searchAll(String name, JsonNode searches, SearchStats stats) {
     List<Parsed> parsed = new ArrayList<>();
     for (int i = 0; i < searches.size(); i++) {
-      parsed.add(parseSearch(searches.get(i), "searches[" + i + "]."));
+      parsed.add(parseSearch(name, searches.get(i), "searches[" + i + "]."));
     }
     ArrayNode out = Json.array();
     for (Parsed p : parsed) {
@@ -265,12 +269,14 @@ public class SearchController {
     List<Record> hits =
         p.sparse() != null
             ? service.sparseSearch(name, p.sparse())
-            : service.search(name, p.request(), stats);
+            : UniversalQuery.search(service, name, p.using(), p.request(), stats);
     return ScoredPoints.node(
-        Output.selectVectors(hits, p.vectorNames()), p.payload(), p.withVector());
+        Output.selectVectors(hits, p.vectorNames(), service.config(name)),
+        p.payload(),
+        p.withVector());
   }
 
-  private Parsed parseSearch(JsonNode b, String prefix) {
+  private Parsed parseSearch(String name, JsonNode b, String prefix) {
     if (!b.isObject()) {
       throw new InvalidInputException(
           "Wrong input: " + prefix + "search request must be an object");
@@ -282,12 +288,20 @@ public class SearchController {
     if (!b.has("limit")) {
       throw new InvalidInputException("Wrong input: missing field `" + prefix + "limit`");
     }
-    if (vector.isObject() && vector.has("name") && !vector.path("name").asString("").isEmpty()) {
-      // Qdrant's NamedVector / NamedSparseVector: only sparse fields have names here
-      String field = vector.path("name").asString();
+    CollectionConfig config = service.config(name);
+    if (vector.isObject() && vector.has("name")) {
+      // Qdrant's NamedVector / NamedSparseVector
+      String field = vector.path("name").asString("");
       JsonNode sv = vector.get("vector");
+      String internal = config.internalName(field);
+      if (config.isDense(internal)) {
+        return build(b, Requests.vector(sv, prefix + "vector.vector"), 10, prefix, internal);
+      }
       if (!Requests.isSparse(sv)) {
-        throw new InvalidInputException("Wrong input: Not existing vector name error: " + field);
+        throw Requests.invalid(
+            "a query of the sparse vector " + field + " must be a sparse vector {indices, values}",
+            prefix + "vector.vector",
+            sv);
       }
       SparseVector q = Requests.sparseVector(sv, prefix + "vector.vector");
       Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
@@ -303,13 +317,16 @@ public class SearchController {
               sel.any(),
               withVector);
       Requests.params(b);
-      return new Parsed(null, req, sel, withVector, Output.vectorNames(b, "with_vector"));
+      return new Parsed(null, "", req, sel, withVector, Output.vectorNames(b, "with_vector"));
+    }
+    if (!config.vectorName().isEmpty()) {
+      throw CollectionConfig.notExisting("");
     }
     float[] v = Requests.vector(vector, prefix + "vector");
-    return build(b, v, 10, prefix);
+    return build(b, v, 10, prefix, "");
   }
 
-  private Parsed build(JsonNode b, float[] v, int defaultLimit, String prefix) {
+  private Parsed build(JsonNode b, float[] v, int defaultLimit, String prefix, String using) {
     int limit = Requests.nonNegativeInt(b, "limit", defaultLimit, maxLimit);
     int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
@@ -324,7 +341,7 @@ public class SearchController {
             sel.any(),
             withVector,
             Requests.filter(b, prefix));
-    return new Parsed(req, null, sel, withVector, Output.vectorNames(b, "with_vector"));
+    return new Parsed(req, using, null, sel, withVector, Output.vectorNames(b, "with_vector"));
   }
 
   private ObjectNode runQuery(String name, JsonNode b, String prefix, SearchStats stats) {
@@ -340,7 +357,8 @@ public class SearchController {
         ScoredPoints.node(
             Output.selectVectors(
                 hits.subList(Math.min(offset, hits.size()), hits.size()),
-                Output.vectorNames(b, "with_vector")),
+                Output.vectorNames(b, "with_vector"),
+                service.config(name)),
             sel,
             withVector));
     return out;
@@ -369,7 +387,13 @@ public class SearchController {
             throw new InvalidInputException("Wrong input: missing field `vector`");
           }
           ObjectNode q = ((ObjectNode) b).deepCopy();
-          q.set("query", q.remove("vector"));
+          JsonNode v = q.remove("vector");
+          if (v.isObject() && v.has("name") && v.has("vector")) {
+            // Qdrant's NamedVector: the name becomes the query's `using`
+            q.set("using", v.get("name"));
+            v = v.get("vector");
+          }
+          q.set("query", v);
           return new Plan(
               false, stats -> groups.run(name, q, query.parse(q, "", new int[1]), stats));
         });

@@ -5,6 +5,7 @@ import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.Distance;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
@@ -17,6 +18,7 @@ import io.flashvec.index.SparseVector;
 import io.flashvec.index.TooLargeException;
 import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.query.DenseSearchRequest;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.ScrollRequest;
@@ -228,6 +230,7 @@ final class UniversalQuery {
     if (sparse != null) {
       return sparseSearch(collection, node, sparse, q, field, want, filter, fetch);
     }
+    String using = denseUsing(collection, node);
     Scorer scorer = scorer(collection, node, q, field, false);
     if (scorer.mmr() != null) {
       SearchRequest req =
@@ -243,7 +246,11 @@ final class UniversalQuery {
       return scorer
           .mmr()
           .select(
-              service.search(collection, req, stats), scorer.distance(), want, fetch.withVector());
+              search(service, collection, using, req, stats),
+              scorer.distance(),
+              want,
+              fetch.withVector(),
+              using);
     }
     if (scorer.vector() != null) {
       SearchRequest req =
@@ -256,9 +263,9 @@ final class UniversalQuery {
               fetch.withPayload(),
               fetch.withVector(),
               and(filter, excluding(scorer.examples())));
-      return service.search(collection, req, stats);
+      return search(service, collection, using, req, stats);
     }
-    return customScored(collection, node, scorer, filter, want, fetch, stats);
+    return customScored(collection, node, scorer, filter, want, fetch, stats, using);
   }
 
   /** The node's query as an exact search of the sparse field {@code sparse}. */
@@ -295,17 +302,19 @@ final class UniversalQuery {
     String field = node.path() + "query";
     Fusion fusion = Fusion.parse(q, field);
     if (fusion != null) {
-      boolean higherIsBetter = distance(collection).higherIsBetter();
       List<Fusion.Ranked> ranked = new ArrayList<>();
       for (int i = 0; i < lists.size(); i++) {
         Node child = node.prefetch().get(i);
         JsonNode cq = child.query();
-        ranked.add(
-            new Fusion.Ranked(
-                lists.get(i),
-                higherIsBetter
-                    || isTextQuery(cq)
-                    || (cq != null && sparseUsing(collection, child) != null)));
+        boolean higherIsBetter;
+        if (isTextQuery(cq) || (cq != null && sparseUsing(collection, child) != null)) {
+          higherIsBetter = true;
+        } else {
+          // the metric of the dense vector the child searches (the primary one's without a query)
+          String u = cq == null ? "" : denseUsing(collection, child);
+          higherIsBetter = service.config(collection).distance(u).higherIsBetter();
+        }
+        ranked.add(new Fusion.Ranked(lists.get(i), higherIsBetter));
       }
       return page(fusion.fuse(ranked), node.threshold(), true, want);
     }
@@ -338,6 +347,7 @@ final class UniversalQuery {
     if (sparse != null) {
       return sparseSearch(collection, node, sparse, q, field, want, among, fetch);
     }
+    String using = denseUsing(collection, node);
     Scorer scorer = scorer(collection, node, q, field, true);
     union.keySet().removeAll(scorer.examples());
     List<Record> withVectors =
@@ -349,10 +359,11 @@ final class UniversalQuery {
               withVectors,
               node.threshold(),
               Math.max(want, scorer.mmr().candidates()),
-              true);
-      return scorer.mmr().select(ranked, scorer.distance(), want, fetch.withVector());
+              true,
+              using);
+      return scorer.mmr().select(ranked, scorer.distance(), want, fetch.withVector(), using);
     }
-    return top(scorer, withVectors, node.threshold(), want, fetch.withVector());
+    return top(scorer, withVectors, node.threshold(), want, fetch.withVector(), using);
   }
 
   /**
@@ -394,7 +405,14 @@ final class UniversalQuery {
     for (Record r : points) {
       JsonNode payload = r.payload() == null ? null : Json.readStored(r.payload());
       float score = f.score(new Formula.Point(r.id(), payload), scores, matches);
-      scored.add(new Record(r.id(), score, r.vector(), fetch.withPayload() ? r.payload() : null));
+      scored.add(
+          new Record(
+              r.id(),
+              score,
+              r.vector(),
+              fetch.withPayload() ? r.payload() : null,
+              r.sparse(),
+              r.dense()));
     }
     scored.sort((a, b) -> Float.compare(b.score(), a.score()));
     return page(scored, node.threshold(), true, want);
@@ -428,10 +446,11 @@ final class UniversalQuery {
     }
 
     /** Picks {@code want} of {@code ranked} (best first, with vectors). */
-    List<Record> select(List<Record> ranked, Distance d, int want, boolean withVector) {
+    List<Record> select(
+        List<Record> ranked, Distance d, int want, boolean withVector, String using) {
       List<Record> pool = new ArrayList<>();
       for (Record r : ranked) {
-        if (r.vector() != null) {
+        if (vectorOf(r, using) != null) {
           pool.add(r);
         }
       }
@@ -461,14 +480,15 @@ final class UniversalQuery {
       while (next >= 0 && picked.size() < want) {
         taken[next] = true;
         Record r = pool.get(next);
-        picked.add(withVector ? r : new Record(r.id(), r.score(), null, r.payload()));
+        picked.add(withVector ? r : r.withoutVectors());
         int best = -1;
         double bestScore = Double.NEGATIVE_INFINITY;
         for (int i = 0; i < n; i++) {
           if (taken[i]) {
             continue;
           }
-          maxSim[i] = Math.max(maxSim[i], similarity(d, pool.get(i).vector(), r.vector()));
+          maxSim[i] =
+              Math.max(maxSim[i], similarity(d, vectorOf(pool.get(i), using), vectorOf(r, using)));
           double score = lambda * relevance[i] - (1 - lambda) * maxSim[i];
           if (best < 0 || score > bestScore) {
             best = i;
@@ -522,8 +542,12 @@ final class UniversalQuery {
    */
   private Scorer scorer(
       String collection, Node node, JsonNode q, String field, boolean scoresHere) {
-    Distance d = scoresHere || !plainNearest(q) ? distance(collection) : null;
-    Examples ex = new Examples(collection, node.lookupFrom(), field, d);
+    String using = denseUsing(collection, node);
+    Distance d =
+        scoresHere || !plainNearest(q) || !using.isEmpty()
+            ? service.config(collection).distance(using)
+            : null;
+    Examples ex = new Examples(collection, node.lookupFrom(), field, d, using);
     if (q.isArray() || q.isIntegralNumber() || q.isString()) {
       return nearest(ex, q, field, d);
     }
@@ -800,7 +824,8 @@ final class UniversalQuery {
       Filter filter,
       int want,
       Fetch fetch,
-      SearchStats stats) {
+      SearchStats stats,
+      String using) {
     Filter f = and(filter, excluding(scorer.examples()));
     if (node.params().exact()) {
       List<Record> best = new ArrayList<>();
@@ -808,7 +833,7 @@ final class UniversalQuery {
       while (true) {
         ScrollPage page = service.scroll(collection, req);
         best.addAll(page.points());
-        best = top(scorer, best, node.threshold(), want, true);
+        best = top(scorer, best, node.threshold(), want, true, using);
         if (page.nextOffset() == null) {
           break;
         }
@@ -829,23 +854,34 @@ final class UniversalQuery {
               fetch.withPayload(),
               true,
               f);
-      for (Record r : service.search(collection, req, stats)) {
+      for (Record r : search(service, collection, using, req, stats)) {
         candidates.putIfAbsent(r.id(), r);
       }
     }
     return top(
-        scorer, new ArrayList<>(candidates.values()), node.threshold(), want, fetch.withVector());
+        scorer,
+        new ArrayList<>(candidates.values()),
+        node.threshold(),
+        want,
+        fetch.withVector(),
+        using);
   }
 
   /** The best {@code want} of {@code records} by {@code scorer}, best first, ties by id. */
   private static List<Record> top(
-      Scorer scorer, List<Record> records, Float threshold, int want, boolean withVector) {
+      Scorer scorer,
+      List<Record> records,
+      Float threshold,
+      int want,
+      boolean withVector,
+      String using) {
     List<Record> scored = new ArrayList<>(records.size());
     for (Record r : records) {
-      if (r.vector() == null) {
+      float[] v = vectorOf(r, using);
+      if (v == null) {
         continue;
       }
-      float s = (float) scorer.scoreOf(r.vector());
+      float s = (float) scorer.scoreOf(v);
       if (threshold != null && (scorer.higherIsBetter() ? s < threshold : s > threshold)) {
         continue;
       }
@@ -855,7 +891,8 @@ final class UniversalQuery {
               s,
               withVector ? r.vector() : null,
               r.payload(),
-              withVector ? r.sparse() : null));
+              withVector ? r.sparse() : null,
+              withVector ? r.dense() : null));
     }
     Comparator<Record> byScore = Comparator.comparingDouble(Record::score);
     if (scorer.higherIsBetter()) {
@@ -868,7 +905,7 @@ final class UniversalQuery {
   private static List<Record> withoutVectors(List<Record> records) {
     List<Record> out = new ArrayList<>(records.size());
     for (Record r : records) {
-      out.add(new Record(r.id(), r.score(), null, r.payload()));
+      out.add(r.withoutVectors());
     }
     return out;
   }
@@ -924,12 +961,17 @@ final class UniversalQuery {
     final Distance distance;
     final Set<PointId> ids = new LinkedHashSet<>();
     private final String from;
+    private final String using;
+    private final String fromUsing;
 
-    Examples(String collection, JsonNode lookupFrom, String field, Distance distance) {
+    Examples(
+        String collection, JsonNode lookupFrom, String field, Distance distance, String using) {
       this.collection = collection;
       this.field = field;
       this.distance = distance;
-      this.from = lookupCollection(lookupFrom, collection);
+      this.using = using;
+      this.from = lookupCollection(lookupFrom, collection, using);
+      this.fromUsing = lookupVector(lookupFrom, from, collection, using);
     }
 
     float[] vector(JsonNode n, String where) {
@@ -941,7 +983,7 @@ final class UniversalQuery {
         if (distance == null) {
           return v; // a search checks and prepares it
         }
-        int dim = service.describe(collection).config().dimension();
+        int dim = service.config(collection).dimension(using);
         if (v.length != dim) {
           throw new InvalidInputException(
               "Wrong input: Vector dimension error: expected dim: "
@@ -957,13 +999,13 @@ final class UniversalQuery {
       if (n.isIntegralNumber() || n.isString()) {
         PointId id = Requests.id(n, where);
         List<Record> r = service.retrieve(from, List.of(id), false, true);
-        if (r.isEmpty() || r.getFirst().vector() == null) {
+        if (r.isEmpty() || vectorOf(r.getFirst(), fromUsing) == null) {
           throw PointsController.noSuchPoint(id);
         }
         if (from.equals(collection)) {
           ids.add(id);
         }
-        float[] v = r.getFirst().vector();
+        float[] v = vectorOf(r.getFirst(), fromUsing);
         return distance == null ? v : distance.prepare(v);
       }
       throw Requests.invalid("an example must be a vector or a point id", where, n);
@@ -1011,7 +1053,7 @@ final class UniversalQuery {
   }
 
   /** {@code lookup_from}: another collection's name (its default vector), or this collection. */
-  private String lookupCollection(JsonNode lookupFrom, String collection) {
+  private String lookupCollection(JsonNode lookupFrom, String collection, String using) {
     if (lookupFrom == null || lookupFrom.isNull()) {
       return collection;
     }
@@ -1020,14 +1062,10 @@ final class UniversalQuery {
           "lookup_from must be {\"collection\": name}", "lookup_from", lookupFrom);
     }
     requireLookup(service, lookupFrom.get("collection").asString());
-    JsonNode vector = lookupFrom.get("vector");
-    if (vector != null && !vector.isNull() && !vector.asString("").isEmpty()) {
-      throw Requests.invalid("named vectors are not supported", "lookup_from.vector", vector);
-    }
     String name = lookupFrom.get("collection").asString();
     CollectionNames.validate(name);
-    int dim = service.describe(name).config().dimension();
-    int ours = service.describe(collection).config().dimension();
+    int dim = service.config(name).dimension(lookupVector(lookupFrom, name, collection, using));
+    int ours = service.config(collection).dimension(using);
     if (dim != ours) {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: "
@@ -1041,6 +1079,35 @@ final class UniversalQuery {
     return name;
   }
 
+  /**
+   * The dense vector examples are read from in {@code from}, as an internal name: {@code
+   * lookup_from.vector}, or by default the vector of the same name as the query's {@code using}.
+   */
+  private String lookupVector(JsonNode lookupFrom, String from, String collection, String using) {
+    if (lookupFrom == null || lookupFrom.isNull()) {
+      return using;
+    }
+    JsonNode vector = lookupFrom.get("vector");
+    String name;
+    if (vector != null && !vector.isNull()) {
+      if (!vector.isString()) {
+        throw Requests.invalid(
+            "lookup_from.vector must be a vector name", "lookup_from.vector", vector);
+      }
+      name = vector.asString();
+    } else {
+      // the query's vector by the name it has in the request
+      name = using.isEmpty() ? service.config(collection).vectorName() : using;
+    }
+    CollectionConfig config = service.config(from);
+    String internal = config.internalName(name);
+    if (!config.isDense(internal)) {
+      throw Requests.invalid(
+          "lookup_from.vector must name a dense vector", "lookup_from.vector", vector);
+    }
+    return internal;
+  }
+
   /** A collection named to look points up in; Qdrant's 404 when it does not exist. */
   static void requireLookup(CollectionService service, String name) {
     CollectionNames.validate(name);
@@ -1052,21 +1119,67 @@ final class UniversalQuery {
   // ---- sparse vectors -----------------------------------------------------------------------
 
   /**
-   * The sparse vector field a node's {@code using} names, or {@code null} when it names none
-   * (empty: the default dense vector; a text query's payload key). A name that is no vector of the
-   * collection is Qdrant's 400.
+   * The sparse vector field a node's {@code using} names, or {@code null} when it names a dense
+   * vector (the primary one by its name, absent or empty for an unnamed one). A name that is no
+   * vector of the collection is Qdrant's 400; so is an absent one in a collection whose vector is
+   * named. A text query's {@code using} names a payload key instead ({@link #textSearch}).
    */
   private String sparseUsing(String collection, Node node) {
-    JsonNode using = node.using();
-    if (using == null
-        || !using.isString()
-        || using.asString().isEmpty()
-        || isTextQuery(node.query())) {
+    if (isTextQuery(node.query())) {
       return null;
     }
-    String name = using.asString();
-    service.describe(collection).config().checkSparseName(name);
-    return name;
+    CollectionConfig config = service.config(collection);
+    String internal = config.internalName(usingName(node));
+    return config.isDense(internal) ? null : internal;
+  }
+
+  /**
+   * The dense vector a node searches, as an internal name: {@code ""} for the primary vector (by
+   * its name, or absent when it is unnamed), else another dense field's name. Call after {@link
+   * #sparseUsing} found no sparse field.
+   */
+  private String denseUsing(String collection, Node node) {
+    return service.config(collection).internalName(usingName(node));
+  }
+
+  /** The dense vector {@code using} ({@code ""}: the primary one) of a record read with vectors. */
+  static float[] vectorOf(Record r, String using) {
+    if (using.isEmpty()) {
+      return r.vector();
+    }
+    return r.dense() == null ? null : r.dense().get(using);
+  }
+
+  /**
+   * A search of the dense vector {@code using}: the primary one's graph ({@code ""}), or an exact
+   * scan of another dense field with the request's vector, limit, offset, filter and threshold.
+   */
+  static List<Record> search(
+      CollectionService service,
+      String collection,
+      String using,
+      SearchRequest req,
+      SearchStats stats) {
+    if (using.isEmpty()) {
+      return service.search(collection, req, stats);
+    }
+    return service.denseSearch(
+        collection,
+        new DenseSearchRequest(
+            using,
+            req.vector(),
+            req.limit(),
+            req.offset(),
+            req.filter(),
+            req.scoreThreshold(),
+            req.withPayload(),
+            req.withVector()));
+  }
+
+  /** The vector name a node's {@code using} gives ({@code ""} when absent). */
+  static String usingName(Node node) {
+    JsonNode using = node.using();
+    return using == null || !using.isString() ? "" : using.asString();
   }
 
   /** A query of a sparse field: {@code {indices, values}}, alone or as {@code nearest}. */
@@ -1111,6 +1224,16 @@ final class UniversalQuery {
       throw Requests.invalid("only BM25 text queries are supported", "model", model);
     }
     JsonNode field = q.has("field") ? q.get("field") : node.using();
+    if (!q.has("field") && field != null && field.isString() && isVector(collection, field)) {
+      // a vector's name wins over a payload key of the same name
+      throw Requests.invalid(
+          "using names the vector "
+              + field.asString()
+              + ", which a text query cannot search; give the text-indexed payload key in"
+              + " query.field",
+          prefix + "using",
+          field);
+    }
     if (field == null || !field.isString() || field.asString().isEmpty()) {
       throw new InvalidInputException(
           "Wrong input: a text query names its text-indexed payload key with `"
@@ -1130,6 +1253,16 @@ final class UniversalQuery {
         node.threshold(),
         true,
         limit);
+  }
+
+  /** Whether {@code name} is a vector name of the collection (not the unnamed vector's). */
+  private boolean isVector(String collection, JsonNode name) {
+    CollectionConfig config = service.config(collection);
+    String n = name.asString();
+    return !n.isEmpty()
+        && (n.equals(config.vectorName())
+            || config.sparseVectors().containsKey(n)
+            || config.denseVectors().containsKey(n));
   }
 
   /**
@@ -1221,8 +1354,13 @@ final class UniversalQuery {
 
   // ---- helpers ----------------------------------------------------------------------------
 
+  /** The configuration of {@code collection}. */
+  CollectionConfig config(String collection) {
+    return service.config(collection);
+  }
+
   Distance distance(String collection) {
-    return service.describe(collection).config().distance();
+    return service.config(collection).distance();
   }
 
   /** The first {@code want} records passing the threshold (scores where higher is better). */

@@ -1,5 +1,6 @@
 package io.flashvec.api.web;
 
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.Record;
 import io.flashvec.index.SparseVector;
@@ -113,30 +114,66 @@ public final class Output {
     return n;
   }
 
-  /** {@code records} with only the vectors {@code names} ({@code null}: all) kept. */
-  public static List<Record> selectVectors(List<Record> records, Set<String> names) {
-    if (names == null) {
+  /**
+   * {@code records} with their vectors under the names the collection {@code config} gives them,
+   * and only the vectors {@code names} ({@code null}: all) kept.
+   *
+   * @throws io.flashvec.index.InvalidInputException with Qdrant's text for a name the collection
+   *     does not have
+   */
+  public static List<Record> selectVectors(
+      List<Record> records, Set<String> names, CollectionConfig config) {
+    checkNames(names, config);
+    if (names == null && config.vectorName().isEmpty()) {
       return records;
     }
     List<Record> out = new ArrayList<>(records.size());
     for (Record r : records) {
-      out.add(selectVectors(r, names));
+      out.add(select(r, names, config));
     }
     return out;
   }
 
-  /** {@code r} with only the vectors {@code names} ({@code null}: all) kept. */
-  public static Record selectVectors(Record r, Set<String> names) {
-    if (names == null) {
-      return r;
+  /** One record as {@link #selectVectors(List, Set, CollectionConfig)}. */
+  public static Record selectVectors(Record r, Set<String> names, CollectionConfig config) {
+    checkNames(names, config);
+    return select(r, names, config);
+  }
+
+  private static void checkNames(Set<String> names, CollectionConfig config) {
+    if (names != null) {
+      for (String n : names) {
+        config.internalName(n);
+      }
     }
-    Map<String, SparseVector> sparse = null;
-    if (r.sparse() != null) {
-      sparse = new HashMap<>(r.sparse());
-      sparse.keySet().retainAll(names);
+  }
+
+  private static Record select(Record r, Set<String> names, CollectionConfig config) {
+    float[] primary = r.vector();
+    Map<String, float[]> dense = r.dense();
+    if (!config.vectorName().isEmpty() && (primary != null || r.sparse() != null)) {
+      // a named primary vector is shown by its name, as the other dense vectors
+      dense = dense == null ? new HashMap<>() : new HashMap<>(dense);
+      if (primary != null) {
+        dense.put(config.vectorName(), primary);
+      }
+      primary = null;
     }
-    return new Record(
-        r.id(), r.score(), names.contains("") ? r.vector() : null, r.payload(), sparse);
+    Map<String, SparseVector> sparse = r.sparse();
+    if (names != null) {
+      if (!names.contains("")) {
+        primary = null;
+      }
+      if (sparse != null) {
+        sparse = new HashMap<>(sparse);
+        sparse.keySet().retainAll(names);
+      }
+      if (dense != null) {
+        dense = new HashMap<>(dense);
+        dense.keySet().retainAll(names);
+      }
+    }
+    return new Record(r.id(), r.score(), primary, r.payload(), sparse, dense);
   }
 
   /** A point as returned by get/retrieve/scroll. */
@@ -193,11 +230,14 @@ public final class Output {
   private static void putVector(ObjectNode o, Record r, boolean withVector) {
     float[] v = r.vector();
     Map<String, SparseVector> sparse = r.sparse();
-    if (!withVector || (v == null && sparse == null)) {
+    Map<String, float[]> dense = r.dense();
+    if (!withVector || (v == null && sparse == null && dense == null)) {
       o.putNull("vector");
       return;
     }
-    if (sparse == null || sparse.isEmpty()) {
+    boolean noSparse = sparse == null || sparse.isEmpty();
+    boolean noDense = dense == null || dense.isEmpty();
+    if (noSparse && noDense && dense == null) {
       if (v != null) {
         putDense(o.putArray("vector"), v);
       } else {
@@ -208,6 +248,14 @@ public final class Output {
     ObjectNode named = o.putObject("vector");
     if (v != null) {
       putDense(named.putArray(""), v);
+    }
+    if (dense != null) {
+      for (Map.Entry<String, float[]> e : new TreeMap<>(dense).entrySet()) {
+        putDense(named.putArray(e.getKey()), e.getValue());
+      }
+    }
+    if (noSparse) {
+      return;
     }
     for (Map.Entry<String, SparseVector> e : new TreeMap<>(sparse).entrySet()) {
       ObjectNode s = named.putObject(e.getKey());

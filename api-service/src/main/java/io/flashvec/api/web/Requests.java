@@ -1,6 +1,8 @@
 package io.flashvec.api.web;
 
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.SparseVector;
@@ -123,36 +125,82 @@ public final class Requests {
     return v;
   }
 
-  /** A point's vectors: the default dense one ({@code null}: none) and the sparse ones by name. */
-  public record PointVectors(float[] dense, Map<String, SparseVector> sparse) {}
+  /**
+   * A point's vectors as the request gives them: {@code unnamed} (a bare array, {@code null}: not
+   * given), and the dense and sparse ones by name ({@code ""} is Qdrant's unnamed vector).
+   */
+  public record PointVectors(
+      float[] unnamed, Map<String, float[]> dense, Map<String, SparseVector> sparse) {
+
+    /**
+     * These vectors as a point of a collection configured as {@code config}: the primary dense
+     * vector by its name (a bare array only when it is unnamed), the sparse ones by theirs.
+     *
+     * @throws InvalidInputException with Qdrant's text for a name the collection does not have, or
+     *     naming a vector given in the wrong kind (dense for a sparse field or the reverse)
+     */
+    public Point toPoint(PointId id, byte[] payload, CollectionConfig config) {
+      float[] primary = null;
+      if (unnamed != null) {
+        if (!config.vectorName().isEmpty()) {
+          throw CollectionConfig.notExisting("");
+        }
+        primary = unnamed;
+      }
+      Map<String, float[]> others = new HashMap<>();
+      for (Map.Entry<String, float[]> e : dense.entrySet()) {
+        String internal = config.internalName(e.getKey());
+        if (!config.isDense(internal)) {
+          throw new InvalidInputException(
+              "Wrong input: vector "
+                  + e.getKey()
+                  + " is a sparse vector: give it as {\"indices\": [...], \"values\": [...]}");
+        }
+        if (internal.isEmpty()) {
+          primary = e.getValue();
+        } else {
+          others.put(internal, e.getValue());
+        }
+      }
+      for (String name : sparse.keySet()) {
+        if (config.isDense(config.internalName(name))) {
+          throw new InvalidInputException(
+              "Wrong input: vector " + name + " is a dense vector: give it as an array of numbers");
+        }
+      }
+      return new Point(id, primary, payload, sparse, others);
+    }
+  }
 
   /**
-   * A point's {@code vector}: an array of numbers (the default dense vector), or an object of
-   * vectors by name, with {@code ""} the default dense one and sparse vectors as {@code {"indices":
-   * [...], "values": [...]}}. A dense vector under any other name is refused: a collection has one
-   * dense vector.
+   * A point's {@code vector}: an array of numbers (the unnamed dense vector), or an object of
+   * vectors by name, dense ones as arrays and sparse ones as {@code {"indices": [...], "values":
+   * [...]}}. Names are checked against the collection by {@link PointVectors#toPoint}.
    */
   public static PointVectors pointVectors(JsonNode n, String field) {
     if (n == null || n.isNull()) {
       throw invalid(field + " is missing", field, n);
     }
     if (!n.isObject()) {
-      return new PointVectors(vector(n, field), Map.of());
+      return new PointVectors(vector(n, field), Map.of(), Map.of());
     }
-    float[] dense = null;
+    Map<String, float[]> dense = new HashMap<>();
     Map<String, SparseVector> sparse = new HashMap<>();
     for (Map.Entry<String, JsonNode> e : n.properties()) {
       String name = e.getKey();
       JsonNode v = e.getValue();
-      if (name.isEmpty()) {
-        dense = vector(v, field + "[\"\"]");
-      } else if (v != null && v.isObject() && (v.has("indices") || v.has("values"))) {
+      if (v != null && v.isObject() && (v.has("indices") || v.has("values"))) {
         sparse.put(name, sparseVector(v, field + ".?"));
+      } else if (v != null && v.isArray()) {
+        dense.put(name, vector(v, field + "[\"" + name + "\"]"));
       } else {
-        throw new InvalidInputException("Wrong input: Not existing vector name error: " + name);
+        throw invalid(
+            "a vector must be an array of numbers or a sparse vector {indices, values}",
+            field + "." + name,
+            v);
       }
     }
-    return new PointVectors(dense, sparse);
+    return new PointVectors(null, dense, sparse);
   }
 
   /** Whether {@code n} is a sparse vector: an object with {@code indices} and {@code values}. */

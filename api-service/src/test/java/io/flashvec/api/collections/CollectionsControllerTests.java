@@ -517,7 +517,7 @@ class CollectionsControllerTests {
         "vectors",
         "PATCH{\"vectors\":{\"image\":{}}}",
         Kind.REFUSED,
-        "named vectors are not supported");
+        "Wrong input: Not existing vector name error: image");
     probe(
         u,
         "optimizers_config",

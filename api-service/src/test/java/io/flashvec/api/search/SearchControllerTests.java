@@ -55,6 +55,24 @@ class SearchControllerTests {
   @Autowired WebTestClient client;
   @MockitoBean CollectionService service;
 
+  /** The collection's configuration, as its description gives it (4 x Dot when not stubbed). */
+  @org.junit.jupiter.api.BeforeEach
+  void configFromTheDescription() {
+    when(service.config(any()))
+        .thenAnswer(
+            inv -> {
+              CollectionService.CollectionDescription d = service.describe(inv.getArgument(0));
+              return d != null
+                  ? d.config()
+                  : new io.flashvec.index.CollectionConfig(
+                      4,
+                      io.flashvec.index.Distance.DOT,
+                      1,
+                      1,
+                      io.flashvec.index.IndexParams.DEFAULT);
+            });
+  }
+
   private Thread searchThread(String path, String body) {
     AtomicReference<Thread> ran = new AtomicReference<>();
     when(service.search(eq("c"), any(SearchRequest.class), any(SearchStats.class)))

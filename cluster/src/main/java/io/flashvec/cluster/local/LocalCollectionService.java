@@ -142,6 +142,11 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public CollectionConfig config(String name) {
+    return collection(name).config();
+  }
+
+  @Override
   public CollectionDescription describe(String name) {
     Collection c = collection(name);
     return new CollectionDescription(dir.resolve(name), c.config(), c.info());
@@ -223,6 +228,12 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   public List<Record> sparseSearch(
       String collection, io.flashvec.index.query.SparseSearchRequest request) {
     return collection(collection).sparseSearch(request);
+  }
+
+  @Override
+  public List<Record> denseSearch(
+      String collection, io.flashvec.index.query.DenseSearchRequest request) {
+    return collection(collection).denseSearch(request);
   }
 
   @Override

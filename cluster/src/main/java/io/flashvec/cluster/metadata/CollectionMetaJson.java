@@ -3,6 +3,7 @@ package io.flashvec.cluster.metadata;
 import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.DenseVectorParams;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.SparseVectorParams;
@@ -28,6 +29,24 @@ public final class CollectionMetaJson {
     CollectionConfig k = m.config();
     cfg.put("size", k.dimension());
     cfg.put("distance", k.distance().apiName());
+    if (!k.vectorName().isEmpty()) {
+      // only then, as sparse_vectors below
+      cfg.put("vector_name", k.vectorName());
+    }
+    if (!k.denseVectors().isEmpty()) {
+      // the other dense vectors, in the order they were declared
+      ObjectNode dense = cfg.putObject("dense_vectors");
+      for (var e : k.denseVectors().entrySet()) {
+        ObjectNode f =
+            dense
+                .putObject(e.getKey())
+                .put("size", e.getValue().dimension())
+                .put("distance", e.getValue().distance().apiName());
+        if (e.getValue().onDisk()) {
+          f.put("on_disk", true);
+        }
+      }
+    }
     cfg.put("shard_number", k.shardNumber());
     cfg.put("replication_factor", k.replicationFactor());
     ObjectNode idx = cfg.putObject("index");
@@ -64,6 +83,22 @@ public final class CollectionMetaJson {
     return out;
   }
 
+  private static java.util.Map<String, DenseVectorParams> denseVectors(JsonNode n) {
+    if (!n.isObject() || n.isEmpty()) {
+      return java.util.Map.of();
+    }
+    java.util.Map<String, DenseVectorParams> out = new java.util.LinkedHashMap<>();
+    for (var e : n.properties()) {
+      out.put(
+          e.getKey(),
+          new DenseVectorParams(
+              e.getValue().path("size").asInt(),
+              Distance.parse(e.getValue().path("distance").asString()),
+              e.getValue().path("on_disk").asBoolean(false)));
+    }
+    return out;
+  }
+
   /** Reads the metadata {@link #write} wrote into {@code c}. */
   public static CollectionMeta read(JsonNode c) {
     JsonNode cfg = c.path("config");
@@ -80,7 +115,9 @@ public final class CollectionMetaJson {
                 idx.path("build_search_list").asInt(100),
                 (float) idx.path("alpha").asDouble(1.2),
                 idx.path("pq_subspaces").asInt(0)),
-            sparseVectors(cfg.path("sparse_vectors")));
+            sparseVectors(cfg.path("sparse_vectors")),
+            cfg.path("vector_name").asString(""),
+            denseVectors(cfg.path("dense_vectors")));
     JsonNode t = c.path("tuning");
     String fsync = t.path("wal_fsync_policy").asString(null);
     CollectionTuning tuning =

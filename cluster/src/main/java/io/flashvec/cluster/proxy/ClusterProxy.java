@@ -160,6 +160,14 @@ public final class ClusterProxy implements CollectionService, Closeable {
               + config.sparseVectors().keySet()
               + "]");
     }
+    if (!config.vectorName().isEmpty()) {
+      // the shards know one unnamed vector, and a named one may be missing from a point
+      throw new InvalidInputException(
+          "Wrong input: named vectors are not supported in cluster mode yet, only in standalone"
+              + " mode [vectors="
+              + config.vectorName()
+              + "]");
+    }
     checkReady();
     if (tuning == null) {
       tuning = CollectionTuning.DEFAULT;
@@ -292,6 +300,11 @@ public final class ClusterProxy implements CollectionService, Closeable {
     String name = resolve(nameOrAlias);
     checkReady();
     return meta.placed(name).isPresent();
+  }
+
+  @Override
+  public CollectionConfig config(String nameOrAlias) {
+    return placed(resolve(nameOrAlias)).meta().config();
   }
 
   @Override

@@ -117,6 +117,32 @@ class LocalMetadataStoreTest {
   }
 
   @Test
+  void aNamedVectorSurvivesAReloadAndOnlyItsCollectionWritesTheName() throws Exception {
+    CollectionMeta named =
+        new CollectionMeta(
+            "named",
+            new CollectionConfig(
+                4,
+                Distance.DOT,
+                1,
+                1,
+                IndexParams.DEFAULT,
+                java.util.Map.of("sparse-text", SparseVectorParams.DEFAULT),
+                "text"),
+            1_732_250_123_456L);
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    assertThat(s.createIfAbsent(named)).isTrue();
+    assertThat(s.createIfAbsent(meta("dense", 4))).isTrue();
+    LocalMetadataStore reloaded = new LocalMetadataStore(dir, io);
+    assertThat(reloaded.get("named")).contains(named);
+    assertThat(reloaded.get("named").orElseThrow().config().vectorName()).isEqualTo("text");
+    assertThat(reloaded.get("dense").orElseThrow().config().vectorName()).isEmpty();
+    String json = Files.readString(file()).replaceAll("\\s", "");
+    assertThat(json).contains("\"vector_name\":\"text\"");
+    assertThat(json.indexOf("vector_name")).isEqualTo(json.lastIndexOf("vector_name"));
+  }
+
+  @Test
   void theFileIsTheDocumentedJson() throws Exception {
     LocalMetadataStore s = new LocalMetadataStore(dir, io);
     s.createIfAbsent(meta("docs", 768));

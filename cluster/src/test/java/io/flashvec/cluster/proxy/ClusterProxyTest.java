@@ -122,6 +122,43 @@ class ClusterProxyTest {
     assertThat(proxy.aliases()).isEmpty();
   }
 
+  /** The shard protocol carries one unnamed vector per point: other vectors are refused. */
+  @Test
+  void namedAndSparseVectorsAreRefusedAndNothingIsCreated() {
+    assertThatThrownBy(
+            () ->
+                proxy.createCollection(
+                    "named",
+                    new CollectionConfig(
+                        DIM,
+                        Distance.DOT,
+                        1,
+                        1,
+                        IndexParams.DEFAULT,
+                        java.util.Map.of(),
+                        "text",
+                        java.util.Map.of(
+                            "image", new io.flashvec.index.DenseVectorParams(2, Distance.DOT)))))
+        .isInstanceOf(io.flashvec.index.InvalidInputException.class)
+        .hasMessageContaining("named vectors are not supported in cluster mode")
+        .hasMessageContaining("vectors=text");
+    assertThatThrownBy(
+            () ->
+                proxy.createCollection(
+                    "sparse",
+                    new CollectionConfig(
+                        DIM,
+                        Distance.DOT,
+                        1,
+                        1,
+                        IndexParams.DEFAULT,
+                        java.util.Map.of("s", io.flashvec.index.SparseVectorParams.DEFAULT))))
+        .isInstanceOf(io.flashvec.index.InvalidInputException.class)
+        .hasMessageContaining("sparse_vectors are not supported in cluster mode");
+    assertThat(proxy.exists("named")).isFalse();
+    assertThat(proxy.exists("sparse")).isFalse();
+  }
+
   @Test
   void searchMergesTheShardsBestFirstAfterTheOffset() {
     List<Point> points = TestPoints.random(random, 1, 300, DIM);

@@ -2,6 +2,7 @@ package io.flashvec.index.collection;
 
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.DenseVectorParams;
 import io.flashvec.index.Distance;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
@@ -14,6 +15,7 @@ import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.index.payload.PayloadSchema;
+import io.flashvec.index.query.DenseSearchRequest;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.OrderedScrollRequest;
 import io.flashvec.index.query.PreparedSearch;
@@ -169,7 +171,8 @@ public final class Collection implements Closeable {
             config.distance(),
             config.index(),
             options,
-            !tuning.onDiskPayload());
+            !tuning.onDiskPayload(),
+            config.denseOnDisk());
     shard.setDeferBuilds(tuning.deferBuilds());
     return shard;
   }
@@ -230,16 +233,17 @@ public final class Collection implements Closeable {
    * remove a point after the check; its shard then refuses its part).
    */
   public UpdateResult updateVectors(List<Point> points, boolean wait) {
+    points = mergeById(points);
     List<List<Point>> perShard = new ArrayList<>(shards.length);
     for (int i = 0; i < shards.length; i++) {
       perShard.add(new ArrayList<>());
     }
     for (Point p : points) {
-      if (p.vector() == null && p.sparse().isEmpty()) {
+      if (p.vector() == null && p.sparse().isEmpty() && p.dense().isEmpty()) {
         throw new InvalidInputException(
             "Wrong input: a vector update needs at least one vector [id=" + p.id() + "]");
       }
-      Point v = config.preparePoint(new Point(p.id(), p.vector(), null, p.sparse()));
+      Point v = config.preparePoint(new Point(p.id(), p.vector(), null, p.sparse(), p.dense()));
       perShard.get(shardOf(p.id())).add(v);
     }
     for (Point p : points) {
@@ -257,6 +261,30 @@ public final class Collection implements Closeable {
   }
 
   /**
+   * One vector update per id, in the order ids first appear: a later update of the same id adds its
+   * vectors to the earlier one's (the later wins for a vector both give), so that each vector of a
+   * batch is applied, as in Qdrant.
+   */
+  private static List<Point> mergeById(List<Point> points) {
+    java.util.Map<PointId, Point> byId = new java.util.LinkedHashMap<>();
+    for (Point p : points) {
+      byId.merge(
+          p.id(),
+          p,
+          (a, b) -> {
+            java.util.Map<String, io.flashvec.index.SparseVector> sparse =
+                new java.util.HashMap<>(a.sparse());
+            sparse.putAll(b.sparse());
+            java.util.Map<String, float[]> dense = new java.util.HashMap<>(a.dense());
+            dense.putAll(b.dense());
+            return new Point(
+                a.id(), b.vector() != null ? b.vector() : a.vector(), null, sparse, dense);
+          });
+    }
+    return byId.size() == points.size() ? points : new ArrayList<>(byId.values());
+  }
+
+  /**
    * Qdrant's delete_vectors: removes the vectors {@code names} ({@code ""}: the default dense one)
    * from existing points and keeps the rest. Every name is checked to be a vector of the collection
    * and every id to exist before anything is written (as {@link #updateVectors}).
@@ -264,11 +292,11 @@ public final class Collection implements Closeable {
   public UpdateResult deleteVectors(List<PointId> ids, Set<String> names, boolean wait) {
     for (String name : names) {
       if (!name.isEmpty()) {
-        config.checkSparseName(name);
-      } else if (config.sparseVectors().isEmpty()) {
+        config.internalName(name);
+      } else if (!config.primaryOptional()) {
         throw new InvalidInputException(
-            "Wrong input: the default vector can only be deleted in a collection with sparse"
-                + " vectors: a point needs a vector");
+            "Wrong input: the default vector can only be deleted in a collection with sparse or"
+                + " named vectors: a point needs a vector");
       }
     }
     List<List<PointId>> perShard = new ArrayList<>(shards.length);
@@ -308,6 +336,38 @@ public final class Collection implements Closeable {
           s.sparseSearch(
               req.field(),
               req.vector(),
+              k,
+              f,
+              req.scoreThreshold(),
+              req.withPayload(),
+              req.withVector()));
+    }
+    return top.bestFirst(req.offset());
+  }
+
+  /**
+   * Exact search of the dense vector field {@code req.field()}, one other than the primary vector,
+   * over all shards by the field's metric, best first, after {@code offset}: every point that has
+   * the field and passes the filter is scored.
+   */
+  public List<Record> denseSearch(DenseSearchRequest req) {
+    DenseVectorParams field = config.denseField(req.field());
+    if (field == null) {
+      throw CollectionConfig.notExisting(req.field());
+    }
+    float[] q = config.prepareVector(null, req.vector(), req.field());
+    int k = req.limit() + req.offset();
+    if (k == 0) {
+      return List.of();
+    }
+    FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
+    TopMerge<Record> top = TopMerge.byScore(field.distance(), k);
+    for (Shard s : shards) {
+      top.offerAll(
+          s.denseSearch(
+              req.field(),
+              q,
+              field.distance(),
               k,
               f,
               req.scoreThreshold(),
@@ -498,10 +558,9 @@ public final class Collection implements Closeable {
     FilterEvaluator f = new FilterEvaluator(filter, schemas.current());
     if (f.needsVectors()) {
       for (String name : f.vectorNames()) {
-        if (!name.isEmpty()) {
-          config.checkSparseName(name);
-        }
+        config.internalName(name);
       }
+      f.primaryVectorName(config.vectorName());
     }
     return f;
   }

@@ -60,6 +60,7 @@ public final class DiskAnnFormat implements SegmentFormat {
   private final int defaultSearchList;
   private final DiskAnnSettings settings;
   private volatile boolean payloadsOnHeap;
+  private volatile java.util.Set<String> denseOnDisk = java.util.Set.of();
 
   /**
    * @param defaultSearchList the search list of a request that gives none
@@ -81,7 +82,16 @@ public final class DiskAnnFormat implements SegmentFormat {
         defaultSearchList,
         params.type().equals(IndexParams.HNSW),
         settings,
-        payloadsOnHeap);
+        payloadsOnHeap,
+        denseOnDisk);
+  }
+
+  /**
+   * The dense fields (other than the primary one) whose vectors the segments {@link #open} opens
+   * keep in their mapped vectors file rather than on the heap.
+   */
+  public void denseOnDisk(java.util.Set<String> names) {
+    this.denseOnDisk = java.util.Set.copyOf(names);
   }
 
   /**

@@ -280,14 +280,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     return open(io, dir, segmentId, defaultSearchList, inMemory, settings, false);
   }
 
-  /**
-   * Opens a segment; with {@code inMemory} (the {@code hnsw} index type, kept for comparison) the
-   * whole graph file, vectors included, is read onto the heap and searched with exact scores
-   * instead of being mapped and searched with PQ. With {@code payloadsOnHeap} (Qdrant's {@code
-   * on_disk_payload: false}) every payload is copied onto the heap at open and the metadata file is
-   * not mapped: payload reads never touch the device, at the price of heap the segment reports in
-   * {@link #memoryBytes()}.
-   */
+  /** Opens a segment as below, with every other dense field's vectors on the heap. */
   public static DiskAnnSegment open(
       FileIO io,
       Path dir,
@@ -296,6 +289,36 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       boolean inMemory,
       DiskAnnSettings settings,
       boolean payloadsOnHeap)
+      throws IOException {
+    return open(
+        io,
+        dir,
+        segmentId,
+        defaultSearchList,
+        inMemory,
+        settings,
+        payloadsOnHeap,
+        java.util.Set.of());
+  }
+
+  /**
+   * Opens a segment; with {@code inMemory} (the {@code hnsw} index type, kept for comparison) the
+   * whole graph file, vectors included, is read onto the heap and searched with exact scores
+   * instead of being mapped and searched with PQ. With {@code payloadsOnHeap} (Qdrant's {@code
+   * on_disk_payload: false}) every payload is copied onto the heap at open and the metadata file is
+   * not mapped: payload reads never touch the device, at the price of heap the segment reports in
+   * {@link #memoryBytes()}. The vectors of the dense fields {@code denseOnDisk} (other than the
+   * primary one) stay in the mapped vectors file.
+   */
+  public static DiskAnnSegment open(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      int defaultSearchList,
+      boolean inMemory,
+      DiskAnnSettings settings,
+      boolean payloadsOnHeap,
+      java.util.Set<String> denseOnDisk)
       throws IOException {
     ChecksummedFile.Contents meta;
     try {
@@ -381,7 +404,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     long vectorsLen = 0;
     if (hasVectorsFile) {
       try {
-        vectors = SegmentVectors.read(io, dir, segmentId, n);
+        vectors = SegmentVectors.read(io, dir, segmentId, n, denseOnDisk);
         vectorsLen = Files.size(dir.resolve(SegmentVectors.FILE));
       } catch (NoSuchFileException e) {
         throw new CorruptFileException(
@@ -396,6 +419,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     } catch (IOException | RuntimeException e) {
       if (metaMap != null) {
         metaMap.close();
+      }
+      if (vectors != null) {
+        vectors.close();
       }
       throw e;
     }
@@ -444,6 +470,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       return segment;
     } catch (RuntimeException e) {
       graph.close();
+      if (vectors != null) {
+        vectors.close();
+      }
       if (metaMap != null) {
         metaMap.close();
       }
@@ -820,6 +849,33 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     return vectors == null ? java.util.Map.of() : vectors.sparseAt(ord);
   }
 
+  /** Heap bytes the vectors file holds (0 without one). */
+  public long vectorsHeapBytes() {
+    return vectors == null ? 0 : vectors.memoryBytes();
+  }
+
+  @Override
+  public boolean hasDense() {
+    return vectors != null && vectors.hasDense();
+  }
+
+  @Override
+  public float[] denseAt(int ord, String name) {
+    Objects.checkIndex(ord, count);
+    return vectors == null ? null : vectors.denseAt(ord, name);
+  }
+
+  @Override
+  public float denseScore(String name, int ord, float[] q, io.flashvec.index.Distance d) {
+    return vectors == null ? Float.NaN : vectors.score(name, ord, q, d);
+  }
+
+  @Override
+  public java.util.Map<String, float[]> denseAt(int ord) {
+    Objects.checkIndex(ord, count);
+    return vectors == null ? java.util.Map.of() : vectors.denseAt(ord);
+  }
+
   @Override
   public boolean isDeleted(int ord) {
     return !liveOrds.test(ord);
@@ -907,6 +963,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     graph.close();
     if (metaMap != null) {
       metaMap.close();
+    }
+    if (vectors != null) {
+      vectors.close();
     }
   }
 }

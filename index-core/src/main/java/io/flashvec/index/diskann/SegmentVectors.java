@@ -5,6 +5,7 @@ import io.flashvec.index.disk.PageOrder;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.FileIO;
+import io.flashvec.storage.MappedFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -17,40 +18,63 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The vectors of a sealed segment beyond the default dense one, and which points lack that one: the
- * file {@value #FILE} (format {@value #FORMAT}), written only when some point has a sparse vector
- * or no dense vector (the segment metadata then says so, so the file cannot go missing unnoticed).
- * A point without the dense vector holds a placeholder in the graph that dense searches never
- * return.
+ * The vectors of a sealed segment beyond the primary dense one, and which points lack that one: the
+ * file {@value #FILE} (format {@value #FORMAT}), written only when some point has a sparse vector,
+ * another dense vector or no primary vector (the segment metadata then says so, so the file cannot
+ * go missing unnoticed). A point without the primary vector holds a placeholder in the graph that
+ * dense searches never return.
  *
  * <pre>
  * body   := u32 n | ceil(n/64) * u64 noVector bits | u16 fields | fields * field
- * field  := u16 nameLen | utf8 name | n * i64 at (-1: the point lacks the field) | data
+ * field  := u16 nameLen | utf8 name | [u8 kind: 0 sparse, 1 dense, version 2 only] | kind's data
+ * sparse := n * i64 at (-1: the point lacks the field) | vectors
  * vector := u32 nnz | nnz * u32 index | nnz * f32 value       (at: a vector's offset in the body)
+ * dense  := u32 dim | u32 present | n * i32 slot (-1: the point lacks it) | present * dim * f32
  * </pre>
  *
- * The body stays on the heap: sparse fields are searched by an exact scan of the points having
- * them.
+ * Version 1 has sparse fields only and no kind byte; it is still written when a segment has no
+ * other dense vector, so such segments keep their bytes. The body stays on the heap: these fields
+ * are searched by an exact scan of the points having them, dense ones with the SIMD kernels over
+ * one array per field.
  */
 public final class SegmentVectors {
 
   public static final String FILE = "vectors.fvs";
   static final String FORMAT = "segment-vectors";
   static final int VERSION = 1;
+  static final int VERSION_DENSE = 2;
+  private static final byte SPARSE = 0;
+  private static final byte DENSE = 1;
+
+  /**
+   * A dense field: the slot of each ordinal's vector, or -1, and its vectors one after another
+   * ({@code dim} little-endian floats each), on the heap or in the mapped file.
+   */
+  record DenseField(int dim, int[] slot, java.lang.foreign.MemorySegment data) {}
 
   private final int n;
   private final long[] noVector;
   private final int withoutVector;
   private final Map<String, long[]> fields;
+  private final Map<String, DenseField> dense;
   private final ByteBuffer body;
+  private final MappedFile mapped;
 
   private SegmentVectors(
-      int n, long[] noVector, int withoutVector, Map<String, long[]> fields, ByteBuffer body) {
+      int n,
+      long[] noVector,
+      int withoutVector,
+      Map<String, long[]> fields,
+      Map<String, DenseField> dense,
+      ByteBuffer body,
+      MappedFile mapped) {
     this.n = n;
     this.noVector = noVector;
     this.withoutVector = withoutVector;
     this.fields = fields;
+    this.dense = dense;
     this.body = body;
+    this.mapped = mapped;
   }
 
   /** Collects, by position in a build's input, what {@link #write} writes. */
@@ -58,6 +82,7 @@ public final class SegmentVectors {
     private final int n;
     private final BitSet noVector;
     private Map<String, SparseVector>[] sparse;
+    private Map<String, float[]>[] dense;
 
     Collector(int n) {
       this.n = n;
@@ -79,17 +104,29 @@ public final class SegmentVectors {
           sparse[at] = m;
         }
       }
+      if (src.hasDense()) {
+        Map<String, float[]> m = src.denseAt(ord);
+        if (!m.isEmpty()) {
+          if (dense == null) {
+            dense = new Map[n];
+          }
+          dense[at] = m;
+        }
+      }
     }
 
     /** Whether there is anything to write. */
     boolean any() {
-      return sparse != null || !noVector.isEmpty();
+      return sparse != null || dense != null || !noVector.isEmpty();
     }
 
     /** Rearranges the points so that position {@code i} holds input position {@code order[i]}. */
     void gather(int[] order) {
       if (sparse != null) {
         PageOrder.gather(order, sparse);
+      }
+      if (dense != null) {
+        PageOrder.gather(order, dense);
       }
       if (!noVector.isEmpty()) {
         BitSet next = new BitSet(n);
@@ -117,8 +154,24 @@ public final class SegmentVectors {
           }
         }
       }
+      boolean v2 = dense != null;
       for (String name : names) {
-        size += 2 + name.getBytes(StandardCharsets.UTF_8).length + 8L * n;
+        size += 2 + name.getBytes(StandardCharsets.UTF_8).length + 8L * n + (v2 ? 1 : 0);
+      }
+      // dense fields by name, each with its dimension (every point's vector has the field's)
+      TreeMap<String, Integer> denseDims = new TreeMap<>();
+      if (dense != null) {
+        for (Map<String, float[]> m : dense) {
+          if (m != null) {
+            for (Map.Entry<String, float[]> e : m.entrySet()) {
+              denseDims.putIfAbsent(e.getKey(), e.getValue().length);
+              size += 4L * e.getValue().length;
+            }
+          }
+        }
+        for (String name : denseDims.keySet()) {
+          size += 2 + name.getBytes(StandardCharsets.UTF_8).length + 1 + 8 + 4L * n;
+        }
       }
       if (size > Integer.MAX_VALUE - 64) {
         throw new IllegalStateException("segment vectors too large [bytes=" + size + "]");
@@ -129,10 +182,13 @@ public final class SegmentVectors {
       for (int w = 0; w < (n + 63) >>> 6; w++) {
         b.putLong(w < words.length ? words[w] : 0L);
       }
-      b.putShort((short) names.size());
+      b.putShort((short) (names.size() + denseDims.size()));
       for (String name : names) {
         byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
         b.putShort((short) utf8.length).put(utf8);
+        if (v2) {
+          b.put(SPARSE);
+        }
         int table = b.position();
         b.position(table + 8 * n);
         for (int i = 0; i < n; i++) {
@@ -151,14 +207,57 @@ public final class SegmentVectors {
           }
         }
       }
-      ChecksummedFile.write(io, dir.resolve(FILE), FORMAT, VERSION, segmentId, b.array());
+      for (Map.Entry<String, Integer> f : denseDims.entrySet()) {
+        byte[] utf8 = f.getKey().getBytes(StandardCharsets.UTF_8);
+        int dim = f.getValue();
+        b.putShort((short) utf8.length).put(utf8).put(DENSE).putInt(dim);
+        int countAt = b.position();
+        b.putInt(0);
+        int table = b.position();
+        b.position(table + 4 * n);
+        int present = 0;
+        for (int i = 0; i < n; i++) {
+          float[] v = dense[i] == null ? null : dense[i].get(f.getKey());
+          if (v == null) {
+            b.putInt(table + 4 * i, -1);
+            continue;
+          }
+          if (v.length != dim) {
+            throw new IllegalStateException(
+                "dense vectors of one field differ in size [field="
+                    + f.getKey()
+                    + ", dim="
+                    + dim
+                    + ", got="
+                    + v.length
+                    + "]");
+          }
+          b.putInt(table + 4 * i, present++);
+          b.asFloatBuffer().put(v);
+          b.position(b.position() + 4 * dim);
+        }
+        b.putInt(countAt, present);
+      }
+      ChecksummedFile.write(
+          io, dir.resolve(FILE), FORMAT, v2 ? VERSION_DENSE : VERSION, segmentId, b.array());
     }
   }
 
-  /** Reads and verifies the file of a segment of {@code n} points. */
+  /** Reads and verifies the file of a segment of {@code n} points, every field on the heap. */
   static SegmentVectors read(FileIO io, Path dir, int segmentId, int n) throws IOException {
+    return read(io, dir, segmentId, n, java.util.Set.of());
+  }
+
+  /**
+   * Reads and verifies the file of a segment of {@code n} points. The vectors of the dense fields
+   * {@code onDisk} stay in the file, mapped and read on demand; everything else is held on the heap
+   * (the whole file is read once to check its checksum).
+   */
+  static SegmentVectors read(
+      FileIO io, Path dir, int segmentId, int n, java.util.Set<String> onDisk) throws IOException {
     Path path = dir.resolve(FILE);
-    ChecksummedFile.Contents c = ChecksummedFile.read(io, path, FORMAT, VERSION, VERSION);
+    ChecksummedFile.Contents c = ChecksummedFile.read(io, path, FORMAT, VERSION, VERSION_DENSE);
+    boolean v2 = c.version() >= VERSION_DENSE;
     if (c.segmentId() != segmentId) {
       throw new io.flashvec.storage.CorruptFileException(
           "segment id mismatch [expected=" + segmentId + ", got=" + c.segmentId() + "]", path);
@@ -178,23 +277,65 @@ public final class SegmentVectors {
     }
     int fieldCount = Short.toUnsignedInt(b.getShort());
     Map<String, long[]> fields = new TreeMap<>();
-    for (int f = 0; f < fieldCount; f++) {
-      byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
-      b.get(name);
-      long[] at = new long[n];
-      b.asLongBuffer().get(at);
-      b.position(b.position() + 8 * n);
-      fields.put(new String(name, StandardCharsets.UTF_8), at);
-      // skip the field's vectors: the next field starts after its last one
-      int end = b.position();
-      for (long a : at) {
-        if (a >= 0) {
-          end = Math.max(end, (int) a + 4 + 8 * b.getInt((int) a));
+    Map<String, DenseField> dense = new TreeMap<>();
+    int firstDense = -1; // where the dense fields start: the heap keeps the body up to there
+    MappedFile mapped = null;
+    long bodyInFile = c.body().arrayOffset();
+    try {
+      for (int f = 0; f < fieldCount; f++) {
+        int start = b.position();
+        byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
+        b.get(name);
+        if (v2 && b.get() == DENSE) {
+          firstDense = firstDense < 0 ? start : firstDense;
+          String field = new String(name, StandardCharsets.UTF_8);
+          int dim = b.getInt();
+          int present = b.getInt();
+          int[] slot = new int[n];
+          b.asIntBuffer().get(slot);
+          b.position(b.position() + 4 * n);
+          int bytes = Math.multiplyExact(4 * dim, present);
+          java.lang.foreign.MemorySegment data;
+          if (onDisk.contains(field)) {
+            if (mapped == null) {
+              mapped = MappedFile.open(io, path);
+            }
+            data = mapped.segment().asSlice(bodyInFile + b.position(), bytes);
+          } else {
+            byte[] copy = new byte[bytes];
+            b.get(b.position(), copy);
+            data = java.lang.foreign.MemorySegment.ofArray(copy);
+          }
+          dense.put(field, new DenseField(dim, slot, data));
+          b.position(Math.addExact(b.position(), bytes));
+          continue;
         }
+        long[] at = new long[n];
+        b.asLongBuffer().get(at);
+        b.position(b.position() + 8 * n);
+        fields.put(new String(name, StandardCharsets.UTF_8), at);
+        // skip the field's vectors: the next field starts after its last one
+        int end = b.position();
+        for (long a : at) {
+          if (a >= 0) {
+            end = Math.max(end, (int) a + 4 + 8 * b.getInt((int) a));
+          }
+        }
+        b.position(end);
       }
-      b.position(end);
+    } catch (IOException | RuntimeException e) {
+      if (mapped != null) {
+        mapped.close();
+      }
+      throw e;
     }
-    return new SegmentVectors(n, noVector, without, fields, b);
+    if (firstDense >= 0) {
+      // the dense fields' vectors were copied or mapped: only the part before them stays
+      byte[] prefix = new byte[firstDense];
+      b.get(0, prefix);
+      b = ByteBuffer.wrap(prefix).order(ByteOrder.LITTLE_ENDIAN);
+    }
+    return new SegmentVectors(n, noVector, without, fields, dense, b, mapped);
   }
 
   boolean hasVector(int ord) {
@@ -228,6 +369,53 @@ public final class SegmentVectors {
     return out == null ? Map.of() : out;
   }
 
+  boolean hasDense() {
+    return !dense.isEmpty();
+  }
+
+  float[] denseAt(int ord, String name) {
+    DenseField f = dense.get(name);
+    if (f == null || f.slot[ord] < 0) {
+      return null;
+    }
+    float[] v = new float[f.dim];
+    java.lang.foreign.MemorySegment.copy(f.data, LE_FLOAT, at(f, ord), v, 0, f.dim);
+    return v;
+  }
+
+  private static final java.lang.foreign.ValueLayout.OfFloat LE_FLOAT =
+      java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private static long at(DenseField f, int ord) {
+    return 4L * f.dim * f.slot[ord];
+  }
+
+  /**
+   * The score of the prepared query {@code q} against the dense vector {@code name} of the point at
+   * {@code ord} by {@code d}, read in place, or NaN when the point lacks it.
+   */
+  float score(String name, int ord, float[] q, io.flashvec.index.Distance d) {
+    DenseField f = dense.get(name);
+    if (f == null || f.slot[ord] < 0) {
+      return Float.NaN;
+    }
+    return d.score(q, f.data, at(f, ord));
+  }
+
+  Map<String, float[]> denseAt(int ord) {
+    Map<String, float[]> out = null;
+    for (String name : dense.keySet()) {
+      float[] v = denseAt(ord, name);
+      if (v != null) {
+        if (out == null) {
+          out = new HashMap<>();
+        }
+        out.put(name, v);
+      }
+    }
+    return out == null ? Map.of() : out;
+  }
+
   private SparseVector decode(int at) {
     int nnz = body.getInt(at);
     int[] idx = new int[nnz];
@@ -241,7 +429,18 @@ public final class SegmentVectors {
 
   /** Heap bytes held. */
   long memoryBytes() {
-    return (long) body.capacity() + 8L * noVector.length;
+    long bytes = (long) body.capacity() + 8L * noVector.length;
+    for (DenseField f : dense.values()) {
+      bytes += 4L * f.slot.length + (f.data.isNative() ? 0 : f.data.byteSize());
+    }
+    return bytes;
+  }
+
+  /** Unmaps the file when some field was kept in it. */
+  void close() {
+    if (mapped != null) {
+      mapped.close();
+    }
   }
 
   int size() {

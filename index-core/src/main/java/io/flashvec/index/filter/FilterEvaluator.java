@@ -97,6 +97,7 @@ public final class FilterEvaluator {
   private final boolean needsPayload;
   private final boolean needsVectors;
   private final TextTokens text;
+  private String primaryVectorName = "";
   private final java.util.Map<Condition, List<String>> textQueries =
       new java.util.IdentityHashMap<>();
   private final java.util.Map<Condition.MatchPhrase, List<Token>> phraseQueries =
@@ -198,6 +199,15 @@ public final class FilterEvaluator {
     }
   }
 
+  /**
+   * Names the collection's primary dense vector: {@code has_vector} of that name asks for the
+   * vector the predicate of {@link #matches(PointId, byte[], Predicate)} calls {@code ""}.
+   */
+  public FilterEvaluator primaryVectorName(String name) {
+    this.primaryVectorName = name;
+    return this;
+  }
+
   /** Whether the point with this id and payload ({@code null}: none) matches. */
   public boolean matches(PointId id, byte[] payload) {
     if (filter.isEmpty()) {
@@ -292,7 +302,7 @@ public final class FilterEvaluator {
         if (vectors == null) {
           throw new IllegalStateException("has_vector is evaluated with the point's vectors");
         }
-        yield vectors.test(h.name());
+        yield vectors.test(h.name().equals(primaryVectorName) ? "" : h.name());
       }
       case Condition.Slice sl -> sl.contains(id);
       case Condition.MatchValue m -> {

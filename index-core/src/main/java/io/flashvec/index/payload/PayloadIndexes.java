@@ -519,8 +519,7 @@ public final class PayloadIndexes implements Closeable {
                   filter.matches(
                       seg.idAt(ord),
                       filter.needsPayload() ? seg.payloadAt(ord) : null,
-                      name ->
-                          name.isEmpty() ? seg.hasVector(ord) : seg.sparseAt(ord, name) != null));
+                      name -> seg.hasVector(ord, name)));
     }
     try (Handle h = acquire(seg)) {
       if (h != null) {

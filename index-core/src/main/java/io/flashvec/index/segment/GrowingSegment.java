@@ -39,6 +39,7 @@ public final class GrowingSegment implements Segment {
     // written before the slot is published (volatile size), read after: no further ordering needed
     final long[] noVector = new long[CHUNK / 64];
     java.util.Map<String, io.flashvec.index.SparseVector>[] sparse;
+    java.util.Map<String, float[]>[] dense;
 
     Chunk(int dim) {
       vectors = new float[CHUNK * dim];
@@ -61,6 +62,11 @@ public final class GrowingSegment implements Segment {
   private java.util.Set<String> sparseNames;
   private volatile int withoutVector;
   private volatile boolean anySparse;
+  private volatile boolean anyDense;
+  private long denseBytes; // written by the writer only; read racy for stats
+  // the other dense vectors' bytes in a sealed segment's vectors file, and their fields' names
+  private long denseFileBytes;
+  private java.util.Set<String> denseNames;
   private final LiveGraph graph;
   private final Distance distance;
   private final int defaultSearchList;
@@ -192,15 +198,28 @@ public final class GrowingSegment implements Segment {
   }
 
   /**
-   * Appends a point with its sparse vectors by name and returns its ordinal; a {@code null} vector
-   * (the point has no default dense vector) stores {@link #placeholder} in its place. Writer thread
-   * only.
+   * Appends a point with its sparse vectors by name; see {@link #append(PointId, float[], byte[],
+   * java.util.Map, java.util.Map)}.
    */
   public int append(
       PointId pointId,
       float[] vector,
       byte[] payload,
       java.util.Map<String, io.flashvec.index.SparseVector> sparse) {
+    return append(pointId, vector, payload, sparse, java.util.Map.of());
+  }
+
+  /**
+   * Appends a point with its sparse vectors and its other dense vectors by name and returns its
+   * ordinal; a {@code null} vector (the point has no primary dense vector) stores {@link
+   * #placeholder} in its place. Writer thread only.
+   */
+  public int append(
+      PointId pointId,
+      float[] vector,
+      byte[] payload,
+      java.util.Map<String, io.flashvec.index.SparseVector> sparse,
+      java.util.Map<String, float[]> dense) {
     if (frozen) {
       throw new IllegalStateException("segment is sealed [segment=" + id + "]");
     }
@@ -252,6 +271,23 @@ public final class GrowingSegment implements Segment {
       sparseNames.addAll(sparse.keySet());
       anySparse = true;
     }
+    if (dense != null && !dense.isEmpty()) {
+      if (c.dense == null) {
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, float[]>[] m = new java.util.Map[CHUNK];
+        c.dense = m;
+      }
+      c.dense[slot] = dense;
+      for (float[] v : dense.values()) {
+        denseBytes += 4L * v.length + 48;
+        denseFileBytes += 4L * v.length;
+      }
+      if (denseNames == null) {
+        denseNames = new java.util.HashSet<>();
+      }
+      denseNames.addAll(dense.keySet());
+      anyDense = true;
+    }
     live.incrementAndGet();
     size = ord + 1;
     return ord;
@@ -293,6 +329,23 @@ public final class GrowingSegment implements Segment {
   @Override
   public java.util.Map<String, io.flashvec.index.SparseVector> sparseAt(int ord) {
     var m = chunk(ord).sparse;
+    return m == null || m[ord & MASK] == null ? java.util.Map.of() : m[ord & MASK];
+  }
+
+  @Override
+  public boolean hasDense() {
+    return anyDense;
+  }
+
+  @Override
+  public float[] denseAt(int ord, String name) {
+    var m = chunk(ord).dense;
+    return m == null || m[ord & MASK] == null ? null : m[ord & MASK].get(name);
+  }
+
+  @Override
+  public java.util.Map<String, float[]> denseAt(int ord) {
+    var m = chunk(ord).dense;
     return m == null || m[ord & MASK] == null ? java.util.Map.of() : m[ord & MASK];
   }
 
@@ -471,6 +524,7 @@ public final class GrowingSegment implements Segment {
     return (long) allocated * (CHUNK * (4L * dim + 8 + 8 + 16))
         + payloadBytes
         + sparseBytes
+        + denseBytes
         + (graph == null ? 0 : graph.memoryBytes());
   }
 
@@ -481,13 +535,19 @@ public final class GrowingSegment implements Segment {
    * or once frozen.
    */
   public long vectorsFileBytes() {
-    if (withoutVector == 0 && sparseNames == null) {
+    if (withoutVector == 0 && sparseNames == null && denseNames == null) {
       return 0;
     }
     long bytes = 4 + 8L * ((size + 63) >>> 6) + 2 + sparseFileBytes + 4096; // 4096: header
     if (sparseNames != null) {
       for (String name : sparseNames) {
-        bytes += 2 + name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 8L * size;
+        bytes += 3 + name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 8L * size;
+      }
+    }
+    if (denseNames != null) {
+      bytes += denseFileBytes;
+      for (String name : denseNames) {
+        bytes += 7 + name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 8L * size;
       }
     }
     return bytes;

@@ -64,6 +64,40 @@ public interface Segment {
     return null;
   }
 
+  /** Whether some point of this segment has a dense vector other than the primary one. */
+  default boolean hasDense() {
+    return false;
+  }
+
+  /** The dense vector {@code name} (not the primary one) of the point at {@code ord}, or null. */
+  default float[] denseAt(int ord, String name) {
+    return null;
+  }
+
+  /** The dense vectors other than the primary one of the point at {@code ord} by name. */
+  default java.util.Map<String, float[]> denseAt(int ord) {
+    return java.util.Map.of();
+  }
+
+  /**
+   * The score of the prepared query {@code q} against the dense vector {@code name} (not the
+   * primary one) of the point at {@code ord} by {@code d}, or NaN when the point lacks it.
+   */
+  default float denseScore(String name, int ord, float[] q, io.flashvec.index.Distance d) {
+    float[] v = denseAt(ord, name);
+    return v == null ? Float.NaN : d.score(q, v, 0);
+  }
+
+  /**
+   * Whether the point at {@code ord} has the vector {@code name} ({@code ""}: the primary one), for
+   * {@code has_vector}.
+   */
+  default boolean hasVector(int ord, String name) {
+    return name.isEmpty()
+        ? hasVector(ord)
+        : sparseAt(ord, name) != null || (hasDense() && denseAt(ord, name) != null);
+  }
+
   /** The sparse vectors of the point at {@code ord} by name (empty: none). */
   default java.util.Map<String, io.flashvec.index.SparseVector> sparseAt(int ord) {
     return java.util.Map.of();

@@ -400,7 +400,8 @@ public final class Shard implements Closeable {
       Distance distance,
       IndexParams index,
       Options options,
-      boolean payloadsOnHeap)
+      boolean payloadsOnHeap,
+      java.util.Set<String> denseOnDisk)
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
@@ -408,6 +409,7 @@ public final class Shard implements Closeable {
     DiskAnnFormat format =
         new DiskAnnFormat(distance, index, options.defaultSearchList(), options.diskann());
     format.payloadsOnHeap(payloadsOnHeap);
+    format.denseOnDisk(denseOnDisk);
     this.format = format;
     if (options.segmentBuilder() == null) {
       options = options.withSegmentBuilder(format.builder());
@@ -489,9 +491,26 @@ public final class Shard implements Closeable {
       IndexParams index,
       Options options,
       boolean payloadsOnHeap) {
+    return open(dir, shardId, dim, distance, index, options, payloadsOnHeap, java.util.Set.of());
+  }
+
+  /**
+   * Opens the shard as {@link #open(Path, int, int, Distance, IndexParams, Options, boolean)} does;
+   * the sealed vectors of the dense fields {@code denseOnDisk} (other than the primary one) stay in
+   * their mapped files instead of the heap.
+   */
+  public static Shard open(
+      Path dir,
+      int shardId,
+      int dim,
+      Distance distance,
+      IndexParams index,
+      Options options,
+      boolean payloadsOnHeap,
+      java.util.Set<String> denseOnDisk) {
     try {
       options.io().createDirectories(dir);
-      Shard s = new Shard(dir, shardId, dim, distance, index, options, payloadsOnHeap);
+      Shard s = new Shard(dir, shardId, dim, distance, index, options, payloadsOnHeap, denseOnDisk);
       Wal.RecoveryReport r = s.wal.recovery();
       LOG.info(
           "shard opened [dir={}, shard={}, points={}, segments={}, walRecords={}, walLastSeq={}, discardedBytes={}]",
@@ -543,6 +562,22 @@ public final class Shard implements Closeable {
       boolean withPayload,
       boolean withVector) {
     return reader.sparseSearch(field, query, k, filter, scoreThreshold, withPayload, withVector);
+  }
+
+  /**
+   * Exact search of a dense field other than the primary one; see {@link ShardReader#denseSearch}.
+   */
+  public List<Record> denseSearch(
+      String field,
+      float[] query,
+      io.flashvec.index.Distance distance,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    return reader.denseSearch(
+        field, query, distance, k, filter, scoreThreshold, withPayload, withVector);
   }
 
   /** Deletes points by id (absent ids are ignored); returns the WAL sequence number. */

@@ -218,7 +218,11 @@ final class ShardReader {
         if (!filter.matches(
             id,
             r.payload(),
-            name -> name.isEmpty() ? got.vector() != null : got.sparse().containsKey(name))) {
+            name ->
+                name.isEmpty()
+                    ? got.vector() != null
+                    : got.sparse().containsKey(name)
+                        || (got.dense() != null && got.dense().containsKey(name)))) {
           continue;
         }
         if (vectors && !req.withVector()) {
@@ -310,7 +314,69 @@ final class ShardReader {
         score,
         withVector && s.hasVector(ord) ? s.vectorAt(ord) : null,
         withPayload ? s.payloadAt(ord) : null,
-        withVector ? s.sparseAt(ord) : null);
+        withVector ? s.sparseAt(ord) : null,
+        withVector && s.hasDense() ? s.denseAt(ord) : null);
+  }
+
+  /**
+   * The best {@code k} live points by {@code distance} between their dense vector {@code field}
+   * (not the primary one) and the prepared {@code query}, among those {@code filter} accepts
+   * ({@code null}: all): an exact scan of the points that have the field, scored in place with the
+   * SIMD kernels. Best first; ties by segment and ordinal.
+   */
+  List<Record> denseSearch(
+      String field,
+      float[] query,
+      Distance distance,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    Snapshot snap = segments.acquire();
+    try {
+      List<Segment> segs = snap.segments();
+      TopK top = new TopK(distance, k);
+      boolean filtered = filter != null && !filter.matchesAll();
+      for (int i = 0; i < segs.size(); i++) {
+        Segment seg = segs.get(i);
+        if (!seg.hasDense()) {
+          continue;
+        }
+        AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
+        int n = accept == null ? seg.size() : accept.size();
+        for (int ord = accept == null ? 0 : accept.next(0);
+            ord >= 0 && ord < n;
+            ord = accept == null ? ord + 1 : accept.next(ord + 1)) {
+          if (accept == null && seg.isDeleted(ord)) {
+            continue;
+          }
+          float score = seg.denseScore(field, ord, query, distance);
+          if (!Float.isNaN(score)) {
+            top.offer(score, i, ord);
+          }
+        }
+      }
+      int n = top.size();
+      float[] scores = new float[n];
+      int[] slots = new int[n];
+      int[] ords = new int[n];
+      top.drainBestFirst(scores, slots, ords);
+      List<Record> out = new ArrayList<>(n);
+      Set<PointId> seen = new HashSet<>();
+      for (int i = 0; i < n; i++) {
+        if (scoreThreshold != null && !distance.passes(scores[i], scoreThreshold)) {
+          break;
+        }
+        Segment s = segs.get(slots[i]);
+        if (seen.add(s.idAt(ords[i]))) {
+          out.add(record(s, ords[i], scores[i], withPayload, withVector));
+        }
+      }
+      return out;
+    } finally {
+      snap.release();
+    }
   }
 
   /**

@@ -279,6 +279,7 @@ final class ShardWriter {
     switch (op) {
       case WalCodec.OP_UPSERT -> applyUpsert(WalCodec.decodeUpsert(body), seq);
       case WalCodec.OP_UPSERT_VECTORS -> applyUpsert(WalCodec.decodeUpsertVectors(body), seq);
+      case WalCodec.OP_UPSERT_NAMED -> applyUpsert(WalCodec.decodeUpsertVectors(body, true), seq);
       case WalCodec.OP_DELETE -> applyDelete(WalCodec.decodeDelete(body));
       default ->
           throw new IllegalStateException(
@@ -344,8 +345,11 @@ final class ShardWriter {
           Point p = points.get(i);
           Map<String, SparseVector> sparse = new HashMap<>(r.sparse());
           sparse.putAll(p.sparse());
+          Map<String, float[]> dense =
+              r.dense() == null ? new HashMap<>() : new HashMap<>(r.dense());
+          dense.putAll(p.dense());
           return new Point(
-              p.id(), p.vector() != null ? p.vector() : r.vector(), r.payload(), sparse);
+              p.id(), p.vector() != null ? p.vector() : r.vector(), r.payload(), sparse, dense);
         },
         "vector update");
   }
@@ -361,7 +365,11 @@ final class ShardWriter {
         (i, r) -> {
           Map<String, SparseVector> sparse = new HashMap<>(r.sparse());
           sparse.keySet().removeAll(names);
-          return new Point(r.id(), names.contains("") ? null : r.vector(), r.payload(), sparse);
+          Map<String, float[]> dense =
+              r.dense() == null ? new HashMap<>() : new HashMap<>(r.dense());
+          dense.keySet().removeAll(names);
+          return new Point(
+              r.id(), names.contains("") ? null : r.vector(), r.payload(), sparse, dense);
         },
         "vector deletion");
   }
@@ -451,7 +459,7 @@ final class ShardWriter {
       for (PointId id : ids) {
         Record r = reader.get(id, true, true);
         if (r != null) {
-          points.add(new Point(id, r.vector(), update.apply(r.payload()), r.sparse()));
+          points.add(new Point(id, r.vector(), update.apply(r.payload()), r.sparse(), r.dense()));
         }
       }
       if (points.isEmpty()) {
@@ -505,7 +513,7 @@ final class ShardWriter {
       memory.growingActive(this);
     }
     for (Point p : points) {
-      int ord = growing.append(p.id(), p.vector(), p.payload(), p.sparse());
+      int ord = growing.append(p.id(), p.vector(), p.payload(), p.sparse(), p.dense());
       long old = locations.put(p.id(), IdLocations.pack(growing.id(), ord));
       if (old != IdLocations.NONE) {
         deleteAt(old);

@@ -21,10 +21,13 @@ import java.util.Map;
  * UPSERT_VECTORS := u32 count | count * (id | u8 hasDense | [u32 dim | dim * f32 if hasDense]
  *                   | u16 sparseCount | sparseCount * (u16 nameLen | utf8 name | u32 nnz
  *                   | nnz * u32 index | nnz * f32 value) | i32 payloadLen | bytes)
+ * UPSERT_NAMED := as UPSERT_VECTORS, with after each point's sparse vectors
+ *                   u16 denseCount | denseCount * (u16 nameLen | utf8 name | u32 dim | dim * f32)
  * </pre>
  *
- * {@link #OP_UPSERT_VECTORS} is written only for a batch with a point that lacks the default dense
- * vector or has a sparse one ({@link #upsertOp}); other batches keep {@link #OP_UPSERT}.
+ * {@link #OP_UPSERT_VECTORS} is written only for a batch with a point that lacks the primary dense
+ * vector or has a sparse one, {@link #OP_UPSERT_NAMED} only for one with a point that has another
+ * dense vector ({@link #upsertOp}); other batches keep {@link #OP_UPSERT}.
  *
  * <p>Operation codes are part of the on-disk format: never renumber them.
  */
@@ -33,24 +36,38 @@ public final class WalCodec {
   public static final byte OP_UPSERT = 1;
   public static final byte OP_DELETE = 2;
   public static final byte OP_UPSERT_VECTORS = 3;
+  public static final byte OP_UPSERT_NAMED = 4;
 
   /** The operation an upsert of {@code points} is written with. */
   public static byte upsertOp(List<Point> points) {
+    byte op = OP_UPSERT;
     for (Point p : points) {
+      if (!p.dense().isEmpty()) {
+        return OP_UPSERT_NAMED;
+      }
       if (p.hasExtraVectors()) {
-        return OP_UPSERT_VECTORS;
+        op = OP_UPSERT_VECTORS;
       }
     }
-    return OP_UPSERT;
+    return op;
   }
 
   /** The body of an upsert of {@code points} for {@link #upsertOp}. */
   public static byte[] encodeUpsertAny(List<Point> points) {
-    return upsertOp(points) == OP_UPSERT ? encodeUpsert(points) : encodeUpsertVectors(points);
+    return switch (upsertOp(points)) {
+      case OP_UPSERT -> encodeUpsert(points);
+      case OP_UPSERT_VECTORS -> encodeUpsertVectors(points, false);
+      default -> encodeUpsertVectors(points, true);
+    };
   }
 
   /** {@link #OP_UPSERT_VECTORS}'s body. */
   public static byte[] encodeUpsertVectors(List<Point> points) {
+    return encodeUpsertVectors(points, false);
+  }
+
+  /** {@link #OP_UPSERT_VECTORS}'s body, or with {@code named} {@link #OP_UPSERT_NAMED}'s. */
+  static byte[] encodeUpsertVectors(List<Point> points, boolean named) {
     long size = 4;
     for (Point p : points) {
       size += idBytes(p.id()) + 1 + 2 + 4;
@@ -60,6 +77,13 @@ public final class WalCodec {
       for (var e : p.sparse().entrySet()) {
         size +=
             2 + e.getKey().getBytes(StandardCharsets.UTF_8).length + 4 + 8L * e.getValue().size();
+      }
+      if (named) {
+        size += 2;
+        for (var e : p.dense().entrySet()) {
+          size +=
+              2 + e.getKey().getBytes(StandardCharsets.UTF_8).length + 4 + 4L * e.getValue().length;
+        }
       }
       if (p.payload() != null) {
         size += p.payload().length;
@@ -95,6 +119,18 @@ public final class WalCodec {
           b.putFloat(x);
         }
       }
+      if (named) {
+        var dense = new java.util.TreeMap<>(p.dense());
+        b.putShort((short) dense.size());
+        for (var e : dense.entrySet()) {
+          byte[] name = e.getKey().getBytes(StandardCharsets.UTF_8);
+          b.putShort((short) name.length).put(name);
+          float[] dv = e.getValue();
+          b.putInt(dv.length);
+          b.asFloatBuffer().put(dv);
+          b.position(b.position() + 4 * dv.length);
+        }
+      }
       putPayload(b, p.payload());
     }
     return b.array();
@@ -102,6 +138,13 @@ public final class WalCodec {
 
   /** Decodes {@link #OP_UPSERT_VECTORS}'s body. */
   public static List<Point> decodeUpsertVectors(ByteBuffer b) {
+    return decodeUpsertVectors(b, false);
+  }
+
+  /**
+   * Decodes {@link #OP_UPSERT_VECTORS}'s body, or with {@code named} {@link #OP_UPSERT_NAMED}'s.
+   */
+  public static List<Point> decodeUpsertVectors(ByteBuffer b, boolean named) {
     int n = b.getInt();
     List<Point> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -128,13 +171,26 @@ public final class WalCodec {
         }
         sparse.put(new String(name, StandardCharsets.UTF_8), new SparseVector(idx, val));
       }
+      Map<String, float[]> dense = Map.of();
+      if (named) {
+        int count = Short.toUnsignedInt(b.getShort());
+        dense = count == 0 ? Map.of() : new HashMap<>();
+        for (int f = 0; f < count; f++) {
+          byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
+          b.get(name);
+          float[] dv = new float[b.getInt()];
+          b.asFloatBuffer().get(dv);
+          b.position(b.position() + 4 * dv.length);
+          dense.put(new String(name, StandardCharsets.UTF_8), dv);
+        }
+      }
       int len = b.getInt();
       byte[] payload = null;
       if (len >= 0) {
         payload = new byte[len];
         b.get(payload);
       }
-      out.add(new Point(id, v, payload, sparse));
+      out.add(new Point(id, v, payload, sparse, dense));
     }
     return out;
   }

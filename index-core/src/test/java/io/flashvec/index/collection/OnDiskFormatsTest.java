@@ -73,6 +73,29 @@ class OnDiskFormatsTest {
           IndexParams.DEFAULT,
           java.util.Map.of(SPARSE, io.flashvec.index.SparseVectorParams.DEFAULT));
 
+  static final String OTHER = "b";
+
+  /**
+   * The configuration of the fixture with named vectors ({@code v2-named}: WAL operation 4, {@code
+   * vectors.fvs} version 2): that of {@link #CONFIG_SPARSE} with the primary vector named {@code a}
+   * and a second dense vector {@value #OTHER} (3 x Dot, on disk) on two points of three.
+   */
+  static final CollectionConfig CONFIG_NAMED =
+      new CollectionConfig(
+          DIM,
+          Distance.EUCLID,
+          1,
+          1,
+          IndexParams.DEFAULT,
+          java.util.Map.of(SPARSE, io.flashvec.index.SparseVectorParams.DEFAULT),
+          "a",
+          java.util.Map.of(OTHER, new io.flashvec.index.DenseVectorParams(3, Distance.DOT, true)));
+
+  /** Point {@code i}'s second dense vector in the named fixture, or {@code null}. */
+  static float[] other(int i) {
+    return i % 3 == 2 ? null : new float[] {1 + i % 4, -0.5f * (i % 5), 0.125f * i};
+  }
+
   /** Point {@code i}'s dense vector in a fixture with sparse vectors, or {@code null}. */
   static float[] dense(int i, boolean sparse) {
     return sparse && i % 4 == 1 ? null : vector(i);
@@ -123,7 +146,8 @@ class OnDiskFormatsTest {
     org.junit.jupiter.api.Assumptions.assumeTrue(
         target != null, "writes a fixture only with -Dformats.write=<dir>");
     Path dir = Path.of(target);
-    boolean sparse = Boolean.getBoolean("formats.sparse");
+    boolean named = Boolean.getBoolean("formats.named");
+    boolean sparse = named || Boolean.getBoolean("formats.sparse");
     Shard.Options options = options();
     if (Boolean.getBoolean("formats.raw")) {
       // a live graph that never takes a point, and merges that never run: the seal is raw
@@ -140,13 +164,13 @@ class OnDiskFormatsTest {
                       Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS,
                       true));
     }
-    try (Collection c = Collection.open("fixture", dir, sparse ? CONFIG_SPARSE : CONFIG, options)) {
+    try (Collection c = Collection.open("fixture", dir, config(sparse, named), options)) {
       c.createPayloadIndex(
           PayloadFieldSchema.parse("tag", M.getNodeFactory().stringNode("keyword")), true);
-      c.upsert(points(0, SEAL, 1, sparse), true);
+      c.upsert(points(0, SEAL, 1, sparse, named), true);
       c.delete(List.of(PointId.of(3), PointId.of(5)), true);
       // the next upsert seals the first 32 points; the build runs on this thread and checkpoints
-      c.upsert(points(SEAL, POINTS, 1, sparse), true);
+      c.upsert(points(SEAL, POINTS, 1, sparse, named), true);
       c.delete(List.of(PointId.of(7), PointId.of(35)), true);
       c.upsert(
           List.of(
@@ -154,7 +178,8 @@ class OnDiskFormatsTest {
                   PointId.of(REWRITTEN),
                   dense(REWRITTEN, sparse),
                   payload(1, 2),
-                  sparse ? sparseMap(REWRITTEN) : null)),
+                  sparse ? sparseMap(REWRITTEN) : null,
+                  named ? otherMap(REWRITTEN) : null)),
           true);
     }
   }
@@ -170,9 +195,20 @@ class OnDiskFormatsTest {
     check("formats/v2-raw", false, false);
     // both: a raw segment with vectors.fvs (meta v3), points without the dense vector scanned
     check("formats/v2-raw-sparse", true, false);
+    // WAL op 4, vectors.fvs v2: a named primary vector and a second dense vector kept on disk
+    check("formats/v2-named", true, true, true);
+  }
+
+  private static CollectionConfig config(boolean sparse, boolean named) {
+    return named ? CONFIG_NAMED : sparse ? CONFIG_SPARSE : CONFIG;
   }
 
   private void check(String fixture, boolean sparse, boolean graph)
+      throws IOException, URISyntaxException {
+    check(fixture, sparse, graph, false);
+  }
+
+  private void check(String fixture, boolean sparse, boolean graph, boolean named)
       throws IOException, URISyntaxException {
     Path dir = tmp.resolve(fixture.replace('/', '-'));
     copy(fixture, dir);
@@ -189,8 +225,7 @@ class OnDiskFormatsTest {
       assertThat(seqs).isNotEmpty();
       assertThat(wal.lastSeq()).isEqualTo(seqs.getLast());
     }
-    try (Collection c =
-        Collection.open("fixture", dir, sparse ? CONFIG_SPARSE : CONFIG, options())) {
+    try (Collection c = Collection.open("fixture", dir, config(sparse, named), options())) {
       assertThat(c.count()).isEqualTo(POINTS - DELETED.size());
       assertThat(c.info().segmentInfos().stream().filter(Collection.SegmentInfo::indexed))
           .as("the sealed segment, if it has a graph")
@@ -209,6 +244,11 @@ class OnDiskFormatsTest {
         assertThat(r.sparse())
             .as("sparse vectors of %d", i)
             .isEqualTo(sparse ? sparseMap(i) : java.util.Map.of());
+        if (named) {
+          assertThat(r.dense() == null ? null : r.dense().get(OTHER))
+              .as("vector %s of %d", OTHER, i)
+              .isEqualTo(other(i));
+        }
         assertThat(new String(r.payload(), StandardCharsets.UTF_8))
             .as("payload of %d", i)
             .isEqualTo(new String(payload(i, i == REWRITTEN ? 2 : 1), StandardCharsets.UTF_8));
@@ -256,7 +296,31 @@ class OnDiskFormatsTest {
               .isEqualTo(want);
         }
       }
+      if (named) {
+        // the second dense vector, searched exactly by its own metric
+        float[] query = {0.5f, 1f, -0.2371f};
+        List<Record> hits =
+            c.denseSearch(
+                new io.flashvec.index.query.DenseSearchRequest(
+                    OTHER, query, POINTS, 0, null, null, false, false));
+        List<Integer> want = new ArrayList<>();
+        for (int i = 0; i < POINTS; i++) {
+          if (!DELETED.contains(i) && other(i) != null) {
+            want.add(i);
+          }
+        }
+        want.sort(
+            Comparator.comparingDouble((Integer i) -> -Distance.DOT.score(query, other(i), 0))
+                .thenComparing(i -> i));
+        assertThat(hits.stream().map(h -> (int) h.id().number()).toList())
+            .as("search of %s", OTHER)
+            .isEqualTo(want);
+      }
     }
+  }
+
+  private static java.util.Map<String, float[]> otherMap(int i) {
+    return other(i) == null ? java.util.Map.of() : java.util.Map.of(OTHER, other(i));
   }
 
   private static java.util.Map<String, io.flashvec.index.SparseVector> sparseMap(int i) {
@@ -276,12 +340,16 @@ class OnDiskFormatsTest {
     return ids.subList(0, k);
   }
 
-  private static List<Point> points(int from, int to, int version, boolean sparse) {
+  private static List<Point> points(int from, int to, int version, boolean sparse, boolean named) {
     List<Point> out = new ArrayList<>();
     for (int i = from; i < to; i++) {
       out.add(
           new Point(
-              PointId.of(i), dense(i, sparse), payload(i, version), sparse ? sparseMap(i) : null));
+              PointId.of(i),
+              dense(i, sparse),
+              payload(i, version),
+              sparse ? sparseMap(i) : null,
+              named ? otherMap(i) : null));
     }
     return out;
   }

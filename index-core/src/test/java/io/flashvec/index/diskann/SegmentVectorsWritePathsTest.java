@@ -47,7 +47,11 @@ class SegmentVectorsWritePathsTest {
   @TempDir Path tmp;
 
   /** What a point was written with. */
-  record Expected(float[] dense, Map<String, SparseVector> sparse, byte[] payload) {}
+  record Expected(
+      float[] dense,
+      Map<String, SparseVector> sparse,
+      byte[] payload,
+      Map<String, float[]> other) {}
 
   private final Map<PointId, Expected> model = new HashMap<>();
 
@@ -78,8 +82,11 @@ class SegmentVectorsWritePathsTest {
         sparse.put("b", sparse(r));
       }
       byte[] payload = ("{\"i\":" + (from + i) + "}").getBytes(StandardCharsets.UTF_8);
-      g.append(id, dense, payload, sparse);
-      model.put(id, new Expected(dense, sparse, payload));
+      // a second dense field of another size on half of the points
+      Map<String, float[]> other =
+          r.nextBoolean() ? Map.of("img", TestVectors.gaussian(r, 3)) : Map.of();
+      g.append(id, dense, payload, sparse, other);
+      model.put(id, new Expected(dense, sparse, payload, other));
     }
     g.freeze();
     return g;
@@ -101,6 +108,7 @@ class SegmentVectorsWritePathsTest {
     int points = 0;
     int without = 0;
     boolean anySparse = false;
+    boolean anyOther = false;
     Map<PointId, Boolean> want = new HashMap<>();
     for (int s = 0; s < sources.size(); s++) {
       for (int ord : ords.get(s)) {
@@ -112,11 +120,13 @@ class SegmentVectorsWritePathsTest {
           without++;
         }
         anySparse |= !e.sparse().isEmpty();
+        anyOther |= !e.other().isEmpty();
       }
     }
     assertThat(seg.size()).isEqualTo(points);
     assertThat(seg.withoutVector()).as("points without the dense vector").isEqualTo(without);
     assertThat(seg.hasSparse()).isEqualTo(anySparse);
+    assertThat(seg.hasDense()).isEqualTo(anyOther);
     for (int ord = 0; ord < seg.size(); ord++) {
       PointId id = seg.idAt(ord);
       assertThat(want.remove(id))
@@ -132,6 +142,21 @@ class SegmentVectorsWritePathsTest {
         assertThat(seg.sparseAt(ord, f)).as("%s of %s", f, id).isEqualTo(e.sparse().get(f));
       }
       assertThat(seg.payloadAt(ord)).as("payload of %s", id).isEqualTo(e.payload());
+      assertThat(seg.denseAt(ord).keySet())
+          .as("other dense of %s", id)
+          .isEqualTo(e.other().keySet());
+      float[] img = e.other().get("img");
+      assertThat(seg.denseAt(ord, "img")).as("img of %s", id).isEqualTo(img);
+      assertThat(seg.hasVector(ord, "img")).as("has img: %s", id).isEqualTo(img != null);
+      if (img != null) {
+        float[] q = {1f, -2f, 0.5f};
+        assertThat(seg.denseScore("img", ord, q, Distance.EUCLID))
+            .as("img score of %s", id)
+            .isCloseTo(
+                Distance.EUCLID.score(q, img, 0), org.assertj.core.api.Assertions.offset(1e-5f));
+      } else {
+        assertThat(seg.denseScore("img", ord, new float[3], Distance.DOT)).isNaN();
+      }
     }
   }
 

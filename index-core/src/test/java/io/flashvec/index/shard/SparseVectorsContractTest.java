@@ -34,18 +34,25 @@ import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * What a shard must do with sparse vectors and points without the default dense vector, whether the
- * points sit in growing or in sealed segments (subclasses): sparse searches equal a brute force
- * over a model of what was written (the same ids and bit-identical scores: the search is exact),
- * with deletes, rewrites, vector updates and filters; dense searches never return a point without
- * the dense vector; reads show each point's vectors; all of it again after a reopen (sealed files
- * read back, the WAL replayed).
+ * What a shard must do with sparse vectors, a second dense vector field and points without the
+ * primary dense vector, whether the points sit in growing or in sealed segments (subclasses):
+ * sparse searches and searches of the second dense field equal a brute force over a model of what
+ * was written (the same ids and bit-identical scores: the searches are exact), with deletes,
+ * rewrites, vector updates and filters; searches of the primary vector never return a point without
+ * it; reads show each point's vectors; all of it again after a reopen (sealed files read back, the
+ * WAL replayed).
  */
 @ExtendWith(TestSeeds.Reporter.class)
 abstract class SparseVectorsContractTest {
 
   static final int DIM = 6;
   static final List<String> FIELDS = List.of("a", "b");
+
+  /** The second dense field: another size and metric than the primary vector's. */
+  static final String OTHER = "img";
+
+  static final int OTHER_DIM = 5;
+  static final Distance OTHER_DISTANCE = Distance.EUCLID;
 
   @TempDir Path tmp;
 
@@ -94,7 +101,13 @@ abstract class SparseVectorsContractTest {
                 buildExecutor(),
                 64,
                 null)),
-        payloadsOnHeap());
+        payloadsOnHeap(),
+        denseOnDisk());
+  }
+
+  /** The dense fields whose sealed vectors stay in the mapped file ({@code on_disk: true}). */
+  protected Set<String> denseOnDisk() {
+    return Set.of();
   }
 
   /** Whether sealed segments hold their payloads on the heap ({@code on_disk_payload: false}). */
@@ -103,7 +116,13 @@ abstract class SparseVectorsContractTest {
   }
 
   /** What the shard should hold for a point. */
-  record Stored(float[] dense, Map<String, SparseVector> sparse, byte[] payload) {}
+  record Stored(
+      float[] dense, Map<String, SparseVector> sparse, byte[] payload, Map<String, float[]> other) {
+
+    Stored(float[] dense, Map<String, SparseVector> sparse, byte[] payload) {
+      this(dense, sparse, payload, Map.of());
+    }
+  }
 
   static SparseVector randomSparse(Random r) {
     int nnz = r.nextInt(7);
@@ -130,7 +149,11 @@ abstract class SparseVectorsContractTest {
         sparse.put(f, randomSparse(r));
       }
     }
-    return new Point(id, dense, TestVectors.payload(id, version), sparse);
+    Map<String, float[]> other = new HashMap<>();
+    if (r.nextInt(3) != 0) {
+      other.put(OTHER, TestVectors.gaussian(r, OTHER_DIM));
+    }
+    return new Point(id, dense, TestVectors.payload(id, version), sparse, other);
   }
 
   @Test
@@ -157,7 +180,7 @@ abstract class SparseVectorsContractTest {
           if (!model.containsKey(p.id())) {
             ids.add(p.id());
           }
-          model.put(p.id(), new Stored(p.vector(), p.sparse(), p.payload()));
+          model.put(p.id(), new Stored(p.vector(), p.sparse(), p.payload(), p.dense()));
         }
         // deletes
         List<PointId> gone = new ArrayList<>();
@@ -170,19 +193,25 @@ abstract class SparseVectorsContractTest {
         if (!ids.isEmpty()) {
           PointId id = ids.get(r.nextInt(ids.size()));
           SparseVector v = randomSparse(r);
-          s.updateVectors(List.of(new Point(id, null, null, Map.of("a", v))));
+          float[] img = TestVectors.gaussian(r, OTHER_DIM);
+          Map<String, float[]> newOther = r.nextBoolean() ? Map.of(OTHER, img) : Map.of();
+          s.updateVectors(List.of(new Point(id, null, null, Map.of("a", v), newOther)));
           Stored old = model.get(id);
           Map<String, SparseVector> m = new HashMap<>(old.sparse());
           m.put("a", v);
-          model.put(id, new Stored(old.dense(), m, old.payload()));
+          Map<String, float[]> o = new HashMap<>(old.other());
+          o.putAll(newOther);
+          model.put(id, new Stored(old.dense(), m, old.payload(), o));
 
           PointId id2 = ids.get(r.nextInt(ids.size()));
-          String name = r.nextBoolean() ? "" : "b";
+          String name = List.of("", "b", OTHER).get(r.nextInt(3));
           s.deleteVectors(List.of(id2), Set.of(name));
           Stored o2 = model.get(id2);
           Map<String, SparseVector> m2 = new HashMap<>(o2.sparse());
           m2.remove(name);
-          model.put(id2, new Stored(name.isEmpty() ? null : o2.dense(), m2, o2.payload()));
+          Map<String, float[]> other2 = new HashMap<>(o2.other());
+          other2.remove(name);
+          model.put(id2, new Stored(name.isEmpty() ? null : o2.dense(), m2, o2.payload(), other2));
         }
         if (round % 4 == 3) {
           s.flush();
@@ -213,6 +242,15 @@ abstract class SparseVectorsContractTest {
       assertThat(got.sparse())
           .as(what + ", sparse of " + e.getKey())
           .isEqualTo(e.getValue().sparse());
+      Map<String, float[]> other = got.dense() == null ? Map.of() : got.dense();
+      assertThat(other.keySet())
+          .as(what + ", other dense fields of " + e.getKey())
+          .isEqualTo(e.getValue().other().keySet());
+      for (Map.Entry<String, float[]> f : e.getValue().other().entrySet()) {
+        assertThat(other.get(f.getKey()))
+            .as(what + ", " + f.getKey() + " of " + e.getKey())
+            .isEqualTo(f.getValue());
+      }
     }
     // sparse searches, with and without filters
     List<String> filters =
@@ -220,6 +258,7 @@ abstract class SparseVectorsContractTest {
             "",
             "{\"must\": [{\"has_vector\": \"\"}]}",
             "{\"must_not\": [{\"has_vector\": \"b\"}]}",
+            "{\"must\": [{\"has_vector\": \"img\"}]}",
             "{\"must\": [{\"key\": \"v\", \"range\": {\"gte\": " + Math.max(1, round - 2) + "}}]}");
     for (int q = 0; q < 6; q++) {
       SparseVector query = randomSparse(r);
@@ -254,6 +293,42 @@ abstract class SparseVectorsContractTest {
         Stored st = model.get(got.get(i).id());
         assertThat(st).as(w).isNotNull();
         assertThat(query.dot(st.sparse().get(field))).as(w).isEqualTo(got.get(i).score());
+      }
+    }
+    // searches of the second dense field: exact, as a brute force over the model
+    for (int q = 0; q < 6; q++) {
+      float[] query = TestVectors.gaussian(r, OTHER_DIM);
+      String filterJson = filters.get(r.nextInt(filters.size()));
+      FilterEvaluator filter =
+          filterJson.isEmpty()
+              ? null
+              : new FilterEvaluator(
+                  FilterParser.parse(JsonMapper.builder().build().readTree(filterJson), "filter"));
+      int k = 1 + r.nextInt(15);
+      List<Record> got = s.denseSearch(OTHER, query, OTHER_DISTANCE, k, filter, null, false, true);
+      List<Map.Entry<PointId, Float>> want = new ArrayList<>();
+      for (Map.Entry<PointId, Stored> e : model.entrySet()) {
+        Stored st = e.getValue();
+        float[] v = st.other().get(OTHER);
+        if (v == null
+            || (filter != null && !filter.matches(e.getKey(), st.payload(), n -> has(st, n)))) {
+          continue;
+        }
+        want.add(Map.entry(e.getKey(), OTHER_DISTANCE.score(query, v, 0)));
+      }
+      want.sort((a, b) -> Float.compare(a.getValue(), b.getValue()));
+      String w = what + ", dense field query, filter=" + filterJson;
+      assertThat(got).as(w).hasSize(Math.min(k, want.size()));
+      for (int i = 0; i < got.size(); i++) {
+        assertThat(got.get(i).score())
+            .as(w + ", rank " + i)
+            .isCloseTo(want.get(i).getValue(), org.assertj.core.api.Assertions.offset(1e-5f));
+        Stored st = model.get(got.get(i).id());
+        assertThat(st).as(w).isNotNull();
+        assertThat(got.get(i).dense().get(OTHER)).as(w).isEqualTo(st.other().get(OTHER));
+        assertThat(OTHER_DISTANCE.score(query, st.other().get(OTHER), 0))
+            .as(w)
+            .isCloseTo(got.get(i).score(), org.assertj.core.api.Assertions.offset(1e-5f));
       }
     }
     // dense searches never return points without the dense vector
@@ -308,6 +383,8 @@ abstract class SparseVectorsContractTest {
   }
 
   private static boolean has(Stored st, String name) {
-    return name.isEmpty() ? st.dense() != null : st.sparse().containsKey(name);
+    return name.isEmpty()
+        ? st.dense() != null
+        : st.sparse().containsKey(name) || st.other().containsKey(name);
   }
 }

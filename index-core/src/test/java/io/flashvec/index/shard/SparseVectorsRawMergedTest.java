@@ -62,6 +62,7 @@ class SparseVectorsRawMergedTest extends SparseVectorsContractTest {
     var sealed = s.snapshot().sealed();
     assertThat(sealed).as("merged").isNotEmpty().allMatch(seg -> seg.hasGraph());
     assertThat(sealed).anyMatch(seg -> seg.hasSparse());
+    assertThat(sealed).anyMatch(seg -> seg.hasDense());
     assertThat(sealed).anyMatch(seg -> seg.withoutVector() > 0);
   }
 

@@ -163,6 +163,7 @@ class SparseVectorsRawSealedTest extends SparseVectorsContractTest {
     assertThat(sealed).isNotEmpty().allMatch(seg -> !seg.hasGraph());
     assertThat(sealed).allMatch(seg -> ((DiskAnnSegment) seg).payloadsOnHeap());
     assertThat(sealed).anyMatch(seg -> seg.hasSparse());
+    assertThat(sealed).anyMatch(seg -> seg.hasDense());
     assertThat(sealed).anyMatch(seg -> seg.withoutVector() > 0);
   }
 

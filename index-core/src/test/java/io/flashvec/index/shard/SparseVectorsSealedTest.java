@@ -38,6 +38,7 @@ class SparseVectorsSealedTest extends SparseVectorsContractTest {
   protected void checkLayout(Shard s) {
     var segs = s.snapshot().segments();
     assertThat(segs).anyMatch(seg -> seg.onDisk() && seg.hasSparse());
+    assertThat(segs).anyMatch(seg -> seg.onDisk() && seg.hasDense());
     assertThat(segs).anyMatch(seg -> seg.onDisk() && seg.withoutVector() > 0);
   }
 

@@ -151,6 +151,63 @@ class WalCodecTest {
   }
 
   @Test
+  void namedUpsertRoundTripsOtherDenseVectorsAndOnlyTheirBatchesUseIt() {
+    Random r = TestSeeds.random("WalCodecTest.upsertNamed");
+    int rounds = TestSeeds.atLeast(r, 100);
+    for (int round = 0; round < rounds; round++) {
+      int n = 1 + r.nextInt(20);
+      List<Point> points = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        Map<String, float[]> dense = new HashMap<>();
+        for (String name : List.of("image", "é", "t")) {
+          if (r.nextBoolean()) {
+            dense.put(name, randomVector(r, 1 + r.nextInt(12)));
+          }
+        }
+        Map<String, SparseVector> sparse =
+            r.nextBoolean()
+                ? Map.of("s", new SparseVector(new int[] {-1, 3}, new float[] {1f, -2f}))
+                : Map.of();
+        float[] primary = r.nextInt(3) == 0 ? null : randomVector(r, 4);
+        points.add(new Point(randomId(r), primary, randomPayload(r), sparse, dense));
+      }
+      boolean named = points.stream().anyMatch(p -> !p.dense().isEmpty());
+      boolean extra = points.stream().anyMatch(Point::hasExtraVectors);
+      byte op = WalCodec.upsertOp(points);
+      assertThat(op)
+          .isEqualTo(
+              named
+                  ? WalCodec.OP_UPSERT_NAMED
+                  : extra ? WalCodec.OP_UPSERT_VECTORS : WalCodec.OP_UPSERT);
+      if (!named) {
+        continue;
+      }
+      ByteBuffer body = asReplayed(WalCodec.encodeUpsertAny(points), r.nextInt(9));
+      List<Point> decoded = WalCodec.decodeUpsertVectors(body, true);
+      assertThat(body.remaining()).as("the whole body is consumed").isZero();
+      assertThat(decoded).hasSize(n);
+      for (int i = 0; i < n; i++) {
+        Point want = points.get(i);
+        Point got = decoded.get(i);
+        String what = "round=" + round + ", i=" + i + ", " + TestSeeds.reproduceWith();
+        assertThat(got.id()).as(what).isEqualTo(want.id());
+        assertThat(got.vector() == null ? null : floatBits(got.vector()))
+            .as(what)
+            .isEqualTo(want.vector() == null ? null : floatBits(want.vector()));
+        assertThat(got.sparse()).as(what).isEqualTo(want.sparse());
+        assertThat(got.dense().keySet()).as(what).isEqualTo(want.dense().keySet());
+        for (String name : want.dense().keySet()) {
+          assertThat(floatBits(got.dense().get(name)))
+              .as(what + ", " + name)
+              .isEqualTo(floatBits(want.dense().get(name)));
+        }
+        assertThat(got.payload()).as(what).isEqualTo(want.payload());
+      }
+    }
+    assertThat(WalCodec.OP_UPSERT_NAMED).isEqualTo((byte) 4);
+  }
+
+  @Test
   void denseOnlyBatchesKeepOperationOne() {
     List<Point> points =
         List.of(
