@@ -79,14 +79,17 @@ class StrictModeIT {
     strict("s", "{\"max_timeout\": 2, \"max_query_limit\": null}");
     assertThat(http.get("/collections/s").result().at("/config/strict_mode_config").toString())
         .isEqualTo("{\"enabled\":true,\"max_query_limit\":5,\"max_timeout\":2}");
-    ok(http.post("/collections/s/points/query?timeout=2", "{\"query\": [1,0,0,0]}"));
+    ok(http.post("/collections/s/points/query?timeout=2", "{\"query\": [1,0,0,0], \"limit\": 3}"));
     bad(
-        http.post("/collections/s/points/query?timeout=3", "{\"query\": [1,0,0,0]}"),
+        http.post("/collections/s/points/query?timeout=3", "{\"query\": [1,0,0,0], \"limit\": 3}"),
         400,
         "Limit exceeded 3 > 2 for \"timeout\"");
 
-    // unindexed filters
-    strict("s", "{\"unindexed_filtering_retrieve\": false, \"unindexed_filtering_update\": false}");
+    // unindexed filters (and a limit the default limits keep)
+    strict(
+        "s",
+        "{\"max_query_limit\": 100, \"unindexed_filtering_retrieve\": false,"
+            + " \"unindexed_filtering_update\": false}");
     String cityFilter = "{\"must\": [{\"key\": \"city\", \"match\": {\"value\": \"Berlin\"}}]}";
     bad(
         http.post("/collections/s/points/scroll", "{\"filter\": " + cityFilter + "}"),
