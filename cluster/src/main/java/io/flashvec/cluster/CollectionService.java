@@ -240,6 +240,14 @@ public interface CollectionService {
       CollectionTuning tuning,
       io.flashvec.index.payload.PayloadSchema payloadSchema) {}
 
+  /**
+   * Bytes of the payloads a collection stores, deleted points' included until a compaction drops
+   * them; {@code -1} where it is not known (a cluster proxy, for now).
+   */
+  default long payloadBytes(String collection) {
+    return -1;
+  }
+
   /** {@link Settings} of a collection; {@link io.flashvec.index.NotFoundException} if none. */
   default Settings settings(String collection) {
     CollectionDescription d = describe(collection);

@@ -298,6 +298,11 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public long payloadBytes(String collection) {
+    return collection(collection).payloadBytes();
+  }
+
+  @Override
   public Settings settings(String collection) {
     Collection c = collection(collection);
     return new Settings(c.config(), c.tuning(), c.payloadSchema());
