@@ -104,9 +104,7 @@ public class CollectionsController {
     if (strictMode != null && !strictMode.isNull()) {
       t =
           t.withStrictMode(
-              StrictMode.parse(strictMode, "strict_mode_config", config.sparseVectors().keySet())
-                  .toJson()
-                  .toString());
+              parseStrictMode(strictMode, config.sparseVectors().keySet()).toJson().toString());
     }
     JsonNode metadata = json.get("metadata");
     if (metadata != null && metadata.isObject()) {
@@ -229,10 +227,7 @@ public class CollectionsController {
     StrictMode strictDiff =
         strictMode == null || strictMode.isNull()
             ? null
-            : StrictMode.parse(
-                strictMode,
-                "strict_mode_config",
-                service.settings(name).config().sparseVectors().keySet());
+            : parseStrictMode(strictMode, service.settings(name).config().sparseVectors().keySet());
     JsonNode metadata = json.get("metadata");
     ObjectNode metadataDiff =
         metadata != null && metadata.isObject() ? (ObjectNode) metadata : null;
@@ -245,7 +240,6 @@ public class CollectionsController {
             if (strictDiff != null) {
               StrictMode now =
                   t.strictMode() == null ? StrictMode.NONE : StrictMode.fromJson(t.strictMode());
-              // a new text even when it reads the same: the rate limiters start full again
               next = next.withStrictMode(now.merge(strictDiff).toJson().toString());
             }
             if (metadataDiff != null) {
@@ -253,8 +247,26 @@ public class CollectionsController {
             }
             return next;
           });
+      if (strictDiff != null) {
+        strict.forget(name); // its rate limiters start full again, as Qdrant's do
+      }
     }
     return BooleanNode.TRUE;
+  }
+
+  /**
+   * A request's {@code strict_mode_config}. A payload size limit needs the payload bytes of the
+   * collection, which only a standalone server adds up so far.
+   */
+  private StrictMode parseStrictMode(JsonNode n, java.util.Set<String> sparseNames) {
+    StrictMode m = StrictMode.parse(n, "strict_mode_config", sparseNames);
+    if (m.limit(StrictMode.Field.MAX_COLLECTION_PAYLOAD_SIZE_BYTES) >= 0
+        && service.peers() != null) {
+      throw new InvalidInputException(
+          "Wrong input: strict_mode_config.max_collection_payload_size_bytes: is not supported in"
+              + " cluster mode yet (a proxy does not know the shards' payload bytes)");
+    }
+    return m;
   }
 
   /**

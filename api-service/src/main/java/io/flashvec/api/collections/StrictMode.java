@@ -46,6 +46,7 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
     MAX_COLLECTION_VECTOR_SIZE_BYTES("max_collection_vector_size_bytes", Kind.COUNT, 0),
     READ_RATE_LIMIT("read_rate_limit", Kind.COUNT, 1),
     WRITE_RATE_LIMIT("write_rate_limit", Kind.COUNT, 1),
+    MAX_COLLECTION_PAYLOAD_SIZE_BYTES("max_collection_payload_size_bytes", Kind.COUNT, 0),
     MAX_POINTS_COUNT("max_points_count", Kind.COUNT, 1),
     FILTER_MAX_CONDITIONS("filter_max_conditions", Kind.COUNT, 0),
     CONDITION_MAX_SIZE("condition_max_size", Kind.COUNT, 0),
@@ -75,7 +76,6 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
   private static final String SPARSE = "sparse_config";
   private static final String MULTIVECTOR = "multivector_config";
   private static final String MEMORY = "max_resident_memory_percent";
-  private static final String PAYLOAD_SIZE = "max_collection_payload_size_bytes";
   private static final Map<String, Field> BY_NAME = new TreeMap<>();
 
   static {
@@ -115,8 +115,7 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
         if (f == null
             && !name.equals(SPARSE)
             && !name.equals(MULTIVECTOR)
-            && !name.equals(MEMORY)
-            && !name.equals(PAYLOAD_SIZE)) {
+            && !name.equals(MEMORY)) {
           throw unknown(path);
         }
         continue; // Qdrant's None: the stored value stays
@@ -135,12 +134,6 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
             v,
             "is not supported: the server's memory budget (FLASHVEC_MEMORY_*) bounds memory for"
                 + " every collection");
-      } else if (name.equals(PAYLOAD_SIZE)) {
-        throw refused(
-            path,
-            v,
-            "is not supported yet: FlashVec keeps no running total of a collection's payload"
-                + " bytes to check it against");
       } else {
         throw unknown(path);
       }

@@ -26,7 +26,8 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>The rate limiters belong to this process, one read and one write bucket per collection, and
  * start full whenever the collection's strict mode is set (as Qdrant's do on every update): in a
- * cluster each proxy node limits the requests it serves.
+ * cluster each proxy node limits the requests it serves, and a node other than the one that took
+ * the update starts its limiters afresh only when the update changed the configuration.
  */
 @Component
 public class StrictModeGuard {
@@ -72,9 +73,16 @@ public class StrictModeGuard {
     this.service = service;
   }
 
-  /** Forgets a collection's limiters (it was deleted). */
+  /**
+   * Forgets a collection's limiters: its strict mode was set (even to what it was: its limiters
+   * start full, as Qdrant's do on every update), or it was created or deleted.
+   */
   void forget(String collection) {
     states.remove(collection);
+    String target = service.aliases().get(collection);
+    if (target != null) {
+      states.remove(target);
+    }
   }
 
   /**
@@ -163,8 +171,8 @@ public class StrictModeGuard {
     }
     String key = service.aliases().getOrDefault(collection, collection);
     State st = states.get(key);
-    // a new text is a new setting, even if it reads the same: its limiters start full
-    if (st == null || st.json() != json) {
+    // a changed setting, here or on another node of a cluster: its limiters start full
+    if (st == null || !st.json().equals(json)) {
       StrictMode mode = StrictMode.fromJson(json);
       boolean on = mode.enabled();
       long r = mode.limit(Field.READ_RATE_LIMIT);
@@ -460,6 +468,7 @@ public class StrictModeGuard {
       case SET_PAYLOAD -> {
         JsonNode f = b.get("filter");
         filter(s, f, true);
+        payloadSize(s);
         return selected(s, b.get("points"), f);
       }
       default -> {
@@ -488,8 +497,13 @@ public class StrictModeGuard {
     }
   }
 
-  /** {@code max_points_count} and {@code max_collection_vector_size_bytes}, before an insert. */
+  /**
+   * {@code max_points_count}, {@code max_collection_vector_size_bytes} and {@code
+   * max_collection_payload_size_bytes}, before an insert: Qdrant refuses the insert once the
+   * collection has reached the limit.
+   */
   private void storage(Scope s) {
+    payloadSize(s);
     long maxPoints = s.mode().limit(Field.MAX_POINTS_COUNT);
     long maxVectors = s.mode().limit(Field.MAX_COLLECTION_VECTOR_SIZE_BYTES);
     if (maxPoints < 0 && maxVectors < 0) {
@@ -505,6 +519,14 @@ public class StrictModeGuard {
     if (maxVectors >= 0 && bytes >= maxVectors) {
       throw new InvalidInputException(
           "Bad request: Max vector storage size limit of " + megabytes(maxVectors) + "MB reached!");
+    }
+  }
+
+  private void payloadSize(Scope s) {
+    long max = s.mode().limit(Field.MAX_COLLECTION_PAYLOAD_SIZE_BYTES);
+    if (max >= 0 && service.payloadBytes(s.collection()) >= max) {
+      throw new InvalidInputException(
+          "Bad request: Max payload storage size limit of " + megabytes(max) + "MB reached!");
     }
   }
 

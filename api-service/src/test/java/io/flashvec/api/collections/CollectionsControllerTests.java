@@ -287,8 +287,7 @@ class CollectionsControllerTests {
         c,
         "strict_mode_config",
         "\"strict_mode_config\":{\"max_collection_payload_size_bytes\":10}",
-        Kind.REFUSED,
-        "strict_mode_config.max_collection_payload_size_bytes: is not supported yet");
+        Kind.HONOURED);
     probe(
         c,
         "strict_mode_config",

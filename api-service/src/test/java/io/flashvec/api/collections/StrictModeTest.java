@@ -30,7 +30,8 @@ class StrictModeTest {
             + "\"search_max_hnsw_ef\":3,\"search_allow_exact\":false,"
             + "\"search_max_oversampling\":1.5,\"upsert_max_batchsize\":7,"
             + "\"search_max_batchsize\":8,\"max_collection_vector_size_bytes\":240,"
-            + "\"read_rate_limit\":1,\"write_rate_limit\":2,\"max_points_count\":9,"
+            + "\"read_rate_limit\":1,\"write_rate_limit\":2,"
+            + "\"max_collection_payload_size_bytes\":45000,\"max_points_count\":9,"
             + "\"filter_max_conditions\":5,\"condition_max_size\":6,"
             + "\"sparse_config\":{\"text\":{\"max_length\":4}}}";
     StrictMode m = parse(all);
@@ -46,7 +47,8 @@ class StrictModeTest {
                 + "\"search_max_hnsw_ef\":3,\"search_allow_exact\":false,"
                 + "\"search_max_oversampling\":1.5,\"upsert_max_batchsize\":7,"
                 + "\"search_max_batchsize\":8,\"max_collection_vector_size_bytes\":240,"
-                + "\"read_rate_limit\":1,\"write_rate_limit\":2,\"max_points_count\":9,"
+                + "\"read_rate_limit\":1,\"write_rate_limit\":2,"
+                + "\"max_collection_payload_size_bytes\":45000,\"max_points_count\":9,"
                 + "\"filter_max_conditions\":5,\"condition_max_size\":6,"
                 + "\"max_payload_index_count\":3,\"sparse_config\":{\"text\":{\"max_length\":4}}}");
     assertThat(StrictMode.fromJson(m.toJson().toString())).isEqualTo(m);
@@ -109,8 +111,6 @@ class StrictModeTest {
 
   @Test
   void settingsFlashVecCannotEnforceAreRefusedNamingThem() {
-    assertThatThrownBy(() -> parse("{\"max_collection_payload_size_bytes\":100}"))
-        .hasMessageContaining("strict_mode_config.max_collection_payload_size_bytes");
     assertThatThrownBy(() -> parse("{\"max_resident_memory_percent\":50}"))
         .hasMessageContaining("strict_mode_config.max_resident_memory_percent");
     assertThatThrownBy(() -> parse("{\"multivector_config\":{\"m\":{\"max_vectors\":5}}}"))
@@ -121,7 +121,7 @@ class StrictModeTest {
     // null and empty values of them set nothing
     assertThat(
             parse(
-                    "{\"max_collection_payload_size_bytes\":null,\"multivector_config\":{},"
+                    "{\"max_points_count\":null,\"multivector_config\":{},"
                         + "\"max_resident_memory_percent\":null}")
                 .toJson()
                 .toString())

@@ -196,6 +196,14 @@ class StrictModeIT {
         400,
         "Max vector storage size limit of 0.00015258789MB reached!");
     strict("s", "{\"max_collection_vector_size_bytes\": 100000000}");
+    // payload bytes: those stored, compared before an insert or a payload update
+    strict("s", "{\"max_collection_payload_size_bytes\": 100}");
+    bad(upsertResponse("s", r, 300, 1), 400, "Bad request: Max payload storage size limit of");
+    bad(
+        http.post("/collections/s/points/payload", "{\"payload\": {\"a\": 1}, \"points\": [1]}"),
+        400,
+        "Max payload storage size limit of 0.00009536743MB reached!");
+    strict("s", "{\"max_collection_payload_size_bytes\": 100000000}");
 
     // payload indexes: one exists; replacing it is fine, a new one is not
     strict("s", "{\"max_payload_index_count\": 1}");
@@ -269,7 +277,6 @@ class StrictModeIT {
     // refused: what FlashVec cannot enforce, unknown fields, wrong types; 422 below minimums
     for (String field :
         new String[] {
-          "max_collection_payload_size_bytes\": 100",
           "max_resident_memory_percent\": 50",
           "multivector_config\": {\"v\": {\"max_vectors\": 2}}",
           "no_such_limit\": 1"
@@ -295,7 +302,7 @@ class StrictModeIT {
         400,
         "strict_mode_config.sparse_config.text: the collection has no sparse vector of that name");
     assertThat(http.get("/collections/s").result().at("/config/strict_mode_config").toString())
-        .doesNotContain("payload_size", "memory", "multivector", "no_such", "sparse");
+        .doesNotContain("memory", "multivector", "no_such", "sparse");
 
     // sparse vectors: max_length by name
     ok(
