@@ -104,28 +104,34 @@ public class StrictModeGuard {
       case QUERY_BATCH -> read(s, batch(s, b, true));
       case QUERY_GROUPS -> read(s, query(s, b, Grouping.GROUPS));
       case MATRIX -> {
-        long sample = b.path("sample").asLong(10);
-        long limit = b.path("limit").asLong(3);
-        limit(s, Field.MAX_QUERY_LIMIT, sample * limit, "limit");
+        // as Qdrant: the product of those given
+        long sample = count(b.path("sample"), -1);
+        long limit = count(b.path("limit"), -1);
+        if (sample >= 0 || limit >= 0) {
+          long product = sample >= 0 && limit >= 0 ? sample * limit : Math.max(sample, limit);
+          limit(s, Field.MAX_QUERY_LIMIT, product, "limit");
+        }
         filter(s, b.get("filter"), false);
-        read(s, sample + conditions(b.get("filter")));
+        read(s, (sample >= 0 ? sample : 10) + conditions(b.get("filter")));
       }
       case SCROLL -> {
-        limit(s, Field.MAX_QUERY_LIMIT, b.path("limit").asLong(10), "limit");
+        if (b.has("limit")) { // as Qdrant: the default limit is not checked
+          limit(s, Field.MAX_QUERY_LIMIT, count(b.path("limit"), 10), "limit");
+        }
         filter(s, b.get("filter"), false);
         read(s, 1 + conditions(b.get("filter")));
       }
       case COUNT -> {
         filter(s, b.get("filter"), false);
-        exact(s, b.path("exact").asBoolean(true));
+        exact(s, flag(b.path("exact"), true));
         read(s, 1 + conditions(b.get("filter")));
       }
       case FACET -> {
         if (b.has("limit")) {
-          limit(s, Field.MAX_QUERY_LIMIT, b.path("limit").asLong(), "limit");
+          limit(s, Field.MAX_QUERY_LIMIT, count(b.path("limit"), 10), "limit");
         }
         filter(s, b.get("filter"), false);
-        exact(s, b.path("exact").asBoolean(false));
+        exact(s, flag(b.path("exact"), false));
         read(s, 1 + conditions(b.get("filter")));
       }
       case RETRIEVE -> read(s, b.path("ids").size());
@@ -142,7 +148,7 @@ public class StrictModeGuard {
         }
         takeWrite(s, cost);
       }
-      case CREATE_INDEX -> payloadIndexCount(s, b.path("field_name").asString(""));
+      case CREATE_INDEX -> payloadIndexCount(s, text(b.path("field_name"), ""));
       default -> takeWrite(s, write(s, route, b));
     }
   }
@@ -198,10 +204,10 @@ public class StrictModeGuard {
 
   /** The checks of a search or grouped search; returns its read cost. */
   private long search(Scope s, JsonNode b, boolean groups) {
-    long limit = b.path("limit").asLong(10);
+    long limit = count(b.path("limit"), 10);
     if (groups) {
-      groupBy(s, b.path("group_by").asString(""));
-      limit *= b.path("group_size").asLong(3);
+      groupBy(s, text(b.path("group_by"), ""));
+      limit *= count(b.path("group_size"), 3);
     }
     limit(s, Field.MAX_QUERY_LIMIT, limit, "limit");
     filter(s, b.get("filter"), false);
@@ -250,14 +256,14 @@ public class StrictModeGuard {
     }
     boolean vectorQuery = isVectorQuery(kind);
     if (prefetches.isEmpty() && vectorQuery) {
-      fullScan(s, b.path("using").asString(""));
+      fullScan(s, text(b.path("using"), ""));
     }
     if (grouping == Grouping.GROUPS) {
-      groupBy(s, b.path("group_by").asString(""));
+      groupBy(s, text(b.path("group_by"), ""));
     }
-    long limit = b.path("limit").asLong(10);
+    long limit = count(b.path("limit"), 10);
     if (grouping == Grouping.GROUPS) {
-      limit *= b.path("group_size").asLong(3);
+      limit *= count(b.path("group_size"), 3);
     }
     limit(s, Field.MAX_QUERY_LIMIT, limit, "limit");
     filter(s, b.get("filter"), false);
@@ -346,7 +352,7 @@ public class StrictModeGuard {
     }
     if (q.has("recommend")) {
       JsonNode r = q.get("recommend");
-      String strategy = r.path("strategy").asString("average_vector");
+      String strategy = text(r.path("strategy"), "average_vector");
       if (strategy.equals("average_vector")) {
         return 1; // one averaged vector
       }
@@ -424,7 +430,7 @@ public class StrictModeGuard {
     if (ef != null && ef.isIntegralNumber()) {
       limit(s, Field.SEARCH_MAX_HNSW_EF, ef.longValue(), "hnsw_ef");
     }
-    exact(s, p.path("exact").asBoolean(false));
+    exact(s, flag(p.path("exact"), false));
   }
 
   private static void exact(Scope s, boolean exact) {
@@ -760,7 +766,7 @@ public class StrictModeGuard {
       }
       if (c.has("nested")) {
         JsonNode n = c.get("nested");
-        filter(prefix + n.path("key").asString("") + "[].", n.get("filter"));
+        filter(prefix + text(n.path("key"), "") + "[].", n.get("filter"));
         return;
       }
       if (isFilter(c)) {
@@ -773,7 +779,7 @@ public class StrictModeGuard {
       if (!c.has("key")) {
         for (String f : List.of("is_empty", "is_null")) {
           if (c.path(f).has("key")) {
-            need(prefix + c.path(f).path("key").asString(), EnumSet.allOf(Cap.class));
+            need(prefix + text(c.path(f).path("key"), ""), EnumSet.allOf(Cap.class));
           }
         }
         return;
@@ -799,7 +805,7 @@ public class StrictModeGuard {
             if (list.get(0).isString()) {
               boolean uuids = true;
               for (JsonNode v : list) {
-                uuids &= isUuid(v.asString(""));
+                uuids &= isUuid(text(v, ""));
               }
               if (uuids) {
                 caps.add(Cap.UUID_MATCH);
@@ -837,7 +843,7 @@ public class StrictModeGuard {
         caps.addAll(EnumSet.allOf(Cap.class));
       }
       if (!caps.isEmpty()) {
-        need(prefix + c.path("key").asString(""), caps);
+        need(prefix + text(c.path("key"), ""), caps);
       }
     }
 
@@ -867,11 +873,11 @@ public class StrictModeGuard {
         return;
       }
       if (e.has("geo_distance")) {
-        need(e.path("geo_distance").path("to").asString(""), EnumSet.of(Cap.GEO));
+        need(text(e.path("geo_distance").path("to"), ""), EnumSet.of(Cap.GEO));
         return;
       }
       if (e.has("datetime_key")) {
-        need(e.path("datetime_key").asString(""), EnumSet.of(Cap.DATETIME_RANGE));
+        need(text(e.path("datetime_key"), ""), EnumSet.of(Cap.DATETIME_RANGE));
         return;
       }
       if (e.has("datetime")) {
@@ -927,6 +933,21 @@ public class StrictModeGuard {
         return false;
       }
     }
+  }
+
+  // ------------------------------------------------------------------------- reading the body
+
+  /** An integer of the body, or {@code dflt} when absent or not an integer (the parser says so). */
+  private static long count(JsonNode n, long dflt) {
+    return n.isIntegralNumber() && n.canConvertToLong() ? n.longValue() : dflt;
+  }
+
+  private static boolean flag(JsonNode n, boolean dflt) {
+    return n.isBoolean() ? n.booleanValue() : dflt;
+  }
+
+  private static String text(JsonNode n, String dflt) {
+    return n.isString() ? n.asString() : dflt;
   }
 
   // ----------------------------------------------------------------------------------- errors

@@ -74,6 +74,12 @@ class StrictModeIT {
         http.post("/collections/s/points/scroll", "{\"limit\": 6}"),
         400,
         "Limit exceeded 6 > 5 for \"limit\"");
+    // a scroll's default limit is not checked (as Qdrant); a malformed limit is the parser's 400
+    ok(http.post("/collections/s/points/scroll", "{}"));
+    bad(
+        http.post("/collections/s/points/query", "{\"query\": [1,0,0,0], \"limit\": \"x\"}"),
+        400,
+        "limit");
 
     // a partial update keeps the other fields; null keeps a field
     strict("s", "{\"max_timeout\": 2, \"max_query_limit\": null}");
