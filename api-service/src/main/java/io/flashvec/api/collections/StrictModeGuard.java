@@ -736,8 +736,12 @@ public class StrictModeGuard {
 
     private static EnumSet<Cap> capabilities(PayloadFieldSchema f) {
       return switch (f.type()) {
-        // FlashVec's keyword index serves prefix matches whatever its prefix flag says
-        case KEYWORD -> EnumSet.of(Cap.KEYWORD_MATCH, Cap.KEYWORD_PREFIX);
+        // as Qdrant: prefix matches need `prefix: true`, though FlashVec's keyword index serves
+        // them either way (so strict mode asks for what a Qdrant collection would need)
+        case KEYWORD ->
+            f.prefix()
+                ? EnumSet.of(Cap.KEYWORD_MATCH, Cap.KEYWORD_PREFIX)
+                : EnumSet.of(Cap.KEYWORD_MATCH);
         case INTEGER -> EnumSet.of(Cap.INT_MATCH, Cap.INT_RANGE);
         case UUID -> EnumSet.of(Cap.UUID_MATCH, Cap.UUID_RANGE);
         case BOOL -> EnumSet.of(Cap.BOOL_MATCH);

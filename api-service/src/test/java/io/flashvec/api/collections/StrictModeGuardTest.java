@@ -69,6 +69,11 @@ class StrictModeGuardTest {
     assertThat(
             unindexed(phrase, schema("t", "{\"type\": \"text\", \"phrase_matching\": true}")).key)
         .isNull();
+    String prefix = "{\"must\": [{\"key\": \"u\", \"match\": {\"prefix\": \"ht\"}}]}";
+    assertThat(unindexed(prefix, schema("u", "\"keyword\"")).types)
+        .containsExactly("keyword (with prefix: true)");
+    assertThat(unindexed(prefix, schema("u", "{\"type\": \"keyword\", \"prefix\": true}")).key)
+        .isNull();
     // ids, vectors and empty lists need no index
     assertThat(
             unindexed(
