@@ -176,22 +176,26 @@ public class StrictModeGuard {
       return null;
     }
     String key = service.aliases().getOrDefault(collection, collection);
-    State st = states.get(key);
     // a changed setting, here or on another node of a cluster: its limiters start full
+    State st = states.get(key);
     if (st == null || !st.json().equals(json)) {
-      StrictMode mode = StrictMode.fromJson(json);
-      boolean on = mode.enabled();
-      long r = mode.limit(Field.READ_RATE_LIMIT);
-      long w = mode.limit(Field.WRITE_RATE_LIMIT);
       st =
-          new State(
-              json,
-              mode,
-              on && r > 0 ? new RateLimiter("Read", r, System::nanoTime) : null,
-              on && w > 0 ? new RateLimiter("Write", w, System::nanoTime) : null);
-      states.put(key, st);
+          states.compute(
+              key, (k, old) -> old != null && old.json().equals(json) ? old : state(json));
     }
     return st.mode().enabled() ? new Scope(key, settings, st.mode(), st) : null;
+  }
+
+  private static State state(String json) {
+    StrictMode mode = StrictMode.fromJson(json);
+    boolean on = mode.enabled();
+    long r = mode.limit(Field.READ_RATE_LIMIT);
+    long w = mode.limit(Field.WRITE_RATE_LIMIT);
+    return new State(
+        json,
+        mode,
+        on && r > 0 ? new RateLimiter("Read", r, System::nanoTime) : null,
+        on && w > 0 ? new RateLimiter("Write", w, System::nanoTime) : null);
   }
 
   // ------------------------------------------------------------------------------------ reads
