@@ -231,6 +231,41 @@ public interface CollectionService {
       io.flashvec.storage.FsyncPolicy fsyncPolicy,
       Boolean onDiskPayload);
 
+  /**
+   * Changes a collection's settings with {@code change}, which sees the settings in force: changes
+   * do not interleave, and each is persisted before it applies. Returns the settings now in force.
+   * The strict mode configuration and the metadata are kept this way ({@link
+   * CollectionTuning#strictMode()}, {@link CollectionTuning#metadata()}).
+   */
+  default CollectionTuning updateCollection(
+      String collection, UnaryOperator<CollectionTuning> change) {
+    throw new io.flashvec.index.InvalidInputException(
+        "Wrong input: strict mode and collection metadata are not supported here");
+  }
+
+  /**
+   * What a request's checks need of a collection, without its statistics: its configuration, its
+   * changeable settings and its payload indexes.
+   */
+  record Settings(
+      CollectionConfig config,
+      CollectionTuning tuning,
+      io.flashvec.index.payload.PayloadSchema payloadSchema) {}
+
+  /**
+   * Bytes of the payloads a collection stores, deleted points' included until a compaction drops
+   * them; {@code -1} where it is not known (a cluster proxy, for now).
+   */
+  default long payloadBytes(String collection) {
+    return -1;
+  }
+
+  /** {@link Settings} of a collection; {@link io.flashvec.index.NotFoundException} if none. */
+  default Settings settings(String collection) {
+    CollectionDescription d = describe(collection);
+    return new Settings(d.config(), d.info().tuning(), d.info().payloadSchema());
+  }
+
   /** Creates or replaces a payload index ({@code PUT /collections/{c}/index}). */
   Collection.UpdateResult createPayloadIndex(
       String collection, io.flashvec.index.payload.PayloadFieldSchema field, boolean wait);

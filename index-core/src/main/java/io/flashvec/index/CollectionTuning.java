@@ -4,8 +4,10 @@ import io.flashvec.storage.FsyncPolicy;
 
 /**
  * A collection's settings that may change after creation ({@code PATCH /collections/{name}}):
- * Qdrant's {@code optimizers_config.indexing_threshold} (bulk loads), a WAL fsync override and
- * Qdrant's {@code on_disk_payload}.
+ * Qdrant's {@code optimizers_config.indexing_threshold} (bulk loads), a WAL fsync override,
+ * Qdrant's {@code on_disk_payload}, and two JSON documents the engine keeps without reading them:
+ * Qdrant's {@code strict_mode_config} (which the REST layer enforces) and the collection's {@code
+ * metadata}.
  *
  * @param indexingThreshold {@code 0}: defer index builds (sealed segments stay in memory, searched
  *     exactly, and the WAL is not truncated) until it is raised; {@code -1}: the server default
@@ -14,9 +16,17 @@ import io.flashvec.storage.FsyncPolicy;
  * @param onDiskPayload {@code true} (the default): sealed segments read payloads from their mapped
  *     files on demand; {@code false}: they hold them on the heap, from their next open (a seal, a
  *     merge, a restart)
+ * @param strictMode Qdrant's {@code strict_mode_config} as compact JSON text, or {@code null} when
+ *     the collection never had one
+ * @param metadata the collection's {@code metadata} object as compact JSON text, or {@code null}
+ *     when it has none
  */
 public record CollectionTuning(
-    int indexingThreshold, FsyncPolicy fsyncPolicy, boolean onDiskPayload) {
+    int indexingThreshold,
+    FsyncPolicy fsyncPolicy,
+    boolean onDiskPayload,
+    String strictMode,
+    String metadata) {
 
   public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null, true);
 
@@ -25,6 +35,11 @@ public record CollectionTuning(
       throw new InvalidInputException(
           "indexing_threshold must not be negative [indexing_threshold=" + indexingThreshold + "]");
     }
+  }
+
+  /** Settings without a strict mode or metadata. */
+  public CollectionTuning(int indexingThreshold, FsyncPolicy fsyncPolicy, boolean onDiskPayload) {
+    this(indexingThreshold, fsyncPolicy, onDiskPayload, null, null);
   }
 
   /** Settings with payloads on disk. */
@@ -47,6 +62,18 @@ public record CollectionTuning(
     return new CollectionTuning(
         threshold != null ? threshold : indexingThreshold,
         policy != null ? policy : fsyncPolicy,
-        onDisk != null ? onDisk : onDiskPayload);
+        onDisk != null ? onDisk : onDiskPayload,
+        strictMode,
+        metadata);
+  }
+
+  /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
+  public CollectionTuning withStrictMode(String json) {
+    return new CollectionTuning(indexingThreshold, fsyncPolicy, onDiskPayload, json, metadata);
+  }
+
+  /** This tuning with {@code json} as its metadata ({@code null}: none). */
+  public CollectionTuning withMetadata(String json) {
+    return new CollectionTuning(indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, json);
   }
 }

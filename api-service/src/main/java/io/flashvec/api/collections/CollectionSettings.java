@@ -23,7 +23,8 @@ import tools.jackson.databind.JsonNode;
  * replication_factor}, {@code hnsw_config.m/ef_construct}, {@code
  * optimizers_config.indexing_threshold}, {@code wal_config.fsync_policy} and FlashVec's {@code
  * index}) are parsed by {@link CollectionsController}; {@code on_disk_payload} and {@code
- * payload.memory} by {@link #onDiskPayload}; this class only checks the rest.
+ * payload.memory} by {@link #onDiskPayload}; {@code strict_mode_config} by {@link StrictMode} and
+ * {@code metadata} by {@link CollectionsController}; this class only checks the rest.
  */
 final class CollectionSettings {
 
@@ -301,29 +302,10 @@ final class CollectionSettings {
           "the sparse vectors of an existing collection cannot be changed yet; they are set when"
               + " it is created");
     }
-    JsonNode strict = body.get("strict_mode_config");
-    if (!absent(strict)) {
-      if (!strict.isObject()) {
-        throw Requests.invalid(
-            "strict_mode_config must be an object", "strict_mode_config", strict);
-      }
-      for (Map.Entry<String, JsonNode> e : strict.properties()) {
-        boolean off =
-            e.getKey().equals("enabled")
-                ? absent(e.getValue()) || e.getValue().isBoolean() && !e.getValue().booleanValue()
-                : absent(e.getValue());
-        if (!off) {
-          throw refused(
-              "strict_mode_config." + e.getKey(),
-              e.getValue(),
-              "collection strict mode is not supported; FlashVec's limits are the server's"
-                  + " flashvec.limits.* settings");
-        }
-      }
-    }
+    // strict_mode_config is parsed by StrictMode; metadata must be an object
     JsonNode metadata = body.get("metadata");
-    if (!absent(metadata) && !(metadata.isObject() && metadata.isEmpty())) {
-      throw refused("metadata", metadata, "collection metadata is not supported (not stored)");
+    if (!absent(metadata) && !metadata.isObject()) {
+      throw Requests.invalid("metadata must be a JSON object", "metadata", metadata);
     }
   }
 

@@ -41,11 +41,17 @@ public class CollectionsController {
   private final CollectionService service;
   private final Blocking blocking;
   private final FlashVecProperties props;
+  private final StrictModeGuard strict;
 
-  CollectionsController(CollectionService service, Blocking blocking, FlashVecProperties props) {
+  CollectionsController(
+      CollectionService service,
+      Blocking blocking,
+      FlashVecProperties props,
+      StrictModeGuard strict) {
     this.service = service;
     this.blocking = blocking;
     this.props = props;
+    this.strict = strict;
   }
 
   @GetMapping("/collections")
@@ -96,7 +102,18 @@ public class CollectionsController {
     if (threshold != null || fsync != null || onDiskPayload != null) {
       t = t.merge(threshold, fsync, onDiskPayload);
     }
+    JsonNode strictMode = json.get("strict_mode_config");
+    if (strictMode != null && !strictMode.isNull()) {
+      t =
+          t.withStrictMode(
+              parseStrictMode(strictMode, config.sparseVectors().keySet()).toJson().toString());
+    }
+    JsonNode metadata = json.get("metadata");
+    if (metadata != null && metadata.isObject()) {
+      t = t.withMetadata(metadata.toString());
+    }
     service.createCollection(name, config, t);
+    strict.forget(name);
     return BooleanNode.TRUE;
   }
 
@@ -148,7 +165,11 @@ public class CollectionsController {
   @DeleteMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> delete(@PathVariable String name) {
     return blocking.answer(
-        () -> BooleanNode.valueOf(service.deleteCollection(CollectionNames.validate(name))));
+        () -> {
+          boolean deleted = service.deleteCollection(CollectionNames.validate(name));
+          strict.forget(name);
+          return BooleanNode.valueOf(deleted);
+        });
   }
 
   /** FlashVec extension: seal the growing segments now (Qdrant has no such call). */
@@ -204,8 +225,69 @@ public class CollectionsController {
         params != null && params.isObject()
             ? CollectionSettings.onDiskPayload(params, "params.")
             : null;
+    JsonNode strictMode = json.get("strict_mode_config");
+    StrictMode strictDiff =
+        strictMode == null || strictMode.isNull()
+            ? null
+            : parseStrictMode(strictMode, service.settings(name).config().sparseVectors().keySet());
+    JsonNode metadata = json.get("metadata");
+    ObjectNode metadataDiff =
+        metadata != null && metadata.isObject() ? (ObjectNode) metadata : null;
     service.updateCollection(name, threshold, fsync, onDiskPayload);
+    if (strictDiff != null || metadataDiff != null) {
+      service.updateCollection(
+          name,
+          t -> {
+            CollectionTuning next = t;
+            if (strictDiff != null) {
+              StrictMode now =
+                  t.strictMode() == null ? StrictMode.NONE : StrictMode.fromJson(t.strictMode());
+              next = next.withStrictMode(now.merge(strictDiff).toJson().toString());
+            }
+            if (metadataDiff != null) {
+              next = next.withMetadata(mergeMetadata(t.metadata(), metadataDiff));
+            }
+            return next;
+          });
+      if (strictDiff != null) {
+        strict.forget(name); // its rate limiters start full again, as Qdrant's do
+      }
+    }
     return BooleanNode.TRUE;
+  }
+
+  /**
+   * A request's {@code strict_mode_config}. A payload size limit needs the payload bytes of the
+   * collection, which only a standalone server adds up so far.
+   */
+  private StrictMode parseStrictMode(JsonNode n, java.util.Set<String> sparseNames) {
+    StrictMode m = StrictMode.parse(n, "strict_mode_config", sparseNames);
+    if (m.limit(StrictMode.Field.MAX_COLLECTION_PAYLOAD_SIZE_BYTES) >= 0
+        && service.peers() != null) {
+      throw new InvalidInputException(
+          "Wrong input: strict_mode_config.max_collection_payload_size_bytes: is not supported in"
+              + " cluster mode yet (a proxy does not know the shards' payload bytes)");
+    }
+    return m;
+  }
+
+  /**
+   * Qdrant's update of a collection's metadata: each key of {@code diff} replaces the stored one,
+   * and a key set to {@code null} is removed.
+   */
+  static String mergeMetadata(String current, ObjectNode diff) {
+    ObjectNode merged =
+        current == null
+            ? Json.object()
+            : (ObjectNode) Json.parse(current.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    for (java.util.Map.Entry<String, JsonNode> e : diff.properties()) {
+      if (e.getValue().isNull()) {
+        merged.remove(e.getKey());
+      } else {
+        merged.set(e.getKey(), e.getValue());
+      }
+    }
+    return merged.toString();
   }
 
   /**
@@ -241,6 +323,7 @@ public class CollectionsController {
     if (!json.isObject()) {
       throw new InvalidInputException("Wrong input: index request must be a JSON object");
     }
+    strict.check(name, StrictModeGuard.Route.CREATE_INDEX, json);
     JsonNode field = json.get("field_name");
     if (field == null || !field.isString()) {
       throw Requests.invalid("field_name must be a string", "field_name", field);
@@ -541,6 +624,14 @@ public class CollectionsController {
     wal.put("wal_capacity_mb", props.wal().segmentBytes().toMegabytes());
     wal.put("wal_segments_ahead", 0);
     config.putNull("quantization_config");
+    if (info.tuning().strictMode() != null) {
+      config.set("strict_mode_config", StrictMode.fromJson(info.tuning().strictMode()).toJson());
+    }
+    if (info.tuning().metadata() != null) {
+      config.set(
+          "metadata",
+          Json.parse(info.tuning().metadata().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
     ObjectNode schema = r.putObject("payload_schema");
     for (var f : info.payloadSchema().fields().values()) {
       ObjectNode o = f.toJson();

@@ -1,6 +1,7 @@
 package io.flashvec.api.points;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.collections.StrictModeGuard;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.index.FlashVecException;
@@ -38,16 +39,19 @@ public class BatchController {
   private final PayloadController payloads;
   private final Blocking blocking;
   private final int maxBatch;
+  private final StrictModeGuard strict;
 
   BatchController(
       PointsController points,
       PayloadController payloads,
       Blocking blocking,
-      FlashVecProperties props) {
+      FlashVecProperties props,
+      StrictModeGuard strict) {
     this.points = points;
     this.payloads = payloads;
     this.blocking = blocking;
     this.maxBatch = props.limits().maxBatchPoints();
+    this.strict = strict;
   }
 
   private static final List<String> KINDS =
@@ -87,6 +91,7 @@ public class BatchController {
           for (int i = 0; i < ops.size(); i++) {
             kinds.add(kind(ops.get(i), i));
           }
+          strict.check(name, StrictModeGuard.Route.BATCH, b);
           ArrayNode results = Json.MAPPER.createArrayNode();
           for (int i = 0; i < ops.size(); i++) {
             String kind = kinds.get(i);

@@ -1,6 +1,7 @@
 package io.flashvec.api.points;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.collections.StrictModeGuard;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
@@ -50,11 +51,17 @@ public class FacetController {
   private final CollectionService service;
   private final Blocking blocking;
   private final int maxLimit;
+  private final StrictModeGuard strict;
 
-  FacetController(CollectionService service, Blocking blocking, FlashVecProperties props) {
+  FacetController(
+      CollectionService service,
+      Blocking blocking,
+      FlashVecProperties props,
+      StrictModeGuard strict) {
     this.service = service;
     this.blocking = blocking;
     this.maxLimit = props.limits().maxSearchLimit();
+    this.strict = strict;
   }
 
   @PostMapping("/collections/{name}/facet")
@@ -78,6 +85,7 @@ public class FacetController {
       throw Requests.invalid("facet needs `key`, a payload key", "key", keyNode);
     }
     String key = keyNode.asString();
+    strict.check(name, StrictModeGuard.Route.FACET, b);
     FieldPath path = FieldPath.parse(key, "key");
     int limit = Requests.nonNegativeInt(b, "limit", DEFAULT_LIMIT, maxLimit);
     Requests.bool(b, "exact", false); // validated; the counts are exact either way

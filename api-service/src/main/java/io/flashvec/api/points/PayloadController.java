@@ -1,6 +1,7 @@
 package io.flashvec.api.points;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.collections.StrictModeGuard;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
@@ -37,11 +38,17 @@ public class PayloadController {
   private final CollectionService service;
   private final Blocking blocking;
   private final int maxBatch;
+  private final StrictModeGuard strict;
 
-  PayloadController(CollectionService service, Blocking blocking, FlashVecProperties props) {
+  PayloadController(
+      CollectionService service,
+      Blocking blocking,
+      FlashVecProperties props,
+      StrictModeGuard strict) {
     this.service = service;
     this.blocking = blocking;
     this.maxBatch = props.limits().maxBatchPoints();
+    this.strict = strict;
   }
 
   @PostMapping("/collections/{name}/points/payload")
@@ -145,8 +152,19 @@ public class PayloadController {
       boolean wait,
       byte[] body,
       java.util.function.Function<JsonNode, UnaryOperator<byte[]>> change) {
+    StrictModeGuard.Route route =
+        change == CLEAR
+            ? StrictModeGuard.Route.CLEAR_PAYLOAD
+            : change == DELETE_KEYS
+                ? StrictModeGuard.Route.DELETE_PAYLOAD
+                : StrictModeGuard.Route.SET_PAYLOAD;
     return blocking.answerWrite(
-        name, body, b -> PointsController.update(apply(name, b, wait, change)));
+        name,
+        body,
+        b -> {
+          strict.check(name, route, b);
+          return PointsController.update(apply(name, b, wait, change));
+        });
   }
 
   /** Applies a parsed payload-update body: its point selector and the change it describes. */

@@ -1,6 +1,8 @@
 package io.flashvec.api.points;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.collections.StrictModeGuard;
+import io.flashvec.api.collections.StrictModeGuard.Route;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Output;
@@ -43,11 +45,17 @@ public class PointsController {
   private final CollectionService service;
   private final Blocking blocking;
   private final int maxBatch;
+  private final StrictModeGuard strict;
 
-  PointsController(CollectionService service, Blocking blocking, FlashVecProperties props) {
+  PointsController(
+      CollectionService service,
+      Blocking blocking,
+      FlashVecProperties props,
+      StrictModeGuard strict) {
     this.service = service;
     this.blocking = blocking;
     this.maxBatch = props.limits().maxBatchPoints();
+    this.strict = strict;
   }
 
   @PutMapping("/collections/{name}/points")
@@ -55,7 +63,7 @@ public class PointsController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    return write(name, wait, body, this::upsert);
+    return write(name, wait, body, Route.UPSERT, this::upsert);
   }
 
   /** An update on a parsed request body. */
@@ -64,9 +72,19 @@ public class PointsController {
     Collection.UpdateResult apply(String name, JsonNode body, boolean wait);
   }
 
-  /** Runs {@code op} on the body as a write request and answers Qdrant's UpdateResult. */
-  private Mono<ResponseEntity<byte[]>> write(String name, boolean wait, byte[] body, Operation op) {
-    return blocking.answerWrite(name, body, b -> update(op.apply(name, b, wait)));
+  /**
+   * Runs {@code op} on the body as a write request, once the collection's strict mode let it
+   * ({@code route}), and answers Qdrant's UpdateResult.
+   */
+  private Mono<ResponseEntity<byte[]>> write(
+      String name, boolean wait, byte[] body, Route route, Operation op) {
+    return blocking.answerWrite(
+        name,
+        body,
+        b -> {
+          strict.check(name, route, b);
+          return update(op.apply(name, b, wait));
+        });
   }
 
   /** An upsert body ({@code points} or {@code batch}), parsed and applied. */
@@ -84,7 +102,7 @@ public class PointsController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    return write(name, wait, body, this::updateVectors);
+    return write(name, wait, body, Route.UPDATE_VECTORS, this::updateVectors);
   }
 
   Collection.UpdateResult updateVectors(String name, JsonNode b, boolean wait) {
@@ -146,7 +164,7 @@ public class PointsController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    return write(name, wait, body, this::deleteVectors);
+    return write(name, wait, body, Route.DELETE_VECTORS, this::deleteVectors);
   }
 
   /** Points whose vectors one page of a delete_vectors by filter removes. */
@@ -207,7 +225,7 @@ public class PointsController {
       @PathVariable String name,
       @RequestParam(defaultValue = "false") boolean wait,
       @RequestBody(required = false) byte[] body) {
-    return write(name, wait, body, this::delete);
+    return write(name, wait, body, Route.DELETE_POINTS, this::delete);
   }
 
   /** A delete body ({@code points} or {@code filter}), parsed and applied. */
@@ -234,6 +252,7 @@ public class PointsController {
         () -> {
           CollectionNames.validate(name);
           PointId pid = PointId.parse(id);
+          strict.check(name, Route.GET_POINT, null);
           List<Record> r = service.retrieve(name, List.of(pid), true, true);
           if (r.isEmpty()) {
             throw noSuchPoint(pid);
@@ -253,6 +272,7 @@ public class PointsController {
 
   /** The points a parsed retrieve body names, as Qdrant renders them. */
   private ArrayNode retrieve(String name, JsonNode b) {
+    strict.check(name, Route.RETRIEVE, b);
     List<PointId> ids = Requests.ids(b.get("ids"), "ids");
     checkBatch(ids.size());
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", true);
@@ -274,6 +294,7 @@ public class PointsController {
 
   /** Qdrant's count result of a parsed count body. */
   private ObjectNode count(String name, JsonNode b) {
+    strict.check(name, Route.COUNT, b);
     Requests.bool(b, "exact", true); // always exact: counted from the live bitmaps
     Filter filter = Requests.filter(b, "");
     ObjectNode r = Json.object();
@@ -289,6 +310,7 @@ public class PointsController {
 
   /** Qdrant's scroll page of a parsed scroll body. */
   private ObjectNode scroll(String name, JsonNode b) {
+    strict.check(name, Route.SCROLL, b);
     Filter filter = Requests.filter(b, "");
     JsonNode off = b.get("offset");
     PointId offset = off == null || off.isNull() ? null : Requests.id(off, "offset");

@@ -1,6 +1,8 @@
 package io.flashvec.api.search;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.collections.StrictModeGuard;
+import io.flashvec.api.collections.StrictModeGuard.Route;
 import io.flashvec.api.metrics.SearchMetrics;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
@@ -50,12 +52,15 @@ public class SearchController {
   private final UniversalQuery query;
   private final QueryGroups groups;
   private final DistanceMatrix matrix;
+  private final StrictModeGuard strict;
 
   SearchController(
       CollectionService service,
       Blocking blocking,
       FlashVecProperties props,
-      SearchMetrics metrics) {
+      SearchMetrics metrics,
+      StrictModeGuard strict) {
+    this.strict = strict;
     this.service = service;
     this.metrics = metrics;
     this.blocking = blocking;
@@ -82,6 +87,7 @@ public class SearchController {
   }
 
   private Plan planSearch(String name, JsonNode b) {
+    strict.check(name, Route.SEARCH, b);
     Parsed p = parseSearch(name, b, "");
     return new Plan(
         p.request() != null && p.using().isEmpty() && inline(name, p.request()),
@@ -119,13 +125,14 @@ public class SearchController {
    * searches} ({@link #batchOf}) into one result per search.
    */
   private Mono<ResponseEntity<byte[]>> batch(
-      String name, byte[] body, BiFunction<JsonNode, SearchStats, ArrayNode> work) {
+      String name, byte[] body, Route route, BiFunction<JsonNode, SearchStats, ArrayNode> work) {
     long t0 = System.nanoTime();
     return blocking.call(
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parse(body);
           JsonNode searches = batchOf(b);
+          strict.check(name, route, b);
           return respond(t0, b, searches.size(), stats -> work.apply(searches, stats));
         });
   }
@@ -175,7 +182,8 @@ public class SearchController {
   @PostMapping("/collections/{name}/points/search/batch")
   Mono<ResponseEntity<byte[]>> searchBatch(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return batch(name, body, (searches, stats) -> searchAll(name, searches, stats));
+    return batch(
+        name, body, Route.SEARCH_BATCH, (searches, stats) -> searchAll(name, searches, stats));
   }
 
   /** Every search of a batch is parsed before the first runs. */
@@ -198,13 +206,15 @@ public class SearchController {
   }
 
   private Plan planQuery(String name, JsonNode b) {
+    strict.check(name, Route.QUERY, b);
     return new Plan(inlineQuery(name, b), stats -> runQuery(name, b, "", stats));
   }
 
   @PostMapping("/collections/{name}/points/query/batch")
   Mono<ResponseEntity<byte[]>> queryBatch(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return batch(name, body, (searches, stats) -> queryAll(name, searches, stats));
+    return batch(
+        name, body, Route.QUERY_BATCH, (searches, stats) -> queryAll(name, searches, stats));
   }
 
   private ArrayNode queryAll(String name, JsonNode searches, SearchStats stats) {
@@ -371,7 +381,11 @@ public class SearchController {
         name,
         body,
         Json::parse,
-        b -> new Plan(false, stats -> groups.run(name, b, query.parse(b, "", new int[1]), stats)));
+        b -> {
+          strict.check(name, Route.QUERY_GROUPS, b);
+          return new Plan(
+              false, stats -> groups.run(name, b, query.parse(b, "", new int[1]), stats));
+        });
   }
 
   /** The older grouped search: a {@code vector} instead of a {@code query}. */
@@ -386,6 +400,7 @@ public class SearchController {
           if (!b.isObject() || !b.has("vector")) {
             throw new InvalidInputException("Wrong input: missing field `vector`");
           }
+          strict.check(name, Route.SEARCH_GROUPS, b);
           ObjectNode q = ((ObjectNode) b).deepCopy();
           JsonNode v = q.remove("vector");
           if (v.isObject() && v.has("name") && v.has("vector")) {
@@ -406,7 +421,10 @@ public class SearchController {
         name,
         body,
         Json::parseOptional,
-        b -> new Plan(false, stats -> DistanceMatrix.pairs(matrix.rows(name, b))));
+        b -> {
+          strict.check(name, Route.MATRIX, b);
+          return new Plan(false, stats -> DistanceMatrix.pairs(matrix.rows(name, b)));
+        });
   }
 
   @PostMapping("/collections/{name}/points/search/matrix/offsets")
@@ -416,6 +434,9 @@ public class SearchController {
         name,
         body,
         Json::parseOptional,
-        b -> new Plan(false, stats -> DistanceMatrix.offsets(matrix.rows(name, b))));
+        b -> {
+          strict.check(name, Route.MATRIX, b);
+          return new Plan(false, stats -> DistanceMatrix.offsets(matrix.rows(name, b)));
+        });
   }
 }

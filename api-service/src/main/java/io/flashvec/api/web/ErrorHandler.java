@@ -140,7 +140,14 @@ public class ErrorHandler implements WebExceptionHandler {
           exchange,
           fe instanceof BadJsonException ? "bad_json" : HttpRejections.reasonOf(fe.httpStatus()),
           message);
-      return Json.error(HttpStatus.valueOf(fe.httpStatus()), message, t0);
+      ResponseEntity<byte[]> r = Json.error(HttpStatus.valueOf(fe.httpStatus()), message, t0);
+      if (fe instanceof RateLimitException rl && rl.retryAfterSeconds() >= 0) {
+        return ResponseEntity.status(r.getStatusCode())
+            .headers(r.getHeaders())
+            .header("Retry-After", Long.toString(rl.retryAfterSeconds()))
+            .body(r.getBody());
+      }
+      return r;
     }
     if (ex instanceof FlashVecException fe && fe.httpStatus() != 500) {
       // 503 and the like: what to wait for or fix, for the client (paths are hidden)

@@ -34,11 +34,20 @@ public class ReadParamsFilter implements WebFilter {
   private static final Set<String> LEVELS = Set.of("majority", "quorum", "all");
 
   private final org.springframework.beans.factory.ObjectProvider<CollectionService> services;
+  private final org.springframework.beans.factory.ObjectProvider<
+          io.flashvec.api.collections.StrictModeGuard>
+      strict;
 
-  /** {@code services}: the REST layer's service, absent in web slices without one. */
+  /**
+   * {@code services}: the REST layer's service, absent in web slices without one; {@code strict}
+   * checks a timeout against the collection's strict mode ({@code max_timeout}).
+   */
   public ReadParamsFilter(
-      org.springframework.beans.factory.ObjectProvider<CollectionService> services) {
+      org.springframework.beans.factory.ObjectProvider<CollectionService> services,
+      org.springframework.beans.factory.ObjectProvider<io.flashvec.api.collections.StrictModeGuard>
+          strict) {
     this.services = services;
+    this.strict = strict;
   }
 
   @Override
@@ -63,7 +72,23 @@ public class ReadParamsFilter implements WebFilter {
         consistency == null
             ? chain.filter(exchange)
             : consistency(path, consistency).then(Mono.defer(() -> chain.filter(exchange)));
+    var guard = strict.getIfAvailable();
+    if (t != null && guard != null) {
+      String name = collection(path);
+      long seconds = t.toSeconds();
+      Mono<Void> checked = next;
+      next =
+          Mono.fromRunnable(() -> guard.checkTimeout(name, seconds))
+              .subscribeOn(Schedulers.boundedElastic())
+              .then(Mono.defer(() -> checked));
+    }
     return t == null ? next : next.contextWrite(ctx -> ctx.put(Blocking.TIMEOUT, t));
+  }
+
+  /** The collection name of a {@code /collections/{name}...} path. */
+  private static String collection(String path) {
+    int end = path.indexOf('/', PREFIX.length());
+    return path.substring(PREFIX.length(), end < 0 ? path.length() : end);
   }
 
   static Duration timeout(String value) {
@@ -110,8 +135,7 @@ public class ReadParamsFilter implements WebFilter {
     if (one || service == null || service.peers() == null) {
       return Mono.empty(); // one replica asked for, or a standalone server: one copy of each shard
     }
-    int end = path.indexOf('/', PREFIX.length());
-    String name = path.substring(PREFIX.length(), end < 0 ? path.length() : end);
+    String name = collection(path);
     return Mono.fromCallable(() -> service.describe(name).config().replicationFactor())
         .subscribeOn(Schedulers.boundedElastic())
         .flatMap(

@@ -46,6 +46,9 @@ class CollectionsControllerTests {
   @Autowired WebTestClient client;
   @MockitoBean CollectionService service;
 
+  /** Strict mode has its own tests; here it lets every request through. */
+  @MockitoBean io.flashvec.api.collections.StrictModeGuard strict;
+
   private String error(String method, String body) {
     var spec = method.equals("PUT") ? client.put() : client.patch();
     byte[] b =
@@ -275,26 +278,26 @@ class CollectionsControllerTests {
         "\"sparse_vectors\":{\"text\":{\"index\":{\"datatype\":\"turbo4\"}}}",
         Kind.REFUSED,
         "sparse vectors do not support the `turbo4` datatype");
-    probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":false}", Kind.NO_OP);
+    probe(c, "strict_mode_config", "\"strict_mode_config\":null", Kind.NO_OP);
+    probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":false}", Kind.HONOURED);
+    probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":true}", Kind.HONOURED);
+    probe(
+        c, "strict_mode_config", "\"strict_mode_config\":{\"max_query_limit\":10}", Kind.HONOURED);
     probe(
         c,
         "strict_mode_config",
-        "\"strict_mode_config\":{\"enabled\":true}",
-        Kind.REFUSED,
-        "strict_mode_config.enabled: collection strict mode is not supported");
+        "\"strict_mode_config\":{\"max_collection_payload_size_bytes\":10}",
+        Kind.HONOURED);
     probe(
         c,
         "strict_mode_config",
-        "\"strict_mode_config\":{\"max_query_limit\":10}",
+        "\"strict_mode_config\":{\"multivector_config\":{\"m\":{\"max_vectors\":2}}}",
         Kind.REFUSED,
-        "strict_mode_config.max_query_limit: collection strict mode is not supported");
-    probe(c, "metadata", "\"metadata\":{}", Kind.NO_OP);
-    probe(
-        c,
-        "metadata",
-        "\"metadata\":{\"a\":1}",
-        Kind.REFUSED,
-        "metadata: collection metadata is not supported");
+        "strict_mode_config.multivector_config: multivectors are not supported");
+    probe(c, "metadata", "\"metadata\":null", Kind.NO_OP);
+    probe(c, "metadata", "\"metadata\":{}", Kind.HONOURED);
+    probe(c, "metadata", "\"metadata\":{\"a\":1}", Kind.HONOURED);
+    probe(c, "metadata", "\"metadata\":[1]", Kind.REFUSED, "metadata must be a JSON object");
     probe(c, "(FlashVec) index", "\"index\":{\"type\":\"hnsw\"}", Kind.HONOURED);
     probe(
         c,
@@ -557,20 +560,30 @@ class CollectionsControllerTests {
         "PATCH{\"sparse_vectors\":{\"text\":{\"modifier\":\"idf\"}}}",
         Kind.REFUSED,
         "sparse_vectors: the sparse vectors of an existing collection cannot be changed yet");
-    probe(u, "strict_mode_config", "PATCH{\"strict_mode_config\":{\"enabled\":false}}", Kind.NO_OP);
+    probe(u, "strict_mode_config", "PATCH{\"strict_mode_config\":null}", Kind.NO_OP);
     probe(
         u,
         "strict_mode_config",
-        "PATCH{\"strict_mode_config\":{\"enabled\":true}}",
-        Kind.REFUSED,
-        "strict_mode_config.enabled: collection strict mode is not supported");
-    probe(u, "metadata", "PATCH{\"metadata\":{}}", Kind.NO_OP);
+        "PATCH{\"strict_mode_config\":{\"enabled\":false}}",
+        Kind.HONOURED);
+    probe(
+        u, "strict_mode_config", "PATCH{\"strict_mode_config\":{\"enabled\":true}}", Kind.HONOURED);
     probe(
         u,
-        "metadata",
-        "PATCH{\"metadata\":{\"a\":1}}",
+        "strict_mode_config",
+        "PATCH{\"strict_mode_config\":{\"max_resident_memory_percent\":50}}",
         Kind.REFUSED,
-        "metadata: collection metadata is not supported");
+        "strict_mode_config.max_resident_memory_percent: is not supported");
+    probe(
+        u,
+        "strict_mode_config",
+        "PATCH{\"strict_mode_config\":{\"max_query_limit\":\"ten\"}}",
+        Kind.REFUSED,
+        "strict_mode_config.max_query_limit must be a non-negative integer");
+    probe(u, "metadata", "PATCH{\"metadata\":null}", Kind.NO_OP);
+    probe(u, "metadata", "PATCH{\"metadata\":{\"a\":1}}", Kind.HONOURED);
+    probe(
+        u, "metadata", "PATCH{\"metadata\":\"a\"}", Kind.REFUSED, "metadata must be a JSON object");
     probe(
         u,
         "(FlashVec) wal_config",
@@ -700,10 +713,29 @@ class CollectionsControllerTests {
     return new Created(config.getValue(), tuning.getValue());
   }
 
-  private record Updated(Integer indexingThreshold, FsyncPolicy fsync, Boolean onDiskPayload) {}
+  /**
+   * An update's arguments; {@code documents}: the strict mode and metadata change applied to the
+   * default settings, {@code null} when there was none.
+   */
+  private record Updated(
+      Integer indexingThreshold,
+      FsyncPolicy fsync,
+      Boolean onDiskPayload,
+      CollectionTuning documents) {
+    Updated(Integer indexingThreshold, FsyncPolicy fsync, Boolean onDiskPayload) {
+      this(indexingThreshold, fsync, onDiskPayload, null);
+    }
+  }
 
+  @SuppressWarnings("unchecked")
   private Updated update(String body) {
     clearInvocations(service);
+    when(service.settings("c"))
+        .thenReturn(
+            new CollectionService.Settings(
+                new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT),
+                CollectionTuning.DEFAULT,
+                io.flashvec.index.payload.PayloadSchema.EMPTY));
     client
         .patch()
         .uri("/collections/c")
@@ -717,7 +749,12 @@ class CollectionsControllerTests {
     ArgumentCaptor<Boolean> onDiskPayload = ArgumentCaptor.forClass(Boolean.class);
     verify(service)
         .updateCollection(eq("c"), threshold.capture(), fsync.capture(), onDiskPayload.capture());
-    return new Updated(threshold.getValue(), fsync.getValue(), onDiskPayload.getValue());
+    ArgumentCaptor<java.util.function.UnaryOperator<CollectionTuning>> change =
+        ArgumentCaptor.forClass(java.util.function.UnaryOperator.class);
+    verify(service, org.mockito.Mockito.atMost(1)).updateCollection(eq("c"), change.capture());
+    CollectionTuning documents =
+        change.getAllValues().isEmpty() ? null : change.getValue().apply(CollectionTuning.DEFAULT);
+    return new Updated(threshold.getValue(), fsync.getValue(), onDiskPayload.getValue(), documents);
   }
 
   @Test
@@ -795,6 +832,7 @@ class CollectionsControllerTests {
           assertThat(error(patch ? "PATCH" : "PUT", body)).as(what).contains(p.message());
           verify(service, never()).createCollection(any(), any(), any());
           verify(service, never()).updateCollection(any(), any(), any(), any());
+          verify(service, never()).updateCollection(any(), any());
         }
       }
     }

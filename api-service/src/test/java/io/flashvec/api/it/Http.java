@@ -15,8 +15,17 @@ public final class Http {
 
   public static final JsonMapper JSON = JsonMapper.builder().build();
 
-  /** Status and parsed body. */
-  public record Response(int status, JsonNode body, String raw) {
+  /** Status, parsed body and headers (empty when not kept). */
+  public record Response(int status, JsonNode body, String raw, java.net.http.HttpHeaders headers) {
+    public Response(int status, JsonNode body, String raw) {
+      this(status, body, raw, java.net.http.HttpHeaders.of(java.util.Map.of(), (a, b) -> true));
+    }
+
+    /** The value of header {@code name}, or {@code null}. */
+    public String header(String name) {
+      return headers.firstValue(name).orElse(null);
+    }
+
     public JsonNode result() {
       return body.get("result");
     }
@@ -84,7 +93,7 @@ public final class Http {
       } catch (RuntimeException e) {
         n = JSON.createObjectNode();
       }
-      return new Response(r.statusCode(), n, r.body());
+      return new Response(r.statusCode(), n, r.body(), r.headers());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {

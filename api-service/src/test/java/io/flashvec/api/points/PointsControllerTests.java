@@ -63,6 +63,9 @@ class PointsControllerTests {
             });
   }
 
+  /** Strict mode has its own tests; here it lets every request through. */
+  @MockitoBean io.flashvec.api.collections.StrictModeGuard strict;
+
   @Test
   void upsertParsesListFormAndWaits() {
     when(service.upsert(eq("c"), anyList(), eq(true)))

@@ -58,8 +58,9 @@ class UpdateVectorsRaceTest {
     FlashVecProperties props =
         new Binder(new MapConfigurationPropertySource(Map.of()))
             .bindOrCreate("flashvec", FlashVecProperties.class);
-    points = new PointsController(service, null, props);
-    payloads = new PayloadController(service, null, props);
+    var strict = new io.flashvec.api.collections.StrictModeGuard(service);
+    points = new PointsController(service, null, props, strict);
+    payloads = new PayloadController(service, null, props, strict);
   }
 
   @AfterEach

@@ -73,6 +73,9 @@ class SearchControllerTests {
             });
   }
 
+  /** Strict mode has its own tests; here it lets every request through. */
+  @MockitoBean io.flashvec.api.collections.StrictModeGuard strict;
+
   private Thread searchThread(String path, String body) {
     AtomicReference<Thread> ran = new AtomicReference<>();
     when(service.search(eq("c"), any(SearchRequest.class), any(SearchStats.class)))

@@ -301,6 +301,25 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public CollectionTuning updateCollection(
+      String collection, java.util.function.UnaryOperator<CollectionTuning> change) {
+    Collection c = collection(collection);
+    String name = dir.resolve(collection);
+    return dir.retune(name, change, c::retune);
+  }
+
+  @Override
+  public long payloadBytes(String collection) {
+    return collection(collection).payloadBytes();
+  }
+
+  @Override
+  public Settings settings(String collection) {
+    Collection c = collection(collection);
+    return new Settings(c.config(), c.tuning(), c.payloadSchema());
+  }
+
+  @Override
   public void compact(String collection, boolean force) {
     collection(collection).compact(force);
   }

@@ -14,10 +14,14 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * A collection's metadata as JSON fields, as the standalone metadata file ({@link
  * LocalMetadataStore}), etcd ({@link EtcdMetadataStore}) and collection snapshots keep it: {@code
- * name}, {@code created_at}, {@code config} (with {@code index}) and {@code tuning}. Fields a
- * reader does not find take the defaults older files were written with.
+ * name}, {@code created_at}, {@code config} (with {@code index}) and {@code tuning} (with, when
+ * set, Qdrant's {@code strict_mode_config} and the collection's {@code metadata} as JSON objects).
+ * Fields a reader does not find take the defaults older files were written with.
  */
 public final class CollectionMetaJson {
+
+  private static final tools.jackson.databind.ObjectMapper JSON =
+      tools.jackson.databind.json.JsonMapper.builder().build();
 
   private CollectionMetaJson() {}
 
@@ -70,6 +74,21 @@ public final class CollectionMetaJson {
       t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
     }
     t.put("on_disk_payload", m.tuning().onDiskPayload());
+    document(t, "strict_mode_config", m.tuning().strictMode());
+    document(t, "metadata", m.tuning().metadata());
+  }
+
+  /** Puts the JSON object {@code json} under {@code field}; nothing when it is {@code null}. */
+  private static void document(ObjectNode t, String field, String json) {
+    if (json != null) {
+      t.set(field, JSON.readTree(json));
+    }
+  }
+
+  /** The JSON object under {@code field} as compact text, or {@code null} when there is none. */
+  private static String document(JsonNode t, String field) {
+    JsonNode n = t.get(field);
+    return n == null || !n.isObject() ? null : n.toString();
   }
 
   private static java.util.Map<String, SparseVectorParams> sparseVectors(JsonNode n) {
@@ -124,7 +143,9 @@ public final class CollectionMetaJson {
         new CollectionTuning(
             t.path("indexing_threshold").asInt(-1),
             fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync),
-            t.path("on_disk_payload").asBoolean(true));
+            t.path("on_disk_payload").asBoolean(true),
+            document(t, "strict_mode_config"),
+            document(t, "metadata"));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

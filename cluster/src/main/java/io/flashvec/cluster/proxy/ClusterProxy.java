@@ -814,6 +814,21 @@ public final class ClusterProxy implements CollectionService, Closeable {
 
   @Override
   public CollectionTuning updateCollection(
+      String collectionOrAlias, java.util.function.UnaryOperator<CollectionTuning> change) {
+    String collection = resolve(collectionOrAlias);
+    CollectionTuning next = change.apply(placed(collection).meta().tuning());
+    meta.updateTuning(collection, next);
+    return next;
+  }
+
+  @Override
+  public Settings settings(String collectionOrAlias) {
+    Placement p = placed(resolve(collectionOrAlias));
+    return new Settings(p.meta().config(), p.meta().tuning(), p.payloadSchema());
+  }
+
+  @Override
+  public CollectionTuning updateCollection(
       String collectionOrAlias,
       Integer indexingThreshold,
       FsyncPolicy fsyncPolicy,

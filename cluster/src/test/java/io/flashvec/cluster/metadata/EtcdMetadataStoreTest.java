@@ -26,7 +26,9 @@ class EtcdMetadataStoreTest {
                 new CollectionConfig(
                     768, Distance.DOT, 3, 2, new IndexParams("hnsw", 32, 80, 1.1f, 96)),
                 1732250000000L,
-                new CollectionTuning(0, FsyncPolicy.NEVER)),
+                new CollectionTuning(0, FsyncPolicy.NEVER)
+                    .withStrictMode("{\"enabled\":true,\"max_query_limit\":3}")
+                    .withMetadata("{\"a\":[1,{\"b\":null}]}")),
             List.of(
                 List.of("query-1", "query-2"),
                 List.of("query-2", "query-3"),

@@ -190,6 +190,30 @@ class LocalMetadataStoreTest {
   }
 
   @Test
+  void strictModeAndMetadataAreStoredAsJsonObjectsAndOlderFilesHaveNeither() throws Exception {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("docs", 4));
+    CollectionTuning t =
+        CollectionTuning.DEFAULT
+            .withStrictMode("{\"enabled\":true,\"max_query_limit\":5}")
+            .withMetadata("{\"team\":\"search\",\"n\":[1,2]}");
+    s.updateTuning("docs", t);
+    String json = Files.readString(file());
+    assertThat(json).contains("\"strict_mode_config\" : {").contains("\"metadata\" : {");
+    CollectionTuning read = new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning();
+    assertThat(read).isEqualTo(t);
+    // a setting changed later keeps them
+    assertThat(read.merge(100, null, null).strictMode()).isEqualTo(t.strictMode());
+
+    // a file written before they existed opens, with neither
+    s.updateTuning("docs", CollectionTuning.DEFAULT);
+    assertThat(Files.readString(file())).doesNotContain("strict_mode_config", "metadata");
+    CollectionTuning old = new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning();
+    assertThat(old.strictMode()).isNull();
+    assertThat(old.metadata()).isNull();
+  }
+
+  @Test
   void metadataWrittenBeforeOnDiskPayloadKeepsPayloadsOnDisk() throws Exception {
     LocalMetadataStore s = new LocalMetadataStore(dir, io);
     s.createIfAbsent(meta("docs", 4));

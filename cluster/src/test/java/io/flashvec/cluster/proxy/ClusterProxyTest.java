@@ -92,6 +92,24 @@ class ClusterProxyTest {
   }
 
   @Test
+  void strictModeAndMetadataAreKeptInTheClusterMetadataAndReadWithoutStatistics() {
+    proxy.updateAliases(List.of(new Aliases.Create("a", "c")));
+    proxy.updateCollection(
+        "a", t -> t.withStrictMode("{\"enabled\":true}").withMetadata("{\"team\":\"search\"}"));
+    assertThat(meta.placed("c").orElseThrow().meta().tuning().strictMode())
+        .isEqualTo("{\"enabled\":true}");
+    CollectionService.Settings s = proxy.settings("a");
+    assertThat(s.tuning().metadata()).isEqualTo("{\"team\":\"search\"}");
+    assertThat(s.config().dimension()).isEqualTo(DIM);
+    assertThat(proxy.describe("c").info().tuning().strictMode()).isEqualTo("{\"enabled\":true}");
+    // another change keeps them
+    proxy.updateCollection("c", 0, null, null);
+    assertThat(proxy.settings("c").tuning().metadata()).isEqualTo("{\"team\":\"search\"}");
+    // the payload bytes of a cluster's collection are not known to its proxy
+    assertThat(proxy.payloadBytes("c")).isEqualTo(-1);
+  }
+
+  @Test
   void aliasesNameTheirCollectionOnEveryCallAndGoWithIt() {
     proxy.updateAliases(List.of(new Aliases.Create("a", "c")));
     assertThat(proxy.aliases()).containsExactly(java.util.Map.entry("a", "c"));

@@ -747,6 +747,15 @@ public final class Collection implements Closeable {
   }
 
   /** Total bytes of all shards' WALs. */
+  /** Bytes of the payloads the collection's segments store ({@link Segment#payloadBytes}). */
+  public long payloadBytes() {
+    long n = 0;
+    for (Shard s : shards) {
+      n += s.payloadBytes();
+    }
+    return n;
+  }
+
   public long walBytes() {
     long n = 0;
     for (Shard s : shards) {

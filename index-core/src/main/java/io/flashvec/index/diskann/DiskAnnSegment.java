@@ -133,6 +133,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   /** Bytes of the metadata file when a point has a payload, else 0. */
   private final long payloadFileBytes;
 
+  /** Bytes of the points' payloads (without their length prefixes). */
+  private final long payloadBytes;
+
   // set once at open, before the segment is published; null: every point has the dense vector only
   private SegmentVectors vectors;
 
@@ -185,6 +188,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       long[] payloadAt,
       byte[][] heapPayloads,
       long payloadFileBytes,
+      long payloadBytes,
       BitSet deletedBits,
       GraphFile graph,
       PqCodes pq,
@@ -205,6 +209,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     this.heapPayloads = heapPayloads;
     this.heapPayloadBytes = heapBytes(heapPayloads);
     this.payloadFileBytes = payloadFileBytes;
+    this.payloadBytes = payloadBytes;
     this.deleted = new AtomicLongArray((count + 63) >>> 6);
     int dead = 0;
     for (int i = deletedBits.nextSetBit(0);
@@ -367,9 +372,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     long bodyInFile = b.arrayOffset();
     long[] payloadAt = null;
     byte[][] heapPayloads = null;
+    long payloadBytes = 0;
     for (int i = 0; i < n; i++) {
       int at = b.position();
       int len = b.getInt();
+      payloadBytes += Math.max(0, len);
       if (len >= 0 && payloadsOnHeap) {
         if (heapPayloads == null) {
           heapPayloads = new byte[n][];
@@ -456,6 +463,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               payloadAt,
               heapPayloads,
               payloadAt == null && heapPayloads == null ? 0 : metaBytes,
+              payloadBytes,
               del,
               graph,
               pq,
@@ -770,6 +778,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   @Override
   public float[] vectorAt(int ord) {
     return graph.vector(ord);
+  }
+
+  @Override
+  public long payloadBytes() {
+    return payloadBytes;
   }
 
   @Override

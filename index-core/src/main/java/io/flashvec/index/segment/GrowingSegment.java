@@ -554,6 +554,7 @@ public final class GrowingSegment implements Segment {
   }
 
   /** The bytes of the payloads written to this segment (racy while it grows; exact once frozen). */
+  @Override
   public long payloadBytes() {
     return payloadBytes;
   }

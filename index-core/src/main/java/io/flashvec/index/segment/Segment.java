@@ -166,4 +166,10 @@ public interface Segment {
 
   /** Bytes this segment occupies on disk (0 for a memory-only segment). */
   long diskBytes();
+
+  /**
+   * Bytes of the payloads this segment stores, as JSON: every point's, deleted ones included until
+   * a compaction drops them (Qdrant's payload storage size).
+   */
+  long payloadBytes();
 }

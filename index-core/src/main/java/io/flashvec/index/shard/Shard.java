@@ -968,6 +968,15 @@ public final class Shard implements Closeable {
     return wal;
   }
 
+  /** Bytes of the payloads the segments store ({@link Segment#payloadBytes}). */
+  public long payloadBytes() {
+    long n = 0;
+    for (Segment s : segments.current().segments()) {
+      n += s.payloadBytes();
+    }
+    return n;
+  }
+
   /** Bytes on disk: the WAL plus sealed segment files. */
   public long diskBytes() {
     long n = wal.sizeBytes();

@@ -120,6 +120,30 @@ class CollectionTest {
   // Validation: exact messages (clients and users read them).
 
   @Test
+  void payloadBytesAddUpTheStoredPayloadsGrowingSealedAndReopened() throws IOException {
+    Collection c = open("p", DIM, Distance.DOT, 2);
+    long expected = 0;
+    List<Point> points = new ArrayList<>();
+    for (int i = 0; i < 120; i++) {
+      byte[] payload =
+          i % 3 == 0
+              ? null
+              : ("{\"k\":\"" + "x".repeat(random.nextInt(20)) + "\"}")
+                  .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      expected += payload == null ? 0 : payload.length;
+      points.add(new Point(PointId.of(i), TestVectors.gaussian(random, DIM), payload));
+    }
+    c.upsert(points, true);
+    assertThat(c.payloadBytes()).isEqualTo(expected);
+    c.flush(); // sealed segments count theirs too
+    assertThat(c.payloadBytes()).isEqualTo(expected);
+    c.close();
+    open.remove(c);
+    Collection reopened = open("p", DIM, Distance.DOT, 2);
+    assertThat(reopened.payloadBytes()).isEqualTo(expected);
+  }
+
+  @Test
   void wrongDimensionNamesExpectedActualAndId() {
     Collection c = open("c", 4, Distance.COSINE, 1);
     assertThatThrownBy(
