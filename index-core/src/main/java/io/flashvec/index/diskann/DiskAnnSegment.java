@@ -608,6 +608,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
             : FilterPlanner.decide(params.exact(), accepted, count, searchList, pq != null);
     if (!graph.hasEdges()) {
       searchRaw(query, params, accept, plan, out, slot, stats);
+      // the rerank's record reads are page faults of this thread, counted as a graph search's are
+      long faults1 = ThreadIo.majorFaults();
+      if (faults0 >= 0 && faults1 >= faults0) {
+        stats.pagesRead += faults1 - faults0;
+      }
       return;
     }
     BeamSearcher s = borrow();

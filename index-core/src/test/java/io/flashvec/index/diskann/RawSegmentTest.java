@@ -1,6 +1,7 @@
 package io.flashvec.index.diskann;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
@@ -9,10 +10,12 @@ import io.flashvec.index.SearchParams;
 import io.flashvec.index.SearchStats;
 import io.flashvec.index.Searches;
 import io.flashvec.index.TestVectors;
+import io.flashvec.index.disk.NodeCacheBudget;
 import io.flashvec.index.segment.AcceptedOrdinals;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.TopK;
 import io.flashvec.storage.FileIO;
+import io.flashvec.storage.ThreadIo;
 import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -21,9 +24,11 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.IntPredicate;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -146,6 +151,49 @@ class RawSegmentTest {
   }
 
   /** The segment's ordinals of its best {@code K} live points among {@code accept}. */
+  /**
+   * The records a raw segment's rerank reads from the device count as pages read, as a graph
+   * segment's do, so that the server's page count agrees with the device's.
+   */
+  @Test
+  void aColdRawSearchCountsThePagesItReads() throws IOException {
+    assumeTrue(ThreadIo.available(), "no per-thread fault counters here");
+    Distance d = Distance.COSINE;
+    Random r = TestSeeds.random("RawSegmentTest.pages");
+    int n = 20_000;
+    float[][] data = TestVectors.latent(r, n, DIM);
+    GrowingSegment src = new GrowingSegment(0, DIM, null, d, 100);
+    int[] ords = new int[n];
+    for (int i = 0; i < n; i++) {
+      src.append(PointId.of(i), d.prepare(data[i]), null);
+      ords[i] = i;
+    }
+    src.freeze();
+    Path dir = tmp.resolve("raw-pages");
+    DiskAnnWriter.writeRaw(
+        FileIO.DEFAULT, dir, 6, src, ords, d, IndexParams.DEFAULT, null, null, null);
+    DiskAnnSettings settings =
+        new DiskAnnSettings(DiskAnnSettings.Prefetch.OFF, 1, null, NodeCacheBudget.NONE);
+    SearchStats stats = new SearchStats();
+    long faults = 0;
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 6, 100, false, settings)) {
+      for (int q = 0; q < 20; q++) {
+        float[] query = d.prepare(TestVectors.latent(r, 1, DIM)[0]);
+        assumeTrue(seg.evictFromPageCache(), "the kernel refused to evict the segment file");
+        long f0 = ThreadIo.majorFaults();
+        Searches.search(seg, query, SearchParams.DEFAULT, null, new TopK(d, K), 0, stats, 1.0);
+        faults += ThreadIo.majorFaults() - f0;
+      }
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "[flashvec] cold raw searches: %d faults, %d pages counted%n",
+        faults,
+        stats.pagesRead);
+    assumeTrue(faults > 0, "the kernel evicted nothing here");
+    assertThat(stats.pagesRead).isPositive().isLessThanOrEqualTo(faults);
+  }
+
   private static Set<Integer> search(
       DiskAnnSegment seg, Distance d, float[] query, SearchParams p, AcceptedOrdinals accept) {
     TopK top = new TopK(d, K);
