@@ -333,50 +333,15 @@ final class ShardReader {
       Float scoreThreshold,
       boolean withPayload,
       boolean withVector) {
-    Snapshot snap = segments.acquire();
-    try {
-      List<Segment> segs = snap.segments();
-      TopK top = new TopK(distance, k);
-      boolean filtered = filter != null && !filter.matchesAll();
-      for (int i = 0; i < segs.size(); i++) {
-        Segment seg = segs.get(i);
-        if (!seg.hasDense()) {
-          continue;
-        }
-        AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
-        int n = accept == null ? seg.size() : accept.size();
-        for (int ord = accept == null ? 0 : accept.next(0);
-            ord >= 0 && ord < n;
-            ord = accept == null ? ord + 1 : accept.next(ord + 1)) {
-          if (accept == null && seg.isDeleted(ord)) {
-            continue;
-          }
-          float score = seg.denseScore(field, ord, query, distance);
-          if (!Float.isNaN(score)) {
-            top.offer(score, i, ord);
-          }
-        }
-      }
-      int n = top.size();
-      float[] scores = new float[n];
-      int[] slots = new int[n];
-      int[] ords = new int[n];
-      top.drainBestFirst(scores, slots, ords);
-      List<Record> out = new ArrayList<>(n);
-      Set<PointId> seen = new HashSet<>();
-      for (int i = 0; i < n; i++) {
-        if (scoreThreshold != null && !distance.passes(scores[i], scoreThreshold)) {
-          break;
-        }
-        Segment s = segs.get(slots[i]);
-        if (seen.add(s.idAt(ords[i]))) {
-          out.add(record(s, ords[i], scores[i], withPayload, withVector));
-        }
-      }
-      return out;
-    } finally {
-      snap.release();
-    }
+    return exactScan(
+        distance,
+        k,
+        filter,
+        scoreThreshold,
+        withPayload,
+        withVector,
+        Segment::hasDense,
+        (seg, ord) -> seg.denseScore(field, ord, query, distance));
   }
 
   /**
@@ -393,14 +358,50 @@ final class ShardReader {
       Float scoreThreshold,
       boolean withPayload,
       boolean withVector) {
+    return exactScan(
+        Distance.DOT,
+        k,
+        filter,
+        scoreThreshold,
+        withPayload,
+        withVector,
+        Segment::hasSparse,
+        (seg, ord) -> {
+          SparseVector v = seg.sparseAt(ord, field);
+          float score = v == null ? 0f : query.dot(v);
+          return score != 0f ? score : Float.NaN;
+        });
+  }
+
+  /** A point's score in an exact scan; {@code NaN}: the point is no result. */
+  @FunctionalInterface
+  private interface OrdinalScorer {
+    float score(Segment seg, int ord);
+  }
+
+  /**
+   * The best {@code k} live points by {@code scorer} over the segments that {@code holds} accepts,
+   * among the points {@code filter} accepts ({@code null}: all), ranked by {@code distance}; a
+   * point that two segments hold (an update during the scan) is returned once, its best-ranked
+   * version. Best first; ties by segment and ordinal.
+   */
+  private List<Record> exactScan(
+      Distance distance,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector,
+      java.util.function.Predicate<Segment> holds,
+      OrdinalScorer scorer) {
     Snapshot snap = segments.acquire();
     try {
       List<Segment> segs = snap.segments();
-      TopK top = new TopK(Distance.DOT, k);
+      TopK top = new TopK(distance, k);
       boolean filtered = filter != null && !filter.matchesAll();
       for (int i = 0; i < segs.size(); i++) {
         Segment seg = segs.get(i);
-        if (!seg.hasSparse()) {
+        if (!holds.test(seg)) {
           continue;
         }
         AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
@@ -411,12 +412,8 @@ final class ShardReader {
           if (accept == null && seg.isDeleted(ord)) {
             continue;
           }
-          SparseVector v = seg.sparseAt(ord, field);
-          if (v == null) {
-            continue;
-          }
-          float score = query.dot(v);
-          if (score != 0f) {
+          float score = scorer.score(seg, ord);
+          if (!Float.isNaN(score)) {
             top.offer(score, i, ord);
           }
         }
@@ -429,7 +426,7 @@ final class ShardReader {
       List<Record> out = new ArrayList<>(n);
       Set<PointId> seen = new HashSet<>();
       for (int i = 0; i < n; i++) {
-        if (scoreThreshold != null && scores[i] < scoreThreshold) {
+        if (scoreThreshold != null && !distance.passes(scores[i], scoreThreshold)) {
           break;
         }
         Segment s = segs.get(slots[i]);
