@@ -725,7 +725,8 @@ final class CollectionSettings {
     return n.isIntegralNumber() && n.canConvertToLong() && n.longValue() == value;
   }
 
-  private static InvalidInputException refused(String field, JsonNode value, String why) {
+  /** A setting FlashVec does not honour, refused with a 400 naming it, its value and why. */
+  static InvalidInputException refused(String field, JsonNode value, String why) {
     return new InvalidInputException(
         "Wrong input: "
             + field

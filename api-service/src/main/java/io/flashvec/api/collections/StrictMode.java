@@ -126,10 +126,11 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
         sparse = sparse(v, path, sparseNames);
       } else if (name.equals(MULTIVECTOR)) {
         if (!(v.isObject() && v.isEmpty())) {
-          throw refused(path, v, "multivectors are not supported, so there is nothing to limit");
+          throw CollectionSettings.refused(
+              path, v, "multivectors are not supported, so there is nothing to limit");
         }
       } else if (name.equals(MEMORY)) {
-        throw refused(
+        throw CollectionSettings.refused(
             path,
             v,
             "is not supported: the server's memory budget (FLASHVEC_MEMORY_*) bounds memory for"
@@ -178,7 +179,7 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
       String name = e.getKey();
       String at = path + "." + name;
       if (sparseNames != null && !sparseNames.contains(name)) {
-        throw refused(
+        throw CollectionSettings.refused(
             at,
             e.getValue(),
             "the collection has no sparse vector of that name (it has "
@@ -294,18 +295,5 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
             + String.join(", ", BY_NAME.keySet())
             + ", "
             + SPARSE);
-  }
-
-  private static InvalidInputException refused(String field, JsonNode value, String why) {
-    return new InvalidInputException(
-        "Wrong input: "
-            + field
-            + ": "
-            + why
-            + " ["
-            + field
-            + "="
-            + Requests.abbreviate(value)
-            + "]");
   }
 }
