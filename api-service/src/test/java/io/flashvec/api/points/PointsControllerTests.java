@@ -48,19 +48,7 @@ class PointsControllerTests {
   /** The collection's configuration, as its description gives it (4 x Dot when not stubbed). */
   @org.junit.jupiter.api.BeforeEach
   void configFromTheDescription() {
-    when(service.config(any()))
-        .thenAnswer(
-            inv -> {
-              CollectionService.CollectionDescription d = service.describe(inv.getArgument(0));
-              return d != null
-                  ? d.config()
-                  : new io.flashvec.index.CollectionConfig(
-                      4,
-                      io.flashvec.index.Distance.DOT,
-                      1,
-                      1,
-                      io.flashvec.index.IndexParams.DEFAULT);
-            });
+    io.flashvec.api.ServiceStubs.configFromTheDescription(service);
   }
 
   /** Strict mode has its own tests; here it lets every request through. */
