@@ -144,7 +144,8 @@ public record FlashVecProperties(
    * @param grpcPort port of the query role's gRPC server (bound on {@code flashvec.bind})
    * @param advertiseHost host other nodes use to reach this one (default {@code flashvec.bind})
    * @param leaseTtl how long a node stays registered after its last heartbeat
-   * @param searchDeadline deadline of one shard call of a search or read
+   * @param searchDeadline deadline of one shard call of a search or read (collection info uses the
+   *     write deadline)
    * @param writeDeadline deadline of one shard write (including its replication)
    * @param tls TLS of the internal gRPC (off by default)
    */

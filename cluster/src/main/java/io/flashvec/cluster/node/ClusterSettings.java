@@ -18,8 +18,10 @@ import java.util.Set;
  * @param advertiseHost the host other nodes reach this one at
  * @param httpPort the REST port (registered for clients that look nodes up)
  * @param leaseTtl how long the node stays registered after its last heartbeat
- * @param searchDeadline deadline of one shard call of a search or read
- * @param writeDeadline deadline of one shard write (including its replication)
+ * @param searchDeadline deadline of one shard call of a search or read (collection info uses the
+ *     write deadline)
+ * @param writeDeadline deadline of one shard write (including its replication) and of a shard's
+ *     collection info
  * @param tls TLS of the internal gRPC, {@code null} for plaintext
  */
 public record ClusterSettings(

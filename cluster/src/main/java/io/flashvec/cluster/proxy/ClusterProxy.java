@@ -311,8 +311,12 @@ public final class ClusterProxy implements CollectionService, Closeable {
   public CollectionDescription describe(String nameOrAlias) {
     String name = resolve(nameOrAlias);
     Placement p = placed(name);
+    // Not a search: the info counts the points of every payload index on each shard (a filtered
+    // count per key), which on a loaded node can take longer than a search's deadline. It gets
+    // the write deadline, still per replica, so a stopped replica fails over as a read does.
     List<ShardInfoReply> infos =
-        calls.perShard(p.shards(), s -> read(p, s, st -> st.info(ref(name, s))));
+        calls.perShard(
+            p.shards(), s -> calls.call(p, s, false, writeDeadline, st -> st.info(ref(name, s))));
     long points = 0;
     int segments = 0;
     long disk = 0;
