@@ -113,6 +113,28 @@ public interface CollectionService {
 
   Collection.UpdateResult upsert(String collection, List<Point> points, boolean wait);
 
+  /**
+   * {@link #upsert(String, List, boolean)} of the points {@code condition} lets through (Qdrant's
+   * {@code update_mode} and {@code update_filter}). Where the service cannot test points against
+   * their stored versions atomically it refuses a condition rather than ignoring it.
+   */
+  default Collection.UpdateResult upsert(
+      String collection,
+      List<Point> points,
+      io.flashvec.index.collection.UpsertCondition condition,
+      boolean wait) {
+    if (!condition.always()) {
+      throw new io.flashvec.index.InvalidInputException(
+          "Wrong input: update_mode and update_filter are not supported in cluster mode yet, only"
+              + " in standalone mode [update_mode="
+              + condition.mode().wire()
+              + ", update_filter="
+              + (condition.updateFilter() == null ? "none" : "given")
+              + "]");
+    }
+    return upsert(collection, points, wait);
+  }
+
   Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait);
 
   /**

@@ -18,6 +18,7 @@ import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.TooLargeException;
 import io.flashvec.index.collection.Collection;
+import io.flashvec.index.collection.UpsertCondition;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.query.Ordered;
@@ -87,9 +88,45 @@ public class PointsController {
         });
   }
 
-  /** An upsert body ({@code points} or {@code batch}), parsed and applied. */
+  /** The fields of an upsert body; any other is refused. */
+  private static final java.util.Set<String> UPSERT_FIELDS =
+      java.util.Set.of("points", "batch", "shard_key", "update_mode", "update_filter");
+
+  /**
+   * An upsert body ({@code points} or {@code batch}), parsed and applied; with Qdrant's {@code
+   * update_mode} ({@code upsert}, {@code insert_only}, {@code update_only}) and {@code
+   * update_filter} (an existing point is overwritten only if it matches) when given.
+   */
   Collection.UpdateResult upsert(String name, JsonNode b, boolean wait) {
-    return service.upsert(name, parsePoints(b, service.config(name)), wait);
+    List<Point> points = parsePoints(b, service.config(name));
+    for (String k : b.propertyNames()) {
+      if (!UPSERT_FIELDS.contains(k)) {
+        throw new InvalidInputException(
+            "Wrong input: unknown field `"
+                + k
+                + "`; expected points or batch, shard_key, update_mode, update_filter ["
+                + k
+                + "]");
+      }
+    }
+    JsonNode mode = b.get("update_mode");
+    io.flashvec.index.UpsertMode m = io.flashvec.index.UpsertMode.UPSERT;
+    if (mode != null && !mode.isNull()) {
+      if (!mode.isString()) {
+        throw new InvalidInputException(
+            "Wrong input: update_mode must be one of `upsert`, `insert_only`, `update_only`"
+                + " [update_mode="
+                + mode
+                + "]");
+      }
+      m = io.flashvec.index.UpsertMode.parse(mode.asString(), "update_mode");
+    }
+    JsonNode uf = b.get("update_filter");
+    Filter filter = uf == null || uf.isNull() ? null : FilterParser.parse(uf, "update_filter");
+    UpsertCondition condition = new UpsertCondition(m, filter);
+    return condition.always()
+        ? service.upsert(name, points, wait)
+        : service.upsert(name, points, condition, wait);
   }
 
   /**

@@ -478,6 +478,66 @@ class RestApiIT {
 
   /** Qdrant's update_vectors, delete_vectors and batch update endpoints. */
   @Test
+  void upsertModesAndUpdateFiltersWriteOnlyThePointsTheyAllow() {
+    create("um", 2, "Dot");
+    http.put(
+        "/collections/um/points?wait=true",
+        "{\"points\":[{\"id\":1,\"vector\":[1,0],\"payload\":{\"v\":1}},"
+            + "{\"id\":2,\"vector\":[0,1],\"payload\":{\"v\":5}}]}");
+    // insert_only: point 1 exists and stays, point 3 is new and is written
+    Http.Response ins =
+        http.put(
+            "/collections/um/points?wait=true",
+            "{\"update_mode\":\"insert_only\",\"points\":[{\"id\":1,\"vector\":[9,9],"
+                + "\"payload\":{\"v\":9}},{\"id\":3,\"vector\":[1,1],\"payload\":{\"v\":3}}]}");
+    assertThat(ins.status()).as(ins.raw()).isEqualTo(200);
+    assertThat(http.get("/collections/um/points/1").result().at("/payload/v").asInt()).isEqualTo(1);
+    assertThat(http.get("/collections/um/points/3").result().at("/payload/v").asInt()).isEqualTo(3);
+    // update_only: point 1 is overwritten, point 4 is not created
+    Http.Response upd =
+        http.put(
+            "/collections/um/points?wait=true",
+            "{\"update_mode\":\"update_only\",\"points\":[{\"id\":1,\"vector\":[2,2],"
+                + "\"payload\":{\"v\":2}},{\"id\":4,\"vector\":[1,1]}]}");
+    assertThat(upd.status()).as(upd.raw()).isEqualTo(200);
+    assertThat(http.get("/collections/um/points/1").result().at("/vector/0").floatValue())
+        .isEqualTo(2f);
+    assertThat(http.get("/collections/um/points/4").status()).isEqualTo(404);
+    // update_filter: an existing point is overwritten only if it matches; new points are inserted
+    Http.Response cond =
+        http.put(
+            "/collections/um/points?wait=true",
+            "{\"update_filter\":{\"must\":{\"key\":\"v\",\"range\":{\"lt\":4}}},"
+                + "\"points\":[{\"id\":1,\"vector\":[3,3],\"payload\":{\"v\":4}},"
+                + "{\"id\":2,\"vector\":[3,3],\"payload\":{\"v\":6}},"
+                + "{\"id\":5,\"vector\":[3,3],\"payload\":{\"v\":5}}]}");
+    assertThat(cond.status()).as(cond.raw()).isEqualTo(200);
+    assertThat(http.get("/collections/um/points/1").result().at("/payload/v").asInt()).isEqualTo(4);
+    assertThat(http.get("/collections/um/points/2").result().at("/payload/v").asInt()).isEqualTo(5);
+    assertThat(http.get("/collections/um/points/5").result().at("/payload/v").asInt()).isEqualTo(5);
+    // a mode it does not know and a field it does not know are refused, naming them
+    Http.Response badMode =
+        http.put(
+            "/collections/um/points?wait=true",
+            "{\"update_mode\":\"replace\",\"points\":[{\"id\":6,\"vector\":[1,1]}]}");
+    assertThat(badMode.status()).isEqualTo(400);
+    assertThat(badMode.error()).contains("replace").contains("insert_only");
+    Http.Response badField =
+        http.put(
+            "/collections/um/points?wait=true",
+            "{\"upsert_mode\":\"x\",\"points\":[{\"id\":6,\"vector\":[1,1]}]}");
+    assertThat(badField.status()).isEqualTo(400);
+    assertThat(badField.error()).contains("upsert_mode");
+    assertThat(http.get("/collections/um/points/6").status()).isEqualTo(404);
+    assertThat(
+            http.post("/collections/um/points/count", "{\"exact\":true}")
+                .result()
+                .get("count")
+                .asLong())
+        .isEqualTo(4);
+  }
+
+  @Test
   void vectorUpdatesAndBatchUpdatesInQdrantShapes() {
     create("vb", 2, "Dot");
     http.put(

@@ -170,6 +170,15 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public Collection.UpdateResult upsert(
+      String collection,
+      List<Point> points,
+      io.flashvec.index.collection.UpsertCondition condition,
+      boolean wait) {
+    return collection(collection).upsert(points, condition, wait);
+  }
+
+  @Override
   public Collection.UpdateResult delete(String collection, List<PointId> ids, boolean wait) {
     return collection(collection).delete(ids, wait);
   }

@@ -208,6 +208,18 @@ public final class Collection implements Closeable {
    * nothing.
    */
   public UpdateResult upsert(List<Point> points, boolean wait) {
+    return upsert(points, UpsertCondition.ALWAYS, wait);
+  }
+
+  /**
+   * {@link #upsert(List, boolean)} of the points {@code condition} lets through: each shard tests
+   * its points against their stored versions under its write lock (Qdrant's {@code update_mode} and
+   * {@code update_filter}). The filter is checked against the collection (vector names) before
+   * anything is written.
+   */
+  public UpdateResult upsert(List<Point> points, UpsertCondition condition, boolean wait) {
+    FilterEvaluator filter =
+        condition.updateFilter() == null ? null : evaluator(condition.updateFilter());
     List<List<Point>> perShard = new ArrayList<>(shards.length);
     for (int i = 0; i < shards.length; i++) {
       perShard.add(new ArrayList<>());
@@ -218,7 +230,10 @@ public final class Collection implements Closeable {
     long[] seqs = new long[shards.length];
     for (int i = 0; i < shards.length; i++) {
       if (!perShard.get(i).isEmpty()) {
-        seqs[i] = shards[i].upsert(perShard.get(i));
+        seqs[i] =
+            condition.always()
+                ? shards[i].upsert(perShard.get(i))
+                : shards[i].upsert(perShard.get(i), condition.mode(), filter);
       }
     }
     return finish(seqs, wait);

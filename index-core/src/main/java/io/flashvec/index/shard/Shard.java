@@ -539,6 +539,18 @@ public final class Shard implements Closeable {
   }
 
   /**
+   * Stores the points that {@code mode} and {@code filter} ({@code null}: none) let through, each
+   * tested against its stored version under the write lock; returns the WAL sequence number, or 0
+   * when none was written.
+   */
+  public long upsert(
+      List<Point> points,
+      io.flashvec.index.UpsertMode mode,
+      io.flashvec.index.filter.FilterEvaluator filter) {
+    return writer.upsert(points, mode, filter);
+  }
+
+  /**
    * Replaces the vectors of existing points (validated and prepared for the metric) and keeps their
    * current payloads, read under the write lock; {@link io.flashvec.index.NotFoundException} naming
    * the first id that does not exist, and nothing is written. Returns the WAL sequence number.

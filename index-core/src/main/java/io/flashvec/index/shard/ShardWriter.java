@@ -317,6 +317,69 @@ final class ShardWriter {
     return seq;
   }
 
+  /**
+   * Stores the points {@code condition} lets through, decided against each point's stored version
+   * under the write lock, so that no write interleaves between the test and the write: with {@code
+   * insert_only} the points that do not exist, with {@code update_only} those that do, and with an
+   * update filter only the existing points that match {@code filter} (the condition's filter,
+   * evaluated for the collection). Returns the WAL sequence number, or 0 when no point was written
+   * (nothing is logged).
+   */
+  long upsert(List<Point> points, io.flashvec.index.UpsertMode mode, FilterEvaluator filter) {
+    checkDimensions(points);
+    long seq;
+    GrowingSegment g;
+    scheduler.writeStarted();
+    try {
+      writeLock.lock();
+      try {
+        awaitSealRoom();
+        checkResident("upsert");
+        List<Point> kept = new ArrayList<>(points.size());
+        boolean payloads = filter != null && filter.needsPayload();
+        boolean vectors = filter != null && filter.needsVectors();
+        for (Point p : points) {
+          Record stored = reader.get(p.id(), payloads, vectors);
+          boolean write =
+              switch (mode) {
+                case UPSERT -> true;
+                case INSERT_ONLY -> stored == null;
+                case UPDATE_ONLY -> stored != null;
+              };
+          if (write && stored != null && filter != null) {
+            write = filter.matches(stored.id(), stored.payload(), name -> hasVector(stored, name));
+          }
+          if (write) {
+            kept.add(p);
+          }
+        }
+        if (kept.isEmpty()) {
+          return 0;
+        }
+        byte[] body = WalCodec.encodeUpsertAny(kept);
+        requireSpace(body.length, "upsert");
+        seq = appendWal(WalCodec.upsertOp(kept), body, "upsert");
+        applyUpsert(kept, seq);
+        g = growing;
+      } finally {
+        writeLock.unlock();
+      }
+    } finally {
+      scheduler.writeEnded();
+    }
+    scheduler.awaitIndexer(g);
+    return seq;
+  }
+
+  /** Whether {@code r} has the vector {@code name} ({@code ""}: the default dense one). */
+  private static boolean hasVector(Record r, String name) {
+    if (name.isEmpty()) {
+      return r.vector() != null;
+    }
+    return (r.sparse() != null && r.sparse().containsKey(name))
+        || (r.dense() != null && r.dense().containsKey(name));
+  }
+
   private void checkDimensions(List<Point> points) {
     for (Point p : points) {
       if (p.vector() != null && p.vector().length != dim) {

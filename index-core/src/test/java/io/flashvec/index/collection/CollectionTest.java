@@ -15,6 +15,9 @@ import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.TestVectors;
 import io.flashvec.index.TestVectors.Hit;
+import io.flashvec.index.UpsertMode;
+import io.flashvec.index.filter.Filter;
+import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.segment.Segment;
@@ -88,6 +91,75 @@ class CollectionTest {
             options());
     open.add(c);
     return c;
+  }
+
+  /**
+   * Qdrant's update modes and update filters against a model: each point of a batch is written or
+   * not by its stored version (over three shards, through seals), and a reopen replays the same
+   * state from the WAL, which holds only what was written.
+   */
+  @Test
+  void upsertConditionsWriteOnlyWhatTheyAllowAndAReopenReplaysIt() throws Exception {
+    Collection c = open("modes", DIM, Distance.DOT, 3);
+    Map<PointId, Integer> model = new HashMap<>();
+    tools.jackson.databind.json.JsonMapper json =
+        tools.jackson.databind.json.JsonMapper.builder().build();
+    for (int round = 1; round <= 40; round++) {
+      UpsertMode mode = UpsertMode.values()[random.nextInt(3)];
+      Integer below = random.nextBoolean() ? null : 1 + random.nextInt(round + 1);
+      Filter filter =
+          below == null
+              ? null
+              : FilterParser.parse(
+                  json.readTree("{\"must\":[{\"key\":\"v\",\"range\":{\"lt\":" + below + "}}]}"),
+                  "update_filter");
+      Set<PointId> ids = new HashSet<>();
+      while (ids.size() < 12) {
+        ids.add(PointId.of(random.nextInt(120)));
+      }
+      List<Point> batch = new ArrayList<>();
+      Map<PointId, Integer> next = new HashMap<>(model);
+      for (PointId id : ids) {
+        batch.add(new Point(id, TestVectors.gaussian(random, DIM), TestVectors.payload(id, round)));
+        Integer stored = model.get(id);
+        boolean write =
+            switch (mode) {
+              case UPSERT -> true;
+              case INSERT_ONLY -> stored == null;
+              case UPDATE_ONLY -> stored != null;
+            };
+        if (write && stored != null && below != null) {
+          write = stored < below;
+        }
+        if (write) {
+          next.put(id, round);
+        }
+      }
+      c.upsert(batch, new UpsertCondition(mode, filter), true);
+      model = next;
+      assertVersions(c, model);
+    }
+    c.close();
+    open.remove(c);
+    assertVersions(open("modes", DIM, Distance.DOT, 3), model);
+  }
+
+  private static void assertVersions(Collection c, Map<PointId, Integer> model) {
+    for (int i = 0; i < 120; i++) {
+      PointId id = PointId.of(i);
+      Record r = c.get(id, true, false);
+      Integer v = model.get(id);
+      if (v == null) {
+        assertThat(r).as("point %s", id).isNull();
+      } else {
+        assertThat(r).as("point %s", id).isNotNull();
+        assertThat(new String(r.payload(), java.nio.charset.StandardCharsets.UTF_8))
+            .as("point %s", id)
+            .isEqualTo(
+                new String(TestVectors.payload(id, v), java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+    assertThat(c.count()).isEqualTo(model.size());
   }
 
   private static SearchRequest query(float[] v, int limit, int offset, Float threshold) {
