@@ -20,21 +20,38 @@ import io.flashvec.storage.FsyncPolicy;
  *     the collection never had one
  * @param metadata the collection's {@code metadata} object as compact JSON text, or {@code null}
  *     when it has none
+ * @param walSegmentBytes the size at which this collection's WAL starts a new segment (Qdrant's
+ *     {@code wal_config.wal_capacity_mb}, set at creation), or {@code 0} for the server's
  */
 public record CollectionTuning(
     int indexingThreshold,
     FsyncPolicy fsyncPolicy,
     boolean onDiskPayload,
     String strictMode,
-    String metadata) {
+    String metadata,
+    long walSegmentBytes) {
 
   public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null, true);
 
   public CollectionTuning {
+    if (walSegmentBytes < 0) {
+      throw new InvalidInputException(
+          "wal_capacity_mb must not be negative [wal_segment_bytes=" + walSegmentBytes + "]");
+    }
     if (indexingThreshold < -1) {
       throw new InvalidInputException(
           "indexing_threshold must not be negative [indexing_threshold=" + indexingThreshold + "]");
     }
+  }
+
+  /** Settings with the server's WAL segment size. */
+  public CollectionTuning(
+      int indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      boolean onDiskPayload,
+      String strictMode,
+      String metadata) {
+    this(indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, 0);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -64,16 +81,25 @@ public record CollectionTuning(
         policy != null ? policy : fsyncPolicy,
         onDisk != null ? onDisk : onDiskPayload,
         strictMode,
-        metadata);
+        metadata,
+        walSegmentBytes);
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
   public CollectionTuning withStrictMode(String json) {
-    return new CollectionTuning(indexingThreshold, fsyncPolicy, onDiskPayload, json, metadata);
+    return new CollectionTuning(
+        indexingThreshold, fsyncPolicy, onDiskPayload, json, metadata, walSegmentBytes);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
   public CollectionTuning withMetadata(String json) {
-    return new CollectionTuning(indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, json);
+    return new CollectionTuning(
+        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, json, walSegmentBytes);
+  }
+
+  /** This tuning with WAL segments of {@code bytes} ({@code 0}: the server's size). */
+  public CollectionTuning withWalSegmentBytes(long bytes) {
+    return new CollectionTuning(
+        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, bytes);
   }
 }

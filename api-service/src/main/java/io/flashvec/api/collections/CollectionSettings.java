@@ -29,7 +29,7 @@ import tools.jackson.databind.JsonNode;
 final class CollectionSettings {
 
   /** The server-wide settings some fields must equal, since FlashVec has no per-collection one. */
-  record Server(double deletedFraction, long walSegmentMegabytes) {}
+  record Server(double deletedFraction) {}
 
   static final Set<String> CREATE_FIELDS =
       Set.of(
@@ -146,7 +146,8 @@ final class CollectionSettings {
     writeConsistency(body.get("write_consistency_factor"), "write_consistency_factor");
     onDiskPayload(body, "");
     hnsw(body.get("hnsw_config"), index, "hnsw_config", null);
-    wal(body.get("wal_config"), server);
+    wal(body.get("wal_config"));
+    walCapacityMegabytes(body);
     optimizers(body.get("optimizers_config"), server);
     quantization(body.get("quantization_config"), "quantization_config", false);
     common(body, true);
@@ -227,7 +228,10 @@ final class CollectionSettings {
 
   /** Checks an update body of a collection whose configuration is {@code current}. */
   static void checkUpdate(
-      JsonNode body, java.util.function.Supplier<CollectionConfig> current, Server server) {
+      JsonNode body,
+      java.util.function.Supplier<CollectionConfig> current,
+      java.util.function.LongSupplier currentWalMegabytes,
+      Server server) {
     known(body, UPDATE_FIELDS, "");
     JsonNode vectors = Requests.optionalObject(body, "vectors");
     if (vectors != null) {
@@ -286,7 +290,7 @@ final class CollectionSettings {
       IndexParams index = current.get().index();
       hnsw(hnsw, index, "hnsw_config", index);
     }
-    wal(body.get("wal_config"), server);
+    walUpdate(body.get("wal_config"), currentWalMegabytes);
     optimizers(body.get("optimizers_config"), server);
     quantization(body.get("quantization_config"), "quantization_config", true);
     common(body, false);
@@ -505,7 +509,48 @@ final class CollectionSettings {
     }
   }
 
-  private static void wal(JsonNode wal, Server server) {
+  /** The largest {@code wal_capacity_mb}: a WAL segment of 64 GiB. */
+  static final long MAX_WAL_CAPACITY_MB = 64L << 10;
+
+  /**
+   * The {@code wal_config.wal_capacity_mb} of a create body: the size at which the collection's WAL
+   * starts a new segment, in MiB; {@code null} when absent (the server's size).
+   */
+  static Long walCapacityMegabytes(JsonNode body) {
+    JsonNode cap = Requests.member(body, "wal_config", "wal_capacity_mb");
+    if (absent(cap)) {
+      return null;
+    }
+    if (!cap.isIntegralNumber() || !cap.canConvertToLong()) {
+      throw Requests.invalid(
+          "wal_config.wal_capacity_mb must be an integer", "wal_config.wal_capacity_mb", cap);
+    }
+    long mb = cap.longValue();
+    if (mb < 1 || mb > MAX_WAL_CAPACITY_MB) {
+      throw new ValidationException(
+          "wal_config.wal_capacity_mb",
+          "value " + mb + " invalid, must be from 1 to " + MAX_WAL_CAPACITY_MB);
+    }
+    return mb;
+  }
+
+  /** A create body's {@code wal_config}: see {@link #walCapacityMegabytes}. */
+  private static void wal(JsonNode wal) {
+    if (absent(wal)) {
+      return;
+    }
+    if (!wal.isObject()) {
+      throw Requests.invalid("wal_config must be an object", "wal_config", wal);
+    }
+    known(wal, WAL_FIELDS, "wal_config.");
+    walRest(wal);
+  }
+
+  /**
+   * An update body's {@code wal_config}: the segment size is fixed when the collection is created
+   * ({@code current}, in MiB), the fsync policy may change.
+   */
+  private static void walUpdate(JsonNode wal, java.util.function.LongSupplier current) {
     if (absent(wal)) {
       return;
     }
@@ -514,14 +559,19 @@ final class CollectionSettings {
     }
     known(wal, WAL_FIELDS, "wal_config.");
     JsonNode cap = wal.get("wal_capacity_mb");
-    if (!absent(cap) && !isInt(cap, server.walSegmentMegabytes())) {
-      throw refused(
-          "wal_config.wal_capacity_mb",
-          cap,
-          "must be "
-              + server.walSegmentMegabytes()
-              + ": the WAL segment size is a server setting (FLASHVEC_WAL_SEGMENT_BYTES)");
+    if (!absent(cap)) {
+      long currentMb = current.getAsLong();
+      if (!isInt(cap, currentMb)) {
+        throw refused(
+            "wal_config.wal_capacity_mb",
+            cap,
+            "is set when the collection is created (" + currentMb + "); it cannot be changed");
+      }
     }
+    walRest(wal);
+  }
+
+  private static void walRest(JsonNode wal) {
     JsonNode ahead = wal.get("wal_segments_ahead");
     if (!absent(ahead) && !isInt(ahead, 0)) {
       throw refused(

@@ -112,9 +112,20 @@ public class CollectionsController {
     if (metadata != null && metadata.isObject()) {
       t = t.withMetadata(metadata.toString());
     }
+    Long walMb = CollectionSettings.walCapacityMegabytes(json);
+    if (walMb != null && walMb * (1L << 20) != props.wal().segmentBytes().toBytes()) {
+      t = t.withWalSegmentBytes(walMb << 20);
+    }
     service.createCollection(name, config, t);
     strict.forget(name);
     return BooleanNode.TRUE;
+  }
+
+  /** The WAL segment size of a collection with {@code tuning}, in MiB. */
+  private long walMegabytes(CollectionTuning tuning) {
+    return tuning.walSegmentBytes() > 0
+        ? tuning.walSegmentBytes() >> 20
+        : props.wal().segmentBytes().toMegabytes();
   }
 
   @GetMapping("/collections/{name}")
@@ -219,7 +230,10 @@ public class CollectionsController {
     Integer threshold = indexingThreshold(json);
     FsyncPolicy fsync = fsyncPolicy(json);
     CollectionSettings.checkUpdate(
-        json, () -> service.describe(CollectionNames.validate(name)).config(), server());
+        json,
+        () -> service.describe(CollectionNames.validate(name)).config(),
+        () -> walMegabytes(service.settings(CollectionNames.validate(name)).tuning()),
+        server());
     JsonNode params = json.get("params");
     Boolean onDiskPayload =
         params != null && params.isObject()
@@ -347,8 +361,7 @@ public class CollectionsController {
 
   /** The server-wide settings some collection fields must equal. */
   private CollectionSettings.Server server() {
-    return new CollectionSettings.Server(
-        props.compaction().deletedFraction(), props.wal().segmentBytes().toMegabytes());
+    return new CollectionSettings.Server(props.compaction().deletedFraction());
   }
 
   private static Integer indexingThreshold(JsonNode body) {
@@ -621,7 +634,7 @@ public class CollectionsController {
     opt.put("flush_interval_sec", 5);
     opt.putNull("max_optimization_threads");
     ObjectNode wal = config.putObject("wal_config");
-    wal.put("wal_capacity_mb", props.wal().segmentBytes().toMegabytes());
+    wal.put("wal_capacity_mb", walMegabytes(info.tuning()));
     wal.put("wal_segments_ahead", 0);
     config.putNull("quantization_config");
     if (info.tuning().strictMode() != null) {

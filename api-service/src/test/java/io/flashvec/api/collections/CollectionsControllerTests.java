@@ -472,12 +472,13 @@ class CollectionsControllerTests {
 
     String w = "WalConfigDiff";
     probe(w, "wal_capacity_mb", "wal:\"wal_capacity_mb\":64", Kind.NO_OP);
+    probe(w, "wal_capacity_mb", "wal:\"wal_capacity_mb\":32", Kind.HONOURED);
     probe(
         w,
         "wal_capacity_mb",
-        "wal:\"wal_capacity_mb\":32",
+        "PATCH{\"wal_config\":{\"wal_capacity_mb\":32}}",
         Kind.REFUSED,
-        "wal_config.wal_capacity_mb: must be 64");
+        "wal_config.wal_capacity_mb: is set when the collection is created (64)");
     probe(w, "wal_segments_ahead", "wal:\"wal_segments_ahead\":0", Kind.NO_OP);
     probe(
         w,

@@ -3,10 +3,12 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.testing.Await;
+import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -477,6 +479,59 @@ class RestApiIT {
   }
 
   /** Qdrant's update_vectors, delete_vectors and batch update endpoints. */
+  @Test
+  void aCollectionsWalCapacityIsHonouredShownAndFixed() throws Exception {
+    Http.Response bad =
+        http.put(
+            "/collections/walcap",
+            "{\"vectors\":{\"size\":128,\"distance\":\"Dot\"},\"wal_config\":{\"wal_capacity_mb\":0}}");
+    assertThat(bad.status()).isEqualTo(422);
+    assertThat(bad.error()).contains("wal_capacity_mb");
+    Http.Response r =
+        http.put(
+            "/collections/walcap",
+            "{\"vectors\":{\"size\":128,\"distance\":\"Dot\"},\"wal_config\":{\"wal_capacity_mb\":1}}");
+    assertThat(r.status()).as(r.raw()).isEqualTo(200);
+    assertThat(
+            http.get("/collections/walcap")
+                .result()
+                .at("/config/wal_config/wal_capacity_mb")
+                .asInt())
+        .isEqualTo(1);
+    // 3 MiB of vectors (6,000 x 128 floats): the log rolls into several 1 MiB segments
+    Random random = TestSeeds.random("RestApiIT.walcap");
+    for (int batch = 0; batch < 12; batch++) {
+      StringBuilder body = new StringBuilder("{\"points\":[");
+      for (int i = 0; i < 500; i++) {
+        body.append(i == 0 ? "" : ",")
+            .append("{\"id\":")
+            .append(batch * 500 + i)
+            .append(",\"vector\":[");
+        for (int d = 0; d < 128; d++) {
+          body.append(d == 0 ? "" : ",").append(random.nextFloat());
+        }
+        body.append("]}");
+      }
+      assertThat(http.put("/collections/walcap/points?wait=true", body + "]}").status())
+          .isEqualTo(200);
+    }
+    long segments;
+    try (var files =
+        java.nio.file.Files.walk(tmp.resolve("data").resolve("collections").resolve("walcap"))) {
+      segments =
+          files.filter(f -> f.toString().contains("wal") && f.toString().endsWith(".log")).count();
+    }
+    assertThat(segments).as("WAL segments of a 1 MiB capacity").isGreaterThan(1);
+    Http.Response change =
+        http.send("PATCH", "/collections/walcap", "{\"wal_config\":{\"wal_capacity_mb\":64}}");
+    assertThat(change.status()).isEqualTo(400);
+    assertThat(change.error()).contains("wal_capacity_mb").contains("cannot be changed");
+    assertThat(
+            http.send("PATCH", "/collections/walcap", "{\"wal_config\":{\"wal_capacity_mb\":1}}")
+                .status())
+        .isEqualTo(200);
+  }
+
   @Test
   void upsertModesAndUpdateFiltersWriteOnlyThePointsTheyAllow() {
     create("um", 2, "Dot");

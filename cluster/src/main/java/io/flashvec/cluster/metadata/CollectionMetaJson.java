@@ -76,6 +76,9 @@ public final class CollectionMetaJson {
     t.put("on_disk_payload", m.tuning().onDiskPayload());
     document(t, "strict_mode_config", m.tuning().strictMode());
     document(t, "metadata", m.tuning().metadata());
+    if (m.tuning().walSegmentBytes() > 0) {
+      t.put("wal_segment_bytes", m.tuning().walSegmentBytes());
+    }
   }
 
   /** Puts the JSON object {@code json} under {@code field}; nothing when it is {@code null}. */
@@ -145,7 +148,8 @@ public final class CollectionMetaJson {
             fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync),
             t.path("on_disk_payload").asBoolean(true),
             document(t, "strict_mode_config"),
-            document(t, "metadata"));
+            document(t, "metadata"),
+            t.path("wal_segment_bytes").asLong(0));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

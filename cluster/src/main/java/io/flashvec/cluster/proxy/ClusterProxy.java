@@ -152,6 +152,14 @@ public final class ClusterProxy implements CollectionService, Closeable {
   @Override
   public void createCollection(String name, CollectionConfig config, CollectionTuning tuning) {
     CollectionNames.validate(name);
+    if (tuning.walSegmentBytes() > 0) {
+      // the shard protocol does not carry it to the replicas: refused rather than ignored
+      throw new InvalidInputException(
+          "Wrong input: wal_config.wal_capacity_mb is a server setting in cluster mode"
+              + " (FLASHVEC_WAL_SEGMENT_BYTES) [wal_config.wal_capacity_mb="
+              + (tuning.walSegmentBytes() >> 20)
+              + "]");
+    }
     if (!config.sparseVectors().isEmpty()) {
       // the shard protocol carries one dense vector per point: refused rather than dropped
       throw new InvalidInputException(

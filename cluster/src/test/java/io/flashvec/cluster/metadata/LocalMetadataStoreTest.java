@@ -214,6 +214,22 @@ class LocalMetadataStoreTest {
   }
 
   @Test
+  void aCollectionsWalSegmentSizeIsStoredOnlyWhenItHasOneAndKeptByLaterChanges() throws Exception {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("docs", 4));
+    assertThat(Files.readString(file())).doesNotContain("wal_segment_bytes");
+    assertThat(new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning().walSegmentBytes())
+        .isZero();
+    CollectionTuning t = CollectionTuning.DEFAULT.withWalSegmentBytes(1 << 20);
+    s.updateTuning("docs", t);
+    assertThat(Files.readString(file())).contains("\"wal_segment_bytes\" : 1048576");
+    CollectionTuning read = new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning();
+    assertThat(read).isEqualTo(t);
+    assertThat(read.merge(100, FsyncPolicy.NEVER, false).withStrictMode("{}").walSegmentBytes())
+        .isEqualTo(1 << 20);
+  }
+
+  @Test
   void metadataWrittenBeforeOnDiskPayloadKeepsPayloadsOnDisk() throws Exception {
     LocalMetadataStore s = new LocalMetadataStore(dir, io);
     s.createIfAbsent(meta("docs", 4));

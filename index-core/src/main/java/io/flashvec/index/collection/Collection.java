@@ -150,9 +150,9 @@ public final class Collection implements Closeable {
 
   /**
    * Opens (creating if needed) shard {@code index} of a collection, stored in {@code dir}, with the
-   * collection's changeable settings: an fsync override of {@code tuning} replaces the options' WAL
-   * policy, and {@code indexing_threshold 0} defers index builds from the start. A cluster node
-   * opens the one shard of a replica with it too.
+   * collection's settings: an fsync override of {@code tuning} replaces the options' WAL policy,
+   * its WAL segment size the options' one, and {@code indexing_threshold 0} defers index builds
+   * from the start. A cluster node opens the one shard of a replica with it too.
    */
   public static Shard openShard(
       Path dir,
@@ -162,6 +162,9 @@ public final class Collection implements Closeable {
       Shard.Options options) {
     if (tuning.fsyncPolicy() != null) {
       options = options.withFsyncPolicy(tuning.fsyncPolicy());
+    }
+    if (tuning.walSegmentBytes() > 0) {
+      options = options.withWalSegmentBytes(tuning.walSegmentBytes());
     }
     Shard shard =
         Shard.open(

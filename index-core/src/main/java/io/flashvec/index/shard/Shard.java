@@ -184,6 +184,11 @@ public final class Shard implements Closeable {
       return with(c -> c.wal = wal.withPolicy(policy));
     }
 
+    /** The same options with WAL segments of {@code bytes}. */
+    public Options withWalSegmentBytes(long bytes) {
+      return with(c -> c.wal = wal.withSegmentBytes(bytes));
+    }
+
     /**
      * The same options with segment builds done by {@code builder} (cluster: an index node; {@code
      * null}: in this process, by the shard's segment format).
