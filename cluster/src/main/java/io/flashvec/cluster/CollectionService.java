@@ -145,6 +145,24 @@ public interface CollectionService {
   Collection.UpdateResult updateVectors(String collection, List<Point> points, boolean wait);
 
   /**
+   * {@link #updateVectors(String, List, boolean)} of the points whose stored version matches {@code
+   * updateFilter} (Qdrant's {@code update_filter}); refused where the service cannot test them
+   * atomically.
+   */
+  default Collection.UpdateResult updateVectors(
+      String collection,
+      List<Point> points,
+      io.flashvec.index.filter.Filter updateFilter,
+      boolean wait) {
+    if (updateFilter != null) {
+      throw new io.flashvec.index.InvalidInputException(
+          "Wrong input: update_filter is not supported in cluster mode yet, only in standalone"
+              + " mode [update_filter]");
+    }
+    return updateVectors(collection, points, wait);
+  }
+
+  /**
    * Removes the vectors {@code names} ({@code ""}: the default dense one) from existing points and
    * keeps the rest. Only collections with sparse vectors can hold a point without a dense vector,
    * and those are standalone only for now.

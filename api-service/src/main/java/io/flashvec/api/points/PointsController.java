@@ -165,7 +165,20 @@ public class PointsController {
             "points[" + i + "].vector", "must specify vectors to update for point");
       }
     }
-    return service.updateVectors(name, points, wait);
+    for (String k : b.propertyNames()) {
+      if (!k.equals("points") && !k.equals("shard_key") && !k.equals("update_filter")) {
+        throw new InvalidInputException(
+            "Wrong input: unknown field `"
+                + k
+                + "`; expected points, shard_key, update_filter ["
+                + k
+                + "]");
+      }
+    }
+    JsonNode uf = b.get("update_filter");
+    return uf == null || uf.isNull()
+        ? service.updateVectors(name, points, wait)
+        : service.updateVectors(name, points, FilterParser.parse(uf, "update_filter"), wait);
   }
 
   /**

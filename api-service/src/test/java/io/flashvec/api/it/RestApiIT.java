@@ -570,6 +570,17 @@ class RestApiIT {
     assertThat(http.get("/collections/um/points/1").result().at("/payload/v").asInt()).isEqualTo(4);
     assertThat(http.get("/collections/um/points/2").result().at("/payload/v").asInt()).isEqualTo(5);
     assertThat(http.get("/collections/um/points/5").result().at("/payload/v").asInt()).isEqualTo(5);
+    // update_vectors with update_filter: only the matching point's vector changes
+    Http.Response uv =
+        http.put(
+            "/collections/um/points/vectors?wait=true",
+            "{\"update_filter\":{\"must\":{\"key\":\"v\",\"range\":{\"gte\":5}}},"
+                + "\"points\":[{\"id\":1,\"vector\":[7,7]},{\"id\":2,\"vector\":[7,7]}]}");
+    assertThat(uv.status()).as(uv.raw()).isEqualTo(200);
+    assertThat(http.get("/collections/um/points/1").result().at("/vector/0").floatValue())
+        .isEqualTo(3f);
+    assertThat(http.get("/collections/um/points/2").result().at("/vector/0").floatValue())
+        .isEqualTo(7f);
     // a mode it does not know and a field it does not know are refused, naming them
     Http.Response badMode =
         http.put(

@@ -190,6 +190,15 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public Collection.UpdateResult updateVectors(
+      String collection,
+      List<Point> points,
+      io.flashvec.index.filter.Filter updateFilter,
+      boolean wait) {
+    return collection(collection).updateVectors(points, updateFilter, wait);
+  }
+
+  @Override
   public Collection.UpdateResult updatePayloads(
       String collection, List<PointId> ids, UnaryOperator<byte[]> update, boolean wait) {
     return collection(collection).updatePayloads(ids, update, wait);

@@ -251,6 +251,17 @@ public final class Collection implements Closeable {
    * remove a point after the check; its shard then refuses its part).
    */
   public UpdateResult updateVectors(List<Point> points, boolean wait) {
+    return updateVectors(points, null, wait);
+  }
+
+  /**
+   * {@link #updateVectors(List, boolean)} of the points whose stored version matches {@code
+   * updateFilter} ({@code null}: all; Qdrant's {@code update_filter}), tested by each shard under
+   * its write lock. Every id must still exist.
+   */
+  public UpdateResult updateVectors(
+      List<Point> points, io.flashvec.index.filter.Filter updateFilter, boolean wait) {
+    FilterEvaluator filter = updateFilter == null ? null : evaluator(updateFilter);
     points = mergeById(points);
     List<List<Point>> perShard = new ArrayList<>(shards.length);
     for (int i = 0; i < shards.length; i++) {
@@ -272,7 +283,10 @@ public final class Collection implements Closeable {
     long[] seqs = new long[shards.length];
     for (int i = 0; i < shards.length; i++) {
       if (!perShard.get(i).isEmpty()) {
-        seqs[i] = shards[i].updateVectors(perShard.get(i));
+        seqs[i] =
+            filter == null
+                ? shards[i].updateVectors(perShard.get(i))
+                : shards[i].updateVectors(perShard.get(i), filter);
       }
     }
     return finish(seqs, wait);

@@ -564,6 +564,14 @@ public final class Shard implements Closeable {
     return writer.updateVectors(points);
   }
 
+  /**
+   * {@link #updateVectors(List)} of the points whose stored version matches {@code filter}, tested
+   * under the write lock; returns 0 when none matched.
+   */
+  public long updateVectors(List<Point> points, io.flashvec.index.filter.FilterEvaluator filter) {
+    return writer.updateVectors(points, filter);
+  }
+
   /** Removes the vectors {@code names} from existing points; see {@link ShardWriter}. */
   public long deleteVectors(List<PointId> ids, Set<String> names) {
     return writer.deleteVectors(ids, names);

@@ -401,9 +401,18 @@ final class ShardWriter {
    * {@link NotFoundException} naming it, and nothing is written. Returns the WAL sequence number.
    */
   long updateVectors(List<Point> points) {
+    return updateVectors(points, null);
+  }
+
+  /**
+   * {@link #updateVectors(List)} of the points whose stored version matches {@code filter} ({@code
+   * null}: all), tested under the write lock; returns 0 when none matched (nothing is logged).
+   */
+  long updateVectors(List<Point> points, FilterEvaluator filter) {
     checkDimensions(points);
     return rewrite(
         points.stream().map(Point::id).toList(),
+        filter,
         (i, r) -> {
           Point p = points.get(i);
           Map<String, SparseVector> sparse = new HashMap<>(r.sparse());
@@ -425,6 +434,7 @@ final class ShardWriter {
   long deleteVectors(List<PointId> ids, Set<String> names) {
     return rewrite(
         ids,
+        null,
         (i, r) -> {
           Map<String, SparseVector> sparse = new HashMap<>(r.sparse());
           sparse.keySet().removeAll(names);
@@ -438,7 +448,10 @@ final class ShardWriter {
   }
 
   private long rewrite(
-      List<PointId> ids, java.util.function.BiFunction<Integer, Record, Point> next, String what) {
+      List<PointId> ids,
+      FilterEvaluator filter,
+      java.util.function.BiFunction<Integer, Record, Point> next,
+      String what) {
     long seq;
     GrowingSegment g;
     writeLock.lock();
@@ -452,7 +465,12 @@ final class ShardWriter {
         if (r == null) {
           throw new NotFoundException("Not found: No point with id " + ids.get(i) + " found");
         }
-        points.add(next.apply(i, r));
+        if (filter == null || filter.matches(r.id(), r.payload(), name -> hasVector(r, name))) {
+          points.add(next.apply(i, r));
+        }
+      }
+      if (points.isEmpty()) {
+        return 0;
       }
       byte[] body = WalCodec.encodeUpsertAny(points);
       requireSpace(body.length, what);
