@@ -49,7 +49,8 @@ public final class FilterParser {
    * as Qdrant answers its validation errors (a field condition without any condition).
    */
   public static final class ValidationException extends FlashVecException {
-    ValidationException(String message) {
+    /** A validation error answered with 422, with Qdrant's {@code message}. */
+    public ValidationException(String message) {
       super(422, message, null);
     }
   }

@@ -170,6 +170,15 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
               + "]");
     }
     Type type = type(schema.get("type").asString());
+    if (schema.path("lookup").isBoolean()
+        && !schema.path("lookup").booleanValue()
+        && schema.path("range").isBoolean()
+        && !schema.path("range").booleanValue()) {
+      // Qdrant's validation error (422), before the capabilities FlashVec always provides
+      throw new io.flashvec.index.filter.FilterParser.ValidationException(
+          "Validation error: the 'lookup' and 'range' capabilities can't be both disabled"
+              + " [field_schema.lookup=false, field_schema.range=false]");
+    }
     TextOptions text = null;
     if (type == Type.TEXT) {
       String tokenizer = schema.path("tokenizer").asString("word");

@@ -133,6 +133,24 @@ class PayloadIndexTest {
   // ---------------------------------------------------------------------------------------------
 
   @Test
+  void anIntegerIndexWithNeitherLookupNorRangeIsQdrantsValidationError() {
+    assertThatThrownBy(
+            () ->
+                PayloadFieldSchema.parse(
+                    "n", M.readTree("{\"type\":\"integer\",\"lookup\":false,\"range\":false}")))
+        .isInstanceOfSatisfying(
+            FilterParser.ValidationException.class, e -> assertThat(e.httpStatus()).isEqualTo(422))
+        .hasMessageContaining("the 'lookup' and 'range' capabilities can't be both disabled");
+    // one of them disabled is a capability FlashVec does not drop: refused with a 400
+    assertThatThrownBy(
+            () ->
+                PayloadFieldSchema.parse(
+                    "n", M.readTree("{\"type\":\"integer\",\"lookup\":false,\"range\":true}")))
+        .isInstanceOf(io.flashvec.index.InvalidInputException.class)
+        .hasMessageContaining("field_schema.lookup");
+  }
+
+  @Test
   void indexedFiltersAgreeWithTheEvaluatorThroughBuildsSchemaChangesRestartAndCompaction()
       throws Exception {
     Random r = TestSeeds.random("PayloadIndexTest.agree");
