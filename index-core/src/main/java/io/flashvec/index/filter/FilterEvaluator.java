@@ -545,6 +545,9 @@ public final class FilterEvaluator {
   }
 
   private boolean matchesTokens(FieldPath key, List<String> tokens, JsonNode root) {
+    if (tokens.isEmpty()) {
+      return false; // as Qdrant: a query with no words (empty, or only stop words) matches nothing
+    }
     for (JsonNode v : values(key, root)) {
       if (v.isString() && new HashSet<>(text.valueTokens(key, v.asString())).containsAll(tokens)) {
         return true;

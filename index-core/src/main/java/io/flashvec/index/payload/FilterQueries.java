@@ -88,7 +88,8 @@ public final class FilterQueries {
         }
         List<String> tokens = schema.queryTokens(m.key(), m.text());
         if (tokens.isEmpty()) {
-          yield Translation.ALL_INEXACT; // every string value matches: the evaluator decides
+          // as Qdrant: a query with no words (empty, or only stop words) matches nothing
+          yield new Translation(new MatchNoDocsQuery(), true);
         }
         BooleanQuery.Builder b = new BooleanQuery.Builder();
         for (String t : tokens) {

@@ -310,7 +310,7 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
           CharArraySet stopSet =
               o.stopwordLanguages().isEmpty() && o.customStopwords().isEmpty()
                   ? null
-                  : TextAnalysis.stopSet(o.stopwordLanguages(), o.customStopwords());
+                  : TextAnalysis.stopSet(o.stopwordLanguages(), o.customStopwords(), o.lowercase());
           return new Analyzer() {
             @Override
             protected TokenStreamComponents createComponents(String fieldName) {

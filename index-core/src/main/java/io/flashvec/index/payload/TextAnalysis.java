@@ -239,9 +239,13 @@ final class TextAnalysis {
     return name;
   }
 
-  /** The stop words of {@code languages} and {@code custom} together, matched ignoring case. */
-  static CharArraySet stopSet(List<String> languages, List<String> custom) {
-    CharArraySet set = new CharArraySet(64, true);
+  /**
+   * The stop words of {@code languages} and {@code custom} together, matched ignoring case when the
+   * index lowercases ({@code ignoreCase}), else exactly as written (Qdrant: with {@code lowercase:
+   * false}, {@code LAZY} stops {@code LAZY} but not {@code lazy}).
+   */
+  static CharArraySet stopSet(List<String> languages, List<String> custom, boolean ignoreCase) {
+    CharArraySet set = new CharArraySet(64, ignoreCase);
     for (String l : languages) {
       set.addAll(STOPWORDS.get(l).get());
     }

@@ -589,6 +589,56 @@ class TextGeoIndexTest {
     }
   }
 
+  /**
+   * Without {@code lowercase}, custom stop words stop only the words written the same way, and a
+   * text query left with no words (only stop words) matches nothing, as in Qdrant; growing, sealed
+   * and reopened alike.
+   */
+  @Test
+  void caseSensitiveStopWordsAndQueriesOfStopWordsOnly() {
+    Collection c = open("stopcase");
+    c.createPayloadIndex(
+        schema(
+            "title",
+            "{\"type\": \"text\", \"tokenizer\": \"word\", \"lowercase\": false,"
+                + " \"stopwords\": {\"custom\": [\"the\", \"The\", \"LAZY\"]}}"),
+        true);
+    c.upsert(
+        List.of(
+            new Point(
+                PointId.of(1),
+                new float[] {1, 0, 0, 0},
+                "{\"title\": \"The quick brown fox jumps over the lazy dog\"}"
+                    .getBytes(StandardCharsets.UTF_8)),
+            new Point(
+                PointId.of(2),
+                new float[] {0, 1, 0, 0},
+                "{\"title\": \"LAZY sentinel\"}".getBytes(StandardCharsets.UTF_8))),
+        true);
+    for (int round = 0; round < 3; round++) {
+      String when = "round " + round;
+      assertThat(count(c, "{\"must\": {\"key\": \"title\", \"match\": {\"text\": \"lazy\"}}}"))
+          .as(when)
+          .isEqualTo(1);
+      assertThat(count(c, "{\"must\": {\"key\": \"title\", \"match\": {\"text\": \"The\"}}}"))
+          .as(when)
+          .isZero();
+      assertThat(count(c, "{\"must\": {\"key\": \"title\", \"match\": {\"text\": \"LAZY\"}}}"))
+          .as(when)
+          .isZero();
+      assertThat(count(c, "{\"must\": {\"key\": \"title\", \"match\": {\"text\": \"sentinel\"}}}"))
+          .as(when)
+          .isEqualTo(1);
+      if (round == 0) {
+        c.flush();
+        settle(c);
+      } else if (round == 1) {
+        c = reopen(c, "stopcase");
+        settle(c);
+      }
+    }
+  }
+
   @Test
   void qdrantHintsAreAcceptedOnlyWithTheValueFlashVecHonours() {
     assertThat(
