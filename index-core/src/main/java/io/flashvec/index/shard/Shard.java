@@ -405,7 +405,8 @@ public final class Shard implements Closeable {
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
-    this.flat = index.type().equals(IndexParams.FLAT);
+    // without a primary vector (dim 0) there is no graph to build: every field is scanned exactly
+    this.flat = index.type().equals(IndexParams.FLAT) || dim == 0;
     DiskAnnFormat format =
         new DiskAnnFormat(distance, index, options.defaultSearchList(), options.diskann());
     format.payloadsOnHeap(payloadsOnHeap);

@@ -246,6 +246,10 @@ final class ShardReader {
    * the planner's cardinality; see {@link io.flashvec.index.filter.FilterPlanner}).
    */
   List<Record> search(PreparedSearch search) {
+    if (dim == 0) {
+      throw new InvalidInputException(
+          "Wrong input: the collection has no primary dense vector; name the vector to search");
+    }
     if (search.query().length != dim) {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: "
