@@ -235,6 +235,11 @@ final class CollectionSettings {
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
         String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
         JsonNode diff = Requests.optionalObject(vectors, e.getKey());
+        if (e.getKey().equals(primary) && !current.get().hasPrimary()) {
+          // Qdrant's text for the default vector of a collection without one
+          throw new InvalidInputException(
+              "Wrong input: Default vector params are not specified in config");
+        }
         if (e.getKey().equals(primary)) {
           if (diff != null) {
             known(diff, VECTOR_DIFF_FIELDS, at);
@@ -289,19 +294,35 @@ final class CollectionSettings {
     wal(body.get("wal_config"), server);
     optimizers(body.get("optimizers_config"), server);
     quantization(body.get("quantization_config"), "quantization_config", true);
+    sparseUpdate(body.get("sparse_vectors"), current.get());
     common(body, false);
+  }
+
+  /**
+   * An update body's {@code sparse_vectors}: each name must be a sparse field of the collection
+   * (Qdrant's 400 otherwise), and its settings are taken only where they equal what FlashVec does
+   * ({@link #sparseVectors}); anything else is refused naming the setting.
+   */
+  private static void sparseUpdate(JsonNode sparse, CollectionConfig current) {
+    if (absent(sparse)) {
+      return;
+    }
+    if (!sparse.isObject()) {
+      throw Requests.invalid("sparse_vectors must be an object of names", "sparse_vectors", sparse);
+    }
+    for (Map.Entry<String, JsonNode> e : sparse.properties()) {
+      if (!current.sparseVectors().containsKey(e.getKey())) {
+        throw new InvalidInputException(
+            "Wrong input: Sparse vector `"
+                + e.getKey()
+                + "` is not specified in collection config");
+      }
+      sparseField(e.getValue(), "sparse_vectors." + e.getKey());
+    }
   }
 
   /** Fields of both bodies: sparse vectors (checked by {@link #sparseVectors} on create). */
   private static void common(JsonNode body, boolean create) {
-    JsonNode sparse = body.get("sparse_vectors");
-    if (!create && !absent(sparse) && !(sparse.isObject() && sparse.isEmpty())) {
-      throw refused(
-          "sparse_vectors",
-          sparse,
-          "the sparse vectors of an existing collection cannot be changed yet; they are set when"
-              + " it is created");
-    }
     // strict_mode_config is parsed by StrictMode; metadata must be an object
     JsonNode metadata = body.get("metadata");
     if (!absent(metadata) && !metadata.isObject()) {
@@ -647,33 +668,37 @@ final class CollectionSettings {
       if (name.isEmpty()) {
         throw Requests.invalid("a sparse vector needs a name", "sparse_vectors", sparse);
       }
-      JsonNode f = e.getValue();
-      if (!absent(f) && !f.isObject()) {
-        throw Requests.invalid(at + " must be an object", at, f);
-      }
-      if (!absent(f)) {
-        for (Map.Entry<String, JsonNode> k : f.properties()) {
-          switch (k.getKey()) {
-            case "index" -> sparseIndex(k.getValue(), at + ".index");
-            case "modifier" -> {
-              JsonNode m = k.getValue();
-              if (!absent(m) && !(m.isString() && m.asString().equals("none"))) {
-                throw refused(
-                    at + ".modifier",
-                    m,
-                    m.isString() && m.asString().equals("idf")
-                        ? "idf is not supported yet: sparse weights are used as given"
-                        : "only none is supported");
-              }
-            }
-            default ->
-                throw refused(at + "." + k.getKey(), k.getValue(), "unknown sparse vector setting");
-          }
-        }
-      }
+      sparseField(e.getValue(), at);
       out.put(name, SparseVectorParams.DEFAULT);
     }
     return out;
+  }
+
+  /** One sparse field's settings at {@code at}, checked as {@link #sparseVectors} describes. */
+  private static void sparseField(JsonNode f, String at) {
+    if (!absent(f) && !f.isObject()) {
+      throw Requests.invalid(at + " must be an object", at, f);
+    }
+    if (!absent(f)) {
+      for (Map.Entry<String, JsonNode> k : f.properties()) {
+        switch (k.getKey()) {
+          case "index" -> sparseIndex(k.getValue(), at + ".index");
+          case "modifier" -> {
+            JsonNode m = k.getValue();
+            if (!absent(m) && !(m.isString() && m.asString().equals("none"))) {
+              throw refused(
+                  at + ".modifier",
+                  m,
+                  m.isString() && m.asString().equals("idf")
+                      ? "idf is not supported yet: sparse weights are used as given"
+                      : "only none is supported");
+            }
+          }
+          default ->
+              throw refused(at + "." + k.getKey(), k.getValue(), "unknown sparse vector setting");
+        }
+      }
+    }
   }
 
   private static void sparseIndex(JsonNode index, String at) {

@@ -14,6 +14,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.IndexingState;
 import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.SparseVectorParams;
 import io.flashvec.index.collection.Collection;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.storage.FsyncPolicy;
@@ -389,6 +390,13 @@ public class CollectionsController {
       throw new InvalidInputException("Wrong input: collection config must be a JSON object");
     }
     JsonNode vectors = body.get("vectors");
+    Map<String, SparseVectorParams> sparse = CollectionSettings.sparseVectors(body);
+    boolean noDense =
+        vectors == null || vectors.isNull() || (vectors.isObject() && vectors.isEmpty());
+    if (noDense && !sparse.isEmpty()) {
+      // Qdrant's sparse-only collection: no primary vector, every field beside the points
+      return withoutPrimary(body, sparse);
+    }
     if (vectors == null || !vectors.isObject()) {
       throw new InvalidInputException(
           "Wrong input: missing field `vectors` ({\"size\": N, \"distance\": \"Cosine|Dot|Euclid\"})");
@@ -399,7 +407,10 @@ public class CollectionsController {
       // Qdrant's named form: {"name": {"size": N, ...}, ...}; "" is the unnamed vector. The first
       // declared is the primary vector (the graph); the others are searched exactly.
       if (vectors.isEmpty()) {
-        throw Requests.invalid("vectors must name at least one vector", "vectors", vectors);
+        throw Requests.invalid(
+            "vectors must name at least one vector, or the collection declare sparse_vectors",
+            "vectors",
+            vectors);
       }
       JsonNode primary = null;
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
@@ -483,14 +494,31 @@ public class CollectionsController {
               + " [m=0]");
     }
     return new CollectionConfig(
-        size,
-        distance,
-        shards,
-        replicas,
-        index,
-        CollectionSettings.sparseVectors(body),
-        vectorName,
-        others);
+        size, distance, shards, replicas, index, sparse, vectorName, others);
+  }
+
+  /**
+   * A collection without a primary dense vector ({@link CollectionConfig#withoutPrimary}): its
+   * sparse fields, searched exactly. Graph settings have nothing to apply to and are refused, as a
+   * setting FlashVec would not honour.
+   */
+  private static CollectionConfig withoutPrimary(
+      JsonNode body, Map<String, SparseVectorParams> sparse) {
+    int shards = atLeast(body, "", "shard_number", 1, 1, CollectionConfig.MAX_SHARDS);
+    int replicas = atLeast(body, "", "replication_factor", 1, 1, 16);
+    atLeast(body, "", "write_consistency_factor", 1, 1, 16);
+    // hnsw_config is validated as for any collection (Qdrant keeps it for dense vectors added
+    // later); FlashVec keeps it for the description only
+    IndexParams index = hnsw(Requests.optionalObject(body, "hnsw_config"), IndexParams.DEFAULT);
+    JsonNode idx = Requests.optionalObject(body, "index");
+    if (idx != null && !idx.isEmpty()) {
+      throw new InvalidInputException(
+          "Wrong input: index settings need a dense vector; the collection has only"
+              + " sparse_vectors [index="
+              + idx
+              + "]");
+    }
+    return CollectionConfig.withoutPrimary(shards, replicas, index, sparse, Map.of());
   }
 
   /** A vector's {@code size}, 1 to the maximum dimension. */
@@ -575,7 +603,10 @@ public class CollectionsController {
     }
     // As Qdrant: live vectors an ANN index answers for (sealed graphs and the growing segments'
     // live graphs); none for flat, which scans (Qdrant's plain index reports none either).
-    r.put("indexed_vectors_count", c.index().type().equals(IndexParams.FLAT) ? 0 : st.indexed());
+    // none either without a primary vector: every field is scanned exactly
+    r.put(
+        "indexed_vectors_count",
+        c.index().type().equals(IndexParams.FLAT) || !c.hasPrimary() ? 0 : st.indexed());
     r.put("points_count", info.points());
     r.put("segments_count", info.segments());
     ObjectNode config = r.putObject("config");
@@ -585,9 +616,11 @@ public class CollectionsController {
     if (!c.vectorName().isEmpty()) {
       vectors = named.putObject(c.vectorName());
     }
-    vectors.put("size", c.dimension());
-    vectors.put("distance", c.distance().apiName());
-    vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
+    if (c.hasPrimary()) {
+      vectors.put("size", c.dimension());
+      vectors.put("distance", c.distance().apiName());
+      vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
+    }
     for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
       ObjectNode v = named.putObject(e.getKey());
       v.put("size", e.getValue().dimension());

@@ -142,7 +142,7 @@ public final class Requests {
     public Point toPoint(PointId id, byte[] payload, CollectionConfig config) {
       float[] primary = null;
       if (unnamed != null) {
-        if (!config.vectorName().isEmpty()) {
+        if (!config.vectorName().isEmpty() || !config.hasPrimary()) {
           throw CollectionConfig.notExisting("");
         }
         primary = unnamed;

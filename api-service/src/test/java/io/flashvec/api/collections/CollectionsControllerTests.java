@@ -559,7 +559,7 @@ class CollectionsControllerTests {
         "sparse_vectors",
         "PATCH{\"sparse_vectors\":{\"text\":{\"modifier\":\"idf\"}}}",
         Kind.REFUSED,
-        "sparse_vectors: the sparse vectors of an existing collection cannot be changed yet");
+        "Wrong input: Sparse vector `text` is not specified in collection config");
     probe(u, "strict_mode_config", "PATCH{\"strict_mode_config\":null}", Kind.NO_OP);
     probe(
         u,
