@@ -142,7 +142,7 @@ public record CollectionConfig(
             : Collections.unmodifiableMap(new TreeMap<>(sparseVectors));
     for (String name : sparseVectors.keySet()) {
       if (name.isEmpty()) {
-        throw new InvalidInputException("Wrong input: a sparse vector needs a name");
+        throw new InvalidInputException("Wrong input: Sparse vector name cannot be empty");
       }
     }
     vectorName = vectorName == null ? "" : vectorName;

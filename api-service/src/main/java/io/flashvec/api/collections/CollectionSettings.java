@@ -666,7 +666,8 @@ final class CollectionSettings {
       String name = e.getKey();
       String at = "sparse_vectors." + name;
       if (name.isEmpty()) {
-        throw Requests.invalid("a sparse vector needs a name", "sparse_vectors", sparse);
+        // Qdrant's text
+        throw new InvalidInputException("Wrong input: Sparse vector name cannot be empty");
       }
       sparseField(e.getValue(), at);
       out.put(name, SparseVectorParams.DEFAULT);
