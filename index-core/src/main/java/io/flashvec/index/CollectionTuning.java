@@ -7,7 +7,7 @@ import io.flashvec.storage.FsyncPolicy;
  * Qdrant's {@code optimizers_config.indexing_threshold} (bulk loads), a WAL fsync override,
  * Qdrant's {@code on_disk_payload}, and two JSON documents the engine keeps without reading them:
  * Qdrant's {@code strict_mode_config} (which the REST layer enforces) and the collection's {@code
- * metadata}.
+ * metadata}, and which sparse fields are weighted by IDF.
  *
  * @param indexingThreshold {@code 0}: defer index builds (sealed segments stay in memory, searched
  *     exactly, and the WAL is not truncated) until it is raised; {@code -1}: the server default
@@ -20,13 +20,16 @@ import io.flashvec.storage.FsyncPolicy;
  *     the collection never had one
  * @param metadata the collection's {@code metadata} object as compact JSON text, or {@code null}
  *     when it has none
+ * @param sparseIdf the sparse fields whose searches weight the query by inverse document frequency
+ *     (Qdrant's {@code modifier: idf}; empty: none)
  */
 public record CollectionTuning(
     int indexingThreshold,
     FsyncPolicy fsyncPolicy,
     boolean onDiskPayload,
     String strictMode,
-    String metadata) {
+    String metadata,
+    java.util.Set<String> sparseIdf) {
 
   public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null, true);
 
@@ -35,6 +38,26 @@ public record CollectionTuning(
       throw new InvalidInputException(
           "indexing_threshold must not be negative [indexing_threshold=" + indexingThreshold + "]");
     }
+    sparseIdf =
+        sparseIdf == null || sparseIdf.isEmpty()
+            ? java.util.Set.of()
+            : java.util.Collections.unmodifiableSet(new java.util.TreeSet<>(sparseIdf));
+  }
+
+  /** Settings without sparse fields weighted by IDF. */
+  public CollectionTuning(
+      int indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      boolean onDiskPayload,
+      String strictMode,
+      String metadata) {
+    this(indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, java.util.Set.of());
+  }
+
+  /** This tuning with {@code fields} as the sparse fields weighted by IDF. */
+  public CollectionTuning withSparseIdf(java.util.Set<String> fields) {
+    return new CollectionTuning(
+        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, fields);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -64,16 +87,19 @@ public record CollectionTuning(
         policy != null ? policy : fsyncPolicy,
         onDisk != null ? onDisk : onDiskPayload,
         strictMode,
-        metadata);
+        metadata,
+        sparseIdf);
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
   public CollectionTuning withStrictMode(String json) {
-    return new CollectionTuning(indexingThreshold, fsyncPolicy, onDiskPayload, json, metadata);
+    return new CollectionTuning(
+        indexingThreshold, fsyncPolicy, onDiskPayload, json, metadata, sparseIdf);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
   public CollectionTuning withMetadata(String json) {
-    return new CollectionTuning(indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, json);
+    return new CollectionTuning(
+        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, json, sparseIdf);
   }
 }

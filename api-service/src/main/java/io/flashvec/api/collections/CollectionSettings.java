@@ -675,6 +675,26 @@ final class CollectionSettings {
     return out;
   }
 
+  /**
+   * The {@code modifier} each field of a body's {@code sparse_vectors} gives: {@code true} for
+   * {@code idf}, {@code false} for {@code none}; fields without one are absent. The body has been
+   * checked ({@link #sparseVectors}, {@link #checkUpdate}).
+   */
+  static Map<String, Boolean> sparseModifiers(JsonNode body) {
+    JsonNode sparse = body.get("sparse_vectors");
+    Map<String, Boolean> out = new java.util.TreeMap<>();
+    if (absent(sparse) || !sparse.isObject()) {
+      return out;
+    }
+    for (Map.Entry<String, JsonNode> e : sparse.properties()) {
+      JsonNode m = e.getValue() == null ? null : e.getValue().get("modifier");
+      if (!absent(m)) {
+        out.put(e.getKey(), m.asString().equals("idf"));
+      }
+    }
+    return out;
+  }
+
   /** One sparse field's settings at {@code at}, checked as {@link #sparseVectors} describes. */
   private static void sparseField(JsonNode f, String at) {
     if (!absent(f) && !f.isObject()) {
@@ -686,13 +706,9 @@ final class CollectionSettings {
           case "index" -> sparseIndex(k.getValue(), at + ".index");
           case "modifier" -> {
             JsonNode m = k.getValue();
-            if (!absent(m) && !(m.isString() && m.asString().equals("none"))) {
-              throw refused(
-                  at + ".modifier",
-                  m,
-                  m.isString() && m.asString().equals("idf")
-                      ? "idf is not supported yet: sparse weights are used as given"
-                      : "only none is supported");
+            if (!absent(m)
+                && !(m.isString() && (m.asString().equals("none") || m.asString().equals("idf")))) {
+              throw Requests.invalid("modifier must be none or idf", at + ".modifier", m);
             }
           }
           default ->

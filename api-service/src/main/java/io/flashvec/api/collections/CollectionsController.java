@@ -113,6 +113,17 @@ public class CollectionsController {
     if (metadata != null && metadata.isObject()) {
       t = t.withMetadata(metadata.toString());
     }
+    java.util.Set<String> idf = new java.util.TreeSet<>();
+    CollectionSettings.sparseModifiers(json)
+        .forEach(
+            (f, on) -> {
+              if (on) {
+                idf.add(f);
+              }
+            });
+    if (!idf.isEmpty()) {
+      t = t.withSparseIdf(idf);
+    }
     service.createCollection(name, config, t);
     strict.forget(name);
     return BooleanNode.TRUE;
@@ -234,8 +245,9 @@ public class CollectionsController {
     JsonNode metadata = json.get("metadata");
     ObjectNode metadataDiff =
         metadata != null && metadata.isObject() ? (ObjectNode) metadata : null;
+    Map<String, Boolean> modifiers = CollectionSettings.sparseModifiers(json);
     service.updateCollection(name, threshold, fsync, onDiskPayload);
-    if (strictDiff != null || metadataDiff != null) {
+    if (strictDiff != null || metadataDiff != null || !modifiers.isEmpty()) {
       service.updateCollection(
           name,
           t -> {
@@ -247,6 +259,18 @@ public class CollectionsController {
             }
             if (metadataDiff != null) {
               next = next.withMetadata(mergeMetadata(t.metadata(), metadataDiff));
+            }
+            if (!modifiers.isEmpty()) {
+              java.util.Set<String> idf = new java.util.TreeSet<>(t.sparseIdf());
+              modifiers.forEach(
+                  (f, on) -> {
+                    if (on) {
+                      idf.add(f);
+                    } else {
+                      idf.remove(f);
+                    }
+                  });
+              next = next.withSparseIdf(idf);
             }
             return next;
           });
@@ -630,7 +654,10 @@ public class CollectionsController {
     if (!c.sparseVectors().isEmpty()) {
       ObjectNode sparse = params.putObject("sparse_vectors");
       for (String n : c.sparseVectors().keySet()) {
-        sparse.putObject(n);
+        ObjectNode f = sparse.putObject(n);
+        if (info.tuning().sparseIdf().contains(n)) {
+          f.put("modifier", "idf");
+        }
       }
     }
     params.put("shard_number", c.shardNumber());

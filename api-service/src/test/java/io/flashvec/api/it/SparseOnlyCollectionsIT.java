@@ -160,6 +160,131 @@ class SparseOnlyCollectionsIT {
     checkAll(r, "replayed, restarted");
     assertThat(http.get("/collections/s").result().at("/config/params/vectors").toString())
         .isEqualTo("{}");
+
+    // a snapshot, recovered as another collection, holds the same points and configuration
+    JsonNode snap = http.post("/collections/s/snapshots?wait=true", null).result();
+    Path file =
+        server.dataDir().resolve("snapshots").resolve("s").resolve(snap.get("name").asString());
+    assertThat(file).exists();
+    ok(http.put("/collections/copy/snapshots/recover", "{\"location\":\"" + file.toUri() + "\"}"));
+    assertThat(http.get("/collections/copy").result().at("/config/params").toString())
+        .contains("\"vectors\":{}", "\"sparse_vectors\":{\"text\":{}}");
+    assertThat(
+            http.post("/collections/copy/points/count", "{\"exact\": true}")
+                .result()
+                .get("count")
+                .longValue())
+        .isEqualTo(SPARSE.size());
+  }
+
+  @Test
+  void idfWeightsTheQueryAndFollowsItsModifier() {
+    Random r = TestSeeds.random("SparseOnlyCollectionsIT.idf");
+    ok(http.put("/collections/idf", "{\"sparse_vectors\": {\"text\": {\"modifier\": \"idf\"}}}"));
+    assertThat(http.get("/collections/idf").result().at("/config/params/sparse_vectors").toString())
+        .isEqualTo("{\"text\":{\"modifier\":\"idf\"}}");
+    Map<Long, TreeMap<Long, Float>> docs = new TreeMap<>();
+    StringBuilder sb = new StringBuilder("{\"points\": [");
+    for (long id = 1; id <= 60; id++) {
+      TreeMap<Long, Float> s = new TreeMap<>();
+      s.put(0L, 1f); // in every point: weighs almost nothing under IDF
+      int nnz = 1 + r.nextInt(4);
+      while (s.size() < nnz + 1) {
+        s.put(1L + r.nextInt(30), 0.5f + r.nextFloat());
+      }
+      docs.put(id, s);
+      sb.append(id == 1 ? "" : ",")
+          .append("{\"id\": ")
+          .append(id)
+          .append(", \"vector\": {\"text\": ")
+          .append(sparse(s))
+          .append("}}");
+    }
+    ok(http.put("/collections/idf/points?wait=true", sb.append("]}").toString()));
+    ok(http.post("/collections/idf/points/delete?wait=true", "{\"points\": [1, 2]}"));
+    docs.remove(1L);
+    docs.remove(2L);
+    for (int round = 0; round < 3; round++) {
+      boolean idf = round < 2;
+      for (int q = 0; q < 4; q++) {
+        TreeMap<Long, Float> query = new TreeMap<>();
+        query.put(0L, 3f);
+        while (query.size() < 3) {
+          query.put(1L + r.nextInt(30), 1f);
+        }
+        Map<Long, Float> want = idfBruteForce(docs, query, idf);
+        JsonNode hits =
+            http.post(
+                    "/collections/idf/points/query",
+                    "{\"query\": " + sparse(query) + ", \"using\": \"text\", \"limit\": 100}")
+                .result()
+                .get("points");
+        Map<Long, Float> got = new LinkedHashMap<>();
+        for (JsonNode h : hits) {
+          got.put(h.get("id").longValue(), h.get("score").floatValue());
+        }
+        assertThat(got).as("round " + round + ", idf " + idf + ", query " + query).isEqualTo(want);
+      }
+      if (round == 0) {
+        server.restart(); // the modifier is kept
+      } else if (round == 1) {
+        ok(
+            http.send(
+                "PATCH",
+                "/collections/idf",
+                "{\"sparse_vectors\": {\"text\": {\"modifier\": \"none\"}}}"));
+        assertThat(
+                http.get("/collections/idf")
+                    .result()
+                    .at("/config/params/sparse_vectors")
+                    .toString())
+            .isEqualTo("{\"text\":{}}");
+      }
+    }
+    Http.Response unknown =
+        http.send(
+            "PATCH",
+            "/collections/idf",
+            "{\"sparse_vectors\": {\"nope\": {\"modifier\": \"idf\"}}}");
+    assertThat(unknown.status()).isEqualTo(400);
+    assertThat(unknown.error())
+        .isEqualTo("Wrong input: Sparse vector `nope` is not specified in collection config");
+    Http.Response onDisk =
+        http.send(
+            "PATCH",
+            "/collections/idf",
+            "{\"sparse_vectors\": {\"text\": {\"index\": {\"on_disk\": true}}}}");
+    assertThat(onDisk.status()).isEqualTo(400);
+    assertThat(onDisk.error()).contains("sparse_vectors.text.index.on_disk");
+  }
+
+  /** Qdrant's IDF: each query weight times ln((N - df + 0.5) / (df + 0.5) + 1), as the server. */
+  private static Map<Long, Float> idfBruteForce(
+      Map<Long, TreeMap<Long, Float>> docs, TreeMap<Long, Float> query, boolean idf) {
+    TreeMap<Long, Float> weighted = new TreeMap<>();
+    float n = docs.size();
+    for (Map.Entry<Long, Float> t : query.entrySet()) {
+      float df = docs.values().stream().filter(d -> d.containsKey(t.getKey())).count();
+      weighted.put(
+          t.getKey(),
+          idf ? t.getValue() * (float) Math.log((n - df + 0.5f) / (df + 0.5f) + 1f) : t.getValue());
+    }
+    List<Map.Entry<Long, Float>> all = new ArrayList<>();
+    for (Map.Entry<Long, TreeMap<Long, Float>> e : docs.entrySet()) {
+      float s = 0f;
+      for (Map.Entry<Long, Float> t : e.getValue().entrySet()) {
+        Float w = weighted.get(t.getKey());
+        if (w != null) {
+          s += w * t.getValue();
+        }
+      }
+      if (s != 0f) {
+        all.add(Map.entry(e.getKey(), s));
+      }
+    }
+    Map<Long, Float> out = new LinkedHashMap<>();
+    all.forEach(e -> out.put(e.getKey(), e.getValue()));
+    return out;
   }
 
   private static long segmentFiles(String name) throws IOException {

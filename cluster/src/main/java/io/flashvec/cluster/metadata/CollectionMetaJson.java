@@ -87,6 +87,11 @@ public final class CollectionMetaJson {
       t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
     }
     t.put("on_disk_payload", m.tuning().onDiskPayload());
+    if (!m.tuning().sparseIdf().isEmpty()) {
+      // only then, so that other collections keep the shape older versions read
+      var idf = t.putArray("sparse_idf");
+      m.tuning().sparseIdf().forEach(idf::add);
+    }
     document(t, "strict_mode_config", m.tuning().strictMode());
     document(t, "metadata", m.tuning().metadata());
   }
@@ -111,6 +116,14 @@ public final class CollectionMetaJson {
     java.util.Map<String, SparseVectorParams> out = new java.util.TreeMap<>();
     for (String name : n.propertyNames()) {
       out.put(name, SparseVectorParams.DEFAULT);
+    }
+    return out;
+  }
+
+  private static java.util.Set<String> sparseIdf(JsonNode n) {
+    java.util.Set<String> out = new java.util.TreeSet<>();
+    for (JsonNode f : n) {
+      out.add(f.asString());
     }
     return out;
   }
@@ -170,7 +183,8 @@ public final class CollectionMetaJson {
             fsync == null || fsync.isEmpty() ? null : FsyncPolicy.parse(fsync),
             t.path("on_disk_payload").asBoolean(true),
             document(t, "strict_mode_config"),
-            document(t, "metadata"));
+            document(t, "metadata"),
+            sparseIdf(t.path("sparse_idf")));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

@@ -553,6 +553,15 @@ public final class Shard implements Closeable {
     return writer.deleteVectors(ids, names);
   }
 
+  /**
+   * The document frequencies of the sparse field {@code field} in this shard for IDF: element 0
+   * counts the live points that have the field, element {@code 1 + i} those of them whose vector
+   * has {@code indices[i]} (ascending, as a {@link io.flashvec.index.SparseVector}'s).
+   */
+  public long[] sparseFrequencies(String field, int[] indices) {
+    return reader.sparseFrequencies(field, indices);
+  }
+
   /** Exact sparse search of one shard; see {@link ShardReader#sparseSearch}. */
   public List<Record> sparseSearch(
       String field,
