@@ -256,6 +256,18 @@ class SparseOnlyCollectionsIT {
             "{\"sparse_vectors\": {\"text\": {\"index\": {\"on_disk\": true}}}}");
     assertThat(onDisk.status()).isEqualTo(400);
     assertThat(onDisk.error()).contains("sparse_vectors.text.index.on_disk");
+    // IDF over the whole collection only: a corpus filter is refused, not ignored
+    String q = "{\"query\": {\"indices\": [0], \"values\": [1]}, \"using\": \"text\", ";
+    ok(http.post("/collections/idf/points/query", q + "\"params\": {\"idf\": \"global\"}}"));
+    Http.Response corpus =
+        http.post(
+            "/collections/idf/points/query",
+            q + "\"params\": {\"idf\": {\"corpus\": {\"must\": []}}}}");
+    assertThat(corpus.status()).isEqualTo(400);
+    assertThat(corpus.error())
+        .isEqualTo(
+            "Wrong input: only global is supported: IDF is counted over all the collection's"
+                + " points [params.idf={\"corpus\":{\"must\":[]}}]");
   }
 
   /** Qdrant's IDF: each query weight times ln((N - df + 0.5) / (df + 0.5) + 1), as the server. */
