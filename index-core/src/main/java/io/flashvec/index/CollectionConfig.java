@@ -9,8 +9,16 @@ import java.util.TreeMap;
 /**
  * What a collection is created with; immutable afterwards.
  *
- * @param dimension vector size, 1..{@value #MAX_DIMENSION}
- * @param distance the metric
+ * <p><b>Without a primary vector.</b> A collection that declares no plain dense vector (Qdrant's
+ * {@code {"sparse_vectors": {...}}} without {@code vectors}, or {@code vectors: {}}) has no primary
+ * field: {@code dimension} is {@link #NO_PRIMARY} (0), {@code vectorName} is empty and every
+ * declared field is stored beside the points ({@link #hasPrimary}). Its shards build no graph, PQ
+ * codes or live graph, and its sealed segments hold ids, payloads and the vectors file only.
+ *
+ * @param dimension vector size, 1..{@value #MAX_DIMENSION}; {@link #NO_PRIMARY} for a collection
+ *     without a primary dense vector
+ * @param distance the metric of the primary vector (for a collection without one, only a
+ *     placeholder that nothing scores with)
  * @param shardNumber shards the points are hashed over
  * @param replicationFactor copies of each shard (1 in standalone)
  * @param index how sealed segments are indexed
@@ -72,8 +80,41 @@ public record CollectionConfig(
   public static final int MAX_DIMENSION = 16_000;
   public static final int MAX_SHARDS = 1024;
 
+  /** The {@code dimension} of a collection without a primary dense vector ({@link #hasPrimary}). */
+  public static final int NO_PRIMARY = 0;
+
+  /**
+   * A collection without a primary dense vector: its sparse fields and its other dense fields (each
+   * searched exactly), with the given index settings kept for its description only.
+   */
+  public static CollectionConfig withoutPrimary(
+      int shardNumber,
+      int replicationFactor,
+      IndexParams index,
+      Map<String, SparseVectorParams> sparseVectors,
+      Map<String, DenseVectorParams> denseVectors) {
+    return new CollectionConfig(
+        NO_PRIMARY,
+        Distance.DOT,
+        shardNumber,
+        replicationFactor,
+        index,
+        sparseVectors,
+        "",
+        denseVectors);
+  }
+
   public CollectionConfig {
-    if (dimension < 1 || dimension > MAX_DIMENSION) {
+    boolean others =
+        (sparseVectors != null && !sparseVectors.isEmpty())
+            || (denseVectors != null && !denseVectors.isEmpty());
+    if (dimension == NO_PRIMARY && others) {
+      // a collection whose every field is stored beside the points
+      if (vectorName != null && !vectorName.isEmpty()) {
+        throw new IllegalArgumentException(
+            "a collection without a primary vector names none [vector_name=" + vectorName + "]");
+      }
+    } else if (dimension < 1 || dimension > MAX_DIMENSION) {
       throw new InvalidInputException(
           "vector size out of range [size=" + dimension + ", allowed=1.." + MAX_DIMENSION + "]");
     }
@@ -101,7 +142,7 @@ public record CollectionConfig(
             : Collections.unmodifiableMap(new TreeMap<>(sparseVectors));
     for (String name : sparseVectors.keySet()) {
       if (name.isEmpty()) {
-        throw new InvalidInputException("Wrong input: a sparse vector needs a name");
+        throw new InvalidInputException("Wrong input: Sparse vector name cannot be empty");
       }
     }
     vectorName = vectorName == null ? "" : vectorName;
@@ -109,7 +150,7 @@ public record CollectionConfig(
         denseVectors == null || denseVectors.isEmpty()
             ? Map.of()
             : Collections.unmodifiableMap(new LinkedHashMap<>(denseVectors));
-    if (!denseVectors.isEmpty() && vectorName.isEmpty()) {
+    if (!denseVectors.isEmpty() && vectorName.isEmpty() && dimension != NO_PRIMARY) {
       throw new InvalidInputException(
           "Wrong input: a collection with several dense vectors names each of them");
     }
@@ -131,6 +172,14 @@ public record CollectionConfig(
                 + "'");
       }
     }
+  }
+
+  /**
+   * Whether the collection has a primary dense vector (the graph's); false when every declared
+   * field is stored beside the points.
+   */
+  public boolean hasPrimary() {
+    return dimension != NO_PRIMARY;
   }
 
   /**
@@ -180,6 +229,9 @@ public record CollectionConfig(
    * @throws InvalidInputException with Qdrant's text when the collection has no such vector
    */
   public String internalName(String name) {
+    if (!hasPrimary() && name.isEmpty()) {
+      throw missingDefault();
+    }
     if (name.equals(vectorName)) {
       return "";
     }
@@ -192,6 +244,18 @@ public record CollectionConfig(
   /** Qdrant's error for a vector name the collection does not have. */
   public static InvalidInputException notExisting(String name) {
     return new InvalidInputException("Wrong input: Not existing vector name error: " + name);
+  }
+
+  /**
+   * Qdrant's error for a request on the unnamed (default) vector of a collection without a primary
+   * vector, listing the vectors it has (dense ones first, in declaration order, then sparse ones).
+   */
+  public InvalidInputException missingDefault() {
+    java.util.List<String> names = new java.util.ArrayList<>(denseVectors.keySet());
+    names.addAll(sparseVectors.keySet());
+    return new InvalidInputException(
+        "Wrong input: Collection requires specified vector name in the request, available names: "
+            + String.join(", ", names));
   }
 
   /**
@@ -212,6 +276,9 @@ public record CollectionConfig(
    */
   public Point preparePoint(Point p) {
     float[] v = p.vector();
+    if (v != null && !hasPrimary()) {
+      throw notExisting("");
+    }
     if (v == null && !primaryOptional()) {
       checkVector(p.id(), null);
     }
@@ -244,6 +311,9 @@ public record CollectionConfig(
    *     first non-finite value
    */
   public void checkVector(PointId id, float[] v) {
+    if (!hasPrimary()) {
+      throw id == null ? missingDefault() : notExisting("");
+    }
     checkVector(id, v, dimension, "");
   }
 

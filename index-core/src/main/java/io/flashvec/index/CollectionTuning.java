@@ -7,7 +7,7 @@ import io.flashvec.storage.FsyncPolicy;
  * Qdrant's {@code optimizers_config.indexing_threshold} (bulk loads), a WAL fsync override,
  * Qdrant's {@code on_disk_payload}, and two JSON documents the engine keeps without reading them:
  * Qdrant's {@code strict_mode_config} (which the REST layer enforces) and the collection's {@code
- * metadata}.
+ * metadata}, and which sparse fields are weighted by IDF.
  *
  * @param indexingThreshold {@code 0}: defer index builds (sealed segments stay in memory, searched
  *     exactly, and the WAL is not truncated) until it is raised; {@code -1}: the server default
@@ -20,6 +20,8 @@ import io.flashvec.storage.FsyncPolicy;
  *     the collection never had one
  * @param metadata the collection's {@code metadata} object as compact JSON text, or {@code null}
  *     when it has none
+ * @param sparseIdf the sparse fields whose searches weight the query by inverse document frequency
+ *     (Qdrant's {@code modifier: idf}; empty: none)
  * @param walSegmentBytes the size at which this collection's WAL starts a new segment (Qdrant's
  *     {@code wal_config.wal_capacity_mb}, set at creation), or {@code 0} for the server's
  */
@@ -29,6 +31,7 @@ public record CollectionTuning(
     boolean onDiskPayload,
     String strictMode,
     String metadata,
+    java.util.Set<String> sparseIdf,
     long walSegmentBytes) {
 
   public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null, true);
@@ -42,16 +45,33 @@ public record CollectionTuning(
       throw new InvalidInputException(
           "indexing_threshold must not be negative [indexing_threshold=" + indexingThreshold + "]");
     }
+    sparseIdf =
+        sparseIdf == null || sparseIdf.isEmpty()
+            ? java.util.Set.of()
+            : java.util.Collections.unmodifiableSet(new java.util.TreeSet<>(sparseIdf));
   }
 
-  /** Settings with the server's WAL segment size. */
+  /** Settings without sparse fields weighted by IDF. */
   public CollectionTuning(
       int indexingThreshold,
       FsyncPolicy fsyncPolicy,
       boolean onDiskPayload,
       String strictMode,
       String metadata) {
-    this(indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, 0);
+    this(
+        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, java.util.Set.of(), 0);
+  }
+
+  /** This tuning with {@code fields} as the sparse fields weighted by IDF. */
+  public CollectionTuning withSparseIdf(java.util.Set<String> fields) {
+    return new CollectionTuning(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        fields,
+        walSegmentBytes);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -82,24 +102,31 @@ public record CollectionTuning(
         onDisk != null ? onDisk : onDiskPayload,
         strictMode,
         metadata,
+        sparseIdf,
         walSegmentBytes);
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
   public CollectionTuning withStrictMode(String json) {
     return new CollectionTuning(
-        indexingThreshold, fsyncPolicy, onDiskPayload, json, metadata, walSegmentBytes);
+        indexingThreshold, fsyncPolicy, onDiskPayload, json, metadata, sparseIdf, walSegmentBytes);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
   public CollectionTuning withMetadata(String json) {
     return new CollectionTuning(
-        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, json, walSegmentBytes);
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        json,
+        sparseIdf,
+        walSegmentBytes);
   }
 
   /** This tuning with WAL segments of {@code bytes} ({@code 0}: the server's size). */
   public CollectionTuning withWalSegmentBytes(long bytes) {
     return new CollectionTuning(
-        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, bytes);
+        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, sparseIdf, bytes);
   }
 }

@@ -239,6 +239,11 @@ final class CollectionSettings {
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
         String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
         JsonNode diff = Requests.optionalObject(vectors, e.getKey());
+        if (e.getKey().equals(primary) && !current.get().hasPrimary()) {
+          // Qdrant's text for the default vector of a collection without one
+          throw new InvalidInputException(
+              "Wrong input: Default vector params are not specified in config");
+        }
         if (e.getKey().equals(primary)) {
           if (diff != null) {
             known(diff, VECTOR_DIFF_FIELDS, at);
@@ -293,19 +298,35 @@ final class CollectionSettings {
     walUpdate(body.get("wal_config"), currentWalMegabytes);
     optimizers(body.get("optimizers_config"), server);
     quantization(body.get("quantization_config"), "quantization_config", true);
+    sparseUpdate(body.get("sparse_vectors"), current.get());
     common(body, false);
+  }
+
+  /**
+   * An update body's {@code sparse_vectors}: each name must be a sparse field of the collection
+   * (Qdrant's 400 otherwise), and its settings are taken only where they equal what FlashVec does
+   * ({@link #sparseVectors}); anything else is refused naming the setting.
+   */
+  private static void sparseUpdate(JsonNode sparse, CollectionConfig current) {
+    if (absent(sparse)) {
+      return;
+    }
+    if (!sparse.isObject()) {
+      throw Requests.invalid("sparse_vectors must be an object of names", "sparse_vectors", sparse);
+    }
+    for (Map.Entry<String, JsonNode> e : sparse.properties()) {
+      if (!current.sparseVectors().containsKey(e.getKey())) {
+        throw new InvalidInputException(
+            "Wrong input: Sparse vector `"
+                + e.getKey()
+                + "` is not specified in collection config");
+      }
+      sparseField(e.getValue(), "sparse_vectors." + e.getKey());
+    }
   }
 
   /** Fields of both bodies: sparse vectors (checked by {@link #sparseVectors} on create). */
   private static void common(JsonNode body, boolean create) {
-    JsonNode sparse = body.get("sparse_vectors");
-    if (!create && !absent(sparse) && !(sparse.isObject() && sparse.isEmpty())) {
-      throw refused(
-          "sparse_vectors",
-          sparse,
-          "the sparse vectors of an existing collection cannot be changed yet; they are set when"
-              + " it is created");
-    }
     // strict_mode_config is parsed by StrictMode; metadata must be an object
     JsonNode metadata = body.get("metadata");
     if (!absent(metadata) && !metadata.isObject()) {
@@ -695,35 +716,56 @@ final class CollectionSettings {
       String name = e.getKey();
       String at = "sparse_vectors." + name;
       if (name.isEmpty()) {
-        throw Requests.invalid("a sparse vector needs a name", "sparse_vectors", sparse);
+        // Qdrant's text
+        throw new InvalidInputException("Wrong input: Sparse vector name cannot be empty");
       }
-      JsonNode f = e.getValue();
-      if (!absent(f) && !f.isObject()) {
-        throw Requests.invalid(at + " must be an object", at, f);
-      }
-      if (!absent(f)) {
-        for (Map.Entry<String, JsonNode> k : f.properties()) {
-          switch (k.getKey()) {
-            case "index" -> sparseIndex(k.getValue(), at + ".index");
-            case "modifier" -> {
-              JsonNode m = k.getValue();
-              if (!absent(m) && !(m.isString() && m.asString().equals("none"))) {
-                throw refused(
-                    at + ".modifier",
-                    m,
-                    m.isString() && m.asString().equals("idf")
-                        ? "idf is not supported yet: sparse weights are used as given"
-                        : "only none is supported");
-              }
-            }
-            default ->
-                throw refused(at + "." + k.getKey(), k.getValue(), "unknown sparse vector setting");
-          }
-        }
-      }
+      sparseField(e.getValue(), at);
       out.put(name, SparseVectorParams.DEFAULT);
     }
     return out;
+  }
+
+  /**
+   * The {@code modifier} each field of a body's {@code sparse_vectors} gives: {@code true} for
+   * {@code idf}, {@code false} for {@code none}; fields without one are absent. The body has been
+   * checked ({@link #sparseVectors}, {@link #checkUpdate}).
+   */
+  static Map<String, Boolean> sparseModifiers(JsonNode body) {
+    JsonNode sparse = body.get("sparse_vectors");
+    Map<String, Boolean> out = new java.util.TreeMap<>();
+    if (absent(sparse) || !sparse.isObject()) {
+      return out;
+    }
+    for (Map.Entry<String, JsonNode> e : sparse.properties()) {
+      JsonNode m = e.getValue() == null ? null : e.getValue().get("modifier");
+      if (!absent(m)) {
+        out.put(e.getKey(), m.asString().equals("idf"));
+      }
+    }
+    return out;
+  }
+
+  /** One sparse field's settings at {@code at}, checked as {@link #sparseVectors} describes. */
+  private static void sparseField(JsonNode f, String at) {
+    if (!absent(f) && !f.isObject()) {
+      throw Requests.invalid(at + " must be an object", at, f);
+    }
+    if (!absent(f)) {
+      for (Map.Entry<String, JsonNode> k : f.properties()) {
+        switch (k.getKey()) {
+          case "index" -> sparseIndex(k.getValue(), at + ".index");
+          case "modifier" -> {
+            JsonNode m = k.getValue();
+            if (!absent(m)
+                && !(m.isString() && (m.asString().equals("none") || m.asString().equals("idf")))) {
+              throw Requests.invalid("modifier must be none or idf", at + ".modifier", m);
+            }
+          }
+          default ->
+              throw refused(at + "." + k.getKey(), k.getValue(), "unknown sparse vector setting");
+        }
+      }
+    }
   }
 
   private static void sparseIndex(JsonNode index, String at) {

@@ -14,6 +14,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.IndexingState;
 import io.flashvec.index.InvalidInputException;
+import io.flashvec.index.SparseVectorParams;
 import io.flashvec.index.collection.Collection;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import io.flashvec.storage.FsyncPolicy;
@@ -115,6 +116,17 @@ public class CollectionsController {
     Long walMb = CollectionSettings.walCapacityMegabytes(json);
     if (walMb != null && walMb * (1L << 20) != props.wal().segmentBytes().toBytes()) {
       t = t.withWalSegmentBytes(walMb << 20);
+    }
+    java.util.Set<String> idf = new java.util.TreeSet<>();
+    CollectionSettings.sparseModifiers(json)
+        .forEach(
+            (f, on) -> {
+              if (on) {
+                idf.add(f);
+              }
+            });
+    if (!idf.isEmpty()) {
+      t = t.withSparseIdf(idf);
     }
     service.createCollection(name, config, t);
     strict.forget(name);
@@ -247,8 +259,9 @@ public class CollectionsController {
     JsonNode metadata = json.get("metadata");
     ObjectNode metadataDiff =
         metadata != null && metadata.isObject() ? (ObjectNode) metadata : null;
+    Map<String, Boolean> modifiers = CollectionSettings.sparseModifiers(json);
     service.updateCollection(name, threshold, fsync, onDiskPayload);
-    if (strictDiff != null || metadataDiff != null) {
+    if (strictDiff != null || metadataDiff != null || !modifiers.isEmpty()) {
       service.updateCollection(
           name,
           t -> {
@@ -260,6 +273,18 @@ public class CollectionsController {
             }
             if (metadataDiff != null) {
               next = next.withMetadata(mergeMetadata(t.metadata(), metadataDiff));
+            }
+            if (!modifiers.isEmpty()) {
+              java.util.Set<String> idf = new java.util.TreeSet<>(t.sparseIdf());
+              modifiers.forEach(
+                  (f, on) -> {
+                    if (on) {
+                      idf.add(f);
+                    } else {
+                      idf.remove(f);
+                    }
+                  });
+              next = next.withSparseIdf(idf);
             }
             return next;
           });
@@ -402,6 +427,13 @@ public class CollectionsController {
       throw new InvalidInputException("Wrong input: collection config must be a JSON object");
     }
     JsonNode vectors = body.get("vectors");
+    Map<String, SparseVectorParams> sparse = CollectionSettings.sparseVectors(body);
+    boolean noDense =
+        vectors == null || vectors.isNull() || (vectors.isObject() && vectors.isEmpty());
+    if (noDense && !sparse.isEmpty()) {
+      // Qdrant's sparse-only collection: no primary vector, every field beside the points
+      return withoutPrimary(body, sparse);
+    }
     if (vectors == null || !vectors.isObject()) {
       throw new InvalidInputException(
           "Wrong input: missing field `vectors` ({\"size\": N, \"distance\": \"Cosine|Dot|Euclid\"})");
@@ -412,7 +444,10 @@ public class CollectionsController {
       // Qdrant's named form: {"name": {"size": N, ...}, ...}; "" is the unnamed vector. The first
       // declared is the primary vector (the graph); the others are searched exactly.
       if (vectors.isEmpty()) {
-        throw Requests.invalid("vectors must name at least one vector", "vectors", vectors);
+        throw Requests.invalid(
+            "vectors must name at least one vector, or the collection declare sparse_vectors",
+            "vectors",
+            vectors);
       }
       JsonNode primary = null;
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
@@ -496,14 +531,31 @@ public class CollectionsController {
               + " [m=0]");
     }
     return new CollectionConfig(
-        size,
-        distance,
-        shards,
-        replicas,
-        index,
-        CollectionSettings.sparseVectors(body),
-        vectorName,
-        others);
+        size, distance, shards, replicas, index, sparse, vectorName, others);
+  }
+
+  /**
+   * A collection without a primary dense vector ({@link CollectionConfig#withoutPrimary}): its
+   * sparse fields, searched exactly. Graph settings have nothing to apply to and are refused, as a
+   * setting FlashVec would not honour.
+   */
+  private static CollectionConfig withoutPrimary(
+      JsonNode body, Map<String, SparseVectorParams> sparse) {
+    int shards = atLeast(body, "", "shard_number", 1, 1, CollectionConfig.MAX_SHARDS);
+    int replicas = atLeast(body, "", "replication_factor", 1, 1, 16);
+    atLeast(body, "", "write_consistency_factor", 1, 1, 16);
+    // hnsw_config is validated as for any collection (Qdrant keeps it for dense vectors added
+    // later); FlashVec keeps it for the description only
+    IndexParams index = hnsw(Requests.optionalObject(body, "hnsw_config"), IndexParams.DEFAULT);
+    JsonNode idx = Requests.optionalObject(body, "index");
+    if (idx != null && !idx.isEmpty()) {
+      throw new InvalidInputException(
+          "Wrong input: index settings need a dense vector; the collection has only"
+              + " sparse_vectors [index="
+              + idx
+              + "]");
+    }
+    return CollectionConfig.withoutPrimary(shards, replicas, index, sparse, Map.of());
   }
 
   /** A vector's {@code size}, 1 to the maximum dimension. */
@@ -588,7 +640,10 @@ public class CollectionsController {
     }
     // As Qdrant: live vectors an ANN index answers for (sealed graphs and the growing segments'
     // live graphs); none for flat, which scans (Qdrant's plain index reports none either).
-    r.put("indexed_vectors_count", c.index().type().equals(IndexParams.FLAT) ? 0 : st.indexed());
+    // none either without a primary vector: every field is scanned exactly
+    r.put(
+        "indexed_vectors_count",
+        c.index().type().equals(IndexParams.FLAT) || !c.hasPrimary() ? 0 : st.indexed());
     r.put("points_count", info.points());
     r.put("segments_count", info.segments());
     ObjectNode config = r.putObject("config");
@@ -598,9 +653,11 @@ public class CollectionsController {
     if (!c.vectorName().isEmpty()) {
       vectors = named.putObject(c.vectorName());
     }
-    vectors.put("size", c.dimension());
-    vectors.put("distance", c.distance().apiName());
-    vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
+    if (c.hasPrimary()) {
+      vectors.put("size", c.dimension());
+      vectors.put("distance", c.distance().apiName());
+      vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
+    }
     for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
       ObjectNode v = named.putObject(e.getKey());
       v.put("size", e.getValue().dimension());
@@ -610,7 +667,10 @@ public class CollectionsController {
     if (!c.sparseVectors().isEmpty()) {
       ObjectNode sparse = params.putObject("sparse_vectors");
       for (String n : c.sparseVectors().keySet()) {
-        sparse.putObject(n);
+        ObjectNode f = sparse.putObject(n);
+        if (info.tuning().sparseIdf().contains(n)) {
+          f.put("modifier", "idf");
+        }
       }
     }
     params.put("shard_number", c.shardNumber());

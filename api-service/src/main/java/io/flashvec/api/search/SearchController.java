@@ -329,6 +329,9 @@ public class SearchController {
       Requests.params(b);
       return new Parsed(null, "", req, sel, withVector, Output.vectorNames(b, "with_vector"));
     }
+    if (!config.hasPrimary()) {
+      throw config.missingDefault();
+    }
     if (!config.vectorName().isEmpty()) {
       throw CollectionConfig.notExisting("");
     }

@@ -162,8 +162,10 @@ public class ServiceInfoController {
     }
     ObjectNode params = o.putObject("params");
     ObjectNode vectors = params.putObject("vectors");
-    vectors.put("size", d.config().dimension());
-    vectors.put("distance", d.config().distance().apiName());
+    if (d.config().hasPrimary()) {
+      vectors.put("size", d.config().dimension());
+      vectors.put("distance", d.config().distance().apiName());
+    }
     params.put("shard_number", d.config().shardNumber());
     params.put("replication_factor", d.config().replicationFactor());
     params.put("write_consistency_factor", 1);

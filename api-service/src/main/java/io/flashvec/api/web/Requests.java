@@ -142,7 +142,7 @@ public final class Requests {
     public Point toPoint(PointId id, byte[] payload, CollectionConfig config) {
       float[] primary = null;
       if (unnamed != null) {
-        if (!config.vectorName().isEmpty()) {
+        if (!config.vectorName().isEmpty() || !config.hasPrimary()) {
           throw CollectionConfig.notExisting("");
         }
         primary = unnamed;
@@ -337,6 +337,14 @@ public final class Requests {
       searchList = nonNegativeInt(p, "hnsw_ef", 0, 100_000);
     }
     int rerankK = nonNegativeInt(p, "rerank_k", 0, 100_000);
+    JsonNode idf = p.get("idf");
+    if (idf != null && !idf.isNull() && !(idf.isString() && idf.asString().equals("global"))) {
+      // Qdrant's IDF over a corpus filter: FlashVec counts IDF over the whole collection only
+      throw invalid(
+          "only global is supported: IDF is counted over all the collection's points",
+          "params.idf",
+          idf);
+    }
     return new SearchParams(
         searchList,
         nonNegativeInt(p, "beam_width", 0, 1024),

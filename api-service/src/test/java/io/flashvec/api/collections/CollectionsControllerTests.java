@@ -261,11 +261,13 @@ class CollectionsControllerTests {
     probe(c, "sparse_vectors", "\"sparse_vectors\":null", Kind.NO_OP);
     probe(c, "sparse_vectors", "\"sparse_vectors\":{\"text\":{}}", Kind.HONOURED);
     probe(
+        c, "sparse_vectors", "\"sparse_vectors\":{\"text\":{\"modifier\":\"idf\"}}", Kind.HONOURED);
+    probe(
         c,
         "sparse_vectors",
-        "\"sparse_vectors\":{\"text\":{\"modifier\":\"idf\"}}",
+        "\"sparse_vectors\":{\"text\":{\"modifier\":\"bm25\"}}",
         Kind.REFUSED,
-        "sparse_vectors.text.modifier: idf is not supported yet");
+        "modifier must be none or idf [sparse_vectors.text.modifier=\"bm25\"]");
     probe(
         c,
         "sparse_vectors",
@@ -560,7 +562,7 @@ class CollectionsControllerTests {
         "sparse_vectors",
         "PATCH{\"sparse_vectors\":{\"text\":{\"modifier\":\"idf\"}}}",
         Kind.REFUSED,
-        "sparse_vectors: the sparse vectors of an existing collection cannot be changed yet");
+        "Wrong input: Sparse vector `text` is not specified in collection config");
     probe(u, "strict_mode_config", "PATCH{\"strict_mode_config\":null}", Kind.NO_OP);
     probe(
         u,

@@ -17,11 +17,20 @@ import tools.jackson.databind.node.ObjectNode;
  * name}, {@code created_at}, {@code config} (with {@code index}) and {@code tuning} (with, when
  * set, Qdrant's {@code strict_mode_config} and the collection's {@code metadata} as JSON objects).
  * Fields a reader does not find take the defaults older files were written with.
+ *
+ * <p>{@code config.config_version} is absent (version 1) for every collection with a primary dense
+ * vector, whose fields keep the shape older versions read. A collection without a primary vector
+ * ({@link CollectionConfig#hasPrimary}) writes version {@value #CONFIG_NO_PRIMARY} and neither
+ * {@code size} nor {@code distance}: an older binary then fails on the missing size rather than
+ * open the collection as something else, and a reader refuses a version newer than it knows.
  */
 public final class CollectionMetaJson {
 
   private static final tools.jackson.databind.ObjectMapper JSON =
       tools.jackson.databind.json.JsonMapper.builder().build();
+
+  /** The {@code config_version} of a collection without a primary dense vector. */
+  static final int CONFIG_NO_PRIMARY = 2;
 
   private CollectionMetaJson() {}
 
@@ -31,8 +40,12 @@ public final class CollectionMetaJson {
     c.put("created_at", m.createdAtMillis());
     ObjectNode cfg = c.putObject("config");
     CollectionConfig k = m.config();
-    cfg.put("size", k.dimension());
-    cfg.put("distance", k.distance().apiName());
+    if (k.hasPrimary()) {
+      cfg.put("size", k.dimension());
+      cfg.put("distance", k.distance().apiName());
+    } else {
+      cfg.put("config_version", CONFIG_NO_PRIMARY);
+    }
     if (!k.vectorName().isEmpty()) {
       // only then, as sparse_vectors below
       cfg.put("vector_name", k.vectorName());
@@ -74,6 +87,11 @@ public final class CollectionMetaJson {
       t.put("wal_fsync_policy", m.tuning().fsyncPolicy().configName());
     }
     t.put("on_disk_payload", m.tuning().onDiskPayload());
+    if (!m.tuning().sparseIdf().isEmpty()) {
+      // only then, so that other collections keep the shape older versions read
+      var idf = t.putArray("sparse_idf");
+      m.tuning().sparseIdf().forEach(idf::add);
+    }
     document(t, "strict_mode_config", m.tuning().strictMode());
     document(t, "metadata", m.tuning().metadata());
     if (m.tuning().walSegmentBytes() > 0) {
@@ -105,6 +123,14 @@ public final class CollectionMetaJson {
     return out;
   }
 
+  private static java.util.Set<String> sparseIdf(JsonNode n) {
+    java.util.Set<String> out = new java.util.TreeSet<>();
+    for (JsonNode f : n) {
+      out.add(f.asString());
+    }
+    return out;
+  }
+
   private static java.util.Map<String, DenseVectorParams> denseVectors(JsonNode n) {
     if (!n.isObject() || n.isEmpty()) {
       return java.util.Map.of();
@@ -125,10 +151,22 @@ public final class CollectionMetaJson {
   public static CollectionMeta read(JsonNode c) {
     JsonNode cfg = c.path("config");
     JsonNode idx = cfg.path("index");
+    int version = cfg.path("config_version").asInt(1);
+    if (version < 1 || version > CONFIG_NO_PRIMARY) {
+      throw new IllegalStateException(
+          "unsupported collection config version [collection="
+              + c.path("name").asString()
+              + ", config_version="
+              + version
+              + ", supported=1.."
+              + CONFIG_NO_PRIMARY
+              + "]");
+    }
+    boolean primary = version == 1;
     CollectionConfig config =
         new CollectionConfig(
-            cfg.path("size").asInt(),
-            Distance.parse(cfg.path("distance").asString()),
+            primary ? cfg.path("size").asInt() : CollectionConfig.NO_PRIMARY,
+            primary ? Distance.parse(cfg.path("distance").asString()) : Distance.DOT,
             cfg.path("shard_number").asInt(1),
             cfg.path("replication_factor").asInt(1),
             new IndexParams(
@@ -149,6 +187,7 @@ public final class CollectionMetaJson {
             t.path("on_disk_payload").asBoolean(true),
             document(t, "strict_mode_config"),
             document(t, "metadata"),
+            sparseIdf(t.path("sparse_idf")),
             t.path("wal_segment_bytes").asLong(0));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);

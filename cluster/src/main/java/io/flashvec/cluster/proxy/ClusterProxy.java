@@ -160,6 +160,14 @@ public final class ClusterProxy implements CollectionService, Closeable {
               + (tuning.walSegmentBytes() >> 20)
               + "]");
     }
+    if (!config.hasPrimary()) {
+      // the shard protocol carries one dense vector per point and nothing beside it
+      throw new InvalidInputException(
+          "Wrong input: collections without a dense vector are not supported in cluster mode yet,"
+              + " only in standalone mode [sparse_vectors="
+              + config.sparseVectors().keySet()
+              + "]");
+    }
     if (!config.sparseVectors().isEmpty()) {
       // the shard protocol carries one dense vector per point: refused rather than dropped
       throw new InvalidInputException(

@@ -117,6 +117,40 @@ class LocalMetadataStoreTest {
   }
 
   @Test
+  void aCollectionWithoutAPrimaryVectorIsVersionedAndSurvivesAReload() throws Exception {
+    CollectionMeta sparseOnly =
+        new CollectionMeta(
+            "sparse-only",
+            CollectionConfig.withoutPrimary(
+                1,
+                1,
+                IndexParams.DEFAULT,
+                java.util.Map.of("text", SparseVectorParams.DEFAULT),
+                java.util.Map.of()),
+            1_732_250_123_456L);
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    assertThat(s.createIfAbsent(sparseOnly)).isTrue();
+    assertThat(s.createIfAbsent(meta("dense", 4))).isTrue();
+    LocalMetadataStore reloaded = new LocalMetadataStore(dir, io);
+    assertThat(reloaded.get("sparse-only")).contains(sparseOnly);
+    assertThat(reloaded.get("sparse-only").orElseThrow().config().hasPrimary()).isFalse();
+    assertThat(reloaded.get("dense").orElseThrow().config().hasPrimary()).isTrue();
+    String json = Files.readString(file()).replaceAll("\\s", "");
+    // only the new form carries a version; the dense collection keeps the old shape
+    assertThat(json.indexOf("\"config_version\":2"))
+        .isEqualTo(json.lastIndexOf("\"config_version\""))
+        .isPositive();
+    assertThat(json).doesNotContain("\"size\":0");
+    // a version this binary does not know is refused, not read as something else
+    Files.writeString(
+        file(),
+        Files.readString(file()).replace("\"config_version\" : 2", "\"config_version\" : 3"));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new LocalMetadataStore(dir, io))
+        .hasMessageContaining(
+            "unsupported collection config version [collection=sparse-only, config_version=3");
+  }
+
+  @Test
   void aNamedVectorSurvivesAReloadAndOnlyItsCollectionWritesTheName() throws Exception {
     CollectionMeta named =
         new CollectionMeta(

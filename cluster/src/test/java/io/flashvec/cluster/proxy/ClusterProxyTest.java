@@ -173,8 +173,23 @@ class ClusterProxyTest {
                         java.util.Map.of("s", io.flashvec.index.SparseVectorParams.DEFAULT))))
         .isInstanceOf(io.flashvec.index.InvalidInputException.class)
         .hasMessageContaining("sparse_vectors are not supported in cluster mode");
+    assertThatThrownBy(
+            () ->
+                proxy.createCollection(
+                    "sparse-only",
+                    CollectionConfig.withoutPrimary(
+                        1,
+                        1,
+                        IndexParams.DEFAULT,
+                        java.util.Map.of("s", io.flashvec.index.SparseVectorParams.DEFAULT),
+                        java.util.Map.of())))
+        .isInstanceOf(io.flashvec.index.InvalidInputException.class)
+        .hasMessage(
+            "Wrong input: collections without a dense vector are not supported in cluster mode"
+                + " yet, only in standalone mode [sparse_vectors=[s]]");
     assertThat(proxy.exists("named")).isFalse();
     assertThat(proxy.exists("sparse")).isFalse();
+    assertThat(proxy.exists("sparse-only")).isFalse();
   }
 
   @Test

@@ -11,6 +11,7 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.SparseVector;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
@@ -362,19 +363,40 @@ public final class Collection implements Closeable {
       return List.of();
     }
     FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
+    SparseVector query = req.vector();
+    if (tuning().sparseIdf().contains(req.field())) {
+      query = idfWeighted(req.field(), query);
+    }
     TopMerge<Record> top = TopMerge.byScore(Distance.DOT, k);
     for (Shard s : shards) {
       top.offerAll(
           s.sparseSearch(
-              req.field(),
-              req.vector(),
-              k,
-              f,
-              req.scoreThreshold(),
-              req.withPayload(),
-              req.withVector()));
+              req.field(), query, k, f, req.scoreThreshold(), req.withPayload(), req.withVector()));
     }
     return top.bestFirst(req.offset());
+  }
+
+  /**
+   * {@code query} with each weight multiplied by its index's inverse document frequency in the
+   * field {@code field} over all shards, as Qdrant's {@code modifier: idf} does: {@code ln((N - df
+   * + 0.5) / (df + 0.5) + 1)}, {@code N} the live points that have the field and {@code df} those
+   * whose vector has the index.
+   */
+  SparseVector idfWeighted(String field, SparseVector query) {
+    long[] sum = new long[1 + query.size()];
+    for (Shard s : shards) {
+      long[] part = s.sparseFrequencies(field, query.indices());
+      for (int i = 0; i < sum.length; i++) {
+        sum[i] += part[i];
+      }
+    }
+    float n = sum[0];
+    float[] weighted = new float[query.size()];
+    for (int i = 0; i < weighted.length; i++) {
+      float df = sum[1 + i];
+      weighted[i] = query.values()[i] * (float) Math.log((n - df + 0.5f) / (df + 0.5f) + 1f);
+    }
+    return new SparseVector(query.indices(), weighted);
   }
 
   /**

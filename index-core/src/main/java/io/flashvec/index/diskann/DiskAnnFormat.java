@@ -40,6 +40,15 @@ public final class DiskAnnFormat implements SegmentFormat {
    */
   static final int META_VERSION_VECTORS = 3;
 
+  /**
+   * The metadata of a segment of a collection without a primary dense vector: version 3's body with
+   * dimension 0 and the graph and PQ lengths and checksums 0; the segment has no {@code graph.fvg},
+   * {@code pq.fvs} or {@code order.fvs}, only this file, {@link SegmentVectors#FILE} (when a point
+   * has a vector) and the deletion bits. An older binary refuses the version rather than open a
+   * segment without its graph.
+   */
+  static final int META_VERSION_NO_GRAPH = 4;
+
   static final String GRAPH_FILE = "graph.fvg";
   static final String PQ_FILE = "pq.fvs";
   static final String META_FILE = "meta.fvs";
@@ -159,6 +168,11 @@ public final class DiskAnnFormat implements SegmentFormat {
    */
   @Override
   public long estimateBytes(int points, int dim, long payloadBytes) {
+    if (dim == 0) {
+      // no graph and no PQ codes: the metadata and the deletion bits (the vectors file is counted
+      // by the caller)
+      return (long) points * (17 + 4) + payloadBytes + 4096 + points / 8 + 4096;
+    }
     int subspaces =
         Math.min(
             dim, params.pqSubspaces() > 0 ? params.pqSubspaces() : PqTrainer.defaultSubspaces(dim));
@@ -173,6 +187,9 @@ public final class DiskAnnFormat implements SegmentFormat {
   /** The graph file's edges (a raw file holds the vectors alone) and the order file. */
   @Override
   public long graphBytes(int points, int dim) {
+    if (dim == 0) {
+      return 0; // nothing to build
+    }
     long edges =
         GraphFile.fileBytes(points, dim, params.maxDegree()) - GraphFile.fileBytes(points, dim, 0);
     return edges + 4L * points + 4096;

@@ -73,6 +73,13 @@ import java.util.function.IntPredicate;
  * scans exactly, as for a graph. Its points count as not indexed ({@link #indexedLiveCount}) until
  * a merge builds them into a graph. It takes no share of the hot node cache.
  *
+ * <h2>Segments without a primary vector</h2>
+ *
+ * A segment of a collection without a primary dense vector has no {@code graph.fvg}, {@code pq.fvs}
+ * or {@code order.fvs}: only {@code meta.fvs} ({@code segment-meta} v4, dimension 0), the vectors
+ * file of {@link SegmentVectors} and the deletion bits. It refuses a search of the primary vector
+ * (the shard searches its fields exactly) and has nothing a merge could build ({@link #hasGraph}).
+ *
  * <h2>Threads</h2>
  *
  * Searches are thread-safe: each borrows a {@link BeamSearcher} (scratch sized to the segment, not
@@ -225,7 +232,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     this.defaultSearchList = defaultSearchList;
     this.inMemory = inMemory;
     this.settings = settings;
-    this.reader = inMemory ? null : openReader(graph, settings);
+    this.reader = inMemory || graph == null ? null : openReader(graph, settings);
     this.liveOrds = ord -> (deleted.get(ord >>> 6) & (1L << ord)) == 0;
   }
 
@@ -256,7 +263,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   /** The PQ codebook of this segment (a growing segment sealed after it may reuse it). */
   @Override
   public io.flashvec.index.disk.PqCodebook codebook() {
-    return pq.codebook();
+    return pq == null ? null : pq.codebook();
   }
 
   /**
@@ -333,7 +340,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               dir.resolve(DiskAnnFormat.META_FILE),
               DiskAnnFormat.META_FORMAT,
               DiskAnnFormat.META_VERSION,
-              DiskAnnFormat.META_VERSION_VECTORS);
+              DiskAnnFormat.META_VERSION_NO_GRAPH);
     } catch (NoSuchFileException e) {
       throw new CorruptFileException(
           "segment metadata is missing", dir.resolve(DiskAnnFormat.META_FILE), e);
@@ -351,8 +358,20 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     int graphCrc = b.getInt();
     long pqLen = b.getLong();
     int pqCrc = b.getInt();
-    verify(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), graphLen, graphCrc);
-    verify(io, dir.resolve(DiskAnnFormat.PQ_FILE), pqLen, pqCrc);
+    boolean noGraph = meta.version() == DiskAnnFormat.META_VERSION_NO_GRAPH;
+    if (noGraph != (dim == 0)) {
+      throw new CorruptFileException(
+          "segment metadata version and dimension disagree [version="
+              + meta.version()
+              + ", dim="
+              + dim
+              + "]",
+          dir.resolve(DiskAnnFormat.META_FILE));
+    }
+    if (!noGraph) {
+      verify(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), graphLen, graphCrc);
+      verify(io, dir.resolve(DiskAnnFormat.PQ_FILE), pqLen, pqCrc);
+    }
     long[] idLo = new long[n];
     long[] idHi = null;
     BitSet uuidOrds = null;
@@ -406,7 +425,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       d.body().asLongBuffer().get(words);
       del = BitSet.valueOf(words);
     }
-    PqCodes pq = PqCodes.read(io, dir.resolve(DiskAnnFormat.PQ_FILE), segmentId);
+    PqCodes pq = noGraph ? null : PqCodes.read(io, dir.resolve(DiskAnnFormat.PQ_FILE), segmentId);
     SegmentVectors vectors = null;
     long vectorsLen = 0;
     if (hasVectorsFile) {
@@ -420,9 +439,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     }
     MappedFile metaMap =
         payloadAt == null ? null : MappedFile.open(io, dir.resolve(DiskAnnFormat.META_FILE));
-    GraphFile graph;
+    GraphFile graph = null;
     try {
-      graph = GraphFile.open(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), inMemory);
+      if (!noGraph) {
+        graph = GraphFile.open(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), inMemory);
+      }
     } catch (IOException | RuntimeException e) {
       if (metaMap != null) {
         metaMap.close();
@@ -433,7 +454,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       throw e;
     }
     try {
-      if (graph.count() != n || graph.dimension() != dim || pq.count() != n) {
+      if (graph != null && (graph.count() != n || graph.dimension() != dim || pq.count() != n)) {
         throw new CorruptFileException(
             "segment files disagree [meta="
                 + n
@@ -472,12 +493,14 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               inMemory,
               settings);
       segment.vectors = vectors;
-      if (!inMemory && graph.hasEdges()) {
+      if (!inMemory && graph != null && graph.hasEdges()) {
         settings.nodeCache().join(segment);
       }
       return segment;
     } catch (RuntimeException e) {
-      graph.close();
+      if (graph != null) {
+        graph.close();
+      }
       if (vectors != null) {
         vectors.close();
       }
@@ -557,6 +580,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   @Override
   public void search(
       PreparedSearch search, AcceptedOrdinals accept, double share, TopK out, int slot) {
+    if (graph == null) {
+      throw new IllegalStateException("segment has no primary vector [segment=" + id + "]");
+    }
     search(search.query(), search.params(), accept, share, out, slot, search.stats(), null);
   }
 
@@ -719,16 +745,25 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     }
   }
 
-  /** Whether this segment has a graph; false when it was sealed raw. */
+  /**
+   * Whether this segment has a graph; false when it was sealed raw. A segment without a primary
+   * vector ({@link DiskAnnFormat#META_VERSION_NO_GRAPH}) has nothing a merge could build and says
+   * true: no merge waits for it.
+   */
   @Override
   public boolean hasGraph() {
-    return graph.hasEdges();
+    return graph == null || graph.hasEdges();
   }
 
   /** 0 for a raw segment (its points are in no graph), else -1 as for any sealed segment. */
   @Override
   public int graphPoints() {
-    return graph.hasEdges() ? -1 : 0;
+    return graph == null || graph.hasEdges() ? -1 : 0;
+  }
+
+  /** Whether this segment has the primary vector's files: false for a collection without one. */
+  public boolean hasPrimary() {
+    return graph != null;
   }
 
   /**
@@ -749,6 +784,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   @Override
   public boolean evictFromPageCache() {
     calmSearches = 0;
+    if (graph == null) {
+      return false;
+    }
     graph.file().dropMappedPages();
     return MappedFile.evictFromPageCache(graph.file().path());
   }
@@ -782,6 +820,10 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   @Override
   public float[] vectorAt(int ord) {
+    if (graph == null) {
+      throw new IllegalStateException(
+          "segment has no primary vector [segment=" + id + ", ord=" + ord + "]");
+    }
     return graph.vector(ord);
   }
 
@@ -916,8 +958,8 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     // or payloads held on the heap, the graph if it is on the heap, each pooled searcher's
     // visited stamps (or set), and the hot node cache (native).
     HotNodeCache cache = nodeCache;
-    return pq.memoryBytes()
-        + (inMemory ? graph.file().size() : 0)
+    return (pq == null ? 0 : pq.memoryBytes())
+        + (inMemory && graph != null ? graph.file().size() : 0)
         + (long) count * (idHi == null ? 8 : 16)
         + (payloadAt == null ? 0 : (long) count * 8)
         + heapPayloadBytes
@@ -957,6 +999,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
    */
   @Override
   public void cacheBytes(long bytes) {
+    if (graph == null) {
+      return;
+    }
     int fits = HotNodeCache.capacity(graph, bytes);
     if (fits == nodeCacheFits) {
       return;
@@ -978,7 +1023,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     if (reader != null) {
       reader.close();
     }
-    graph.close();
+    if (graph != null) {
+      graph.close();
+    }
     if (metaMap != null) {
       metaMap.close();
     }

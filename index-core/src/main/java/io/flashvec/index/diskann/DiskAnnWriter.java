@@ -210,6 +210,9 @@ public final class DiskAnnWriter {
             spec.cancelled(),
             pageOrder);
     int n = spec.points();
+    if (w.dim == 0) {
+      return w.intoTmp(() -> w.besideOnly(spec.sources(), spec.ords(), n));
+    }
     if (buildsInPartitions(n, w.dim, w.params.maxDegree(), memoryBytes)) {
       return w.intoTmp(
           () -> w.buildPartitioned(spec.sources(), spec.ords(), n, memoryBytes, seed, built));
@@ -720,6 +723,9 @@ public final class DiskAnnWriter {
     DiskAnnWriter w =
         new DiskAnnWriter(
             io, dir, segmentId, src.dimension(), distance, params, pool, cancelled, false);
+    if (w.dim == 0) {
+      return w.intoTmp(() -> w.besideOnly(List.of(src), List.<int[]>of(ords), ords.length));
+    }
     return w.intoTmp(() -> w.raw(src, ords, codebook));
   }
 
@@ -765,6 +771,54 @@ public final class DiskAnnWriter {
       extras.add(i, src, ords[i]);
     }
     finish(n, new PqCodes(book, n, codes), ids, payloads, null);
+    return n;
+  }
+
+  /**
+   * Writes a segment of a collection without a primary dense vector (dimension 0): no graph file,
+   * no PQ codes and no order file, only the metadata (ids and payloads, {@code segment-meta} v4)
+   * and the vectors file with every field the points have, in input order. A seal, a raw seal and a
+   * merge of such segments all write this, so nothing is ever left to build.
+   */
+  private int besideOnly(List<? extends Segment> sources, List<int[]> ords, int n)
+      throws IOException {
+    io.deleteTree(tmp);
+    io.createDirectories(tmp);
+    PointId[] ids = new PointId[n];
+    byte[][] payloads = new byte[n][];
+    extras = new SegmentVectors.Collector(n);
+    int at = 0;
+    for (int s = 0; s < sources.size(); s++) {
+      Segment src = sources.get(s);
+      for (int ord : ords.get(s)) {
+        if ((at & 4095) == 0) {
+          checkCancelled();
+        }
+        ids[at] = src.idAt(ord);
+        payloads[at] = src.payloadAt(ord);
+        extras.add(at, src, ord);
+        at++;
+      }
+    }
+    boolean vectors = extras.any();
+    if (vectors) {
+      extras.write(io, tmp, segmentId);
+    }
+    byte[] meta = encodeMeta(n, 0, distance, new long[2], new long[2], ids, payloads);
+    meta = java.util.Arrays.copyOf(meta, meta.length + 1);
+    meta[meta.length - 1] = (byte) (vectors ? 1 : 0);
+    ChecksummedFile.write(
+        io,
+        tmp.resolve(DiskAnnFormat.META_FILE),
+        DiskAnnFormat.META_FORMAT,
+        DiskAnnFormat.META_VERSION_NO_GRAPH,
+        segmentId,
+        meta);
+    io.fsyncDirectory(tmp);
+    io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);
+    io.atomicMove(tmp, dir);
+    io.crashPoint(CrashPoint.SEGMENT_BUILD_RENAMED);
+    io.fsyncDirectory(dir.getParent());
     return n;
   }
 

@@ -24,6 +24,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * then publishes it by a volatile write of {@code size}; readers read {@code size} first, so every
  * ordinal below it is complete. Deletion bits are atomic. Once frozen the segment takes no more
  * appends and reports {@link State#SEALED}.
+ *
+ * <p>A segment of dimension 0 belongs to a collection without a primary dense vector: it holds no
+ * dense array and no placeholders (every point lacks the primary vector), builds no graph, and
+ * refuses a search of the primary vector; its points' fields are searched by the shard's exact
+ * scan.
  */
 public final class GrowingSegment implements Segment {
 
@@ -85,6 +90,9 @@ public final class GrowingSegment implements Segment {
    */
   public GrowingSegment(
       int id, int dim, LiveGraph.Params graphParams, Distance distance, int defaultSearchList) {
+    if (dim == 0 && graphParams != null) {
+      throw new IllegalArgumentException("a segment without a primary vector has no graph");
+    }
     this.id = id;
     this.dim = dim;
     this.distance = distance;
@@ -224,10 +232,10 @@ public final class GrowingSegment implements Segment {
       throw new IllegalStateException("segment is sealed [segment=" + id + "]");
     }
     boolean absent = vector == null;
-    if (absent) {
+    if (absent && dim > 0) {
       vector = placeholder(dim);
     }
-    if (vector.length != dim) {
+    if (vector != null && (vector.length != dim || dim == 0)) {
       throw new IllegalArgumentException(
           "vector dimension mismatch [expected=" + dim + ", got=" + vector.length + "]");
     }
@@ -244,7 +252,9 @@ public final class GrowingSegment implements Segment {
       cs[ci] = c;
     }
     int slot = ord & MASK;
-    System.arraycopy(vector, 0, c.vectors, slot * dim, dim);
+    if (dim > 0) {
+      System.arraycopy(vector, 0, c.vectors, slot * dim, dim);
+    }
     c.ids[slot] = pointId;
     c.payloads[slot] = payload;
     if (payload != null) {
@@ -402,6 +412,10 @@ public final class GrowingSegment implements Segment {
 
   @Override
   public float[] vectorAt(int ord) {
+    if (dim == 0) {
+      throw new IllegalStateException(
+          "segment has no primary vector [segment=" + id + ", ord=" + ord + "]");
+    }
     int off = (ord & MASK) * dim;
     return Arrays.copyOfRange(chunk(ord).vectors, off, off + dim);
   }
@@ -442,6 +456,9 @@ public final class GrowingSegment implements Segment {
   @Override
   public void search(
       PreparedSearch search, AcceptedOrdinals accept, double share, TopK out, int slot) {
+    if (dim == 0) {
+      throw new IllegalStateException("segment has no primary vector [segment=" + id + "]");
+    }
     float[] query = search.query();
     SearchParams params = search.params();
     SearchStats stats = search.stats();

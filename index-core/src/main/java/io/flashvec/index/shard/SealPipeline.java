@@ -88,6 +88,8 @@ final class SealPipeline {
   private volatile String checkpointFailure;
   private final Condition sealRoom; // signalled when a frozen segment leaves pending
   private volatile boolean buildsStalled; // a build waits for disk space or failed
+  // a collection without a primary vector: a raw seal is a segment's final form
+  private final boolean noPrimary;
   private final AtomicLong pendingOwes = new AtomicLong(); // sum of pending's owes
   private volatile long buildingOwes; // owes of the running build, 0 if none
 
@@ -97,6 +99,7 @@ final class SealPipeline {
     this.io = parts.options().io();
     this.options = parts.options();
     this.distance = parts.distance();
+    this.noPrimary = parts.dimension() == 0;
     this.index = parts.index();
     this.format = parts.format();
     this.space = parts.space();
@@ -640,11 +643,13 @@ final class SealPipeline {
 
   /**
    * Whether segments may be sealed raw: a raw segment's graph is built by a merge, so only when
-   * merges run on their own (automatic compaction with an executor).
+   * merges run on their own (automatic compaction with an executor); always in a shard without a
+   * primary vector, whose every seal writes the same segment (ids, payloads, vectors file).
    */
   boolean rawSeals() {
     Shard.Compaction c = options.compaction();
-    return builds() && c.automatic() && c.executor() != null;
+    // without a primary vector there is no graph for a merge to build: always
+    return builds() && (noPrimary || (c.automatic() && c.executor() != null));
   }
 
   /**

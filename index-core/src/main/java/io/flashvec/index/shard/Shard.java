@@ -410,7 +410,8 @@ public final class Shard implements Closeable {
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
-    this.flat = index.type().equals(IndexParams.FLAT);
+    // without a primary vector (dim 0) there is no graph to build: every field is scanned exactly
+    this.flat = index.type().equals(IndexParams.FLAT) || dim == 0;
     DiskAnnFormat format =
         new DiskAnnFormat(distance, index, options.defaultSearchList(), options.diskann());
     format.payloadsOnHeap(payloadsOnHeap);
@@ -575,6 +576,15 @@ public final class Shard implements Closeable {
   /** Removes the vectors {@code names} from existing points; see {@link ShardWriter}. */
   public long deleteVectors(List<PointId> ids, Set<String> names) {
     return writer.deleteVectors(ids, names);
+  }
+
+  /**
+   * The document frequencies of the sparse field {@code field} in this shard for IDF: element 0
+   * counts the live points that have the field, element {@code 1 + i} those of them whose vector
+   * has {@code indices[i]} (ascending, as a {@link io.flashvec.index.SparseVector}'s).
+   */
+  public long[] sparseFrequencies(String field, int[] indices) {
+    return reader.sparseFrequencies(field, indices);
   }
 
   /** Exact sparse search of one shard; see {@link ShardReader#sparseSearch}. */

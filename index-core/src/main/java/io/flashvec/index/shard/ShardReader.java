@@ -246,6 +246,10 @@ final class ShardReader {
    * the planner's cardinality; see {@link io.flashvec.index.filter.FilterPlanner}).
    */
   List<Record> search(PreparedSearch search) {
+    if (dim == 0) {
+      throw new InvalidInputException(
+          "Wrong input: the collection has no primary dense vector; name the vector to search");
+    }
     if (search.query().length != dim) {
       throw new InvalidInputException(
           "Wrong input: Vector dimension error: expected dim: "
@@ -371,6 +375,55 @@ final class ShardReader {
           float score = v == null ? 0f : query.dot(v);
           return score != 0f ? score : Float.NaN;
         });
+  }
+
+  /**
+   * The document frequencies of the sparse field {@code field} for IDF: element 0 is the number of
+   * live points that have the field, element {@code 1 + i} the number of those whose vector has
+   * index {@code indices[i]} ({@code indices} ascending as unsigned values, as a {@link
+   * SparseVector}'s). A scan of the points that have the field, like the search it weights; a point
+   * that an update moves between segments while it runs may be counted twice.
+   */
+  long[] sparseFrequencies(String field, int[] indices) {
+    long[] out = new long[1 + indices.length];
+    Snapshot snap = segments.acquire();
+    try {
+      for (Segment seg : snap.segments()) {
+        if (!seg.hasSparse()) {
+          continue;
+        }
+        int n = seg.size();
+        for (int ord = 0; ord < n; ord++) {
+          if (seg.isDeleted(ord)) {
+            continue;
+          }
+          SparseVector v = seg.sparseAt(ord, field);
+          if (v == null) {
+            continue;
+          }
+          out[0]++;
+          // both ascending: one merge walk
+          int[] d = v.indices();
+          int i = 0;
+          int j = 0;
+          while (i < indices.length && j < d.length) {
+            int c = Integer.compareUnsigned(indices[i], d[j]);
+            if (c == 0) {
+              out[1 + i]++;
+              i++;
+              j++;
+            } else if (c < 0) {
+              i++;
+            } else {
+              j++;
+            }
+          }
+        }
+      }
+    } finally {
+      snap.release();
+    }
+    return out;
   }
 
   /** A point's score in an exact scan; {@code NaN}: the point is no result. */

@@ -96,8 +96,10 @@ final class ShardWriter {
     this.options = options;
     this.space = space;
     this.jobs = jobs;
+    // a collection without a primary vector (dim 0) has no graph to build, live or sealed
     boolean live =
-        options.liveIndexer() != null
+        dim > 0
+            && options.liveIndexer() != null
             && options.buildExecutor() != null
             && !index.type().equals(IndexParams.FLAT);
     this.liveGraph =
@@ -382,6 +384,10 @@ final class ShardWriter {
 
   private void checkDimensions(List<Point> points) {
     for (Point p : points) {
+      if (p.vector() != null && dim == 0) {
+        throw new InvalidInputException(
+            "Wrong input: the collection has no primary dense vector [id=" + p.id() + "]");
+      }
       if (p.vector() != null && p.vector().length != dim) {
         throw new InvalidInputException(
             "Wrong input: Vector dimension error: expected dim: "

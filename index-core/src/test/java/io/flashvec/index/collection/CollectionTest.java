@@ -13,6 +13,8 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
 import io.flashvec.index.SearchParams;
+import io.flashvec.index.SparseVector;
+import io.flashvec.index.SparseVectorParams;
 import io.flashvec.index.TestVectors;
 import io.flashvec.index.TestVectors.Hit;
 import io.flashvec.index.UpsertMode;
@@ -20,6 +22,7 @@ import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
 import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
+import io.flashvec.index.query.SparseSearchRequest;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
@@ -160,6 +163,67 @@ class CollectionTest {
       }
     }
     assertThat(c.count()).isEqualTo(model.size());
+  }
+
+  /**
+   * A collection without a primary vector over three shards: its sparse searches equal a brute
+   * force, with IDF weights counted over every shard once the field's modifier is {@code idf}, and
+   * a search of the default vector gets Qdrant's error.
+   */
+  @Test
+  void sparseOnlyCollectionSearchesWithAndWithoutIdfOverShards() {
+    Collection c =
+        Collection.open(
+            "sparse-only",
+            tmp.resolve("sparse-only"),
+            CollectionConfig.withoutPrimary(
+                3, 1, IndexParams.DEFAULT, Map.of("t", SparseVectorParams.DEFAULT), Map.of()),
+            options());
+    open.add(c);
+    Map<PointId, SparseVector> docs = new java.util.HashMap<>();
+    List<Point> points = new ArrayList<>();
+    for (int i = 0; i < 120; i++) {
+      long[] idx =
+          random.ints(0, 40).distinct().limit(1 + random.nextInt(5)).asLongStream().toArray();
+      float[] val = new float[idx.length];
+      for (int j = 0; j < val.length; j++) {
+        val[j] = 0.1f + random.nextFloat();
+      }
+      SparseVector v = SparseVector.of(idx, val, "t");
+      points.add(new Point(PointId.of(i), null, null, Map.of("t", v)));
+      docs.put(PointId.of(i), v);
+    }
+    c.upsert(points, true);
+    assertThatThrownBy(() -> c.search(query(new float[] {1f}, 3, 0, null)))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessage(
+            "Wrong input: Collection requires specified vector name in the request, available"
+                + " names: t");
+    for (boolean idf : new boolean[] {false, true}) {
+      c.retune(c.tuning().withSparseIdf(idf ? Set.of("t") : Set.of()));
+      SparseVector q = SparseVector.of(new long[] {1, 2, 3, 39}, new float[] {1, 2, 1, 1}, "q");
+      float[] w = q.values().clone();
+      if (idf) {
+        for (int i = 0; i < w.length; i++) {
+          int index = q.indices()[i];
+          float df =
+              docs.values().stream()
+                  .filter(d -> java.util.Arrays.stream(d.indices()).anyMatch(x -> x == index))
+                  .count();
+          w[i] *= (float) Math.log((docs.size() - df + 0.5f) / (df + 0.5f) + 1f);
+        }
+      }
+      SparseVector weighted = new SparseVector(q.indices(), w);
+      List<Record> got =
+          c.sparseSearch(new SparseSearchRequest("t", q, 200, 0, null, null, false, false));
+      long matching = docs.values().stream().filter(d -> weighted.dot(d) != 0f).count();
+      assertThat(got).as("idf " + idf).hasSize((int) matching);
+      for (Record r : got) {
+        assertThat(r.score())
+            .as("idf " + idf + ", " + r.id())
+            .isEqualTo(weighted.dot(docs.get(r.id())));
+      }
+    }
   }
 
   private static SearchRequest query(float[] v, int limit, int offset, Float threshold) {

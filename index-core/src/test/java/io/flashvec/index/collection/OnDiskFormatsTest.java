@@ -91,6 +91,19 @@ class OnDiskFormatsTest {
           "a",
           java.util.Map.of(OTHER, new io.flashvec.index.DenseVectorParams(3, Distance.DOT, true)));
 
+  /**
+   * The configuration of the fixture without a primary vector ({@code v3-sparse-only}: segment
+   * metadata v4 without graph, PQ or order files): the sparse field {@value #SPARSE} alone, on
+   * every odd point; even points have no vector at all.
+   */
+  static final CollectionConfig CONFIG_SPARSE_ONLY =
+      CollectionConfig.withoutPrimary(
+          1,
+          1,
+          IndexParams.DEFAULT,
+          java.util.Map.of(SPARSE, io.flashvec.index.SparseVectorParams.DEFAULT),
+          java.util.Map.of());
+
   /** Point {@code i}'s second dense vector in the named fixture, or {@code null}. */
   static float[] other(int i) {
     return i % 3 == 2 ? null : new float[] {1 + i % 4, -0.5f * (i % 5), 0.125f * i};
@@ -147,7 +160,8 @@ class OnDiskFormatsTest {
         target != null, "writes a fixture only with -Dformats.write=<dir>");
     Path dir = Path.of(target);
     boolean named = Boolean.getBoolean("formats.named");
-    boolean sparse = named || Boolean.getBoolean("formats.sparse");
+    boolean sparseOnly = Boolean.getBoolean("formats.sparseOnly");
+    boolean sparse = named || sparseOnly || Boolean.getBoolean("formats.sparse");
     Shard.Options options = options();
     if (Boolean.getBoolean("formats.raw")) {
       // a live graph that never takes a point, and merges that never run: the seal is raw
@@ -164,19 +178,20 @@ class OnDiskFormatsTest {
                       Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS,
                       true));
     }
-    try (Collection c = Collection.open("fixture", dir, config(sparse, named), options)) {
+    try (Collection c =
+        Collection.open("fixture", dir, config(sparse, named, sparseOnly), options)) {
       c.createPayloadIndex(
           PayloadFieldSchema.parse("tag", M.getNodeFactory().stringNode("keyword")), true);
-      c.upsert(points(0, SEAL, 1, sparse, named), true);
+      c.upsert(withoutPrimary(points(0, SEAL, 1, sparse, named), sparseOnly), true);
       c.delete(List.of(PointId.of(3), PointId.of(5)), true);
       // the next upsert seals the first 32 points; the build runs on this thread and checkpoints
-      c.upsert(points(SEAL, POINTS, 1, sparse, named), true);
+      c.upsert(withoutPrimary(points(SEAL, POINTS, 1, sparse, named), sparseOnly), true);
       c.delete(List.of(PointId.of(7), PointId.of(35)), true);
       c.upsert(
           List.of(
               new Point(
                   PointId.of(REWRITTEN),
-                  dense(REWRITTEN, sparse),
+                  sparseOnly ? null : dense(REWRITTEN, sparse),
                   payload(1, 2),
                   sparse ? sparseMap(REWRITTEN) : null,
                   named ? otherMap(REWRITTEN) : null)),
@@ -197,10 +212,24 @@ class OnDiskFormatsTest {
     check("formats/v2-raw-sparse", true, false);
     // WAL op 4, vectors.fvs v2: a named primary vector and a second dense vector kept on disk
     check("formats/v2-named", true, true, true);
+    // segment meta v4: no primary vector, no graph, PQ or order file (ids, payloads, vectors.fvs)
+    check("formats/v3-sparse-only", true, true, false, true);
   }
 
-  private static CollectionConfig config(boolean sparse, boolean named) {
-    return named ? CONFIG_NAMED : sparse ? CONFIG_SPARSE : CONFIG;
+  private static CollectionConfig config(boolean sparse, boolean named, boolean sparseOnly) {
+    return sparseOnly ? CONFIG_SPARSE_ONLY : named ? CONFIG_NAMED : sparse ? CONFIG_SPARSE : CONFIG;
+  }
+
+  /** {@code points} without their primary vector when {@code sparseOnly}. */
+  private static List<Point> withoutPrimary(List<Point> points, boolean sparseOnly) {
+    if (!sparseOnly) {
+      return points;
+    }
+    List<Point> out = new ArrayList<>();
+    for (Point p : points) {
+      out.add(new Point(p.id(), null, p.payload(), p.sparse(), p.dense()));
+    }
+    return out;
   }
 
   private void check(String fixture, boolean sparse, boolean graph)
@@ -209,6 +238,12 @@ class OnDiskFormatsTest {
   }
 
   private void check(String fixture, boolean sparse, boolean graph, boolean named)
+      throws IOException, URISyntaxException {
+    check(fixture, sparse, graph, named, false);
+  }
+
+  private void check(
+      String fixture, boolean sparse, boolean graph, boolean named, boolean sparseOnly)
       throws IOException, URISyntaxException {
     Path dir = tmp.resolve(fixture.replace('/', '-'));
     copy(fixture, dir);
@@ -225,7 +260,8 @@ class OnDiskFormatsTest {
       assertThat(seqs).isNotEmpty();
       assertThat(wal.lastSeq()).isEqualTo(seqs.getLast());
     }
-    try (Collection c = Collection.open("fixture", dir, config(sparse, named), options())) {
+    try (Collection c =
+        Collection.open("fixture", dir, config(sparse, named, sparseOnly), options())) {
       assertThat(c.count()).isEqualTo(POINTS - DELETED.size());
       assertThat(c.info().segmentInfos().stream().filter(Collection.SegmentInfo::indexed))
           .as("the sealed segment, if it has a graph")
@@ -240,7 +276,9 @@ class OnDiskFormatsTest {
           continue;
         }
         assertThat(r).as("point %d", i).isNotNull();
-        assertThat(r.vector()).as("vector of %d", i).isEqualTo(dense(i, sparse));
+        assertThat(r.vector())
+            .as("vector of %d", i)
+            .isEqualTo(sparseOnly ? null : dense(i, sparse));
         assertThat(r.sparse())
             .as("sparse vectors of %d", i)
             .isEqualTo(sparse ? sparseMap(i) : java.util.Map.of());
@@ -265,7 +303,7 @@ class OnDiskFormatsTest {
       }
       assertThat(c.count(red)).isEqualTo(reds);
       assertThat(c.payloadSchema().field("tag")).isNotNull();
-      for (int q : new int[] {0, 10, 20, 31, 36}) {
+      for (int q : sparseOnly ? new int[0] : new int[] {0, 10, 20, 31, 36}) {
         List<Record> hits =
             c.search(
                 new SearchRequest(
@@ -273,6 +311,27 @@ class OnDiskFormatsTest {
         assertThat(hits.stream().map(h -> (int) h.id().number()).toList())
             .as("nearest to point %d", q)
             .isEqualTo(exactNearest(vector(q), 5, sparse));
+      }
+      if (sparseOnly) {
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                () ->
+                    c.search(
+                        new SearchRequest(
+                            new float[] {1f},
+                            5,
+                            0,
+                            null,
+                            SearchParams.DEFAULT,
+                            false,
+                            false,
+                            null)))
+            .hasMessageContaining("Collection requires specified vector name in the request");
+        try (Stream<Path> files = Files.walk(shardDir.resolve("segments"))) {
+          assertThat(files.map(f -> f.getFileName().toString()))
+              .as("a segment without a primary vector")
+              .contains("meta.fvs", "vectors.fvs")
+              .doesNotContain("graph.fvg", "pq.fvs", "order.fvs");
+        }
       }
       if (sparse) {
         // the sparse search, exact: every live point whose sparse vector overlaps the query

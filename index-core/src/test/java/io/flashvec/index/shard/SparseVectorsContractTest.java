@@ -40,7 +40,8 @@ import tools.jackson.databind.json.JsonMapper;
  * was written (the same ids and bit-identical scores: the searches are exact), with deletes,
  * rewrites, vector updates and filters; searches of the primary vector never return a point without
  * it; reads show each point's vectors; all of it again after a reopen (sealed files read back, the
- * WAL replayed).
+ * WAL replayed). A subclass may run it for a collection without a primary vector ({@link
+ * #noPrimary}): no point has one and a search of it is refused.
  */
 @ExtendWith(TestSeeds.Reporter.class)
 abstract class SparseVectorsContractTest {
@@ -71,6 +72,14 @@ abstract class SparseVectorsContractTest {
   /** Checks that the shard holds its points where the subclass means them to be. */
   protected void checkLayout(Shard s) {}
 
+  /**
+   * Whether the shard belongs to a collection without a primary dense vector (dimension 0): its
+   * points have only the sparse fields and the second dense field.
+   */
+  protected boolean noPrimary() {
+    return false;
+  }
+
   /** The shard's options: the subclass may change how it seals and merges. */
   protected Shard.Options options(Shard.Options o) {
     return o;
@@ -90,7 +99,7 @@ abstract class SparseVectorsContractTest {
     return Shard.open(
         tmp.resolve("shard"),
         0,
-        DIM,
+        noPrimary() ? 0 : DIM,
         Distance.DOT,
         IndexParams.DEFAULT,
         options(
@@ -141,8 +150,11 @@ abstract class SparseVectorsContractTest {
     return SparseVector.of(idx, val, "test");
   }
 
-  static Point randomPoint(Random r, PointId id, int version) {
+  Point randomPoint(Random r, PointId id, int version) {
     float[] dense = r.nextInt(3) == 0 ? null : Distance.DOT.prepare(TestVectors.gaussian(r, DIM));
+    if (noPrimary()) {
+      dense = null; // drawn all the same: the other fields get the same random values
+    }
     Map<String, SparseVector> sparse = new HashMap<>();
     for (String f : FIELDS) {
       if (r.nextInt(3) != 0 || (dense == null && sparse.isEmpty() && f.equals("b"))) {
@@ -330,6 +342,15 @@ abstract class SparseVectorsContractTest {
             .as(w)
             .isCloseTo(got.get(i).score(), org.assertj.core.api.Assertions.offset(1e-5f));
       }
+    }
+    if (noPrimary()) {
+      float[] q = TestVectors.gaussian(r, DIM);
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> Searches.search(s, q, 10, SearchParams.DEFAULT, null, false, false))
+          .as(what + ", a search of the primary vector")
+          .isInstanceOf(io.flashvec.index.InvalidInputException.class)
+          .hasMessageContaining("no primary dense vector");
+      return;
     }
     // dense searches never return points without the dense vector
     Map<PointId, float[]> dense = new HashMap<>();
