@@ -580,6 +580,24 @@ public final class Shard implements Closeable {
         field, query, distance, k, filter, scoreThreshold, withPayload, withVector);
   }
 
+  /**
+   * Exact MaxSim search of a multivector field; see {@link ShardReader#multiSearch}. {@code query}
+   * holds {@code dim}-sized vectors back to back.
+   */
+  public List<Record> multiSearch(
+      String field,
+      float[] query,
+      int dim,
+      io.flashvec.index.Distance distance,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    return reader.multiSearch(
+        field, query, dim, distance, k, filter, scoreThreshold, withPayload, withVector);
+  }
+
   /** Deletes points by id (absent ids are ignored); returns the WAL sequence number. */
   public long delete(List<PointId> ids) {
     return writer.delete(ids);
