@@ -153,6 +153,18 @@ public record CollectionConfig(
     return out;
   }
 
+  /** The multivector fields: name to the size of each of their vectors. */
+  public Map<String, Integer> multivectors() {
+    Map<String, Integer> out = new java.util.HashMap<>();
+    denseVectors.forEach(
+        (name, f) -> {
+          if (f.multivector()) {
+            out.put(name, f.dimension());
+          }
+        });
+    return out;
+  }
+
   /** The dense field {@code name} other than the primary one, or {@code null}. */
   public DenseVectorParams denseField(String name) {
     return denseVectors.get(name);

@@ -172,7 +172,8 @@ public final class Collection implements Closeable {
             config.index(),
             options,
             !tuning.onDiskPayload(),
-            config.denseOnDisk());
+            config.denseOnDisk(),
+            config.multivectors());
     shard.setDeferBuilds(tuning.deferBuilds());
     return shard;
   }

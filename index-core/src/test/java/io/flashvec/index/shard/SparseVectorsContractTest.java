@@ -108,7 +108,8 @@ abstract class SparseVectorsContractTest {
                 64,
                 null)),
         payloadsOnHeap(),
-        denseOnDisk());
+        denseOnDisk(),
+        Map.of(MULTI, MULTI_DIM));
   }
 
   /** The dense fields whose sealed vectors stay in the mapped file ({@code on_disk: true}). */
