@@ -174,6 +174,14 @@ final class UniversalQuery {
     if (using != null && !using.isNull() && !using.isString()) {
       throw Requests.invalid("using must be a vector name", path + "using", using);
     }
+    if (q != null
+        && using != null
+        && !using.asString("").isEmpty()
+        && Fusion.parse(q, path + "query") != null) {
+      // Qdrant's check, before the one for prefetches: a fusion ranks lists, not a vector
+      throw new InvalidInputException(
+          "Bad request: Fusion queries cannot be combined with the 'using' field.");
+    }
     if (q != null && Fusion.parse(q, path + "query") != null && prefetch.isEmpty()) {
       throw Requests.invalid("a fusion query needs prefetches to fuse", path + "query", q);
     }

@@ -527,6 +527,14 @@ class QueryApiIT {
     r =
         http.post(
             "/collections/q/points/query",
+            "{\"prefetch\":[{\"query\":[1,0,0,0,0,0,0,0]}],\"query\":{\"fusion\":\"rrf\"},"
+                + "\"using\":\"x\"}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error())
+        .isEqualTo("Bad request: Fusion queries cannot be combined with the 'using' field.");
+    r =
+        http.post(
+            "/collections/q/points/query",
             "{\"query\":{\"recommend\":{\"positive\":[1],\"strategy\":\"median\"}}}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("[query.recommend.strategy=\"median\"]");
