@@ -36,11 +36,13 @@ import java.util.TreeSet;
  *
  * Version 1 has sparse fields only and no kind byte; it is still written when a segment has no
  * other dense vector, so such segments keep their bytes. A field whose values differ in length (a
- * multivector field: each value is its vectors back to back) is written as kind 2, {@code multi};
- * one whose values all have one length, whatever the field, as kind 1, {@code dense}. Either way a
- * value reads back as the same floats, and the collection's configuration says how many vectors
- * they hold. The body stays on the heap: these fields are searched by an exact scan of the points
- * having them, dense ones with the SIMD kernels over one array per field.
+ * multivector field: each value is its vectors back to back) is written as kind 2, {@code multi},
+ * in version 3, which only a file with such a field has (a binary that reads versions 1 and 2 stops
+ * at it rather than reading the kind as sparse vectors); one whose values all have one length,
+ * whatever the field, as kind 1, {@code dense}. Either way a value reads back as the same floats,
+ * and the collection's configuration says how many vectors they hold. The body stays on the heap:
+ * these fields are searched by an exact scan of the points having them, dense ones with the SIMD
+ * kernels over one array per field.
  */
 public final class SegmentVectors {
 
@@ -48,6 +50,7 @@ public final class SegmentVectors {
   static final String FORMAT = "segment-vectors";
   static final int VERSION = 1;
   static final int VERSION_DENSE = 2;
+  static final int VERSION_MULTI = 3;
   private static final byte SPARSE = 0;
   private static final byte DENSE = 1;
   private static final byte MULTI = 2;
@@ -273,8 +276,8 @@ public final class SegmentVectors {
         }
         b.putInt(countAt, present);
       }
-      ChecksummedFile.write(
-          io, dir.resolve(FILE), FORMAT, v2 ? VERSION_DENSE : VERSION, segmentId, b.array());
+      int version = denseDims.containsValue(-1) ? VERSION_MULTI : v2 ? VERSION_DENSE : VERSION;
+      ChecksummedFile.write(io, dir.resolve(FILE), FORMAT, version, segmentId, b.array());
     }
 
     /** The {@code multi} data of the field {@code name}: offsets, lengths, values. */
@@ -315,7 +318,7 @@ public final class SegmentVectors {
   static SegmentVectors read(
       FileIO io, Path dir, int segmentId, int n, java.util.Set<String> onDisk) throws IOException {
     Path path = dir.resolve(FILE);
-    ChecksummedFile.Contents c = ChecksummedFile.read(io, path, FORMAT, VERSION, VERSION_DENSE);
+    ChecksummedFile.Contents c = ChecksummedFile.read(io, path, FORMAT, VERSION, VERSION_MULTI);
     boolean v2 = c.version() >= VERSION_DENSE;
     if (c.segmentId() != segmentId) {
       throw new io.flashvec.storage.CorruptFileException(
@@ -346,6 +349,10 @@ public final class SegmentVectors {
         byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
         b.get(name);
         byte kind = v2 ? b.get() : SPARSE;
+        if (kind == MULTI && c.version() < VERSION_MULTI) {
+          throw new io.flashvec.storage.CorruptFileException(
+              "multivector field in a version " + c.version() + " vectors file", path);
+        }
         if (kind == DENSE || kind == MULTI) {
           firstDense = firstDense < 0 ? start : firstDense;
           String field = new String(name, StandardCharsets.UTF_8);

@@ -95,8 +95,8 @@ class OnDiskFormatsTest {
   static final String MULTI = "m";
 
   /**
-   * The configuration of the fixture with a multivector ({@code v2-multi}: WAL operation 5, {@code
-   * vectors.fvs} field kind {@code multi}): that of {@link #CONFIG_NAMED} with the multivector
+   * The configuration of the fixture with a multivector ({@code v3-multi}: WAL operation 5, {@code
+   * vectors.fvs} v3, field kind {@code multi}): that of {@link #CONFIG_NAMED} with the multivector
    * field {@value #MULTI} (vectors of 2, Euclid, on the heap).
    */
   static final CollectionConfig CONFIG_MULTI =
@@ -246,8 +246,8 @@ class OnDiskFormatsTest {
     check("formats/v2-raw-sparse", true, false);
     // WAL op 4, vectors.fvs v2: a named primary vector and a second dense vector kept on disk
     check("formats/v2-named", true, true, true);
-    // WAL op 5, vectors.fvs field kind multi: a multivector field beside the named vectors
-    check("formats/v2-multi", true, true, true, true);
+    // WAL op 5, vectors.fvs v3 (field kind multi): a multivector field beside the named vectors
+    check("formats/v3-multi", true, true, true, true);
   }
 
   private static CollectionConfig config(boolean sparse, boolean named, boolean multi) {

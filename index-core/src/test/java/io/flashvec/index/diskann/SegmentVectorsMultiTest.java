@@ -87,7 +87,7 @@ class SegmentVectorsMultiTest {
   private static Map<String, Byte> fieldKinds(Path file, int n) throws Exception {
     byte[] all = Files.readAllBytes(file);
     var contents =
-        io.flashvec.storage.ChecksummedFile.read(FileIO.DEFAULT, file, SegmentVectors.FORMAT, 2, 2);
+        io.flashvec.storage.ChecksummedFile.read(FileIO.DEFAULT, file, SegmentVectors.FORMAT, 3, 3);
     ByteBuffer b = contents.body().slice().order(ByteOrder.LITTLE_ENDIAN);
     assertThat(all.length).isGreaterThan(b.remaining());
     assertThat(b.getInt()).isEqualTo(n);
