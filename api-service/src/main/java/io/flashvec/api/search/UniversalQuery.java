@@ -175,12 +175,13 @@ final class UniversalQuery {
       throw Requests.invalid("using must be a vector name", path + "using", using);
     }
     if (q != null
+        && prefetch.isEmpty()
         && using != null
         && !using.asString("").isEmpty()
         && Fusion.parse(q, path + "query") != null) {
-      // Qdrant's check, before the one for prefetches: a fusion ranks lists, not a vector
-      throw new InvalidInputException(
-          "Bad request: Fusion queries cannot be combined with the 'using' field.");
+      // Qdrant's check (with prefetches, once they ran: their errors come first): a fusion ranks
+      // lists, not a vector
+      throw fusionWithUsing();
     }
     if (q != null && Fusion.parse(q, path + "query") != null && prefetch.isEmpty()) {
       throw Requests.invalid("a fusion query needs prefetches to fuse", path + "query", q);
@@ -311,6 +312,9 @@ final class UniversalQuery {
     String field = node.path() + "query";
     Fusion fusion = Fusion.parse(q, field);
     if (fusion != null) {
+      if (!usingName(node).isEmpty()) {
+        throw fusionWithUsing();
+      }
       List<Fusion.Ranked> ranked = new ArrayList<>();
       for (int i = 0; i < lists.size(); i++) {
         Node child = node.prefetch().get(i);
@@ -1327,6 +1331,12 @@ final class UniversalQuery {
             req.scoreThreshold(),
             req.withPayload(),
             req.withVector()));
+  }
+
+  /** Qdrant's error for a fusion query that names a vector. */
+  private static InvalidInputException fusionWithUsing() {
+    return new InvalidInputException(
+        "Bad request: Fusion queries cannot be combined with the 'using' field.");
   }
 
   /** The vector name a node's {@code using} gives ({@code ""} when absent). */
