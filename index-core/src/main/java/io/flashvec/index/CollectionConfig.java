@@ -202,6 +202,18 @@ public record CollectionConfig(
     return out;
   }
 
+  /** The multivector fields: name to the size of each of their vectors. */
+  public Map<String, Integer> multivectors() {
+    Map<String, Integer> out = new java.util.HashMap<>();
+    denseVectors.forEach(
+        (name, f) -> {
+          if (f.multivector()) {
+            out.put(name, f.dimension());
+          }
+        });
+    return out;
+  }
+
   /** The dense field {@code name} other than the primary one, or {@code null}. */
   public DenseVectorParams denseField(String name) {
     return denseVectors.get(name);
@@ -293,9 +305,7 @@ public record CollectionConfig(
         if (f == null) {
           throw notExisting(e.getKey());
         }
-        prepared.put(
-            e.getKey(),
-            prepareVector(p.id(), e.getValue(), f.dimension(), f.distance(), e.getKey()));
+        prepared.put(e.getKey(), prepareVector(p.id(), e.getValue(), f, e.getKey()));
       }
       dense = prepared;
     }
@@ -364,12 +374,26 @@ public record CollectionConfig(
     if (f == null) {
       throw notExisting(internal);
     }
-    return prepareVector(id, v, f.dimension(), f.distance(), internal);
+    return prepareVector(id, v, f, internal);
   }
 
-  private static float[] prepareVector(
-      PointId id, float[] v, int dimension, Distance distance, String name) {
-    checkVector(id, v, dimension, name);
-    return distance.prepare(v);
+  private static float[] prepareVector(PointId id, float[] v, DenseVectorParams f, String name) {
+    if (!f.multivector()) {
+      checkVector(id, v, f.dimension(), name);
+      return f.distance().prepare(v);
+    }
+    if (v == null || v.length == 0 || v.length % f.dimension() != 0) {
+      throw new InvalidInputException(
+          "Wrong input: a multivector holds at least one vector of its size [vector="
+              + name
+              + (id == null ? "" : ", id=" + id)
+              + ", size="
+              + f.dimension()
+              + ", values="
+              + (v == null ? 0 : v.length)
+              + "]");
+    }
+    checkVector(id, v, v.length, name);
+    return f.distance().prepareMulti(v, f.dimension());
   }
 }

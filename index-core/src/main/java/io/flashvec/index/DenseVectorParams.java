@@ -12,12 +12,31 @@ import java.util.Objects;
  * @param onDisk where sealed segments keep the vectors: {@code false} on the heap, {@code true} in
  *     their mapped vectors file, read on demand through the page cache (growing segments keep them
  *     on the heap either way)
+ * @param multivector whether a point holds several vectors of {@code dimension} in this field (a
+ *     multivector, at least one) compared by MaxSim, Qdrant's {@code multivector_config:
+ *     {comparator: max_sim}}: for each query vector the best similarity over the point's vectors,
+ *     summed. Inside FlashVec a multivector is one array of its vectors back to back ({@link
+ *     #vectorCount}).
  */
-public record DenseVectorParams(int dimension, Distance distance, boolean onDisk) {
+public record DenseVectorParams(
+    int dimension, Distance distance, boolean onDisk, boolean multivector) {
 
   /** A field kept on the heap. */
   public DenseVectorParams(int dimension, Distance distance) {
     this(dimension, distance, false);
+  }
+
+  /** A field of one vector per point. */
+  public DenseVectorParams(int dimension, Distance distance, boolean onDisk) {
+    this(dimension, distance, onDisk, false);
+  }
+
+  /**
+   * The number of vectors in {@code flat}, a value of this field: 1 for a plain field, the number
+   * of {@link #dimension}-sized vectors back to back for a multivector.
+   */
+  public int vectorCount(float[] flat) {
+    return multivector ? flat.length / dimension : 1;
   }
 
   public DenseVectorParams {

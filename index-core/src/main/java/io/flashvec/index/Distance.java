@@ -82,6 +82,54 @@ public enum Distance {
     };
   }
 
+  /**
+   * Prepares a multivector, {@code dim}-sized vectors back to back, for storage or as a query: each
+   * vector normalised for cosine; may return its input.
+   */
+  public float[] prepareMulti(float[] flat, int dim) {
+    if (this != COSINE) {
+      return flat;
+    }
+    float[] out = new float[flat.length];
+    for (int off = 0; off < flat.length; off += dim) {
+      float[] one = java.util.Arrays.copyOfRange(flat, off, off + dim);
+      System.arraycopy(prepare(one), 0, out, off, dim);
+    }
+    return out;
+  }
+
+  /**
+   * Qdrant's MaxSim of a prepared multivector query {@code q} ({@code dim}-sized vectors back to
+   * back) against the {@code count} stored vectors at {@code m[off...]}: for each query vector the
+   * best similarity over the stored ones, summed. The similarity is the dot product for Cosine
+   * (normalised vectors) and Dot, and minus the squared distance for Euclid; a Euclid sum is then
+   * turned into a distance as Qdrant reports it, the square root of its magnitude (lower is
+   * better), so the ranking is the same as Qdrant's.
+   */
+  public float maxSim(float[] q, int dim, java.lang.foreign.MemorySegment m, long off, int count) {
+    float sum = 0f;
+    long stride = 4L * dim;
+    for (int qo = 0; qo < q.length; qo += dim) {
+      float best = Float.NEGATIVE_INFINITY;
+      for (int j = 0; j < count; j++) {
+        float sim =
+            this == EUCLID
+                ? -VectorOps.squareDistance(q, qo, m, off + j * stride, dim)
+                : VectorOps.dot(q, qo, m, off + j * stride, dim);
+        if (sim > best) {
+          best = sim;
+        }
+      }
+      sum += best;
+    }
+    return this == EUCLID ? (float) Math.sqrt(Math.abs(sum)) : sum;
+  }
+
+  /** {@link #maxSim(float[], int, java.lang.foreign.MemorySegment, long, int)} over an array. */
+  public float maxSim(float[] q, int dim, float[] stored) {
+    return maxSim(q, dim, java.lang.foreign.MemorySegment.ofArray(stored), 0L, stored.length / dim);
+  }
+
   /** Whether {@code a} ranks before {@code b}. */
   public boolean better(float a, float b) {
     return higherIsBetter() ? a > b : a < b;

@@ -84,4 +84,51 @@ class DistanceTest {
     assertThat(Distance.EUCLID.passes(2.01f, 2f)).isFalse();
     assertThat(Distance.EUCLID.passes(0f, 2f)).isTrue();
   }
+
+  @Test
+  void maxSimIsQdrantsSumOfBestSimilaritiesWithEuclidAsADistance() {
+    // Qdrant's test_multi_with_euclidean collection: per query vector the smallest squared
+    // distance (5, 0, 14), summed, reported as the square root
+    float[] q = {1, 2, 3, 3, 3, 3, 4, 5, 6};
+    float[] p = {3, 3, 3, 4, 2, 1};
+    assertThat(Distance.EUCLID.maxSim(q, 3, p)).isCloseTo((float) Math.sqrt(19), offset(1e-6f));
+    assertThat(Distance.EUCLID.maxSim(q, 3, q)).isZero();
+    // Dot: per query vector the best dot product, summed (negative ones too)
+    float[] a = {1, 0, 0, -1};
+    float[] b = {2, 0, 0, 3, -1, -1};
+    assertThat(Distance.DOT.maxSim(a, 2, b)).isEqualTo(2f + 1f);
+    // against scalar brute force over seeded random multivectors, every metric
+    Random r = TestSeeds.random("DistanceTest.maxSim");
+    for (int round = 0; round < TestSeeds.atLeast(r, 200); round++) {
+      int dim = 1 + r.nextInt(40);
+      Distance d = Distance.values()[r.nextInt(Distance.values().length)];
+      float[] query = d.prepareMulti(TestVectors.gaussian(r, dim * (1 + r.nextInt(5))), dim);
+      float[] stored = d.prepareMulti(TestVectors.gaussian(r, dim * (1 + r.nextInt(5))), dim);
+      double sum = 0;
+      for (int qo = 0; qo < query.length; qo += dim) {
+        double best = Double.NEGATIVE_INFINITY;
+        for (int so = 0; so < stored.length; so += dim) {
+          double sim = 0;
+          for (int i = 0; i < dim; i++) {
+            double x = query[qo + i];
+            double y = stored[so + i];
+            sim += d == Distance.EUCLID ? -(x - y) * (x - y) : x * y;
+          }
+          best = Math.max(best, sim);
+        }
+        sum += best;
+      }
+      float want = (float) (d == Distance.EUCLID ? Math.sqrt(Math.abs(sum)) : sum);
+      assertThat(d.maxSim(query, dim, stored))
+          .as("round=%d, dim=%d, %s, %s", round, dim, d, TestSeeds.reproduceWith())
+          .isCloseTo(want, offset(1e-3f));
+    }
+  }
+
+  @Test
+  void prepareMultiNormalisesEachCosineVectorOnItsOwn() {
+    float[] m = {3, 4, 0, 5};
+    assertThat(Distance.COSINE.prepareMulti(m, 2)).containsExactly(0.6f, 0.8f, 0f, 1f);
+    assertThat(Distance.DOT.prepareMulti(m, 2)).isSameAs(m);
+  }
 }

@@ -177,7 +177,11 @@ final class CollectionSettings {
     if (onDisk != null) {
       quantization(vectors.get("quantization_config"), at + "quantization_config", true);
     } else {
-      vectorStorage(vectors, at);
+      JsonNode multi = vectors.get("multivector_config");
+      if (!absent(multi)) {
+        multivectorConfig(multi, at + "multivector_config");
+      }
+      vectorStorage(vectors, at, !absent(multi));
     }
     JsonNode d = vectors.get("on_disk");
     if (!absent(d) && !d.isBoolean()) {
@@ -208,21 +212,65 @@ final class CollectionSettings {
     }
   }
 
-  /** Datatype, quantization and multivectors: the same for every dense vector. */
+  /** Datatype, quantization and multivectors of the primary vector. */
   private static void vectorStorage(JsonNode vectors, String at) {
+    vectorStorage(vectors, at, false);
+  }
+
+  /**
+   * Datatype and quantization of a dense vector, and its multivector configuration unless {@code
+   * multivectorAllowed} (a multivector field other than the first declared vector, checked by
+   * {@link #multivectorConfig}).
+   */
+  private static void vectorStorage(JsonNode vectors, String at, boolean multivectorAllowed) {
     quantization(vectors.get("quantization_config"), at + "quantization_config", false);
     JsonNode datatype = vectors.get("datatype");
     if (!absent(datatype) && !(datatype.isString() && datatype.asString().equals("float32"))) {
       throw refused(
           at + "datatype",
           datatype,
-          "only float32 is supported (uint8, float16 and turbo4 storage are not)");
+          "only float32 is supported (uint8, float16 and turbo4 storage are not"
+              + (multivectorAllowed ? ", for multivectors either" : "")
+              + ")");
     }
-    if (!absent(vectors.get("multivector_config"))) {
+    if (!multivectorAllowed && !absent(vectors.get("multivector_config"))) {
       throw refused(
           at + "multivector_config",
           vectors.get("multivector_config"),
-          "multivectors are not supported; a point has one dense vector per name");
+          "a multivector can only be a vector other than the first declared one, which the"
+              + " graph indexes with one vector per point");
+    }
+  }
+
+  /**
+   * Qdrant's {@code multivector_config}: {@code {"comparator": "max_sim"}}, the only comparator
+   * Qdrant has; anything else is refused naming the value.
+   */
+  static void multivectorConfig(JsonNode multi, String at) {
+    if (!multi.isObject()) {
+      throw Requests.invalid(
+          "multivector_config must be an object {\"comparator\": \"max_sim\"}", at, multi);
+    }
+    for (Map.Entry<String, JsonNode> e : multi.properties()) {
+      if (!e.getKey().equals("comparator")) {
+        throw Requests.invalid(
+            "unknown field `" + e.getKey() + "`, expected `comparator`",
+            at + "." + e.getKey(),
+            e.getValue());
+      }
+    }
+    JsonNode comparator = multi.get("comparator");
+    if (comparator == null || !comparator.isString()) {
+      throw Requests.invalid(
+          "multivector_config.comparator is required and must be \"max_sim\"",
+          at + ".comparator",
+          comparator);
+    }
+    if (!comparator.asString().equals("max_sim")) {
+      throw Requests.invalid(
+          "unknown multivector comparator `" + comparator.asString() + "`, expected `max_sim`",
+          at + ".comparator",
+          comparator);
     }
   }
 

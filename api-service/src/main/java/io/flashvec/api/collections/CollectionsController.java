@@ -463,12 +463,19 @@ public class CollectionsController {
           primary = v;
         } else {
           JsonNode onDisk = v.get("on_disk");
+          JsonNode multi = v.get("multivector_config");
+          boolean multivector = multi != null && !multi.isNull();
+          if (multivector) {
+            CollectionSettings.multivectorConfig(
+                multi, "vectors." + e.getKey() + ".multivector_config");
+          }
           others.put(
               e.getKey(),
               new DenseVectorParams(
                   size(v),
                   distance(v),
-                  onDisk != null && onDisk.isBoolean() && onDisk.asBoolean()));
+                  onDisk != null && onDisk.isBoolean() && onDisk.asBoolean(),
+                  multivector));
         }
       }
       vectors = primary;
@@ -663,6 +670,9 @@ public class CollectionsController {
       v.put("size", e.getValue().dimension());
       v.put("distance", e.getValue().distance().apiName());
       v.put("on_disk", e.getValue().onDisk());
+      if (e.getValue().multivector()) {
+        v.putObject("multivector_config").put("comparator", "max_sim");
+      }
     }
     if (!c.sparseVectors().isEmpty()) {
       ObjectNode sparse = params.putObject("sparse_vectors");

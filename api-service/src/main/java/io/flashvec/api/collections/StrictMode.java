@@ -127,7 +127,7 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
       } else if (name.equals(MULTIVECTOR)) {
         if (!(v.isObject() && v.isEmpty())) {
           throw CollectionSettings.refused(
-              path, v, "multivectors are not supported, so there is nothing to limit");
+              path, v, "limits on multivectors (max_vectors) are not enforced");
         }
       } else if (name.equals(MEMORY)) {
         throw CollectionSettings.refused(

@@ -52,6 +52,13 @@ final class DistanceMatrix {
           "using",
           using);
     }
+    io.flashvec.index.DenseVectorParams field = query.config(collection).denseField(internal);
+    if (field != null && field.multivector()) {
+      throw Requests.invalid(
+          "the distance matrix of a multivector is not supported, only of single dense vectors",
+          "using",
+          using);
+    }
     int sample = Requests.nonNegativeInt(b, "sample", DEFAULT_SAMPLE, maxSample);
     int limit = Requests.nonNegativeInt(b, "limit", DEFAULT_LIMIT, maxSample);
     if (sample < 2) {

@@ -174,6 +174,15 @@ final class UniversalQuery {
     if (using != null && !using.isNull() && !using.isString()) {
       throw Requests.invalid("using must be a vector name", path + "using", using);
     }
+    if (q != null
+        && prefetch.isEmpty()
+        && using != null
+        && !using.asString("").isEmpty()
+        && Fusion.parse(q, path + "query") != null) {
+      // Qdrant's check (with prefetches, once they ran: their errors come first): a fusion ranks
+      // lists, not a vector
+      throw fusionWithUsing();
+    }
     if (q != null && Fusion.parse(q, path + "query") != null && prefetch.isEmpty()) {
       throw Requests.invalid("a fusion query needs prefetches to fuse", path + "query", q);
     }
@@ -248,6 +257,7 @@ final class UniversalQuery {
           .select(
               search(service, collection, using, req, stats),
               scorer.distance(),
+              sim(collection, using, scorer.distance()),
               want,
               fetch.withVector(),
               using);
@@ -302,6 +312,9 @@ final class UniversalQuery {
     String field = node.path() + "query";
     Fusion fusion = Fusion.parse(q, field);
     if (fusion != null) {
+      if (!usingName(node).isEmpty()) {
+        throw fusionWithUsing();
+      }
       List<Fusion.Ranked> ranked = new ArrayList<>();
       for (int i = 0; i < lists.size(); i++) {
         Node child = node.prefetch().get(i);
@@ -361,7 +374,15 @@ final class UniversalQuery {
               Math.max(want, scorer.mmr().candidates()),
               true,
               using);
-      return scorer.mmr().select(ranked, scorer.distance(), want, fetch.withVector(), using);
+      return scorer
+          .mmr()
+          .select(
+              ranked,
+              scorer.distance(),
+              sim(collection, using, scorer.distance()),
+              want,
+              fetch.withVector(),
+              using);
     }
     return top(scorer, withVectors, node.threshold(), want, fetch.withVector(), using);
   }
@@ -447,7 +468,7 @@ final class UniversalQuery {
 
     /** Picks {@code want} of {@code ranked} (best first, with vectors). */
     List<Record> select(
-        List<Record> ranked, Distance d, int want, boolean withVector, String using) {
+        List<Record> ranked, Distance d, Sim sim, int want, boolean withVector, String using) {
       List<Record> pool = new ArrayList<>();
       for (Record r : ranked) {
         if (vectorOf(r, using) != null) {
@@ -487,8 +508,7 @@ final class UniversalQuery {
           if (taken[i]) {
             continue;
           }
-          maxSim[i] =
-              Math.max(maxSim[i], similarity(d, vectorOf(pool.get(i), using), vectorOf(r, using)));
+          maxSim[i] = Math.max(maxSim[i], sim.of(vectorOf(pool.get(i), using), vectorOf(r, using)));
           double score = lambda * relevance[i] - (1 - lambda) * maxSim[i];
           if (best < 0 || score > bestScore) {
             best = i;
@@ -548,6 +568,7 @@ final class UniversalQuery {
             ? service.config(collection).distance(using)
             : null;
     Examples ex = new Examples(collection, node.lookupFrom(), field, d, using);
+    Sim sim = d == null ? null : sim(collection, using, d);
     if (q.isArray() || q.isIntegralNumber() || q.isString()) {
       return nearest(ex, q, field, d);
     }
@@ -564,10 +585,10 @@ final class UniversalQuery {
       Mmr mmr = Mmr.parse(q.get("mmr"), field + ".mmr", node.limit(), maxLimit);
       return mmr == null
           ? s
-          : new Scorer(s.vector(), d, null, s.examples(), s.seeds(), s.higherIsBetter(), mmr);
+          : new Scorer(s.vector(), d, s.score(), s.examples(), s.seeds(), s.higherIsBetter(), mmr);
     }
     if (q.has("recommend")) {
-      return recommend(ex, q.get("recommend"), field + ".recommend", d);
+      return recommend(ex, q.get("recommend"), field + ".recommend", d, sim);
     }
     if (q.has("discover")) {
       JsonNode disc = q.get("discover");
@@ -583,9 +604,9 @@ final class UniversalQuery {
           v -> {
             double rank = 0;
             for (float[][] pair : pairs) {
-              rank += Double.compare(similarity(d, pair[0], v), similarity(d, pair[1], v));
+              rank += Double.compare(sim.of(pair[0], v), sim.of(pair[1], v));
             }
-            return rank + scaledSigmoid(similarity(d, target, v));
+            return rank + scaledSigmoid(sim.of(target, v));
           },
           ex.ids,
           List.of(target),
@@ -603,7 +624,7 @@ final class UniversalQuery {
           v -> {
             double sum = 0;
             for (float[][] pair : pairs) {
-              double diff = similarity(d, pair[0], v) - similarity(d, pair[1], v) - Math.ulp(1.0f);
+              double diff = sim.of(pair[0], v) - sim.of(pair[1], v) - Math.ulp(1.0f);
               sum += sigmoid(Math.min(diff, 0));
             }
             return sum;
@@ -613,7 +634,8 @@ final class UniversalQuery {
           true);
     }
     if (q.has("relevance_feedback")) {
-      return relevanceFeedback(ex, q.get("relevance_feedback"), field + ".relevance_feedback", d);
+      return relevanceFeedback(
+          ex, q.get("relevance_feedback"), field + ".relevance_feedback", d, sim);
     }
     String kind = q.propertyNames().iterator().hasNext() ? q.propertyNames().iterator().next() : "";
     throw Requests.invalid(
@@ -630,7 +652,8 @@ final class UniversalQuery {
    * sim(n, v))} over every ordered pair of feedback examples (p, n) whose scores differ by {@code
    * conf > 0}.
    */
-  private static Scorer relevanceFeedback(Examples ex, JsonNode rf, String field, Distance d) {
+  private static Scorer relevanceFeedback(
+      Examples ex, JsonNode rf, String field, Distance d, Sim sim) {
     if (!rf.isObject() || !rf.has("target") || !rf.has("feedback") || !rf.has("strategy")) {
       throw Requests.invalid("relevance_feedback needs target, feedback and strategy", field, rf);
     }
@@ -701,10 +724,10 @@ final class UniversalQuery {
         null,
         d,
         v -> {
-          double score = a * similarity(d, target, v);
+          double score = a * sim.of(target, v);
           for (int k = 0; k < pairs.size(); k++) {
             float[][] pair = pairs.get(k);
-            score += weights.get(k) * (similarity(d, pair[0], v) - similarity(d, pair[1], v));
+            score += weights.get(k) * (sim.of(pair[0], v) - sim.of(pair[1], v));
           }
           return score;
         },
@@ -716,9 +739,9 @@ final class UniversalQuery {
   private static Scorer nearest(Examples ex, JsonNode q, String field, Distance d) {
     float[] v = ex.vector(q, field);
     if (d != null) {
-      v = d.prepare(v);
+      v = ex.prepare(v);
     }
-    return new Scorer(v, d, null, ex.ids, List.of(v), d == null || d.higherIsBetter());
+    return ex.nearest(v, List.of(v));
   }
 
   /** A vector or point id, alone or as {@code nearest}, without MMR. */
@@ -729,7 +752,7 @@ final class UniversalQuery {
     return q.isArray() || q.isIntegralNumber() || q.isString();
   }
 
-  private static Scorer recommend(Examples ex, JsonNode r, String field, Distance d) {
+  private static Scorer recommend(Examples ex, JsonNode r, String field, Distance d, Sim sim) {
     if (!r.isObject()) {
       throw Requests.invalid("recommend must be an object", field, r);
     }
@@ -749,6 +772,11 @@ final class UniversalQuery {
           throw new InvalidInputException(
               "Bad request: Positive vectors should not be empty with `average` strategy");
         }
+        if (ex.multiDim > 0) {
+          // Qdrant's average of multivectors: the positives' vectors and the negated negatives'
+          float[] v = ex.prepare(concat(pos, neg));
+          return ex.nearest(v, List.of(v));
+        }
         float[] avg = average(pos);
         if (!neg.isEmpty()) {
           float[] avgNeg = average(neg);
@@ -767,11 +795,11 @@ final class UniversalQuery {
             v -> {
               double bestPos = Double.NEGATIVE_INFINITY;
               for (float[] p : pos) {
-                bestPos = Math.max(bestPos, similarity(d, p, v));
+                bestPos = Math.max(bestPos, sim.of(p, v));
               }
               double bestNeg = Double.NEGATIVE_INFINITY;
               for (float[] n : neg) {
-                bestNeg = Math.max(bestNeg, similarity(d, n, v));
+                bestNeg = Math.max(bestNeg, sim.of(n, v));
               }
               return bestPos > bestNeg ? scaledSigmoid(bestPos) : -scaledSigmoid(bestNeg);
             },
@@ -787,10 +815,10 @@ final class UniversalQuery {
             v -> {
               double sum = 0;
               for (float[] p : pos) {
-                sum += similarity(d, p, v);
+                sum += sim.of(p, v);
               }
               for (float[] n : neg) {
-                sum -= similarity(d, n, v);
+                sum -= sim.of(n, v);
               }
               return sum;
             },
@@ -910,6 +938,58 @@ final class UniversalQuery {
     return out;
   }
 
+  /**
+   * The similarity custom scores compare vectors of one field by: {@link #similarity} for a field
+   * of one vector per point, Qdrant's MaxSim of the metric's similarity for a multivector field.
+   */
+  @FunctionalInterface
+  interface Sim {
+    double of(float[] a, float[] b);
+  }
+
+  /** The similarity of the dense field {@code using} of {@code collection} by {@code d}. */
+  private Sim sim(String collection, String using, Distance d) {
+    int multiDim = multiDim(collection, using);
+    if (multiDim == 0) {
+      return (a, b) -> similarity(d, a, b);
+    }
+    return (a, b) -> maxSim(d, multiDim, a, b);
+  }
+
+  /** The size of each vector of the multivector field {@code using}, or 0 for another field. */
+  private int multiDim(String collection, String using) {
+    if (using.isEmpty()) {
+      return 0;
+    }
+    io.flashvec.index.DenseVectorParams f = service.config(collection).denseField(using);
+    return f != null && f.multivector() ? f.dimension() : 0;
+  }
+
+  /**
+   * Qdrant's MaxSim for custom scores: for each vector of {@code a}, the best {@link #similarity}
+   * to a vector of {@code b}, summed (no square root for Euclid, as Qdrant's custom scores).
+   */
+  static double maxSim(Distance d, int dim, float[] a, float[] b) {
+    double sum = 0;
+    for (int ao = 0; ao < a.length; ao += dim) {
+      double best = Double.NEGATIVE_INFINITY;
+      for (int bo = 0; bo < b.length; bo += dim) {
+        double s = 0;
+        for (int i = 0; i < dim; i++) {
+          if (d == Distance.EUCLID) {
+            double x = a[ao + i] - b[bo + i];
+            s -= x * x;
+          } else {
+            s += (double) a[ao + i] * b[bo + i];
+          }
+        }
+        best = Math.max(best, s);
+      }
+      sum += best;
+    }
+    return sum;
+  }
+
   /** Qdrant's similarity for custom scores: a dot product, or minus the squared L2 distance. */
   static double similarity(Distance d, float[] a, float[] b) {
     double s = 0;
@@ -936,6 +1016,29 @@ final class UniversalQuery {
     return 0.5 * (sigmoid(x) + 1);
   }
 
+  /** The vectors of {@code pos} and the negated ones of {@code neg}, back to back. */
+  private static float[] concat(List<float[]> pos, List<float[]> neg) {
+    int n = 0;
+    for (float[] v : pos) {
+      n += v.length;
+    }
+    for (float[] v : neg) {
+      n += v.length;
+    }
+    float[] out = new float[n];
+    int at = 0;
+    for (float[] v : pos) {
+      System.arraycopy(v, 0, out, at, v.length);
+      at += v.length;
+    }
+    for (float[] v : neg) {
+      for (float x : v) {
+        out[at++] = -x;
+      }
+    }
+    return out;
+  }
+
   private static float[] average(List<float[]> vs) {
     float[] sum = new float[vs.getFirst().length];
     for (float[] v : vs) {
@@ -960,6 +1063,10 @@ final class UniversalQuery {
     final String field;
     final Distance distance;
     final Set<PointId> ids = new LinkedHashSet<>();
+
+    /** The size of each vector of a multivector field {@code using}, or 0 for another field. */
+    final int multiDim;
+
     private final String from;
     private final String using;
     private final String fromUsing;
@@ -970,13 +1077,63 @@ final class UniversalQuery {
       this.field = field;
       this.distance = distance;
       this.using = using;
+      this.multiDim = multiDim(collection, using);
       this.from = lookupCollection(lookupFrom, collection, using);
       this.fromUsing = lookupVector(lookupFrom, from, collection, using);
+    }
+
+    /** A vector of the field prepared for its metric (each vector of a multivector). */
+    float[] prepare(float[] v) {
+      return multiDim > 0 ? distance.prepareMulti(v, multiDim) : distance.prepare(v);
+    }
+
+    /**
+     * The scorer of a nearest query with the prepared {@code v}: a plain search, and for rescoring
+     * the metric's score, or MaxSim as Qdrant reports it for a multivector field.
+     */
+    Scorer nearest(float[] v, List<float[]> seeds) {
+      Distance d = distance;
+      if (multiDim > 0) {
+        int dim = multiDim;
+        return new Scorer(v, d, x -> d.maxSim(v, dim, x), ids, seeds, d.higherIsBetter());
+      }
+      return new Scorer(v, d, null, ids, seeds, d == null || d.higherIsBetter());
+    }
+
+    /**
+     * A multivector example or query: {@code [[...], ...]} of the field's vector size, or one
+     * vector {@code [...]} as a multivector of one, as Qdrant takes it.
+     */
+    private float[] multiVector(JsonNode n, String where, boolean nested) {
+      String name = using;
+      if (nested && multiDim == 0) {
+        throw Requests.notMultivector(
+            name.isEmpty() ? service.config(collection).vectorName() : name,
+            service.config(collection).dimension(using));
+      }
+      float[] flat;
+      if (nested) {
+        float[][] vectors = Requests.multiVector(n, where);
+        if (vectors[0].length != multiDim) {
+          throw Requests.multivectorDimension(name, multiDim, vectors[0].length);
+        }
+        flat = Requests.flatten(vectors);
+      } else {
+        flat = Requests.vector(n, where);
+        if (flat.length != multiDim) {
+          throw Requests.multivectorDimension(name, multiDim, flat.length);
+        }
+      }
+      return distance == null ? flat : distance.prepareMulti(flat, multiDim);
     }
 
     float[] vector(JsonNode n, String where) {
       if (n == null || n.isNull()) {
         throw new InvalidInputException("Wrong input: missing field `" + where + "`");
+      }
+      boolean nested = n.isArray() && !n.isEmpty() && n.get(0).isArray();
+      if (nested || (n.isArray() && multiDim > 0)) {
+        return multiVector(n, where, nested);
       }
       if (n.isArray()) {
         float[] v = Requests.vector(n, where);
@@ -1006,7 +1163,7 @@ final class UniversalQuery {
           ids.add(id);
         }
         float[] v = vectorOf(r.getFirst(), fromUsing);
-        return distance == null ? v : distance.prepare(v);
+        return distance == null ? v : prepare(v);
       }
       throw Requests.invalid("an example must be a vector or a point id", where, n);
     }
@@ -1174,6 +1331,12 @@ final class UniversalQuery {
             req.scoreThreshold(),
             req.withPayload(),
             req.withVector()));
+  }
+
+  /** Qdrant's error for a fusion query that names a vector. */
+  private static InvalidInputException fusionWithUsing() {
+    return new InvalidInputException(
+        "Bad request: Fusion queries cannot be combined with the 'using' field.");
   }
 
   /** The vector name a node's {@code using} gives ({@code ""} when absent). */

@@ -124,7 +124,7 @@ public final class Output {
   public static List<Record> selectVectors(
       List<Record> records, Set<String> names, CollectionConfig config) {
     checkNames(names, config);
-    if (names == null && config.vectorName().isEmpty()) {
+    if (names == null && config.vectorName().isEmpty() && config.multivectors().isEmpty()) {
       return records;
     }
     List<Record> out = new ArrayList<>(records.size());
@@ -173,7 +173,24 @@ public final class Output {
         dense.keySet().retainAll(names);
       }
     }
+    Map<String, Integer> multi = config.multivectors();
+    if (dense != null && !multi.isEmpty()) {
+      dense = new ShownVectors(dense, multi);
+    }
     return new Record(r.id(), r.score(), primary, r.payload(), sparse, dense);
+  }
+
+  /**
+   * The dense vectors of a record to show, with the size of the vectors of each multivector field
+   * (whose values hold their vectors back to back and are shown as a list of lists).
+   */
+  private static final class ShownVectors extends HashMap<String, float[]> {
+    private final Map<String, Integer> multi;
+
+    ShownVectors(Map<String, float[]> dense, Map<String, Integer> multi) {
+      super(dense);
+      this.multi = multi;
+    }
   }
 
   /** A point as returned by get/retrieve/scroll. */
@@ -250,8 +267,21 @@ public final class Output {
       putDense(named.putArray(""), v);
     }
     if (dense != null) {
+      Map<String, Integer> multi = dense instanceof ShownVectors sv ? sv.multi : Map.of();
       for (Map.Entry<String, float[]> e : new TreeMap<>(dense).entrySet()) {
-        putDense(named.putArray(e.getKey()), e.getValue());
+        Integer dim = multi.get(e.getKey());
+        if (dim == null) {
+          putDense(named.putArray(e.getKey()), e.getValue());
+          continue;
+        }
+        ArrayNode lists = named.putArray(e.getKey());
+        float[] flat = e.getValue();
+        for (int off = 0; off < flat.length; off += dim) {
+          ArrayNode one = lists.addArray();
+          for (int i = off; i < off + dim; i++) {
+            one.add(flat[i]);
+          }
+        }
       }
     }
     if (noSparse) {

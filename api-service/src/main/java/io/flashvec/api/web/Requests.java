@@ -130,7 +130,16 @@ public final class Requests {
    * given), and the dense and sparse ones by name ({@code ""} is Qdrant's unnamed vector).
    */
   public record PointVectors(
-      float[] unnamed, Map<String, float[]> dense, Map<String, SparseVector> sparse) {
+      float[] unnamed,
+      Map<String, float[]> dense,
+      Map<String, SparseVector> sparse,
+      Map<String, Integer> multi) {
+
+    /** Vectors without a multivector. */
+    public PointVectors(
+        float[] unnamed, Map<String, float[]> dense, Map<String, SparseVector> sparse) {
+      this(unnamed, dense, sparse, Map.of());
+    }
 
     /**
      * These vectors as a point of a collection configured as {@code config}: the primary dense
@@ -156,9 +165,23 @@ public final class Requests {
                   + e.getKey()
                   + " is a sparse vector: give it as {\"indices\": [...], \"values\": [...]}");
         }
+        Integer multiDim = multi.get(e.getKey());
         if (internal.isEmpty()) {
+          if (multiDim != null) {
+            throw notMultivector(e.getKey(), config.dimension());
+          }
           primary = e.getValue();
         } else {
+          io.flashvec.index.DenseVectorParams f = config.denseField(internal);
+          if (multiDim != null) {
+            if (!f.multivector()) {
+              throw notMultivector(e.getKey(), f.dimension());
+            }
+            if (multiDim != f.dimension()) {
+              throw multivectorDimension(e.getKey(), f.dimension(), multiDim);
+            }
+          }
+          // a multivector field takes a plain vector as a multivector of one, as Qdrant does
           others.put(internal, e.getValue());
         }
       }
@@ -186,11 +209,17 @@ public final class Requests {
     }
     Map<String, float[]> dense = new HashMap<>();
     Map<String, SparseVector> sparse = new HashMap<>();
+    Map<String, Integer> multi = new HashMap<>();
     for (Map.Entry<String, JsonNode> e : n.properties()) {
       String name = e.getKey();
       JsonNode v = e.getValue();
       if (v != null && v.isObject() && (v.has("indices") || v.has("values"))) {
         sparse.put(name, sparseVector(v, field + ".?"));
+      } else if (v != null && v.isArray() && !v.isEmpty() && v.get(0).isArray()) {
+        String at = field + "[\"" + name + "\"]";
+        float[][] vectors = multiVector(v, at);
+        dense.put(name, flatten(vectors));
+        multi.put(name, vectors[0].length);
       } else if (v != null && v.isArray()) {
         dense.put(name, vector(v, field + "[\"" + name + "\"]"));
       } else {
@@ -200,7 +229,75 @@ public final class Requests {
             v);
       }
     }
-    return new PointVectors(null, dense, sparse);
+    return new PointVectors(null, dense, sparse, multi);
+  }
+
+  /**
+   * A multivector {@code [[...], [...], ...]}: at least one vector, none empty, all of one size
+   * (Qdrant's validation errors, naming {@code field} and the offending size).
+   */
+  public static float[][] multiVector(JsonNode n, String field) {
+    if (n == null || !n.isArray() || n.isEmpty()) {
+      throw new ValidationException(field, "a multivector must hold at least one vector");
+    }
+    float[][] out = new float[n.size()][];
+    for (int i = 0; i < out.length; i++) {
+      JsonNode sub = n.get(i);
+      if (sub == null || !sub.isArray()) {
+        throw invalid(
+            "a multivector must be an array of arrays of numbers", field + "[" + i + "]", sub);
+      }
+      out[i] = vector(sub, field + "[" + i + "]");
+      if (out[i].length == 0) {
+        throw new ValidationException(field, "all vectors must be non-empty");
+      }
+      if (out[i].length != out[0].length) {
+        throw new ValidationException(
+            field,
+            "all vectors must have the same dimension, found vector with dimension "
+                + out[i].length
+                + " [expected="
+                + out[0].length
+                + ", index="
+                + i
+                + "]");
+      }
+    }
+    return out;
+  }
+
+  /** The vectors of a multivector back to back, as FlashVec holds it. */
+  public static float[] flatten(float[][] vectors) {
+    int dim = vectors[0].length;
+    float[] out = new float[dim * vectors.length];
+    for (int i = 0; i < vectors.length; i++) {
+      System.arraycopy(vectors[i], 0, out, i * dim, dim);
+    }
+    return out;
+  }
+
+  /** A multivector given for a field that holds one vector per point. */
+  public static InvalidInputException notMultivector(String name, int dim) {
+    return new InvalidInputException(
+        "Wrong input: vector "
+            + name
+            + " is not a multivector: give one array of "
+            + dim
+            + " numbers [vector="
+            + name
+            + "]");
+  }
+
+  /** A multivector whose vectors have another size than its field's. */
+  public static InvalidInputException multivectorDimension(String name, int dim, int got) {
+    return new InvalidInputException(
+        "Wrong input: Vector dimension error: expected dim: "
+            + dim
+            + ", got "
+            + got
+            + " [vector="
+            + name
+            + "]");
   }
 
   /** Whether {@code n} is a sparse vector: an object with {@code indices} and {@code values}. */

@@ -295,7 +295,8 @@ class CollectionsControllerTests {
         "strict_mode_config",
         "\"strict_mode_config\":{\"multivector_config\":{\"m\":{\"max_vectors\":2}}}",
         Kind.REFUSED,
-        "strict_mode_config.multivector_config: multivectors are not supported");
+        "strict_mode_config.multivector_config: limits on multivectors (max_vectors) are not"
+            + " enforced");
     probe(c, "metadata", "\"metadata\":null", Kind.NO_OP);
     probe(c, "metadata", "\"metadata\":{}", Kind.HONOURED);
     probe(c, "metadata", "\"metadata\":{\"a\":1}", Kind.HONOURED);
@@ -364,7 +365,8 @@ class CollectionsControllerTests {
         "multivector_config",
         "vectors:\"multivector_config\":{\"comparator\":\"max_sim\"}",
         Kind.REFUSED,
-        "vectors.multivector_config: multivectors are not supported");
+        "vectors.multivector_config: a multivector can only be a vector other than the first"
+            + " declared one");
     probe(
         v,
         "(unknown)",

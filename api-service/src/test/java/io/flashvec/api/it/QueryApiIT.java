@@ -527,6 +527,28 @@ class QueryApiIT {
     r =
         http.post(
             "/collections/q/points/query",
+            "{\"prefetch\":[{\"query\":[1,0,0,0,0,0,0,0]}],\"query\":{\"fusion\":\"rrf\"},"
+                + "\"using\":\"x\"}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error())
+        .isEqualTo("Bad request: Fusion queries cannot be combined with the 'using' field.");
+    r =
+        http.post(
+            "/collections/q/points/query", "{\"query\":{\"fusion\":\"rrf\"},\"using\":\"x\"}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error())
+        .isEqualTo("Bad request: Fusion queries cannot be combined with the 'using' field.");
+    // as Qdrant: a prefetch's error (an example that does not exist) comes first
+    r =
+        http.post(
+            "/collections/q/points/query",
+            "{\"prefetch\":[{\"query\":{\"recommend\":{\"positive\":[987654]}}}],"
+                + "\"query\":{\"fusion\":\"rrf\"},\"using\":\"x\"}");
+    assertThat(r.status()).isEqualTo(404);
+    assertThat(r.error()).isEqualTo("Not found: No point with id 987654 found");
+    r =
+        http.post(
+            "/collections/q/points/query",
             "{\"query\":{\"recommend\":{\"positive\":[1],\"strategy\":\"median\"}}}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("[query.recommend.strategy=\"median\"]");

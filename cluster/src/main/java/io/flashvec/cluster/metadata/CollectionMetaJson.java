@@ -62,6 +62,10 @@ public final class CollectionMetaJson {
         if (e.getValue().onDisk()) {
           f.put("on_disk", true);
         }
+        if (e.getValue().multivector()) {
+          // only then: older files read as one vector per point
+          f.putObject("multivector_config").put("comparator", "max_sim");
+        }
       }
     }
     cfg.put("shard_number", k.shardNumber());
@@ -142,9 +146,27 @@ public final class CollectionMetaJson {
           new DenseVectorParams(
               e.getValue().path("size").asInt(),
               Distance.parse(e.getValue().path("distance").asString()),
-              e.getValue().path("on_disk").asBoolean(false)));
+              e.getValue().path("on_disk").asBoolean(false),
+              multivector(e.getKey(), e.getValue().path("multivector_config"))));
     }
     return out;
+  }
+
+  /** Whether a dense field's {@code multivector_config} makes it a MaxSim multivector field. */
+  private static boolean multivector(String field, JsonNode n) {
+    if (n.isMissingNode() || n.isNull()) {
+      return false;
+    }
+    String comparator = n.path("comparator").asString("");
+    if (!comparator.equals("max_sim")) {
+      throw new IllegalStateException(
+          "unknown multivector comparator in collection metadata [field="
+              + field
+              + ", comparator="
+              + comparator
+              + "]");
+    }
+    return true;
   }
 
   /** Reads the metadata {@link #write} wrote into {@code c}. */

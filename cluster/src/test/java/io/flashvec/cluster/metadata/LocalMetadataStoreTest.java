@@ -177,6 +177,37 @@ class LocalMetadataStoreTest {
   }
 
   @Test
+  void aMultivectorFieldSurvivesAReloadAndOnlyItWritesItsConfig() throws Exception {
+    CollectionMeta multi =
+        new CollectionMeta(
+            "multi",
+            new CollectionConfig(
+                4,
+                Distance.DOT,
+                1,
+                1,
+                IndexParams.DEFAULT,
+                java.util.Map.of(),
+                "text",
+                java.util.Map.of(
+                    "colbert",
+                    new io.flashvec.index.DenseVectorParams(3, Distance.COSINE, true, true),
+                    "image",
+                    new io.flashvec.index.DenseVectorParams(2, Distance.EUCLID))),
+            1_732_250_123_456L);
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    assertThat(s.createIfAbsent(multi)).isTrue();
+    LocalMetadataStore reloaded = new LocalMetadataStore(dir, io);
+    assertThat(reloaded.get("multi")).contains(multi);
+    assertThat(reloaded.get("multi").orElseThrow().config().multivectors())
+        .isEqualTo(java.util.Map.of("colbert", 3));
+    String json = Files.readString(file()).replaceAll("\\s", "");
+    assertThat(json).contains("\"multivector_config\":{\"comparator\":\"max_sim\"}");
+    assertThat(json.indexOf("multivector_config"))
+        .isEqualTo(json.lastIndexOf("multivector_config"));
+  }
+
+  @Test
   void theFileIsTheDocumentedJson() throws Exception {
     LocalMetadataStore s = new LocalMetadataStore(dir, io);
     s.createIfAbsent(meta("docs", 768));

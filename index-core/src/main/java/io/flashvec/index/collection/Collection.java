@@ -176,7 +176,8 @@ public final class Collection implements Closeable {
             config.index(),
             options,
             !tuning.onDiskPayload(),
-            config.denseOnDisk());
+            config.denseOnDisk(),
+            config.multivectors());
     shard.setDeferBuilds(tuning.deferBuilds());
     return shard;
   }
@@ -402,7 +403,8 @@ public final class Collection implements Closeable {
   /**
    * Exact search of the dense vector field {@code req.field()}, one other than the primary vector,
    * over all shards by the field's metric, best first, after {@code offset}: every point that has
-   * the field and passes the filter is scored.
+   * the field and passes the filter is scored. For a multivector field the request's vector is a
+   * multivector query (its vectors back to back) and the score is MaxSim.
    */
   public List<Record> denseSearch(DenseSearchRequest req) {
     DenseVectorParams field = config.denseField(req.field());
@@ -418,15 +420,26 @@ public final class Collection implements Closeable {
     TopMerge<Record> top = TopMerge.byScore(field.distance(), k);
     for (Shard s : shards) {
       top.offerAll(
-          s.denseSearch(
-              req.field(),
-              q,
-              field.distance(),
-              k,
-              f,
-              req.scoreThreshold(),
-              req.withPayload(),
-              req.withVector()));
+          field.multivector()
+              ? s.multiSearch(
+                  req.field(),
+                  q,
+                  field.dimension(),
+                  field.distance(),
+                  k,
+                  f,
+                  req.scoreThreshold(),
+                  req.withPayload(),
+                  req.withVector())
+              : s.denseSearch(
+                  req.field(),
+                  q,
+                  field.distance(),
+                  k,
+                  f,
+                  req.scoreThreshold(),
+                  req.withPayload(),
+                  req.withVector()));
     }
     return top.bestFirst(req.offset());
   }

@@ -931,6 +931,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   }
 
   @Override
+  public float multiScore(String name, int ord, float[] q, int dim, io.flashvec.index.Distance d) {
+    return vectors == null ? Float.NaN : vectors.multiScore(name, ord, q, dim, d);
+  }
+
+  @Override
   public java.util.Map<String, float[]> denseAt(int ord) {
     Objects.checkIndex(ord, count);
     return vectors == null ? java.util.Map.of() : vectors.denseAt(ord);

@@ -30,12 +30,19 @@ import java.util.TreeSet;
  * sparse := n * i64 at (-1: the point lacks the field) | vectors
  * vector := u32 nnz | nnz * u32 index | nnz * f32 value       (at: a vector's offset in the body)
  * dense  := u32 dim | u32 present | n * i32 slot (-1: the point lacks it) | present * dim * f32
+ * multi  := u64 floats | n * i64 offset (in floats; -1: the point lacks it) | n * u32 length
+ *           (in floats) | floats * f32
  * </pre>
  *
  * Version 1 has sparse fields only and no kind byte; it is still written when a segment has no
- * other dense vector, so such segments keep their bytes. The body stays on the heap: these fields
- * are searched by an exact scan of the points having them, dense ones with the SIMD kernels over
- * one array per field.
+ * other dense vector, so such segments keep their bytes. A field whose values differ in length (a
+ * multivector field: each value is its vectors back to back) is written as kind 2, {@code multi},
+ * in version 3, which only a file with such a field has (a binary that reads versions 1 and 2 stops
+ * at it rather than reading the kind as sparse vectors); one whose values all have one length,
+ * whatever the field, as kind 1, {@code dense}. Either way a value reads back as the same floats,
+ * and the collection's configuration says how many vectors they hold. The body stays on the heap:
+ * these fields are searched by an exact scan of the points having them, dense ones with the SIMD
+ * kernels over one array per field.
  */
 public final class SegmentVectors {
 
@@ -43,14 +50,38 @@ public final class SegmentVectors {
   static final String FORMAT = "segment-vectors";
   static final int VERSION = 1;
   static final int VERSION_DENSE = 2;
+  static final int VERSION_MULTI = 3;
   private static final byte SPARSE = 0;
   private static final byte DENSE = 1;
+  private static final byte MULTI = 2;
 
   /**
-   * A dense field: the slot of each ordinal's vector, or -1, and its vectors one after another
-   * ({@code dim} little-endian floats each), on the heap or in the mapped file.
+   * A dense field: its values one after another (little-endian floats), on the heap or in the
+   * mapped file. Kind {@code dense}: {@code dim} floats each at the ordinal's {@code slot} (-1:
+   * absent), {@code offset} and {@code length} null. Kind {@code multi}: {@code length[ord]} floats
+   * at float {@code offset[ord]} (-1: absent), {@code dim} 0 and {@code slot} null.
    */
-  record DenseField(int dim, int[] slot, java.lang.foreign.MemorySegment data) {}
+  record DenseField(
+      int dim, int[] slot, long[] offset, int[] length, java.lang.foreign.MemorySegment data) {
+
+    /** The byte offset of the value of {@code ord} in {@link #data}, or -1 when it has none. */
+    long at(int ord) {
+      if (slot != null) {
+        return slot[ord] < 0 ? -1 : 4L * dim * slot[ord];
+      }
+      return offset[ord] < 0 ? -1 : 4L * offset[ord];
+    }
+
+    /** The number of floats of the value of {@code ord}, which it has. */
+    int length(int ord) {
+      return slot != null ? dim : length[ord];
+    }
+
+    long heapBytes() {
+      long tables = slot != null ? 4L * slot.length : 12L * offset.length;
+      return tables + (data.isNative() ? 0 : data.byteSize());
+    }
+  }
 
   private final int n;
   private final long[] noVector;
@@ -158,19 +189,21 @@ public final class SegmentVectors {
       for (String name : names) {
         size += 2 + name.getBytes(StandardCharsets.UTF_8).length + 8L * n + (v2 ? 1 : 0);
       }
-      // dense fields by name, each with its dimension (every point's vector has the field's)
+      // dense fields by name, each with the length of its values, or -1 when they differ (multi)
       TreeMap<String, Integer> denseDims = new TreeMap<>();
       if (dense != null) {
         for (Map<String, float[]> m : dense) {
           if (m != null) {
             for (Map.Entry<String, float[]> e : m.entrySet()) {
-              denseDims.putIfAbsent(e.getKey(), e.getValue().length);
-              size += 4L * e.getValue().length;
+              int len = e.getValue().length;
+              denseDims.merge(e.getKey(), len, (a, b) -> a.equals(b) ? a : -1);
+              size += 4L * len;
             }
           }
         }
-        for (String name : denseDims.keySet()) {
-          size += 2 + name.getBytes(StandardCharsets.UTF_8).length + 1 + 8 + 4L * n;
+        for (Map.Entry<String, Integer> f : denseDims.entrySet()) {
+          size += 2 + f.getKey().getBytes(StandardCharsets.UTF_8).length + 1;
+          size += f.getValue() < 0 ? 8 + 12L * n : 8 + 4L * n;
         }
       }
       if (size > Integer.MAX_VALUE - 64) {
@@ -210,6 +243,11 @@ public final class SegmentVectors {
       for (Map.Entry<String, Integer> f : denseDims.entrySet()) {
         byte[] utf8 = f.getKey().getBytes(StandardCharsets.UTF_8);
         int dim = f.getValue();
+        if (dim < 0) {
+          b.putShort((short) utf8.length).put(utf8).put(MULTI);
+          writeMulti(b, f.getKey());
+          continue;
+        }
         b.putShort((short) utf8.length).put(utf8).put(DENSE).putInt(dim);
         int countAt = b.position();
         b.putInt(0);
@@ -238,8 +276,32 @@ public final class SegmentVectors {
         }
         b.putInt(countAt, present);
       }
-      ChecksummedFile.write(
-          io, dir.resolve(FILE), FORMAT, v2 ? VERSION_DENSE : VERSION, segmentId, b.array());
+      int version = denseDims.containsValue(-1) ? VERSION_MULTI : v2 ? VERSION_DENSE : VERSION;
+      ChecksummedFile.write(io, dir.resolve(FILE), FORMAT, version, segmentId, b.array());
+    }
+
+    /** The {@code multi} data of the field {@code name}: offsets, lengths, values. */
+    private void writeMulti(ByteBuffer b, String name) {
+      int totalAt = b.position();
+      b.putLong(0L);
+      int offsets = b.position();
+      int lengths = offsets + 8 * n;
+      b.position(lengths + 4 * n);
+      long floats = 0;
+      for (int i = 0; i < n; i++) {
+        float[] v = dense[i] == null ? null : dense[i].get(name);
+        if (v == null) {
+          b.putLong(offsets + 8 * i, -1L);
+          b.putInt(lengths + 4 * i, 0);
+          continue;
+        }
+        b.putLong(offsets + 8 * i, floats);
+        b.putInt(lengths + 4 * i, v.length);
+        b.asFloatBuffer().put(v);
+        b.position(b.position() + 4 * v.length);
+        floats += v.length;
+      }
+      b.putLong(totalAt, floats);
     }
   }
 
@@ -256,7 +318,7 @@ public final class SegmentVectors {
   static SegmentVectors read(
       FileIO io, Path dir, int segmentId, int n, java.util.Set<String> onDisk) throws IOException {
     Path path = dir.resolve(FILE);
-    ChecksummedFile.Contents c = ChecksummedFile.read(io, path, FORMAT, VERSION, VERSION_DENSE);
+    ChecksummedFile.Contents c = ChecksummedFile.read(io, path, FORMAT, VERSION, VERSION_MULTI);
     boolean v2 = c.version() >= VERSION_DENSE;
     if (c.segmentId() != segmentId) {
       throw new io.flashvec.storage.CorruptFileException(
@@ -286,15 +348,35 @@ public final class SegmentVectors {
         int start = b.position();
         byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
         b.get(name);
-        if (v2 && b.get() == DENSE) {
+        byte kind = v2 ? b.get() : SPARSE;
+        if (kind == MULTI && c.version() < VERSION_MULTI) {
+          throw new io.flashvec.storage.CorruptFileException(
+              "multivector field in a version " + c.version() + " vectors file", path);
+        }
+        if (kind == DENSE || kind == MULTI) {
           firstDense = firstDense < 0 ? start : firstDense;
           String field = new String(name, StandardCharsets.UTF_8);
-          int dim = b.getInt();
-          int present = b.getInt();
-          int[] slot = new int[n];
-          b.asIntBuffer().get(slot);
-          b.position(b.position() + 4 * n);
-          int bytes = Math.multiplyExact(4 * dim, present);
+          int dim = 0;
+          int[] slot = null;
+          long[] offset = null;
+          int[] length = null;
+          int bytes;
+          if (kind == DENSE) {
+            dim = b.getInt();
+            int present = b.getInt();
+            slot = new int[n];
+            b.asIntBuffer().get(slot);
+            b.position(b.position() + 4 * n);
+            bytes = Math.multiplyExact(4 * dim, present);
+          } else {
+            bytes = Math.toIntExact(Math.multiplyExact(4L, b.getLong()));
+            offset = new long[n];
+            b.asLongBuffer().get(offset);
+            b.position(b.position() + 8 * n);
+            length = new int[n];
+            b.asIntBuffer().get(length);
+            b.position(b.position() + 4 * n);
+          }
           java.lang.foreign.MemorySegment data;
           if (onDisk.contains(field)) {
             if (mapped == null) {
@@ -306,9 +388,13 @@ public final class SegmentVectors {
             b.get(b.position(), copy);
             data = java.lang.foreign.MemorySegment.ofArray(copy);
           }
-          dense.put(field, new DenseField(dim, slot, data));
+          dense.put(field, new DenseField(dim, slot, offset, length, data));
           b.position(Math.addExact(b.position(), bytes));
           continue;
+        }
+        if (kind != SPARSE) {
+          throw new io.flashvec.storage.CorruptFileException(
+              "unknown vector field kind [kind=" + kind + "]", path);
         }
         long[] at = new long[n];
         b.asLongBuffer().get(at);
@@ -375,19 +461,30 @@ public final class SegmentVectors {
 
   float[] denseAt(int ord, String name) {
     DenseField f = dense.get(name);
-    if (f == null || f.slot[ord] < 0) {
+    long at = f == null ? -1 : f.at(ord);
+    if (at < 0) {
       return null;
     }
-    float[] v = new float[f.dim];
-    java.lang.foreign.MemorySegment.copy(f.data, LE_FLOAT, at(f, ord), v, 0, f.dim);
+    float[] v = new float[f.length(ord)];
+    java.lang.foreign.MemorySegment.copy(f.data, LE_FLOAT, at, v, 0, v.length);
     return v;
   }
 
   private static final java.lang.foreign.ValueLayout.OfFloat LE_FLOAT =
       java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-  private static long at(DenseField f, int ord) {
-    return 4L * f.dim * f.slot[ord];
+  /**
+   * The MaxSim score of the prepared multivector query {@code q} against the multivector {@code
+   * name} of the point at {@code ord}, {@code dim}-sized vectors read in place, or NaN when the
+   * point lacks it.
+   */
+  float multiScore(String name, int ord, float[] q, int dim, io.flashvec.index.Distance d) {
+    DenseField f = dense.get(name);
+    long at = f == null ? -1 : f.at(ord);
+    if (at < 0) {
+      return Float.NaN;
+    }
+    return d.maxSim(q, dim, f.data, at, f.length(ord) / dim);
   }
 
   /**
@@ -396,10 +493,11 @@ public final class SegmentVectors {
    */
   float score(String name, int ord, float[] q, io.flashvec.index.Distance d) {
     DenseField f = dense.get(name);
-    if (f == null || f.slot[ord] < 0) {
+    long at = f == null ? -1 : f.at(ord);
+    if (at < 0) {
       return Float.NaN;
     }
-    return d.score(q, f.data, at(f, ord));
+    return d.score(q, f.data, at);
   }
 
   Map<String, float[]> denseAt(int ord) {
@@ -431,7 +529,7 @@ public final class SegmentVectors {
   long memoryBytes() {
     long bytes = (long) body.capacity() + 8L * noVector.length;
     for (DenseField f : dense.values()) {
-      bytes += 4L * f.slot.length + (f.data.isNative() ? 0 : f.data.byteSize());
+      bytes += f.heapBytes();
     }
     return bytes;
   }

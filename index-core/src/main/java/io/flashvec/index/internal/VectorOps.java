@@ -56,37 +56,50 @@ public final class VectorOps {
    * Dot product of {@code q[0, n)} and {@code n} little-endian floats of {@code m} at {@code off}.
    */
   public static float dot(float[] q, MemorySegment m, long off, int n) {
+    return dot(q, 0, m, off, n);
+  }
+
+  /**
+   * Dot product of {@code q[qo, qo+n)} and {@code n} little-endian floats of {@code m} at {@code
+   * off}.
+   */
+  public static float dot(float[] q, int qo, MemorySegment m, long off, int n) {
     int i = 0;
     int bound = SPECIES.loopBound(n);
     FloatVector acc = FloatVector.zero(SPECIES);
     for (; i < bound; i += SPECIES.length()) {
-      FloatVector vq = FloatVector.fromArray(SPECIES, q, i);
+      FloatVector vq = FloatVector.fromArray(SPECIES, q, qo + i);
       FloatVector vm =
           FloatVector.fromMemorySegment(SPECIES, m, off + 4L * i, ByteOrder.LITTLE_ENDIAN);
       acc = vq.fma(vm, acc);
     }
     float sum = acc.reduceLanes(VectorOperators.ADD);
     for (; i < n; i++) {
-      sum += q[i] * m.get(LE_FLOAT, off + 4L * i);
+      sum += q[qo + i] * m.get(LE_FLOAT, off + 4L * i);
     }
     return sum;
   }
 
   /** Squared L2 distance of {@code q[0, n)} and {@code n} little-endian floats of {@code m}. */
   public static float squareDistance(float[] q, MemorySegment m, long off, int n) {
+    return squareDistance(q, 0, m, off, n);
+  }
+
+  /** Squared L2 distance of {@code q[qo, qo+n)} and {@code n} little-endian floats of {@code m}. */
+  public static float squareDistance(float[] q, int qo, MemorySegment m, long off, int n) {
     int i = 0;
     int bound = SPECIES.loopBound(n);
     FloatVector acc = FloatVector.zero(SPECIES);
     for (; i < bound; i += SPECIES.length()) {
       FloatVector d =
-          FloatVector.fromArray(SPECIES, q, i)
+          FloatVector.fromArray(SPECIES, q, qo + i)
               .sub(
                   FloatVector.fromMemorySegment(SPECIES, m, off + 4L * i, ByteOrder.LITTLE_ENDIAN));
       acc = d.fma(d, acc);
     }
     float sum = acc.reduceLanes(VectorOperators.ADD);
     for (; i < n; i++) {
-      float d = q[i] - m.get(LE_FLOAT, off + 4L * i);
+      float d = q[qo + i] - m.get(LE_FLOAT, off + 4L * i);
       sum += d * d;
     }
     return sum;

@@ -564,7 +564,8 @@ public final class GrowingSegment implements Segment {
     if (denseNames != null) {
       bytes += denseFileBytes;
       for (String name : denseNames) {
-        bytes += 7 + name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 8L * size;
+        // a multivector field's table: an offset and a length per point
+        bytes += 11 + name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 12L * size;
       }
     }
     return bytes;

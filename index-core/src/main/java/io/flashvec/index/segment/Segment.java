@@ -89,6 +89,16 @@ public interface Segment {
   }
 
   /**
+   * The MaxSim score ({@link io.flashvec.index.Distance#maxSim}) of the prepared multivector query
+   * {@code q}, {@code dim}-sized vectors back to back, against the multivector {@code name} of the
+   * point at {@code ord}, or NaN when the point lacks it.
+   */
+  default float multiScore(String name, int ord, float[] q, int dim, io.flashvec.index.Distance d) {
+    float[] v = denseAt(ord, name);
+    return v == null ? Float.NaN : d.maxSim(q, dim, v);
+  }
+
+  /**
    * Whether the point at {@code ord} has the vector {@code name} ({@code ""}: the primary one), for
    * {@code has_vector}.
    */

@@ -406,7 +406,8 @@ public final class Shard implements Closeable {
       IndexParams index,
       Options options,
       boolean payloadsOnHeap,
-      java.util.Set<String> denseOnDisk)
+      java.util.Set<String> denseOnDisk,
+      java.util.Map<String, Integer> multivectors)
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
@@ -447,7 +448,7 @@ public final class Shard implements Closeable {
     compactor.lastWriteFrom(scheduler::lastWriteNanos);
     this.reader = new ShardReader(dim, distance, segments, locations, payloadIndexes, scheduler);
     List<SealedSegment> sealed = pipeline.openSegments();
-    this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader);
+    this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader, multivectors);
     segments.publish(sealed, List.of(writer.growing()), List.of());
     this.wal = writer.openWal(pipeline.checkpointSeq());
     writeLock.lock();
@@ -514,9 +515,46 @@ public final class Shard implements Closeable {
       Options options,
       boolean payloadsOnHeap,
       java.util.Set<String> denseOnDisk) {
+    return open(
+        dir,
+        shardId,
+        dim,
+        distance,
+        index,
+        options,
+        payloadsOnHeap,
+        denseOnDisk,
+        java.util.Map.of());
+  }
+
+  /**
+   * Opens the shard as {@link #open(Path, int, int, Distance, IndexParams, Options, boolean,
+   * java.util.Set)} does, with the multivector fields {@code multivectors} (name to the size of
+   * each of their vectors), whose values its WAL records tag as multivectors.
+   */
+  public static Shard open(
+      Path dir,
+      int shardId,
+      int dim,
+      Distance distance,
+      IndexParams index,
+      Options options,
+      boolean payloadsOnHeap,
+      java.util.Set<String> denseOnDisk,
+      java.util.Map<String, Integer> multivectors) {
     try {
       options.io().createDirectories(dir);
-      Shard s = new Shard(dir, shardId, dim, distance, index, options, payloadsOnHeap, denseOnDisk);
+      Shard s =
+          new Shard(
+              dir,
+              shardId,
+              dim,
+              distance,
+              index,
+              options,
+              payloadsOnHeap,
+              denseOnDisk,
+              multivectors);
       Wal.RecoveryReport r = s.wal.recovery();
       LOG.info(
           "shard opened [dir={}, shard={}, points={}, segments={}, walRecords={}, walLastSeq={}, discardedBytes={}]",
@@ -613,6 +651,24 @@ public final class Shard implements Closeable {
       boolean withVector) {
     return reader.denseSearch(
         field, query, distance, k, filter, scoreThreshold, withPayload, withVector);
+  }
+
+  /**
+   * Exact MaxSim search of a multivector field; see {@link ShardReader#multiSearch}. {@code query}
+   * holds {@code dim}-sized vectors back to back.
+   */
+  public List<Record> multiSearch(
+      String field,
+      float[] query,
+      int dim,
+      io.flashvec.index.Distance distance,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    return reader.multiSearch(
+        field, query, dim, distance, k, filter, scoreThreshold, withPayload, withVector);
   }
 
   /** Deletes points by id (absent ids are ignored); returns the WAL sequence number. */

@@ -349,6 +349,34 @@ final class ShardReader {
   }
 
   /**
+   * The best {@code k} live points by Qdrant's MaxSim ({@link Distance#maxSim}) of the prepared
+   * multivector {@code query}, {@code dim}-sized vectors back to back, against their multivector
+   * {@code field}, among those {@code filter} accepts ({@code null}: all): an exact scan of the
+   * points that have the field, each scored in place with the SIMD kernels, one product per pair of
+   * a query vector and a point's vector. Best first; ties by segment and ordinal.
+   */
+  List<Record> multiSearch(
+      String field,
+      float[] query,
+      int dim,
+      Distance distance,
+      int k,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    return exactScan(
+        distance,
+        k,
+        filter,
+        scoreThreshold,
+        withPayload,
+        withVector,
+        Segment::hasDense,
+        (seg, ord) -> seg.multiScore(field, ord, query, dim, distance));
+  }
+
+  /**
    * The best {@code k} live points by the dot product of their sparse vector {@code field} with
    * {@code query}, among those {@code filter} accepts ({@code null}: all): an exact scan of the
    * points that have the field. Points that share no index with the query, or score 0, are no

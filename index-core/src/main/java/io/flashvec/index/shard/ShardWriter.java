@@ -52,6 +52,8 @@ final class ShardWriter {
   private static final Logger LOG = LoggerFactory.getLogger(ShardWriter.class);
 
   private final Path dir;
+  // the multivector fields (name to the size of each vector), whose WAL records are tagged
+  private final java.util.Map<String, Integer> multivectors;
   private final int dim;
   private final Distance distance;
   private final Shard.Options options;
@@ -79,7 +81,9 @@ final class ShardWriter {
       SealPipeline pipeline,
       LiveIndexScheduler scheduler,
       ShardCompactor compactor,
-      ShardReader reader) {
+      ShardReader reader,
+      java.util.Map<String, Integer> multivectors) {
+    this.multivectors = java.util.Map.copyOf(multivectors);
     Path dir = parts.dir();
     int dim = parts.dimension();
     Distance distance = parts.distance();
@@ -282,6 +286,7 @@ final class ShardWriter {
       case WalCodec.OP_UPSERT -> applyUpsert(WalCodec.decodeUpsert(body), seq);
       case WalCodec.OP_UPSERT_VECTORS -> applyUpsert(WalCodec.decodeUpsertVectors(body), seq);
       case WalCodec.OP_UPSERT_NAMED -> applyUpsert(WalCodec.decodeUpsertVectors(body, true), seq);
+      case WalCodec.OP_UPSERT_MULTI -> applyUpsert(WalCodec.decodeUpsertMulti(body), seq);
       case WalCodec.OP_DELETE -> applyDelete(WalCodec.decodeDelete(body));
       default ->
           throw new IllegalStateException(
@@ -295,8 +300,8 @@ final class ShardWriter {
    */
   long upsert(List<Point> points) {
     checkDimensions(points);
-    byte op = WalCodec.upsertOp(points);
-    byte[] body = WalCodec.encodeUpsertAny(points);
+    byte op = WalCodec.upsertOp(points, multivectors);
+    byte[] body = WalCodec.encodeUpsertAny(points, multivectors);
     requireSpace(body.length, "upsert");
     long seq;
     GrowingSegment g;
@@ -478,9 +483,9 @@ final class ShardWriter {
       if (points.isEmpty()) {
         return 0;
       }
-      byte[] body = WalCodec.encodeUpsertAny(points);
+      byte[] body = WalCodec.encodeUpsertAny(points, multivectors);
       requireSpace(body.length, what);
-      seq = appendWal(WalCodec.upsertOp(points), body, what);
+      seq = appendWal(WalCodec.upsertOp(points, multivectors), body, what);
       applyUpsert(points, seq);
       g = growing;
     } finally {
@@ -552,9 +557,9 @@ final class ShardWriter {
       if (points.isEmpty()) {
         return 0;
       }
-      byte[] body = WalCodec.encodeUpsertAny(points);
+      byte[] body = WalCodec.encodeUpsertAny(points, multivectors);
       requireSpace(body.length, "payload update");
-      long seq = appendWal(WalCodec.upsertOp(points), body, "payload update");
+      long seq = appendWal(WalCodec.upsertOp(points, multivectors), body, "payload update");
       applyUpsert(points, seq);
       return seq;
     } finally {

@@ -23,11 +23,18 @@ import java.util.Map;
  *                   | nnz * u32 index | nnz * f32 value) | i32 payloadLen | bytes)
  * UPSERT_NAMED := as UPSERT_VECTORS, with after each point's sparse vectors
  *                   u16 denseCount | denseCount * (u16 nameLen | utf8 name | u32 dim | dim * f32)
+ * UPSERT_MULTI := as UPSERT_NAMED, each dense vector tagged with its kind:
+ *                   u16 nameLen | utf8 name | u8 kind | kind 0: u32 dim | dim * f32
+ *                                                     | kind 1: u32 dim | u32 count | count * dim * f32
  * </pre>
  *
  * {@link #OP_UPSERT_VECTORS} is written only for a batch with a point that lacks the primary dense
  * vector or has a sparse one, {@link #OP_UPSERT_NAMED} only for one with a point that has another
- * dense vector ({@link #upsertOp}); other batches keep {@link #OP_UPSERT}.
+ * dense vector, {@link #OP_UPSERT_MULTI} only for one with a point that has a multivector (kind 1:
+ * {@code count} vectors of {@code dim}, back to back) ({@link #upsertOp}); other batches keep
+ * {@link #OP_UPSERT}. Inside FlashVec a multivector is one array, so each operation decodes to the
+ * same points; the tag keeps the record self-describing, and a binary that predates multivectors
+ * stops at the unknown operation rather than reading a multivector as one long vector.
  *
  * <p>Operation codes are part of the on-disk format: never renumber them.
  */
@@ -37,27 +44,51 @@ public final class WalCodec {
   public static final byte OP_DELETE = 2;
   public static final byte OP_UPSERT_VECTORS = 3;
   public static final byte OP_UPSERT_NAMED = 4;
+  public static final byte OP_UPSERT_MULTI = 5;
 
-  /** The operation an upsert of {@code points} is written with. */
+  private static final byte ONE_VECTOR = 0;
+  private static final byte MULTIVECTOR = 1;
+
+  /** The operation an upsert of {@code points} is written with, in a shard without multivectors. */
   public static byte upsertOp(List<Point> points) {
+    return upsertOp(points, Map.of());
+  }
+
+  /**
+   * The operation an upsert of {@code points} is written with, in a shard whose multivector fields
+   * are {@code multivectors} (name to the size of each vector).
+   */
+  public static byte upsertOp(List<Point> points, Map<String, Integer> multivectors) {
     byte op = OP_UPSERT;
     for (Point p : points) {
       if (!p.dense().isEmpty()) {
-        return OP_UPSERT_NAMED;
-      }
-      if (p.hasExtraVectors()) {
+        if (!multivectors.isEmpty()) {
+          for (String name : p.dense().keySet()) {
+            if (multivectors.containsKey(name)) {
+              return OP_UPSERT_MULTI;
+            }
+          }
+        }
+        op = OP_UPSERT_NAMED;
+      } else if (p.hasExtraVectors() && op == OP_UPSERT) {
         op = OP_UPSERT_VECTORS;
       }
     }
     return op;
   }
 
-  /** The body of an upsert of {@code points} for {@link #upsertOp}. */
+  /** The body of an upsert of {@code points} for {@link #upsertOp}, without multivectors. */
   public static byte[] encodeUpsertAny(List<Point> points) {
-    return switch (upsertOp(points)) {
+    return encodeUpsertAny(points, Map.of());
+  }
+
+  /** The body of an upsert of {@code points} for {@link #upsertOp(List, Map)}. */
+  public static byte[] encodeUpsertAny(List<Point> points, Map<String, Integer> multivectors) {
+    return switch (upsertOp(points, multivectors)) {
       case OP_UPSERT -> encodeUpsert(points);
       case OP_UPSERT_VECTORS -> encodeUpsertVectors(points, false);
-      default -> encodeUpsertVectors(points, true);
+      case OP_UPSERT_NAMED -> encodeUpsertVectors(points, true);
+      default -> encodeUpsertVectors(points, true, multivectors);
     };
   }
 
@@ -68,6 +99,16 @@ public final class WalCodec {
 
   /** {@link #OP_UPSERT_VECTORS}'s body, or with {@code named} {@link #OP_UPSERT_NAMED}'s. */
   static byte[] encodeUpsertVectors(List<Point> points, boolean named) {
+    return encodeUpsertVectors(points, named, null);
+  }
+
+  /**
+   * {@link #OP_UPSERT_VECTORS}'s body, with {@code named} {@link #OP_UPSERT_NAMED}'s, or with
+   * {@code multivectors} (not null) {@link #OP_UPSERT_MULTI}'s.
+   */
+  static byte[] encodeUpsertVectors(
+      List<Point> points, boolean named, Map<String, Integer> multivectors) {
+    boolean tagged = multivectors != null;
     long size = 4;
     for (Point p : points) {
       size += idBytes(p.id()) + 1 + 2 + 4;
@@ -83,6 +124,9 @@ public final class WalCodec {
         for (var e : p.dense().entrySet()) {
           size +=
               2 + e.getKey().getBytes(StandardCharsets.UTF_8).length + 4 + 4L * e.getValue().length;
+          if (tagged) {
+            size += multivectors.containsKey(e.getKey()) ? 5 : 1;
+          }
         }
       }
       if (p.payload() != null) {
@@ -126,7 +170,25 @@ public final class WalCodec {
           byte[] name = e.getKey().getBytes(StandardCharsets.UTF_8);
           b.putShort((short) name.length).put(name);
           float[] dv = e.getValue();
-          b.putInt(dv.length);
+          Integer multiDim = tagged ? multivectors.get(e.getKey()) : null;
+          if (multiDim != null) {
+            if (dv.length == 0 || dv.length % multiDim != 0) {
+              throw new IllegalArgumentException(
+                  "multivector not a whole number of vectors [field="
+                      + e.getKey()
+                      + ", dim="
+                      + multiDim
+                      + ", values="
+                      + dv.length
+                      + "]");
+            }
+            b.put(MULTIVECTOR).putInt(multiDim).putInt(dv.length / multiDim);
+          } else {
+            if (tagged) {
+              b.put(ONE_VECTOR);
+            }
+            b.putInt(dv.length);
+          }
           b.asFloatBuffer().put(dv);
           b.position(b.position() + 4 * dv.length);
         }
@@ -145,6 +207,15 @@ public final class WalCodec {
    * Decodes {@link #OP_UPSERT_VECTORS}'s body, or with {@code named} {@link #OP_UPSERT_NAMED}'s.
    */
   public static List<Point> decodeUpsertVectors(ByteBuffer b, boolean named) {
+    return decodeUpsertVectors(b, named, false);
+  }
+
+  /** Decodes {@link #OP_UPSERT_MULTI}'s body: the points with their multivectors as one array. */
+  public static List<Point> decodeUpsertMulti(ByteBuffer b) {
+    return decodeUpsertVectors(b, true, true);
+  }
+
+  private static List<Point> decodeUpsertVectors(ByteBuffer b, boolean named, boolean tagged) {
     int n = b.getInt();
     List<Point> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -178,7 +249,17 @@ public final class WalCodec {
         for (int f = 0; f < count; f++) {
           byte[] name = new byte[Short.toUnsignedInt(b.getShort())];
           b.get(name);
-          float[] dv = new float[b.getInt()];
+          int length;
+          byte kind = tagged ? b.get() : ONE_VECTOR;
+          if (kind == MULTIVECTOR) {
+            length = Math.multiplyExact(b.getInt(), b.getInt());
+          } else if (kind == ONE_VECTOR) {
+            length = b.getInt();
+          } else {
+            throw new IllegalArgumentException(
+                "unknown dense vector kind in WAL record [kind=" + kind + "]");
+          }
+          float[] dv = new float[length];
           b.asFloatBuffer().get(dv);
           b.position(b.position() + 4 * dv.length);
           dense.put(new String(name, StandardCharsets.UTF_8), dv);

@@ -48,7 +48,8 @@ import tools.jackson.databind.json.JsonMapper;
  * version changes (run it with {@code -Dformats.write=<dir>}, then add the directory under {@code
  * src/test/resources/formats/} and a line to {@link #fixturesOpen}); old fixtures stay. With {@code
  * -Dformats.raw=true} its sealed segment is sealed raw (no graph), as a bulk load seals; with
- * {@code -Dformats.sparse=true} the collection has sparse vectors and points without the dense one.
+ * {@code -Dformats.sparse=true} the collection has sparse vectors and points without the dense one;
+ * {@code -Dformats.named=true} adds named vectors, and {@code -Dformats.multi=true} a multivector.
  */
 class OnDiskFormatsTest {
 
@@ -103,6 +104,53 @@ class OnDiskFormatsTest {
           IndexParams.DEFAULT,
           java.util.Map.of(SPARSE, io.flashvec.index.SparseVectorParams.DEFAULT),
           java.util.Map.of());
+
+  static final String MULTI = "m";
+
+  /**
+   * The configuration of the fixture with a multivector ({@code v3-multi}: WAL operation 5, {@code
+   * vectors.fvs} v3, field kind {@code multi}): that of {@link #CONFIG_NAMED} with the multivector
+   * field {@value #MULTI} (vectors of 2, Euclid, on the heap).
+   */
+  static final CollectionConfig CONFIG_MULTI =
+      new CollectionConfig(
+          DIM,
+          Distance.EUCLID,
+          1,
+          1,
+          IndexParams.DEFAULT,
+          java.util.Map.of(SPARSE, io.flashvec.index.SparseVectorParams.DEFAULT),
+          "a",
+          orderedMap(
+              OTHER,
+              new io.flashvec.index.DenseVectorParams(3, Distance.DOT, true),
+              MULTI,
+              new io.flashvec.index.DenseVectorParams(2, Distance.EUCLID, false, true)));
+
+  private static java.util.Map<String, io.flashvec.index.DenseVectorParams> orderedMap(
+      String a,
+      io.flashvec.index.DenseVectorParams pa,
+      String b,
+      io.flashvec.index.DenseVectorParams pb) {
+    java.util.Map<String, io.flashvec.index.DenseVectorParams> m = new java.util.LinkedHashMap<>();
+    m.put(a, pa);
+    m.put(b, pb);
+    return m;
+  }
+
+  /**
+   * Point {@code i}'s multivector: {@code 1 + i % 3} vectors of 2 back to back, or {@code null}.
+   */
+  static float[] multi(int i) {
+    if (i % 5 == 4) {
+      return null;
+    }
+    float[] m = new float[2 * (1 + i % 3)];
+    for (int j = 0; j < m.length; j++) {
+      m[j] = (float) Math.cos(0.3 * i + 0.9 * j) * (1 + j % 3);
+    }
+    return m;
+  }
 
   /** Point {@code i}'s second dense vector in the named fixture, or {@code null}. */
   static float[] other(int i) {
@@ -159,7 +207,8 @@ class OnDiskFormatsTest {
     org.junit.jupiter.api.Assumptions.assumeTrue(
         target != null, "writes a fixture only with -Dformats.write=<dir>");
     Path dir = Path.of(target);
-    boolean named = Boolean.getBoolean("formats.named");
+    boolean multi = Boolean.getBoolean("formats.multi");
+    boolean named = multi || Boolean.getBoolean("formats.named");
     boolean sparseOnly = Boolean.getBoolean("formats.sparseOnly");
     boolean sparse = named || sparseOnly || Boolean.getBoolean("formats.sparse");
     Shard.Options options = options();
@@ -179,13 +228,13 @@ class OnDiskFormatsTest {
                       true));
     }
     try (Collection c =
-        Collection.open("fixture", dir, config(sparse, named, sparseOnly), options)) {
+        Collection.open("fixture", dir, config(sparse, named, sparseOnly, multi), options)) {
       c.createPayloadIndex(
           PayloadFieldSchema.parse("tag", M.getNodeFactory().stringNode("keyword")), true);
-      c.upsert(withoutPrimary(points(0, SEAL, 1, sparse, named), sparseOnly), true);
+      c.upsert(withoutPrimary(points(0, SEAL, 1, sparse, named, multi), sparseOnly), true);
       c.delete(List.of(PointId.of(3), PointId.of(5)), true);
       // the next upsert seals the first 32 points; the build runs on this thread and checkpoints
-      c.upsert(withoutPrimary(points(SEAL, POINTS, 1, sparse, named), sparseOnly), true);
+      c.upsert(withoutPrimary(points(SEAL, POINTS, 1, sparse, named, multi), sparseOnly), true);
       c.delete(List.of(PointId.of(7), PointId.of(35)), true);
       c.upsert(
           List.of(
@@ -194,7 +243,7 @@ class OnDiskFormatsTest {
                   sparseOnly ? null : dense(REWRITTEN, sparse),
                   payload(1, 2),
                   sparse ? sparseMap(REWRITTEN) : null,
-                  named ? otherMap(REWRITTEN) : null)),
+                  named ? otherMap(REWRITTEN, multi) : null)),
           true);
     }
   }
@@ -213,11 +262,16 @@ class OnDiskFormatsTest {
     // WAL op 4, vectors.fvs v2: a named primary vector and a second dense vector kept on disk
     check("formats/v2-named", true, true, true);
     // segment meta v4: no primary vector, no graph, PQ or order file (ids, payloads, vectors.fvs)
-    check("formats/v3-sparse-only", true, true, false, true);
+    check("formats/v3-sparse-only", true, true, false, true, false);
+    // WAL op 5, vectors.fvs v3 (field kind multi): a multivector field beside the named vectors
+    check("formats/v3-multi", true, true, true, false, true);
   }
 
-  private static CollectionConfig config(boolean sparse, boolean named, boolean sparseOnly) {
-    return sparseOnly ? CONFIG_SPARSE_ONLY : named ? CONFIG_NAMED : sparse ? CONFIG_SPARSE : CONFIG;
+  private static CollectionConfig config(
+      boolean sparse, boolean named, boolean sparseOnly, boolean multi) {
+    return sparseOnly
+        ? CONFIG_SPARSE_ONLY
+        : multi ? CONFIG_MULTI : named ? CONFIG_NAMED : sparse ? CONFIG_SPARSE : CONFIG;
   }
 
   /** {@code points} without their primary vector when {@code sparseOnly}. */
@@ -239,29 +293,43 @@ class OnDiskFormatsTest {
 
   private void check(String fixture, boolean sparse, boolean graph, boolean named)
       throws IOException, URISyntaxException {
-    check(fixture, sparse, graph, named, false);
+    check(fixture, sparse, graph, named, false, false);
   }
 
   private void check(
-      String fixture, boolean sparse, boolean graph, boolean named, boolean sparseOnly)
+      String fixture,
+      boolean sparse,
+      boolean graph,
+      boolean named,
+      boolean sparseOnly,
+      boolean multi)
       throws IOException, URISyntaxException {
     Path dir = tmp.resolve(fixture.replace('/', '-'));
     copy(fixture, dir);
     Path shardDir = dir.resolve("shards").resolve("0");
     // the WAL's own reader: the records after the checkpoint are there, in order
     List<Long> seqs = new ArrayList<>();
+    java.util.Set<Byte> ops = new java.util.TreeSet<>();
     try (Wal wal =
         Wal.open(
             shardDir.resolve("wal"),
             FileIO.DEFAULT,
             Wal.Options.defaults(),
             1,
-            (seq, op, body) -> seqs.add(seq))) {
+            (seq, op, body) -> {
+              seqs.add(seq);
+              ops.add(op);
+            })) {
       assertThat(seqs).isNotEmpty();
       assertThat(wal.lastSeq()).isEqualTo(seqs.getLast());
     }
+    if (multi) {
+      assertThat(ops)
+          .as("WAL operations")
+          .contains(io.flashvec.index.shard.WalCodec.OP_UPSERT_MULTI);
+    }
     try (Collection c =
-        Collection.open("fixture", dir, config(sparse, named, sparseOnly), options())) {
+        Collection.open("fixture", dir, config(sparse, named, sparseOnly, multi), options())) {
       assertThat(c.count()).isEqualTo(POINTS - DELETED.size());
       assertThat(c.info().segmentInfos().stream().filter(Collection.SegmentInfo::indexed))
           .as("the sealed segment, if it has a graph")
@@ -286,6 +354,11 @@ class OnDiskFormatsTest {
           assertThat(r.dense() == null ? null : r.dense().get(OTHER))
               .as("vector %s of %d", OTHER, i)
               .isEqualTo(other(i));
+        }
+        if (multi) {
+          assertThat(r.dense() == null ? null : r.dense().get(MULTI))
+              .as("multivector %s of %d", MULTI, i)
+              .isEqualTo(multi(i));
         }
         assertThat(new String(r.payload(), StandardCharsets.UTF_8))
             .as("payload of %d", i)
@@ -375,11 +448,38 @@ class OnDiskFormatsTest {
             .as("search of %s", OTHER)
             .isEqualTo(want);
       }
+      if (multi) {
+        // the multivector, searched exactly by MaxSim (Euclid: smallest distances first)
+        float[] query = {0.5f, -1f, 2f, 0.25f};
+        List<Record> hits =
+            c.denseSearch(
+                new io.flashvec.index.query.DenseSearchRequest(
+                    MULTI, query, POINTS, 0, null, null, false, false));
+        List<Integer> want = new ArrayList<>();
+        for (int i = 0; i < POINTS; i++) {
+          if (!DELETED.contains(i) && multi(i) != null) {
+            want.add(i);
+          }
+        }
+        want.sort(
+            Comparator.comparingDouble((Integer i) -> Distance.EUCLID.maxSim(query, 2, multi(i)))
+                .thenComparing(i -> i));
+        assertThat(hits.stream().map(h -> (int) h.id().number()).toList())
+            .as("search of %s", MULTI)
+            .isEqualTo(want);
+      }
     }
   }
 
-  private static java.util.Map<String, float[]> otherMap(int i) {
-    return other(i) == null ? java.util.Map.of() : java.util.Map.of(OTHER, other(i));
+  private static java.util.Map<String, float[]> otherMap(int i, boolean multi) {
+    java.util.Map<String, float[]> m = new java.util.HashMap<>();
+    if (other(i) != null) {
+      m.put(OTHER, other(i));
+    }
+    if (multi && multi(i) != null) {
+      m.put(MULTI, multi(i));
+    }
+    return m;
   }
 
   private static java.util.Map<String, io.flashvec.index.SparseVector> sparseMap(int i) {
@@ -399,7 +499,8 @@ class OnDiskFormatsTest {
     return ids.subList(0, k);
   }
 
-  private static List<Point> points(int from, int to, int version, boolean sparse, boolean named) {
+  private static List<Point> points(
+      int from, int to, int version, boolean sparse, boolean named, boolean multi) {
     List<Point> out = new ArrayList<>();
     for (int i = from; i < to; i++) {
       out.add(
@@ -408,7 +509,7 @@ class OnDiskFormatsTest {
               dense(i, sparse),
               payload(i, version),
               sparse ? sparseMap(i) : null,
-              named ? otherMap(i) : null));
+              named ? otherMap(i, multi) : null));
     }
     return out;
   }

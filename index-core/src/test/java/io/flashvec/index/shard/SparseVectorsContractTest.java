@@ -55,6 +55,12 @@ abstract class SparseVectorsContractTest {
   static final int OTHER_DIM = 5;
   static final Distance OTHER_DISTANCE = Distance.EUCLID;
 
+  /** A multivector field: one to four vectors of {@link #MULTI_DIM} per point, by MaxSim. */
+  static final String MULTI = "tok";
+
+  static final int MULTI_DIM = 4;
+  static final Distance MULTI_DISTANCE = Distance.COSINE;
+
   @TempDir Path tmp;
 
   protected final CrashSimulatingFileIO io = new CrashSimulatingFileIO();
@@ -111,7 +117,8 @@ abstract class SparseVectorsContractTest {
                 64,
                 null)),
         payloadsOnHeap(),
-        denseOnDisk());
+        denseOnDisk(),
+        Map.of(MULTI, MULTI_DIM));
   }
 
   /** The dense fields whose sealed vectors stay in the mapped file ({@code on_disk: true}). */
@@ -165,7 +172,16 @@ abstract class SparseVectorsContractTest {
     if (r.nextInt(3) != 0) {
       other.put(OTHER, TestVectors.gaussian(r, OTHER_DIM));
     }
+    if (r.nextInt(3) != 0) {
+      other.put(MULTI, randomMulti(r));
+    }
     return new Point(id, dense, TestVectors.payload(id, version), sparse, other);
+  }
+
+  /** One to four vectors of {@link #MULTI_DIM}, back to back, prepared as the collection does. */
+  static float[] randomMulti(Random r) {
+    return MULTI_DISTANCE.prepareMulti(
+        TestVectors.gaussian(r, MULTI_DIM * (1 + r.nextInt(4))), MULTI_DIM);
   }
 
   @Test
@@ -206,7 +222,12 @@ abstract class SparseVectorsContractTest {
           PointId id = ids.get(r.nextInt(ids.size()));
           SparseVector v = randomSparse(r);
           float[] img = TestVectors.gaussian(r, OTHER_DIM);
-          Map<String, float[]> newOther = r.nextBoolean() ? Map.of(OTHER, img) : Map.of();
+          Map<String, float[]> newOther =
+              switch (r.nextInt(3)) {
+                case 0 -> Map.of(OTHER, img);
+                case 1 -> Map.of(MULTI, randomMulti(r));
+                default -> Map.of();
+              };
           s.updateVectors(List.of(new Point(id, null, null, Map.of("a", v), newOther)));
           Stored old = model.get(id);
           Map<String, SparseVector> m = new HashMap<>(old.sparse());
@@ -216,7 +237,7 @@ abstract class SparseVectorsContractTest {
           model.put(id, new Stored(old.dense(), m, old.payload(), o));
 
           PointId id2 = ids.get(r.nextInt(ids.size()));
-          String name = List.of("", "b", OTHER).get(r.nextInt(3));
+          String name = List.of("", "b", OTHER, MULTI).get(r.nextInt(4));
           s.deleteVectors(List.of(id2), Set.of(name));
           Stored o2 = model.get(id2);
           Map<String, SparseVector> m2 = new HashMap<>(o2.sparse());
@@ -271,6 +292,7 @@ abstract class SparseVectorsContractTest {
             "{\"must\": [{\"has_vector\": \"\"}]}",
             "{\"must_not\": [{\"has_vector\": \"b\"}]}",
             "{\"must\": [{\"has_vector\": \"img\"}]}",
+            "{\"must_not\": [{\"has_vector\": \"tok\"}]}",
             "{\"must\": [{\"key\": \"v\", \"range\": {\"gte\": " + Math.max(1, round - 2) + "}}]}");
     for (int q = 0; q < 6; q++) {
       SparseVector query = randomSparse(r);
@@ -343,6 +365,43 @@ abstract class SparseVectorsContractTest {
             .isCloseTo(got.get(i).score(), org.assertj.core.api.Assertions.offset(1e-5f));
       }
     }
+    // MaxSim searches of the multivector field: exact, as a brute force over the model
+    for (int q = 0; q < 6; q++) {
+      float[] query = randomMulti(r);
+      String filterJson = filters.get(r.nextInt(filters.size()));
+      FilterEvaluator filter =
+          filterJson.isEmpty()
+              ? null
+              : new FilterEvaluator(
+                  FilterParser.parse(JsonMapper.builder().build().readTree(filterJson), "filter"));
+      int k = 1 + r.nextInt(15);
+      List<Record> got =
+          s.multiSearch(MULTI, query, MULTI_DIM, MULTI_DISTANCE, k, filter, null, false, true);
+      List<Map.Entry<PointId, Float>> want = new ArrayList<>();
+      for (Map.Entry<PointId, Stored> e : model.entrySet()) {
+        Stored st = e.getValue();
+        float[] v = st.other().get(MULTI);
+        if (v == null
+            || (filter != null && !filter.matches(e.getKey(), st.payload(), n -> has(st, n)))) {
+          continue;
+        }
+        want.add(Map.entry(e.getKey(), bruteMaxSim(query, v)));
+      }
+      want.sort((a, b) -> Float.compare(b.getValue(), a.getValue()));
+      String w = what + ", multivector query, filter=" + filterJson;
+      assertThat(got).as(w).hasSize(Math.min(k, want.size()));
+      for (int i = 0; i < got.size(); i++) {
+        assertThat(got.get(i).score())
+            .as(w + ", rank " + i)
+            .isCloseTo(want.get(i).getValue(), org.assertj.core.api.Assertions.offset(1e-4f));
+        Stored st = model.get(got.get(i).id());
+        assertThat(st).as(w).isNotNull();
+        assertThat(got.get(i).dense().get(MULTI)).as(w).isEqualTo(st.other().get(MULTI));
+        assertThat(bruteMaxSim(query, st.other().get(MULTI)))
+            .as(w)
+            .isCloseTo(got.get(i).score(), org.assertj.core.api.Assertions.offset(1e-4f));
+      }
+    }
     if (noPrimary()) {
       float[] q = TestVectors.gaussian(r, DIM);
       org.assertj.core.api.Assertions.assertThatThrownBy(
@@ -401,6 +460,23 @@ abstract class SparseVectorsContractTest {
             .containsKey(rec.id());
       }
     }
+  }
+
+  /** MaxSim by definition, scalar: per query vector the best dot product, summed. */
+  static float bruteMaxSim(float[] query, float[] stored) {
+    double sum = 0;
+    for (int qo = 0; qo < query.length; qo += MULTI_DIM) {
+      double best = Double.NEGATIVE_INFINITY;
+      for (int so = 0; so < stored.length; so += MULTI_DIM) {
+        double dot = 0;
+        for (int i = 0; i < MULTI_DIM; i++) {
+          dot += (double) query[qo + i] * stored[so + i];
+        }
+        best = Math.max(best, dot);
+      }
+      sum += best;
+    }
+    return (float) sum;
   }
 
   private static boolean has(Stored st, String name) {

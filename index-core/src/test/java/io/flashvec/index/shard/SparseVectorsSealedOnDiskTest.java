@@ -10,15 +10,15 @@ import java.nio.file.Files;
 import java.util.Set;
 
 /**
- * The contract with sealed segments whose second dense field stays in the mapped vectors file
- * ({@code on_disk: true}): the same exact results, its vectors read on demand, not held on the
- * heap.
+ * The contract with sealed segments whose second dense field and multivector field stay in the
+ * mapped vectors file ({@code on_disk: true}): the same exact results, its vectors read on demand,
+ * not held on the heap.
  */
 class SparseVectorsSealedOnDiskTest extends SparseVectorsSealedTest {
 
   @Override
   protected Set<String> denseOnDisk() {
-    return Set.of(OTHER);
+    return Set.of(OTHER, MULTI);
   }
 
   @Override
@@ -32,6 +32,8 @@ class SparseVectorsSealedOnDiskTest extends SparseVectorsSealedTest {
       long data = 0;
       for (int ord = 0; ord < seg.size(); ord++) {
         data += seg.denseAt(ord, OTHER) == null ? 0 : 4L * OTHER_DIM;
+        float[] multi = seg.denseAt(ord, MULTI);
+        data += multi == null ? 0 : 4L * multi.length;
       }
       long file;
       try {

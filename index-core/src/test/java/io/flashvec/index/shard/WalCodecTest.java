@@ -208,6 +208,105 @@ class WalCodecTest {
   }
 
   @Test
+  void multiUpsertRoundTripsMultivectorsAndOnlyTheirBatchesUseIt() {
+    Random r = TestSeeds.random("WalCodecTest.upsertMulti");
+    Map<String, Integer> multivectors = Map.of("colbert", 3, "é", 1);
+    int rounds = TestSeeds.atLeast(r, 100);
+    for (int round = 0; round < rounds; round++) {
+      int n = 1 + r.nextInt(20);
+      List<Point> points = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        Map<String, float[]> dense = new HashMap<>();
+        if (r.nextBoolean()) {
+          dense.put("image", randomVector(r, 5));
+        }
+        for (Map.Entry<String, Integer> m : multivectors.entrySet()) {
+          if (r.nextInt(3) == 0) {
+            dense.put(m.getKey(), randomVector(r, m.getValue() * (1 + r.nextInt(6))));
+          }
+        }
+        float[] primary = r.nextInt(3) == 0 ? null : randomVector(r, 4);
+        points.add(new Point(randomId(r), primary, randomPayload(r), Map.of(), dense));
+      }
+      boolean multi =
+          points.stream()
+              .anyMatch(p -> p.dense().keySet().stream().anyMatch(multivectors::containsKey));
+      byte op = WalCodec.upsertOp(points, multivectors);
+      String what0 = "round=" + round + ", " + TestSeeds.reproduceWith();
+      if (!multi) {
+        // batches without a multivector keep their operation and bytes
+        assertThat(op).as(what0).isEqualTo(WalCodec.upsertOp(points));
+        assertThat(WalCodec.encodeUpsertAny(points, multivectors))
+            .as(what0)
+            .isEqualTo(WalCodec.encodeUpsertAny(points));
+        continue;
+      }
+      assertThat(op).as(what0).isEqualTo(WalCodec.OP_UPSERT_MULTI);
+      ByteBuffer body = asReplayed(WalCodec.encodeUpsertAny(points, multivectors), r.nextInt(9));
+      List<Point> decoded = WalCodec.decodeUpsertMulti(body);
+      assertThat(body.remaining()).as("the whole body is consumed").isZero();
+      assertThat(decoded).hasSize(n);
+      for (int i = 0; i < n; i++) {
+        Point want = points.get(i);
+        Point got = decoded.get(i);
+        String what = what0 + ", i=" + i;
+        assertThat(got.id()).as(what).isEqualTo(want.id());
+        assertThat(got.vector() == null ? null : floatBits(got.vector()))
+            .as(what)
+            .isEqualTo(want.vector() == null ? null : floatBits(want.vector()));
+        assertThat(got.dense().keySet()).as(what).isEqualTo(want.dense().keySet());
+        for (String name : want.dense().keySet()) {
+          assertThat(floatBits(got.dense().get(name)))
+              .as(what + ", " + name)
+              .isEqualTo(floatBits(want.dense().get(name)));
+        }
+        assertThat(got.payload()).as(what).isEqualTo(want.payload());
+      }
+    }
+    assertThat(WalCodec.OP_UPSERT_MULTI).isEqualTo((byte) 5);
+  }
+
+  @Test
+  void multivectorEntriesAreTaggedAsDocumented() {
+    // The on-disk format: changing it breaks existing WALs.
+    Point p =
+        new Point(
+            PointId.of(7),
+            null,
+            null,
+            Map.of(),
+            Map.of("m", new float[] {1f, 2f, 3f, 4f}, "v", new float[] {5f}));
+    byte[] body = WalCodec.encodeUpsertAny(List.of(p), Map.of("m", 2));
+    ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+    assertThat(b.getInt()).isEqualTo(1);
+    assertThat(b.get()).isEqualTo((byte) 0);
+    assertThat(b.getLong()).isEqualTo(7L);
+    assertThat(b.get()).as("no primary vector").isEqualTo((byte) 0);
+    assertThat(b.getShort()).as("no sparse vector").isEqualTo((short) 0);
+    assertThat(b.getShort()).as("dense vectors").isEqualTo((short) 2);
+    assertThat(b.getShort()).isEqualTo((short) 1);
+    assertThat(b.get()).isEqualTo((byte) 'm');
+    assertThat(b.get()).as("kind: multivector").isEqualTo((byte) 1);
+    assertThat(b.getInt()).as("dim").isEqualTo(2);
+    assertThat(b.getInt()).as("count").isEqualTo(2);
+    for (float x : new float[] {1f, 2f, 3f, 4f}) {
+      assertThat(b.getFloat()).isEqualTo(x);
+    }
+    assertThat(b.getShort()).isEqualTo((short) 1);
+    assertThat(b.get()).isEqualTo((byte) 'v');
+    assertThat(b.get()).as("kind: one vector").isEqualTo((byte) 0);
+    assertThat(b.getInt()).isEqualTo(1);
+    assertThat(b.getFloat()).isEqualTo(5f);
+    assertThat(b.getInt()).as("no payload").isEqualTo(-1);
+    assertThat(b.hasRemaining()).isFalse();
+    // a value that is not a whole number of vectors is never logged
+    Point bad = new Point(PointId.of(8), null, null, Map.of(), Map.of("m", new float[] {1f}));
+    assertThatThrownBy(() -> WalCodec.encodeUpsertAny(List.of(bad), Map.of("m", 2)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("field=m");
+  }
+
+  @Test
   void denseOnlyBatchesKeepOperationOne() {
     List<Point> points =
         List.of(
