@@ -12,6 +12,7 @@ import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
+import io.flashvec.index.UnavailableException;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
@@ -217,6 +218,38 @@ class ShardSnapshotsTest {
         .isInstanceOf(NotFoundException.class);
     assertThat(contents(s, "c", 100)).isEqualTo(before);
     assertThat(s.exists("x")).isFalse();
+  }
+
+  @Test
+  void requestsGet503WhileTheCollectionIsReopenedAndAFailedChangeKeepsIt() {
+    Random rnd = TestSeeds.random("ShardSnapshotsTest.reopen");
+    LocalCollectionService s = open(data);
+    s.createCollection("c", CONFIG);
+    s.upsert("c", points(rnd, 0, 50, "c"), true);
+    s.directory()
+        .reopen(
+            "c",
+            "shard 1 is recovered from a snapshot",
+            d -> {
+              assertThatThrownBy(() -> s.count("c"))
+                  .isInstanceOf(UnavailableException.class)
+                  .hasMessage(
+                      "Service unavailable: collection `c` is closed while shard 1 is recovered"
+                          + " from a snapshot; retry shortly");
+              assertThat(s.listCollections()).containsExactly("c");
+            });
+    assertThat(s.count("c")).isEqualTo(50);
+    assertThatThrownBy(
+            () ->
+                s.directory()
+                    .reopen(
+                        "c",
+                        "testing",
+                        d -> {
+                          throw new java.io.IOException("injected");
+                        }))
+        .hasMessageContaining("injected");
+    assertThat(s.count("c")).isEqualTo(50);
   }
 
   @Test
