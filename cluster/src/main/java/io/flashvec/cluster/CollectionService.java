@@ -374,6 +374,41 @@ public interface CollectionService {
     throw snapshotsUnsupported();
   }
 
+  /**
+   * Takes a snapshot of one shard of a collection ({@code POST
+   * /collections/{c}/shards/{shard}/snapshots}).
+   */
+  default SnapshotDescription createShardSnapshot(String collection, int shard) {
+    throw snapshotsUnsupported();
+  }
+
+  /** A shard's snapshots, oldest first. */
+  default java.util.List<SnapshotDescription> listShardSnapshots(String collection, int shard) {
+    throw snapshotsUnsupported();
+  }
+
+  /** The file of a shard snapshot, to download. */
+  default java.nio.file.Path shardSnapshotFile(String collection, int shard, String name) {
+    throw snapshotsUnsupported();
+  }
+
+  /** Deletes a shard snapshot. */
+  default void deleteShardSnapshot(String collection, int shard, String name) {
+    throw snapshotsUnsupported();
+  }
+
+  /**
+   * Replaces one shard of an existing collection with a shard snapshot file, checked against {@code
+   * checksum} (SHA-256 in hex) unless it is {@code null}.
+   *
+   * @param named whether a client named the file by path: it must then be inside the snapshots
+   *     directory (403 otherwise)
+   */
+  default void recoverShardSnapshot(
+      String collection, int shard, java.nio.file.Path file, String checksum, boolean named) {
+    throw snapshotsUnsupported();
+  }
+
   private static io.flashvec.index.InvalidInputException snapshotsUnsupported() {
     return new io.flashvec.index.InvalidInputException(
         "Wrong input: snapshots are supported by a standalone server only; in a cluster, back up"

@@ -3,6 +3,7 @@ package io.flashvec.api.collections;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
+import io.flashvec.api.web.ValidationException;
 import io.flashvec.cluster.CollectionNames;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.SnapshotDescription;
@@ -108,7 +109,7 @@ public class SnapshotsController {
   }
 
   /** A snapshot file as the body; the server sends it from the file. */
-  private static ResponseEntity<Resource> file(Path file) {
+  static ResponseEntity<Resource> file(Path file) {
     return ResponseEntity.ok()
         .contentType(MediaType.APPLICATION_OCTET_STREAM)
         .header(
@@ -180,7 +181,7 @@ public class SnapshotsController {
         });
   }
 
-  private static ResponseEntity<byte[]> accepted() {
+  static ResponseEntity<byte[]> accepted() {
     ObjectNode o = Json.object();
     o.putNull("result");
     o.put("status", "accepted");
@@ -199,14 +200,15 @@ public class SnapshotsController {
           if (location == null || !location.isString() || location.asString().isEmpty()) {
             throw Requests.invalid("recover needs `location`, a file or URL", "location", location);
           }
-          String sum = optionalString(b, "checksum");
+          String sum = checksum("JSON body", optionalString(b, "checksum"));
           checkPriority(optionalString(b, "priority"));
+          String apiKey = optionalString(b, "api_key");
           String loc = location.asString();
           if (loc.regionMatches(true, 0, "file:", 0, 5)) {
             service.recoverSnapshot(name, filePath(loc), sum, true);
             return BooleanNode.TRUE;
           }
-          Path file = fetch(loc);
+          Path file = fetch(loc, apiKey);
           try {
             service.recoverSnapshot(name, file, sum, false);
           } finally {
@@ -226,6 +228,7 @@ public class SnapshotsController {
     return Mono.defer(
         () -> {
           CollectionNames.validate(name);
+          checksum("query parameters", checksum);
           checkPriority(priority);
           Path tmp = tempFile();
           return part.onErrorMap(
@@ -254,7 +257,7 @@ public class SnapshotsController {
         });
   }
 
-  private static String optionalString(JsonNode b, String field) {
+  static String optionalString(JsonNode b, String field) {
     JsonNode n = b.get(field);
     if (n == null || n.isNull()) {
       return null;
@@ -265,8 +268,41 @@ public class SnapshotsController {
     return n.asString();
   }
 
+  /**
+   * {@code value} if it is a SHA-256 in hex (or {@code null}), else Qdrant's 422 {@code
+   * invalid_sha256_hash}, before any upload is read.
+   *
+   * @param where {@code JSON body} or {@code query parameters}
+   */
+  static String checksum(String where, String value) {
+    if (value == null) {
+      return null;
+    }
+    if (value.length() != 64) {
+      throw new ValidationException(
+          where,
+          "checksum",
+          "invalid_sha256_hash: expected 64 hex characters, got "
+              + value.length()
+              + " [checksum="
+              + value
+              + "]");
+    }
+    for (int i = 0; i < value.length(); i++) {
+      if (Character.digit(value.charAt(i), 16) < 0) {
+        throw new ValidationException(
+            where,
+            "checksum",
+            "invalid_sha256_hash: invalid characters, expected 0-9, a-f, A-F [checksum="
+                + value
+                + "]");
+      }
+    }
+    return value;
+  }
+
   /** Qdrant's recovery priorities; a standalone server has one copy, so each means the same. */
-  private static void checkPriority(String p) {
+  static void checkPriority(String p) {
     if (p != null && !p.equals("snapshot") && !p.equals("replica") && !p.equals("no_sync")) {
       throw new InvalidInputException(
           "Wrong input: priority must be snapshot, replica or no_sync [priority=" + p + "]");
@@ -298,8 +334,10 @@ public class SnapshotsController {
   /**
    * The snapshot at an {@code http(s)} URL on this host, downloaded to a temporary file. Other
    * hosts are refused: a server only reads from itself.
+   *
+   * @param apiKey sent as the {@code api-key} header, as Qdrant does ({@code null}: none)
    */
-  static Path fetch(String location) {
+  static Path fetch(String location, String apiKey) {
     URI uri;
     try {
       uri = URI.create(location);
@@ -326,9 +364,12 @@ public class SnapshotsController {
             .connectTimeout(Duration.ofSeconds(10))
             .followRedirects(HttpClient.Redirect.NEVER)
             .build()) {
+      HttpRequest.Builder req = HttpRequest.newBuilder(uri).GET();
+      if (apiKey != null) {
+        req.header("api-key", apiKey);
+      }
       HttpResponse<InputStream> r =
-          http.send(
-              HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+          http.send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
       try (InputStream in = r.body()) {
         if (r.statusCode() != 200) {
           throw new InvalidInputException(
@@ -373,7 +414,7 @@ public class SnapshotsController {
     }
   }
 
-  private static Path tempFile() {
+  static Path tempFile() {
     try {
       return Files.createTempFile("flashvec-snapshot-", ".snapshot");
     } catch (IOException e) {
@@ -381,7 +422,7 @@ public class SnapshotsController {
     }
   }
 
-  private static void deleteQuietly(Path p) {
+  static void deleteQuietly(Path p) {
     try {
       Files.deleteIfExists(p);
     } catch (IOException e) {
@@ -389,7 +430,7 @@ public class SnapshotsController {
     }
   }
 
-  private static ObjectNode describe(SnapshotDescription d) {
+  static ObjectNode describe(SnapshotDescription d) {
     ObjectNode o = Json.object();
     o.put("name", d.name());
     o.put("creation_time", d.creationTime());

@@ -12,7 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -120,9 +122,15 @@ class SnapshotIT {
       Http.Response bad =
           hb.put(
               "/collections/copy/snapshots/recover",
-              "{\"location\":\"" + local.toUri() + "\",\"checksum\":\"00\"}");
+              "{\"location\":\"" + local.toUri() + "\",\"checksum\":\"" + "0".repeat(64) + "\"}");
       assertThat(bad.status()).isEqualTo(400);
       assertThat(bad.error()).contains("checksum mismatch");
+      Http.Response malformed =
+          hb.put(
+              "/collections/copy/snapshots/recover",
+              "{\"location\":\"" + local.toUri() + "\",\"checksum\":\"00\"}");
+      assertThat(malformed.status()).isEqualTo(422);
+      assertThat(malformed.error()).contains("invalid_sha256_hash");
       assertThat(count(hb, "copy")).isEqualTo(count(ha, "c"));
       Path outside = tmp.resolve("outside.snapshot");
       Files.write(outside, file);
@@ -177,6 +185,178 @@ class SnapshotIT {
     }
   }
 
+  /**
+   * Shard snapshots: each shard of a 3-shard collection is snapshotted on server a, downloaded, and
+   * recovered into a fresh server's collection of the same configuration (by upload, by {@code
+   * file:} location, by URL); after each, the recovered shard's points are a's and the others are
+   * b's own, and once all three are in, b answers counts and searches exactly as a.
+   */
+  @Test
+  void shardSnapshotsRecoverShardsOfAnotherServersCollection() throws Exception {
+    Random rnd = TestSeeds.random("SnapshotIT.shards");
+    String config =
+        "{\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Cosine\"},\"shard_number\":3}";
+    try (ServerProcess a = new ServerProcess(tmp.resolve("a"), tmp.resolve("a.log")).start();
+        ServerProcess b = new ServerProcess(tmp.resolve("b"), tmp.resolve("b.log")).start()) {
+      Http ha = new Http(a.url());
+      Http hb = new Http(b.url());
+      ok(ha.put("/collections/c", config));
+      ok(ha.put("/collections/c/index", "{\"field_name\":\"tag\",\"field_schema\":\"keyword\"}"));
+      for (int i = 0; i < 12; i++) {
+        ok(ha.put("/collections/c/points?wait=true", batch(rnd, i * BATCH)));
+      }
+      ok(ha.post("/collections/c/flush", null)); // some points in sealed segments
+      ok(ha.put("/collections/c/points?wait=true", batch(rnd, 12 * BATCH)));
+      int points = 13 * BATCH;
+
+      ok(hb.put("/collections/copy", config));
+      ok(
+          hb.put(
+              "/collections/copy/index", "{\"field_name\":\"tag\",\"field_schema\":\"keyword\"}"));
+      for (int i = 0; i < 4; i++) {
+        ok(hb.put("/collections/copy/points?wait=true", batch(rnd, i * BATCH + 40)));
+      }
+
+      // Create, list, download each shard's snapshot.
+      String[] names = new String[3];
+      byte[][] files = new byte[3][];
+      for (int shard = 0; shard < 3; shard++) {
+        String base = "/collections/c/shards/" + shard + "/snapshots";
+        assertThat(ha.get(base).result()).isEmpty();
+        JsonNode d = ha.post(base + "?wait=true", null).result();
+        names[shard] = d.get("name").asString();
+        assertThat(ha.get(base).result()).hasSize(1);
+        files[shard] = download(a.url() + base + "/" + names[shard]);
+        assertThat(
+                HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(files[shard])))
+            .isEqualTo(d.get("checksum").asString());
+      }
+      assertThat(ha.get("/collections/c/snapshots").result()).isEmpty();
+      Http.Response noShard = ha.get("/collections/c/shards/3/snapshots");
+      assertThat(noShard.status()).isEqualTo(404);
+      assertThat(noShard.error()).isEqualTo("Not found: shard 3 not found");
+      assertThat(
+              ha.get("/collections/c/shards/0/snapshots/..%2F..%2F..%2Fmeta%2Fcollections.json")
+                  .status())
+          .isEqualTo(404);
+
+      // A malformed checksum is a 422 on both upload routes; a wrong one a 400.
+      for (String route :
+          new String[] {
+            "/collections/copy/shards/0/snapshots/upload", "/collections/copy/snapshots/upload"
+          }) {
+        HttpResponse<String> bad = upload(b.url() + route + "?checksum=abc", files[0], 422);
+        assertThat(bad.body()).contains("invalid_sha256_hash");
+      }
+      assertThat(
+              upload(
+                      b.url()
+                          + "/collections/copy/shards/0/snapshots/upload?checksum="
+                          + "3".repeat(64),
+                      files[0])
+                  .statusCode())
+          .isEqualTo(400);
+      // A shard of another shard, or of a collection configured otherwise: refused.
+      HttpResponse<String> wrongShard =
+          upload(b.url() + "/collections/copy/shards/1/snapshots/upload", files[0]);
+      assertThat(wrongShard.statusCode()).isEqualTo(400);
+      assertThat(wrongShard.body()).contains("the snapshot is of shard 0, not of shard 1");
+      ok(
+          hb.put(
+              "/collections/small",
+              "{\"vectors\":{\"size\":4,\"distance\":\"Cosine\"},\"shard_number\":3}"));
+      HttpResponse<String> wrongConfig =
+          upload(b.url() + "/collections/small/shards/0/snapshots/upload", files[0]);
+      assertThat(wrongConfig.statusCode()).isEqualTo(400);
+      assertThat(wrongConfig.body()).contains("dimension " + DIM + " vs 4");
+      Map<Long, String> bOwn = payloads(hb, "copy", points);
+
+      // Shard 0 by upload: its points are a's, the others still b's.
+      assertThat(
+              upload(
+                      b.url()
+                          + "/collections/copy/shards/0/snapshots/upload?checksum="
+                          + sha256(files[0]),
+                      files[0])
+                  .statusCode())
+          .isEqualTo(200);
+      Map<Long, String> aAll = payloads(ha, "c", points);
+      Map<Long, String> mixed = new HashMap<>();
+      for (long id = 0; id < points; id++) {
+        Map<Long, String> from = io.flashvec.index.PointId.of(id).shard(3) == 0 ? aAll : bOwn;
+        if (from.containsKey(id)) {
+          mixed.put(id, from.get(id));
+        }
+      }
+      assertThat(payloads(hb, "copy", points)).isEqualTo(mixed);
+
+      // Shard 1 by file: location inside b's snapshots directory, shard 2 by URL on this host.
+      Path local =
+          Files.createDirectories(tmp.resolve("b").resolve("snapshots")).resolve("s1.snapshot");
+      Files.write(local, files[1]);
+      ok(
+          hb.put(
+              "/collections/copy/shards/1/snapshots/recover",
+              "{\"location\":\""
+                  + local.toUri()
+                  + "\",\"checksum\":\""
+                  + sha256(files[1])
+                  + "\"}"));
+      ok(
+          hb.put(
+              "/collections/copy/shards/2/snapshots/recover",
+              "{\"location\":\""
+                  + a.url()
+                  + "/collections/c/shards/2/snapshots/"
+                  + names[2]
+                  + "\",\"priority\":\"snapshot\"}"));
+      assertThat(count(hb, "copy")).isEqualTo(count(ha, "c")).isEqualTo(points);
+      assertThat(payloads(hb, "copy", points)).isEqualTo(aAll);
+      for (int q = 0; q < 5; q++) {
+        String query =
+            "{\"query\":"
+                + vector(rnd)
+                + ",\"limit\":10,\"with_payload\":true,"
+                + "\"filter\":{\"must\":{\"key\":\"tag\",\"match\":{\"value\":\"t"
+                + q
+                + "\"}}}}";
+        assertThat(hb.post("/collections/copy/points/query", query).result().get("points"))
+            .isEqualTo(ha.post("/collections/c/points/query", query).result().get("points"));
+      }
+
+      // Durable across a restart; deleting snapshots.
+      b.restart();
+      hb = new Http(b.url());
+      assertThat(payloads(hb, "copy", points)).isEqualTo(aAll);
+      ok(ha.delete("/collections/c/shards/1/snapshots/" + names[1]));
+      assertThat(ha.get("/collections/c/shards/1/snapshots").result()).isEmpty();
+      assertThat(ha.delete("/collections/c/shards/1/snapshots/" + names[1]).status())
+          .isEqualTo(404);
+    }
+  }
+
+  /** Every point's payload and vector as JSON text, by id, of ids below {@code upTo}. */
+  private static Map<Long, String> payloads(Http h, String c, int upTo) {
+    StringBuilder ids = new StringBuilder("{\"ids\":[");
+    for (int i = 0; i < upTo; i++) {
+      ids.append(i == 0 ? "" : ",").append(i);
+    }
+    Http.Response r =
+        h.post(
+            "/collections/" + c + "/points",
+            ids.append("],\"with_payload\":true,\"with_vector\":true}").toString());
+    ok(r);
+    Map<Long, String> out = new HashMap<>();
+    for (JsonNode p : r.result()) {
+      out.put(p.get("id").longValue(), p.get("payload") + " " + p.get("vector"));
+    }
+    return out;
+  }
+
+  private static String sha256(byte[] b) throws Exception {
+    return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+  }
+
   private static Path writeGarbage(Path p) throws Exception {
     Files.writeString(p, "not a zip");
     return p;
@@ -223,6 +403,13 @@ class SnapshotIT {
   }
 
   static HttpResponse<String> upload(String url, byte[] file) throws Exception {
+    HttpResponse<String> r = upload(url, file, -1);
+    assertThat(r.statusCode()).as(r.body()).isIn(200, 400);
+    return r;
+  }
+
+  /** Uploads {@code file}; {@code status} is the status expected (-1: not checked here). */
+  static HttpResponse<String> upload(String url, byte[] file, int status) throws Exception {
     String boundary = "flashvec-" + System.nanoTime();
     ByteArrayOutputStream body = new ByteArrayOutputStream();
     body.write(
@@ -241,7 +428,9 @@ class SnapshotIT {
                     .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray()))
                     .build(),
                 HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isIn(200, 400);
+    if (status >= 0) {
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
+    }
     return r;
   }
 

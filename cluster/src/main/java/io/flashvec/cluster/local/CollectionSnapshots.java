@@ -7,6 +7,7 @@ import io.flashvec.cluster.metadata.MetadataStore.CollectionMeta;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.collection.Collection;
+import io.flashvec.index.shard.Shard;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -254,13 +255,18 @@ public final class CollectionSnapshots {
   /** The snapshots of {@code collection}, oldest first. */
   public List<SnapshotDescription> list(String collection) {
     CollectionNames.validate(collection);
-    Path folder = root.resolve(collection);
+    return listFolder(root.resolve(collection));
+  }
+
+  private List<SnapshotDescription> listFolder(Path folder) {
     List<SnapshotDescription> out = new ArrayList<>();
     if (!Files.isDirectory(folder)) {
       return out;
     }
     try (Stream<Path> s = Files.list(folder)) {
-      for (Path p : s.filter(f -> f.getFileName().toString().endsWith(SUFFIX)).toList()) {
+      for (Path p :
+          s.filter(f -> Files.isRegularFile(f) && f.getFileName().toString().endsWith(SUFFIX))
+              .toList()) {
         out.add(describe(p));
       }
     } catch (IOException e) {
@@ -324,13 +330,7 @@ public final class CollectionSnapshots {
    */
   public Collection recover(String collection, Path file, String checksum) {
     CollectionNames.validate(collection);
-    if (checksum != null && !checksum.equalsIgnoreCase(sha256(file))) {
-      throw new InvalidInputException(
-          "Wrong input: Snapshot checksum mismatch: expected "
-              + checksum
-              + ", got "
-              + sha256(file));
-    }
+    checkChecksum(file, checksum);
     Path unpacked = dir.dataDir().resolve(".restore-" + UUID.randomUUID());
     try {
       CollectionMeta meta = unpack(file, unpacked);
@@ -347,8 +347,300 @@ public final class CollectionSnapshots {
     }
   }
 
+  // ---- Shard snapshots ----
+
+  /** The entry marking a shard snapshot: {@code {"shard_id": i, "shard_number": n}}. */
+  private static final String SHARD_META = "shard.json";
+
+  private static final String SHARD_FILES = "shard/";
+
+  private Path shardFolder(String collection, int shard) {
+    return root.resolve(collection).resolve("shards").resolve(Integer.toString(shard));
+  }
+
+  /**
+   * Takes a snapshot of shard {@code shard} of {@code collection}: the collection's metadata, a
+   * marker naming the shard, and the shard's files as {@link Shard#copyFiles} copies them (one WAL
+   * position, taken under the shard's write lock).
+   */
+  public SnapshotDescription createShard(String collection, Collection c, int shard) {
+    Shard s = requireShard(c, shard);
+    CollectionMeta meta = requireMeta(collection);
+    String prefix = collection.length() > 180 ? collection.substring(0, 180) : collection;
+    String name = prefix + "-shard-" + shard + "-" + STAMP.format(Instant.now()) + SUFFIX;
+    return publish(
+        shardFolder(collection, shard),
+        name,
+        out -> {
+          Path staging = dir.dataDir().resolve(".snapshot-" + UUID.randomUUID());
+          try {
+            Path base = staging.resolve("shard");
+            s.copyFiles(base);
+            ZipOutputStream zip = new ZipOutputStream(new NonClosing(out));
+            zip.setLevel(Deflater.BEST_SPEED);
+            ObjectNode m = JSON.createObjectNode();
+            CollectionMetaJson.write(meta, m);
+            zip.putNextEntry(new ZipEntry(META));
+            zip.write(JSON.writeValueAsBytes(m));
+            zip.closeEntry();
+            ObjectNode marker = JSON.createObjectNode();
+            marker.put("shard_id", shard);
+            marker.put("shard_number", c.config().shardNumber());
+            zip.putNextEntry(new ZipEntry(SHARD_META));
+            zip.write(JSON.writeValueAsBytes(marker));
+            zip.closeEntry();
+            zipTree(zip, base, SHARD_FILES);
+            zip.finish();
+          } finally {
+            deleteTree(staging);
+          }
+        });
+  }
+
+  /** Shard {@code shard} of {@code c}, or Qdrant's 404 {@code shard <id> not found}. */
+  static Shard requireShard(Collection c, int shard) {
+    if (shard < 0 || shard >= c.shards().size()) {
+      throw shardNotFound(shard);
+    }
+    return c.shards().get(shard);
+  }
+
+  /** Qdrant's 404 for a shard id the collection does not have. */
+  public static NotFoundException shardNotFound(int shard) {
+    return new NotFoundException("Not found: shard " + shard + " not found");
+  }
+
+  private CollectionMeta requireMeta(String collection) {
+    return dir.meta(collection)
+        .orElseThrow(
+            () ->
+                new NotFoundException("Not found: Collection `" + collection + "` doesn't exist!"));
+  }
+
+  private static void zipTree(ZipOutputStream zip, Path base, String prefix) throws IOException {
+    List<Path> files;
+    try (Stream<Path> st = Files.walk(base)) {
+      files = st.filter(Files::isRegularFile).sorted().toList();
+    }
+    for (Path f : files) {
+      zip.putNextEntry(new ZipEntry(prefix + base.relativize(f).toString().replace('\\', '/')));
+      Files.copy(f, zip);
+      zip.closeEntry();
+    }
+  }
+
+  /** The snapshots of shard {@code shard} of {@code collection}, oldest first. */
+  public List<SnapshotDescription> listShard(String collection, int shard) {
+    CollectionNames.validate(collection);
+    return listFolder(shardFolder(collection, shard));
+  }
+
+  /** The file of a shard snapshot, or Qdrant's 404. */
+  public Path shardFile(String collection, int shard, String name) {
+    CollectionNames.validate(collection);
+    Path p =
+        NAME.matcher(name).matches() && name.endsWith(SUFFIX)
+            ? shardFolder(collection, shard).resolve(name)
+            : null;
+    if (p == null || !Files.isRegularFile(p)) {
+      throw new NotFoundException(
+          "Not found: Snapshot "
+              + name
+              + " of shard "
+              + shard
+              + " of collection "
+              + collection
+              + " not found");
+    }
+    return p;
+  }
+
+  /** Deletes a shard snapshot (and its checksum), or Qdrant's 404. */
+  public void deleteShard(String collection, int shard, String name) {
+    Path p = shardFile(collection, shard, name);
+    try {
+      Files.deleteIfExists(p.resolveSibling(name + CHECKSUM));
+      Files.delete(p);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Replaces shard {@code shard} of the existing collection {@code collection} with the shard
+   * snapshot in {@code file}, after checking it against {@code checksum} (a SHA-256 in hex; {@code
+   * null}: not checked) and that it is a snapshot of that shard of a collection configured alike
+   * (dimension, distance, vector fields, index, shard count; 400 naming what differs). The
+   * collection is closed while its shard directory is swapped ({@link DataDirectory#reopen}, {@link
+   * #swapShard}) and opened again; the shard then replays its WAL as after a crash.
+   */
+  public void recoverShard(String collection, int shard, Path file, String checksum) {
+    CollectionNames.validate(collection);
+    CollectionMeta target = requireMeta(collection);
+    if (shard < 0 || shard >= target.config().shardNumber()) {
+      throw shardNotFound(shard);
+    }
+    checkChecksum(file, checksum);
+    Path unpacked = dir.dataDir().resolve(".restore-" + UUID.randomUUID());
+    try {
+      Unpacked u = unpackAny(file, unpacked);
+      JsonNode marker = u.shardMarker();
+      if (marker == null || !Files.isDirectory(unpacked.resolve("shard"))) {
+        throw new InvalidInputException(
+            "Wrong input: not a FlashVec shard snapshot: it holds no shard files (a collection"
+                + " snapshot is recovered with /collections/{name}/snapshots/recover)");
+      }
+      String differs = differences(u.meta().config(), target.config());
+      if (differs != null) {
+        throw new InvalidInputException(
+            "Wrong input: the shard snapshot is of a collection configured differently from `"
+                + collection
+                + "`: "
+                + differs);
+      }
+      int from = marker.path("shard_id").asInt(-1);
+      if (from != shard) {
+        throw new InvalidInputException(
+            "Wrong input: the snapshot is of shard "
+                + from
+                + ", not of shard "
+                + shard
+                + ": its points hash to shard "
+                + from);
+      }
+      Path prepared = unpacked.resolve("shard");
+      dir.reopen(
+          collection,
+          "shard " + shard + " is recovered from a snapshot",
+          d -> swapShard(d, shard, prepared));
+    } finally {
+      deleteTree(unpacked);
+    }
+  }
+
+  /**
+   * What differs between the configuration of a shard snapshot's collection and the collection it
+   * is recovered into, or {@code null} if the shard fits.
+   */
+  static String differences(
+      io.flashvec.index.CollectionConfig snap, io.flashvec.index.CollectionConfig target) {
+    List<String> out = new ArrayList<>();
+    if (snap.dimension() != target.dimension()) {
+      out.add("dimension " + snap.dimension() + " vs " + target.dimension());
+    }
+    if (snap.distance() != target.distance()) {
+      out.add("distance " + snap.distance() + " vs " + target.distance());
+    }
+    if (snap.shardNumber() != target.shardNumber()) {
+      out.add("shard_number " + snap.shardNumber() + " vs " + target.shardNumber());
+    }
+    if (!snap.vectorName().equals(target.vectorName())) {
+      out.add("vector name `" + snap.vectorName() + "` vs `" + target.vectorName() + "`");
+    }
+    if (!snap.denseVectors().equals(target.denseVectors())) {
+      out.add("dense vector fields " + snap.denseVectors() + " vs " + target.denseVectors());
+    }
+    if (!snap.sparseVectors().equals(target.sparseVectors())) {
+      out.add("sparse vector fields " + snap.sparseVectors() + " vs " + target.sparseVectors());
+    }
+    if (!java.util.Objects.equals(snap.index(), target.index())) {
+      out.add("index " + snap.index() + " vs " + target.index());
+    }
+    return out.isEmpty() ? null : String.join(", ", out) + " (snapshot vs collection)";
+  }
+
+  /**
+   * Swaps {@code prepared} (on the same file system) in as shard {@code shard} of the collection in
+   * {@code collectionDir}, by renames: {@code prepared} to {@code shards/.incoming-<i>}, the shard
+   * to {@code shards/.old-<i>}, the incoming one to {@code shards/<i>}, then the old one deleted. A
+   * crash in between is undone by {@link #repairShardSwaps} before the collection opens.
+   */
+  static void swapShard(Path collectionDir, int shard, Path prepared) throws IOException {
+    Path shards = collectionDir.resolve("shards");
+    Path current = shards.resolve(Integer.toString(shard));
+    Path incoming = shards.resolve(".incoming-" + shard);
+    Path old = shards.resolve(".old-" + shard);
+    deleteTree(incoming);
+    deleteTree(old);
+    Files.move(prepared, incoming, StandardCopyOption.ATOMIC_MOVE);
+    fsyncDir(shards);
+    Files.move(current, old, StandardCopyOption.ATOMIC_MOVE);
+    try {
+      Files.move(incoming, current, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      Files.move(old, current, StandardCopyOption.ATOMIC_MOVE);
+      throw e;
+    }
+    fsyncDir(shards);
+    deleteTree(old);
+  }
+
+  /**
+   * Finishes what a crash during {@link #swapShard} left in {@code collectionDir}: a shard
+   * directory moved aside without its replacement in place is moved back (that recovery was never
+   * acknowledged), and the leftovers are deleted. Runs before the collection opens.
+   */
+  public static void repairShardSwaps(Path collectionDir) {
+    Path shards = collectionDir.resolve("shards");
+    if (!Files.isDirectory(shards)) {
+      return;
+    }
+    try (Stream<Path> s = Files.list(shards)) {
+      for (Path p : s.sorted().toList()) {
+        String n = p.getFileName().toString();
+        if (n.startsWith(".old-")) {
+          Path current = shards.resolve(n.substring(".old-".length()));
+          if (Files.exists(current)) {
+            deleteTree(p);
+          } else {
+            Files.move(p, current, StandardCopyOption.ATOMIC_MOVE);
+          }
+        } else if (n.startsWith(".incoming-")) {
+          deleteTree(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static void fsyncDir(Path d) throws IOException {
+    try (FileChannel ch = FileChannel.open(d, StandardOpenOption.READ)) {
+      ch.force(true);
+    }
+  }
+
+  private record Unpacked(CollectionMeta meta, JsonNode shardMarker) {}
+
+  /** Unzips a shard snapshot into {@code into}. */
+  private static Unpacked unpackAny(Path file, Path into) {
+    JsonNode[] marker = new JsonNode[1];
+    CollectionMeta meta = unpack(file, into, SHARD_FILES, marker);
+    return new Unpacked(meta, marker[0]);
+  }
+
   /** Unzips a snapshot into {@code into} and returns its metadata. */
   private static CollectionMeta unpack(Path file, Path into) {
+    return unpack(file, into, FILES, null);
+  }
+
+  /** Qdrant's 400 when {@code file}'s SHA-256 is not {@code checksum} ({@code null}: any). */
+  private static void checkChecksum(Path file, String checksum) {
+    if (checksum == null) {
+      return;
+    }
+    String actual = sha256(file);
+    if (!checksum.equalsIgnoreCase(actual)) {
+      throw new InvalidInputException(
+          "Wrong input: Snapshot checksum mismatch: expected " + checksum + ", got " + actual);
+    }
+  }
+
+  /**
+   * Unzips a snapshot whose files are under {@code files} into {@code into} and returns its
+   * metadata; {@code marker[0]} receives the shard marker, if asked for and present.
+   */
+  private static CollectionMeta unpack(Path file, Path into, String files, JsonNode[] marker) {
     CollectionMeta meta = null;
     Path base = into.toAbsolutePath().normalize();
     try (InputStream in = Files.newInputStream(file);
@@ -363,10 +655,17 @@ public final class CollectionSnapshots {
           meta = CollectionMetaJson.read(m);
           continue;
         }
+        if (marker != null && e.getName().equals(SHARD_META)) {
+          marker[0] = JSON.readTree(zip.readAllBytes());
+          continue;
+        }
         Path to = base.resolve(e.getName()).normalize();
-        if (!to.startsWith(base) || !e.getName().startsWith(FILES)) {
+        if (!to.startsWith(base) || !e.getName().startsWith(files)) {
           throw new InvalidInputException(
-              "Wrong input: not a FlashVec collection snapshot: unexpected entry " + e.getName());
+              "Wrong input: not a FlashVec "
+                  + (marker == null ? "collection" : "shard")
+                  + " snapshot: unexpected entry "
+                  + e.getName());
         }
         Files.createDirectories(to.getParent());
         Files.copy(zip, to);

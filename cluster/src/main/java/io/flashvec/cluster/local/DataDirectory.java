@@ -81,6 +81,10 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
   private final LocalMetadataStore metadata;
   private final Map<String, T> units = new ConcurrentHashMap<>();
   private final Map<String, String> failed = new ConcurrentHashMap<>();
+
+  /** Units closed for a moment by {@link #reopen}, with what is being done to them. */
+  private final Map<String, String> busy = new ConcurrentHashMap<>();
+
   private final Object ddlLock = new Object();
   private final FileChannel lockChannel;
   private final FileLock lock;
@@ -233,6 +237,11 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
     checkReady("Service is not ready: recovering the write-ahead logs");
     T unit = units.get(name);
     if (unit == null) {
+      String doing = busy.get(name);
+      if (doing != null) {
+        throw new UnavailableException(
+            "Service unavailable: " + what + " is closed while " + doing + "; retry shortly");
+      }
       String why = failed.get(name);
       if (why != null) {
         throw new UnavailableException(
@@ -262,12 +271,13 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
   public List<String> names() {
     List<String> names = new ArrayList<>(units.keySet());
     names.addAll(failed.keySet());
+    names.addAll(busy.keySet());
     names.sort(null);
     return names;
   }
 
   public boolean exists(String name) {
-    return units.containsKey(name) || failed.containsKey(name);
+    return units.containsKey(name) || failed.containsKey(name) || busy.containsKey(name);
   }
 
   public Path dataDir() {
@@ -347,6 +357,77 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
       units.put(name, unit);
       return unit;
     }
+  }
+
+  /** A change to a closed unit's files ({@link #reopen}). */
+  @FunctionalInterface
+  public interface FilesChange {
+    void apply(Path dir) throws IOException;
+  }
+
+  /**
+   * Closes the open unit {@code name}, applies {@code change} to its directory and opens it again.
+   * Meanwhile requests for it get 503 naming {@code doing} (and the unit stays listed); requests
+   * already running finish on the closed unit (reads) or fail (writes). If {@code change} fails it
+   * must leave the files as they were: the unit is reopened unchanged and the failure thrown. A
+   * unit that cannot be reopened is kept aside as one that failed to open ({@link #failed()}).
+   *
+   * @throws NotFoundException if there is no such open unit
+   */
+  public T reopen(String name, String doing, FilesChange change) {
+    synchronized (ddlLock) {
+      CollectionMeta meta =
+          metadata
+              .get(name)
+              .orElseThrow(
+                  () ->
+                      new NotFoundException("Not found: Collection `" + name + "` doesn't exist!"));
+      busy.put(name, doing);
+      try {
+        T unit = units.remove(name);
+        if (unit == null) {
+          throw new NotFoundException("Not found: Collection `" + name + "` doesn't exist!");
+        }
+        Path dir = unitsDir.resolve(name);
+        RuntimeException failure = null;
+        try {
+          unit.close();
+        } catch (IOException | RuntimeException e) {
+          // the files are left as they are; the unit is opened again below
+          failure = new UncheckedIOException("cannot close collection [name=" + name + "]", io(e));
+        }
+        if (failure == null) {
+          try {
+            change.apply(dir);
+          } catch (IOException e) {
+            failure = new UncheckedIOException(e.getMessage(), e);
+          } catch (RuntimeException e) {
+            failure = e;
+          }
+        }
+        try {
+          units.put(name, opener.open(meta, dir));
+        } catch (RuntimeException e) {
+          failed.put(name, e.getMessage() == null ? e.toString() : e.getMessage());
+          LOG.error("collection failed to reopen [name={}]", name, e);
+          if (failure != null) {
+            failure.addSuppressed(e);
+          } else {
+            failure = e;
+          }
+        }
+        if (failure != null) {
+          throw failure;
+        }
+        return units.get(name);
+      } finally {
+        busy.remove(name);
+      }
+    }
+  }
+
+  private static IOException io(Exception e) {
+    return e instanceof IOException x ? x : new IOException(e);
   }
 
   /**

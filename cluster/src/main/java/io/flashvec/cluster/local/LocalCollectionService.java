@@ -55,7 +55,10 @@ public final class LocalCollectionService implements CollectionService, LocalDat
             dataDir,
             shardOptions.io(),
             shardOptions.space(),
-            (m, d) -> Collection.open(m.name(), d, m.config(), m.tuning(), shardOptions));
+            (m, d) -> {
+              CollectionSnapshots.repairShardSwaps(d);
+              return Collection.open(m.name(), d, m.config(), m.tuning(), shardOptions);
+            });
     this.snapshots = new CollectionSnapshots(dir);
   }
 
@@ -391,6 +394,54 @@ public final class LocalCollectionService implements CollectionService, LocalDat
     checkReady();
     snapshots.recover(collection, named ? snapshots.named(file) : file, checksum);
     LOG.info("collection recovered from a snapshot [name={}]", collection);
+  }
+
+  @Override
+  public SnapshotDescription createShardSnapshot(String collection, int shard) {
+    CollectionNames.validate(collection);
+    checkReady();
+    String target = dir.resolve(collection);
+    SnapshotDescription d = snapshots.createShard(target, collection(target), shard);
+    LOG.info(
+        "shard snapshot created [collection={}, shard={}, name={}, bytes={}]",
+        target,
+        shard,
+        d.name(),
+        d.size());
+    return d;
+  }
+
+  @Override
+  public List<SnapshotDescription> listShardSnapshots(String collection, int shard) {
+    String target = dir.resolve(collection);
+    CollectionSnapshots.requireShard(collection(target), shard);
+    return snapshots.listShard(target, shard);
+  }
+
+  @Override
+  public java.nio.file.Path shardSnapshotFile(String collection, int shard, String name) {
+    String target = dir.resolve(collection);
+    CollectionSnapshots.requireShard(collection(target), shard);
+    return snapshots.shardFile(target, shard, name);
+  }
+
+  @Override
+  public void deleteShardSnapshot(String collection, int shard, String name) {
+    String target = dir.resolve(collection);
+    CollectionSnapshots.requireShard(collection(target), shard);
+    snapshots.deleteShard(target, shard, name);
+    LOG.info("shard snapshot deleted [collection={}, shard={}, name={}]", target, shard, name);
+  }
+
+  @Override
+  public void recoverShardSnapshot(
+      String collection, int shard, java.nio.file.Path file, String checksum, boolean named) {
+    CollectionNames.validate(collection);
+    checkReady();
+    String target = dir.resolve(collection);
+    CollectionSnapshots.requireShard(collection(target), shard);
+    snapshots.recoverShard(target, shard, named ? snapshots.named(file) : file, checksum);
+    LOG.info("shard recovered from a snapshot [collection={}, shard={}]", target, shard);
   }
 
   @Override
