@@ -121,16 +121,14 @@ final class CollectionSettings {
     IndexParams index = config.index();
     JsonNode vectors = body.get("vectors");
     if (vectors != null && vectors.isObject() && !vectors.has("size")) {
-      // the named form, parsed by CollectionsController: the first is the primary vector
-      boolean first = true;
+      // the named form, parsed by CollectionsController: one of them may be the primary vector
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
         String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
-        if (first) {
+        if (config.hasPrimary() && e.getKey().equals(config.vectorName())) {
           vectorSettings(e.getValue(), index, at);
         } else {
           otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, null);
         }
-        first = false;
       }
     } else if (vectors != null && vectors.isObject()) {
       vectorSettings(vectors, index, "vectors.");

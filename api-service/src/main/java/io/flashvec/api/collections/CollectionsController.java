@@ -432,7 +432,7 @@ public class CollectionsController {
         vectors == null || vectors.isNull() || (vectors.isObject() && vectors.isEmpty());
     if (noDense && !sparse.isEmpty()) {
       // Qdrant's sparse-only collection: no primary vector, every field beside the points
-      return withoutPrimary(body, sparse);
+      return withoutPrimary(body, sparse, Map.of());
     }
     if (vectors == null || !vectors.isObject()) {
       throw new InvalidInputException(
@@ -442,7 +442,8 @@ public class CollectionsController {
     Map<String, DenseVectorParams> others = new java.util.LinkedHashMap<>();
     if (!vectors.has("size")) {
       // Qdrant's named form: {"name": {"size": N, ...}, ...}; "" is the unnamed vector. The first
-      // declared is the primary vector (the graph); the others are searched exactly.
+      // declared single vector is the primary one (the graph); the others, and multivectors,
+      // are searched exactly. Multivectors alone make a collection without a primary vector.
       if (vectors.isEmpty()) {
         throw Requests.invalid(
             "vectors must name at least one vector, or the collection declare sparse_vectors",
@@ -458,7 +459,8 @@ public class CollectionsController {
               "vectors." + e.getKey(),
               v);
         }
-        if (primary == null) {
+        JsonNode multiConfig = v.get("multivector_config");
+        if (primary == null && (multiConfig == null || multiConfig.isNull())) {
           vectorName = e.getKey();
           primary = v;
         } else {
@@ -477,6 +479,9 @@ public class CollectionsController {
                   onDisk != null && onDisk.isBoolean() && onDisk.asBoolean(),
                   multivector));
         }
+      }
+      if (primary == null) {
+        return withoutPrimary(body, sparse, others);
       }
       vectors = primary;
     }
@@ -547,7 +552,7 @@ public class CollectionsController {
    * setting FlashVec would not honour.
    */
   private static CollectionConfig withoutPrimary(
-      JsonNode body, Map<String, SparseVectorParams> sparse) {
+      JsonNode body, Map<String, SparseVectorParams> sparse, Map<String, DenseVectorParams> dense) {
     int shards = atLeast(body, "", "shard_number", 1, 1, CollectionConfig.MAX_SHARDS);
     int replicas = atLeast(body, "", "replication_factor", 1, 1, 16);
     atLeast(body, "", "write_consistency_factor", 1, 1, 16);
@@ -557,12 +562,12 @@ public class CollectionsController {
     JsonNode idx = Requests.optionalObject(body, "index");
     if (idx != null && !idx.isEmpty()) {
       throw new InvalidInputException(
-          "Wrong input: index settings need a dense vector; the collection has only"
-              + " sparse_vectors [index="
+          "Wrong input: index settings need a single dense vector; the collection has only"
+              + " sparse vectors or multivectors [index="
               + idx
               + "]");
     }
-    return CollectionConfig.withoutPrimary(shards, replicas, index, sparse, Map.of());
+    return CollectionConfig.withoutPrimary(shards, replicas, index, sparse, dense);
   }
 
   /** A vector's {@code size}, 1 to the maximum dimension. */

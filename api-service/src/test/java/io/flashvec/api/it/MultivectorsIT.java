@@ -149,6 +149,73 @@ class MultivectorsIT {
     checkAll(r, "replayed, restarted");
   }
 
+  /**
+   * A collection whose only vectors are multivectors has no primary vector (no graph): its MaxSim
+   * queries are exact, before and after a seal and a restart, and the default vector is Qdrant's
+   * 400.
+   */
+  @Test
+  void aCollectionOfMultivectorsOnly() {
+    Random r = TestSeeds.random("MultivectorsIT.only");
+    ok(
+        http.put(
+            "/collections/only",
+            "{\"vectors\": {\"mv\": {\"size\": 3, \"distance\": \"Dot\","
+                + " \"multivector_config\": {\"comparator\": \"max_sim\"}}}}"));
+    assertThat(http.get("/collections/only").result().at("/config/params/vectors/mv/size").asInt())
+        .isEqualTo(3);
+    Map<Long, float[][]> docs = new java.util.HashMap<>();
+    StringBuilder sb = new StringBuilder("{\"points\": [");
+    for (long id = 1; id <= 40; id++) {
+      float[][] m = multi(r, 3);
+      docs.put(id, m);
+      sb.append(id == 1 ? "" : ",").append("{\"id\": ").append(id);
+      sb.append(", \"vector\": {\"mv\": ").append(lists(m)).append("}}");
+    }
+    ok(http.put("/collections/only/points?wait=true", sb.append("]}").toString()));
+    Http.Response unnamed =
+        http.post("/collections/only/points/query", "{\"query\": [1, 2, 3], \"limit\": 3}");
+    assertThat(unnamed.status()).isEqualTo(400);
+    for (int round = 0; round < 2; round++) {
+      float[][] q = multi(r, 3);
+      JsonNode hits =
+          http.post(
+                  "/collections/only/points/query",
+                  "{\"query\": " + lists(q) + ", \"using\": \"mv\", \"limit\": 5}")
+              .result()
+              .get("points");
+      List<Float> want = new ArrayList<>();
+      for (float[][] d : docs.values()) {
+        float sum = 0;
+        for (float[] qv : q) {
+          float best = Float.NEGATIVE_INFINITY;
+          for (float[] dv : d) {
+            float dot = 0;
+            for (int i = 0; i < qv.length; i++) {
+              dot += qv[i] * dv[i];
+            }
+            best = Math.max(best, dot);
+          }
+          sum += best;
+        }
+        want.add(sum);
+      }
+      want.sort(java.util.Comparator.reverseOrder());
+      assertThat(hits).hasSize(5);
+      for (int i = 0; i < 5; i++) {
+        assertThat(hits.get(i).get("score").floatValue())
+            .as("round %d rank %d", round, i)
+            .isCloseTo(want.get(i), org.assertj.core.api.Assertions.offset(1e-3f));
+      }
+      ok(http.post("/collections/only/flush", "{}"));
+      Await.until(
+          Duration.ofSeconds(120),
+          "the collection is green",
+          () -> http.get("/collections/only").result().path("status").asString().equals("green"));
+      server.restart();
+    }
+  }
+
   private void refusedSettings() {
     Map<String, String> refused =
         Map.of(
@@ -159,9 +226,9 @@ class MultivectorsIT {
                 + " \"distance\": \"Dot\", \"datatype\": \"uint8\", \"multivector_config\":"
                 + " {\"comparator\": \"max_sim\"}}}}",
             "uint8",
-            "{\"vectors\": {\"a\": {\"size\": 2, \"distance\": \"Dot\", \"multivector_config\":"
-                + " {\"comparator\": \"max_sim\"}}}}",
-            "vectors.a.multivector_config");
+            "{\"vectors\": {\"size\": 2, \"distance\": \"Dot\", \"multivector_config\":"
+                + " {\"comparator\": \"max_sim\"}}}",
+            "vectors.multivector_config");
     for (Map.Entry<String, String> e : refused.entrySet()) {
       Http.Response bad = http.put("/collections/refused", e.getKey());
       assertThat(bad.status()).as(e.getKey()).isEqualTo(400);
