@@ -205,7 +205,7 @@ public final class Requests {
       throw invalid(field + " is missing", field, n);
     }
     if (!n.isObject()) {
-      return new PointVectors(vector(n, field), Map.of(), Map.of());
+      return new PointVectors(nonEmpty(vector(n, field), field), Map.of(), Map.of());
     }
     Map<String, float[]> dense = new HashMap<>();
     Map<String, SparseVector> sparse = new HashMap<>();
@@ -221,7 +221,8 @@ public final class Requests {
         dense.put(name, flatten(vectors));
         multi.put(name, vectors[0].length);
       } else if (v != null && v.isArray()) {
-        dense.put(name, vector(v, field + "[\"" + name + "\"]"));
+        String at = field + "[\"" + name + "\"]";
+        dense.put(name, nonEmpty(vector(v, at), at));
       } else {
         throw invalid(
             "a vector must be an array of numbers or a sparse vector {indices, values}",
@@ -230,6 +231,16 @@ public final class Requests {
       }
     }
     return new PointVectors(null, dense, sparse, multi);
+  }
+
+  /**
+   * {@code v}, or Qdrant's 422 for a dense vector of no values (also {@code []} for a multivector).
+   */
+  private static float[] nonEmpty(float[] v, String field) {
+    if (v.length == 0) {
+      throw new ValidationException(field, "dense vector must not be empty");
+    }
+    return v;
   }
 
   /**
