@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.BooleanNode;
 
 /**
  * Reads request fields from JSON with Qdrant's conventions and exact error messages that name the
@@ -431,10 +432,54 @@ public final class Requests {
    * Search params: {@code hnsw_ef} (alias of {@code search_list}), {@code beam_width}, {@code
    * rerank_k}, {@code exact}, and Qdrant's {@code quantization} ({@link #quantization}).
    */
+  /** The fields of a search's {@code params}: Qdrant's and FlashVec's; any other is refused. */
+  private static final java.util.Set<String> PARAMS_FIELDS =
+      java.util.Set.of(
+          "hnsw_ef",
+          "exact",
+          "quantization",
+          "indexed_only",
+          "acorn",
+          "idf",
+          "search_list",
+          "beam_width",
+          "rerank_k");
+
   public static SearchParams params(JsonNode parent) {
     JsonNode p = optionalObject(parent, "params");
     if (p == null) {
       return SearchParams.DEFAULT;
+    }
+    for (String k : p.propertyNames()) {
+      if (!PARAMS_FIELDS.contains(k)) {
+        throw invalid(
+            "unknown field `"
+                + k
+                + "`; expected hnsw_ef, exact, quantization, indexed_only, acorn, idf, and"
+                + " FlashVec's search_list, beam_width, rerank_k",
+            "params." + k,
+            p.get(k));
+      }
+    }
+    JsonNode indexedOnly = p.get("indexed_only");
+    if (indexedOnly != null && !indexedOnly.isNull() && !indexedOnly.equals(BooleanNode.FALSE)) {
+      throw invalid(
+          "only false is supported: every segment is searched, those waiting for their graph by"
+              + " an exact scan",
+          "params.indexed_only",
+          indexedOnly);
+    }
+    JsonNode acorn = p.get("acorn");
+    if (acorn != null && !acorn.isNull()) {
+      JsonNode enable = acorn.get("enable");
+      if (!acorn.isObject()
+          || (enable != null && !enable.isNull() && !enable.equals(BooleanNode.FALSE))) {
+        throw invalid(
+            "ACORN is not supported: a filtered search walks the graph with the filter applied to"
+                + " results, widening its list as the filter is selective",
+            "params.acorn",
+            acorn);
+      }
     }
     int searchList = nonNegativeInt(p, "search_list", 0, 100_000);
     if (searchList == 0) {
