@@ -212,18 +212,7 @@ public class ShardSnapshotsController {
           checksum("query parameters", checksum);
           checkPriority(priority);
           Path tmp = tempFile();
-          return part.onErrorMap(
-                  org.springframework.core.codec.DecodingException.class,
-                  e ->
-                      new InvalidInputException(
-                          "Wrong input: the upload is not a valid multipart/form-data body: "
-                              + e.getMessage()))
-              .switchIfEmpty(
-                  Mono.error(
-                      new InvalidInputException(
-                          "Wrong input: the upload needs a multipart field `snapshot` with the"
-                              + " file")))
-              .flatMap(p -> p.transferTo(tmp))
+          return SnapshotsController.receive(part, tmp)
               .then(
                   blocking.call(
                       () -> {

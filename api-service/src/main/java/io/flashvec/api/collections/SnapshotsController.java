@@ -218,6 +218,24 @@ public class SnapshotsController {
         });
   }
 
+  /**
+   * Streams the multipart field {@code snapshot} of an upload into {@code tmp}; a body that is not
+   * multipart, or has no such field, is a 400.
+   */
+  static Mono<Void> receive(Mono<FilePart> part, Path tmp) {
+    return part.onErrorMap(
+            org.springframework.core.codec.DecodingException.class,
+            e ->
+                new InvalidInputException(
+                    "Wrong input: the upload is not a valid multipart/form-data body: "
+                        + e.getMessage()))
+        .switchIfEmpty(
+            Mono.error(
+                new InvalidInputException(
+                    "Wrong input: the upload needs a multipart field `snapshot` with the file")))
+        .flatMap(p -> p.transferTo(tmp));
+  }
+
   @PostMapping(value = "/collections/{name}" + UPLOAD_SUFFIX)
   Mono<ResponseEntity<byte[]>> upload(
       @PathVariable String name,
@@ -231,18 +249,7 @@ public class SnapshotsController {
           checksum("query parameters", checksum);
           checkPriority(priority);
           Path tmp = tempFile();
-          return part.onErrorMap(
-                  org.springframework.core.codec.DecodingException.class,
-                  e ->
-                      new InvalidInputException(
-                          "Wrong input: the upload is not a valid multipart/form-data body: "
-                              + e.getMessage()))
-              .switchIfEmpty(
-                  Mono.error(
-                      new InvalidInputException(
-                          "Wrong input: the upload needs a multipart field `snapshot` with the"
-                              + " file")))
-              .flatMap(p -> p.transferTo(tmp))
+          return SnapshotsController.receive(part, tmp)
               .then(
                   blocking.call(
                       () -> {
