@@ -84,6 +84,24 @@ public record CollectionConfig(
   public static final int NO_PRIMARY = 0;
 
   /**
+   * The field name FlashVec keeps Qdrant's unnamed vector under when it is a multivector ({@code
+   * vectors: {size, distance, multivector_config}}): such a collection has no primary vector and
+   * this one dense field, which requests name {@code ""} ({@link #internalName}) and responses show
+   * unnamed ({@link #shownName}). No request can give this name.
+   */
+  public static final String UNNAMED_MULTIVECTOR = "\u0000";
+
+  /** The name responses show for the dense field {@code internal}. */
+  public static String shownName(String internal) {
+    return internal.equals(UNNAMED_MULTIVECTOR) ? "" : internal;
+  }
+
+  /** Whether Qdrant's unnamed vector of this collection is a multivector. */
+  public boolean unnamedMultivector() {
+    return denseVectors.containsKey(UNNAMED_MULTIVECTOR);
+  }
+
+  /**
    * A collection without a primary dense vector: its sparse fields and its other dense fields (each
    * searched exactly), with the given index settings kept for its description only.
    */
@@ -162,6 +180,13 @@ public record CollectionConfig(
       if (name.isEmpty()) {
         throw new InvalidInputException(
             "Wrong input: a collection with several dense vectors names each of them");
+      }
+      if (name.equals(UNNAMED_MULTIVECTOR)
+          && (dimension != NO_PRIMARY
+              || denseVectors.size() != 1
+              || !denseVectors.get(name).multivector())) {
+        throw new IllegalArgumentException(
+            "the unnamed multivector is a collection's only dense vector");
       }
     }
     for (String name : sparseVectors.keySet()) {
@@ -242,7 +267,13 @@ public record CollectionConfig(
    */
   public String internalName(String name) {
     if (!hasPrimary() && name.isEmpty()) {
+      if (unnamedMultivector()) {
+        return UNNAMED_MULTIVECTOR;
+      }
       throw missingDefault();
+    }
+    if (name.equals(UNNAMED_MULTIVECTOR)) {
+      throw notExisting(name);
     }
     if (name.equals(vectorName)) {
       return "";
@@ -383,17 +414,22 @@ public record CollectionConfig(
       return f.distance().prepare(v);
     }
     if (v == null || v.length == 0 || v.length % f.dimension() != 0) {
+      // Qdrant's text: a multivector's vectors are checked one by one, so a flat vector of the
+      // wrong size is a dimension error
+      String shown = shownName(name);
       throw new InvalidInputException(
-          "Wrong input: a multivector holds at least one vector of its size [vector="
-              + name
-              + (id == null ? "" : ", id=" + id)
-              + ", size="
+          "Wrong input: Vector dimension error: expected dim: "
               + f.dimension()
-              + ", values="
+              + ", got "
               + (v == null ? 0 : v.length)
-              + "]");
+              + (shown.isEmpty() && id == null
+                  ? ""
+                  : " ["
+                      + (shown.isEmpty() ? "" : "vector=" + shown)
+                      + (id == null ? "" : (shown.isEmpty() ? "" : ", ") + "id=" + id)
+                      + "]"));
     }
-    checkVector(id, v, v.length, name);
+    checkVector(id, v, v.length, shownName(name));
     return f.distance().prepareMulti(v, f.dimension());
   }
 }

@@ -130,6 +130,8 @@ final class CollectionSettings {
           otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, null);
         }
       }
+    } else if (vectors != null && vectors.isObject() && config.unnamedMultivector()) {
+      otherVectorSettings(vectors, "vectors.", VECTOR_FIELDS, null);
     } else if (vectors != null && vectors.isObject()) {
       vectorSettings(vectors, index, "vectors.");
     }

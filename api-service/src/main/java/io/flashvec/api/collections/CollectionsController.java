@@ -440,6 +440,23 @@ public class CollectionsController {
     }
     String vectorName = "";
     Map<String, DenseVectorParams> others = new java.util.LinkedHashMap<>();
+    JsonNode unnamedMulti = vectors.get("multivector_config");
+    if (vectors.has("size") && unnamedMulti != null && !unnamedMulti.isNull()) {
+      // Qdrant's unnamed multivector: the collection's one dense field, searched exactly, and no
+      // primary vector (a graph indexes one vector per point)
+      CollectionSettings.multivectorConfig(unnamedMulti, "vectors.multivector_config");
+      JsonNode onDisk = vectors.get("on_disk");
+      return withoutPrimary(
+          body,
+          sparse,
+          Map.of(
+              CollectionConfig.UNNAMED_MULTIVECTOR,
+              new DenseVectorParams(
+                  size(vectors),
+                  distance(vectors),
+                  onDisk != null && onDisk.isBoolean() && onDisk.asBoolean(),
+                  true)));
+    }
     if (!vectors.has("size")) {
       // Qdrant's named form: {"name": {"size": N, ...}, ...}; "" is the unnamed vector. The first
       // declared single vector is the primary one (the graph); the others, and multivectors,
@@ -453,6 +470,9 @@ public class CollectionsController {
       JsonNode primary = null;
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
         JsonNode v = e.getValue();
+        if (e.getKey().equals(CollectionConfig.UNNAMED_MULTIVECTOR)) {
+          throw Requests.invalid("a vector name must not be a NUL character", "vectors", vectors);
+        }
         if (v == null || !v.isObject()) {
           throw Requests.invalid(
               "vectors." + e.getKey() + " must be an object {\"size\": N, \"distance\": ...}",
@@ -671,7 +691,7 @@ public class CollectionsController {
       vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
     }
     for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
-      ObjectNode v = named.putObject(e.getKey());
+      ObjectNode v = c.unnamedMultivector() ? vectors : named.putObject(e.getKey());
       v.put("size", e.getValue().dimension());
       v.put("distance", e.getValue().distance().apiName());
       v.put("on_disk", e.getValue().onDisk());

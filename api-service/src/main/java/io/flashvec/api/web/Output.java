@@ -159,6 +159,11 @@ public final class Output {
       }
       primary = null;
     }
+    if (dense != null && dense.containsKey(CollectionConfig.UNNAMED_MULTIVECTOR)) {
+      // the unnamed multivector, shown unnamed
+      dense = new HashMap<>(dense);
+      dense.put("", dense.remove(CollectionConfig.UNNAMED_MULTIVECTOR));
+    }
     Map<String, SparseVector> sparse = r.sparse();
     if (names != null) {
       if (!names.contains("")) {
@@ -174,6 +179,10 @@ public final class Output {
       }
     }
     Map<String, Integer> multi = config.multivectors();
+    if (config.unnamedMultivector()) {
+      // shown as Qdrant's unnamed vector
+      multi = Map.of("", config.denseField(CollectionConfig.UNNAMED_MULTIVECTOR).dimension());
+    }
     if (dense != null && !multi.isEmpty()) {
       dense = new ShownVectors(dense, multi);
     }
@@ -254,6 +263,15 @@ public final class Output {
     }
     boolean noSparse = sparse == null || sparse.isEmpty();
     boolean noDense = dense == null || dense.isEmpty();
+    if (noSparse
+        && v == null
+        && dense instanceof ShownVectors sv
+        && dense.size() == 1
+        && dense.containsKey("")) {
+      // the unnamed multivector alone: a bare list of vectors
+      putMulti(o.putArray("vector"), dense.get(""), sv.multi.get(""));
+      return;
+    }
     if (noSparse && noDense && dense == null) {
       if (v != null) {
         putDense(o.putArray("vector"), v);
@@ -274,14 +292,7 @@ public final class Output {
           putDense(named.putArray(e.getKey()), e.getValue());
           continue;
         }
-        ArrayNode lists = named.putArray(e.getKey());
-        float[] flat = e.getValue();
-        for (int off = 0; off < flat.length; off += dim) {
-          ArrayNode one = lists.addArray();
-          for (int i = off; i < off + dim; i++) {
-            one.add(flat[i]);
-          }
-        }
+        putMulti(named.putArray(e.getKey()), e.getValue(), dim);
       }
     }
     if (noSparse) {
@@ -297,6 +308,16 @@ public final class Output {
       ArrayNode val = s.putArray("values");
       for (float x : sv.values()) {
         val.add(x);
+      }
+    }
+  }
+
+  /** A multivector held back to back ({@code dim} values each) as a list of lists. */
+  private static void putMulti(ArrayNode lists, float[] flat, int dim) {
+    for (int off = 0; off < flat.length; off += dim) {
+      ArrayNode one = lists.addArray();
+      for (int i = off; i < off + dim; i++) {
+        one.add(flat[i]);
       }
     }
   }

@@ -151,13 +151,16 @@ public final class Requests {
      */
     public Point toPoint(PointId id, byte[] payload, CollectionConfig config) {
       float[] primary = null;
-      if (unnamed != null) {
+      Map<String, float[]> others = new HashMap<>();
+      if (unnamed != null && config.unnamedMultivector()) {
+        // a plain vector is a multivector of one, as Qdrant takes it
+        others.put(CollectionConfig.UNNAMED_MULTIVECTOR, unnamed);
+      } else if (unnamed != null) {
         if (!config.vectorName().isEmpty() || !config.hasPrimary()) {
           throw CollectionConfig.notExisting("");
         }
         primary = unnamed;
       }
-      Map<String, float[]> others = new HashMap<>();
       for (Map.Entry<String, float[]> e : dense.entrySet()) {
         String internal = config.internalName(e.getKey());
         if (!config.isDense(internal)) {
@@ -204,6 +207,12 @@ public final class Requests {
   public static PointVectors pointVectors(JsonNode n, String field) {
     if (n == null || n.isNull()) {
       throw invalid(field + " is missing", field, n);
+    }
+    if (n.isArray() && !n.isEmpty() && n.get(0).isArray()) {
+      // Qdrant's unnamed multivector
+      float[][] vectors = multiVector(n, field);
+      return new PointVectors(
+          null, Map.of("", flatten(vectors)), Map.of(), Map.of("", vectors[0].length));
     }
     if (!n.isObject()) {
       return new PointVectors(nonEmpty(vector(n, field), field), Map.of(), Map.of());

@@ -360,13 +360,18 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "vectors.datatype: only float32 is supported");
     probe(v, "multivector_config", "vectors:\"multivector_config\":null", Kind.NO_OP);
+    // the unnamed vector as a multivector: a collection without a graph (ADR 0037)
     probe(
         v,
         "multivector_config",
         "vectors:\"multivector_config\":{\"comparator\":\"max_sim\"}",
+        Kind.HONOURED);
+    probe(
+        v,
+        "multivector_config",
+        "vectors:\"multivector_config\":{\"comparator\":\"sum\"}",
         Kind.REFUSED,
-        "vectors.multivector_config: a multivector can only be a vector other than the first"
-            + " declared one");
+        "vectors.multivector_config.comparator");
     probe(
         v,
         "(unknown)",

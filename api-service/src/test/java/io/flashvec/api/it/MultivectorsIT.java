@@ -184,23 +184,7 @@ class MultivectorsIT {
                   "{\"query\": " + lists(q) + ", \"using\": \"mv\", \"limit\": 5}")
               .result()
               .get("points");
-      List<Float> want = new ArrayList<>();
-      for (float[][] d : docs.values()) {
-        float sum = 0;
-        for (float[] qv : q) {
-          float best = Float.NEGATIVE_INFINITY;
-          for (float[] dv : d) {
-            float dot = 0;
-            for (int i = 0; i < qv.length; i++) {
-              dot += qv[i] * dv[i];
-            }
-            best = Math.max(best, dot);
-          }
-          sum += best;
-        }
-        want.add(sum);
-      }
-      want.sort(java.util.Comparator.reverseOrder());
+      List<Float> want = dotMaxSims(docs, q);
       assertThat(hits).hasSize(5);
       for (int i = 0; i < 5; i++) {
         assertThat(hits.get(i).get("score").floatValue())
@@ -216,6 +200,90 @@ class MultivectorsIT {
     }
   }
 
+  /**
+   * Qdrant's unnamed multivector ({@code vectors: {size, distance, multivector_config}}): points
+   * given and shown as bare lists of lists (a plain vector is a multivector of one), queries
+   * without {@code using} are exact MaxSim, the configuration reads back unnamed, and all of it
+   * holds after a seal and a restart.
+   */
+  @Test
+  void anUnnamedMultivector() {
+    Random r = TestSeeds.random("MultivectorsIT.unnamed");
+    ok(
+        http.put(
+            "/collections/bare",
+            "{\"vectors\": {\"size\": 4, \"distance\": \"Dot\","
+                + " \"multivector_config\": {\"comparator\": \"max_sim\"}}}"));
+    JsonNode vectors = http.get("/collections/bare").result().at("/config/params/vectors");
+    assertThat(vectors.path("size").asInt()).isEqualTo(4);
+    assertThat(vectors.at("/multivector_config/comparator").asString()).isEqualTo("max_sim");
+    Map<Long, float[][]> docs = new java.util.HashMap<>();
+    StringBuilder sb = new StringBuilder("{\"points\": [");
+    for (long id = 1; id <= 30; id++) {
+      float[][] m = multi(r, 4);
+      docs.put(id, m);
+      String given = m.length == 1 && id % 2 == 0 ? SparseVectorsIT.vec(m[0]) : lists(m);
+      sb.append(id == 1 ? "" : ",").append("{\"id\": ").append(id);
+      sb.append(", \"vector\": ").append(given).append('}');
+    }
+    ok(http.put("/collections/bare/points?wait=true", sb.append("]}").toString()));
+    Http.Response wrongSize =
+        http.post("/collections/bare/points/query", "{\"query\": [1, 2, 3], \"limit\": 3}");
+    assertThat(wrongSize.status()).isEqualTo(400);
+    assertThat(wrongSize.raw()).contains("Vector dimension error: expected dim: 4, got 3");
+    Http.Response named =
+        http.post(
+            "/collections/bare/points/query",
+            "{\"query\": [1, 2, 3, 4], \"using\": \"mv\", \"limit\": 3}");
+    assertThat(named.status()).isEqualTo(400);
+    for (int round = 0; round < 2; round++) {
+      String when = round == 0 ? "from the WAL" : "sealed, restarted";
+      checkLists(when, http.get("/collections/bare/points/7").result().get("vector"), docs.get(7L));
+      float[][] q = multi(r, 4);
+      JsonNode hits =
+          http.post("/collections/bare/points/query", "{\"query\": " + lists(q) + ", \"limit\": 5}")
+              .result()
+              .get("points");
+      List<Float> want = dotMaxSims(docs, q);
+      assertThat(hits).as(when).hasSize(5);
+      for (int i = 0; i < 5; i++) {
+        assertThat(hits.get(i).get("score").floatValue())
+            .as("%s rank %d", when, i)
+            .isCloseTo(want.get(i), org.assertj.core.api.Assertions.offset(1e-3f));
+      }
+      ok(http.post("/collections/bare/flush", "{}"));
+      Await.until(
+          Duration.ofSeconds(120),
+          "the collection is green",
+          () -> http.get("/collections/bare").result().path("status").asString().equals("green"));
+      server.restart();
+    }
+    assertThat(http.get("/collections/bare").result().at("/config/params/vectors/size").asInt())
+        .isEqualTo(4);
+  }
+
+  /** The MaxSim of {@code q} against every doc by dot product, best first. */
+  private static List<Float> dotMaxSims(Map<Long, float[][]> docs, float[][] q) {
+    List<Float> want = new ArrayList<>();
+    for (float[][] d : docs.values()) {
+      float sum = 0;
+      for (float[] qv : q) {
+        float best = Float.NEGATIVE_INFINITY;
+        for (float[] dv : d) {
+          float dot = 0;
+          for (int i = 0; i < qv.length; i++) {
+            dot += qv[i] * dv[i];
+          }
+          best = Math.max(best, dot);
+        }
+        sum += best;
+      }
+      want.add(sum);
+    }
+    want.sort(java.util.Comparator.reverseOrder());
+    return want;
+  }
+
   private void refusedSettings() {
     Map<String, String> refused =
         Map.of(
@@ -227,8 +295,8 @@ class MultivectorsIT {
                 + " {\"comparator\": \"max_sim\"}}}}",
             "uint8",
             "{\"vectors\": {\"size\": 2, \"distance\": \"Dot\", \"multivector_config\":"
-                + " {\"comparator\": \"max_sim\"}}}",
-            "vectors.multivector_config");
+                + " {\"comparator\": \"max_sim\"}, \"hnsw_config\": {\"m\": 8}}}",
+            "vectors.hnsw_config");
     for (Map.Entry<String, String> e : refused.entrySet()) {
       Http.Response bad = http.put("/collections/refused", e.getKey());
       assertThat(bad.status()).as(e.getKey()).isEqualTo(400);
