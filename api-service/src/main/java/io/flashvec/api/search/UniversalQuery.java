@@ -288,11 +288,32 @@ final class UniversalQuery {
       int want,
       Filter filter,
       Fetch fetch) {
+    JsonNode v = q.isObject() && q.has("nearest") ? q.get("nearest") : q;
+    SparseVector query;
+    if (v != null && (v.isIntegralNumber() || v.isString())) {
+      // a point's own sparse vector, the point itself left out of the results as Qdrant does
+      PointId id = Requests.id(v, field);
+      List<Record> r = service.retrieve(collection, List.of(id), false, true);
+      if (r.isEmpty()) {
+        throw PointsController.noSuchPoint(id);
+      }
+      query = r.getFirst().sparse() == null ? null : r.getFirst().sparse().get(sparse);
+      if (query == null) {
+        throw new InvalidInputException(
+            "Wrong input: point " + id + " has no vector " + sparse + " [query=" + id + "]");
+      }
+      Condition notItself = new Condition.HasId(Set.of(id));
+      filter =
+          new Filter(
+              filter == null ? List.of() : List.of(filter), List.of(), List.of(notItself), null);
+    } else {
+      query = sparseQuery(q, field, sparse);
+    }
     return service.sparseSearch(
         collection,
         new SparseSearchRequest(
             sparse,
-            sparseQuery(q, field, sparse),
+            query,
             want,
             0,
             filter,
@@ -1071,6 +1092,12 @@ final class UniversalQuery {
     private final String using;
     private final String fromUsing;
 
+    /**
+     * What is wrong with {@code lookup_from}'s vector, told after the example ids are looked up (as
+     * Qdrant does: an id missing from that collection is its 404 first); {@code null}: nothing.
+     */
+    private final InvalidInputException badLookup;
+
     Examples(
         String collection, JsonNode lookupFrom, String field, Distance distance, String using) {
       this.collection = collection;
@@ -1078,8 +1105,24 @@ final class UniversalQuery {
       this.distance = distance;
       this.using = using;
       this.multiDim = multiDim(collection, using);
-      this.from = lookupCollection(lookupFrom, collection, using);
-      this.fromUsing = lookupVector(lookupFrom, from, collection, using);
+      String f;
+      String fu;
+      InvalidInputException bad = null;
+      try {
+        f = lookupCollection(lookupFrom, collection, using);
+        fu = lookupVector(lookupFrom, f, collection, using);
+      } catch (InvalidInputException e) {
+        if (lookupFrom == null || !lookupFrom.path("collection").isString()) {
+          throw e;
+        }
+        // the collection exists (else a 404 above): its points are looked up first
+        f = lookupFrom.get("collection").asString();
+        fu = null;
+        bad = e;
+      }
+      this.from = f;
+      this.fromUsing = fu;
+      this.badLookup = bad;
     }
 
     /** A vector of the field prepared for its metric (each vector of a multivector). */
@@ -1131,6 +1174,9 @@ final class UniversalQuery {
       if (n == null || n.isNull()) {
         throw new InvalidInputException("Wrong input: missing field `" + where + "`");
       }
+      if (n.isArray() && badLookup != null) {
+        throw badLookup;
+      }
       boolean nested = n.isArray() && !n.isEmpty() && n.get(0).isArray();
       if (nested || (n.isArray() && multiDim > 0)) {
         return multiVector(n, where, nested);
@@ -1156,6 +1202,9 @@ final class UniversalQuery {
       if (n.isIntegralNumber() || n.isString()) {
         PointId id = Requests.id(n, where);
         List<Record> r = service.retrieve(from, List.of(id), false, true);
+        if (!r.isEmpty() && badLookup != null) {
+          throw badLookup;
+        }
         if (r.isEmpty() || vectorOf(r.getFirst(), fromUsing) == null) {
           throw PointsController.noSuchPoint(id);
         }

@@ -321,6 +321,18 @@ class NamedVectorsIT {
     for (JsonNode h : rec) {
       assertThat(h.get("id").longValue()).as(when).isNotEqualTo(example);
     }
+    // lookup_from naming a vector the other collection lacks: as Qdrant, an example id missing
+    // there is its 404 first, else the unknown vector's 400
+    for (long id : new long[] {example, 1_000_000L}) {
+      Http.Response bad =
+          http.post(
+              "/collections/c/points/query",
+              "{\"query\": {\"recommend\": {\"positive\": ["
+                  + id
+                  + "]}}, \"using\": \"text\", \"lookup_from\": {\"collection\": \"c\","
+                  + " \"vector\": \"nope\"}}");
+      assertThat(bad.status()).as(when + ", lookup id " + id).isEqualTo(id == example ? 400 : 404);
+    }
   }
 
   private static void checkHits(

@@ -1,6 +1,7 @@
 package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
@@ -116,6 +117,30 @@ class SparseVectorsIT {
         http.post("/collections/c/points", "{\"ids\": [1], \"with_vector\": [\"sparse-text\"]}")
             .result();
     assertThat(onlySparse.get(0).get("vector").toString()).isEqualTo("{}");
+
+    // a point's own sparse vector as the query: the point itself is no result
+    Map<Long, Float> want = bruteForce(SPARSE.get(10L));
+    want.remove(10L);
+    JsonNode byId =
+        http.post(
+                "/collections/c/points/query",
+                "{\"query\": 10, \"using\": \"sparse-text\", \"limit\": 100}")
+            .result()
+            .get("points");
+    assertThat(byId).hasSize(want.size());
+    for (JsonNode h : byId) {
+      assertThat(h.get("score").floatValue())
+          .as("id %s", h.get("id"))
+          .isCloseTo(want.get(h.get("id").longValue()), within(1e-5f));
+    }
+    assertThat(
+            http.post("/collections/c/points/query", "{\"query\": 1, \"using\": \"sparse-text\"}")
+                .error())
+        .contains("point 1 has no vector sparse-text");
+    assertThat(
+            http.post("/collections/c/points/query", "{\"query\": 999, \"using\": \"sparse-text\"}")
+                .status())
+        .isEqualTo(404);
 
     // errors, with Qdrant's texts
     Http.Response unknown =
