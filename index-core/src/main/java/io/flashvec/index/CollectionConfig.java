@@ -84,21 +84,25 @@ public record CollectionConfig(
   public static final int NO_PRIMARY = 0;
 
   /**
-   * The field name FlashVec keeps Qdrant's unnamed vector under when it is a multivector ({@code
-   * vectors: {size, distance, multivector_config}}): such a collection has no primary vector and
-   * this one dense field, which requests name {@code ""} ({@link #internalName}) and responses show
-   * unnamed ({@link #shownName}). No request can give this name.
+   * The field name FlashVec keeps Qdrant's unnamed vector under when it searches it exactly: a
+   * multivector ({@code vectors: {size, distance, multivector_config}}) or a vector of a metric no
+   * graph indexes ({@link Distance#graphable}, Manhattan). Such a collection has no primary vector
+   * and this one dense field, which requests name {@code ""} ({@link #internalName}) and responses
+   * show unnamed ({@link #shownName}). No request can give this name.
    */
-  public static final String UNNAMED_MULTIVECTOR = "\u0000";
+  public static final String UNNAMED_EXACT = "\u0000";
 
   /** The name responses show for the dense field {@code internal}. */
   public static String shownName(String internal) {
-    return internal.equals(UNNAMED_MULTIVECTOR) ? "" : internal;
+    return internal.equals(UNNAMED_EXACT) ? "" : internal;
   }
 
-  /** Whether Qdrant's unnamed vector of this collection is a multivector. */
-  public boolean unnamedMultivector() {
-    return denseVectors.containsKey(UNNAMED_MULTIVECTOR);
+  /**
+   * Whether Qdrant's unnamed vector of this collection is searched exactly ({@link
+   * #UNNAMED_EXACT}).
+   */
+  public boolean unnamedExact() {
+    return denseVectors.containsKey(UNNAMED_EXACT);
   }
 
   /**
@@ -137,6 +141,10 @@ public record CollectionConfig(
           "vector size out of range [size=" + dimension + ", allowed=1.." + MAX_DIMENSION + "]");
     }
     Objects.requireNonNull(distance, "distance");
+    if (dimension != NO_PRIMARY && !distance.graphable()) {
+      throw new IllegalArgumentException(
+          "the primary vector is indexed by a graph, which " + distance + " vectors are not");
+    }
     if (shardNumber < 1 || shardNumber > MAX_SHARDS) {
       throw new InvalidInputException(
           "shard_number out of range [shard_number="
@@ -181,12 +189,9 @@ public record CollectionConfig(
         throw new InvalidInputException(
             "Wrong input: a collection with several dense vectors names each of them");
       }
-      if (name.equals(UNNAMED_MULTIVECTOR)
-          && (dimension != NO_PRIMARY
-              || denseVectors.size() != 1
-              || !denseVectors.get(name).multivector())) {
+      if (name.equals(UNNAMED_EXACT) && (dimension != NO_PRIMARY || denseVectors.size() != 1)) {
         throw new IllegalArgumentException(
-            "the unnamed multivector is a collection's only dense vector");
+            "an unnamed vector searched exactly is a collection's only dense vector");
       }
     }
     for (String name : sparseVectors.keySet()) {
@@ -267,12 +272,12 @@ public record CollectionConfig(
    */
   public String internalName(String name) {
     if (!hasPrimary() && name.isEmpty()) {
-      if (unnamedMultivector()) {
-        return UNNAMED_MULTIVECTOR;
+      if (unnamedExact()) {
+        return UNNAMED_EXACT;
       }
       throw missingDefault();
     }
-    if (name.equals(UNNAMED_MULTIVECTOR)) {
+    if (name.equals(UNNAMED_EXACT)) {
       throw notExisting(name);
     }
     if (name.equals(vectorName)) {

@@ -10,12 +10,15 @@ import io.flashvec.index.internal.VectorOps;
  *       product (higher is better), and stored vectors are returned normalised.
  *   <li>{@link #DOT}: the raw dot product (higher is better).
  *   <li>{@link #EUCLID}: the Euclidean (L2) distance (lower is better).
+ *   <li>{@link #MANHATTAN}: the Manhattan (L1) distance (lower is better). No graph is built for
+ *       it: a Manhattan vector is searched exactly ({@link #graphable}).
  * </ul>
  */
 public enum Distance {
   COSINE("Cosine"),
   DOT("Dot"),
-  EUCLID("Euclid");
+  EUCLID("Euclid"),
+  MANHATTAN("Manhattan");
 
   private final String apiName;
 
@@ -41,12 +44,32 @@ public enum Distance {
       }
     }
     throw new InvalidInputException(
-        "unknown distance [distance=" + name + ", allowed=Cosine|Dot|Euclid]");
+        "unknown distance [distance=" + name + ", allowed=Cosine|Dot|Euclid|Manhattan]");
   }
 
   /** Whether larger scores rank first. */
   public boolean higherIsBetter() {
-    return this != EUCLID;
+    return this != EUCLID && this != MANHATTAN;
+  }
+
+  /**
+   * Whether a graph (and its PQ codes) can index vectors of this metric; a vector of another one is
+   * stored beside the points and searched exactly.
+   */
+  public boolean graphable() {
+    return this != MANHATTAN;
+  }
+
+  /**
+   * Qdrant's similarity of two vectors, higher is better: the dot product, minus the squared L2
+   * distance for Euclid, minus the L1 distance for Manhattan.
+   */
+  public double similarity(float[] a, int ao, float[] b, int bo, int n) {
+    return switch (this) {
+      case COSINE, DOT -> VectorOps.dot(a, ao, b, bo, n);
+      case EUCLID -> -VectorOps.squareDistance(a, ao, b, bo, n);
+      case MANHATTAN -> -VectorOps.manhattan(a, ao, b, bo, n);
+    };
   }
 
   /** Prepares a vector for storage or as a query (normalises for cosine); may return its input. */
@@ -71,6 +94,7 @@ public enum Distance {
     return switch (this) {
       case COSINE, DOT -> VectorOps.dot(query, 0, data, off, query.length);
       case EUCLID -> (float) Math.sqrt(VectorOps.squareDistance(query, 0, data, off, query.length));
+      case MANHATTAN -> VectorOps.manhattan(query, 0, data, off, query.length);
     };
   }
 
@@ -79,6 +103,7 @@ public enum Distance {
     return switch (this) {
       case COSINE, DOT -> VectorOps.dot(query, m, off, query.length);
       case EUCLID -> (float) Math.sqrt(VectorOps.squareDistance(query, m, off, query.length));
+      case MANHATTAN -> VectorOps.manhattan(query, 0, m, off, query.length);
     };
   }
 
@@ -102,9 +127,10 @@ public enum Distance {
    * Qdrant's MaxSim of a prepared multivector query {@code q} ({@code dim}-sized vectors back to
    * back) against the {@code count} stored vectors at {@code m[off...]}: for each query vector the
    * best similarity over the stored ones, summed. The similarity is the dot product for Cosine
-   * (normalised vectors) and Dot, and minus the squared distance for Euclid; a Euclid sum is then
-   * turned into a distance as Qdrant reports it, the square root of its magnitude (lower is
-   * better), so the ranking is the same as Qdrant's.
+   * (normalised vectors) and Dot, minus the squared distance for Euclid and minus the L1 distance
+   * for Manhattan; a Euclid sum is then turned into a distance as Qdrant reports it, the square
+   * root of its magnitude, and a Manhattan sum into its magnitude (lower is better), so the ranking
+   * is the same as Qdrant's.
    */
   public float maxSim(float[] q, int dim, java.lang.foreign.MemorySegment m, long off, int count) {
     float sum = 0f;
@@ -113,16 +139,22 @@ public enum Distance {
       float best = Float.NEGATIVE_INFINITY;
       for (int j = 0; j < count; j++) {
         float sim =
-            this == EUCLID
-                ? -VectorOps.squareDistance(q, qo, m, off + j * stride, dim)
-                : VectorOps.dot(q, qo, m, off + j * stride, dim);
+            switch (this) {
+              case EUCLID -> -VectorOps.squareDistance(q, qo, m, off + j * stride, dim);
+              case MANHATTAN -> -VectorOps.manhattan(q, qo, m, off + j * stride, dim);
+              case COSINE, DOT -> VectorOps.dot(q, qo, m, off + j * stride, dim);
+            };
         if (sim > best) {
           best = sim;
         }
       }
       sum += best;
     }
-    return this == EUCLID ? (float) Math.sqrt(Math.abs(sum)) : sum;
+    return switch (this) {
+      case EUCLID -> (float) Math.sqrt(Math.abs(sum));
+      case MANHATTAN -> Math.abs(sum);
+      case COSINE, DOT -> sum;
+    };
   }
 
   /** {@link #maxSim(float[], int, java.lang.foreign.MemorySegment, long, int)} over an array. */

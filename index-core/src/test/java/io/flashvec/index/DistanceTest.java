@@ -23,12 +23,13 @@ class DistanceTest {
     for (Distance d : Distance.values()) {
       assertThat(Distance.parse(d.apiName())).isEqualTo(d);
     }
-    assertThatThrownBy(() -> Distance.parse("Manhattan"))
+    assertThat(Distance.parse("manhattan")).isEqualTo(Distance.MANHATTAN);
+    assertThatThrownBy(() -> Distance.parse("Chebyshev"))
         .isInstanceOf(InvalidInputException.class)
-        .hasMessage("unknown distance [distance=Manhattan, allowed=Cosine|Dot|Euclid]");
+        .hasMessage("unknown distance [distance=Chebyshev, allowed=Cosine|Dot|Euclid|Manhattan]");
     assertThatThrownBy(() -> Distance.parse(null))
         .isInstanceOf(InvalidInputException.class)
-        .hasMessage("unknown distance [distance=null, allowed=Cosine|Dot|Euclid]");
+        .hasMessage("unknown distance [distance=null, allowed=Cosine|Dot|Euclid|Manhattan]");
   }
 
   @Test
@@ -76,6 +77,37 @@ class DistanceTest {
   }
 
   @Test
+  void manhattanScoresTheL1DistanceLowerIsBetterAndHasNoGraph() {
+    // Qdrant's test_manhattan_dist: query (1, 1) against (0, 1), (0, 0), (-1, -1)
+    float[] q = {1, 1};
+    float[] data = {0, 1, 0, 0, -1, -1};
+    assertThat(Distance.MANHATTAN.score(q, data, 0)).isEqualTo(1f);
+    assertThat(Distance.MANHATTAN.score(q, data, 2)).isEqualTo(2f);
+    assertThat(Distance.MANHATTAN.score(q, data, 4)).isEqualTo(4f);
+    assertThat(Distance.MANHATTAN.score(q, java.lang.foreign.MemorySegment.ofArray(data), 4L * 4))
+        .isEqualTo(4f);
+    assertThat(Distance.MANHATTAN.higherIsBetter()).isFalse();
+    assertThat(Distance.MANHATTAN.passes(1.5f, 1.5f)).isTrue();
+    assertThat(Distance.MANHATTAN.graphable()).isFalse();
+    assertThat(Distance.MANHATTAN.prepare(q)).isSameAs(q);
+    // the SIMD kernel against a scalar sum, over lengths around the vector width
+    Random r = TestSeeds.random("DistanceTest.manhattan");
+    for (int round = 0; round < 100; round++) {
+      int dim = 1 + r.nextInt(70);
+      float[] a = TestVectors.gaussian(r, dim);
+      float[] b = TestVectors.gaussian(r, dim);
+      double want = 0;
+      for (int i = 0; i < dim; i++) {
+        want += Math.abs((double) a[i] - b[i]);
+      }
+      assertThat(Distance.MANHATTAN.score(a, b, 0))
+          .as("dim=%d, %s", dim, TestSeeds.reproduceWith())
+          .isCloseTo((float) want, offset(1e-4f));
+      assertThat(Distance.MANHATTAN.similarity(a, 0, b, 0, dim)).isCloseTo(-want, offset(1e-4));
+    }
+  }
+
+  @Test
   void thresholdsAreInclusive() {
     assertThat(Distance.COSINE.passes(0.5f, 0.5f)).isTrue();
     assertThat(Distance.COSINE.passes(0.49f, 0.5f)).isFalse();
@@ -112,13 +144,24 @@ class DistanceTest {
           for (int i = 0; i < dim; i++) {
             double x = query[qo + i];
             double y = stored[so + i];
-            sim += d == Distance.EUCLID ? -(x - y) * (x - y) : x * y;
+            sim +=
+                switch (d) {
+                  case EUCLID -> -(x - y) * (x - y);
+                  case MANHATTAN -> -Math.abs(x - y);
+                  case COSINE, DOT -> x * y;
+                };
           }
           best = Math.max(best, sim);
         }
         sum += best;
       }
-      float want = (float) (d == Distance.EUCLID ? Math.sqrt(Math.abs(sum)) : sum);
+      float want =
+          (float)
+              switch (d) {
+                case EUCLID -> Math.sqrt(Math.abs(sum));
+                case MANHATTAN -> Math.abs(sum);
+                case COSINE, DOT -> sum;
+              };
       assertThat(d.maxSim(query, dim, stored))
           .as("round=%d, dim=%d, %s, %s", round, dim, d, TestSeeds.reproduceWith())
           .isCloseTo(want, offset(1e-3f));

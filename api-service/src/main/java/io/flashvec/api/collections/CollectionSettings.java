@@ -130,7 +130,7 @@ final class CollectionSettings {
           otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, null);
         }
       }
-    } else if (vectors != null && vectors.isObject() && config.unnamedMultivector()) {
+    } else if (vectors != null && vectors.isObject() && config.unnamedExact()) {
       otherVectorSettings(vectors, "vectors.", VECTOR_FIELDS, null);
     } else if (vectors != null && vectors.isObject()) {
       vectorSettings(vectors, index, "vectors.");

@@ -441,21 +441,24 @@ public class CollectionsController {
     String vectorName = "";
     Map<String, DenseVectorParams> others = new java.util.LinkedHashMap<>();
     JsonNode unnamedMulti = vectors.get("multivector_config");
-    if (vectors.has("size") && unnamedMulti != null && !unnamedMulti.isNull()) {
-      // Qdrant's unnamed multivector: the collection's one dense field, searched exactly, and no
-      // primary vector (a graph indexes one vector per point)
-      CollectionSettings.multivectorConfig(unnamedMulti, "vectors.multivector_config");
+    boolean unnamedMultivector = unnamedMulti != null && !unnamedMulti.isNull();
+    if (vectors.has("size") && (unnamedMultivector || !distance(vectors).graphable())) {
+      // Qdrant's unnamed vector as a multivector or of a metric no graph indexes (Manhattan): the
+      // collection's one dense field, searched exactly, and no primary vector
+      if (unnamedMultivector) {
+        CollectionSettings.multivectorConfig(unnamedMulti, "vectors.multivector_config");
+      }
       JsonNode onDisk = vectors.get("on_disk");
       return withoutPrimary(
           body,
           sparse,
           Map.of(
-              CollectionConfig.UNNAMED_MULTIVECTOR,
+              CollectionConfig.UNNAMED_EXACT,
               new DenseVectorParams(
                   size(vectors),
                   distance(vectors),
                   onDisk != null && onDisk.isBoolean() && onDisk.asBoolean(),
-                  true)));
+                  unnamedMultivector)));
     }
     if (!vectors.has("size")) {
       // Qdrant's named form: {"name": {"size": N, ...}, ...}; "" is the unnamed vector. The first
@@ -470,7 +473,7 @@ public class CollectionsController {
       JsonNode primary = null;
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
         JsonNode v = e.getValue();
-        if (e.getKey().equals(CollectionConfig.UNNAMED_MULTIVECTOR)) {
+        if (e.getKey().equals(CollectionConfig.UNNAMED_EXACT)) {
           throw Requests.invalid("a vector name must not be a NUL character", "vectors", vectors);
         }
         if (v == null || !v.isObject()) {
@@ -480,7 +483,9 @@ public class CollectionsController {
               v);
         }
         JsonNode multiConfig = v.get("multivector_config");
-        if (primary == null && (multiConfig == null || multiConfig.isNull())) {
+        if (primary == null
+            && (multiConfig == null || multiConfig.isNull())
+            && distance(v).graphable()) {
           vectorName = e.getKey();
           primary = v;
         } else {
@@ -615,7 +620,7 @@ public class CollectionsController {
     JsonNode dist = vectors.get("distance");
     if (dist == null || !dist.isString()) {
       throw Requests.invalid(
-          "vectors.distance must be one of Cosine, Dot, Euclid", "distance", dist);
+          "vectors.distance must be one of Cosine, Dot, Euclid, Manhattan", "distance", dist);
     }
     return Distance.parse(dist.asString());
   }
@@ -691,7 +696,7 @@ public class CollectionsController {
       vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
     }
     for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
-      ObjectNode v = c.unnamedMultivector() ? vectors : named.putObject(e.getKey());
+      ObjectNode v = c.unnamedExact() ? vectors : named.putObject(e.getKey());
       v.put("size", e.getValue().dimension());
       v.put("distance", e.getValue().distance().apiName());
       v.put("on_disk", e.getValue().onDisk());

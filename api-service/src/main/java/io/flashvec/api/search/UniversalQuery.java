@@ -507,6 +507,8 @@ final class UniversalQuery {
         relevance[i] = pool.get(i).score();
         if (d == Distance.EUCLID) {
           relevance[i] = -(double) pool.get(i).score() * pool.get(i).score();
+        } else if (d == Distance.MANHATTAN) {
+          relevance[i] = -(double) pool.get(i).score();
         }
       }
       double[] maxSim = new double[n];
@@ -995,36 +997,16 @@ final class UniversalQuery {
     for (int ao = 0; ao < a.length; ao += dim) {
       double best = Double.NEGATIVE_INFINITY;
       for (int bo = 0; bo < b.length; bo += dim) {
-        double s = 0;
-        for (int i = 0; i < dim; i++) {
-          if (d == Distance.EUCLID) {
-            double x = a[ao + i] - b[bo + i];
-            s -= x * x;
-          } else {
-            s += (double) a[ao + i] * b[bo + i];
-          }
-        }
-        best = Math.max(best, s);
+        best = Math.max(best, d.similarity(a, ao, b, bo, dim));
       }
       sum += best;
     }
     return sum;
   }
 
-  /** Qdrant's similarity for custom scores: a dot product, or minus the squared L2 distance. */
+  /** Qdrant's similarity for custom scores ({@link Distance#similarity}). */
   static double similarity(Distance d, float[] a, float[] b) {
-    double s = 0;
-    if (d == Distance.EUCLID) {
-      for (int i = 0; i < a.length; i++) {
-        double x = a[i] - b[i];
-        s += x * x;
-      }
-      return -s;
-    }
-    for (int i = 0; i < a.length; i++) {
-      s += (double) a[i] * b[i];
-    }
-    return s;
+    return d.similarity(a, 0, b, 0, a.length);
   }
 
   /** Qdrant's fast sigmoid, in (−1, 1). */

@@ -159,10 +159,10 @@ public final class Output {
       }
       primary = null;
     }
-    if (dense != null && dense.containsKey(CollectionConfig.UNNAMED_MULTIVECTOR)) {
+    if (dense != null && dense.containsKey(CollectionConfig.UNNAMED_EXACT)) {
       // the unnamed multivector, shown unnamed
       dense = new HashMap<>(dense);
-      dense.put("", dense.remove(CollectionConfig.UNNAMED_MULTIVECTOR));
+      dense.put("", dense.remove(CollectionConfig.UNNAMED_EXACT));
     }
     Map<String, SparseVector> sparse = r.sparse();
     if (names != null) {
@@ -179,11 +179,11 @@ public final class Output {
       }
     }
     Map<String, Integer> multi = config.multivectors();
-    if (config.unnamedMultivector()) {
+    if (config.unnamedExact() && !multi.isEmpty()) {
       // shown as Qdrant's unnamed vector
-      multi = Map.of("", config.denseField(CollectionConfig.UNNAMED_MULTIVECTOR).dimension());
+      multi = Map.of("", config.denseField(CollectionConfig.UNNAMED_EXACT).dimension());
     }
-    if (dense != null && !multi.isEmpty()) {
+    if (dense != null && (!multi.isEmpty() || config.unnamedExact())) {
       dense = new ShownVectors(dense, multi);
     }
     return new Record(r.id(), r.score(), primary, r.payload(), sparse, dense);
@@ -268,8 +268,13 @@ public final class Output {
         && dense instanceof ShownVectors sv
         && dense.size() == 1
         && dense.containsKey("")) {
-      // the unnamed multivector alone: a bare list of vectors
-      putMulti(o.putArray("vector"), dense.get(""), sv.multi.get(""));
+      // the unnamed vector searched exactly, alone: a bare list (of vectors for a multivector)
+      Integer dim = sv.multi.get("");
+      if (dim == null) {
+        putDense(o.putArray("vector"), dense.get(""));
+      } else {
+        putMulti(o.putArray("vector"), dense.get(""), dim);
+      }
       return;
     }
     if (noSparse && noDense && dense == null) {

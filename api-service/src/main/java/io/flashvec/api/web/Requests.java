@@ -152,9 +152,10 @@ public final class Requests {
     public Point toPoint(PointId id, byte[] payload, CollectionConfig config) {
       float[] primary = null;
       Map<String, float[]> others = new HashMap<>();
-      if (unnamed != null && config.unnamedMultivector()) {
-        // a plain vector is a multivector of one, as Qdrant takes it
-        others.put(CollectionConfig.UNNAMED_MULTIVECTOR, unnamed);
+      if (unnamed != null && config.unnamedExact()) {
+        // the unnamed vector searched exactly (a plain vector is a multivector of one, as Qdrant
+        // takes it)
+        others.put(CollectionConfig.UNNAMED_EXACT, unnamed);
       } else if (unnamed != null) {
         if (!config.vectorName().isEmpty() || !config.hasPrimary()) {
           throw CollectionConfig.notExisting("");

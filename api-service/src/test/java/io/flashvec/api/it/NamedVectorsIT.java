@@ -335,6 +335,85 @@ class NamedVectorsIT {
     }
   }
 
+  /**
+   * Manhattan vectors, which no graph indexes: an unnamed one makes a collection searched exactly
+   * (as Qdrant's unnamed vector, points given and shown as bare lists), a named one is a field
+   * beside a Cosine graph; both rank by the L1 distance, lower first, with thresholds, before and
+   * after a seal and a restart.
+   */
+  @Test
+  void manhattanVectorsAreSearchedExactly() {
+    Random r = TestSeeds.random("NamedVectorsIT.manhattan");
+    ok(http.put("/collections/l1", "{\"vectors\": {\"size\": 5, \"distance\": \"Manhattan\"}}"));
+    ok(
+        http.put(
+            "/collections/l1named",
+            "{\"vectors\": {\"l1\": {\"size\": 5, \"distance\": \"Manhattan\"}, \"image\":"
+                + " {\"size\": 3, \"distance\": \"Cosine\"}}}"));
+    assertThat(
+            http.get("/collections/l1").result().at("/config/params/vectors/distance").asString())
+        .isEqualTo("Manhattan");
+    Map<Long, float[]> stored = new TreeMap<>();
+    StringBuilder bare = new StringBuilder("{\"points\": [");
+    StringBuilder named = new StringBuilder("{\"points\": [");
+    for (long id = 1; id <= 40; id++) {
+      float[] v = gaussian(r, 5);
+      stored.put(id, v);
+      String sep = id == 1 ? "" : ",";
+      bare.append(sep).append("{\"id\": ").append(id).append(", \"vector\": ");
+      bare.append(SparseVectorsIT.vec(v)).append('}');
+      named.append(sep).append("{\"id\": ").append(id).append(", \"vector\": {\"l1\": ");
+      named.append(SparseVectorsIT.vec(v)).append(", \"image\": ");
+      named.append(SparseVectorsIT.vec(gaussian(r, 3))).append("}}");
+    }
+    ok(http.put("/collections/l1/points?wait=true", bare.append("]}").toString()));
+    ok(http.put("/collections/l1named/points?wait=true", named.append("]}").toString()));
+    for (int round = 0; round < 2; round++) {
+      String when = round == 0 ? "from the WAL" : "sealed, restarted";
+      JsonNode got = http.get("/collections/l1/points/3").result().get("vector");
+      assertThat(got.isArray()).as(when + ": " + got).isTrue();
+      assertThat(got.get(0).floatValue()).as(when).isEqualTo(stored.get(3L)[0]);
+      float[] q = gaussian(r, 5);
+      List<Map.Entry<Long, Float>> want = new ArrayList<>();
+      for (Map.Entry<Long, float[]> e : stored.entrySet()) {
+        float d = 0;
+        for (int i = 0; i < 5; i++) {
+          d += Math.abs(q[i] - e.getValue()[i]);
+        }
+        want.add(Map.entry(e.getKey(), d));
+      }
+      want.sort(Map.Entry.comparingByValue());
+      float threshold = (want.get(9).getValue() + want.get(10).getValue()) / 2;
+      for (String query :
+          List.of(
+              "/collections/l1/points/query {\"query\": " + SparseVectorsIT.vec(q),
+              "/collections/l1named/points/query {\"using\": \"l1\", \"query\": "
+                  + SparseVectorsIT.vec(q))) {
+        String[] at = query.split(" ", 2);
+        JsonNode hits =
+            http.post(at[0], at[1] + ", \"limit\": 40, \"score_threshold\": " + threshold + "}")
+                .result()
+                .get("points");
+        assertThat(hits).as(when + " " + at[0]).hasSize(10);
+        for (int i = 0; i < hits.size(); i++) {
+          assertThat(hits.get(i).get("id").longValue())
+              .as("%s %s rank %d", when, at[0], i)
+              .isEqualTo(want.get(i).getKey());
+          assertThat(hits.get(i).get("score").floatValue())
+              .isCloseTo(want.get(i).getValue(), within(1e-4f));
+        }
+      }
+      for (String c : List.of("l1", "l1named")) {
+        ok(http.post("/collections/" + c + "/flush", "{}"));
+        Await.until(
+            Duration.ofSeconds(120),
+            c + " is green",
+            () -> http.get("/collections/" + c).result().path("status").asString().equals("green"));
+      }
+      server.restart();
+    }
+  }
+
   private static void checkHits(
       String what,
       JsonNode hits,

@@ -105,6 +105,48 @@ public final class VectorOps {
     return sum;
   }
 
+  /** Manhattan (L1) distance of {@code a[ao, ao+n)} and {@code b[bo, bo+n)}. */
+  public static float manhattan(float[] a, int ao, float[] b, int bo, int n) {
+    int i = 0;
+    int bound = SPECIES.loopBound(n);
+    FloatVector acc = FloatVector.zero(SPECIES);
+    for (; i < bound; i += SPECIES.length()) {
+      acc =
+          acc.add(
+              FloatVector.fromArray(SPECIES, a, ao + i)
+                  .sub(FloatVector.fromArray(SPECIES, b, bo + i))
+                  .abs());
+    }
+    float sum = acc.reduceLanes(VectorOperators.ADD);
+    for (; i < n; i++) {
+      sum += Math.abs(a[ao + i] - b[bo + i]);
+    }
+    return sum;
+  }
+
+  /**
+   * Manhattan (L1) distance of {@code q[qo, qo+n)} and {@code n} little-endian floats of {@code m}.
+   */
+  public static float manhattan(float[] q, int qo, MemorySegment m, long off, int n) {
+    int i = 0;
+    int bound = SPECIES.loopBound(n);
+    FloatVector acc = FloatVector.zero(SPECIES);
+    for (; i < bound; i += SPECIES.length()) {
+      acc =
+          acc.add(
+              FloatVector.fromArray(SPECIES, q, qo + i)
+                  .sub(
+                      FloatVector.fromMemorySegment(
+                          SPECIES, m, off + 4L * i, ByteOrder.LITTLE_ENDIAN))
+                  .abs());
+    }
+    float sum = acc.reduceLanes(VectorOperators.ADD);
+    for (; i < n; i++) {
+      sum += Math.abs(q[qo + i] - m.get(LE_FLOAT, off + 4L * i));
+    }
+    return sum;
+  }
+
   // int8 kernels: bytes widened to shorts (their products fit), products widened to ints and
   // summed; LANES ints per step, so the byte and short species are the matching narrower shapes.
   private static final jdk.incubator.vector.VectorSpecies<Integer> I8_INTS =
