@@ -1,5 +1,6 @@
 package io.flashvec.index.shard;
 
+import io.flashvec.index.Optimizations;
 import io.flashvec.index.diskann.PqTrainer;
 import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.segment.BuildSpec;
@@ -212,7 +213,7 @@ final class ShardCompactor {
    * Empty when compactions do not run by themselves or the last one failed. An estimate: the
    * segments' live counts are racy, and the pass after this one is not planned.
    */
-  List<io.flashvec.index.Optimizations.Queued> queued(Set<Integer> busy) {
+  List<Optimizations.Queued> queued(Set<Integer> busy) {
     if (config.executor() == null
         || !config.automatic()
         || failure != null
@@ -224,21 +225,19 @@ final class ShardCompactor {
     if (plan == null || plan.sources().isEmpty()) {
       return List.of();
     }
-    List<io.flashvec.index.Optimizations.SegmentRef> refs = new ArrayList<>();
+    List<Optimizations.SegmentRef> refs = new ArrayList<>();
     for (SealedSegment d : plan.sources()) {
       if (busy.contains(d.id())) {
         return List.of();
       }
       refs.add(ctx.tracker().segment(d.id(), d.liveCount()));
     }
-    return List.of(new io.flashvec.index.Optimizations.Queued(optimizer(plan.reason()), refs));
+    return List.of(new Optimizations.Queued(optimizer(plan.reason()), refs));
   }
 
   /** The Qdrant optimizer name of a compaction done for {@code reason}. */
   static String optimizer(Reason reason) {
-    return reason == Reason.DELETED
-        ? io.flashvec.index.Optimizations.VACUUM
-        : io.flashvec.index.Optimizations.MERGE;
+    return reason == Reason.DELETED ? Optimizations.VACUUM : Optimizations.MERGE;
   }
 
   long done() {
