@@ -322,6 +322,21 @@ public interface CollectionService {
   /** Starts a background compaction of a collection's segments and returns at once. */
   void compact(String collection, boolean force);
 
+  /**
+   * What a collection's shards optimize now, have queued and finished, and which segments need
+   * nothing ({@code GET /collections/{c}/optimizations}), with at most {@code completedLimit}
+   * completed optimizations; {@link io.flashvec.index.NotFoundException} if there is no such
+   * collection. A cluster proxy refuses it: the query nodes do not report their optimizations yet.
+   */
+  default io.flashvec.index.Optimizations optimizations(String collection, int completedLimit) {
+    config(collection); // 404 for an unknown collection, as every route of a collection
+    throw new io.flashvec.index.InvalidInputException(
+        "Wrong input: optimizations are reported by a standalone server only, not in cluster mode"
+            + " yet [collection="
+            + collection
+            + "]");
+  }
+
   /** Takes a snapshot of a collection ({@code POST /collections/{c}/snapshots}). */
   default SnapshotDescription createSnapshot(String collection) {
     throw snapshotsUnsupported();

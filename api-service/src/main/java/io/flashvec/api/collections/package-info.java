@@ -1,2 +1,2 @@
-/** Collection endpoints: create, list, describe, exists, delete, flush. */
+/** Collection endpoints: create, list, describe, exists, delete, flush, optimizations. */
 package io.flashvec.api.collections;

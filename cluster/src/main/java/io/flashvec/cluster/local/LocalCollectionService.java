@@ -341,6 +341,11 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public io.flashvec.index.Optimizations optimizations(String collection, int completedLimit) {
+    return collection(collection).optimizations(completedLimit);
+  }
+
+  @Override
   public void compact(String collection, boolean force) {
     collection(collection).compact(force);
   }

@@ -110,6 +110,17 @@ class ClusterProxyTest {
   }
 
   @Test
+  void optimizationsAreRefusedAsStandaloneOnlyAfterA404ForAnUnknownCollection() {
+    assertThatThrownBy(() -> proxy.optimizations("c", 16))
+        .isInstanceOf(io.flashvec.index.InvalidInputException.class)
+        .hasMessage(
+            "Wrong input: optimizations are reported by a standalone server only, not in cluster"
+                + " mode yet [collection=c]");
+    assertThatThrownBy(() -> proxy.optimizations("nope", 16))
+        .isInstanceOf(io.flashvec.index.NotFoundException.class);
+  }
+
+  @Test
   void aliasesNameTheirCollectionOnEveryCallAndGoWithIt() {
     proxy.updateAliases(List.of(new Aliases.Create("a", "c")));
     assertThat(proxy.aliases()).containsExactly(java.util.Map.entry("a", "c"));

@@ -728,6 +728,18 @@ public final class Collection implements Closeable {
   }
 
   /**
+   * The optimizations of every shard as one ({@link io.flashvec.index.Optimizations#merge}), with
+   * at most {@code completedLimit} completed ones, newest first.
+   */
+  public io.flashvec.index.Optimizations optimizations(int completedLimit) {
+    List<io.flashvec.index.Optimizations> each = new ArrayList<>(shards.length);
+    for (Shard s : shards) {
+      each.add(s.optimizations());
+    }
+    return io.flashvec.index.Optimizations.merge(each, completedLimit);
+  }
+
+  /**
    * The statistics of {@code shards}, which share {@code tuning} and {@code schemas}: those of a
    * collection, or of a cluster replica's one shard.
    */

@@ -2,6 +2,7 @@ package io.flashvec.index.shard;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.Optimizations;
 import io.flashvec.index.PointId;
 import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.segment.BuildSpec;
@@ -77,6 +78,7 @@ final class SealPipeline {
   private final IdLocations locations;
   private final PayloadIndexes payloadIndexes;
   private final BackgroundJobs jobs;
+  private final OptimizationTracker tracker;
   private Runnable onInstall = () -> {};
   private final ArrayDeque<Pending> pending = new ArrayDeque<>(); // guarded by writeLock
   private long checkpointSeq; // guarded by writeLock
@@ -109,6 +111,7 @@ final class SealPipeline {
     this.locations = parts.locations();
     this.payloadIndexes = parts.payloadIndexes();
     this.jobs = parts.jobs();
+    this.tracker = parts.tracker();
   }
 
   /** Sets what runs after each install, outside the lock (the compactor looks for work). */
@@ -330,6 +333,31 @@ final class SealPipeline {
     }
   }
 
+  /**
+   * The frozen segments waiting for an index build that will run (when builds run at all), with
+   * their live points, oldest first; segments in {@code busy} (their build runs) are left out.
+   */
+  List<Optimizations.Queued> queuedBuilds(Set<Integer> busy) {
+    writeLock.lock();
+    try {
+      if (!builds()) {
+        return List.of();
+      }
+      List<Optimizations.Queued> out = new ArrayList<>();
+      for (Pending p : pending) {
+        GrowingSegment f = p.segment();
+        if (!busy.contains(f.id())) {
+          out.add(
+              new Optimizations.Queued(
+                  Optimizations.INDEXING, List.of(tracker.segment(f.id(), f.liveCount()))));
+        }
+      }
+      return out;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
   /** The last index build failure, or {@code null}. */
   String buildFailure() {
     return buildFailure;
@@ -386,6 +414,13 @@ final class SealPipeline {
     boolean installed = false;
     buildingSegment = f.id();
     buildingOwes = p.owes();
+    OptimizationTracker.Running track =
+        tracker.start(
+            Optimizations.INDEXING,
+            newId,
+            new int[] {f.id()},
+            new long[] {liveOrds.length},
+            fromGraph ? () -> f.graph().size() : null);
     try {
       if (liveOrds.length > 0) {
         io.createDirectories(segmentsDir);
@@ -426,6 +461,7 @@ final class SealPipeline {
       }
       install(p, built, liveOrds);
       installed = true;
+      track.done();
       space.succeeded();
       if (f.graph() != null) {
         f.graph().close(); // replaced: the indexer stops, the graph goes with the last reader
@@ -447,6 +483,7 @@ final class SealPipeline {
         removeUnfinished(target);
       }
       if (t instanceof CancellationException || jobs.cancelled()) {
+        track.cancelled("the shard is closing; the build runs again when it opens");
         f.markIndexing(false);
         LOG.info(
             "index build cancelled, its files removed; it runs again from the WAL when the shard opens [dir={}, segment={}, millis={}]",
@@ -454,8 +491,10 @@ final class SealPipeline {
             f.id(),
             (System.nanoTime() - t0) / 1_000_000);
       } else if (DiskFullException.isDiskFull(t)) {
+        track.cancelled("the disk filled up; the build runs again when there is room");
         postponeBuild(p, need, "the disk filled up, its files removed");
       } else {
+        track.failed(t.toString());
         buildFailure = t.toString();
         stalled();
         f.markIndexing(false);

@@ -3,6 +3,7 @@ package io.flashvec.index.shard;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.IndexingState;
+import io.flashvec.index.Optimizations;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
@@ -388,6 +389,7 @@ public final class Shard implements Closeable {
   private final ReentrantLock writeLock = new ReentrantLock();
   private final PayloadIndexes payloadIndexes;
   private final BackgroundJobs jobs = new BackgroundJobs();
+  private final OptimizationTracker tracker;
   private final SegmentSet segments;
   private final SealPipeline pipeline;
   private final LiveIndexScheduler scheduler;
@@ -411,6 +413,7 @@ public final class Shard implements Closeable {
       throws IOException {
     this.dir = dir;
     this.shardId = shardId;
+    this.tracker = new OptimizationTracker(shardId);
     // without a primary vector (dim 0) there is no graph to build: every field is scanned exactly
     this.flat = index.type().equals(IndexParams.FLAT) || dim == 0;
     DiskAnnFormat format =
@@ -440,7 +443,8 @@ public final class Shard implements Closeable {
             segments,
             locations,
             payloadIndexes,
-            jobs);
+            jobs,
+            tracker);
     this.pipeline = new SealPipeline(parts);
     this.compactor = new ShardCompactor(parts, pipeline);
     pipeline.onInstall(compactor::maybeSchedule);
@@ -1019,6 +1023,36 @@ public final class Shard implements Closeable {
         compacting() ? 1 : 0,
         compactor.planned() ? 1 : 0,
         pipeline.deferBuilds());
+  }
+
+  /**
+   * What this shard optimizes now, has queued and finished since it opened, and which of its
+   * segments need nothing ({@link Optimizations}): running are the index builds and compactions
+   * under way; queued the frozen segments waiting for their build and the merge or rewrite the
+   * compaction policy would start next; idle every other segment, the growing one included. A shard
+   * without index builds (flat, or no build executor) keeps its frozen segments as they are: idle,
+   * not queued.
+   */
+  public Optimizations optimizations() {
+    List<Optimizations.Optimization> running = tracker.running();
+    Set<Integer> busy = new java.util.HashSet<>(tracker.busySegments());
+    List<Optimizations.Queued> queued = new ArrayList<>(pipeline.queuedBuilds(busy));
+    queued.addAll(compactor.queued(busy));
+    Set<java.util.UUID> taken = new java.util.HashSet<>();
+    for (Optimizations.Optimization o : running) {
+      o.segments().forEach(r -> taken.add(r.uuid()));
+    }
+    for (Optimizations.Queued q : queued) {
+      q.segments().forEach(r -> taken.add(r.uuid()));
+    }
+    List<Optimizations.SegmentRef> idle = new ArrayList<>();
+    for (Segment seg : segments.current().segments()) {
+      Optimizations.SegmentRef ref = tracker.segment(seg.id(), seg.liveCount());
+      if (!taken.contains(ref.uuid())) {
+        idle.add(ref);
+      }
+    }
+    return new Optimizations(running, queued, tracker.completed(), idle);
   }
 
   /** Whether segments wait for (or are in) an index build. */

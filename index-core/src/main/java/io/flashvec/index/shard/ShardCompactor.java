@@ -1,5 +1,6 @@
 package io.flashvec.index.shard;
 
+import io.flashvec.index.Optimizations;
 import io.flashvec.index.diskann.PqTrainer;
 import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.segment.BuildSpec;
@@ -204,6 +205,41 @@ final class ShardCompactor {
     return running;
   }
 
+  /**
+   * The next compaction an automatic pass will run, as Qdrant's queue of pending optimizations
+   * shows it: what the policy picks among the current sealed segments, raw segments counted as due
+   * even while they wait for writes or a bulk load to stop (they are work waiting), and nothing
+   * that takes a segment in {@code busy} (the running compaction would pick its own sources again).
+   * Empty when compactions do not run by themselves or the last one failed. An estimate: the
+   * segments' live counts are racy, and the pass after this one is not planned.
+   */
+  List<Optimizations.Queued> queued(Set<Integer> busy) {
+    if (config.executor() == null
+        || !config.automatic()
+        || failure != null
+        || ctx.jobs().cancelled()
+        || !pipeline.started()) {
+      return List.of();
+    }
+    Plan plan = plan(ctx.segments().current().sealed(), false, TieredMergePolicy.Hold.NONE);
+    if (plan == null || plan.sources().isEmpty()) {
+      return List.of();
+    }
+    List<Optimizations.SegmentRef> refs = new ArrayList<>();
+    for (SealedSegment d : plan.sources()) {
+      if (busy.contains(d.id())) {
+        return List.of();
+      }
+      refs.add(ctx.tracker().segment(d.id(), d.liveCount()));
+    }
+    return List.of(new Optimizations.Queued(optimizer(plan.reason()), refs));
+  }
+
+  /** The Qdrant optimizer name of a compaction done for {@code reason}. */
+  static String optimizer(Reason reason) {
+    return reason == Reason.DELETED ? Optimizations.VACUUM : Optimizations.MERGE;
+  }
+
   long done() {
     return done.get();
   }
@@ -343,11 +379,16 @@ final class ShardCompactor {
 
   /** The compaction policy ({@link TieredMergePolicy}) over the shard's disk segments. */
   Plan plan(List<SealedSegment> disk, boolean force) {
+    return plan(disk, force, rawHold());
+  }
+
+  /** {@link #plan(List, boolean)} with raw segments waiting as {@code hold} says. */
+  private Plan plan(List<SealedSegment> disk, boolean force, TieredMergePolicy.Hold hold) {
     List<TieredMergePolicy.Seg> segs = new ArrayList<>(disk.size());
     for (SealedSegment d : disk) {
       segs.add(new TieredMergePolicy.Seg(d.size(), d.liveCount(), !d.hasGraph()));
     }
-    TieredMergePolicy.Pick pick = policy.find(segs, force, rawHold());
+    TieredMergePolicy.Pick pick = policy.find(segs, force, hold);
     if (pick == null) {
       return null;
     }
@@ -371,6 +412,7 @@ final class ShardCompactor {
     long t0 = System.nanoTime();
     int points = 0;
     long need = 0;
+    OptimizationTracker.Running track = null;
     try {
       for (int[] o : job.ords()) {
         points += o.length;
@@ -379,6 +421,14 @@ final class ShardCompactor {
       if (points > 0 && !roomFor(need, ids)) {
         return false;
       }
+      long[] live = new long[sources.size()];
+      int[] sourceIds = new int[sources.size()];
+      for (int i = 0; i < live.length; i++) {
+        live[i] = job.ords().get(i).length;
+        sourceIds[i] = ids.get(i);
+      }
+      track =
+          ctx.tracker().start(optimizer(job.plan().reason()), job.newId(), sourceIds, live, null);
       if (points > 0) {
         var io = ctx.options().io();
         io.createDirectories(pipeline.segmentsDirectory());
@@ -406,6 +456,7 @@ final class ShardCompactor {
       }
       installed = pipeline.installCompaction(sources, job.ords(), built);
       if (installed) {
+        track.done();
         done.incrementAndGet();
         failure = null;
         ctx.space().succeeded();
@@ -420,6 +471,15 @@ final class ShardCompactor {
       }
       return installed;
     } catch (IOException | RuntimeException e) {
+      if (track != null) {
+        if (e instanceof CancellationException || ctx.jobs().cancelled()) {
+          track.cancelled("the shard is closing; the compaction runs again when it opens");
+        } else if (DiskFullException.isDiskFull(e)) {
+          track.cancelled("the disk filled up; the compaction runs again when there is room");
+        } else {
+          track.failed(e.toString());
+        }
+      }
       if (e instanceof CancellationException || ctx.jobs().cancelled()) {
         LOG.info(
             "compaction cancelled, its files removed; the shard plans it again when it opens [dir={}, from={}, millis={}]",
@@ -439,6 +499,9 @@ final class ShardCompactor {
       }
       return false;
     } finally {
+      if (track != null) {
+        track.cancelled("the shard closed before the compaction was installed"); // if not ended
+      }
       job.held().release();
       if (!installed) {
         if (built != null) {

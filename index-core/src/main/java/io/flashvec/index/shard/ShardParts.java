@@ -10,8 +10,8 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * What the stages of one shard share: its directory and settings, and the state they hand each
  * other — the segment set, where each id lives, the payload indexes, the write lock, the background
- * jobs and the free-space guard. {@link Shard} creates it once and gives it to each stage, which
- * keeps the parts it uses.
+ * jobs, the free-space guard and the record of optimizations. {@link Shard} creates it once and
+ * gives it to each stage, which keeps the parts it uses.
  */
 record ShardParts(
     Path dir,
@@ -25,4 +25,5 @@ record ShardParts(
     SegmentSet segments,
     IdLocations locations,
     PayloadIndexes payloadIndexes,
-    BackgroundJobs jobs) {}
+    BackgroundJobs jobs,
+    OptimizationTracker tracker) {}
