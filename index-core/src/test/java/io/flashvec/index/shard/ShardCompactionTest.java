@@ -367,7 +367,8 @@ class ShardCompactionTest extends ShardContractTest {
   @Test
   void randomOperationsMatchTheModel() throws Exception {
     Random r = random();
-    Distance d = Distance.values()[r.nextInt(Distance.values().length)];
+    Distance[] graphable = {Distance.COSINE, Distance.DOT, Distance.EUCLID};
+    Distance d = graphable[r.nextInt(graphable.length)];
     Model m = new Model();
     int steps = TestSeeds.atLeast(r, 300);
     Shard s = open(d);
