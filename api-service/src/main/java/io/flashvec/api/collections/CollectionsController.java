@@ -105,9 +105,7 @@ public class CollectionsController {
     }
     JsonNode strictMode = json.get("strict_mode_config");
     if (strictMode != null && !strictMode.isNull()) {
-      t =
-          t.withStrictMode(
-              parseStrictMode(strictMode, config.sparseVectors().keySet()).toJson().toString());
+      t = t.withStrictMode(parseStrictMode(strictMode, config).toJson().toString());
     }
     JsonNode metadata = json.get("metadata");
     if (metadata != null && metadata.isObject()) {
@@ -255,7 +253,7 @@ public class CollectionsController {
     StrictMode strictDiff =
         strictMode == null || strictMode.isNull()
             ? null
-            : parseStrictMode(strictMode, service.settings(name).config().sparseVectors().keySet());
+            : parseStrictMode(strictMode, service.settings(name).config());
     JsonNode metadata = json.get("metadata");
     ObjectNode metadataDiff =
         metadata != null && metadata.isObject() ? (ObjectNode) metadata : null;
@@ -299,8 +297,11 @@ public class CollectionsController {
    * A request's {@code strict_mode_config}. A payload size limit needs the payload bytes of the
    * collection, which only a standalone server adds up so far.
    */
-  private StrictMode parseStrictMode(JsonNode n, java.util.Set<String> sparseNames) {
-    StrictMode m = StrictMode.parse(n, "strict_mode_config", sparseNames);
+  private StrictMode parseStrictMode(JsonNode n, CollectionConfig config) {
+    java.util.Set<String> multi = new java.util.TreeSet<>();
+    config.multivectors().keySet().forEach(f -> multi.add(CollectionConfig.shownName(f)));
+    StrictMode m =
+        StrictMode.parse(n, "strict_mode_config", config.sparseVectors().keySet(), multi);
     if (m.limit(StrictMode.Field.MAX_COLLECTION_PAYLOAD_SIZE_BYTES) >= 0
         && service.peers() != null) {
       throw new InvalidInputException(

@@ -19,17 +19,21 @@ import tools.jackson.databind.node.ObjectNode;
  * given replaces the stored one, a field absent or {@code null} keeps it), kept as JSON with the
  * collection ({@link #toJson}), and enforced by {@link StrictModeGuard}.
  *
- * <p>Every field of Qdrant's configuration is enforced except two, refused with a 400 naming them
- * rather than stored and ignored: {@code multivector_config} (FlashVec has no multivectors) and the
- * deprecated {@code max_resident_memory_percent} (the server's memory budget bounds memory for
- * every collection).
+ * <p>Every field of Qdrant's configuration is enforced except one, refused with a 400 naming it
+ * rather than stored and ignored: the deprecated {@code max_resident_memory_percent} (the server's
+ * memory budget bounds memory for every collection).
  *
  * @param values the fields that are set, each a {@link Boolean}, {@link Long} or {@link Double} as
  *     its {@link Field} says
  * @param sparseMaxLength {@code sparse_config}: sparse vector name to its {@code max_length}
  *     ({@code null} value: an entry without one); {@code null} when not set
+ * @param multivectorMaxVectors {@code multivector_config}: multivector name to its {@code
+ *     max_vectors} ({@code null} value: an entry without one); {@code null} when not set
  */
-public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxLength) {
+public record StrictMode(
+    Map<Field, Object> values,
+    Map<String, Long> sparseMaxLength,
+    Map<String, Long> multivectorMaxVectors) {
 
   /** The fields of Qdrant's strict mode configuration that hold one value, in Qdrant's order. */
   public enum Field {
@@ -71,7 +75,7 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
   }
 
   /** The strict mode of a collection that never had one. */
-  public static final StrictMode NONE = new StrictMode(Map.of(), null);
+  public static final StrictMode NONE = new StrictMode(Map.of(), null, null);
 
   private static final String SPARSE = "sparse_config";
   private static final String MULTIVECTOR = "multivector_config";
@@ -92,6 +96,15 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
         sparseMaxLength == null
             ? null
             : Collections.unmodifiableMap(new TreeMap<>(sparseMaxLength));
+    multivectorMaxVectors =
+        multivectorMaxVectors == null
+            ? null
+            : Collections.unmodifiableMap(new TreeMap<>(multivectorMaxVectors));
+  }
+
+  /** {@link #parse(JsonNode, String, Set, Set)} accepting any multivector name. */
+  public static StrictMode parse(JsonNode n, String at, Set<String> sparseNames) {
+    return parse(n, at, sparseNames, null);
   }
 
   /**
@@ -100,12 +113,14 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
    * a sparse vector name the collection does not have ({@code sparseNames}; {@code null}: any) a
    * 400.
    */
-  public static StrictMode parse(JsonNode n, String at, Set<String> sparseNames) {
+  public static StrictMode parse(
+      JsonNode n, String at, Set<String> sparseNames, Set<String> multiNames) {
     if (!n.isObject()) {
       throw Requests.invalid(at + " must be an object", at, n);
     }
     EnumMap<Field, Object> values = new EnumMap<>(Field.class);
     Map<String, Long> sparse = null;
+    Map<String, Long> multi = null;
     for (Map.Entry<String, JsonNode> e : n.properties()) {
       String name = e.getKey();
       JsonNode v = e.getValue();
@@ -123,12 +138,9 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
       if (f != null) {
         values.put(f, value(f, v, path));
       } else if (name.equals(SPARSE)) {
-        sparse = sparse(v, path, sparseNames);
+        sparse = perVector(v, path, sparseNames, "sparse vector", "max_length");
       } else if (name.equals(MULTIVECTOR)) {
-        if (!(v.isObject() && v.isEmpty())) {
-          throw CollectionSettings.refused(
-              path, v, "limits on multivectors (max_vectors) are not enforced");
-        }
+        multi = perVector(v, path, multiNames, "multivector", "max_vectors");
       } else if (name.equals(MEMORY)) {
         throw CollectionSettings.refused(
             path,
@@ -139,7 +151,7 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
         throw unknown(path);
       }
     }
-    return new StrictMode(values, sparse);
+    return new StrictMode(values, sparse, multi);
   }
 
   private static Object value(Field f, JsonNode v, String path) {
@@ -170,9 +182,15 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
     }
   }
 
-  private static Map<String, Long> sparse(JsonNode v, String path, Set<String> sparseNames) {
+  /**
+   * {@code sparse_config} or {@code multivector_config}: the name of a {@code kind} of vector (one
+   * of {@code names}; {@code null}: any) to its limit {@code field}.
+   */
+  private static Map<String, Long> perVector(
+      JsonNode v, String path, Set<String> names, String kind, String field) {
+    Set<String> sparseNames = names;
     if (!v.isObject()) {
-      throw Requests.invalid(path + " must be an object of sparse vector names", path, v);
+      throw Requests.invalid(path + " must be an object of " + kind + " names", path, v);
     }
     Map<String, Long> out = new TreeMap<>();
     for (Map.Entry<String, JsonNode> e : v.properties()) {
@@ -182,7 +200,9 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
         throw CollectionSettings.refused(
             at,
             e.getValue(),
-            "the collection has no sparse vector of that name (it has "
+            "the collection has no "
+                + kind
+                + " of that name (it has "
                 + (sparseNames.isEmpty()
                     ? "none"
                     : String.join(", ", new java.util.TreeSet<>(sparseNames)))
@@ -198,7 +218,7 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
       }
       Long max = null;
       for (Map.Entry<String, JsonNode> k : c.properties()) {
-        if (!k.getKey().equals("max_length")) {
+        if (!k.getKey().equals(field)) {
           throw unknown(at + "." + k.getKey());
         }
         JsonNode m = k.getValue();
@@ -207,11 +227,11 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
         }
         if (!m.isIntegralNumber() || !m.canConvertToLong() || m.longValue() < 0) {
           throw Requests.invalid(
-              at + ".max_length must be a non-negative integer", at + ".max_length", m);
+              at + "." + field + " must be a non-negative integer", at + "." + field, m);
         }
         if (m.longValue() < 1) {
           throw new ValidationException(
-              at + ".max_length", "value " + m.longValue() + " invalid, must be 1 or larger");
+              at + "." + field, "value " + m.longValue() + " invalid, must be 1 or larger");
         }
         max = m.longValue();
       }
@@ -228,7 +248,9 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
     values.putAll(this.values);
     values.putAll(diff.values);
     return new StrictMode(
-        values, diff.sparseMaxLength != null ? diff.sparseMaxLength : sparseMaxLength);
+        values,
+        diff.sparseMaxLength != null ? diff.sparseMaxLength : sparseMaxLength,
+        diff.multivectorMaxVectors != null ? diff.multivectorMaxVectors : multivectorMaxVectors);
   }
 
   /** Whether the limits apply: {@code enabled} is true. */
@@ -276,6 +298,16 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
       // order of an object's fields carries no meaning to its clients
       o.set(SPARSE, s);
     }
+    if (multivectorMaxVectors != null) {
+      ObjectNode m = Json.object();
+      for (Map.Entry<String, Long> e : multivectorMaxVectors.entrySet()) {
+        ObjectNode c = m.putObject(e.getKey());
+        if (e.getValue() != null) {
+          c.put("max_vectors", e.getValue());
+        }
+      }
+      o.set(MULTIVECTOR, m);
+    }
     return o;
   }
 
@@ -294,6 +326,8 @@ public record StrictMode(Map<Field, Object> values, Map<String, Long> sparseMaxL
             + "`; known: "
             + String.join(", ", BY_NAME.keySet())
             + ", "
-            + SPARSE);
+            + SPARSE
+            + ", "
+            + MULTIVECTOR);
   }
 }

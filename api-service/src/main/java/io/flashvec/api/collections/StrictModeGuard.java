@@ -473,6 +473,7 @@ public class StrictModeGuard {
         limit(s, Field.UPSERT_MAX_BATCHSIZE, n, upsert ? "upsert limit" : "update limit");
         storage(s);
         sparseLengths(s, b);
+        multivectorSizes(s, b);
         return Math.max(1, n);
       }
       case SET_PAYLOAD -> {
@@ -564,6 +565,56 @@ public class StrictModeGuard {
           sparseLength(limits, e.getKey(), e.getValue());
         }
       }
+    }
+  }
+
+  /** {@code multivector_config.<name>.max_vectors} of the multivectors a write gives. */
+  private static void multivectorSizes(Scope s, JsonNode b) {
+    Map<String, Long> limits = s.mode().multivectorMaxVectors();
+    if (limits == null || limits.isEmpty()) {
+      return;
+    }
+    if (b.has("batch")) {
+      JsonNode vectors = b.path("batch").path("vectors");
+      if (vectors.isObject()) {
+        for (Map.Entry<String, JsonNode> e : vectors.properties()) {
+          for (JsonNode v : e.getValue()) {
+            multivectorSize(limits, e.getKey(), v);
+          }
+        }
+      } else if (vectors.isArray()) {
+        for (JsonNode v : vectors) {
+          multivectorSize(limits, "", v);
+        }
+      }
+      return;
+    }
+    for (JsonNode p : b.path("points")) {
+      JsonNode v = p.get("vector");
+      if (v != null && v.isObject()) {
+        for (Map.Entry<String, JsonNode> e : v.properties()) {
+          multivectorSize(limits, e.getKey(), e.getValue());
+        }
+      } else if (v != null) {
+        multivectorSize(limits, "", v);
+      }
+    }
+  }
+
+  private static void multivectorSize(Map<String, Long> limits, String name, JsonNode v) {
+    Long max = limits.get(name);
+    if (max == null || !v.isArray() || v.isEmpty() || !v.get(0).isArray()) {
+      return;
+    }
+    if (v.size() > max) {
+      throw new InvalidInputException(
+          "Bad request: Multivector '"
+              + name
+              + "' has a limit of "
+              + max
+              + " vectors, but "
+              + v.size()
+              + " were provided!");
     }
   }
 

@@ -88,7 +88,8 @@ final class QueryGroups {
               node.params(),
               node.threshold(),
               (int) fetchLimit,
-              node.lookupFrom());
+              node.lookupFrom(),
+              node.idfCorpus());
       List<Record> hits = query.run(collection, n, null, 0, fetch, stats);
       byValue = group(hits, path, groups, groupSize);
       boolean full =

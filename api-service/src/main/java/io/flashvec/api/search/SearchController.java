@@ -325,7 +325,8 @@ public class SearchController {
               Requests.filter(b, prefix),
               Requests.optionalFloat(b, "score_threshold"),
               sel.any(),
-              withVector);
+              withVector,
+              Requests.idfCorpus(b, prefix));
       Requests.params(b);
       return new Parsed(null, "", req, sel, withVector, Output.vectorNames(b, "with_vector"));
     }
@@ -340,6 +341,13 @@ public class SearchController {
   }
 
   private Parsed build(JsonNode b, float[] v, int defaultLimit, String prefix, String using) {
+    if (Requests.idfCorpus(b, prefix) != null) {
+      throw new InvalidInputException(
+          "Wrong input: "
+              + prefix
+              + "params.idf applies to a sparse vector with the idf modifier, not to a dense"
+              + " one");
+    }
     int limit = Requests.nonNegativeInt(b, "limit", defaultLimit, maxLimit);
     int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);

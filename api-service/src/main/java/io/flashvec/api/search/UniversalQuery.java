@@ -109,6 +109,8 @@ final class UniversalQuery {
    * @param filter this node's own filter ({@code null}: none)
    * @param limit results wanted
    * @param threshold Qdrant's {@code score_threshold} ({@code null}: none)
+   * @param idfCorpus {@code params.idf.corpus}: the points a sparse search's IDF counts ({@code
+   *     null}: all)
    */
   record Node(
       String path,
@@ -119,7 +121,8 @@ final class UniversalQuery {
       SearchParams params,
       Float threshold,
       int limit,
-      JsonNode lookupFrom) {}
+      JsonNode lookupFrom,
+      Filter idfCorpus) {}
 
   /**
    * Parses a request body (or one prefetch) into a node.
@@ -195,7 +198,8 @@ final class UniversalQuery {
         Requests.params(b),
         threshold,
         limit,
-        b.get("lookup_from"));
+        b.get("lookup_from"),
+        Requests.idfCorpus(b, path));
   }
 
   /**
@@ -238,6 +242,13 @@ final class UniversalQuery {
     String sparse = sparseUsing(collection, node);
     if (sparse != null) {
       return sparseSearch(collection, node, sparse, q, field, want, filter, fetch);
+    }
+    if (node.idfCorpus() != null) {
+      throw new InvalidInputException(
+          "Wrong input: "
+              + node.path()
+              + "params.idf applies to a sparse vector with the idf modifier, not to a dense"
+              + " one");
     }
     String using = denseUsing(collection, node);
     Scorer scorer = scorer(collection, node, q, field, false);
@@ -319,7 +330,8 @@ final class UniversalQuery {
             filter,
             node.threshold(),
             fetch.withPayload(),
-            fetch.withVector()));
+            fetch.withVector(),
+            node.idfCorpus()));
   }
 
   /** A node with prefetches: fusion of their lists, or a query over their union. */

@@ -500,19 +500,31 @@ public final class Requests {
       searchList = nonNegativeInt(p, "hnsw_ef", 0, 100_000);
     }
     int rerankK = nonNegativeInt(p, "rerank_k", 0, 100_000);
-    JsonNode idf = p.get("idf");
-    if (idf != null && !idf.isNull() && !(idf.isString() && idf.asString().equals("global"))) {
-      // Qdrant's IDF over a corpus filter: FlashVec counts IDF over the whole collection only
-      throw invalid(
-          "only global is supported: IDF is counted over all the collection's points",
-          "params.idf",
-          idf);
-    }
+    idfCorpus(parent, "");
     return new SearchParams(
         searchList,
         nonNegativeInt(p, "beam_width", 0, 1024),
         Math.max(rerankK, quantization(parent, p)),
         bool(p, "exact", false));
+  }
+
+  /**
+   * Qdrant's {@code params.idf} of a search: {@code "global"} (or absent: {@code null}), or {@code
+   * {"corpus": filter}}, the points whose statistics a sparse search's IDF counts.
+   *
+   * @param path where {@code parent} is in the request ({@code ""}, {@code prefetch[1].})
+   */
+  public static Filter idfCorpus(JsonNode parent, String path) {
+    JsonNode p = parent.get("params");
+    JsonNode idf = p == null || !p.isObject() ? null : p.get("idf");
+    if (idf == null || idf.isNull() || (idf.isString() && idf.asString().equals("global"))) {
+      return null;
+    }
+    if (!idf.isObject() || idf.size() != 1 || !idf.has("corpus") || !idf.get("corpus").isObject()) {
+      throw invalid(
+          "params.idf must be \"global\" or {\"corpus\": filter}", path + "params.idf", idf);
+    }
+    return FilterParser.parse(idf.get("corpus"), path + "params.idf.corpus");
   }
 
   /**

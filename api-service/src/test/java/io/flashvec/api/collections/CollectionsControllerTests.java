@@ -295,8 +295,8 @@ class CollectionsControllerTests {
         "strict_mode_config",
         "\"strict_mode_config\":{\"multivector_config\":{\"m\":{\"max_vectors\":2}}}",
         Kind.REFUSED,
-        "strict_mode_config.multivector_config: limits on multivectors (max_vectors) are not"
-            + " enforced");
+        "strict_mode_config.multivector_config.m: the collection has no multivector of that"
+            + " name (it has none)");
     probe(c, "metadata", "\"metadata\":null", Kind.NO_OP);
     probe(c, "metadata", "\"metadata\":{}", Kind.HONOURED);
     probe(c, "metadata", "\"metadata\":{\"a\":1}", Kind.HONOURED);

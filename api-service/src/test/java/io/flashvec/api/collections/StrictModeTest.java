@@ -70,6 +70,29 @@ class StrictModeTest {
     assertThat(sparse.merge(parse("{\"sparse_config\":{\"text\":{}}}")).toJson().toString())
         .isEqualTo("{\"sparse_config\":{\"text\":{}}}");
     assertThat(sparse.merge(parse("{}")).sparseMaxLength()).containsEntry("text", 4L);
+    // and multivector_config, beside it
+    StrictMode multi =
+        StrictMode.parse(
+            json("{\"multivector_config\":{\"m\":{\"max_vectors\":5}}}"),
+            "strict_mode_config",
+            Set.of(),
+            Set.of("m"));
+    assertThat(multi.multivectorMaxVectors()).containsEntry("m", 5L);
+    assertThat(sparse.merge(multi).toJson().toString())
+        .isEqualTo(
+            "{\"sparse_config\":{\"text\":{\"max_length\":4}},"
+                + "\"multivector_config\":{\"m\":{\"max_vectors\":5}}}");
+    assertThat(StrictMode.fromJson(multi.toJson().toString())).isEqualTo(multi);
+    assertThatThrownBy(
+            () ->
+                StrictMode.parse(
+                    json("{\"multivector_config\":{\"x\":{\"max_vectors\":5}}}"),
+                    "strict_mode_config",
+                    Set.of(),
+                    Set.of("m")))
+        .hasMessageContaining(
+            "strict_mode_config.multivector_config.x: the collection has no"
+                + " multivector of that name (it has m)");
     assertThat(StrictMode.NONE.enabled()).isFalse();
     assertThat(StrictMode.NONE.merge(parse("{\"enabled\":true}")).enabled()).isTrue();
   }

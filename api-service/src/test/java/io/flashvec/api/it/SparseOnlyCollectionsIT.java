@@ -198,6 +198,8 @@ class SparseOnlyCollectionsIT {
           .append(id)
           .append(", \"vector\": {\"text\": ")
           .append(sparse(s))
+          .append("}, \"payload\": {\"n\": ")
+          .append(id)
           .append("}}");
     }
     ok(http.put("/collections/idf/points?wait=true", sb.append("]}").toString()));
@@ -212,7 +214,7 @@ class SparseOnlyCollectionsIT {
         while (query.size() < 3) {
           query.put(1L + r.nextInt(30), 1f);
         }
-        Map<Long, Float> want = idfBruteForce(docs, query, idf);
+        Map<Long, Float> want = idfBruteForce(docs, query, idf, id -> true);
         JsonNode hits =
             http.post(
                     "/collections/idf/points/query",
@@ -224,6 +226,25 @@ class SparseOnlyCollectionsIT {
           got.put(h.get("id").longValue(), h.get("score").floatValue());
         }
         assertThat(got).as("round " + round + ", idf " + idf + ", query " + query).isEqualTo(want);
+        if (idf) {
+          // Qdrant's params.idf.corpus: the statistics of the points n < 30, every point scored
+          Map<Long, Float> corpusWant = idfBruteForce(docs, query, true, id -> id < 30);
+          JsonNode corpusHits =
+              http.post(
+                      "/collections/idf/points/query",
+                      "{\"query\": "
+                          + sparse(query)
+                          + ", \"using\": \"text\", \"limit\": 100, \"params\": {\"idf\":"
+                          + " {\"corpus\": {\"must\": [{\"key\": \"n\", \"range\": {\"lt\":"
+                          + " 30}}]}}}}")
+                  .result()
+                  .get("points");
+          Map<Long, Float> corpusGot = new LinkedHashMap<>();
+          for (JsonNode h : corpusHits) {
+            corpusGot.put(h.get("id").longValue(), h.get("score").floatValue());
+          }
+          assertThat(corpusGot).as("round " + round + ", corpus n < 30").isEqualTo(corpusWant);
+        }
       }
       if (round == 0) {
         server.restart(); // the modifier is kept
@@ -256,7 +277,7 @@ class SparseOnlyCollectionsIT {
             "{\"sparse_vectors\": {\"text\": {\"index\": {\"on_disk\": true}}}}");
     assertThat(onDisk.status()).isEqualTo(400);
     assertThat(onDisk.error()).contains("sparse_vectors.text.index.on_disk");
-    // IDF over the whole collection only: a corpus filter is refused, not ignored
+    // a corpus filter without the idf modifier (now none) is refused, not ignored
     String q = "{\"query\": {\"indices\": [0], \"values\": [1]}, \"using\": \"text\", ";
     ok(http.post("/collections/idf/points/query", q + "\"params\": {\"idf\": \"global\"}}"));
     Http.Response corpus =
@@ -266,17 +287,30 @@ class SparseOnlyCollectionsIT {
     assertThat(corpus.status()).isEqualTo(400);
     assertThat(corpus.error())
         .isEqualTo(
-            "Wrong input: only global is supported: IDF is counted over all the collection's"
-                + " points [params.idf={\"corpus\":{\"must\":[]}}]");
+            "Wrong input: params.idf applies to a sparse vector with the idf modifier, which text"
+                + " has not");
+    Http.Response shape =
+        http.post("/collections/idf/points/query", q + "\"params\": {\"idf\": \"local\"}}");
+    assertThat(shape.status()).isEqualTo(400);
+    assertThat(shape.error()).contains("params.idf");
   }
 
-  /** Qdrant's IDF: each query weight times ln((N - df + 0.5) / (df + 0.5) + 1), as the server. */
+  /**
+   * Qdrant's IDF: each query weight times ln((N - df + 0.5) / (df + 0.5) + 1), as the server, N and
+   * df counted over the points in {@code corpus}.
+   */
   private static Map<Long, Float> idfBruteForce(
-      Map<Long, TreeMap<Long, Float>> docs, TreeMap<Long, Float> query, boolean idf) {
+      Map<Long, TreeMap<Long, Float>> docs,
+      TreeMap<Long, Float> query,
+      boolean idf,
+      java.util.function.LongPredicate corpus) {
     TreeMap<Long, Float> weighted = new TreeMap<>();
-    float n = docs.size();
+    float n = docs.keySet().stream().filter(corpus::test).count();
     for (Map.Entry<Long, Float> t : query.entrySet()) {
-      float df = docs.values().stream().filter(d -> d.containsKey(t.getKey())).count();
+      float df =
+          docs.entrySet().stream()
+              .filter(d -> corpus.test(d.getKey()) && d.getValue().containsKey(t.getKey()))
+              .count();
       weighted.put(
           t.getKey(),
           idf ? t.getValue() * (float) Math.log((n - df + 0.5f) / (df + 0.5f) + 1f) : t.getValue());

@@ -280,7 +280,8 @@ class StrictModeIT {
         .isEqualTo(2);
     strict("s", "{\"enabled\": true, \"write_rate_limit\": 1000000}");
 
-    // refused: what FlashVec cannot enforce, unknown fields, wrong types; 422 below minimums
+    // refused: what FlashVec cannot enforce, unknown fields and vector names, wrong types; 422
+    // below minimums
     for (String field :
         new String[] {
           "max_resident_memory_percent\": 50",
@@ -332,6 +333,41 @@ class StrictModeIT {
         "Bad request: Sparse vector 'text' has a limit of 2 indices, but 3 were provided!");
     assertThat(http.get("/collections/sp").result().at("/config/strict_mode_config").toString())
         .isEqualTo("{\"enabled\":true,\"sparse_config\":{\"text\":{\"max_length\":2}}}");
+
+    // multivectors: max_vectors by name, in points and batches; none when disabled
+    ok(
+        http.put(
+            "/collections/mv",
+            "{\"vectors\": {\"m\": {\"size\": 2, \"distance\": \"Dot\", \"multivector_config\":"
+                + " {\"comparator\": \"max_sim\"}}},"
+                + " \"strict_mode_config\": {\"enabled\": true,"
+                + " \"multivector_config\": {\"m\": {\"max_vectors\": 2}}}}"));
+    ok(
+        http.put(
+            "/collections/mv/points?wait=true",
+            "{\"points\": [{\"id\": 1, \"vector\": {\"m\": [[1, 2], [3, 4]]}}]}"));
+    String three = "[[1, 2], [3, 4], [5, 6]]";
+    String want = "Bad request: Multivector 'm' has a limit of 2 vectors, but 3 were provided!";
+    bad(
+        http.put(
+            "/collections/mv/points?wait=true",
+            "{\"points\": [{\"id\": 2, \"vector\": {\"m\": " + three + "}}]}"),
+        400,
+        want);
+    bad(
+        http.put(
+            "/collections/mv/points?wait=true",
+            "{\"batch\": {\"ids\": [2], \"vectors\": {\"m\": [" + three + "]}}}"),
+        400,
+        want);
+    assertThat(http.get("/collections/mv/points/2").status()).isEqualTo(404);
+    assertThat(http.get("/collections/mv").result().at("/config/strict_mode_config").toString())
+        .isEqualTo("{\"enabled\":true,\"multivector_config\":{\"m\":{\"max_vectors\":2}}}");
+    strict("mv", "{\"enabled\": false}");
+    ok(
+        http.put(
+            "/collections/mv/points?wait=true",
+            "{\"points\": [{\"id\": 2, \"vector\": {\"m\": " + three + "}}]}"));
 
     // a collection without a graph (hnsw m = 0) is scanned: forbidden without search_allow_exact
     ok(

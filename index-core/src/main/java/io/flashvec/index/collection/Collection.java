@@ -366,7 +366,13 @@ public final class Collection implements Closeable {
     FilterEvaluator f = req.filter() == null ? null : evaluator(req.filter());
     SparseVector query = req.vector();
     if (tuning().sparseIdf().contains(req.field())) {
-      query = idfWeighted(req.field(), query);
+      FilterEvaluator corpus = req.idfCorpus() == null ? null : evaluator(req.idfCorpus());
+      query = idfWeighted(req.field(), query, corpus);
+    } else if (req.idfCorpus() != null) {
+      throw new InvalidInputException(
+          "Wrong input: params.idf applies to a sparse vector with the idf modifier, which "
+              + req.field()
+              + " has not");
     }
     TopMerge<Record> top = TopMerge.byScore(Distance.DOT, k);
     for (Shard s : shards) {
@@ -381,12 +387,12 @@ public final class Collection implements Closeable {
    * {@code query} with each weight multiplied by its index's inverse document frequency in the
    * field {@code field} over all shards, as Qdrant's {@code modifier: idf} does: {@code ln((N - df
    * + 0.5) / (df + 0.5) + 1)}, {@code N} the live points that have the field and {@code df} those
-   * whose vector has the index.
+   * whose vector has the index; with a {@code corpus} filter, only the points that pass it.
    */
-  SparseVector idfWeighted(String field, SparseVector query) {
+  SparseVector idfWeighted(String field, SparseVector query, FilterEvaluator corpus) {
     long[] sum = new long[1 + query.size()];
     for (Shard s : shards) {
-      long[] part = s.sparseFrequencies(field, query.indices());
+      long[] part = s.sparseFrequencies(field, query.indices(), corpus);
       for (int i = 0; i < sum.length; i++) {
         sum[i] += part[i];
       }

@@ -8,6 +8,8 @@ import io.flashvec.index.filter.Filter;
  *
  * @param filter {@code null}: all points
  * @param scoreThreshold the lowest score returned ({@code null}: any)
+ * @param idfCorpus for a field weighted by IDF, the points whose statistics it counts (Qdrant's
+ *     {@code params.idf.corpus}); {@code null}: all the collection's points
  */
 public record SparseSearchRequest(
     String field,
@@ -17,4 +19,19 @@ public record SparseSearchRequest(
     Filter filter,
     Float scoreThreshold,
     boolean withPayload,
-    boolean withVector) {}
+    boolean withVector,
+    Filter idfCorpus) {
+
+  /** A search whose IDF, if any, counts all the collection's points. */
+  public SparseSearchRequest(
+      String field,
+      SparseVector vector,
+      int limit,
+      int offset,
+      Filter filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    this(field, vector, limit, offset, filter, scoreThreshold, withPayload, withVector, null);
+  }
+}

@@ -623,10 +623,11 @@ public final class Shard implements Closeable {
   /**
    * The document frequencies of the sparse field {@code field} in this shard for IDF: element 0
    * counts the live points that have the field, element {@code 1 + i} those of them whose vector
-   * has {@code indices[i]} (ascending, as a {@link io.flashvec.index.SparseVector}'s).
+   * has {@code indices[i]} (ascending, as a {@link io.flashvec.index.SparseVector}'s); with a
+   * {@code corpus} filter ({@code null}: none), only the points that pass it.
    */
-  public long[] sparseFrequencies(String field, int[] indices) {
-    return reader.sparseFrequencies(field, indices);
+  public long[] sparseFrequencies(String field, int[] indices, FilterEvaluator corpus) {
+    return reader.sparseFrequencies(field, indices, corpus);
   }
 
   /** Exact sparse search of one shard; see {@link ShardReader#sparseSearch}. */

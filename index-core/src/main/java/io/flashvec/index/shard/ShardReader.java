@@ -410,19 +410,24 @@ final class ShardReader {
    * live points that have the field, element {@code 1 + i} the number of those whose vector has
    * index {@code indices[i]} ({@code indices} ascending as unsigned values, as a {@link
    * SparseVector}'s). A scan of the points that have the field, like the search it weights; a point
-   * that an update moves between segments while it runs may be counted twice.
+   * that an update moves between segments while it runs may be counted twice. With a {@code corpus}
+   * filter ({@code null}: none), only the points that pass it count.
    */
-  long[] sparseFrequencies(String field, int[] indices) {
+  long[] sparseFrequencies(String field, int[] indices, FilterEvaluator corpus) {
     long[] out = new long[1 + indices.length];
+    boolean filtered = corpus != null && !corpus.matchesAll();
     Snapshot snap = segments.acquire();
     try {
       for (Segment seg : snap.segments()) {
         if (!seg.hasSparse()) {
           continue;
         }
-        int n = seg.size();
-        for (int ord = 0; ord < n; ord++) {
-          if (seg.isDeleted(ord)) {
+        AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, corpus) : null;
+        int n = accept == null ? seg.size() : accept.size();
+        for (int ord = accept == null ? 0 : accept.next(0);
+            ord >= 0 && ord < n;
+            ord = accept == null ? ord + 1 : accept.next(ord + 1)) {
+          if (accept == null && seg.isDeleted(ord)) {
             continue;
           }
           SparseVector v = seg.sparseAt(ord, field);
