@@ -227,8 +227,8 @@ public final class Requests {
       if (v != null && v.isObject() && (v.has("indices") || v.has("values"))) {
         sparse.put(name, sparseVector(v, field + ".?"));
       } else if (v != null && v.isArray() && !v.isEmpty() && v.get(0).isArray()) {
-        String at = field + "[\"" + name + "\"]";
-        float[][] vectors = multiVector(v, at);
+        // Qdrant's path for a named multivector's values, as ".?.indices" for a sparse one
+        float[][] vectors = multiVector(v, field + ".?.data");
         dense.put(name, flatten(vectors));
         multi.put(name, vectors[0].length);
       } else if (v != null && v.isArray()) {

@@ -19,7 +19,7 @@ class StrictModeTest {
   }
 
   private static StrictMode parse(String s) {
-    return StrictMode.parse(json(s), "strict_mode_config", Set.of("text"));
+    return StrictMode.parse(json(s), "strict_mode_config", Set.of("text"), Set.of("m"));
   }
 
   @Test
@@ -136,18 +136,19 @@ class StrictModeTest {
   void settingsFlashVecCannotEnforceAreRefusedNamingThem() {
     assertThatThrownBy(() -> parse("{\"max_resident_memory_percent\":50}"))
         .hasMessageContaining("strict_mode_config.max_resident_memory_percent");
-    assertThatThrownBy(() -> parse("{\"multivector_config\":{\"m\":{\"max_vectors\":5}}}"))
-        .hasMessageContaining("strict_mode_config.multivector_config");
+    assertThatThrownBy(() -> parse("{\"multivector_config\":{\"x\":{\"max_vectors\":5}}}"))
+        .hasMessageContaining("strict_mode_config.multivector_config.x")
+        .hasMessageContaining("(it has m)");
     assertThatThrownBy(() -> parse("{\"sparse_config\":{\"other\":{\"max_length\":5}}}"))
         .hasMessageContaining("strict_mode_config.sparse_config.other")
         .hasMessageContaining("(it has text)");
-    // null and empty values of them set nothing
+    // null values set nothing; an empty multivector_config is no limit, shown as given
     assertThat(
             parse(
                     "{\"max_points_count\":null,\"multivector_config\":{},"
                         + "\"max_resident_memory_percent\":null}")
                 .toJson()
                 .toString())
-        .isEqualTo("{}");
+        .isEqualTo("{\"multivector_config\":{}}");
   }
 }

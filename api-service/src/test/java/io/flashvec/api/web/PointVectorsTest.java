@@ -22,9 +22,9 @@ class PointVectorsTest {
           .hasMessageContaining("dense vector must not be empty")
           .hasMessageContaining("points[0].vector");
     }
-    // an empty vector inside a multivector has its own message
+    // an empty vector inside a multivector has its own message, at Qdrant's path
     assertThatThrownBy(() -> Requests.pointVectors(M.readTree("{\"m\": [[]]}"), "v"))
-        .hasMessageContaining("all vectors must be non-empty");
+        .hasMessageContaining("v.?.data: all vectors must be non-empty");
     assertThat(Requests.pointVectors(M.readTree("{\"text\": [1, 2]}"), "v")).isNotNull();
   }
 }
