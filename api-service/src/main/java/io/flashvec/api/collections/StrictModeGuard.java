@@ -544,16 +544,37 @@ public class StrictModeGuard {
   /** {@code sparse_config.<name>.max_length} of the sparse vectors an insert writes. */
   private static void sparseLengths(Scope s, JsonNode b) {
     Map<String, Long> limits = s.mode().sparseMaxLength();
-    if (limits == null || limits.isEmpty()) {
-      return;
+    if (limits != null && !limits.isEmpty()) {
+      forEachVector(b, (name, v) -> sparseLength(limits, name, v));
     }
+  }
+
+  /** {@code multivector_config.<name>.max_vectors} of the multivectors a write gives. */
+  private static void multivectorSizes(Scope s, JsonNode b) {
+    Map<String, Long> limits = s.mode().multivectorMaxVectors();
+    if (limits != null && !limits.isEmpty()) {
+      forEachVector(b, (name, v) -> multivectorSize(limits, name, v));
+    }
+  }
+
+  /**
+   * Each vector a write body gives, by name ({@code ""}: the unnamed one): in {@code points} (a
+   * point's {@code vector}, bare or by name) or a {@code batch} (its {@code vectors}, a list or
+   * lists by name).
+   */
+  private static void forEachVector(
+      JsonNode b, java.util.function.BiConsumer<String, JsonNode> each) {
     if (b.has("batch")) {
       JsonNode vectors = b.path("batch").path("vectors");
       if (vectors.isObject()) {
         for (Map.Entry<String, JsonNode> e : vectors.properties()) {
           for (JsonNode v : e.getValue()) {
-            sparseLength(limits, e.getKey(), v);
+            each.accept(e.getKey(), v);
           }
+        }
+      } else if (vectors.isArray()) {
+        for (JsonNode v : vectors) {
+          each.accept("", v);
         }
       }
       return;
@@ -562,41 +583,10 @@ public class StrictModeGuard {
       JsonNode v = p.get("vector");
       if (v != null && v.isObject() && !v.has("indices")) {
         for (Map.Entry<String, JsonNode> e : v.properties()) {
-          sparseLength(limits, e.getKey(), e.getValue());
+          each.accept(e.getKey(), e.getValue());
         }
-      }
-    }
-  }
-
-  /** {@code multivector_config.<name>.max_vectors} of the multivectors a write gives. */
-  private static void multivectorSizes(Scope s, JsonNode b) {
-    Map<String, Long> limits = s.mode().multivectorMaxVectors();
-    if (limits == null || limits.isEmpty()) {
-      return;
-    }
-    if (b.has("batch")) {
-      JsonNode vectors = b.path("batch").path("vectors");
-      if (vectors.isObject()) {
-        for (Map.Entry<String, JsonNode> e : vectors.properties()) {
-          for (JsonNode v : e.getValue()) {
-            multivectorSize(limits, e.getKey(), v);
-          }
-        }
-      } else if (vectors.isArray()) {
-        for (JsonNode v : vectors) {
-          multivectorSize(limits, "", v);
-        }
-      }
-      return;
-    }
-    for (JsonNode p : b.path("points")) {
-      JsonNode v = p.get("vector");
-      if (v != null && v.isObject()) {
-        for (Map.Entry<String, JsonNode> e : v.properties()) {
-          multivectorSize(limits, e.getKey(), e.getValue());
-        }
-      } else if (v != null) {
-        multivectorSize(limits, "", v);
+      } else if (v != null && !v.isObject()) {
+        each.accept("", v);
       }
     }
   }

@@ -191,12 +191,7 @@ class MultivectorsIT {
             .as("round %d rank %d", round, i)
             .isCloseTo(want.get(i), org.assertj.core.api.Assertions.offset(1e-3f));
       }
-      ok(http.post("/collections/only/flush", "{}"));
-      Await.until(
-          Duration.ofSeconds(120),
-          "the collection is green",
-          () -> http.get("/collections/only").result().path("status").asString().equals("green"));
-      server.restart();
+      sealAndRestart("only");
     }
   }
 
@@ -251,15 +246,25 @@ class MultivectorsIT {
             .as("%s rank %d", when, i)
             .isCloseTo(want.get(i), org.assertj.core.api.Assertions.offset(1e-3f));
       }
-      ok(http.post("/collections/bare/flush", "{}"));
-      Await.until(
-          Duration.ofSeconds(120),
-          "the collection is green",
-          () -> http.get("/collections/bare").result().path("status").asString().equals("green"));
-      server.restart();
+      sealAndRestart("bare");
     }
     assertThat(http.get("/collections/bare").result().at("/config/params/vectors/size").asInt())
         .isEqualTo(4);
+  }
+
+  /** Seals {@code collection}'s points (a flush, then its builds), then restarts the server. */
+  private static void sealAndRestart(String collection) {
+    ok(http.post("/collections/" + collection + "/flush", "{}"));
+    Await.until(
+        Duration.ofSeconds(120),
+        collection + " is green",
+        () ->
+            http.get("/collections/" + collection)
+                .result()
+                .path("status")
+                .asString()
+                .equals("green"));
+    server.restart();
   }
 
   /** The MaxSim of {@code q} against every doc by dot product, best first. */
