@@ -839,9 +839,9 @@ class RestApiIT {
     }
     assertThat(http.put("/collections/x", "{\"vectors\":{\"size\":4,").status()).isEqualTo(400);
     Http.Response dist =
-        http.put("/collections/x", "{\"vectors\":{\"size\":4,\"distance\":\"Manhattan\"}}");
+        http.put("/collections/x", "{\"vectors\":{\"size\":4,\"distance\":\"Chebyshev\"}}");
     assertThat(dist.status()).isEqualTo(400);
-    assertThat(dist.error()).contains("Manhattan");
+    assertThat(dist.error()).contains("Chebyshev");
     assertThat(
             http.put("/collections/x", "{\"vectors\":{\"size\":0,\"distance\":\"Dot\"}}").status())
         .isEqualTo(400);
