@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +39,7 @@ class SparseOnlyCollectionsIT {
   static Http http;
 
   /** What the collection should hold: sparse vectors (index → value) by id. */
-  static final Map<Long, TreeMap<Long, Float>> SPARSE = new TreeMap<>();
+  static final TreeMap<Long, TreeMap<Long, Float>> SPARSE = new TreeMap<>();
 
   @BeforeAll
   static void start() {
@@ -315,22 +314,7 @@ class SparseOnlyCollectionsIT {
           t.getKey(),
           idf ? t.getValue() * (float) Math.log((n - df + 0.5f) / (df + 0.5f) + 1f) : t.getValue());
     }
-    List<Map.Entry<Long, Float>> all = new ArrayList<>();
-    for (Map.Entry<Long, TreeMap<Long, Float>> e : docs.entrySet()) {
-      float s = 0f;
-      for (Map.Entry<Long, Float> t : e.getValue().entrySet()) {
-        Float w = weighted.get(t.getKey());
-        if (w != null) {
-          s += w * t.getValue();
-        }
-      }
-      if (s != 0f) {
-        all.add(Map.entry(e.getKey(), s));
-      }
-    }
-    Map<Long, Float> out = new LinkedHashMap<>();
-    all.forEach(e -> out.put(e.getKey(), e.getValue()));
-    return out;
+    return SparseVectorsIT.dotScores(docs, weighted);
   }
 
   private static long segmentFiles(String name) throws IOException {
@@ -391,25 +375,6 @@ class SparseOnlyCollectionsIT {
   }
 
   private static Map<Long, Float> bruteForce(TreeMap<Long, Float> query, long above) {
-    List<Map.Entry<Long, Float>> all = new ArrayList<>();
-    for (Map.Entry<Long, TreeMap<Long, Float>> e : SPARSE.entrySet()) {
-      if (e.getKey() <= above) {
-        continue;
-      }
-      float s = 0f;
-      for (Map.Entry<Long, Float> t : e.getValue().entrySet()) { // ascending index, as the server
-        Float w = query.get(t.getKey());
-        if (w != null) {
-          s += w * t.getValue();
-        }
-      }
-      if (s != 0f) {
-        all.add(Map.entry(e.getKey(), s));
-      }
-    }
-    all.sort((a, b) -> Float.compare(b.getValue(), a.getValue()));
-    Map<Long, Float> out = new LinkedHashMap<>();
-    all.forEach(e -> out.put(e.getKey(), e.getValue()));
-    return out;
+    return SparseVectorsIT.dotScores(SPARSE.tailMap(above, false), query);
   }
 }

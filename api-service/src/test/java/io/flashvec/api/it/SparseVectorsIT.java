@@ -348,8 +348,16 @@ class SparseVectorsIT {
   }
 
   private static Map<Long, Float> bruteForce(TreeMap<Long, Float> query) {
+    return dotScores(SPARSE, query);
+  }
+
+  /**
+   * The exact sparse scores of {@code query} against {@code docs} (id to index to weight), best
+   * first, without the points sharing no index with it: a brute force of the server's search.
+   */
+  static Map<Long, Float> dotScores(Map<Long, TreeMap<Long, Float>> docs, Map<Long, Float> query) {
     List<Map.Entry<Long, Float>> all = new ArrayList<>();
-    for (Map.Entry<Long, TreeMap<Long, Float>> e : SPARSE.entrySet()) {
+    for (Map.Entry<Long, TreeMap<Long, Float>> e : docs.entrySet()) {
       float s = 0f;
       for (Map.Entry<Long, Float> t : e.getValue().entrySet()) { // ascending index, as the server
         Float w = query.get(t.getKey());
