@@ -4,14 +4,17 @@ import java.util.Objects;
 
 /**
  * A dense vector field other than the collection's primary one: its size, metric and placement.
- * Such a field is stored beside the segment's points and searched by an exact scan of the points
- * that have it, filtered, with the same vector kernels as the graph's rescoring.
+ * Such a field is stored beside the segment's points. Sealed segments index it by a graph of its
+ * own ({@link FieldIndex}); growing segments, and fields without a graph, are searched by an exact
+ * scan of the points that have it, filtered, with the same vector kernels as the graph's rescoring.
  *
  * @param dimension vector size, 1..{@value CollectionConfig#MAX_DIMENSION}
  * @param distance the metric (Cosine vectors are normalised when stored, as the primary field's)
  * @param onDisk where sealed segments keep the vectors: {@code false} on the heap, {@code true} in
  *     their mapped vectors file, read on demand through the page cache (growing segments keep them
  *     on the heap either way)
+ * @param index how sealed segments index the field ({@link FieldIndex}; multivectors and Manhattan
+ *     have none)
  * @param multivector whether a point holds several vectors of {@code dimension} in this field (a
  *     multivector, at least one) compared by MaxSim, Qdrant's {@code multivector_config:
  *     {comparator: max_sim}}: for each query vector the best similarity over the point's vectors,
@@ -19,7 +22,22 @@ import java.util.Objects;
  *     #vectorCount}).
  */
 public record DenseVectorParams(
-    int dimension, Distance distance, boolean onDisk, boolean multivector) {
+    int dimension, Distance distance, boolean onDisk, boolean multivector, FieldIndex index) {
+
+  /**
+   * A field with the default index for its kind: {@link FieldIndex#DEFAULT} for a single vector of
+   * a metric graphs index, none for a multivector or Manhattan.
+   */
+  public DenseVectorParams(int dimension, Distance distance, boolean onDisk, boolean multivector) {
+    this(dimension, distance, onDisk, multivector, defaultIndex(distance, multivector));
+  }
+
+  /** The index a field of this kind gets when its settings say nothing. */
+  public static FieldIndex defaultIndex(Distance distance, boolean multivector) {
+    return multivector || distance == null || !distance.graphable()
+        ? FieldIndex.NONE
+        : FieldIndex.DEFAULT;
+  }
 
   /** A field kept on the heap. */
   public DenseVectorParams(int dimension, Distance distance) {
@@ -49,5 +67,14 @@ public record DenseVectorParams(
               + "]");
     }
     Objects.requireNonNull(distance, "distance");
+    Objects.requireNonNull(index, "index");
+    if (index.graph() && (multivector || !distance.graphable())) {
+      throw new InvalidInputException(
+          "a graph indexes single vectors of Cosine, Dot or Euclid only [distance="
+              + distance.apiName()
+              + ", multivector="
+              + multivector
+              + "]");
+    }
   }
 }

@@ -18,6 +18,9 @@ package io.flashvec.index;
  *     of similar-sized sealed segments, or the rewrite of one with many deletes), whether or not a
  *     pass has taken it up yet (per shard 0 or 1)
  * @param deferred whether builds and live-graph inserts are deferred (bulk load)
+ * @param fieldVectorsIndexed vectors of dense fields other than the primary one that sealed
+ *     segments' field graphs hold (deleted points included); their backlog, the vectors those
+ *     graphs are still being built for, is in {@code backlog}
  */
 public record IndexingState(
     long indexed,
@@ -26,7 +29,28 @@ public record IndexingState(
     int buildsRunning,
     int compactionsRunning,
     int mergesPlanned,
-    boolean deferred) {
+    boolean deferred,
+    long fieldVectorsIndexed) {
+
+  /** A state without field graphs. */
+  public IndexingState(
+      long indexed,
+      long backlog,
+      int frozenPending,
+      int buildsRunning,
+      int compactionsRunning,
+      int mergesPlanned,
+      boolean deferred) {
+    this(
+        indexed,
+        backlog,
+        frozenPending,
+        buildsRunning,
+        compactionsRunning,
+        mergesPlanned,
+        deferred,
+        0);
+  }
 
   /** Nothing of a collection or shard. */
   public static final IndexingState EMPTY = new IndexingState(0, 0, 0, 0, 0, 0, false);
@@ -40,7 +64,8 @@ public record IndexingState(
         buildsRunning + o.buildsRunning,
         compactionsRunning + o.compactionsRunning,
         mergesPlanned + o.mergesPlanned,
-        deferred || o.deferred);
+        deferred || o.deferred,
+        fieldVectorsIndexed + o.fieldVectorsIndexed);
   }
 
   /**

@@ -167,6 +167,7 @@ public final class Collection implements Closeable {
     if (tuning.walSegmentBytes() > 0) {
       options = options.withWalSegmentBytes(tuning.walSegmentBytes());
     }
+    options = options.withIndexedFields(config.denseVectors());
     Shard shard =
         Shard.open(
             dir,
@@ -407,10 +408,11 @@ public final class Collection implements Closeable {
   }
 
   /**
-   * Exact search of the dense vector field {@code req.field()}, one other than the primary vector,
-   * over all shards by the field's metric, best first, after {@code offset}: every point that has
-   * the field and passes the filter is scored. For a multivector field the request's vector is a
-   * multivector query (its vectors back to back) and the score is MaxSim.
+   * Search of the dense vector field {@code req.field()}, one other than the primary vector, over
+   * all shards by the field's metric, best first, after {@code offset}: through the sealed
+   * segments' graphs of the field (unless the request is exact), and an exact scan of the rest. For
+   * a multivector field the request's vector is a multivector query (its vectors back to back) and
+   * the score is MaxSim.
    */
   public List<Record> denseSearch(DenseSearchRequest req) {
     DenseVectorParams field = config.denseField(req.field());
@@ -442,6 +444,8 @@ public final class Collection implements Closeable {
                   q,
                   field.distance(),
                   k,
+                  req.searchList() > 0 ? req.searchList() : field.index().efConstruct(),
+                  req.exact(),
                   f,
                   req.scoreThreshold(),
                   req.withPayload(),

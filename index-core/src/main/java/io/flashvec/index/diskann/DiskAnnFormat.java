@@ -70,6 +70,8 @@ public final class DiskAnnFormat implements SegmentFormat {
   private final DiskAnnSettings settings;
   private volatile boolean payloadsOnHeap;
   private volatile java.util.Set<String> denseOnDisk = java.util.Set.of();
+  private volatile java.util.Map<String, io.flashvec.index.DenseVectorParams> indexedFields =
+      java.util.Map.of();
 
   /**
    * @param defaultSearchList the search list of a request that gives none
@@ -84,15 +86,33 @@ public final class DiskAnnFormat implements SegmentFormat {
 
   @Override
   public SealedSegment open(FileIO io, Path dir, int segmentId) throws IOException {
-    return DiskAnnSegment.open(
-        io,
-        dir,
-        segmentId,
-        defaultSearchList,
-        params.type().equals(IndexParams.HNSW),
-        settings,
-        payloadsOnHeap,
-        denseOnDisk);
+    DiskAnnSegment s =
+        DiskAnnSegment.open(
+            io,
+            dir,
+            segmentId,
+            defaultSearchList,
+            params.type().equals(IndexParams.HNSW),
+            settings,
+            payloadsOnHeap,
+            denseOnDisk);
+    s.startFieldGraphs(indexedFields);
+    return s;
+  }
+
+  /**
+   * The dense fields (other than the primary one, by name) whose graphs the segments {@link #open}
+   * opens build ({@link io.flashvec.index.FieldIndex}); fields without a graph are left out.
+   */
+  public void indexedFields(java.util.Map<String, io.flashvec.index.DenseVectorParams> fields) {
+    java.util.Map<String, io.flashvec.index.DenseVectorParams> out = new java.util.HashMap<>();
+    fields.forEach(
+        (name, f) -> {
+          if (f.index().graph() && !f.multivector()) {
+            out.put(name, f);
+          }
+        });
+    this.indexedFields = java.util.Map.copyOf(out);
   }
 
   /**

@@ -12,6 +12,7 @@ import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.filter.FilterPlanner;
 import io.flashvec.index.query.PreparedSearch;
 import io.flashvec.index.segment.AcceptedOrdinals;
+import io.flashvec.index.segment.FieldGraph;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.SearchShare;
 import io.flashvec.index.segment.TopK;
@@ -145,6 +146,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   // set once at open, before the segment is published; null: every point has the dense vector only
   private SegmentVectors vectors;
+
+  // the graphs of dense fields other than the primary one, set once after open
+  private volatile java.util.Map<String, FieldGraph> fieldGraphs = java.util.Map.of();
 
   private final AtomicLongArray deleted;
   private final AtomicInteger live;
@@ -914,6 +918,69 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     return vectors == null ? 0 : vectors.memoryBytes();
   }
 
+  /** Heap bytes of the dense fields' graphs (their adjacency and int8 codes). */
+  private long fieldGraphBytes() {
+    long bytes = 0;
+    for (FieldGraph g : fieldGraphs.values()) {
+      bytes += g.memoryBytes();
+    }
+    return bytes;
+  }
+
+  /**
+   * Starts the background builds of the graphs of the dense fields {@code fields} (by name) that
+   * this segment holds for at least {@link FieldGraph#MIN_POINTS} points; searches scan the others,
+   * and the nodes not built yet, exactly. Called once, after open.
+   */
+  void startFieldGraphs(java.util.Map<String, io.flashvec.index.DenseVectorParams> fields) {
+    if (vectors == null || fields.isEmpty()) {
+      return;
+    }
+    java.util.Map<String, FieldGraph> graphs = new java.util.HashMap<>();
+    for (var e : fields.entrySet()) {
+      io.flashvec.index.DenseVectorParams f = e.getValue();
+      if (!f.index().graph() || f.multivector()) {
+        continue;
+      }
+      int[] ords = vectors.ordinalsWith(e.getKey(), f.dimension());
+      if (ords == null || ords.length < FieldGraph.MIN_POINTS) {
+        continue;
+      }
+      String name = e.getKey();
+      graphs.put(
+          name,
+          new FieldGraph(
+              name,
+              ords,
+              f.dimension(),
+              f.distance(),
+              new FieldGraph.Params(f.index().m(), f.index().efConstruct(), f.index().quantile()),
+              ord -> vectors.denseAt(ord, name)));
+    }
+    if (graphs.isEmpty()) {
+      return;
+    }
+    fieldGraphs = java.util.Map.copyOf(graphs);
+    for (FieldGraph g : fieldGraphs.values()) {
+      g.startBuild(id);
+    }
+  }
+
+  @Override
+  public long[] fieldGraphProgress() {
+    long[] out = new long[2];
+    for (FieldGraph g : fieldGraphs.values()) {
+      out[0] += g.built();
+      out[1] += g.nodes();
+    }
+    return out;
+  }
+
+  @Override
+  public FieldGraph fieldGraph(String name) {
+    return fieldGraphs.get(name);
+  }
+
   @Override
   public boolean hasDense() {
     return vectors != null && vectors.hasDense();
@@ -970,6 +1037,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
         + heapPayloadBytes
         + searcherBytes()
         + (vectors == null ? 0 : vectors.memoryBytes())
+        + fieldGraphBytes()
         + (cache == null ? 0 : cache.memoryBytes());
   }
 
@@ -1022,6 +1090,10 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   @Override
   public void close() {
+    // first: a field graph's build reads the vectors file closed below
+    for (FieldGraph g : fieldGraphs.values()) {
+      g.close();
+    }
     settings.nodeCache().leave(this);
     nodeCache = null;
     searchers.clear();

@@ -470,6 +470,29 @@ public final class SegmentVectors {
     return v;
   }
 
+  /**
+   * The ordinals (ascending) whose point has a single vector of the field {@code name} of {@code
+   * dim} floats, or {@code null} when the field is absent or holds multivectors.
+   */
+  int[] ordinalsWith(String name, int dim) {
+    DenseField f = dense.get(name);
+    if (f == null || f.slot == null || f.dim != dim) {
+      return null;
+    }
+    int c = 0;
+    for (int s : f.slot) {
+      c += s >= 0 ? 1 : 0;
+    }
+    int[] out = new int[c];
+    c = 0;
+    for (int ord = 0; ord < f.slot.length; ord++) {
+      if (f.slot[ord] >= 0) {
+        out[c++] = ord;
+      }
+    }
+    return out;
+  }
+
   private static final java.lang.foreign.ValueLayout.OfFloat LE_FLOAT =
       java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 

@@ -3,11 +3,15 @@ package io.flashvec.index.query;
 import io.flashvec.index.filter.Filter;
 
 /**
- * An exact search of the dense vector field {@code field}, one other than the collection's primary
- * vector, by its metric with {@code vector} (checked and prepared by the collection).
+ * A search of the dense vector field {@code field}, one other than the collection's primary vector,
+ * by its metric with {@code vector} (checked and prepared by the collection): through the field's
+ * graphs where sealed segments have them, else an exact scan.
  *
  * @param filter {@code null}: all points
  * @param scoreThreshold the worst score returned ({@code null}: any)
+ * @param searchList the graph search's candidate list ({@code 0}: the field's {@code
+ *     ef_construct}); at least the limit plus offset
+ * @param exact scan every point that has the field, graphs or not (Qdrant's {@code exact})
  */
 public record DenseSearchRequest(
     String field,
@@ -17,4 +21,20 @@ public record DenseSearchRequest(
     Filter filter,
     Float scoreThreshold,
     boolean withPayload,
-    boolean withVector) {}
+    boolean withVector,
+    int searchList,
+    boolean exact) {
+
+  /** A search with the default search list, through the graphs. */
+  public DenseSearchRequest(
+      String field,
+      float[] vector,
+      int limit,
+      int offset,
+      Filter filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    this(field, vector, limit, offset, filter, scoreThreshold, withPayload, withVector, 0, false);
+  }
+}

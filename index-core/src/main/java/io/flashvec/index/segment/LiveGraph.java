@@ -126,6 +126,7 @@ public final class LiveGraph {
   private final int buildList;
   private final float alpha;
   private final boolean euclid;
+  private final float quantile; // NaN: the largest sampled magnitude with headroom
   private final ReentrantLock writer = new ReentrantLock();
   private final ConcurrentLinkedDeque<Searcher> searchers = new ConcurrentLinkedDeque<>();
 
@@ -168,6 +169,23 @@ public final class LiveGraph {
    */
   LiveGraph(
       Vectors vectors, int dim, Params params, boolean euclid, boolean unitLength, boolean signs) {
+    this(vectors, dim, params, euclid, unitLength, signs, Float.NaN);
+  }
+
+  /**
+   * As above; {@code quantile} ({@code NaN}: none) fixes the int8 scale so that this fraction of
+   * the sampled values' magnitudes fits the code range unclipped, as Qdrant's scalar quantization's
+   * {@code quantile}, instead of the largest magnitude with headroom.
+   */
+  LiveGraph(
+      Vectors vectors,
+      int dim,
+      Params params,
+      boolean euclid,
+      boolean unitLength,
+      boolean signs,
+      float quantile) {
+    this.quantile = quantile;
     this.useSigns = signs;
     this.signQueries = signs && (euclid || unitLength);
     this.vectors = vectors;
@@ -424,14 +442,26 @@ public final class LiveGraph {
    */
   private void fixScale(int n) {
     float max = 0f;
-    for (int i = 0; i < Math.min(n, SCALE_SAMPLE); i++) {
+    int sampled = Math.min(n, SCALE_SAMPLE);
+    float[] magnitudes = Float.isNaN(quantile) ? null : new float[sampled * dim];
+    for (int i = 0; i < sampled; i++) {
       float[] a = vectors.array(i);
       int o = vectors.offset(i);
       for (int j = 0; j < dim; j++) {
         max = Math.max(max, Math.abs(a[o + j]));
+        if (magnitudes != null) {
+          magnitudes[i * dim + j] = Math.abs(a[o + j]);
+        }
       }
     }
-    scale = max > 0f && Float.isFinite(max) ? 127f / (max * 1.1f) : 1f;
+    if (magnitudes != null) {
+      // the quantile's magnitude maps to 127; larger values clamp
+      Arrays.sort(magnitudes);
+      float q = magnitudes[Math.min(magnitudes.length - 1, (int) (quantile * magnitudes.length))];
+      scale = q > 0f && Float.isFinite(q) ? 127f / q : 1f;
+    } else {
+      scale = max > 0f && Float.isFinite(max) ? 127f / (max * 1.1f) : 1f;
+    }
     if (useSigns) {
       int m = Math.min(n, SCALE_SAMPLE);
       float[] center = new float[dim];

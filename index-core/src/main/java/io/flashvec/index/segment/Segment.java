@@ -64,6 +64,22 @@ public interface Segment {
     return null;
   }
 
+  /**
+   * The graph of the dense field {@code name} (not the primary one), built or being built, or
+   * {@code null} when the segment scans the field exactly.
+   */
+  default FieldGraph fieldGraph(String name) {
+    return null;
+  }
+
+  /**
+   * The progress of this segment's field graphs ({@link #fieldGraph}): element 0 the vectors they
+   * hold, element 1 the vectors they will hold when built.
+   */
+  default long[] fieldGraphProgress() {
+    return new long[2];
+  }
+
   /** Whether some point of this segment has a dense vector other than the primary one. */
   default boolean hasDense() {
     return false;

@@ -107,8 +107,11 @@ public final class Shard implements Closeable {
       LiveIndexer liveIndexer,
       DiskAnnSettings diskann,
       DiskSpace space,
-      MemoryLimits memory) {
+      MemoryLimits memory,
+      java.util.Map<String, io.flashvec.index.DenseVectorParams> indexedFields) {
     public Options {
+      indexedFields =
+          indexedFields == null ? java.util.Map.of() : java.util.Map.copyOf(indexedFields);
       if (sealThresholdPoints < 1) {
         throw new IllegalArgumentException(
             "seal threshold must be positive [sealThresholdPoints=" + sealThresholdPoints + "]");
@@ -148,6 +151,7 @@ public final class Shard implements Closeable {
           null,
           null,
           null,
+          null,
           null);
     }
 
@@ -183,6 +187,15 @@ public final class Shard implements Closeable {
     /** The same options with another WAL fsync policy (a collection's bulk-load override). */
     public Options withFsyncPolicy(FsyncPolicy policy) {
       return with(c -> c.wal = wal.withPolicy(policy));
+    }
+
+    /**
+     * The same options with graphs of the dense fields {@code fields} (other than the primary one,
+     * by name) built for sealed segments ({@link io.flashvec.index.FieldIndex}).
+     */
+    public Options withIndexedFields(
+        java.util.Map<String, io.flashvec.index.DenseVectorParams> fields) {
+      return with(c -> c.indexedFields = fields);
     }
 
     /** The same options with WAL segments of {@code bytes}. */
@@ -265,6 +278,7 @@ public final class Shard implements Closeable {
       DiskAnnSettings diskann;
       DiskSpace space;
       MemoryLimits memory;
+      java.util.Map<String, io.flashvec.index.DenseVectorParams> indexedFields;
 
       Copy(Options o) {
         sealThresholdPoints = o.sealThresholdPoints;
@@ -278,6 +292,7 @@ public final class Shard implements Closeable {
         diskann = o.diskann;
         space = o.space;
         memory = o.memory;
+        indexedFields = o.indexedFields;
       }
 
       Options build() {
@@ -292,7 +307,8 @@ public final class Shard implements Closeable {
             liveIndexer,
             diskann,
             space,
-            memory);
+            memory,
+            indexedFields);
       }
     }
   }
@@ -420,6 +436,7 @@ public final class Shard implements Closeable {
         new DiskAnnFormat(distance, index, options.defaultSearchList(), options.diskann());
     format.payloadsOnHeap(payloadsOnHeap);
     format.denseOnDisk(denseOnDisk);
+    format.indexedFields(options.indexedFields());
     this.format = format;
     if (options.segmentBuilder() == null) {
       options = options.withSegmentBuilder(format.builder());
@@ -654,8 +671,36 @@ public final class Shard implements Closeable {
       Float scoreThreshold,
       boolean withPayload,
       boolean withVector) {
+    return denseSearch(
+        field, query, distance, k, 0, true, filter, scoreThreshold, withPayload, withVector);
+  }
+
+  /**
+   * Search of a dense field other than the primary one, through the sealed segments' graphs of the
+   * field unless {@code exact}; see {@link ShardReader#denseSearch}.
+   */
+  public List<Record> denseSearch(
+      String field,
+      float[] query,
+      io.flashvec.index.Distance distance,
+      int k,
+      int searchList,
+      boolean exact,
+      FilterEvaluator filter,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
     return reader.denseSearch(
-        field, query, distance, k, filter, scoreThreshold, withPayload, withVector);
+        field,
+        query,
+        distance,
+        k,
+        searchList,
+        exact,
+        filter,
+        scoreThreshold,
+        withPayload,
+        withVector);
   }
 
   /**
@@ -1000,7 +1045,11 @@ public final class Shard implements Closeable {
     long indexed = 0;
     long backlog = 0;
     int frozen = pipeline.buildsPending();
+    long fieldIndexed = 0;
     for (Segment seg : snapshot().segments()) {
+      long[] fields = seg.fieldGraphProgress();
+      fieldIndexed += fields[0];
+      backlog += fields[1] - fields[0];
       int live = seg.liveCount();
       if (flat) {
         indexed += live;
@@ -1023,7 +1072,8 @@ public final class Shard implements Closeable {
         pipeline.indexing() ? 1 : 0,
         compacting() ? 1 : 0,
         compactor.planned() ? 1 : 0,
-        pipeline.deferBuilds());
+        pipeline.deferBuilds(),
+        fieldIndexed);
   }
 
   /**

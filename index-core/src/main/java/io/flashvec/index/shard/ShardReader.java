@@ -5,6 +5,7 @@ import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.ScrollPage;
+import io.flashvec.index.SearchStats;
 import io.flashvec.index.SparseVector;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.payload.PayloadFieldSchema;
@@ -16,6 +17,7 @@ import io.flashvec.index.query.ScrollRequest;
 import io.flashvec.index.query.SearchRequest;
 import io.flashvec.index.query.TextSearchRequest;
 import io.flashvec.index.segment.AcceptedOrdinals;
+import io.flashvec.index.segment.FieldGraph;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import java.util.ArrayList;
@@ -26,6 +28,7 @@ import java.util.List;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.IntPredicate;
 
 /**
  * Every read of a shard: get, count, scroll, vector search, BM25 text search and scrolls ordered by
@@ -325,27 +328,93 @@ final class ShardReader {
   /**
    * The best {@code k} live points by {@code distance} between their dense vector {@code field}
    * (not the primary one) and the prepared {@code query}, among those {@code filter} accepts
-   * ({@code null}: all): an exact scan of the points that have the field, scored in place with the
-   * SIMD kernels. Best first; ties by segment and ordinal.
+   * ({@code null}: all). A sealed segment with a graph of the field ({@link FieldGraph}) is
+   * searched through it with list {@code searchList} (at least {@code k}) over the nodes built so
+   * far, and its other points are scanned; every other segment, a filter that leaves too few points
+   * for a graph search to find them, and {@code exact} scan the points that have the field, scored
+   * in place with the SIMD kernels. Scores are exact either way. Best first; ties by segment and
+   * ordinal.
    */
   List<Record> denseSearch(
       String field,
       float[] query,
       Distance distance,
       int k,
+      int searchList,
+      boolean exact,
       FilterEvaluator filter,
       Float scoreThreshold,
       boolean withPayload,
       boolean withVector) {
-    return exactScan(
-        distance,
-        k,
-        filter,
-        scoreThreshold,
-        withPayload,
-        withVector,
-        Segment::hasDense,
-        (seg, ord) -> seg.denseScore(field, ord, query, distance));
+    Snapshot snap = segments.acquire();
+    try {
+      List<Segment> segs = snap.segments();
+      TopK top = new TopK(distance, k);
+      boolean filtered = filter != null && !filter.matchesAll();
+      SearchStats stats = new SearchStats();
+      for (int i = 0; i < segs.size(); i++) {
+        Segment seg = segs.get(i);
+        if (!seg.hasDense()) {
+          continue;
+        }
+        AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
+        FieldGraph g = exact ? null : seg.fieldGraph(field);
+        int built = g == null ? 0 : g.built();
+        if (g != null
+            && built >= FieldGraph.MIN_POINTS
+            && (accept == null || accept.count() >= graphFilterMin(built))) {
+          int slot = i;
+          IntPredicate ok = accept == null ? ord -> !seg.isDeleted(ord) : accept::get;
+          g.search(
+              query,
+              k,
+              Math.max(k, searchList),
+              ok,
+              ord -> {
+                float score = seg.denseScore(field, ord, query, distance);
+                if (!Float.isNaN(score)) {
+                  top.offer(score, slot, ord);
+                }
+              },
+              stats);
+          for (int node = built; node < g.nodes(); node++) {
+            int ord = g.ordinal(node);
+            if (ok.test(ord)) {
+              float score = seg.denseScore(field, ord, query, distance);
+              if (!Float.isNaN(score)) {
+                top.offer(score, i, ord);
+              }
+            }
+          }
+          continue;
+        }
+        int n = accept == null ? seg.size() : accept.size();
+        for (int ord = accept == null ? 0 : accept.next(0);
+            ord >= 0 && ord < n;
+            ord = accept == null ? ord + 1 : accept.next(ord + 1)) {
+          if (accept == null && seg.isDeleted(ord)) {
+            continue;
+          }
+          float score = seg.denseScore(field, ord, query, distance);
+          if (!Float.isNaN(score)) {
+            top.offer(score, i, ord);
+          }
+        }
+      }
+      return records(top, segs, distance, scoreThreshold, withPayload, withVector);
+    } finally {
+      snap.release();
+    }
+  }
+
+  /**
+   * The fewest points a filter must accept in a segment whose field graph has {@code built} nodes
+   * for the graph to be searched: a quarter of them, so that a search list finds enough accepted
+   * nodes; below that the accepted points are scanned, which then costs no more than the graph
+   * search (Qdrant's {@code full_scan_threshold} decides the same way by cardinality).
+   */
+  static int graphFilterMin(int built) {
+    return Math.max(FieldGraph.MIN_POINTS, built / 4);
   }
 
   /**
@@ -504,26 +573,40 @@ final class ShardReader {
           }
         }
       }
-      int n = top.size();
-      float[] scores = new float[n];
-      int[] slots = new int[n];
-      int[] ords = new int[n];
-      top.drainBestFirst(scores, slots, ords);
-      List<Record> out = new ArrayList<>(n);
-      Set<PointId> seen = new HashSet<>();
-      for (int i = 0; i < n; i++) {
-        if (scoreThreshold != null && !distance.passes(scores[i], scoreThreshold)) {
-          break;
-        }
-        Segment s = segs.get(slots[i]);
-        if (seen.add(s.idAt(ords[i]))) {
-          out.add(record(s, ords[i], scores[i], withPayload, withVector));
-        }
-      }
-      return out;
+      return records(top, segs, distance, scoreThreshold, withPayload, withVector);
     } finally {
       snap.release();
     }
+  }
+
+  /**
+   * The points {@code top} holds as records, best first, down to {@code scoreThreshold} ({@code
+   * null}: all); a point two segments hold (an update during the search) once, its best version.
+   */
+  private static List<Record> records(
+      TopK top,
+      List<Segment> segs,
+      Distance distance,
+      Float scoreThreshold,
+      boolean withPayload,
+      boolean withVector) {
+    int n = top.size();
+    float[] scores = new float[n];
+    int[] slots = new int[n];
+    int[] ords = new int[n];
+    top.drainBestFirst(scores, slots, ords);
+    List<Record> out = new ArrayList<>(n);
+    Set<PointId> seen = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      if (scoreThreshold != null && !distance.passes(scores[i], scoreThreshold)) {
+        break;
+      }
+      Segment s = segs.get(slots[i]);
+      if (seen.add(s.idAt(ords[i]))) {
+        out.add(record(s, ords[i], scores[i], withPayload, withVector));
+      }
+    }
+    return out;
   }
 
   /**

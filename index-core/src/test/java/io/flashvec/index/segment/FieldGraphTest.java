@@ -1,0 +1,159 @@
+package io.flashvec.index.segment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.index.Distance;
+import io.flashvec.index.SearchStats;
+import io.flashvec.index.TestVectors;
+import io.flashvec.testing.TestSeeds;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntPredicate;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The graph of a sealed segment's dense field against brute force: nodes are the ordinals that have
+ * the field, searches return ordinals, filters and the build's progress are honoured.
+ */
+class FieldGraphTest {
+
+  static final int DIM = 24;
+  static final int K = 10;
+
+  /** Every third ordinal lacks the field, so node and ordinal differ. */
+  private static int[] ordinals(int points) {
+    List<Integer> out = new ArrayList<>();
+    for (int ord = 0; out.size() < points; ord++) {
+      if (ord % 3 != 2) {
+        out.add(ord);
+      }
+    }
+    return out.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  private static float[][] byOrdinal(int[] ords, float[][] data, Distance d) {
+    float[][] out = new float[ords[ords.length - 1] + 1][];
+    for (int i = 0; i < ords.length; i++) {
+      out[ords[i]] = d.prepare(data[i]);
+    }
+    return out;
+  }
+
+  private static List<Integer> bruteForce(
+      float[][] vectors, Distance d, float[] q, IntPredicate accept) {
+    List<Integer> ords = new ArrayList<>();
+    for (int ord = 0; ord < vectors.length; ord++) {
+      if (vectors[ord] != null && (accept == null || accept.test(ord))) {
+        ords.add(ord);
+      }
+    }
+    ords.sort(
+        (a, b) -> {
+          int c = Float.compare(d.score(q, vectors[b], 0), d.score(q, vectors[a], 0));
+          return d == Distance.EUCLID ? -c : c;
+        });
+    return ords.subList(0, Math.min(K, ords.size()));
+  }
+
+  private static Set<Integer> search(FieldGraph g, float[] q, IntPredicate accept) {
+    Set<Integer> out = new HashSet<>();
+    g.search(q, K, 64, accept, out::add, new SearchStats());
+    return out;
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Distance.class, names = "MANHATTAN", mode = EnumSource.Mode.EXCLUDE)
+  void searchFindsTheNearestOrdinalsThatHaveTheField(Distance d) {
+    Random r = TestSeeds.random("field-graph-recall-" + d);
+    int[] ords = ordinals(3000);
+    float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, DIM), d);
+    FieldGraph g =
+        new FieldGraph(
+            "f",
+            ords,
+            DIM,
+            d,
+            new FieldGraph.Params(12, 64, Float.NaN),
+            ord -> vectors[ord].clone());
+    assertThat(g.build(1)).isTrue();
+    assertThat(g.built()).isEqualTo(ords.length);
+    int hits = 0;
+    int filteredHits = 0;
+    IntPredicate even = ord -> ord % 2 == 0;
+    for (int i = 0; i < 50; i++) {
+      float[] q = d.prepare(TestVectors.gaussian(r, DIM));
+      Set<Integer> found = search(g, q, null);
+      for (int ord : found) {
+        assertThat(vectors[ord]).as("a result has the field").isNotNull();
+      }
+      found.retainAll(bruteForce(vectors, d, q, null));
+      hits += found.size();
+      Set<Integer> filtered = search(g, q, even);
+      assertThat(filtered).allMatch(ord -> ord % 2 == 0);
+      filtered.retainAll(bruteForce(vectors, d, q, even));
+      filteredHits += filtered.size();
+    }
+    assertThat(hits / (50.0 * K)).as("recall@10").isGreaterThanOrEqualTo(0.9);
+    assertThat(filteredHits / (50.0 * K)).as("filtered recall@10").isGreaterThanOrEqualTo(0.85);
+  }
+
+  @Test
+  void aQuantileCodesTheBulkOfTheValuesAndStillRescoresExactly() {
+    Random r = TestSeeds.random("field-graph-quantile");
+    int[] ords = ordinals(2000);
+    float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, DIM), Distance.DOT);
+    FieldGraph g =
+        new FieldGraph(
+            "f",
+            ords,
+            DIM,
+            Distance.DOT,
+            new FieldGraph.Params(12, 64, 0.99f),
+            ord -> vectors[ord].clone());
+    assertThat(g.build(1)).isTrue();
+    int hits = 0;
+    for (int i = 0; i < 30; i++) {
+      float[] q = TestVectors.gaussian(r, DIM);
+      Set<Integer> found = search(g, q, null);
+      found.retainAll(bruteForce(vectors, Distance.DOT, q, null));
+      hits += found.size();
+    }
+    assertThat(hits / (30.0 * K))
+        .as("recall@10 with codes clipped at the 0.99 quantile")
+        .isGreaterThanOrEqualTo(0.85);
+  }
+
+  @Test
+  void aClosedGraphStopsItsBuildAndReadsNoMoreVectors() {
+    Random r = TestSeeds.random("field-graph-close");
+    int[] ords = ordinals(5000);
+    float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, DIM), Distance.COSINE);
+    AtomicInteger reads = new AtomicInteger();
+    FieldGraph[] holder = new FieldGraph[1];
+    holder[0] =
+        new FieldGraph(
+            "f",
+            ords,
+            DIM,
+            Distance.COSINE,
+            new FieldGraph.Params(8, 32, Float.NaN),
+            ord -> {
+              if (reads.incrementAndGet() == 600) {
+                // the segment closes while its graph is built (the build's lock is reentrant)
+                holder[0].close();
+              }
+              return vectors[ord].clone();
+            });
+    assertThat(holder[0].build(1)).isFalse();
+    int atClose = reads.get();
+    assertThat(holder[0].built()).isLessThan(ords.length);
+    assertThat(holder[0].build(1)).isFalse();
+    assertThat(reads.get()).as("no read after close").isEqualTo(atClose);
+  }
+}
