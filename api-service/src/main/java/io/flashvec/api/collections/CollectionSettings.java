@@ -3,6 +3,8 @@ package io.flashvec.api.collections;
 import io.flashvec.api.web.Requests;
 import io.flashvec.api.web.ValidationException;
 import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.Distance;
+import io.flashvec.index.FieldIndex;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.SparseVectorParams;
@@ -127,11 +129,16 @@ final class CollectionSettings {
         if (config.hasPrimary() && e.getKey().equals(config.vectorName())) {
           vectorSettings(e.getValue(), index, at);
         } else {
-          otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, null);
+          otherVectorSettings(e.getValue(), at, VECTOR_FIELDS, null, graphed(config, e.getKey()));
         }
       }
     } else if (vectors != null && vectors.isObject() && config.unnamedExact()) {
-      otherVectorSettings(vectors, "vectors.", VECTOR_FIELDS, null);
+      otherVectorSettings(
+          vectors,
+          "vectors.",
+          VECTOR_FIELDS,
+          null,
+          graphed(config, CollectionConfig.UNNAMED_EXACT));
     } else if (vectors != null && vectors.isObject()) {
       vectorSettings(vectors, index, "vectors.");
     }
@@ -149,7 +156,12 @@ final class CollectionSettings {
     wal(body.get("wal_config"));
     walCapacityMegabytes(body);
     optimizers(body.get("optimizers_config"), server);
-    quantization(body.get("quantization_config"), "quantization_config", false);
+    JsonNode q = body.get("quantization_config");
+    if (!absent(q) && !config.denseVectors().values().stream().anyMatch(f -> f.index().scalar())) {
+      // scalar quantization applies to the vectors graphs of their own index; with none (a
+      // primary vector or no dense vector) it would be ignored
+      quantization(q, "quantization_config", false);
+    }
     common(body, true);
   }
 
@@ -172,7 +184,7 @@ final class CollectionSettings {
    * @param onDisk the field's current placement for an update ({@code null}: a create)
    */
   private static void otherVectorSettings(
-      JsonNode vectors, String at, Set<String> fields, Boolean onDisk) {
+      JsonNode vectors, String at, Set<String> fields, Boolean onDisk, boolean graph) {
     known(vectors, fields, at);
     if (onDisk != null) {
       quantization(vectors.get("quantization_config"), at + "quantization_config", true);
@@ -181,7 +193,8 @@ final class CollectionSettings {
       if (!absent(multi)) {
         multivectorConfig(multi, at + "multivector_config");
       }
-      vectorStorage(vectors, at, !absent(multi));
+      // quantization: checked by fieldIndex (scalar on a graph only)
+      vectorDatatype(vectors, at, !absent(multi));
     }
     JsonNode d = vectors.get("on_disk");
     if (!absent(d) && !d.isBoolean()) {
@@ -199,17 +212,217 @@ final class CollectionSettings {
           "is not supported: dense vectors other than the first declared are kept in memory");
     }
     JsonNode hnsw = vectors.get("hnsw_config");
-    if (!absent(hnsw)) {
-      boolean noIndex =
-          hnsw.isObject() && hnsw.size() == 1 && hnsw.has("m") && isInt(hnsw.get("m"), 0);
-      if (!noIndex) {
+    if (absent(hnsw)) {
+      return;
+    }
+    boolean noIndex =
+        hnsw.isObject() && hnsw.size() == 1 && hnsw.has("m") && isInt(hnsw.get("m"), 0);
+    if (onDisk != null) {
+      if (!noIndex || graph) {
         throw refused(
             at + "hnsw_config",
             hnsw,
-            "only {\"m\": 0} (no index) is supported: dense vectors other than the first"
-                + " declared are searched exactly, by a scan of the points that have them");
+            "is set when the vector is created: its sealed segments' graphs are built with it");
+      }
+      return;
+    }
+    if (!graph && !noIndex) {
+      throw refused(
+          at + "hnsw_config",
+          hnsw,
+          "only {\"m\": 0} (no index) is supported: a multivector or a Manhattan vector is"
+              + " searched exactly, by a scan of the points that have it");
+    }
+    fieldHnsw(hnsw, at + "hnsw_config");
+  }
+
+  /**
+   * Qdrant's alias {@code quantization} of {@code quantization_config}, in a create ({@code
+   * create}) or update body and in its vectors' settings: renamed in place; both at once is a 400.
+   */
+  static void quantizationAlias(JsonNode body, boolean create) {
+    alias(body, "");
+    JsonNode vectors = body.get("vectors");
+    if (vectors == null || !vectors.isObject()) {
+      return;
+    }
+    if (create && vectors.has("size")) {
+      alias(vectors, "vectors.");
+      return;
+    }
+    for (Map.Entry<String, JsonNode> e : vectors.properties()) {
+      if (e.getValue() != null && e.getValue().isObject()) {
+        alias(e.getValue(), "vectors." + e.getKey() + ".");
       }
     }
+  }
+
+  private static void alias(JsonNode object, String at) {
+    if (!(object instanceof tools.jackson.databind.node.ObjectNode o) || !o.has("quantization")) {
+      return;
+    }
+    if (o.has("quantization_config")) {
+      throw Requests.invalid(
+          at + "quantization and " + at + "quantization_config are the same setting; give one",
+          at + "quantization",
+          o.get("quantization"));
+    }
+    o.set("quantization_config", o.remove("quantization"));
+  }
+
+  /** Whether the dense field {@code name} (not the primary one) of {@code config} has a graph. */
+  private static boolean graphed(CollectionConfig config, String name) {
+    var f = config.denseField(name);
+    return f != null && !f.multivector() && f.distance().graphable();
+  }
+
+  /** The settings of a field graph's {@code hnsw_config} that it does not take from m and ef. */
+  static final Set<String> FIELD_HNSW_FIELDS =
+      Set.of("m", "ef_construct", "on_disk", "inline_storage", "max_indexing_threads");
+
+  /**
+   * The {@code hnsw_config} of a dense vector other than the first: {@code m} and {@code
+   * ef_construct} shape its graph ({@link #fieldIndex}); the graph is held in memory apart from the
+   * vectors, so {@code on_disk} and {@code inline_storage} may only say so.
+   */
+  private static void fieldHnsw(JsonNode hnsw, String at) {
+    if (!hnsw.isObject()) {
+      throw Requests.invalid(at + " must be an object", at, hnsw);
+    }
+    for (String f : HNSW_FIELDS) {
+      if (!FIELD_HNSW_FIELDS.contains(f) && !absent(hnsw.get(f))) {
+        throw refused(
+            at + "." + f,
+            hnsw.get(f),
+            "is not supported for a vector other than the first declared (its graph takes m and"
+                + " ef_construct)");
+      }
+    }
+    known(hnsw, HNSW_FIELDS, at + ".");
+    for (String f : List.of("on_disk", "inline_storage")) {
+      JsonNode v = hnsw.get(f);
+      if (!absent(v) && !(v.isBoolean() && !v.booleanValue())) {
+        throw refused(
+            at + "." + f,
+            v,
+            "must be false: the graph of a vector other than the first declared is held in"
+                + " memory, apart from the vectors (which on_disk places)");
+      }
+    }
+    JsonNode threads = hnsw.get("max_indexing_threads");
+    if (!absent(threads) && !isInt(threads, 0)) {
+      throw refused(
+          at + ".max_indexing_threads",
+          threads,
+          "only 0 (automatic) is supported: graphs are built on a quarter of the cores");
+    }
+  }
+
+  /** The fields of Qdrant's scalar quantization. */
+  static final Set<String> SCALAR_FIELDS = Set.of("type", "quantile", "always_ram");
+
+  /** A vector's {@code quantization_config}: its own, else the collection's; null: none. */
+  static JsonNode quantizationOf(JsonNode vector, JsonNode body) {
+    JsonNode own = vector == null ? null : vector.get("quantization_config");
+    if (!absent(own)) {
+      return own;
+    }
+    JsonNode c = body.get("quantization_config");
+    return absent(c) ? null : c;
+  }
+
+  /** Whether a vector has Qdrant's scalar quantization, its own or the collection's. */
+  static boolean scalar(JsonNode vector, JsonNode body) {
+    JsonNode q = quantizationOf(vector, body);
+    return q != null && q.isObject() && q.has("scalar");
+  }
+
+  /**
+   * The index of a dense vector other than the primary one ({@link FieldIndex}): a graph of {@code
+   * m} and {@code ef_construct} from its {@code hnsw_config}, else the collection's, else Qdrant's
+   * defaults (16, 100); int8 codes whose range a scalar quantization's {@code quantile} sets. A
+   * multivector or a Manhattan vector has none.
+   */
+  static FieldIndex fieldIndex(
+      JsonNode vector, JsonNode body, String at, boolean multivector, Distance distance) {
+    JsonNode own = vector.get("quantization_config");
+    JsonNode q = quantizationOf(vector, body);
+    String qAt = absent(own) ? "quantization_config" : at + "quantization_config";
+    if (multivector || !distance.graphable()) {
+      if (q != null) {
+        quantization(q, qAt, false);
+      }
+      return FieldIndex.NONE;
+    }
+    int m = FieldIndex.DEFAULT.m();
+    int ef = FieldIndex.DEFAULT.efConstruct();
+    JsonNode coll = body.get("hnsw_config");
+    if (coll != null && coll.isObject()) {
+      m = Requests.nonNegativeInt(coll, "m", m, 256);
+      ef = CollectionsController.atLeast(coll, "hnsw_config.", "ef_construct", ef, 4, 10_000);
+    }
+    JsonNode hnsw = vector.get("hnsw_config");
+    if (hnsw != null && hnsw.isObject()) {
+      m = Requests.nonNegativeInt(hnsw, "m", m, 256);
+      ef = CollectionsController.atLeast(hnsw, at + "hnsw_config.", "ef_construct", ef, 4, 10_000);
+    }
+    float quantile = Float.NaN;
+    if (q != null) {
+      quantile = scalarQuantile(q, qAt);
+      if (m == 0) {
+        throw refused(
+            qAt,
+            q,
+            "needs a graph: int8 codes are what the vector's graph navigates by, and its"
+                + " hnsw_config.m is 0");
+      }
+    }
+    return new FieldIndex(
+        m,
+        ef,
+        quantile,
+        absent(hnsw) ? null : hnsw.toString(),
+        q == null ? null : q.toString(),
+        absent(own) && q != null);
+  }
+
+  /**
+   * Qdrant's scalar quantization ({@code {"scalar": {"type": "int8", "quantile", "always_ram"}}})
+   * at {@code at}: its {@code quantile}, {@code NaN} when absent; any other kind is refused.
+   */
+  private static float scalarQuantile(JsonNode q, String at) {
+    if (!q.isObject() || q.size() != 1 || !q.has("scalar")) {
+      quantization(q, at, false);
+    }
+    JsonNode sc = q.get("scalar");
+    if (!sc.isObject()) {
+      throw Requests.invalid(at + ".scalar must be an object", at + ".scalar", sc);
+    }
+    known(sc, SCALAR_FIELDS, at + ".scalar.");
+    JsonNode type = sc.get("type");
+    if (type == null || !type.isString() || !type.asString().equals("int8")) {
+      throw Requests.invalid(at + ".scalar.type must be int8", at + ".scalar.type", type);
+    }
+    JsonNode ram = sc.get("always_ram");
+    if (!absent(ram) && !(ram.isBoolean() && ram.booleanValue())) {
+      throw refused(
+          at + ".scalar.always_ram",
+          ram,
+          "must be true or absent: the int8 codes of a vector's graph are always held in memory");
+    }
+    JsonNode quantile = sc.get("quantile");
+    if (absent(quantile)) {
+      return Float.NaN;
+    }
+    if (!quantile.isNumber()) {
+      throw Requests.invalid(at + ".scalar.quantile must be a number", at, quantile);
+    }
+    double v = quantile.doubleValue();
+    if (!(v >= 0.5 && v <= 1.0)) {
+      throw new ValidationException(
+          at + ".scalar.quantile", "value " + v + " invalid, must be from 0.5 to 1.0");
+    }
+    return (float) v;
   }
 
   /** Datatype, quantization and multivectors of the primary vector. */
@@ -224,6 +437,11 @@ final class CollectionSettings {
    */
   private static void vectorStorage(JsonNode vectors, String at, boolean multivectorAllowed) {
     quantization(vectors.get("quantization_config"), at + "quantization_config", false);
+    vectorDatatype(vectors, at, multivectorAllowed);
+  }
+
+  /** Datatype and multivector configuration of a dense vector; see {@link #vectorStorage}. */
+  private static void vectorDatatype(JsonNode vectors, String at, boolean multivectorAllowed) {
     JsonNode datatype = vectors.get("datatype");
     if (!absent(datatype) && !(datatype.isString() && datatype.asString().equals("float32"))) {
       throw refused(
@@ -303,7 +521,11 @@ final class CollectionSettings {
         } else if (current.get().denseField(e.getKey()) != null) {
           if (diff != null) {
             otherVectorSettings(
-                diff, at, VECTOR_DIFF_FIELDS, current.get().denseField(e.getKey()).onDisk());
+                diff,
+                at,
+                VECTOR_DIFF_FIELDS,
+                current.get().denseField(e.getKey()).onDisk(),
+                graphed(current.get(), e.getKey()));
           }
         } else {
           throw CollectionConfig.notExisting(e.getKey());

@@ -94,6 +94,7 @@ public class CollectionsController {
 
   /** Creates the collection a parsed create body describes. */
   private JsonNode create(String name, JsonNode json) {
+    CollectionSettings.quantizationAlias(json, true);
     CollectionConfig config = parseConfig(json);
     CollectionSettings.checkCreate(json, config, server());
     CollectionTuning t = CollectionTuning.DEFAULT;
@@ -237,6 +238,7 @@ public class CollectionsController {
     if (!json.isObject()) {
       throw new InvalidInputException("Wrong input: collection update must be a JSON object");
     }
+    CollectionSettings.quantizationAlias(json, false);
     Integer threshold = indexingThreshold(json);
     FsyncPolicy fsync = fsyncPolicy(json);
     CollectionSettings.checkUpdate(
@@ -443,9 +445,13 @@ public class CollectionsController {
     Map<String, DenseVectorParams> others = new java.util.LinkedHashMap<>();
     JsonNode unnamedMulti = vectors.get("multivector_config");
     boolean unnamedMultivector = unnamedMulti != null && !unnamedMulti.isNull();
-    if (vectors.has("size") && (unnamedMultivector || !distance(vectors).graphable())) {
-      // Qdrant's unnamed vector as a multivector or of a metric no graph indexes (Manhattan): the
-      // collection's one dense field, searched exactly, and no primary vector
+    if (vectors.has("size")
+        && (unnamedMultivector
+            || !distance(vectors).graphable()
+            || CollectionSettings.scalar(vectors, body))) {
+      // Qdrant's unnamed vector as a multivector, of a metric the diskann graph does not index
+      // (Manhattan) or with scalar quantization: the collection's one dense field, indexed by a
+      // graph of its own or searched exactly, and no primary vector
       if (unnamedMultivector) {
         CollectionSettings.multivectorConfig(unnamedMulti, "vectors.multivector_config");
       }
@@ -459,12 +465,16 @@ public class CollectionsController {
                   size(vectors),
                   distance(vectors),
                   onDisk != null && onDisk.isBoolean() && onDisk.asBoolean(),
-                  unnamedMultivector)));
+                  unnamedMultivector,
+                  CollectionSettings.fieldIndex(
+                      vectors, body, "vectors.", unnamedMultivector, distance(vectors)))));
     }
     if (!vectors.has("size")) {
       // Qdrant's named form: {"name": {"size": N, ...}, ...}; "" is the unnamed vector. The first
-      // declared single vector is the primary one (the graph); the others, and multivectors,
-      // are searched exactly. Multivectors alone make a collection without a primary vector.
+      // declared single Cosine, Dot or Euclid vector without scalar quantization is the primary
+      // one (the diskann graph); the others have graphs of their own in sealed segments, or are
+      // searched exactly (multivectors, Manhattan). Without a primary candidate the collection
+      // has no primary vector.
       if (vectors.isEmpty()) {
         throw Requests.invalid(
             "vectors must name at least one vector, or the collection declare sparse_vectors",
@@ -486,7 +496,8 @@ public class CollectionsController {
         JsonNode multiConfig = v.get("multivector_config");
         if (primary == null
             && (multiConfig == null || multiConfig.isNull())
-            && distance(v).graphable()) {
+            && distance(v).graphable()
+            && !CollectionSettings.scalar(v, body)) {
           vectorName = e.getKey();
           primary = v;
         } else {
@@ -503,7 +514,9 @@ public class CollectionsController {
                   size(v),
                   distance(v),
                   onDisk != null && onDisk.isBoolean() && onDisk.asBoolean(),
-                  multivector));
+                  multivector,
+                  CollectionSettings.fieldIndex(
+                      v, body, "vectors." + e.getKey() + ".", multivector, distance(v))));
         }
       }
       if (primary == null) {
@@ -664,6 +677,10 @@ public class CollectionsController {
     return new IndexParams(type, degree, Math.max(1, ef), index.alpha(), 0);
   }
 
+  private static byte[] utf8(String s) {
+    return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
   private ObjectNode describe(CollectionService.CollectionDescription d) {
     CollectionConfig c = d.config();
     Collection.Info info = d.info();
@@ -676,12 +693,13 @@ public class CollectionsController {
     } else {
       r.put("optimizer_status", "ok");
     }
-    // As Qdrant: live vectors an ANN index answers for (sealed graphs and the growing segments'
-    // live graphs); none for flat, which scans (Qdrant's plain index reports none either).
-    // none either without a primary vector: every field is scanned exactly
+    // As Qdrant: vectors an ANN index answers for (sealed graphs and the growing segments' live
+    // graphs of the primary vector, the sealed segments' graphs of the other dense vectors);
+    // none for flat, which scans (Qdrant's plain index reports none either)
     r.put(
         "indexed_vectors_count",
-        c.index().type().equals(IndexParams.FLAT) || !c.hasPrimary() ? 0 : st.indexed());
+        (c.index().type().equals(IndexParams.FLAT) || !c.hasPrimary() ? 0 : st.indexed())
+            + st.fieldVectorsIndexed());
     r.put("points_count", info.points());
     r.put("segments_count", info.segments());
     ObjectNode config = r.putObject("config");
@@ -696,12 +714,22 @@ public class CollectionsController {
       vectors.put("distance", c.distance().apiName());
       vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
     }
+    String collectionQuantization = null;
     for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
       ObjectNode v = c.unnamedExact() ? vectors : named.putObject(e.getKey());
-      v.put("size", e.getValue().dimension());
-      v.put("distance", e.getValue().distance().apiName());
-      v.put("on_disk", e.getValue().onDisk());
-      if (e.getValue().multivector()) {
+      DenseVectorParams f = e.getValue();
+      v.put("size", f.dimension());
+      v.put("distance", f.distance().apiName());
+      if (f.index().hnswConfig() != null) {
+        v.set("hnsw_config", Json.parse(utf8(f.index().hnswConfig())));
+      }
+      if (f.index().scalar() && !f.index().quantizationInherited()) {
+        v.set("quantization_config", Json.parse(utf8(f.index().quantizationConfig())));
+      } else if (f.index().scalar() && collectionQuantization == null) {
+        collectionQuantization = f.index().quantizationConfig();
+      }
+      v.put("on_disk", f.onDisk());
+      if (f.multivector()) {
         v.putObject("multivector_config").put("comparator", "max_sim");
       }
     }
@@ -737,7 +765,11 @@ public class CollectionsController {
     ObjectNode wal = config.putObject("wal_config");
     wal.put("wal_capacity_mb", walMegabytes(info.tuning()));
     wal.put("wal_segments_ahead", 0);
-    config.putNull("quantization_config");
+    if (collectionQuantization != null) {
+      config.set("quantization_config", Json.parse(utf8(collectionQuantization)));
+    } else {
+      config.putNull("quantization_config");
+    }
     if (info.tuning().strictMode() != null) {
       config.set("strict_mode_config", StrictMode.fromJson(info.tuning().strictMode()).toJson());
     }

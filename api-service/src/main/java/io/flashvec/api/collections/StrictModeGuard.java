@@ -2,6 +2,7 @@ package io.flashvec.api.collections;
 
 import io.flashvec.api.collections.StrictMode.Field;
 import io.flashvec.cluster.CollectionService;
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
@@ -384,7 +385,19 @@ public class StrictModeGuard {
     if (s.settings().config().sparseVectors().containsKey(using)) {
       return; // sparse vectors are never searched by a forbidden full scan of a graph
     }
-    if (!s.settings().config().index().type().equals(IndexParams.FLAT)) {
+    var config = s.settings().config();
+    var field =
+        using.isEmpty() && config.hasPrimary()
+            ? null
+            : config.denseField(using.isEmpty() ? CollectionConfig.UNNAMED_EXACT : using);
+    if (field != null) {
+      // a vector other than the primary one: indexed by its own graphs unless it has none (m 0);
+      // a multivector's MaxSim has no graph either, but Qdrant indexes multivectors, so its
+      // clients expect them searchable here
+      if (field.index().graph() || field.multivector()) {
+        return;
+      }
+    } else if (!config.index().type().equals(IndexParams.FLAT)) {
       return;
     }
     // FlashVec has no tenant indexes, so no filter makes the scan one of a tenant's points

@@ -1351,8 +1351,9 @@ final class UniversalQuery {
   }
 
   /**
-   * A search of the dense vector {@code using}: the primary one's graph ({@code ""}), or an exact
-   * scan of another dense field with the request's vector, limit, offset, filter and threshold.
+   * A search of the dense vector {@code using}: the primary one's graph ({@code ""}), or another
+   * dense field's graphs and scans with the request's vector, limit, offset, filter, threshold,
+   * search list ({@code hnsw_ef}) and {@code exact}.
    */
   static List<Record> search(
       CollectionService service,
@@ -1373,7 +1374,9 @@ final class UniversalQuery {
             req.filter(),
             req.scoreThreshold(),
             req.withPayload(),
-            req.withVector()));
+            req.withVector(),
+            req.params().searchList(),
+            req.params().exact()));
   }
 
   /** Qdrant's error for a fusion query that names a vector. */

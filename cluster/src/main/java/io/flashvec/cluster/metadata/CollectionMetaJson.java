@@ -5,6 +5,7 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.DenseVectorParams;
 import io.flashvec.index.Distance;
+import io.flashvec.index.FieldIndex;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.SparseVectorParams;
 import io.flashvec.storage.FsyncPolicy;
@@ -65,6 +66,21 @@ public final class CollectionMetaJson {
         if (e.getValue().multivector()) {
           // only then: older files read as one vector per point
           f.putObject("multivector_config").put("comparator", "max_sim");
+        }
+        FieldIndex index = e.getValue().index();
+        if (!index.equals(
+            DenseVectorParams.defaultIndex(e.getValue().distance(), e.getValue().multivector()))) {
+          // only then: older files read as the default index of the field's kind
+          ObjectNode x = f.putObject("index").put("m", index.m());
+          x.put("ef_construct", index.efConstruct());
+          if (!Float.isNaN(index.quantile())) {
+            x.put("quantile", index.quantile());
+          }
+          document(x, "hnsw_config", index.hnswConfig());
+          document(x, "quantization_config", index.quantizationConfig());
+          if (index.quantizationInherited()) {
+            x.put("quantization_inherited", true);
+          }
         }
       }
     }
@@ -141,13 +157,27 @@ public final class CollectionMetaJson {
     }
     java.util.Map<String, DenseVectorParams> out = new java.util.LinkedHashMap<>();
     for (var e : n.properties()) {
+      Distance distance = Distance.parse(e.getValue().path("distance").asString());
+      boolean multivector = multivector(e.getKey(), e.getValue().path("multivector_config"));
+      JsonNode x = e.getValue().path("index");
+      FieldIndex index =
+          x.isObject()
+              ? new FieldIndex(
+                  x.path("m").asInt(),
+                  x.path("ef_construct").asInt(),
+                  x.has("quantile") ? (float) x.path("quantile").asDouble() : Float.NaN,
+                  document(x, "hnsw_config"),
+                  document(x, "quantization_config"),
+                  x.path("quantization_inherited").asBoolean(false))
+              : DenseVectorParams.defaultIndex(distance, multivector);
       out.put(
           e.getKey(),
           new DenseVectorParams(
               e.getValue().path("size").asInt(),
-              Distance.parse(e.getValue().path("distance").asString()),
+              distance,
               e.getValue().path("on_disk").asBoolean(false),
-              multivector(e.getKey(), e.getValue().path("multivector_config"))));
+              multivector,
+              index));
     }
     return out;
   }
