@@ -251,12 +251,12 @@ class CollectionsControllerTests {
     probe(
         c, "optimizers_config", "\"optimizers_config\":{\"indexing_threshold\":0}", Kind.HONOURED);
     probe(c, "quantization_config", "\"quantization_config\":null", Kind.NO_OP);
+    // scalar quantization: the vector gets a graph of its own, navigated by int8 codes (ADR 0040)
     probe(
         c,
         "quantization_config",
         "\"quantization_config\":{\"scalar\":{\"type\":\"int8\"}}",
-        Kind.REFUSED,
-        "quantization_config: scalar quantization is not supported");
+        Kind.HONOURED);
     probe(c, "sparse_vectors", "\"sparse_vectors\":{}", Kind.NO_OP);
     probe(c, "sparse_vectors", "\"sparse_vectors\":null", Kind.NO_OP);
     probe(c, "sparse_vectors", "\"sparse_vectors\":{\"text\":{}}", Kind.HONOURED);
@@ -504,7 +504,18 @@ class CollectionsControllerTests {
     probe(w, "(FlashVec) fsync_policy", "wal:\"fsync_policy\":\"interval\"", Kind.HONOURED);
 
     String q = "QuantizationConfig";
-    for (String kind : List.of("scalar", "product", "binary", "turbo")) {
+    probe(
+        q,
+        "scalar",
+        "\"quantization_config\":{\"scalar\":{\"type\":\"int8\",\"quantile\":0.9}}",
+        Kind.HONOURED);
+    probe(
+        q,
+        "scalar",
+        "\"quantization_config\":{\"scalar\":{\"type\":\"int8\",\"always_ram\":false}}",
+        Kind.REFUSED,
+        "quantization_config.scalar.always_ram: must be true or absent");
+    for (String kind : List.of("product", "binary", "turbo")) {
       probe(
           q,
           kind,
