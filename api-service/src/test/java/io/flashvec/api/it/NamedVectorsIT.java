@@ -156,13 +156,14 @@ class NamedVectorsIT {
             "{\"points\": [{\"id\": 5, \"vector\": {\"text\": [1, 2]}}]}");
     assertThat(wrongSize.status()).isEqualTo(400);
     assertThat(wrongSize.error()).contains("expected dim: 3, got 2");
-    Http.Response indexed =
+    // a second vector's graph is held in memory: its hnsw_config cannot put it on disk
+    Http.Response graphOnDisk =
         http.put(
             "/collections/refused",
             "{\"vectors\": {\"a\": {\"size\": 2, \"distance\": \"Dot\"}, \"b\": {\"size\": 2,"
-                + " \"distance\": \"Dot\", \"hnsw_config\": {\"m\": 16}}}}");
-    assertThat(indexed.status()).isEqualTo(400);
-    assertThat(indexed.error()).contains("vectors.b.hnsw_config").contains("searched exactly");
+                + " \"distance\": \"Dot\", \"hnsw_config\": {\"m\": 16, \"on_disk\": true}}}}");
+    assertThat(graphOnDisk.status()).isEqualTo(400);
+    assertThat(graphOnDisk.error()).contains("vectors.b.hnsw_config.on_disk").contains("memory");
 
     // update_vectors and delete_vectors by name
     ok(
