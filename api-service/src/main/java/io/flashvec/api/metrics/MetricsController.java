@@ -1,5 +1,6 @@
 package io.flashvec.api.metrics;
 
+import io.flashvec.index.InvalidInputException;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -20,7 +21,8 @@ import reactor.core.scheduler.Schedulers;
  * Qdrant's {@code rest_responses_*} series ({@link RestResponseMetrics}), summed over collections,
  * or by collection with {@code per_collection=true} as Qdrant's parameter asks. The OpenMetrics
  * format when the {@code Accept} header asks for it; {@code includedNames} (comma-separated sample
- * names) keeps only those, as the actuator endpoint this replaces.
+ * names) keeps only those, as the actuator endpoint this replaces. Qdrant's {@code timeout} is
+ * checked (the scrape answers at once); its {@code anonymize=true} is refused.
  */
 @RestController
 public class MetricsController {
@@ -40,7 +42,20 @@ public class MetricsController {
   Mono<ResponseEntity<byte[]>> metrics(
       @RequestParam(name = "per_collection", required = false) Boolean perCollection,
       @RequestParam(name = "includedNames", required = false) String includedNames,
+      @RequestParam(required = false) Boolean anonymize,
+      @RequestParam(required = false) Integer timeout,
       @RequestHeader(name = HttpHeaders.ACCEPT, required = false) String accept) {
+    if (Boolean.TRUE.equals(anonymize)) {
+      return Mono.error(
+          new InvalidInputException(
+              "Wrong input: anonymize is not supported by /metrics (names and figures are"
+                  + " exported as they are) [anonymize=true]"));
+    }
+    if (timeout != null && timeout < 1) {
+      return Mono.error(
+          new InvalidInputException(
+              "Wrong input: timeout must be 1 or more [timeout=" + timeout + "]"));
+    }
     boolean open = accept != null && accept.contains("application/openmetrics-text");
     Set<String> names =
         includedNames == null || includedNames.isBlank()

@@ -134,8 +134,10 @@ public class ServiceInfoController {
                     TelemetryDetails.collection(
                         d,
                         level >= 3 ? service.clusterInfo(name) : null,
-                        io.flashvec.api.collections.CollectionsController.configJson(
-                            d.config(), d.info(), props),
+                        d.info() == null
+                            ? null
+                            : io.flashvec.api.collections.CollectionsController.configJson(
+                                d.config(), d.info(), props),
                         res,
                         level));
                 snapshots.addObject().put("id", name);

@@ -207,7 +207,11 @@ final class TelemetryDetails {
     ObjectNode o = Json.object();
     o.put("id", d.name());
     o.putNull("init_time_ms");
-    o.set("config", config);
+    if (config == null) {
+      o.putNull("config"); // no statistics from the node that holds it
+    } else {
+      o.set("config", config);
+    }
     if (level < 3) {
       return o;
     }

@@ -261,6 +261,9 @@ class ServiceApiIT {
         .anyMatch(l -> l.startsWith(scroll + ",collection=\"scrolled\"}"))
         .allMatch(l -> l.contains("collection="));
     assertThat(per).doesNotContain("app_info");
+    Http.Response anonymized = http.send("GET", "/metrics?anonymize=true", null);
+    assertThat(anonymized.status()).isEqualTo(400);
+    assertThat(http.send("GET", "/metrics?timeout=0", null).status()).isEqualTo(400);
   }
 
   @Test
