@@ -13,11 +13,11 @@ import io.flashvec.index.collection.Collection;
  * triggered); {@code red} when an index build failed (its segment keeps being searched exactly from
  * memory) or a shard's WAL failed (writes are refused until a restart).
  */
-final class CollectionStatus {
+public final class CollectionStatus {
 
   private CollectionStatus() {}
 
-  static String of(Collection.Info info) {
+  public static String of(Collection.Info info) {
     IndexingState st = info.indexingState();
     if (info.buildFailure() != null) {
       return "red";

@@ -134,6 +134,10 @@ public class CollectionsController {
 
   /** The WAL segment size of a collection with {@code tuning}, in MiB. */
   private long walMegabytes(CollectionTuning tuning) {
+    return walMegabytes(tuning, props);
+  }
+
+  private static long walMegabytes(CollectionTuning tuning, FlashVecProperties props) {
     return tuning.walSegmentBytes() > 0
         ? tuning.walSegmentBytes() >> 20
         : props.wal().segmentBytes().toMegabytes();
@@ -681,28 +685,14 @@ public class CollectionsController {
     return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 
-  private ObjectNode describe(CollectionService.CollectionDescription d) {
-    CollectionConfig c = d.config();
-    Collection.Info info = d.info();
-    ObjectNode r = Json.object();
-    String failure = info.buildFailure() != null ? info.buildFailure() : info.compactionFailure();
-    IndexingState st = info.indexingState();
-    r.put("status", CollectionStatus.of(info));
-    if (failure != null) {
-      r.putObject("optimizer_status").put("error", failure);
-    } else {
-      r.put("optimizer_status", "ok");
-    }
-    // As Qdrant: vectors an ANN index answers for (sealed graphs and the growing segments' live
-    // graphs of the primary vector, the sealed segments' graphs of the other dense vectors);
-    // none for flat, which scans (Qdrant's plain index reports none either)
-    r.put(
-        "indexed_vectors_count",
-        (c.index().type().equals(IndexParams.FLAT) || !c.hasPrimary() ? 0 : st.indexed())
-            + st.fieldVectorsIndexed());
-    r.put("points_count", info.points());
-    r.put("segments_count", info.segments());
-    ObjectNode config = r.putObject("config");
+  /**
+   * A collection's {@code config} as {@code GET /collections/{name}} gives it (Qdrant's {@code
+   * params}, {@code hnsw_config}, {@code optimizer_config}, {@code wal_config}, ...); also the
+   * {@code config} of a collection in {@code GET /telemetry}.
+   */
+  public static ObjectNode configJson(
+      CollectionConfig c, Collection.Info info, FlashVecProperties props) {
+    ObjectNode config = Json.object();
     ObjectNode params = config.putObject("params");
     ObjectNode vectors = params.putObject("vectors");
     ObjectNode named = vectors;
@@ -763,7 +753,7 @@ public class CollectionsController {
     opt.put("flush_interval_sec", 5);
     opt.putNull("max_optimization_threads");
     ObjectNode wal = config.putObject("wal_config");
-    wal.put("wal_capacity_mb", walMegabytes(info.tuning()));
+    wal.put("wal_capacity_mb", walMegabytes(info.tuning(), props));
     wal.put("wal_segments_ahead", 0);
     if (collectionQuantization != null) {
       config.set("quantization_config", Json.parse(utf8(collectionQuantization)));
@@ -778,6 +768,31 @@ public class CollectionsController {
           "metadata",
           Json.parse(info.tuning().metadata().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
+    return config;
+  }
+
+  private ObjectNode describe(CollectionService.CollectionDescription d) {
+    CollectionConfig c = d.config();
+    Collection.Info info = d.info();
+    ObjectNode r = Json.object();
+    String failure = info.buildFailure() != null ? info.buildFailure() : info.compactionFailure();
+    IndexingState st = info.indexingState();
+    r.put("status", CollectionStatus.of(info));
+    if (failure != null) {
+      r.putObject("optimizer_status").put("error", failure);
+    } else {
+      r.put("optimizer_status", "ok");
+    }
+    // As Qdrant: vectors an ANN index answers for (sealed graphs and the growing segments' live
+    // graphs of the primary vector, the sealed segments' graphs of the other dense vectors);
+    // none for flat, which scans (Qdrant's plain index reports none either)
+    r.put(
+        "indexed_vectors_count",
+        (c.index().type().equals(IndexParams.FLAT) || !c.hasPrimary() ? 0 : st.indexed())
+            + st.fieldVectorsIndexed());
+    r.put("points_count", info.points());
+    r.put("segments_count", info.segments());
+    r.set("config", configJson(c, info, props));
     ObjectNode schema = r.putObject("payload_schema");
     for (var f : info.payloadSchema().fields().values()) {
       ObjectNode o = f.toJson();

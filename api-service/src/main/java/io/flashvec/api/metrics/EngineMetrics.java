@@ -29,7 +29,9 @@ import org.springframework.stereotype.Component;
  *       (live points an index answers for), {@code flashvec_collection_index_backlog_points} (live
  *       points the shards are indexing now), {@code flashvec_collection_builds_pending} (frozen
  *       segments waiting for or in a build), {@code flashvec_collection_builds_running}, {@code
- *       flashvec_collection_merges_running} and {@code flashvec_collection_merges_planned}.
+ *       flashvec_collection_merges_running} and {@code flashvec_collection_merges_planned};
+ *   <li>{@code collection_points}: the live points again, labelled {@code id} as Qdrant's, for
+ *       dashboards made for Qdrant (one series per collection).
  * </ul>
  *
  * <p>The set of collections is refreshed every second so that collections created or dropped at run
@@ -117,6 +119,11 @@ public class EngineMetrics implements MeterBinder, DisposableBean {
       }
       gauges.add(b.register(registry));
     }
+    // Qdrant's name and label for the same figure, which dashboards made for Qdrant read
+    MultiGauge qdrantPoints =
+        MultiGauge.builder("collection.points")
+            .description("Live points per collection, labelled id as Qdrant's")
+            .register(registry);
     Gauge.builder("flashvec.ready", node, n -> n.localReady() ? 1 : 0)
         .description("1 once WAL recovery finished")
         .register(registry);
@@ -139,6 +146,11 @@ public class EngineMetrics implements MeterBinder, DisposableBean {
             }
             gauges.get(i).register(rows, false);
           }
+          List<MultiGauge.Row<?>> rows = new ArrayList<>();
+          for (String name : names) {
+            rows.add(MultiGauge.Row.of(Tags.of("id", name), name, n -> value(n, s -> s.points())));
+          }
+          qdrantPoints.register(rows, false);
         };
     scheduler.scheduleWithFixedDelay(
         () -> {

@@ -31,7 +31,7 @@ public class RequestObservationConvention extends DefaultServerRequestObservatio
     return KeyValue.of("collection", collectionOf(context));
   }
 
-  private static String collectionOf(ServerRequestObservationContext context) {
+  static String collectionOf(ServerRequestObservationContext context) {
     String pattern = context.getPathPattern();
     if (pattern == null || !pattern.startsWith("/collections/{")) {
       return NONE;

@@ -92,6 +92,47 @@ public class SearchMetrics {
     }
   }
 
+  /**
+   * {@link #record(int, SearchStats)} of a search of {@code collection} (as the request named it),
+   * whose costs are also added to the collection's {@link #hardware()} figures when they are
+   * counted here.
+   */
+  public void record(String collection, int searches, SearchStats s) {
+    record(searches, s);
+    if (!workCountedOnQueryNodes) {
+      Work w = byCollection.computeIfAbsent(collection, c -> new Work());
+      w.distances.add(s.distanceComputations);
+      w.bytesRead.add(s.bytesRead());
+    }
+  }
+
+  /**
+   * A collection's search work counted by this process since it started: distance computations and
+   * bytes the searches read from the device.
+   */
+  public record Hardware(long distanceComputations, long bytesRead) {}
+
+  /**
+   * The search work of each collection (by the name the requests used) since the start, as far as
+   * this process counts it: standalone all of it, on a cluster proxy none ({@link
+   * #recordShardSearch}: the query nodes count it, without collection).
+   */
+  public java.util.Map<String, Hardware> hardware() {
+    java.util.Map<String, Hardware> out = new java.util.TreeMap<>();
+    byCollection.forEach((c, w) -> out.put(c, new Hardware(w.distances.sum(), w.bytesRead.sum())));
+    return out;
+  }
+
+  private static final class Work {
+    final java.util.concurrent.atomic.LongAdder distances =
+        new java.util.concurrent.atomic.LongAdder();
+    final java.util.concurrent.atomic.LongAdder bytesRead =
+        new java.util.concurrent.atomic.LongAdder();
+  }
+
+  private final java.util.Map<String, Work> byCollection =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   /** Records one shard search this query node served over gRPC, with its costs. */
   public void recordShardSearch(SearchStats s) {
     shardSearches.increment();

@@ -116,7 +116,7 @@ public class SearchController {
           CollectionNames.validate(name);
           JsonNode b = parse.apply(body);
           Plan p = plan.apply(b);
-          return blocking.call(p.inline(), () -> respond(t0, b, 1, p.work()));
+          return blocking.call(p.inline(), () -> respond(name, t0, b, 1, p.work()));
         });
   }
 
@@ -133,7 +133,7 @@ public class SearchController {
           JsonNode b = Json.parse(body);
           JsonNode searches = batchOf(b);
           strict.check(name, route, b);
-          return respond(t0, b, searches.size(), stats -> work.apply(searches, stats));
+          return respond(name, t0, b, searches.size(), stats -> work.apply(searches, stats));
         });
   }
 
@@ -246,10 +246,11 @@ public class SearchController {
    * "with_stats": true}, returns them as {@code flashvec_stats} beside {@code result} (off by
    * default so Qdrant clients see their usual envelope).
    */
-  private ResponseEntity<byte[]> respond(long t0, JsonNode body, int searches, Searches work) {
+  private ResponseEntity<byte[]> respond(
+      String name, long t0, JsonNode body, int searches, Searches work) {
     SearchStats stats = new SearchStats();
     JsonNode result = work.run(stats);
-    metrics.record(searches, stats);
+    metrics.record(name, searches, stats);
     if (stats.partial) {
       return PartialResults.mark(respondComplete(result, t0, body, stats, searches));
     }

@@ -1,28 +1,25 @@
 package io.flashvec.api.system;
 
 import io.flashvec.api.FlashVecProperties;
+import io.flashvec.api.metrics.RestResponses;
+import io.flashvec.api.metrics.SearchMetrics;
 import io.flashvec.api.web.Blocking;
 import io.flashvec.api.web.Json;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.cluster.node.FlashVecNode;
 import io.flashvec.index.FlashVecException;
 import io.flashvec.index.InvalidInputException;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -51,7 +48,8 @@ public class ServiceInfoController {
   private final CollectionService service;
   private final FlashVecNode node;
   private final Blocking blocking;
-  private final MeterRegistry registry;
+  private final RestResponses responses;
+  private final SearchMetrics searchMetrics;
   private final FlashVecProperties props;
   private final IssueTracker issues = new IssueTracker(Instant::now);
 
@@ -62,23 +60,27 @@ public class ServiceInfoController {
       CollectionService service,
       FlashVecNode node,
       Blocking blocking,
-      MeterRegistry registry,
+      RestResponses responses,
+      SearchMetrics searchMetrics,
       FlashVecProperties props) {
     this.service = service;
     this.node = node;
     this.blocking = blocking;
-    this.registry = registry;
+    this.responses = responses;
+    this.searchMetrics = searchMetrics;
     this.props = props;
   }
 
   /**
-   * Qdrant's telemetry: {@code id}, {@code app} (name, version, start time), {@code
-   * collections.number_of_collections}, {@code cluster.enabled} and {@code requests.rest.responses}
-   * by endpoint and status; with {@code details_level} 1 also {@code app.system} and each
-   * collection's aggregated numbers ({@code vectors}, {@code optimizers_status}, {@code params}),
-   * as Qdrant's level 1. Levels 2 and up (per-shard and per-segment telemetry) are refused, as are
-   * per-collection request statistics ({@code per_collection=true}). {@code anonymize} rounds the
-   * sizes and the start time as Qdrant's does.
+   * Qdrant's telemetry. Level 0 (the default): {@code id}, {@code app} (name, version, start time),
+   * {@code collections.number_of_collections}, {@code cluster.enabled}, {@code
+   * requests.rest.responses} by endpoint and status and {@code quota}; level 1 adds {@code
+   * app.system}, each collection's aggregated numbers ({@code vectors}, {@code optimizers_status},
+   * {@code params}), {@code memory}, {@code hardware} and {@code search_pool}; level 2 gives each
+   * collection's {@code config} instead, level 3 its shards, level 4 and up their segments ({@link
+   * TelemetryDetails}). {@code per_collection=true} adds {@code
+   * requests.rest.per_collection_responses}. {@code anonymize} rounds the sizes and the start time
+   * as Qdrant's does.
    */
   @GetMapping("/telemetry")
   Mono<ResponseEntity<byte[]>> telemetry(
@@ -94,23 +96,11 @@ public class ServiceInfoController {
                     + detailsLevel
                     + "]");
           }
-          if (detailsLevel != null && detailsLevel > 1) {
-            throw new InvalidInputException(
-                "Wrong input: details_level: only 0 and 1 are supported (per-shard and per-segment"
-                    + " telemetry is not kept) [details_level="
-                    + detailsLevel
-                    + "]");
-          }
           int level = detailsLevel == null ? 0 : detailsLevel;
           boolean anon = Boolean.TRUE.equals(anonymize);
           if (timeout != null && timeout < 1) {
             throw new InvalidInputException(
                 "Wrong input: timeout must be 1 or more [timeout=" + timeout + "]");
-          }
-          if (Boolean.TRUE.equals(perCollection)) {
-            throw new InvalidInputException(
-                "Wrong input: per-collection request statistics are not kept"
-                    + " [per_collection=true, supported=false]");
           }
           ObjectNode r = Json.object();
           r.put("id", id);
@@ -129,11 +119,28 @@ public class ServiceInfoController {
           List<String> names = service.listCollections();
           ObjectNode collections = r.putObject("collections");
           collections.put("number_of_collections", names.size());
+          FlashVecNode.Resources res = node.resources();
           if (level >= 1) {
             var list = collections.putArray("collections");
+            var snapshots = collections.putArray("snapshots");
             for (String name : names) {
               try {
-                list.add(aggregated(service.describe(name), anon));
+                CollectionService.CollectionDescription d = service.describe(name);
+                if (level == 1) {
+                  list.add(aggregated(d, anon));
+                  continue;
+                }
+                list.add(
+                    TelemetryDetails.collection(
+                        d,
+                        level >= 3 ? service.clusterInfo(name) : null,
+                        d.info() == null
+                            ? null
+                            : io.flashvec.api.collections.CollectionsController.configJson(
+                                d.config(), d.info(), props),
+                        res,
+                        level));
+                snapshots.addObject().put("id", name);
               } catch (io.flashvec.index.NotFoundException e) {
                 // deleted since it was listed
               }
@@ -141,8 +148,18 @@ public class ServiceInfoController {
           }
           r.putObject("cluster").put("enabled", props.cluster().enabled());
           ObjectNode requests = r.putObject("requests");
-          requests.set("rest", restResponses(registry.find("http.server.requests").timers()));
-          requests.putObject("grpc").putObject("responses"); // no gRPC API for clients
+          requests.set("rest", restResponses(responses, Boolean.TRUE.equals(perCollection)));
+          ObjectNode grpc = requests.putObject("grpc"); // no gRPC API for clients
+          grpc.putObject("responses");
+          if (Boolean.TRUE.equals(perCollection)) {
+            grpc.putObject("per_collection_responses");
+          }
+          if (level >= 1) {
+            r.set("memory", TelemetryDetails.memory(res));
+            r.set("hardware", TelemetryDetails.hardware(names, service.aliases(), searchMetrics));
+            r.set("search_pool", TelemetryDetails.searchPool(res));
+          }
+          r.set("quota", TelemetryDetails.quota(res, props.dataDir()));
           return r;
         });
   }
@@ -231,55 +248,35 @@ public class ServiceInfoController {
 
   /**
    * {@code {"responses": {"PUT /collections/{collection_name}/points": {"200": {"count", ...}}}}}
-   * from Spring's request timers, the path templates named as in Qdrant's API.
+   * from {@link RestResponses}, and with {@code perCollection} the same by collection as {@code
+   * per_collection_responses} (routes that name an existing collection).
    */
-  static ObjectNode restResponses(Collection<Timer> timers) {
-    record Sum(long count, double totalMicros, double maxMicros) {}
-    Map<String, Map<String, Sum>> byEndpoint = new TreeMap<>();
-    for (Timer t : timers) {
-      String uri = t.getId().getTag("uri");
-      String method = t.getId().getTag("method");
-      String status = t.getId().getTag("status");
-      if (uri == null || method == null || status == null || !uri.startsWith("/")) {
-        continue; // NOT_FOUND, UNKNOWN, REDIRECTION: no endpoint
-      }
-      String endpoint = method + " " + qdrantTemplate(uri);
-      Sum add =
-          new Sum(t.count(), t.totalTime(TimeUnit.MICROSECONDS), t.max(TimeUnit.MICROSECONDS));
-      byEndpoint
-          .computeIfAbsent(endpoint, k -> new TreeMap<>())
-          .merge(
-              status,
-              add,
-              (a, b) ->
-                  new Sum(
-                      a.count() + b.count(),
-                      a.totalMicros() + b.totalMicros(),
-                      Math.max(a.maxMicros(), b.maxMicros())));
-    }
+  static ObjectNode restResponses(RestResponses responses, boolean perCollection) {
     ObjectNode rest = Json.object();
-    ObjectNode responses = rest.putObject("responses");
-    byEndpoint.forEach(
-        (endpoint, statuses) -> {
-          ObjectNode e = responses.putObject(endpoint);
-          statuses.forEach(
-              (status, sum) -> {
-                if (sum.count() == 0) {
-                  return;
-                }
-                ObjectNode st = e.putObject(status);
-                st.put("count", sum.count());
-                st.put("avg_duration_micros", (float) (sum.totalMicros() / sum.count()));
-                st.put("max_duration_micros", (float) sum.maxMicros());
-                st.put("total_duration_micros", Math.round(sum.totalMicros()));
-              });
-        });
+    endpoints(rest.putObject("responses"), responses.byEndpoint());
+    if (perCollection) {
+      ObjectNode per = rest.putObject("per_collection_responses");
+      responses.byCollection().forEach((c, e) -> endpoints(per.putObject(c), e));
+    }
     return rest;
   }
 
-  /** A path template with Qdrant's variable names: {@code {name}} is {@code {collection_name}}. */
-  static String qdrantTemplate(String uri) {
-    return uri.replace("{name}", "{collection_name}").replace("{field}", "{field_name}");
+  private static void endpoints(
+      ObjectNode out, Map<String, Map<Integer, RestResponses.Stats>> byEndpoint) {
+    byEndpoint.forEach(
+        (endpoint, statuses) -> {
+          ObjectNode e = out.putObject(endpoint);
+          statuses.forEach(
+              (status, sum) -> {
+                ObjectNode st = e.putObject(Integer.toString(status));
+                st.put("count", sum.count());
+                st.put("avg_duration_micros", (float) sum.avgMicros());
+                st.put("min_duration_micros", (float) sum.minMicros());
+                st.put("max_duration_micros", (float) sum.maxMicros());
+                st.put("total_duration_micros", sum.totalMicros());
+                st.put("last_responded", sum.lastResponded().toString());
+              });
+        });
   }
 
   @GetMapping("/issues")

@@ -2,6 +2,7 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flashvec.testing.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,7 +17,8 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * Qdrant's service endpoints against a real server: the version clients check, the plain-text
- * health probes, and unknown routes answered 404 in Qdrant's error shape.
+ * health probes, unknown routes answered 404 in Qdrant's error shape, telemetry at its detail
+ * levels and Qdrant's request series in the metrics.
  */
 class ServiceApiIT {
 
@@ -94,11 +96,26 @@ class ServiceApiIT {
                   .status())
           .isEqualTo(200);
     }
+    // a response is counted when it has been sent: wait for the last one to be recorded
+    Await.until(
+        java.time.Duration.ofSeconds(10),
+        "the upserts counted",
+        () ->
+            http.get("/telemetry")
+                    .result()
+                    .at("/requests/rest/responses")
+                    .path("PUT /collections/{collection_name}/points")
+                    .path("200")
+                    .path("count")
+                    .asLong()
+                >= 3);
     JsonNode t = http.get("/telemetry").result();
     assertThat(t.get("id").asString()).hasSize(36);
     assertThat(t.at("/app/name").asString()).isEqualTo("flashvec");
     assertThat(t.at("/app/version").asString()).isEqualTo("0.1.0");
     assertThat(t.at("/app").has("system")).as("level 0, as Qdrant's default").isFalse();
+    assertThat(t.propertyNames())
+        .containsExactlyInAnyOrder("id", "app", "collections", "cluster", "requests", "quota");
     assertThat(t.at("/collections/number_of_collections").asInt()).isGreaterThanOrEqualTo(1);
     assertThat(t.at("/collections").has("collections")).isFalse();
     JsonNode detailed = http.get("/telemetry?details_level=1&anonymize=true").result();
@@ -108,9 +125,6 @@ class ServiceApiIT {
         .isZero();
     assertThat(detailed.at("/collections/collections"))
         .anySatisfy(c -> assertThat(c.at("/params/vectors/size").asInt()).isEqualTo(2));
-    Http.Response deeper = http.get("/telemetry?details_level=2");
-    assertThat(deeper.status()).isEqualTo(400);
-    assertThat(deeper.error()).contains("[details_level=2]");
     assertThat(t.at("/cluster/enabled").asBoolean()).isFalse();
     JsonNode upserts =
         t.at("/requests/rest/responses")
@@ -118,12 +132,138 @@ class ServiceApiIT {
             .get("200");
     assertThat(upserts.get("count").asLong()).isGreaterThanOrEqualTo(3);
     assertThat(upserts.get("avg_duration_micros").asDouble()).isPositive();
+    assertThat(upserts.get("min_duration_micros").asDouble())
+        .isLessThanOrEqualTo(upserts.get("max_duration_micros").asDouble());
+    assertThat(java.time.Instant.parse(upserts.get("last_responded").asString()))
+        .isAfter(java.time.Instant.now().minusSeconds(600));
     assertThat(t.at("/requests/grpc/responses").isObject()).isTrue();
     assertThat(t.at("/requests/rest").has("per_collection_responses")).isFalse();
-    Http.Response perCollection = http.get("/telemetry?per_collection=true");
-    assertThat(perCollection.status()).isEqualTo(400);
-    assertThat(perCollection.error()).contains("per_collection");
+    JsonNode perCollection = http.get("/telemetry?per_collection=true").result();
+    assertThat(
+            perCollection
+                .at("/requests/rest/per_collection_responses/tele")
+                .path("PUT /collections/{collection_name}/points")
+                .path("200")
+                .path("count")
+                .asLong())
+        .isGreaterThanOrEqualTo(3);
     assertThat(http.get("/telemetry?details_level=-1").status()).isEqualTo(400);
+  }
+
+  @Test
+  void telemetryLevelsAddMemorySearchThreadsQuotaAndThenCollectionsShardsAndSegments() {
+    assertThat(
+            http.put("/collections/levels", "{\"vectors\":{\"size\":3,\"distance\":\"Cosine\"}}")
+                .status())
+        .isEqualTo(200);
+    assertThat(
+            http.put(
+                    "/collections/levels/points?wait=true",
+                    "{\"points\":[{\"id\":1,\"vector\":[1,2,3],\"payload\":{\"a\":1}},"
+                        + "{\"id\":2,\"vector\":[3,2,1]}]}")
+                .status())
+        .isEqualTo(200);
+    assertThat(
+            http.post("/collections/levels/points/search", "{\"vector\":[1,0,0],\"limit\":2}")
+                .status())
+        .isEqualTo(200);
+
+    JsonNode one = http.get("/telemetry?details_level=1").result();
+    assertThat(one.propertyNames())
+        .containsExactlyInAnyOrder(
+            "id",
+            "app",
+            "collections",
+            "cluster",
+            "requests",
+            "memory",
+            "hardware",
+            "search_pool",
+            "quota");
+    assertThat(one.at("/memory/resident_bytes").asLong()).isPositive();
+    assertThat(one.at("/memory/allocated_bytes").asLong())
+        .isLessThanOrEqualTo(one.at("/memory/active_bytes").asLong());
+    assertThat(one.at("/hardware/collection_data/levels/cpu").asLong())
+        .as("the search's distance computations")
+        .isPositive();
+    assertThat(one.at("/search_pool/high_cpu_threads").asInt())
+        .isEqualTo(Runtime.getRuntime().availableProcessors());
+    assertThat(one.at("/search_pool/high_io_threads").asInt()).isPositive();
+    assertThat(one.at("/quota/config/min_free_bytes").asLong()).isPositive();
+    assertThat(one.at("/quota/config/enabled").asBoolean()).isTrue();
+    assertThat(one.at("/quota/exceeded/disk_usage").asBoolean()).isFalse();
+    assertThat(one.at("/collections/snapshots").isArray()).isTrue();
+
+    JsonNode two = levels(http.get("/telemetry?details_level=2").result());
+    assertThat(two.propertyNames()).containsExactlyInAnyOrder("id", "init_time_ms", "config");
+    assertThat(two.at("/config/params/vectors/size").asInt()).isEqualTo(3);
+    assertThat(two.at("/config/hnsw_config").isObject()).isTrue();
+
+    JsonNode three = levels(http.get("/telemetry?details_level=3").result());
+    assertThat(three.get("shards")).hasSize(1);
+    JsonNode shard = three.at("/shards/0");
+    assertThat(shard.get("replicate_states").size()).isEqualTo(1);
+    JsonNode local = shard.get("local");
+    assertThat(local.get("num_points").asLong()).isEqualTo(2);
+    assertThat(local.get("payloads_size_bytes").asLong()).isPositive();
+    assertThat(local.get("vectors_size_bytes").asLong()).isEqualTo(2 * 3 * 4);
+    assertThat(local.has("segments")).isFalse();
+
+    JsonNode four = levels(http.get("/telemetry?details_level=10").result());
+    JsonNode segments = four.at("/shards/0/local/segments");
+    assertThat(segments.size()).isPositive();
+    long points = 0;
+    for (JsonNode seg : segments) {
+      assertThat(seg.propertyNames())
+          .containsExactlyInAnyOrder(
+              "info", "config", "vector_index_searches", "payload_field_indices");
+      points += seg.at("/info/num_points").asLong();
+      assertThat(seg.at("/info/disk_usage_bytes").isIntegralNumber()).isTrue();
+    }
+    assertThat(points).isEqualTo(2);
+    assertThat(four.at("/shards/0/local/indexed_only_excluded_vectors").isObject()).isTrue();
+  }
+
+  /** The collection {@code levels} in a telemetry answer. */
+  private static JsonNode levels(JsonNode telemetry) {
+    for (JsonNode c : telemetry.at("/collections/collections")) {
+      if (c.path("id").asString("").equals("levels")) {
+        return c;
+      }
+    }
+    throw new AssertionError("no collection levels in " + telemetry);
+  }
+
+  @Test
+  void metricsHaveQdrantsRequestSeriesWithACollectionLabelOnlyWhenAsked() {
+    assertThat(
+            http.put("/collections/scrolled", "{\"vectors\":{\"size\":2,\"distance\":\"Dot\"}}")
+                .status())
+        .isEqualTo(200);
+    assertThat(http.post("/collections/scrolled/points/scroll", "{\"limit\":1}").status())
+        .isEqualTo(200);
+    String scroll =
+        "rest_responses_total{method=\"POST\",endpoint=\"/collections/{collection_name}/points/scroll\",status=\"200\"";
+    Await.until(
+        java.time.Duration.ofSeconds(10),
+        "the scroll counted and the collection's gauge registered (refreshed every second)",
+        () -> {
+          String m = http.send("GET", "/metrics", null).raw();
+          return m.contains(scroll)
+              && m.contains("collection_points{application=\"flashvec\",id=\"scrolled\"}");
+        });
+    String global = http.send("GET", "/metrics", null).raw();
+    assertThat(global.lines().filter(l -> l.startsWith("rest_responses_")))
+        .isNotEmpty()
+        .noneMatch(l -> l.contains("collection="));
+    String per = http.send("GET", "/metrics?per_collection=true", null).raw();
+    assertThat(per.lines().filter(l -> l.startsWith("rest_responses_total{")))
+        .anyMatch(l -> l.startsWith(scroll + ",collection=\"scrolled\"}"))
+        .allMatch(l -> l.contains("collection="));
+    assertThat(per).doesNotContain("app_info");
+    Http.Response anonymized = http.send("GET", "/metrics?anonymize=true", null);
+    assertThat(anonymized.status()).isEqualTo(400);
+    assertThat(http.send("GET", "/metrics?timeout=0", null).status()).isEqualTo(400);
   }
 
   @Test

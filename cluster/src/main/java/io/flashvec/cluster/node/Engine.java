@@ -204,6 +204,20 @@ final class Engine implements AutoCloseable {
         false);
   }
 
+  /** What {@link FlashVecNode#resources()} reports of this engine. */
+  FlashVecNode.Resources resources() {
+    var io = diskAnn.ioThreads();
+    return new FlashVecNode.Resources(
+        diskAnn.prefetch().name().toLowerCase(java.util.Locale.ROOT),
+        io.threads(),
+        io.queued(),
+        io.pagesRead(),
+        io.bytesRead(),
+        settings.memoryPlan,
+        memory == null ? 0 : memory.residentTotal(),
+        settings.minFreeBytes);
+  }
+
   /**
    * Daemon platform threads named {@code name} that lower their own CPU priority to {@code nice}
    * when they start ({@link Thread#setPriority} does nothing on Linux).

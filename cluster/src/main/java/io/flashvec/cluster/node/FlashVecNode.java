@@ -35,6 +35,28 @@ public final class FlashVecNode implements Closeable {
       long memoryBytes,
       io.flashvec.index.IndexingState indexing) {}
 
+  /**
+   * What this node's engine uses and enforces, for telemetry.
+   *
+   * @param prefetch the pipelined search setting ({@code auto}, {@code on}, {@code off})
+   * @param ioThreads threads issuing the pipelined searches' page reads
+   * @param ioQueued page reads queued and not yet issued
+   * @param ioPagesRead pages read by those threads since the start
+   * @param ioBytesRead bytes read by those threads since the start
+   * @param memoryPlan the memory budget's slices, {@code null} without a budget
+   * @param residentIndexBytes the sealed segments' resident index, all shards together
+   * @param minFreeBytes disk space kept free: writes that would take it get 507 (0: none)
+   */
+  public record Resources(
+      String prefetch,
+      int ioThreads,
+      int ioQueued,
+      long ioPagesRead,
+      long ioBytesRead,
+      io.flashvec.index.memory.MemoryPlan memoryPlan,
+      long residentIndexBytes,
+      long minFreeBytes) {}
+
   private final Engine engine;
   private final LocalData local;
   private final CollectionService service;
@@ -119,6 +141,11 @@ public final class FlashVecNode implements Closeable {
   /** Logs what the engine runs with (at start-up). */
   public void logSettings(String roles, String bind, int port) {
     engine.logStart(roles, bind, port);
+  }
+
+  /** What this node's engine uses and enforces ({@link Resources}). */
+  public Resources resources() {
+    return engine.resources();
   }
 
   /** Why recovery failed, or {@code null}. */

@@ -72,7 +72,8 @@ public final class Collection implements Closeable {
    * One segment as reported to users; {@code indexed}: it is an ANN index on disk (not a growing or
    * frozen one); {@code graphPoints}: points (live or deleted) in a growing segment's live graph,
    * -1 for other segments (the rest of a growing segment is scanned exactly until the graph catches
-   * up).
+   * up); {@code diskBytes}, {@code memoryBytes} and {@code payloadBytes} as {@link
+   * Segment#diskBytes()}, {@link Segment#memoryBytes()} and {@link Segment#payloadBytes()}.
    */
   public record SegmentInfo(
       int shard,
@@ -81,7 +82,10 @@ public final class Collection implements Closeable {
       int points,
       int deleted,
       boolean indexed,
-      int graphPoints) {}
+      int graphPoints,
+      long diskBytes,
+      long memoryBytes,
+      long payloadBytes) {}
 
   private final String name;
   private final Path dir;
@@ -811,7 +815,10 @@ public final class Collection implements Closeable {
                 seg.liveCount(),
                 seg.size() - seg.liveCount(),
                 seg instanceof io.flashvec.index.segment.SealedSegment d && d.hasGraph(),
-                seg.graphPoints()));
+                seg.graphPoints(),
+                seg.diskBytes(),
+                seg.memoryBytes(),
+                seg.payloadBytes()));
       }
       disk += s.diskBytes();
       mem += s.memoryBytes();
