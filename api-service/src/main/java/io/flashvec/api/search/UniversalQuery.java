@@ -1353,7 +1353,8 @@ final class UniversalQuery {
   /**
    * A search of the dense vector {@code using}: the primary one's graph ({@code ""}), or another
    * dense field's graphs and scans with the request's vector, limit, offset, filter, threshold,
-   * search list ({@code hnsw_ef}) and {@code exact}.
+   * search list ({@code hnsw_ef}), candidates rescored ({@code rerank_k}, {@code
+   * quantization.oversampling}) and {@code exact}.
    */
   static List<Record> search(
       CollectionService service,
@@ -1375,8 +1376,7 @@ final class UniversalQuery {
             req.scoreThreshold(),
             req.withPayload(),
             req.withVector(),
-            req.params().searchList(),
-            req.params().exact()));
+            req.params()));
   }
 
   /** Qdrant's error for a fusion query that names a vector. */

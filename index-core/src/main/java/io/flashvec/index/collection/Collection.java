@@ -448,8 +448,13 @@ public final class Collection implements Closeable {
                   q,
                   field.distance(),
                   k,
-                  req.searchList() > 0 ? req.searchList() : field.index().efConstruct(),
-                  req.exact(),
+                  new io.flashvec.index.SearchParams(
+                      req.params().searchList() > 0
+                          ? req.params().searchList()
+                          : field.index().efConstruct(),
+                      0,
+                      req.params().rerankK(),
+                      req.params().exact()),
                   f,
                   req.scoreThreshold(),
                   req.withPayload(),

@@ -9,9 +9,9 @@ import io.flashvec.index.filter.Filter;
  *
  * @param filter {@code null}: all points
  * @param scoreThreshold the worst score returned ({@code null}: any)
- * @param searchList the graph search's candidate list ({@code 0}: the field's {@code
- *     ef_construct}); at least the limit plus offset
- * @param exact scan every point that has the field, graphs or not (Qdrant's {@code exact})
+ * @param params the graph searches' list ({@code 0}: the field's {@code ef_construct}; at least the
+ *     limit plus offset), the candidates they rescore with full vectors ({@code rerankK}, {@code
+ *     0}: {@code 2k + 10}), and {@code exact}: scan every point that has the field, graphs or not
  */
 public record DenseSearchRequest(
     String field,
@@ -22,8 +22,13 @@ public record DenseSearchRequest(
     Float scoreThreshold,
     boolean withPayload,
     boolean withVector,
-    int searchList,
-    boolean exact) {
+    io.flashvec.index.SearchParams params) {
+
+  public DenseSearchRequest {
+    if (params == null) {
+      params = io.flashvec.index.SearchParams.DEFAULT;
+    }
+  }
 
   /** A search with the default search list, through the graphs. */
   public DenseSearchRequest(
@@ -35,6 +40,6 @@ public record DenseSearchRequest(
       Float scoreThreshold,
       boolean withPayload,
       boolean withVector) {
-    this(field, vector, limit, offset, filter, scoreThreshold, withPayload, withVector, 0, false);
+    this(field, vector, limit, offset, filter, scoreThreshold, withPayload, withVector, null);
   }
 }

@@ -186,10 +186,26 @@ public final class FieldGraph {
    */
   public void search(
       float[] q, int k, int searchList, IntPredicate accept, IntSink sink, SearchStats stats) {
+    search(q, k, searchList, 0, accept, sink, stats);
+  }
+
+  /**
+   * As above, rescoring the best {@code rerank} nodes by their codes with the full vectors ({@code
+   * 0}: {@code 2k + 10}; at least {@code k}).
+   */
+  public void search(
+      float[] q,
+      int k,
+      int searchList,
+      int rerank,
+      IntPredicate accept,
+      IntSink sink,
+      SearchStats stats) {
     graph.search(
         q,
         k,
         searchList,
+        rerank,
         accept == null ? null : node -> accept.test(ordinals[node]),
         (d, node) -> sink.accept(ordinals[node]),
         stats);

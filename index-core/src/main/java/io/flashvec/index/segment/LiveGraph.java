@@ -253,6 +253,22 @@ public final class LiveGraph {
    */
   public void search(
       float[] q, int k, int searchList, IntPredicate accept, Sink sink, SearchStats stats) {
+    search(q, k, searchList, 0, accept, sink, stats);
+  }
+
+  /**
+   * As above, rescoring the best {@code rerank} candidates by codes with the full vectors ({@code
+   * 0}: {@code 2k + 10} navigating by int8 codes, {@code 4k + 20} by sign codes; at least {@code
+   * k}); the candidate list grows to hold them.
+   */
+  public void search(
+      float[] q,
+      int k,
+      int searchList,
+      int rerank,
+      IntPredicate accept,
+      Sink sink,
+      SearchStats stats) {
     int n = size;
     if (n == 0 || k == 0) {
       return;
@@ -262,10 +278,11 @@ public final class LiveGraph {
       s = new Searcher();
     }
     try {
-      int cap = Math.max(k, searchList);
+      int wanted = rerank > 0 ? Math.max(k, rerank) : 0;
+      int cap = Math.max(Math.max(k, searchList), wanted);
       SignCodes sg = signQueries ? signs : null;
       if (sg != null) {
-        searchBySigns(s, sg, q, k, cap, n, accept, sink, stats);
+        searchBySigns(s, sg, q, k, cap, n, accept, sink, stats, wanted);
         return;
       }
       if (s.query.length < dim) {
@@ -273,8 +290,8 @@ public final class LiveGraph {
       }
       quantize(q, 0, s.query, 0);
       // rank by codes, rescore the best 2k+10 with the full vectors: the scores are exact
-      int rerank = Math.min(cap, 2 * k + 10);
-      s.search(s.query, 0, false, cap, n, accept, rerank, false, null);
+      int best = wanted > 0 ? wanted : Math.min(cap, 2 * k + 10);
+      s.search(s.query, 0, false, cap, n, accept, best, false, null);
       rescore(s, q, sink, stats);
     } finally {
       if (searchers.size() < 64) {
@@ -298,7 +315,8 @@ public final class LiveGraph {
       int n,
       IntPredicate accept,
       Sink sink,
-      SearchStats stats) {
+      SearchStats stats,
+      int wanted) {
     if (s.signQuery == null || s.signQueryOf != sg) {
       s.signQuery = sg.new Query();
       s.signQueryOf = sg;
@@ -307,7 +325,7 @@ public final class LiveGraph {
     // the best 4k+20 by estimate, rescored exactly (768-d, 30k points, list 60, one thread:
     // recall@10 0.9988 in 108 us against 0.9994 in 146 us navigating by int8 codes; the best
     // 3k+10 only: 0.9934)
-    int pool = 4 * k + 20;
+    int pool = wanted > 0 ? wanted : 4 * k + 20;
     s.search(null, 0, true, cap, n, accept, pool, false, s.signQuery);
     rescore(s, q, sink, stats);
   }

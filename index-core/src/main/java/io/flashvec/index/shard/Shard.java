@@ -672,35 +672,33 @@ public final class Shard implements Closeable {
       boolean withPayload,
       boolean withVector) {
     return denseSearch(
-        field, query, distance, k, 0, true, filter, scoreThreshold, withPayload, withVector);
+        field,
+        query,
+        distance,
+        k,
+        new io.flashvec.index.SearchParams(0, 0, 0, true),
+        filter,
+        scoreThreshold,
+        withPayload,
+        withVector);
   }
 
   /**
    * Search of a dense field other than the primary one, through the sealed segments' graphs of the
-   * field unless {@code exact}; see {@link ShardReader#denseSearch}.
+   * field unless {@code params.exact()}; see {@link ShardReader#denseSearch}.
    */
   public List<Record> denseSearch(
       String field,
       float[] query,
       io.flashvec.index.Distance distance,
       int k,
-      int searchList,
-      boolean exact,
+      io.flashvec.index.SearchParams params,
       FilterEvaluator filter,
       Float scoreThreshold,
       boolean withPayload,
       boolean withVector) {
     return reader.denseSearch(
-        field,
-        query,
-        distance,
-        k,
-        searchList,
-        exact,
-        filter,
-        scoreThreshold,
-        withPayload,
-        withVector);
+        field, query, distance, k, params, filter, scoreThreshold, withPayload, withVector);
   }
 
   /**

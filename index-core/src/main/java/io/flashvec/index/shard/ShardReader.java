@@ -340,8 +340,7 @@ final class ShardReader {
       float[] query,
       Distance distance,
       int k,
-      int searchList,
-      boolean exact,
+      io.flashvec.index.SearchParams params,
       FilterEvaluator filter,
       Float scoreThreshold,
       boolean withPayload,
@@ -358,7 +357,7 @@ final class ShardReader {
           continue;
         }
         AcceptedOrdinals accept = filtered ? payloadIndexes.accepted(seg, filter) : null;
-        FieldGraph g = exact ? null : seg.fieldGraph(field);
+        FieldGraph g = params.exact() ? null : seg.fieldGraph(field);
         int built = g == null ? 0 : g.built();
         if (g != null
             && built >= FieldGraph.MIN_POINTS
@@ -368,7 +367,8 @@ final class ShardReader {
           g.search(
               query,
               k,
-              Math.max(k, searchList),
+              Math.max(k, params.searchList()),
+              params.rerankK(),
               ok,
               ord -> {
                 float score = seg.denseScore(field, ord, query, distance);

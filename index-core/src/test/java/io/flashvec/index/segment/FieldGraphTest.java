@@ -156,4 +156,38 @@ class FieldGraphTest {
     assertThat(holder[0].build(1)).isFalse();
     assertThat(reads.get()).as("no read after close").isEqualTo(atClose);
   }
+
+  @Test
+  void moreCandidatesRescoredFindAtLeastAsManyNeighbours() {
+    Random r = TestSeeds.random("field-graph-rerank");
+    int[] ords = ordinals(3000);
+    float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, DIM), Distance.EUCLID);
+    FieldGraph g =
+        new FieldGraph(
+            "f",
+            ords,
+            DIM,
+            Distance.EUCLID,
+            new FieldGraph.Params(12, 64, Float.NaN),
+            ord -> vectors[ord].clone());
+    assertThat(g.build(1)).isTrue();
+    int few = 0;
+    int many = 0;
+    for (int i = 0; i < 40; i++) {
+      float[] q = TestVectors.gaussian(r, DIM);
+      List<Integer> truth = bruteForce(vectors, Distance.EUCLID, q, null);
+      Set<Integer> a = new HashSet<>();
+      g.search(q, K, K, K, null, a::add, new SearchStats());
+      Set<Integer> b = new HashSet<>();
+      g.search(q, K, K, 200, null, b::add, new SearchStats());
+      assertThat(a).hasSize(K);
+      assertThat(b).hasSize(200);
+      a.retainAll(truth);
+      b.retainAll(truth);
+      few += a.size();
+      many += b.size();
+    }
+    assertThat(many).as("rescoring 200 candidates, not 10").isGreaterThanOrEqualTo(few);
+    assertThat(many / (40.0 * K)).isGreaterThanOrEqualTo(0.97);
+  }
 }
