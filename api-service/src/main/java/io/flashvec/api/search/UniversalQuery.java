@@ -1458,6 +1458,13 @@ final class UniversalQuery {
         && !List.of("bm25", "qdrant/bm25").contains(model.asString("").toLowerCase(Locale.ROOT))) {
       throw Requests.invalid("only BM25 text queries are supported", "model", model);
     }
+    if (q.has("options") && !q.get("options").isNull()) {
+      throw Requests.invalid(
+          "options are the built-in BM25 model's, for a sparse vector named by using; a text query"
+              + " of a payload key scores by classic BM25 (k1 1.2, b 0.75)",
+          prefix + "query.options",
+          q.get("options"));
+    }
     if (!q.has("field") && field != null && field.isString() && isVector(collection, field)) {
       // a vector's name wins over a payload key of the same name
       throw Requests.invalid(

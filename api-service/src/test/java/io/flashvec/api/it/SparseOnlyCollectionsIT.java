@@ -458,6 +458,13 @@ class SparseOnlyCollectionsIT {
       assertThat(badQuery.status()).as("query " + r[0]).isEqualTo(400);
       assertThat(badQuery.error()).as("query " + r[0]).contains(r[1]);
     }
+    // options belong to the model of a sparse vector, not to BM25 over a payload key
+    Http.Response payloadOptions =
+        http.post(
+            "/collections/bm/points/query",
+            "{\"query\": {\"text\": \"x\", \"options\": {\"k\": 1}}, \"using\": \"title\"}");
+    assertThat(payloadOptions.status()).isEqualTo(400);
+    assertThat(payloadOptions.error()).contains("query.options");
     ok(http.delete("/collections/bm"));
   }
 }
