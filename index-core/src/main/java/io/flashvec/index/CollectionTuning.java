@@ -24,6 +24,9 @@ import io.flashvec.storage.FsyncPolicy;
  *     (Qdrant's {@code modifier: idf}; empty: none)
  * @param walSegmentBytes the size at which this collection's WAL starts a new segment (Qdrant's
  *     {@code wal_config.wal_capacity_mb}, set at creation), or {@code 0} for the server's
+ * @param memoryShown which of Qdrant's {@code memory} placements were given, and so are shown in
+ *     the collection's description as Qdrant shows them: {@code vectors} (the graph's vector, whose
+ *     placement its index type sets) and {@code payload} (from {@link #onDiskPayload}); empty: none
  */
 public record CollectionTuning(
     int indexingThreshold,
@@ -32,7 +35,14 @@ public record CollectionTuning(
     String strictMode,
     String metadata,
     java.util.Set<String> sparseIdf,
-    long walSegmentBytes) {
+    long walSegmentBytes,
+    java.util.Set<String> memoryShown) {
+
+  /** The {@code memoryShown} of the graph's vector's {@code memory}. */
+  public static final String VECTORS_MEMORY = "vectors";
+
+  /** The {@code memoryShown} of {@code payload.memory}. */
+  public static final String PAYLOAD_MEMORY = "payload";
 
   public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null, true);
 
@@ -49,6 +59,45 @@ public record CollectionTuning(
         sparseIdf == null || sparseIdf.isEmpty()
             ? java.util.Set.of()
             : java.util.Collections.unmodifiableSet(new java.util.TreeSet<>(sparseIdf));
+    memoryShown =
+        memoryShown == null || memoryShown.isEmpty()
+            ? java.util.Set.of()
+            : java.util.Collections.unmodifiableSet(new java.util.TreeSet<>(memoryShown));
+  }
+
+  /** Settings without a {@code memory} placement given. */
+  public CollectionTuning(
+      int indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      boolean onDiskPayload,
+      String strictMode,
+      String metadata,
+      java.util.Set<String> sparseIdf,
+      long walSegmentBytes) {
+    this(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        java.util.Set.of());
+  }
+
+  /** This tuning with {@code given} added to the {@code memory} placements shown. */
+  public CollectionTuning withMemoryShown(java.util.Set<String> given) {
+    java.util.Set<String> all = new java.util.TreeSet<>(memoryShown);
+    all.addAll(given);
+    return new CollectionTuning(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        all);
   }
 
   /** Settings without sparse fields weighted by IDF. */
@@ -71,7 +120,8 @@ public record CollectionTuning(
         strictMode,
         metadata,
         fields,
-        walSegmentBytes);
+        walSegmentBytes,
+        memoryShown);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -103,13 +153,21 @@ public record CollectionTuning(
         strictMode,
         metadata,
         sparseIdf,
-        walSegmentBytes);
+        walSegmentBytes,
+        memoryShown);
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
   public CollectionTuning withStrictMode(String json) {
     return new CollectionTuning(
-        indexingThreshold, fsyncPolicy, onDiskPayload, json, metadata, sparseIdf, walSegmentBytes);
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        json,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        memoryShown);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
@@ -121,12 +179,20 @@ public record CollectionTuning(
         strictMode,
         json,
         sparseIdf,
-        walSegmentBytes);
+        walSegmentBytes,
+        memoryShown);
   }
 
   /** This tuning with WAL segments of {@code bytes} ({@code 0}: the server's size). */
   public CollectionTuning withWalSegmentBytes(long bytes) {
     return new CollectionTuning(
-        indexingThreshold, fsyncPolicy, onDiskPayload, strictMode, metadata, sparseIdf, bytes);
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        bytes,
+        memoryShown);
   }
 }

@@ -3,6 +3,7 @@ package io.flashvec.api.collections;
 import io.flashvec.api.web.Requests;
 import io.flashvec.api.web.ValidationException;
 import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.Distance;
 import io.flashvec.index.FieldIndex;
 import io.flashvec.index.IndexParams;
@@ -677,6 +678,31 @@ final class CollectionSettings {
       }
     }
     return onDisk;
+  }
+
+  /**
+   * Which of Qdrant's {@code memory} placements a create or update body gives (already checked):
+   * the graph's vector's ({@code vectors.memory}, or by its name; {@code ""} in an update) and the
+   * payload's ({@code payload.memory}, {@code params.payload.memory} in an update). They are shown
+   * in the description from then on, as Qdrant shows a placement that was set ({@link
+   * CollectionTuning#memoryShown}).
+   */
+  static Set<String> memoryGiven(JsonNode body, CollectionConfig config, boolean update) {
+    Set<String> out = new java.util.TreeSet<>();
+    JsonNode vectors = body.get("vectors");
+    if (config.hasPrimary() && vectors != null && vectors.isObject()) {
+      JsonNode primary =
+          !update && vectors.has("size") ? vectors : vectors.get(config.vectorName());
+      if (primary != null && primary.isObject() && !absent(primary.get("memory"))) {
+        out.add(CollectionTuning.VECTORS_MEMORY);
+      }
+    }
+    JsonNode parent = update ? body.get("params") : body;
+    JsonNode payload = parent == null ? null : parent.get("payload");
+    if (payload != null && payload.isObject() && !absent(payload.get("memory"))) {
+      out.add(CollectionTuning.PAYLOAD_MEMORY);
+    }
+    return out;
   }
 
   /**

@@ -104,6 +104,10 @@ public class CollectionsController {
     if (threshold != null || fsync != null || onDiskPayload != null) {
       t = t.merge(threshold, fsync, onDiskPayload);
     }
+    java.util.Set<String> memory = CollectionSettings.memoryGiven(json, config, false);
+    if (!memory.isEmpty()) {
+      t = t.withMemoryShown(memory);
+    }
     JsonNode strictMode = json.get("strict_mode_config");
     if (strictMode != null && !strictMode.isNull()) {
       t = t.withStrictMode(parseStrictMode(strictMode, config).toJson().toString());
@@ -264,12 +268,17 @@ public class CollectionsController {
     ObjectNode metadataDiff =
         metadata != null && metadata.isObject() ? (ObjectNode) metadata : null;
     Map<String, Boolean> modifiers = CollectionSettings.sparseModifiers(json);
+    java.util.Set<String> memory =
+        CollectionSettings.memoryGiven(json, service.settings(name).config(), true);
     service.updateCollection(name, threshold, fsync, onDiskPayload);
-    if (strictDiff != null || metadataDiff != null || !modifiers.isEmpty()) {
+    if (strictDiff != null || metadataDiff != null || !modifiers.isEmpty() || !memory.isEmpty()) {
       service.updateCollection(
           name,
           t -> {
             CollectionTuning next = t;
+            if (!memory.isEmpty()) {
+              next = next.withMemoryShown(memory);
+            }
             if (strictDiff != null) {
               StrictMode now =
                   t.strictMode() == null ? StrictMode.NONE : StrictMode.fromJson(t.strictMode());
@@ -703,6 +712,10 @@ public class CollectionsController {
       vectors.put("size", c.dimension());
       vectors.put("distance", c.distance().apiName());
       vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
+      if (info.tuning().memoryShown().contains(CollectionTuning.VECTORS_MEMORY)) {
+        // only diskann accepts a memory placement, and it is cold: on disk, read on demand
+        vectors.put("memory", "cold");
+      }
     }
     String collectionQuantization = null;
     for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
@@ -736,6 +749,9 @@ public class CollectionsController {
     params.put("replication_factor", c.replicationFactor());
     params.put("write_consistency_factor", 1);
     params.put("on_disk_payload", info.tuning().onDiskPayload());
+    if (info.tuning().memoryShown().contains(CollectionTuning.PAYLOAD_MEMORY)) {
+      params.putObject("payload").put("memory", info.tuning().onDiskPayload() ? "cold" : "cached");
+    }
     ObjectNode hnsw = config.putObject("hnsw_config");
     hnsw.put("m", CollectionSettings.describedM(c.index()));
     hnsw.put("ef_construct", c.index().buildSearchList());

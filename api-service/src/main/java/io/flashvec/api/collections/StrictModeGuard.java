@@ -800,7 +800,18 @@ public class StrictModeGuard {
             f.prefix()
                 ? EnumSet.of(Cap.KEYWORD_MATCH, Cap.KEYWORD_PREFIX)
                 : EnumSet.of(Cap.KEYWORD_MATCH);
-        case INTEGER -> EnumSet.of(Cap.INT_MATCH, Cap.INT_RANGE);
+        // as Qdrant: `lookup: false` or `range: false` takes the capability away, though
+        // FlashVec's one integer structure serves both either way
+        case INTEGER -> {
+          EnumSet<Cap> caps = EnumSet.noneOf(Cap.class);
+          if (f.servesLookup()) {
+            caps.add(Cap.INT_MATCH);
+          }
+          if (f.servesRange()) {
+            caps.add(Cap.INT_RANGE);
+          }
+          yield caps;
+        }
         case UUID -> EnumSet.of(Cap.UUID_MATCH, Cap.UUID_RANGE);
         case BOOL -> EnumSet.of(Cap.BOOL_MATCH);
         case FLOAT -> EnumSet.of(Cap.FLOAT_RANGE);

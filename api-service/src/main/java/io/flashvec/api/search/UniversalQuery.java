@@ -18,6 +18,7 @@ import io.flashvec.index.SparseVector;
 import io.flashvec.index.TooLargeException;
 import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.Filter;
+import io.flashvec.index.payload.Bm25Embedding;
 import io.flashvec.index.query.DenseSearchRequest;
 import io.flashvec.index.query.Ordered;
 import io.flashvec.index.query.OrderedScrollRequest;
@@ -1427,12 +1428,46 @@ final class UniversalQuery {
       throw Requests.invalid(prefix + "query.text must be a string", "text", text);
     }
     JsonNode model = q.get("model");
+    JsonNode field = q.has("field") ? q.get("field") : node.using();
+    if (!q.has("field")
+        && field != null
+        && field.isString()
+        && service.config(collection).sparseVectors().containsKey(field.asString())) {
+      // a document query of a sparse vector: the built-in BM25's query vector, searched as any
+      Requests.model(model, prefix + "query.model");
+      for (Map.Entry<String, JsonNode> e : q.properties()) {
+        if (!Set.of("text", "model", "options").contains(e.getKey())) {
+          throw Requests.invalid(
+              "unknown document field", prefix + "query." + e.getKey(), e.getValue());
+        }
+      }
+      SparseVector query =
+          Bm25Embedding.parse(q.get("options"), prefix + "query.options").query(text.asString());
+      return service.sparseSearch(
+          collection,
+          new SparseSearchRequest(
+              field.asString(),
+              query,
+              limit,
+              0,
+              filter,
+              node.threshold(),
+              fetch.withPayload(),
+              fetch.withVector(),
+              node.idfCorpus()));
+    }
     if (model != null
         && !model.isNull()
         && !List.of("bm25", "qdrant/bm25").contains(model.asString("").toLowerCase(Locale.ROOT))) {
       throw Requests.invalid("only BM25 text queries are supported", "model", model);
     }
-    JsonNode field = q.has("field") ? q.get("field") : node.using();
+    if (q.has("options") && !q.get("options").isNull()) {
+      throw Requests.invalid(
+          "options are the built-in BM25 model's, for a sparse vector named by using; a text query"
+              + " of a payload key scores by classic BM25 (k1 1.2, b 0.75)",
+          prefix + "query.options",
+          q.get("options"));
+    }
     if (!q.has("field") && field != null && field.isString() && isVector(collection, field)) {
       // a vector's name wins over a payload key of the same name
       throw Requests.invalid(

@@ -2,15 +2,20 @@ package io.flashvec.api.web;
 
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
 import org.springframework.stereotype.Component;
+import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.reactive.function.server.support.RouterFunctionMapping;
+import org.springframework.web.reactive.result.method.RequestMappingInfoHandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -21,6 +26,11 @@ import reactor.core.publisher.Mono;
  * {@code Content-Type} is read as JSON, as a body is never anything else here. Qdrant refuses
  * non-JSON content types too (with 400). The one exception is a snapshot upload ({@code
  * …/snapshots/upload}), a {@code multipart/form-data} file.
+ *
+ * <p>A body sent to a route that does not exist is not judged: the request gets the 404 "no such
+ * endpoint" any request to it gets, whatever its content type, so a client learns the route is
+ * missing rather than that its body would have to be JSON. Routes are looked up only for a body
+ * that is not JSON, so a JSON request pays nothing for it.
  */
 @Component
 @Order(-90)
@@ -28,6 +38,17 @@ public class ContentTypeFilter implements WebFilter {
 
   /** The end of the snapshot upload route, which takes {@code multipart/form-data}. */
   static final String SNAPSHOT_UPLOAD = "/snapshots/upload";
+
+  private final ObjectProvider<HandlerMapping> mappings;
+
+  /**
+   * @param mappings the server's handler mappings, asked whether a route exists; only the
+   *     controllers' and the router functions' are, not a resource handler's (which would claim
+   *     every path)
+   */
+  public ContentTypeFilter(ObjectProvider<HandlerMapping> mappings) {
+    this.mappings = mappings;
+  }
 
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
@@ -44,6 +65,27 @@ public class ContentTypeFilter implements WebFilter {
     if (problem == null) {
       return chain.filter(exchange);
     }
+    return routeExists(exchange)
+        .flatMap(exists -> exists ? unsupported(exchange, problem, type) : chain.filter(exchange));
+  }
+
+  /**
+   * Whether a controller or router function serves the request's method and path (an error while
+   * matching, such as another method's route on the path, is none).
+   */
+  private Mono<Boolean> routeExists(ServerWebExchange exchange) {
+    return Flux.fromStream(
+            mappings
+                .orderedStream()
+                .filter(
+                    m ->
+                        m instanceof RequestMappingInfoHandlerMapping
+                            || m instanceof RouterFunctionMapping))
+        .concatMap(m -> m.getHandler(exchange).onErrorResume(e -> Mono.empty()))
+        .hasElements();
+  }
+
+  private static Mono<Void> unsupported(ServerWebExchange exchange, String problem, String type) {
     return Json.writeError(
         exchange,
         HttpStatus.UNSUPPORTED_MEDIA_TYPE,

@@ -8,6 +8,7 @@ import io.flashvec.index.SearchParams;
 import io.flashvec.index.SparseVector;
 import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterParser;
+import io.flashvec.index.payload.Bm25Embedding;
 import io.flashvec.index.payload.PayloadDocuments;
 import io.flashvec.index.query.OrderedScrollRequest;
 import java.math.BigInteger;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.BooleanNode;
 
@@ -226,6 +228,8 @@ public final class Requests {
       JsonNode v = e.getValue();
       if (v != null && v.isObject() && (v.has("indices") || v.has("values"))) {
         sparse.put(name, sparseVector(v, field + ".?"));
+      } else if (v != null && v.isObject() && v.has("text")) {
+        sparse.put(name, document(v, field + "." + name));
       } else if (v != null && v.isArray() && !v.isEmpty() && v.get(0).isArray()) {
         // Qdrant's path for a named multivector's values, as ".?.indices" for a sparse one
         float[][] vectors = multiVector(v, field + ".?.data");
@@ -242,6 +246,43 @@ public final class Requests {
       }
     }
     return new PointVectors(null, dense, sparse, multi);
+  }
+
+  /**
+   * Qdrant's document {@code {"text": "...", "model": "qdrant/bm25", "options": {...}}} given as a
+   * vector: the built-in BM25's sparse vector of the text ({@link Bm25Embedding#document}). Other
+   * models are refused: FlashVec runs no embedding models.
+   */
+  public static SparseVector document(JsonNode doc, String field) {
+    JsonNode text = doc.get("text");
+    if (text == null || !text.isString()) {
+      throw invalid("a document's text must be a string", field + ".text", text);
+    }
+    model(doc.get("model"), field + ".model");
+    for (Map.Entry<String, JsonNode> e : doc.properties()) {
+      if (!Set.of("text", "model", "options").contains(e.getKey())) {
+        throw invalid("unknown document field", field + "." + e.getKey(), e.getValue());
+      }
+    }
+    return Bm25Embedding.parse(doc.get("options"), field + ".options").document(text.asString());
+  }
+
+  /** A document's or text query's {@code model}: required, and the built-in BM25. */
+  public static void model(JsonNode model, String field) {
+    if (model == null || !model.isString()) {
+      throw invalid(
+          "a document needs `model`: qdrant/bm25 (FlashVec's built-in BM25; it runs no other"
+              + " embedding model)",
+          field,
+          model);
+    }
+    if (!Bm25Embedding.isModel(model.asString())) {
+      throw invalid(
+          "only the built-in BM25 model (qdrant/bm25 or bm25) is supported: FlashVec runs no"
+              + " embedding models",
+          field,
+          model);
+    }
   }
 
   /**

@@ -718,6 +718,34 @@ class CollectionsControllerTests {
 
   private record Created(CollectionConfig config, CollectionTuning tuning) {}
 
+  /** The tuning without the memory placements shown (which only the description reads). */
+  private static CollectionTuning withoutShown(CollectionTuning t) {
+    return t == null
+        ? null
+        : new CollectionTuning(
+            t.indexingThreshold(),
+            t.fsyncPolicy(),
+            t.onDiskPayload(),
+            t.strictMode(),
+            t.metadata(),
+            t.sparseIdf(),
+            t.walSegmentBytes());
+  }
+
+  private static Created withoutShown(Created c) {
+    return new Created(c.config(), withoutShown(c.tuning()));
+  }
+
+  /** An update's changes without the memory placements shown: none when they were all it made. */
+  private static Updated withoutShown(Updated u) {
+    CollectionTuning d = withoutShown(u.documents());
+    return new Updated(
+        u.indexingThreshold(),
+        u.fsync(),
+        u.onDiskPayload(),
+        CollectionTuning.DEFAULT.equals(d) ? null : d);
+  }
+
   private Created create(String body) {
     clearInvocations(service);
     client
@@ -786,7 +814,17 @@ class CollectionsControllerTests {
     assertThat(create("{" + VECTORS + "},\"on_disk_payload\":false}").tuning())
         .isEqualTo(new CollectionTuning(-1, null, false));
     assertThat(create("{" + VECTORS + "},\"payload\":{\"memory\":\"cached\"}}").tuning())
-        .isEqualTo(new CollectionTuning(-1, null, false));
+        .isEqualTo(
+            new CollectionTuning(-1, null, false)
+                .withMemoryShown(Set.of(CollectionTuning.PAYLOAD_MEMORY)));
+    assertThat(
+            create("{\"vectors\":{\"size\":4,\"distance\":\"Dot\",\"memory\":\"cold\"}}")
+                .tuning()
+                .memoryShown())
+        .containsExactly(CollectionTuning.VECTORS_MEMORY);
+    assertThat(update("{\"vectors\":{\"\":{\"memory\":\"cold\"}}}").documents().memoryShown())
+        .containsExactly(CollectionTuning.VECTORS_MEMORY);
+    assertThat(update("{\"params\":{\"on_disk_payload\":false}}").documents()).isNull();
     assertThat(update("{\"params\":{\"on_disk_payload\":false}}").onDiskPayload()).isFalse();
     assertThat(update("{\"params\":{\"payload\":{\"memory\":\"cold\"}}}").onDiskPayload()).isTrue();
     for (String[] c :
@@ -845,7 +883,8 @@ class CollectionsControllerTests {
                 .as(what)
                 .isNotEqualTo(patch ? noUpdate : baseline);
         case NO_OP ->
-            assertThat(patch ? update(body) : create(body))
+            // a memory placement given is shown in the description, and changes nothing else
+            assertThat(patch ? withoutShown(update(body)) : withoutShown(create(body)))
                 .as(what)
                 .isEqualTo(patch ? noUpdate : baseline);
         case REFUSED -> {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flashvec.api.web.Json;
 import io.flashvec.index.payload.PayloadFieldSchema;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -81,6 +82,29 @@ class StrictModeGuardTest {
                         + " {\"key\": \"k\", \"match\": {\"any\": []}}]}")
                 .key)
         .isNull();
+  }
+
+  @Test
+  void anIntegerIndexWithoutLookupOrRangeDoesNotServeThoseConditions() {
+    String match = "{\"must\": [{\"key\": \"n\", \"match\": {\"value\": 1}}]}";
+    String range = "{\"must\": [{\"key\": \"n\", \"range\": {\"gte\": 1}}]}";
+    PayloadFieldSchema both =
+        schema("n", "{\"type\": \"integer\", \"lookup\": true, \"range\": true}");
+    PayloadFieldSchema noLookup = schema("n", "{\"type\": \"integer\", \"lookup\": false}");
+    PayloadFieldSchema noRange = schema("n", "{\"type\": \"integer\", \"range\": false}");
+    assertThat(unindexed(match, both).key).isNull();
+    assertThat(unindexed(range, both).key).isNull();
+    assertThat(unindexed(match, noLookup).key).isEqualTo("n");
+    assertThat(unindexed(match, noLookup).types).containsExactly("integer");
+    assertThat(unindexed(range, noLookup).key).isNull();
+    assertThat(unindexed(match, noRange).key).isNull();
+    assertThat(unindexed(range, noRange).key).isEqualTo("n");
+    // a formula's variable is served by either capability
+    for (PayloadFieldSchema f : List.of(noLookup, noRange)) {
+      StrictModeGuard.Unindexed u = new StrictModeGuard.Unindexed(Map.of("n", f));
+      u.expression(json("{\"sum\": [\"$score\", \"n\"]}"));
+      assertThat(u.key).as(f.toString()).isNull();
+    }
   }
 
   @Test

@@ -213,6 +213,9 @@ class RestApiIT {
     assertThat(created.status()).as(created.raw()).isEqualTo(200);
     assertThat(http.get("/collections/in_ram").result().at("/config/params/on_disk_payload"))
         .hasToString("false");
+    // set by the boolean, the memory placement is not shown (as Qdrant)
+    assertThat(http.get("/collections/in_ram").result().at("/config/params").has("payload"))
+        .isFalse();
     int n = 400;
     String filler = "p".repeat(2000);
     StringBuilder points = new StringBuilder("{\"points\":[");
@@ -257,6 +260,8 @@ class RestApiIT {
     server.restart();
     info = http.get("/collections/in_ram").result();
     assertThat(info.at("/config/params/on_disk_payload")).hasToString("true");
+    // given as a memory placement, it is shown as one from then on, across restarts
+    assertThat(info.at("/config/params/payload/memory").asString()).isEqualTo("cold");
     long mapped = info.at("/flashvec/memory_bytes").asLong();
     assertThat(onHeap - mapped).as("payload bytes on the heap").isGreaterThan((long) n * 2000);
     JsonNode p = http.get("/collections/in_ram/points/321").result();
@@ -266,6 +271,47 @@ class RestApiIT {
         http.send(
             "PATCH", "/collections/in_ram", "{\"params\":{\"payload\":{\"memory\":\"pinned\"}}}");
     assertThat(pinned.status()).as(pinned.raw()).isEqualTo(422);
+  }
+
+  /**
+   * Qdrant's {@code memory} placements are shown once given, at creation or by an update, and not
+   * otherwise: the graph's vectors are {@code cold} (on disk, read on demand), payloads as set.
+   */
+  @Test
+  void memoryPlacementsAreShownOnceGiven() {
+    Http.Response created =
+        http.put(
+            "/collections/placed",
+            "{\"vectors\":{\"size\":4,\"distance\":\"Dot\",\"memory\":\"cold\"},"
+                + "\"payload\":{\"memory\":\"cached\"}}");
+    assertThat(created.status()).as(created.raw()).isEqualTo(200);
+    JsonNode params = http.get("/collections/placed").result().at("/config/params");
+    assertThat(params.at("/vectors/memory").asString()).isEqualTo("cold");
+    assertThat(params.at("/payload/memory").asString()).isEqualTo("cached");
+    assertThat(params.get("on_disk_payload").asBoolean()).isFalse();
+
+    create("unplaced", 4, "Dot");
+    params = http.get("/collections/unplaced").result().at("/config/params");
+    assertThat(params.get("vectors").has("memory")).isFalse();
+    assertThat(params.has("payload")).isFalse();
+    Http.Response patched =
+        http.send(
+            "PATCH",
+            "/collections/unplaced",
+            "{\"vectors\":{\"\":{\"memory\":\"cold\"}},\"params\":{\"payload\":{\"memory\":\"cached\"}}}");
+    assertThat(patched.status()).as(patched.raw()).isEqualTo(200);
+    params = http.get("/collections/unplaced").result().at("/config/params");
+    assertThat(params.at("/vectors/memory").asString()).isEqualTo("cold");
+    assertThat(params.at("/payload/memory").asString()).isEqualTo("cached");
+    assertThat(params.get("on_disk_payload").asBoolean()).isFalse();
+    // the boolean form changes the placement shown
+    patched =
+        http.send("PATCH", "/collections/unplaced", "{\"params\":{\"on_disk_payload\":true}}");
+    assertThat(patched.status()).as(patched.raw()).isEqualTo(200);
+    params = http.get("/collections/unplaced").result().at("/config/params");
+    assertThat(params.at("/payload/memory").asString()).isEqualTo("cold");
+    assertThat(http.delete("/collections/placed").status()).isEqualTo(200);
+    assertThat(http.delete("/collections/unplaced").status()).isEqualTo(200);
   }
 
   @Test

@@ -377,4 +377,94 @@ class SparseOnlyCollectionsIT {
   private static Map<Long, Float> bruteForce(TreeMap<Long, Float> query, long above) {
     return SparseVectorsIT.dotScores(SPARSE.tailMap(above, false), query);
   }
+
+  /**
+   * Qdrant's documents with the built-in BM25 model: a text given as a sparse vector is stored as
+   * its BM25 term-frequency weights, a text query of the field searches by its tokens (weighted by
+   * IDF with the field's modifier), and other models or options are refused.
+   */
+  @Test
+  void bm25DocumentsAreTheBuiltInModelsSparseVectors() {
+    ok(http.put("/collections/bm", "{\"sparse_vectors\": {\"text\": {\"modifier\": \"idf\"}}}"));
+    String[] texts = {
+      "I must not fear. Fear is the mind-killer.",
+      "It was a pleasure to burn.",
+      "The sky above the port was the color of television.",
+      "Fear of the dark, fear of the night."
+    };
+    StringBuilder sb = new StringBuilder("{\"points\": [");
+    for (int i = 0; i < texts.length; i++) {
+      sb.append(i == 0 ? "" : ",")
+          .append("{\"id\": ")
+          .append(i + 1)
+          .append(", \"vector\": {\"text\": {\"model\": \"qdrant/bm25\", \"text\": \"")
+          .append(texts[i])
+          .append("\"}}}");
+    }
+    ok(http.put("/collections/bm/points?wait=true", sb.append("]}").toString()));
+    // point 1: i, must, fear, fear, mind, killer ("not", "is", "the" are stop words)
+    JsonNode v =
+        http.post("/collections/bm/points", "{\"ids\": [1], \"with_vector\": true}")
+            .result()
+            .get(0)
+            .at("/vector/text");
+    assertThat(v.get("indices")).hasSize(5);
+    long fear = io.flashvec.index.payload.Bm25Embedding.tokenId("fear");
+    double expected = 2 * 2.2 / (1.2 * (1 - 0.75 + 0.75 * 6 / 256.0) + 2);
+    boolean found = false;
+    for (int i = 0; i < v.get("indices").size(); i++) {
+      if (v.get("indices").get(i).asLong() == fear) {
+        assertThat(v.get("values").get(i).asDouble())
+            .isCloseTo(expected, org.assertj.core.data.Offset.offset(1e-5));
+        found = true;
+      }
+    }
+    assertThat(found).as(v.toString()).isTrue();
+
+    // "fear" is in points 1 and 4; point 1 says it twice in a shorter text
+    JsonNode hits =
+        http.post(
+                "/collections/bm/points/query",
+                "{\"query\": {\"text\": \"Should I fear?\", \"model\": \"bm25\"},"
+                    + " \"using\": \"text\", \"limit\": 10}")
+            .result()
+            .get("points");
+    assertThat(hits).hasSize(2);
+    assertThat(hits.get(0).get("id").asLong()).isEqualTo(1);
+    assertThat(hits.get(1).get("id").asLong()).isEqualTo(4);
+    assertThat(hits.get(0).get("score").asDouble())
+        .isGreaterThan(hits.get(1).get("score").asDouble());
+
+    String[][] refused = {
+      {"{\"text\": \"x\"}", "a document needs `model`"},
+      {"{\"text\": \"x\", \"model\": \"openai/text-embedding-3\"}", "only the built-in BM25"},
+      {
+        "{\"text\": \"x\", \"model\": \"qdrant/bm25\", \"options\": {\"tokenizer\": \"whitespace\"}}",
+        "options.tokenizer"
+      },
+      {"{\"text\": \"x\", \"model\": \"qdrant/bm25\", \"options\": {\"b\": 2}}", "options.b"},
+    };
+    for (String[] r : refused) {
+      Http.Response bad =
+          http.put(
+              "/collections/bm/points?wait=true",
+              "{\"points\": [{\"id\": 9, \"vector\": {\"text\": " + r[0] + "}}]}");
+      assertThat(bad.status()).as(r[0]).isEqualTo(400);
+      assertThat(bad.error()).as(r[0]).contains(r[1]);
+      Http.Response badQuery =
+          http.post(
+              "/collections/bm/points/query",
+              "{\"query\": " + r[0] + ", \"using\": \"text\", \"limit\": 1}");
+      assertThat(badQuery.status()).as("query " + r[0]).isEqualTo(400);
+      assertThat(badQuery.error()).as("query " + r[0]).contains(r[1]);
+    }
+    // options belong to the model of a sparse vector, not to BM25 over a payload key
+    Http.Response payloadOptions =
+        http.post(
+            "/collections/bm/points/query",
+            "{\"query\": {\"text\": \"x\", \"options\": {\"k\": 1}}, \"using\": \"title\"}");
+    assertThat(payloadOptions.status()).isEqualTo(400);
+    assertThat(payloadOptions.error()).contains("query.options");
+    ok(http.delete("/collections/bm"));
+  }
 }

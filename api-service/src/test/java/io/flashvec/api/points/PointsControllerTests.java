@@ -184,6 +184,34 @@ class PointsControllerTests {
   }
 
   @Test
+  void aBodyThatIsNotJsonToAMissingRouteIsTheRoutes404() {
+    for (String[] r :
+        new String[][] {
+          {"POST", "/collections/c/shards/0/snapshot/partial/recover?checksum=abc"},
+          {"POST", "/collections/c/no-such-route"},
+          // another method's path is a missing route too (Qdrant routes by method and path)
+          {"PATCH", "/collections/c/points"},
+        }) {
+      client
+          .method(org.springframework.http.HttpMethod.valueOf(r[0]))
+          .uri(r[1])
+          .header("Content-Type", "multipart/form-data; boundary=x")
+          .bodyValue("--x--")
+          .exchange()
+          .expectStatus()
+          .isNotFound()
+          .expectBody()
+          .jsonPath("$.status.error")
+          .value(
+              String.class,
+              e ->
+                  org.assertj.core.api.Assertions.assertThat(e)
+                      .as(r[0] + " " + r[1])
+                      .startsWith("Not found: no such endpoint [method=" + r[0]));
+    }
+  }
+
+  @Test
   void aBadQueryParameterIsNamedWithoutJavaTypes() {
     client
         .put()

@@ -117,6 +117,11 @@ public final class CollectionMetaJson {
     if (m.tuning().walSegmentBytes() > 0) {
       t.put("wal_segment_bytes", m.tuning().walSegmentBytes());
     }
+    if (!m.tuning().memoryShown().isEmpty()) {
+      // only then, as sparse_idf
+      var shown = t.putArray("memory_shown");
+      m.tuning().memoryShown().forEach(shown::add);
+    }
   }
 
   /** Puts the JSON object {@code json} under {@code field}; nothing when it is {@code null}. */
@@ -240,7 +245,8 @@ public final class CollectionMetaJson {
             document(t, "strict_mode_config"),
             document(t, "metadata"),
             sparseIdf(t.path("sparse_idf")),
-            t.path("wal_segment_bytes").asLong(0));
+            t.path("wal_segment_bytes").asLong(0),
+            sparseIdf(t.path("memory_shown")));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

@@ -298,6 +298,32 @@ class LocalMetadataStoreTest {
   }
 
   @Test
+  void memoryPlacementsShownAreStoredOnlyWhenGivenAndKeptByLaterChanges() throws Exception {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("docs", 4));
+    assertThat(Files.readString(file())).doesNotContain("memory_shown");
+    assertThat(new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning().memoryShown())
+        .isEmpty();
+    CollectionTuning t =
+        CollectionTuning.DEFAULT
+            .merge(null, null, false)
+            .withMemoryShown(java.util.Set.of(CollectionTuning.PAYLOAD_MEMORY));
+    s.updateTuning("docs", t);
+    assertThat(Files.readString(file())).contains("\"memory_shown\" : [ \"payload\" ]");
+    CollectionTuning read = new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning();
+    assertThat(read).isEqualTo(t);
+    CollectionTuning later =
+        read.merge(100, FsyncPolicy.NEVER, true)
+            .withStrictMode("{}")
+            .withMetadata("{}")
+            .withSparseIdf(java.util.Set.of("t"))
+            .withWalSegmentBytes(1 << 20)
+            .withMemoryShown(java.util.Set.of(CollectionTuning.VECTORS_MEMORY));
+    assertThat(later.memoryShown())
+        .containsExactly(CollectionTuning.PAYLOAD_MEMORY, CollectionTuning.VECTORS_MEMORY);
+  }
+
+  @Test
   void metadataWrittenBeforeOnDiskPayloadKeepsPayloadsOnDisk() throws Exception {
     LocalMetadataStore s = new LocalMetadataStore(dir, io);
     s.createIfAbsent(meta("docs", 4));

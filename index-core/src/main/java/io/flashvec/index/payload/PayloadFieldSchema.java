@@ -22,8 +22,16 @@ import tools.jackson.databind.node.ObjectNode;
  * @param prefix for a {@code keyword} index, whether {@code prefix: true} was given (Qdrant's
  *     switch for {@code match.prefix}; FlashVec's keyword index serves prefix queries either way,
  *     the flag is kept and shown as given); {@code false} for other types
+ * @param lookup for an {@code integer} index, Qdrant's {@code lookup} capability as given ({@code
+ *     null}: not given, which is {@code true}); {@code null} for other types. FlashVec's integer
+ *     index is one structure (Lucene points) serving exact matches and ranges alike, so the flag
+ *     builds nothing and saves nothing: it is kept, shown as given, and strict mode's {@code
+ *     unindexed_filtering_*} treat a match on the key as unindexed when it is {@code false}, as
+ *     Qdrant does
+ * @param range the same for Qdrant's {@code range} capability (range conditions, formulas)
  */
-public record PayloadFieldSchema(String field, Type type, TextOptions text, boolean prefix) {
+public record PayloadFieldSchema(
+    String field, Type type, TextOptions text, boolean prefix, Boolean lookup, Boolean range) {
 
   /** Index types. */
   public enum Type {
@@ -134,11 +142,42 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
     if (type != Type.KEYWORD) {
       prefix = false;
     }
+    if (type != Type.INTEGER) {
+      lookup = null;
+      range = null;
+    }
+    if (Boolean.FALSE.equals(lookup) && Boolean.FALSE.equals(range)) {
+      // Qdrant's validation error (422)
+      throw new io.flashvec.index.filter.FilterParser.ValidationException(
+          "Validation error: the 'lookup' and 'range' capabilities can't be both disabled"
+              + " [field_schema.lookup=false, field_schema.range=false]");
+    }
+  }
+
+  /** A schema without integer capabilities (both, as by default). */
+  public PayloadFieldSchema(String field, Type type, TextOptions text, boolean prefix) {
+    this(field, type, text, prefix, null, null);
   }
 
   /** A schema without type parameters. */
   public PayloadFieldSchema(String field, Type type) {
     this(field, type, null, false);
+  }
+
+  /**
+   * Whether the index has Qdrant's {@code lookup} capability (exact matches): every index but an
+   * integer one given {@code lookup: false}.
+   */
+  public boolean servesLookup() {
+    return !Boolean.FALSE.equals(lookup);
+  }
+
+  /**
+   * Whether the index has Qdrant's {@code range} capability: every index but an integer one given
+   * {@code range: false}.
+   */
+  public boolean servesRange() {
+    return !Boolean.FALSE.equals(range);
   }
 
   /** The parsed key. */
@@ -174,7 +213,7 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
         && !schema.path("lookup").booleanValue()
         && schema.path("range").isBoolean()
         && !schema.path("range").booleanValue()) {
-      // Qdrant's validation error (422), before the capabilities FlashVec always provides
+      // Qdrant's validation error (422), before the other checks
       throw new io.flashvec.index.filter.FilterParser.ValidationException(
           "Validation error: the 'lookup' and 'range' capabilities can't be both disabled"
               + " [field_schema.lookup=false, field_schema.range=false]");
@@ -216,6 +255,11 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
       String k = e.getKey();
       boolean textParam = TEXT_PARAMS.contains(k);
       boolean keywordParam = k.equals("prefix");
+      boolean integerCapability = type == Type.INTEGER && (k.equals("lookup") || k.equals("range"));
+      if (integerCapability) {
+        bool(schema, k, true);
+        continue;
+      }
       if (checkHint(k, e.getValue())) {
         continue;
       }
@@ -233,7 +277,18 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
       }
     }
     return new PayloadFieldSchema(
-        field, type, text, type == Type.KEYWORD && bool(schema, "prefix", false));
+        field,
+        type,
+        text,
+        type == Type.KEYWORD && bool(schema, "prefix", false),
+        type == Type.INTEGER ? given(schema, "lookup") : null,
+        type == Type.INTEGER ? given(schema, "range") : null);
+  }
+
+  /** A boolean parameter as given, {@code null} when absent. */
+  private static Boolean given(JsonNode n, String key) {
+    JsonNode v = n.get(key);
+    return v == null || v.isNull() ? null : bool(n, key, true);
   }
 
   /**
@@ -265,8 +320,8 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
           case "lookup", "range" ->
               v.isBoolean() && v.booleanValue()
                   ? null
-                  : "only true is supported: an integer index always serves both exact matches"
-                      + " and ranges";
+                  : "only true is supported: lookup and range are capabilities of an integer"
+                      + " index";
           case "enable_hnsw" ->
               v.isBoolean() && !v.booleanValue()
                   ? null
@@ -368,6 +423,17 @@ public record PayloadFieldSchema(String field, Type type, TextOptions text, bool
       ObjectNode p = o.putObject("params");
       p.put("type", "keyword");
       p.put("prefix", true);
+    }
+    // only when given, so older schemas keep their hash
+    if (lookup != null || range != null) {
+      ObjectNode p = o.putObject("params");
+      p.put("type", "integer");
+      if (lookup != null) {
+        p.put("lookup", lookup);
+      }
+      if (range != null) {
+        p.put("range", range);
+      }
     }
     return o;
   }

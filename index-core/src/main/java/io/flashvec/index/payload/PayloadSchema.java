@@ -178,9 +178,12 @@ public final class PayloadSchema implements FilterEvaluator.TextTokens {
     if (f == null
         || !(f.type() == PayloadFieldSchema.Type.INTEGER
             || f.type() == PayloadFieldSchema.Type.FLOAT
-            || f.type() == PayloadFieldSchema.Type.DATETIME)) {
+            || f.type() == PayloadFieldSchema.Type.DATETIME)
+        || !f.servesRange()) {
+      // an integer index given `range: false` lacks the capability, as in Qdrant
       throw new InvalidInputException(
-          "Wrong input: order_by needs an integer, float or datetime payload index on its key [key="
+          "Wrong input: order_by needs an integer (with range), float or datetime payload index on"
+              + " its key [key="
               + key
               + "]; create one with PUT /collections/"
               + collection

@@ -141,13 +141,32 @@ class PayloadIndexTest {
         .isInstanceOfSatisfying(
             FilterParser.ValidationException.class, e -> assertThat(e.httpStatus()).isEqualTo(422))
         .hasMessageContaining("the 'lookup' and 'range' capabilities can't be both disabled");
-    // one of them disabled is a capability FlashVec does not drop: refused with a 400
+    // one of them disabled is kept and shown as given (strict mode reads it); the other stays
+    PayloadFieldSchema noLookup =
+        PayloadFieldSchema.parse(
+            "n", M.readTree("{\"type\":\"integer\",\"lookup\":false,\"range\":true}"));
+    assertThat(noLookup.servesLookup()).isFalse();
+    assertThat(noLookup.servesRange()).isTrue();
+    assertThat(noLookup.toJson().toString())
+        .isEqualTo(
+            "{\"data_type\":\"integer\",\"params\":{\"type\":\"integer\",\"lookup\":false,"
+                + "\"range\":true}}");
+    assertThat(PayloadFieldSchema.fromJson("n", noLookup.toJson())).isEqualTo(noLookup);
+    PayloadFieldSchema noRange =
+        PayloadFieldSchema.parse("n", M.readTree("{\"type\":\"integer\",\"range\":false}"));
+    assertThat(noRange.servesLookup()).isTrue();
+    assertThat(noRange.servesRange()).isFalse();
+    assertThat(noRange.toJson().toString())
+        .isEqualTo("{\"data_type\":\"integer\",\"params\":{\"type\":\"integer\",\"range\":false}}");
+    // a plain integer index has both, and its JSON (and so the schema's hash) is as before
+    assertThat(field("n", "integer").servesLookup()).isTrue();
+    assertThat(field("n", "integer").servesRange()).isTrue();
+    assertThat(field("n", "integer").toJson().toString()).isEqualTo("{\"data_type\":\"integer\"}");
+    // a capability flag that is not a boolean names the parameter
     assertThatThrownBy(
-            () ->
-                PayloadFieldSchema.parse(
-                    "n", M.readTree("{\"type\":\"integer\",\"lookup\":false,\"range\":true}")))
+            () -> PayloadFieldSchema.parse("n", M.readTree("{\"type\":\"integer\",\"lookup\":1}")))
         .isInstanceOf(io.flashvec.index.InvalidInputException.class)
-        .hasMessageContaining("field_schema.lookup");
+        .hasMessageContaining("field_schema.lookup must be a boolean");
   }
 
   @Test

@@ -648,7 +648,9 @@ class TextGeoIndexTest {
                         + " \"is_principal\": false, \"is_tenant\": false, \"enable_hnsw\": false}")
                 .toJson()
                 .toString())
-        .isEqualTo("{\"data_type\":\"integer\"}");
+        .isEqualTo(
+            "{\"data_type\":\"integer\",\"params\":{\"type\":\"integer\",\"lookup\":true,"
+                + "\"range\":true}}");
     assertThat(schema("k", "{\"type\": \"keyword\", \"memory\": \"cold\", \"is_tenant\": null}"))
         .isEqualTo(new PayloadFieldSchema("k", PayloadFieldSchema.Type.KEYWORD));
     assertThat(schema("t", "{\"type\": \"text\", \"stemmer\": {\"type\": \"none\"}}"))
@@ -658,8 +660,8 @@ class TextGeoIndexTest {
       {"{\"type\": \"uuid\", \"is_principal\": true}", "[is_principal=true]"},
       {"{\"type\": \"keyword\", \"on_disk\": false}", "field_schema.on_disk: only true"},
       {"{\"type\": \"keyword\", \"memory\": \"pinned\"}", "[memory=\"pinned\"]"},
-      {"{\"type\": \"integer\", \"lookup\": false}", "[lookup=false]"},
-      {"{\"type\": \"integer\", \"range\": false}", "[range=false]"},
+      {"{\"type\": \"keyword\", \"lookup\": false}", "[lookup=false]"},
+      {"{\"type\": \"float\", \"range\": false}", "[range=false]"},
       {"{\"type\": \"keyword\", \"enable_hnsw\": true}", "[enable_hnsw=true]"},
       {"{\"type\": \"text\", \"stopwords\": \"klingon\"}", "[stopwords=\"klingon\"]"},
       {"{\"type\": \"text\", \"stopwords\": \"chinese\"}", "no stop word list"},
