@@ -259,9 +259,16 @@ public record CollectionConfig(
    * the points that have it, and no request reaches it.
    *
    * @throws InvalidInputException with Qdrant's text when there is no such dense vector, and when
-   *     it is the collection's last vector
+   *     it is the collection's last vector or a sparse one (whose values no seal drops yet)
    */
   public CollectionConfig withoutDenseVector(String name) {
+    if (sparseVectors.containsKey(name)) {
+      throw new InvalidInputException(
+          "Wrong input: sparse vector `"
+              + name
+              + "` cannot be deleted: only dense vectors can be deleted from an existing"
+              + " collection");
+    }
     String key = name.isEmpty() ? null : denseKey(name);
     boolean primary =
         !name.isEmpty() && hasPrimary() && !primaryRetired() && name.equals(vectorName);

@@ -102,6 +102,8 @@ class CollectionConfigFieldsTest {
                     "a" + CollectionConfig.GENERATION + "0",
                     new DenseVectorParams(3, Distance.DOT)))
         .hasMessageContaining("control character");
+    assertThatThrownBy(() -> c.withoutDenseVector("sp"))
+        .hasMessageContaining("sparse vector `sp` cannot be deleted");
     assertThatThrownBy(() -> c.withoutDenseVector("nope"))
         .hasMessage("Wrong input: Not existing vector name error: nope");
     // an unnamed primary vector has no siblings

@@ -337,6 +337,10 @@ final class CollectionSettings {
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
         String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
         JsonNode diff = Requests.optionalObject(vectors, e.getKey());
+        if (e.getKey().equals(primary) && current.get().primaryRetired()) {
+          // the first declared vector was deleted: no name reaches it
+          throw CollectionConfig.notExisting(e.getKey());
+        }
         if (e.getKey().equals(primary) && !current.get().hasPrimary()) {
           // Qdrant's text for the default vector of a collection without one
           throw new InvalidInputException(
