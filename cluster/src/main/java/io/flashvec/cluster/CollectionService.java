@@ -272,6 +272,26 @@ public interface CollectionService {
       Boolean onDiskPayload);
 
   /**
+   * Adds or deletes a vector field of a collection with {@code change}, which sees the config in
+   * force ({@link CollectionConfig#withDenseVector}, {@link CollectionConfig#withoutDenseVector}):
+   * changes do not interleave, each is persisted atomically before it applies, and the config now
+   * in force is returned. Cluster mode refuses it, as it refuses named vectors.
+   */
+  default CollectionConfig changeVectors(
+      String collection, UnaryOperator<CollectionConfig> change) {
+    throw changeVectorsRefused(collection);
+  }
+
+  /** Cluster mode's 400 for {@link #changeVectors}. */
+  static io.flashvec.index.InvalidInputException changeVectorsRefused(String collection) {
+    return new io.flashvec.index.InvalidInputException(
+        "Wrong input: named vectors are not supported in cluster mode yet, only in standalone"
+            + " mode: vectors cannot be added to or deleted from a collection [collection="
+            + collection
+            + "]");
+  }
+
+  /**
    * Changes a collection's settings with {@code change}, which sees the settings in force: changes
    * do not interleave, and each is persisted before it applies. Returns the settings now in force.
    * The strict mode configuration and the metadata are kept this way ({@link

@@ -27,8 +27,13 @@ import java.util.TreeMap;
  *     distance} and {@code index} describe, kept in the graph): {@code ""} for Qdrant's unnamed
  *     vector. A point may lack the primary vector when it is named or the collection has other
  *     fields ({@link #primaryOptional})
- * @param denseVectors the other dense vector fields by name, in the order they were declared
- *     (empty: none); each is optional on a point and searched exactly ({@link DenseVectorParams})
+ * @param denseVectors the other dense vector fields by their storage key, in the order they were
+ *     declared (empty: none); each is optional on a point and searched exactly ({@link
+ *     DenseVectorParams}). A field declared at creation is stored under its name; one added later
+ *     ({@link #withDenseVector}) under {@code name + GENERATION + generation} ({@link #shownName})
+ * @param fieldGeneration the generation the next field added after creation takes: it only grows,
+ *     so the storage key of a deleted field is never given to another one and the values segments
+ *     and WAL still hold under it stay unreachable
  */
 public record CollectionConfig(
     int dimension,
@@ -38,7 +43,30 @@ public record CollectionConfig(
     IndexParams index,
     Map<String, SparseVectorParams> sparseVectors,
     String vectorName,
-    Map<String, DenseVectorParams> denseVectors) {
+    Map<String, DenseVectorParams> denseVectors,
+    long fieldGeneration) {
+
+  /** A collection as created, before any field was added or deleted. */
+  public CollectionConfig(
+      int dimension,
+      Distance distance,
+      int shardNumber,
+      int replicationFactor,
+      IndexParams index,
+      Map<String, SparseVectorParams> sparseVectors,
+      String vectorName,
+      Map<String, DenseVectorParams> denseVectors) {
+    this(
+        dimension,
+        distance,
+        shardNumber,
+        replicationFactor,
+        index,
+        sparseVectors,
+        vectorName,
+        denseVectors,
+        0);
+  }
 
   /** A collection of one dense vector per point. */
   public CollectionConfig(
@@ -92,9 +120,184 @@ public record CollectionConfig(
    */
   public static final String UNNAMED_EXACT = "\u0000";
 
+  /**
+   * Separates a field's name from its generation in the storage key of a dense field added after
+   * creation ({@link #withDenseVector}); no vector name a request gives may contain it.
+   */
+  public static final char GENERATION = '\u0001';
+
+  /**
+   * The prefix of {@link #vectorName} once the primary vector is deleted ({@link
+   * #withoutDenseVector}): the graph and the vectors it holds stay, but no request can name it.
+   */
+  public static final String RETIRED = "\u0000";
+
   /** The name responses show for the dense field {@code internal}. */
   public static String shownName(String internal) {
-    return internal.equals(UNNAMED_EXACT) ? "" : internal;
+    if (internal.equals(UNNAMED_EXACT)) {
+      return "";
+    }
+    int g = internal.indexOf(GENERATION);
+    return g < 0 ? internal : internal.substring(0, g);
+  }
+
+  /**
+   * Checks a vector name a request declares: not empty and free of the characters FlashVec keeps
+   * for its own keys (NUL, {@link #GENERATION}).
+   *
+   * @throws InvalidInputException naming it otherwise
+   */
+  public static void checkDeclaredName(String name) {
+    if (name.isEmpty()) {
+      throw new InvalidInputException("Wrong input: Vector name cannot be empty");
+    }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c == '\u0000' || c == GENERATION) {
+        throw new InvalidInputException(
+            "Wrong input: vector name must not contain the control character U+000"
+                + (int) c
+                + " [name="
+                + name.replace(c, '?')
+                + "]");
+      }
+    }
+  }
+
+  /**
+   * Whether the primary vector was deleted: it still holds the graph of the points that have it,
+   * but no request reaches it and responses do not show it.
+   */
+  public boolean primaryRetired() {
+    return vectorName.startsWith(RETIRED);
+  }
+
+  /**
+   * The name a request without one means: the primary vector's ({@code ""} when it is unnamed, or
+   * retired: no vector then).
+   */
+  public String defaultVectorName() {
+    return primaryRetired() ? "" : vectorName;
+  }
+
+  /** The primary vector's name as requests give it; {@code null} once it is retired. */
+  public String shownPrimaryName() {
+    return primaryRetired() ? null : vectorName;
+  }
+
+  /** The storage key of the dense field other than the primary one named {@code name}, or null. */
+  public String denseKey(String name) {
+    if (denseVectors.containsKey(name)) {
+      return name;
+    }
+    for (String k : denseVectors.keySet()) {
+      if (k.indexOf(GENERATION) > 0 && shownName(k).equals(name)) {
+        return k;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Whether the collection has a vector field (dense or sparse) that requests call {@code name}.
+   */
+  public boolean hasVectorNamed(String name) {
+    return (!primaryRetired() && hasPrimary() && name.equals(vectorName))
+        || sparseVectors.containsKey(name)
+        || (!name.isEmpty() && denseKey(name) != null);
+  }
+
+  /**
+   * This collection with the dense field {@code name} added: stored beside the points under a key
+   * of a new generation, searched exactly. Points written so far do not have it.
+   *
+   * @throws InvalidInputException when the collection has a vector of that name, or its primary
+   *     vector is unnamed (Qdrant's unnamed vector has no siblings)
+   */
+  public CollectionConfig withDenseVector(String name, DenseVectorParams params) {
+    checkDeclaredName(name);
+    if (sparseVectors.containsKey(name)) {
+      throw new InvalidInputException(
+          "Wrong input: Vector `" + name + "` already exists as a sparse vector");
+    }
+    if (hasVectorNamed(name)) {
+      throw new InvalidInputException(
+          "Wrong input: Vector `" + name + "` already exists with a different configuration");
+    }
+    if (hasPrimary() && vectorName.isEmpty()) {
+      throw new InvalidInputException(
+          "Wrong input: the collection's vector is unnamed; named vectors can be added only to a"
+              + " collection with named vectors or without dense vectors [name="
+              + name
+              + "]");
+    }
+    if (unnamedExact()) {
+      throw new InvalidInputException(
+          "Wrong input: the collection's vector is unnamed; named vectors can be added only to a"
+              + " collection with named vectors or without dense vectors [name="
+              + name
+              + "]");
+    }
+    Map<String, DenseVectorParams> next = new LinkedHashMap<>(denseVectors);
+    next.put(name + GENERATION + fieldGeneration, params);
+    return new CollectionConfig(
+        dimension,
+        distance,
+        shardNumber,
+        replicationFactor,
+        index,
+        sparseVectors,
+        vectorName,
+        next,
+        fieldGeneration + 1);
+  }
+
+  /**
+   * This collection without the dense vector {@code name}. A field beside the points is dropped
+   * from the config; its key is never given again, so the values segments and the WAL hold under it
+   * are unreachable. The primary vector is retired ({@link #primaryRetired}): its graph stays for
+   * the points that have it, and no request reaches it.
+   *
+   * @throws InvalidInputException with Qdrant's text when there is no such dense vector, and when
+   *     it is the collection's last vector or a sparse one (whose values no seal drops yet)
+   */
+  public CollectionConfig withoutDenseVector(String name) {
+    if (sparseVectors.containsKey(name)) {
+      throw new InvalidInputException(
+          "Wrong input: sparse vector `"
+              + name
+              + "` cannot be deleted: only dense vectors can be deleted from an existing"
+              + " collection");
+    }
+    String key = name.isEmpty() ? null : denseKey(name);
+    boolean primary =
+        !name.isEmpty() && hasPrimary() && !primaryRetired() && name.equals(vectorName);
+    if (key == null && !primary) {
+      throw notExisting(name);
+    }
+    int left =
+        sparseVectors.size() + denseVectors.size() + (hasPrimary() && !primaryRetired() ? 1 : 0);
+    if (left <= 1) {
+      throw new InvalidInputException(
+          "Wrong input: cannot delete vector `"
+              + name
+              + "`, the collection's only vector; delete the collection instead");
+    }
+    Map<String, DenseVectorParams> next = new LinkedHashMap<>(denseVectors);
+    if (key != null) {
+      next.remove(key);
+    }
+    return new CollectionConfig(
+        dimension,
+        distance,
+        shardNumber,
+        replicationFactor,
+        index,
+        sparseVectors,
+        primary ? RETIRED + vectorName : vectorName,
+        next,
+        // counts every change, so that a collection that ever changed its fields says so
+        fieldGeneration + 1);
   }
 
   /**
@@ -123,7 +326,8 @@ public record CollectionConfig(
         index,
         sparseVectors,
         "",
-        denseVectors);
+        denseVectors,
+        0);
   }
 
   public CollectionConfig {
@@ -176,6 +380,9 @@ public record CollectionConfig(
         denseVectors == null || denseVectors.isEmpty()
             ? Map.of()
             : Collections.unmodifiableMap(new LinkedHashMap<>(denseVectors));
+    if (fieldGeneration < 0) {
+      throw new IllegalArgumentException("negative field generation " + fieldGeneration);
+    }
     if (!denseVectors.isEmpty() && vectorName.isEmpty() && dimension != NO_PRIMARY) {
       throw new InvalidInputException(
           "Wrong input: a collection with several dense vectors names each of them");
@@ -277,21 +484,27 @@ public record CollectionConfig(
       }
       throw missingDefault();
     }
-    if (name.equals(UNNAMED_EXACT)) {
+    if (name.equals(UNNAMED_EXACT) || name.startsWith(RETIRED)) {
       throw notExisting(name);
     }
     if (name.equals(vectorName)) {
       return "";
     }
-    if (sparseVectors.containsKey(name) || denseVectors.containsKey(name)) {
+    if (sparseVectors.containsKey(name)) {
       return name;
+    }
+    // a dense field by its name or (inside FlashVec) by its storage key
+    String key = denseKey(name);
+    if (key != null) {
+      return key;
     }
     throw notExisting(name);
   }
 
   /** Qdrant's error for a vector name the collection does not have. */
   public static InvalidInputException notExisting(String name) {
-    return new InvalidInputException("Wrong input: Not existing vector name error: " + name);
+    return new InvalidInputException(
+        "Wrong input: Not existing vector name error: " + shownName(name));
   }
 
   /**
@@ -299,7 +512,8 @@ public record CollectionConfig(
    * vector, listing the vectors it has (dense ones first, in declaration order, then sparse ones).
    */
   public InvalidInputException missingDefault() {
-    java.util.List<String> names = new java.util.ArrayList<>(denseVectors.keySet());
+    java.util.List<String> names = new java.util.ArrayList<>();
+    denseVectors.keySet().forEach(k -> names.add(shownName(k)));
     names.addAll(sparseVectors.keySet());
     return new InvalidInputException(
         "Wrong input: Collection requires specified vector name in the request, available names: "

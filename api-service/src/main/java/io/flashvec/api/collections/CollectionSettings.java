@@ -1,9 +1,11 @@
 package io.flashvec.api.collections;
 
+import io.flashvec.api.web.Json;
 import io.flashvec.api.web.Requests;
 import io.flashvec.api.web.ValidationException;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
+import io.flashvec.index.DenseVectorParams;
 import io.flashvec.index.Distance;
 import io.flashvec.index.FieldIndex;
 import io.flashvec.index.IndexParams;
@@ -426,6 +428,57 @@ final class CollectionSettings {
     return (float) v;
   }
 
+  /** Qdrant's maximum vector size ({@code DenseVectorConfig.size}), over which it answers 422. */
+  static final long QDRANT_MAX_SIZE = 65_536;
+
+  /**
+   * The dense vector a create-vector body's {@code dense} object describes ({@code PUT
+   * /collections/{c}/vectors/{name}}): a field beside the points, checked as a vector other than
+   * the first is at collection creation. A size below 1 or above Qdrant's maximum is Qdrant's 422;
+   * one above FlashVec's maximum a 400.
+   */
+  static DenseVectorParams addedDenseVector(JsonNode dense, String at) {
+    if (dense == null || !dense.isObject()) {
+      throw Requests.invalid("dense must be an object {\"size\": N, \"distance\": ...}", at, dense);
+    }
+    JsonNode size = dense.get("size");
+    if (size == null || !size.isIntegralNumber()) {
+      throw Requests.invalid("dense.size must be an integer", at + ".size", size);
+    }
+    java.math.BigInteger n = size.bigIntegerValue();
+    if (n.signum() <= 0) {
+      throw new io.flashvec.api.web.ValidationException(
+          at + ".size", "value " + n + " invalid, must be 1 or larger");
+    }
+    if (n.compareTo(java.math.BigInteger.valueOf(QDRANT_MAX_SIZE)) > 0) {
+      throw new io.flashvec.api.web.ValidationException(
+          at + ".size", "value " + n + " invalid, must be " + QDRANT_MAX_SIZE + " or smaller");
+    }
+    if (n.intValue() > CollectionConfig.MAX_DIMENSION) {
+      throw refused(
+          at + ".size",
+          size,
+          "FlashVec's vectors have at most " + CollectionConfig.MAX_DIMENSION + " dimensions");
+    }
+    JsonNode dist = dense.get("distance");
+    if (dist == null || !dist.isString()) {
+      throw Requests.invalid(
+          "dense.distance must be one of Cosine, Dot, Euclid, Manhattan", at + ".distance", dist);
+    }
+    Distance distance = Distance.parse(dist.asString());
+    JsonNode multi = dense.get("multivector_config");
+    otherVectorSettings(
+        dense, at + ".", VECTOR_FIELDS, null, absent(multi) && distance.graphable());
+    JsonNode onDisk = dense.get("on_disk");
+    // the field's own hnsw_config and quantization, else Qdrant's defaults (ADR 0040)
+    return new DenseVectorParams(
+        n.intValue(),
+        distance,
+        onDisk != null && onDisk.isBoolean() && onDisk.booleanValue(),
+        !absent(multi),
+        fieldIndex(dense, Json.object(), at + ".", !absent(multi), distance));
+  }
+
   /** Datatype, quantization and multivectors of the primary vector. */
   private static void vectorStorage(JsonNode vectors, String at) {
     vectorStorage(vectors, at, false);
@@ -502,10 +555,14 @@ final class CollectionSettings {
     known(body, UPDATE_FIELDS, "");
     JsonNode vectors = Requests.optionalObject(body, "vectors");
     if (vectors != null) {
-      String primary = current.get().vectorName();
+      String primary = current.get().defaultVectorName();
       for (Map.Entry<String, JsonNode> e : vectors.properties()) {
         String at = e.getKey().isEmpty() ? "vectors." : "vectors." + e.getKey() + ".";
         JsonNode diff = Requests.optionalObject(vectors, e.getKey());
+        if (e.getKey().equals(primary) && current.get().primaryRetired()) {
+          // the first declared vector was deleted: no name reaches it
+          throw CollectionConfig.notExisting(e.getKey());
+        }
         if (e.getKey().equals(primary) && !current.get().hasPrimary()) {
           // Qdrant's text for the default vector of a collection without one
           throw new InvalidInputException(
@@ -519,14 +576,14 @@ final class CollectionSettings {
             quantization(diff.get("quantization_config"), at + "quantization_config", true);
             hnsw(diff.get("hnsw_config"), index, at + "hnsw_config", index);
           }
-        } else if (current.get().denseField(e.getKey()) != null) {
+        } else if (!e.getKey().isEmpty() && current.get().denseKey(e.getKey()) != null) {
           if (diff != null) {
             otherVectorSettings(
                 diff,
                 at,
                 VECTOR_DIFF_FIELDS,
-                current.get().denseField(e.getKey()).onDisk(),
-                graphed(current.get(), e.getKey()));
+                current.get().denseField(current.get().denseKey(e.getKey())).onDisk(),
+                graphed(current.get(), current.get().denseKey(e.getKey())));
           }
         } else {
           throw CollectionConfig.notExisting(e.getKey());

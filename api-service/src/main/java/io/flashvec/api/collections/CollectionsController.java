@@ -400,6 +400,81 @@ public class CollectionsController {
                 service.deletePayloadIndex(CollectionNames.validate(name), field, wait)));
   }
 
+  /**
+   * Qdrant's create named vector: {@code {"dense": {"size": N, "distance": ..., ...}}} adds a dense
+   * vector to an existing collection, stored beside the points and searched exactly (ADR 0034);
+   * points written so far do not have it. The same name with the same size, metric and kind is a
+   * no-op, as in Qdrant. Sparse vectors ({@code {"sparse": {...}}}) cannot be added yet (400).
+   */
+  @PutMapping("/collections/{name}/vectors/{vector}")
+  Mono<ResponseEntity<byte[]>> createVector(
+      @PathVariable String name,
+      @PathVariable String vector,
+      @org.springframework.web.bind.annotation.RequestParam(required = false) Boolean wait,
+      @RequestBody(required = false) byte[] body) {
+    return blocking.answer(name, body, Json::parse, json -> createVector(name, vector, json));
+  }
+
+  private ObjectNode createVector(String name, String vector, JsonNode json) {
+    if (!json.isObject()) {
+      throw new InvalidInputException("Wrong input: vector config must be a JSON object");
+    }
+    CollectionNames.validate(name);
+    CollectionConfig.checkDeclaredName(vector);
+    JsonNode dense = json.get("dense");
+    JsonNode sparse = json.get("sparse");
+    if (dense != null && sparse != null) {
+      throw Requests.invalid("give either dense or sparse, not both", "vector config", json);
+    }
+    if (sparse != null) {
+      throw CollectionSettings.refused(
+          "sparse",
+          sparse,
+          "only dense vectors can be added to an existing collection; declare sparse vectors at"
+              + " creation");
+    }
+    for (String f : json.propertyNames()) {
+      if (!f.equals("dense")) {
+        throw Requests.invalid(
+            "unknown field `" + f + "`, expected `dense` or `sparse`", f, json.get(f));
+      }
+    }
+    if (dense == null) {
+      throw Requests.invalid(
+          "missing `dense` ({\"dense\": {\"size\": N, \"distance\": ...}})", "dense", null);
+    }
+    DenseVectorParams params = CollectionSettings.addedDenseVector(dense, "dense");
+    service.changeVectors(
+        name,
+        c -> {
+          String key = c.hasVectorNamed(vector) ? c.denseKey(vector) : null;
+          if (key != null && c.denseField(key).equals(params)) {
+            return c; // Qdrant's idempotent create: same name, same config
+          }
+          return c.withDenseVector(vector, params);
+        });
+    return io.flashvec.api.points.PointsController.update(new Collection.UpdateResult(0, true));
+  }
+
+  /**
+   * Qdrant's delete named vector. A vector beside the points leaves the config; the values the
+   * segments and the WAL hold under its storage key stay unreachable, also by a vector created
+   * later with the same name. The first declared vector (the graph's) is retired: no request
+   * reaches it or shows it, and its graph stays for the points that have it.
+   */
+  @DeleteMapping("/collections/{name}/vectors/{vector}")
+  Mono<ResponseEntity<byte[]>> deleteVector(
+      @PathVariable String name,
+      @PathVariable String vector,
+      @org.springframework.web.bind.annotation.RequestParam(required = false) Boolean wait) {
+    return blocking.answer(
+        () -> {
+          service.changeVectors(CollectionNames.validate(name), c -> c.withoutDenseVector(vector));
+          return io.flashvec.api.points.PointsController.update(
+              new Collection.UpdateResult(0, true));
+        });
+  }
+
   /** The server-wide settings some collection fields must equal. */
   private CollectionSettings.Server server() {
     return new CollectionSettings.Server(props.compaction().deletedFraction());
@@ -499,6 +574,9 @@ public class CollectionsController {
         JsonNode v = e.getValue();
         if (e.getKey().equals(CollectionConfig.UNNAMED_EXACT)) {
           throw Requests.invalid("a vector name must not be a NUL character", "vectors", vectors);
+        }
+        if (!e.getKey().isEmpty()) {
+          CollectionConfig.checkDeclaredName(e.getKey());
         }
         if (v == null || !v.isObject()) {
           throw Requests.invalid(
@@ -705,10 +783,10 @@ public class CollectionsController {
     ObjectNode params = config.putObject("params");
     ObjectNode vectors = params.putObject("vectors");
     ObjectNode named = vectors;
-    if (!c.vectorName().isEmpty()) {
+    if (!c.vectorName().isEmpty() && !c.primaryRetired()) {
       vectors = named.putObject(c.vectorName());
     }
-    if (c.hasPrimary()) {
+    if (c.hasPrimary() && !c.primaryRetired()) {
       vectors.put("size", c.dimension());
       vectors.put("distance", c.distance().apiName());
       vectors.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
@@ -719,7 +797,8 @@ public class CollectionsController {
     }
     String collectionQuantization = null;
     for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
-      ObjectNode v = c.unnamedExact() ? vectors : named.putObject(e.getKey());
+      ObjectNode v =
+          c.unnamedExact() ? vectors : named.putObject(CollectionConfig.shownName(e.getKey()));
       DenseVectorParams f = e.getValue();
       v.put("size", f.dimension());
       v.put("distance", f.distance().apiName());

@@ -1146,7 +1146,7 @@ final class UniversalQuery {
       String name = using;
       if (nested && multiDim == 0) {
         throw Requests.notMultivector(
-            name.isEmpty() ? service.config(collection).vectorName() : name,
+            name.isEmpty() ? service.config(collection).defaultVectorName() : name,
             service.config(collection).dimension(using));
       }
       float[] flat;
@@ -1298,7 +1298,7 @@ final class UniversalQuery {
       name = vector.asString();
     } else {
       // the query's vector by the name it has in the request
-      name = using.isEmpty() ? service.config(collection).vectorName() : using;
+      name = using.isEmpty() ? service.config(collection).defaultVectorName() : using;
     }
     CollectionConfig config = service.config(from);
     String internal = config.internalName(name);
@@ -1503,10 +1503,7 @@ final class UniversalQuery {
   private boolean isVector(String collection, JsonNode name) {
     CollectionConfig config = service.config(collection);
     String n = name.asString();
-    return !n.isEmpty()
-        && (n.equals(config.vectorName())
-            || config.sparseVectors().containsKey(n)
-            || config.denseVectors().containsKey(n));
+    return !n.isEmpty() && config.hasVectorNamed(n);
   }
 
   /**

@@ -124,7 +124,11 @@ public final class Output {
   public static List<Record> selectVectors(
       List<Record> records, Set<String> names, CollectionConfig config) {
     checkNames(names, config);
-    if (names == null && config.vectorName().isEmpty() && config.multivectors().isEmpty()) {
+    if (names == null
+        && config.vectorName().isEmpty()
+        && config.multivectors().isEmpty()
+        && config.denseVectors().isEmpty()
+        && config.fieldGeneration() == 0) {
       return records;
     }
     List<Record> out = new ArrayList<>(records.size());
@@ -151,18 +155,27 @@ public final class Output {
   private static Record select(Record r, Set<String> names, CollectionConfig config) {
     float[] primary = r.vector();
     Map<String, float[]> dense = r.dense();
-    if (!config.vectorName().isEmpty() && (primary != null || r.sparse() != null)) {
-      // a named primary vector is shown by its name, as the other dense vectors
+    if (dense != null && !dense.isEmpty()) {
+      // by the names requests give (a field added after creation is stored under a key with its
+      // generation; the unnamed multivector is shown unnamed), without the values of deleted
+      // fields, which the segments may still hold under keys the config no longer has
+      Map<String, float[]> shown = new HashMap<>();
+      for (Map.Entry<String, float[]> e : dense.entrySet()) {
+        if (config.denseField(e.getKey()) != null) {
+          shown.put(CollectionConfig.shownName(e.getKey()), e.getValue());
+        }
+      }
+      dense = shown;
+    }
+    if (!config.vectorName().isEmpty()
+        && (primary != null || r.sparse() != null || dense != null)) {
+      // a named primary vector is shown by its name, as the other dense vectors; a deleted one not
+      // at all
       dense = dense == null ? new HashMap<>() : new HashMap<>(dense);
-      if (primary != null) {
+      if (primary != null && !config.primaryRetired()) {
         dense.put(config.vectorName(), primary);
       }
       primary = null;
-    }
-    if (dense != null && dense.containsKey(CollectionConfig.UNNAMED_EXACT)) {
-      // the unnamed multivector, shown unnamed
-      dense = new HashMap<>(dense);
-      dense.put("", dense.remove(CollectionConfig.UNNAMED_EXACT));
     }
     Map<String, SparseVector> sparse = r.sparse();
     if (names != null) {
@@ -178,7 +191,9 @@ public final class Output {
         dense.keySet().retainAll(names);
       }
     }
-    Map<String, Integer> multi = config.multivectors();
+    Map<String, Integer> shownMulti = new HashMap<>();
+    config.multivectors().forEach((k, d) -> shownMulti.put(CollectionConfig.shownName(k), d));
+    Map<String, Integer> multi = shownMulti;
     if (config.unnamedExact() && !multi.isEmpty()) {
       // shown as Qdrant's unnamed vector
       multi = Map.of("", config.denseField(CollectionConfig.UNNAMED_EXACT).dimension());

@@ -481,6 +481,35 @@ public final class DataDirectory<T extends Closeable> implements Closeable {
     }
   }
 
+  /**
+   * Persists {@code change} of a unit's config (a vector field added or deleted) in one atomic
+   * write of the metadata file, then lets {@code apply} apply it; returns it. A crash after the
+   * write reopens the unit with the new config, which is what the change promised.
+   */
+  public io.flashvec.index.CollectionConfig reconfigure(
+      String name,
+      UnaryOperator<io.flashvec.index.CollectionConfig> change,
+      Consumer<io.flashvec.index.CollectionConfig> apply) {
+    synchronized (ddlLock) {
+      io.flashvec.index.CollectionConfig next =
+          change.apply(
+              metadata
+                  .get(name)
+                  .map(CollectionMeta::config)
+                  .orElseThrow(
+                      () ->
+                          new NotFoundException(
+                              "Not found: Collection `" + name + "` doesn't exist!")));
+      try {
+        metadata.updateConfig(name, next);
+      } catch (RuntimeException e) {
+        throw storageFull(e, "collection vector change");
+      }
+      apply.accept(next);
+      return next;
+    }
+  }
+
   /** Refuses (HTTP 507) work that would leave less than the reserve free in the data directory. */
   private void requireSpace(long bytes, String what) {
     try {

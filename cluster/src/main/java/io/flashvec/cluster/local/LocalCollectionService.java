@@ -330,6 +330,21 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public CollectionConfig changeVectors(
+      String collection, java.util.function.UnaryOperator<CollectionConfig> change) {
+    Collection c = collection(collection);
+    String name = dir.resolve(collection);
+    CollectionConfig next = dir.reconfigure(name, change, c::reconfigure);
+    LOG.info(
+        "collection vectors changed [name={}, dense={}, sparse={}, primary={}]",
+        name,
+        next.denseVectors().keySet().stream().map(CollectionConfig::shownName).toList(),
+        next.sparseVectors().keySet(),
+        next.primaryRetired() ? "(deleted)" : next.vectorName());
+    return next;
+  }
+
+  @Override
   public long payloadBytes(String collection) {
     return collection(collection).payloadBytes();
   }

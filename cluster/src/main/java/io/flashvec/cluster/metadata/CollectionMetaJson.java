@@ -84,6 +84,10 @@ public final class CollectionMetaJson {
         }
       }
     }
+    if (k.fieldGeneration() > 0) {
+      // only once a field was added after creation (the keys above carry their generation)
+      cfg.put("field_generation", k.fieldGeneration());
+    }
     cfg.put("shard_number", k.shardNumber());
     cfg.put("replication_factor", k.replicationFactor());
     ObjectNode idx = cfg.putObject("index");
@@ -234,7 +238,8 @@ public final class CollectionMetaJson {
                 idx.path("pq_subspaces").asInt(0)),
             sparseVectors(cfg.path("sparse_vectors")),
             cfg.path("vector_name").asString(""),
-            denseVectors(cfg.path("dense_vectors")));
+            denseVectors(cfg.path("dense_vectors")),
+            cfg.path("field_generation").asLong(0));
     JsonNode t = c.path("tuning");
     String fsync = t.path("wal_fsync_policy").asString(null);
     CollectionTuning tuning =

@@ -1,5 +1,6 @@
 package io.flashvec.cluster.metadata;
 
+import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.storage.AtomicFiles;
 import io.flashvec.storage.CorruptFileException;
@@ -141,6 +142,16 @@ public final class LocalMetadataStore implements MetadataStore {
     }
     return change(
         name, new CollectionMeta(name, old.config(), old.createdAtMillis(), tuning), aliases);
+  }
+
+  @Override
+  public synchronized boolean updateConfig(String name, CollectionConfig config) {
+    CollectionMeta old = collections.get(name);
+    if (old == null) {
+      return false;
+    }
+    return change(
+        name, new CollectionMeta(name, config, old.createdAtMillis(), old.tuning()), aliases);
   }
 
   /** Removes a collection and its aliases in one write; false if it did not exist. */

@@ -40,6 +40,16 @@ public interface MetadataStore extends Closeable {
   /** Replaces a collection's changeable settings; returns false if it does not exist. */
   boolean updateTuning(String name, io.flashvec.index.CollectionTuning tuning);
 
+  /**
+   * Replaces a collection's config (a vector field added or deleted) in one atomic write; returns
+   * false if it does not exist. Only the standalone store can: cluster mode refuses the collections
+   * whose fields could change (named vectors) before asking.
+   */
+  default boolean updateConfig(String name, CollectionConfig config) {
+    throw new UnsupportedOperationException(
+        "vector fields cannot be added or deleted in cluster mode [collection=" + name + "]");
+  }
+
   /** Removes a collection; returns false if it did not exist. */
   boolean remove(String name);
 }

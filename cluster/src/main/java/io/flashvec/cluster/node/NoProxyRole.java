@@ -39,6 +39,12 @@ final class NoProxyRole implements CollectionService {
     this.ready = ready;
   }
 
+  @Override
+  public io.flashvec.index.CollectionConfig changeVectors(
+      String collection, UnaryOperator<io.flashvec.index.CollectionConfig> change) {
+    throw refused();
+  }
+
   private UnavailableException refused() {
     return new UnavailableException(
         "Service unavailable: this node has no proxy role; send requests to a proxy [roles="

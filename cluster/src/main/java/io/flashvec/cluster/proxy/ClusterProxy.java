@@ -135,6 +135,15 @@ public final class ClusterProxy implements CollectionService, Closeable {
     }
   }
 
+  @Override
+  public CollectionConfig changeVectors(
+      String nameOrAlias, java.util.function.UnaryOperator<CollectionConfig> change) {
+    // 404 for a collection that does not exist, else the refusal of named vectors
+    String name = resolve(nameOrAlias);
+    placed(name);
+    throw CollectionService.changeVectorsRefused(name);
+  }
+
   private Placement placed(String name) {
     checkReady();
     return meta.placed(name)

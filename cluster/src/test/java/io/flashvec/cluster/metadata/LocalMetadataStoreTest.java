@@ -258,6 +258,38 @@ class LocalMetadataStoreTest {
   }
 
   @Test
+  void vectorFieldsAddedAndDeletedArePersistedWithTheirGeneration() throws Exception {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    CollectionConfig created =
+        new CollectionConfig(
+            4,
+            Distance.DOT,
+            1,
+            1,
+            IndexParams.DEFAULT,
+            java.util.Map.of(),
+            "image",
+            java.util.Map.of("text", new io.flashvec.index.DenseVectorParams(3, Distance.EUCLID)));
+    s.createIfAbsent(new CollectionMeta("docs", created, 1L));
+    // a collection whose fields never changed keeps the shape older versions read
+    assertThat(Files.readString(file())).doesNotContain("field_generation");
+    CollectionConfig changed =
+        created
+            .withoutDenseVector("text")
+            .withDenseVector(
+                "text", new io.flashvec.index.DenseVectorParams(5, Distance.COSINE, false, true))
+            .withoutDenseVector("image");
+    assertThat(s.updateConfig("docs", changed)).isTrue();
+    assertThat(s.updateConfig("absent", changed)).isFalse();
+    assertThat(Files.readString(file())).contains("\"field_generation\" : 3");
+    CollectionConfig read = new LocalMetadataStore(dir, io).get("docs").orElseThrow().config();
+    assertThat(read).isEqualTo(changed);
+    assertThat(read.primaryRetired()).isTrue();
+    assertThat(read.internalName("text")).isEqualTo(changed.internalName("text"));
+    assertThat(read.denseField(read.internalName("text")).multivector()).isTrue();
+  }
+
+  @Test
   void strictModeAndMetadataAreStoredAsJsonObjectsAndOlderFilesHaveNeither() throws Exception {
     LocalMetadataStore s = new LocalMetadataStore(dir, io);
     s.createIfAbsent(meta("docs", 4));

@@ -89,7 +89,7 @@ public final class Collection implements Closeable {
 
   private final String name;
   private final Path dir;
-  private final CollectionConfig config;
+  private volatile CollectionConfig config;
   private final Shard[] shards;
   private final AtomicLong operations = new AtomicLong();
   private volatile CollectionTuning tuning;
@@ -184,6 +184,10 @@ public final class Collection implements Closeable {
             config.denseOnDisk(),
             config.multivectors());
     shard.setDeferBuilds(tuning.deferBuilds());
+    if (config.fieldGeneration() > 0) {
+      // a field was added or deleted: the segments written from now on drop deleted fields
+      shard.denseFields(config.denseOnDisk(), config.multivectors(), config.denseVectors());
+    }
     return shard;
   }
 
@@ -643,10 +647,11 @@ public final class Collection implements Closeable {
   private FilterEvaluator evaluator(Filter filter) {
     FilterEvaluator f = new FilterEvaluator(filter, schemas.current());
     if (f.needsVectors()) {
+      CollectionConfig c = config;
       for (String name : f.vectorNames()) {
-        config.internalName(name);
+        c.internalName(name);
       }
-      f.primaryVectorName(config.vectorName());
+      f.vectorKeys(c::internalName);
     }
     return f;
   }
@@ -740,6 +745,27 @@ public final class Collection implements Closeable {
       s.setPayloadsOnHeap(!next.onDiskPayload());
     }
     tuning = next;
+  }
+
+  /**
+   * Applies a new config with a vector field added or deleted ({@link
+   * CollectionConfig#withDenseVector}, {@link CollectionConfig#withoutDenseVector}): requests see
+   * it at once, and the shards tag and place the fields it declares from now on. Only the fields
+   * beside the points may differ from the config in force. The caller persists it first.
+   */
+  public synchronized void reconfigure(CollectionConfig next) {
+    CollectionConfig now = config;
+    if (next.dimension() != now.dimension()
+        || next.distance() != now.distance()
+        || next.shardNumber() != now.shardNumber()
+        || next.fieldGeneration() < now.fieldGeneration()) {
+      throw new IllegalArgumentException(
+          "only the vector fields beside the points can change [collection=" + name + "]");
+    }
+    for (Shard s : shards) {
+      s.denseFields(next.denseOnDisk(), next.multivectors(), next.denseVectors());
+    }
+    config = next;
   }
 
   public Info info() {

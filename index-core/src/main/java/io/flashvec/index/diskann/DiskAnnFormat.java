@@ -72,6 +72,8 @@ public final class DiskAnnFormat implements SegmentFormat {
   private volatile java.util.Set<String> denseOnDisk = java.util.Set.of();
   private volatile java.util.Map<String, io.flashvec.index.DenseVectorParams> indexedFields =
       java.util.Map.of();
+  // the dense fields the segments written from now on keep (null: all the points have)
+  private volatile java.util.Set<String> keepDense;
 
   /**
    * @param defaultSearchList the search list of a request that gives none
@@ -124,6 +126,24 @@ public final class DiskAnnFormat implements SegmentFormat {
   }
 
   /**
+   * The dense fields (other than the primary one) the segments written from now on keep, the
+   * collection's fields after one was added or deleted; the values of others, deleted fields, are
+   * dropped by every seal, merge and compaction. {@code null}: all the points have.
+   */
+  public void keepDense(java.util.Set<String> keys) {
+    this.keepDense = keys == null ? null : java.util.Set.copyOf(keys);
+  }
+
+  /** Runs a write with {@link #keepDense} bound for {@link DiskAnnWriter}. */
+  private <T> T keeping(ScopedValue.CallableOp<T, IOException> write) throws IOException {
+    java.util.Set<String> keep = keepDense;
+    if (keep == null) {
+      return write.call();
+    }
+    return ScopedValue.where(DiskAnnWriter.KEEP_DENSE, keep::contains).call(write);
+  }
+
+  /**
    * Whether the segments {@link #open} opens from now on copy their payloads onto the heap ({@code
    * true}) or read them from the mapped metadata file on demand (the default); segments open
    * already keep theirs.
@@ -135,7 +155,8 @@ public final class DiskAnnFormat implements SegmentFormat {
   /** Builds in this process, on the build pool of the settings unless the build has its own. */
   @Override
   public SegmentBuilder builder() {
-    return DiskAnnWriter.builder(settings);
+    SegmentBuilder b = DiskAnnWriter.builder(settings);
+    return spec -> keeping(() -> b.build(spec));
   }
 
   @Override
@@ -147,16 +168,18 @@ public final class DiskAnnFormat implements SegmentFormat {
       SealedSegment newest,
       BooleanSupplier cancelled)
       throws IOException {
-    DiskAnnWriter.writeFromGraph(
-        io,
-        dir,
-        segmentId,
-        frozen,
-        distance,
-        params,
-        newest == null ? null : newest.codebook(),
-        settings.buildPool(),
-        cancelled);
+    keeping(
+        () ->
+            DiskAnnWriter.writeFromGraph(
+                io,
+                dir,
+                segmentId,
+                frozen,
+                distance,
+                params,
+                newest == null ? null : newest.codebook(),
+                settings.buildPool(),
+                cancelled));
   }
 
   @Override
@@ -169,17 +192,19 @@ public final class DiskAnnFormat implements SegmentFormat {
       SealedSegment newest,
       BooleanSupplier cancelled)
       throws IOException {
-    DiskAnnWriter.writeRaw(
-        io,
-        dir,
-        segmentId,
-        frozen,
-        ords,
-        distance,
-        params,
-        newest == null ? null : newest.codebook(),
-        settings.buildPool(),
-        cancelled);
+    keeping(
+        () ->
+            DiskAnnWriter.writeRaw(
+                io,
+                dir,
+                segmentId,
+                frozen,
+                ords,
+                distance,
+                params,
+                newest == null ? null : newest.codebook(),
+                settings.buildPool(),
+                cancelled));
   }
 
   /**

@@ -80,6 +80,17 @@ public final class DiskAnnWriter {
   // what the points have beyond the default dense vector, by input position (set by each build)
   private SegmentVectors.Collector extras;
 
+  /**
+   * The dense fields (beside the points) a write bound to a value keeps; the values of other keys,
+   * fields deleted from the collection, are dropped. Unbound: every field is kept. {@link
+   * DiskAnnFormat} binds it around the writes of a shard whose fields changed, so that every path
+   * (seal, raw seal, merge, compaction) drops them without a parameter through each of them.
+   */
+  static final ScopedValue<java.util.function.Predicate<String>> KEEP_DENSE =
+      ScopedValue.newInstance();
+
+  private final java.util.function.Predicate<String> keepDense;
+
   private DiskAnnWriter(
       FileIO io,
       Path dir,
@@ -100,6 +111,7 @@ public final class DiskAnnWriter {
     this.pool = pool;
     this.cancelled = cancelled == null ? BuildSpec.NEVER_CANCELLED : cancelled;
     this.pageOrder = pageOrder;
+    this.keepDense = KEEP_DENSE.isBound() ? KEEP_DENSE.get() : null;
   }
 
   /**
@@ -338,7 +350,7 @@ public final class DiskAnnWriter {
     float[][] raw = new float[n][];
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
-    extras = new SegmentVectors.Collector(n);
+    extras = new SegmentVectors.Collector(n, keepDense);
     int at = 0;
     for (int s = 0; s < sources.size(); s++) {
       Segment src = sources.get(s);
@@ -436,7 +448,7 @@ public final class DiskAnnWriter {
     io.createDirectories(tmp);
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
-    extras = new SegmentVectors.Collector(n);
+    extras = new SegmentVectors.Collector(n, keepDense);
     int at = 0;
     for (int s = 0; s < sources.size(); s++) {
       Segment src = sources.get(s);
@@ -688,7 +700,7 @@ public final class DiskAnnWriter {
     checkCancelled();
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
-    extras = new SegmentVectors.Collector(n);
+    extras = new SegmentVectors.Collector(n, keepDense);
     for (int i = 0; i < n; i++) {
       ids[i] = src.idAt(i);
       payloads[i] = src.payloadAt(i);
@@ -764,7 +776,7 @@ public final class DiskAnnWriter {
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
     // sparse vectors and the points without the dense vector (placeholders in the file above)
-    extras = new SegmentVectors.Collector(n);
+    extras = new SegmentVectors.Collector(n, keepDense);
     for (int i = 0; i < n; i++) {
       ids[i] = src.idAt(ords[i]);
       payloads[i] = src.payloadAt(ords[i]);
@@ -786,7 +798,7 @@ public final class DiskAnnWriter {
     io.createDirectories(tmp);
     PointId[] ids = new PointId[n];
     byte[][] payloads = new byte[n][];
-    extras = new SegmentVectors.Collector(n);
+    extras = new SegmentVectors.Collector(n, keepDense);
     int at = 0;
     for (int s = 0; s < sources.size(); s++) {
       Segment src = sources.get(s);

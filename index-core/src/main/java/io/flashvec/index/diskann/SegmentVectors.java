@@ -115,9 +115,20 @@ public final class SegmentVectors {
     private Map<String, SparseVector>[] sparse;
     private Map<String, float[]>[] dense;
 
+    private final java.util.function.Predicate<String> keepDense;
+
     Collector(int n) {
+      this(n, null);
+    }
+
+    /**
+     * @param keepDense the dense fields to keep ({@code null}: all); the values of others (fields
+     *     deleted from the collection) are dropped
+     */
+    Collector(int n, java.util.function.Predicate<String> keepDense) {
       this.n = n;
       this.noVector = new BitSet(n);
+      this.keepDense = keepDense;
     }
 
     /** Takes what the point {@code ord} of {@code src} has at input position {@code at}. */
@@ -137,6 +148,15 @@ public final class SegmentVectors {
       }
       if (src.hasDense()) {
         Map<String, float[]> m = src.denseAt(ord);
+        if (keepDense != null && !m.isEmpty()) {
+          for (String k : m.keySet()) {
+            if (!keepDense.test(k)) {
+              m = new java.util.HashMap<>(m);
+              m.keySet().removeIf(keepDense.negate());
+              break;
+            }
+          }
+        }
         if (!m.isEmpty()) {
           if (dense == null) {
             dense = new Map[n];

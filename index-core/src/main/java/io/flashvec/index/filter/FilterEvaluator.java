@@ -98,6 +98,7 @@ public final class FilterEvaluator {
   private final boolean needsVectors;
   private final TextTokens text;
   private String primaryVectorName = "";
+  private java.util.function.UnaryOperator<String> vectorKey;
   private final java.util.Map<Condition, List<String>> textQueries =
       new java.util.IdentityHashMap<>();
   private final java.util.Map<Condition.MatchPhrase, List<Token>> phraseQueries =
@@ -208,6 +209,16 @@ public final class FilterEvaluator {
     return this;
   }
 
+  /**
+   * Maps the names {@code has_vector} gives to the keys the point's vectors are stored under (the
+   * collection's {@code internalName}: {@code ""} for the primary vector, a storage key for a dense
+   * field added after creation); replaces {@link #primaryVectorName}.
+   */
+  public FilterEvaluator vectorKeys(java.util.function.UnaryOperator<String> key) {
+    this.vectorKey = key;
+    return this;
+  }
+
   /** Whether the point with this id and payload ({@code null}: none) matches. */
   public boolean matches(PointId id, byte[] payload) {
     if (filter.isEmpty()) {
@@ -302,7 +313,10 @@ public final class FilterEvaluator {
         if (vectors == null) {
           throw new IllegalStateException("has_vector is evaluated with the point's vectors");
         }
-        yield vectors.test(h.name().equals(primaryVectorName) ? "" : h.name());
+        yield vectors.test(
+            vectorKey != null
+                ? vectorKey.apply(h.name())
+                : h.name().equals(primaryVectorName) ? "" : h.name());
       }
       case Condition.Slice sl -> sl.contains(id);
       case Condition.MatchValue m -> {

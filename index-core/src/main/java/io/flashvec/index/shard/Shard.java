@@ -1138,6 +1138,25 @@ public final class Shard implements Closeable {
     return shardId;
   }
 
+  /**
+   * The dense fields other than the primary one as the collection's config declares them now (a
+   * field was added or deleted): the sealed segments opened from now on keep the vectors of {@code
+   * onDisk} in their mapped files, WAL records tag the values of {@code multivectors} (name to the
+   * size of each vector) as multivectors, and the segments written from now on (seals, merges,
+   * compactions) keep the values of the fields {@code keep} only (those of deleted fields are
+   * dropped), and the sealed segments opened from now on build the graphs of those that have one
+   * (ADR 0040).
+   */
+  public void denseFields(
+      java.util.Set<String> onDisk,
+      java.util.Map<String, Integer> multivectors,
+      java.util.Map<String, io.flashvec.index.DenseVectorParams> keep) {
+    format.denseOnDisk(onDisk);
+    format.keepDense(keep.keySet());
+    format.indexedFields(keep);
+    writer.multivectors(multivectors);
+  }
+
   public Wal wal() {
     return wal;
   }

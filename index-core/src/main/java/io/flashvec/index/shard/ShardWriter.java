@@ -53,7 +53,7 @@ final class ShardWriter {
 
   private final Path dir;
   // the multivector fields (name to the size of each vector), whose WAL records are tagged
-  private final java.util.Map<String, Integer> multivectors;
+  private volatile java.util.Map<String, Integer> multivectors;
   private final int dim;
   private final Distance distance;
   private final Shard.Options options;
@@ -259,6 +259,11 @@ final class ShardWriter {
 
   /** How long a write waits for a frozen segment's build under a memory budget before a 503. */
   static final long SEAL_ROOM_WAIT_NANOS = 120_000_000_000L;
+
+  /** The multivector fields (name to the size of each vector) the WAL records tag from now on. */
+  void multivectors(java.util.Map<String, Integer> multivectors) {
+    this.multivectors = java.util.Map.copyOf(multivectors);
+  }
 
   /** The growing segment that takes writes (write lock held, or before the shard is shared). */
   GrowingSegment growing() {

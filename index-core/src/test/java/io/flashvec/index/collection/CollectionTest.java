@@ -27,9 +27,11 @@ import io.flashvec.index.segment.Segment;
 import io.flashvec.index.shard.Shard;
 import io.flashvec.storage.Wal;
 import io.flashvec.storage.testing.CrashSimulatingFileIO;
+import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -496,6 +498,97 @@ class CollectionTest {
     assertThat(small.get(1).score()).isCloseTo(0f, offset(1e-6f));
     assertThat(large.stream().map(Record::score).toList())
         .isEqualTo(small.stream().map(Record::score).toList());
+  }
+
+  /**
+   * A dense field deleted from the config: its values stay in the growing segment, unreachable, and
+   * the seal drops them; a field added later under the same name is a different key, and a reopen
+   * (WAL replay of records written before the delete) keeps both facts.
+   */
+  @Test
+  void sealsDropTheValuesOfDeletedDenseFields() throws Exception {
+    ExecutorService builds = Executors.newSingleThreadExecutor();
+    try {
+      sealsDropTheValuesOfDeletedDenseFields(options().withBuildExecutor(builds));
+    } finally {
+      builds.shutdownNow();
+    }
+  }
+
+  private void sealsDropTheValuesOfDeletedDenseFields(Shard.Options options) throws IOException {
+    CollectionConfig created =
+        new CollectionConfig(
+            DIM,
+            Distance.DOT,
+            2,
+            1,
+            IndexParams.DEFAULT,
+            Map.of(),
+            "image",
+            Map.of("text", new io.flashvec.index.DenseVectorParams(3, Distance.DOT)));
+    Collection c = Collection.open("fields", tmp.resolve("fields"), created, options);
+    open.add(c);
+    List<Point> pts = new ArrayList<>();
+    List<PointId> ids = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      PointId id = PointId.of(i);
+      ids.add(id);
+      pts.add(
+          new Point(
+              id,
+              TestVectors.gaussian(random, DIM),
+              null,
+              Map.of(),
+              Map.of("text", TestVectors.gaussian(random, 3))));
+    }
+    c.upsert(pts, true);
+    CollectionConfig next =
+        created
+            .withoutDenseVector("text")
+            .withDenseVector("text", new io.flashvec.index.DenseVectorParams(2, Distance.DOT));
+    String key = next.internalName("text");
+    c.reconfigure(next);
+    assertThat(c.config()).isEqualTo(next);
+    c.upsert(
+        List.of(
+            new Point(
+                PointId.of(100),
+                TestVectors.gaussian(random, DIM),
+                null,
+                Map.of(),
+                Map.of(key, new float[] {1, 2}))),
+        true);
+    ids.add(PointId.of(100));
+    // before the seal the old values are still there, under the old key only
+    assertThat(c.retrieve(List.of(PointId.of(0)), false, true).get(0).dense())
+        .containsOnlyKeys("text");
+    c.flush();
+    Await.until(
+        Duration.ofSeconds(60),
+        "the seal dropped the deleted field's values",
+        () ->
+            c.retrieve(ids.subList(0, 40), false, true).stream()
+                .allMatch(r -> r.dense() == null || r.dense().isEmpty()));
+    for (Record r : c.retrieve(ids, false, true)) {
+      Map<String, float[]> dense = r.dense() == null ? Map.of() : r.dense();
+      if (r.id().equals(PointId.of(100))) {
+        assertThat(dense).containsOnlyKeys(key);
+      } else {
+        assertThat(dense).as("point " + r.id()).isEmpty();
+        assertThat(r.vector()).isNotNull();
+      }
+    }
+    // reopened with the new config: the same
+    c.close();
+    open.remove(c);
+    Collection reopened = Collection.open("fields", tmp.resolve("fields"), next, options);
+    open.add(reopened);
+    for (Record r : reopened.retrieve(ids, false, true)) {
+      Map<String, float[]> dense = r.dense() == null ? Map.of() : r.dense();
+      assertThat(dense.keySet())
+          .as("reopened, point " + r.id())
+          .isEqualTo(r.id().equals(PointId.of(100)) ? java.util.Set.of(key) : java.util.Set.of());
+    }
   }
 
   @Test
