@@ -85,14 +85,47 @@ class FieldGraphsIT {
     ok(http.post("/collections/g/flush", ""));
     // the primary's graph, and the two fields' graphs: all of txt, four fifths of e
     long expected = POINTS + POINTS + POINTS * 4 / 5;
-    awaitIndexed(expected);
+    awaitIndexed("g", expected);
     checkSearches(r, "before a restart");
 
     server.restart();
     http = new Http(server.url());
     assertThat(http.get("/collections/g").result().at("/config/params/vectors")).isEqualTo(vectors);
-    awaitIndexed(expected);
+    awaitIndexed("g", expected);
     checkSearches(r, "after a restart");
+
+    // a vector added to a collection gets its graphs as well, once its values are sealed
+    ok(
+        http.put(
+            "/collections/h", "{\"vectors\": {\"img\": {\"size\": 4, \"distance\": \"Dot\"}}}"));
+    ok(
+        http.put(
+            "/collections/h/vectors/late",
+            "{\"dense\": {\"size\": 16, \"distance\": \"Euclid\", \"hnsw_config\": {\"m\": 8}}}"));
+    StringBuilder sb = new StringBuilder("{\"points\": [");
+    for (int id = 0; id < 1500; id++) {
+      sb.append(id == 0 ? "" : ",")
+          .append("{\"id\": ")
+          .append(id)
+          .append(", \"vector\": {\"img\": ")
+          .append(SparseVectorsIT.vec(gaussian(r, 4)))
+          .append(", \"late\": ")
+          .append(SparseVectorsIT.vec(gaussian(r, 16)))
+          .append("}}");
+    }
+    ok(http.put("/collections/h/points?wait=true", sb.append("]}").toString()));
+    ok(http.post("/collections/h/flush", ""));
+    awaitIndexed("h", 1500 + 1500);
+    int hits = 0;
+    for (int i = 0; i < 20; i++) {
+      float[] q = gaussian(r, 16);
+      Set<Long> exact = ids(query("h", "late", q, true, ""));
+      Set<Long> found = ids(query("h", "late", q, false, ""));
+      assertThat(found).hasSize(10);
+      found.retainAll(exact);
+      hits += found.size();
+    }
+    assertThat(hits / 200.0).as("recall@10 of an added vector").isGreaterThanOrEqualTo(0.9);
   }
 
   @Test
@@ -146,16 +179,15 @@ class FieldGraphsIT {
     assertThat(multi.error()).contains("vectors.b.hnsw_config");
   }
 
-  private static void awaitIndexed(long expected) {
+  /** Waits until {@code collection} reports {@code expected} indexed vectors: its graphs built. */
+  private static void awaitIndexed(String collection, long expected) {
     Await.until(
         Duration.ofSeconds(120),
-        "field graphs built",
-        () -> "collection " + http.get("/collections/g").result(),
+        "field graphs built: " + expected + " indexed vectors",
+        () -> "collection " + http.get("/collections/" + collection).result(),
         () ->
-            http.get("/collections/g").result().get("indexed_vectors_count").longValue()
-                >= expected);
-    assertThat(http.get("/collections/g").result().get("indexed_vectors_count").longValue())
-        .isEqualTo(expected);
+            http.get("/collections/" + collection).result().get("indexed_vectors_count").longValue()
+                == expected);
   }
 
   /** Graph searches of both fields against exact ones (Qdrant's {@code exact}), with filters. */
@@ -189,9 +221,14 @@ class FieldGraphsIT {
   }
 
   private static JsonNode query(String using, float[] q, boolean exact, String filter) {
+    return query("g", using, q, exact, filter);
+  }
+
+  private static JsonNode query(
+      String collection, String using, float[] q, boolean exact, String filter) {
     Http.Response resp =
         http.post(
-            "/collections/g/points/query",
+            "/collections/" + collection + "/points/query",
             "{\"query\": "
                 + SparseVectorsIT.vec(q)
                 + ", \"using\": \""

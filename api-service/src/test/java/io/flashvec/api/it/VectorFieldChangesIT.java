@@ -208,9 +208,10 @@ class VectorFieldChangesIT {
     Http.Response hnsw =
         http.put(
             "/collections/vf/vectors/z",
-            "{\"dense\": {\"size\": 2, \"distance\": \"Dot\", \"hnsw_config\": {\"m\": 16}}}");
+            "{\"dense\": {\"size\": 2, \"distance\": \"Dot\", \"hnsw_config\": {\"m\": 16,"
+                + " \"on_disk\": true}}}");
     assertThat(hnsw.status()).isEqualTo(400);
-    assertThat(hnsw.error()).contains("dense.hnsw_config");
+    assertThat(hnsw.error()).contains("dense.hnsw_config.on_disk");
     Http.Response sparse = http.put("/collections/vf/vectors/z", "{\"sparse\": {}}");
     assertThat(sparse.status()).isEqualTo(400);
     assertThat(
