@@ -34,10 +34,11 @@ import org.springframework.stereotype.Component;
  *       dashboards made for Qdrant (one series per collection).
  * </ul>
  *
- * <p>The set of collections is refreshed every second so that collections created or dropped at run
- * time appear and disappear. A scrape reads each collection's figures once (they are kept for
- * {@value #STATS_TTL_MILLIS} ms, shared by its gauges). WAL fsync latency and appended bytes are
- * recorded where they happen (see {@code NodeConfiguration}).
+ * <p>The set of collections is refreshed every second, and before every scrape, so that collections
+ * created or dropped at run time appear and disappear (a scrape right after a creation shows it). A
+ * scrape reads each collection's figures once (they are kept for {@value #STATS_TTL_MILLIS} ms,
+ * shared by its gauges). WAL fsync latency and appended bytes are recorded where they happen (see
+ * {@code NodeConfiguration}).
  */
 @Component
 public class EngineMetrics implements MeterBinder, DisposableBean {
@@ -102,6 +103,7 @@ public class EngineMetrics implements MeterBinder, DisposableBean {
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().name("flashvec-metrics").daemon(true).factory());
   private final Map<String, Cached> cache = new ConcurrentHashMap<>();
+  private volatile Runnable refresh;
 
   private record Cached(long atNanos, FlashVecNode.LocalStats stats) {}
 
@@ -131,7 +133,7 @@ public class EngineMetrics implements MeterBinder, DisposableBean {
     // refresh then only adds and removes rows of created and dropped collections. (Overwriting
     // every second removed and re-added each gauge, and a scrape that overlapped it failed with
     // DuplicateLabelsException, i.e. /metrics answered 500.)
-    Runnable refresh =
+    this.refresh =
         () -> {
           if (!node.localReady()) {
             return;
@@ -152,17 +154,27 @@ public class EngineMetrics implements MeterBinder, DisposableBean {
           }
           qdrantPoints.register(rows, false);
         };
-    scheduler.scheduleWithFixedDelay(
-        () -> {
-          try {
-            refresh.run();
-          } catch (RuntimeException e) {
-            // a collection dropped mid-refresh; the next round catches up
-          }
-        },
-        0,
-        1,
-        TimeUnit.SECONDS);
+    scheduler.scheduleWithFixedDelay(this::refresh, 0, 1, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Adds the rows of collections created and removes those of collections dropped since the last
+   * refresh: every second, and before each scrape ({@link MetricsController}), so a scrape right
+   * after a collection's creation shows it. One refresh at a time (two overlapping registrations of
+   * a row fail).
+   */
+  public void refresh() {
+    Runnable r = refresh;
+    if (r == null) {
+      return; // not bound to a registry yet
+    }
+    synchronized (this) {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        // a collection dropped mid-refresh; the next round catches up
+      }
+    }
   }
 
   /** A collection's figure at scrape time; NaN once it is gone. */

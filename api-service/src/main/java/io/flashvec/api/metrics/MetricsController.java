@@ -32,10 +32,16 @@ public class MetricsController {
 
   private final PrometheusMeterRegistry registry;
   private final RestResponses responses;
+  private final EngineMetrics engine;
 
-  MetricsController(PrometheusMeterRegistry registry, RestResponses responses) {
+  MetricsController(
+      PrometheusMeterRegistry registry,
+      RestResponses responses,
+      org.springframework.beans.factory.ObjectProvider<EngineMetrics> engine) {
     this.registry = registry;
     this.responses = responses;
+    // absent on a node without a local engine (a cluster proxy)
+    this.engine = engine.getIfAvailable();
   }
 
   @GetMapping("/metrics")
@@ -67,6 +73,10 @@ public class MetricsController {
     return Mono.fromCallable(
             () -> {
               String type = open ? OPEN_METRICS : TEXT;
+              if (engine != null) {
+                // collections created since the last refresh, so that they show at once
+                engine.refresh();
+              }
               String body =
                   scrape(
                       registry.scrape(type, names),
