@@ -33,9 +33,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * and recall is the figure.
  *
  * <p>Usage: {@code java --add-modules jdk.incubator.vector -cp benchmarks.jar
- * io.flashvec.benchmarks.PartitionedBuildComparison [points] [dim] [budgetFraction] [dir]}
- * (defaults: 200000, 96, 0.25, a temporary directory). Data: {@link SyntheticVectors} with {@link
- * AbstractBenchmark#SEED}, cosine.
+ * io.flashvec.benchmarks.PartitionedBuildComparison [points] [dim] [budgetFraction] [dir] [builds]}
+ * (defaults: 200000, 96, 0.25, a temporary directory, {@code both}; {@code partitioned} or {@code
+ * one-shot} runs only that build). Each build also prints the CPU time of the whole process while
+ * it ran. Data: {@link SyntheticVectors} with {@link AbstractBenchmark#SEED}, cosine.
  */
 public final class PartitionedBuildComparison {
 
@@ -77,8 +78,13 @@ public final class PartitionedBuildComparison {
         budget >> 20,
         fraction,
         Runtime.getRuntime().availableProcessors());
-    run("one-shot", src, ords, dir.resolve("seg-1"), 1, Long.MAX_VALUE / 2, queries, truth);
-    run("partitioned", src, ords, dir.resolve("seg-2"), 2, budget, queries, truth);
+    String builds = args.length > 4 ? args[4] : "both";
+    if (!builds.equals("partitioned")) {
+      run("one-shot", src, ords, dir.resolve("seg-1"), 1, Long.MAX_VALUE / 2, queries, truth);
+    }
+    if (!builds.equals("one-shot")) {
+      run("partitioned", src, ords, dir.resolve("seg-2"), 2, budget, queries, truth);
+    }
   }
 
   private static void run(
@@ -112,6 +118,7 @@ public final class PartitionedBuildComparison {
                   }
                 });
     long t0 = System.nanoTime();
+    long cpu0 = processCpuNanos();
     DiskAnnWriter.write(
         new BuildSpec(
             FileIO.DEFAULT,
@@ -126,6 +133,7 @@ public final class PartitionedBuildComparison {
             null),
         budget);
     long millis = (System.nanoTime() - t0) / 1_000_000;
+    long cpuMillis = (processCpuNanos() - cpu0) / 1_000_000;
     done.set(true);
     sampler.join();
     StringBuilder recalls = new StringBuilder();
@@ -137,11 +145,21 @@ public final class PartitionedBuildComparison {
     }
     System.out.printf(
         Locale.ROOT,
-        "%s: build %d ms, peak heap above baseline %d MB,%s%n",
+        "%s: build %d ms, CPU %d ms (%.3f ms a point), peak heap above baseline %d MB,%s%n",
         name,
         millis,
+        cpuMillis,
+        cpuMillis / (double) ords.length,
         (peak.get() - base) >> 20,
         recalls);
+  }
+
+  /** User and system CPU of this process so far, from {@code /proc/self/stat} (Linux). */
+  private static long processCpuNanos() throws IOException {
+    String stat = Files.readString(Path.of("/proc/self/stat"));
+    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    // fields 14 and 15 (utime, stime) counted from 1, in clock ticks of 10 ms
+    return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
   }
 
   private static int[][] truth(float[][] data, float[][] queries) {

@@ -7,6 +7,7 @@ import io.flashvec.index.disk.PageOrder;
 import io.flashvec.index.disk.PqCodebook;
 import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.internal.VectorOps;
+import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.storage.FileIO;
 import io.github.jbellis.jvector.graph.GraphIndexBuilder;
 import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
@@ -56,10 +57,13 @@ import java.util.stream.IntStream;
  *       across the data a greedy search from the entry (chosen among these points) stalls between
  *       regions (recall@10 fell to 0.76 at 8,000 points in 29 partitions). It plays the role of an
  *       upper layer, flattened into the one graph.
- *   <li><b>Build each partition</b> in memory with jvector's {@link GraphIndexBuilder} at degree
- *       {@code ⌈2R/3⌉}, on all the build's threads, in cancellable slices; its edges, with their
- *       exact distances, are written to {@code part-p.adj} in ordinal order and the partition is
- *       dropped.
+ *   <li><b>Build each partition</b> in memory at degree {@code ⌈2R/3⌉}: for {@code Cosine} and
+ *       {@code Euclid} with a {@link LiveGraph} (a Vamana insert navigated by int8 codes, one
+ *       writer), several partitions at once, one per build thread, each within its share of the
+ *       budget ({@link #concurrentPartitions}); for {@code Dot}, one at a time with jvector's
+ *       {@link GraphIndexBuilder} on all the build's threads (its inner-product construction). Its
+ *       edges, with their exact distances, are written to {@code part-p.adj} in ordinal order and
+ *       the partition is dropped.
  *   <li><b>Merge.</b> A k-way merge of the {@code part-*.adj} files gives each point the union of
  *       its partitions' candidates; RobustPrune ({@code alpha} 1, then the index's alpha) cuts it
  *       to {@code R}, with exact point-to-candidate distances and PQ distances between candidates
@@ -77,9 +81,17 @@ import java.util.stream.IntStream;
  * best exact score instead: L2 diversity does not hold for inner products, and each partition's
  * lists are already pruned by jvector under the inner product.
  *
- * <p>With a one-thread pool the output is a function of the input and the seed; with more threads
- * jvector's concurrent inserts make each partition's graph differ from run to run, as any build's.
- * Not thread-safe: one build per instance.
+ * <p>For {@code Cosine} and {@code Euclid} the output is a function of the input, the seed and the
+ * number of partitions built at once (each partition's graph has one writer). For {@code Dot}, with
+ * a one-thread pool; with more threads jvector's concurrent inserts make each partition's graph
+ * differ from run to run, as any build's. Not thread-safe: one build per instance.
+ *
+ * <p>Why a {@link LiveGraph} per partition rather than jvector's concurrent builder (ADR 0026): on
+ * 200k × 96 points in partitions of 15k it took 0.45 ms of CPU a point against 1.4–1.5 ms, at the
+ * same recall, because its construction computes int8 distances over contiguous codes where
+ * jvector's computes float distances over scattered arrays. One writer per graph is no loss on many
+ * cores: the partitions are independent, so the build runs as many of them at once as it has
+ * threads and budget for.
  */
 final class PartitionedGraphBuilder {
 
@@ -104,6 +116,12 @@ final class PartitionedGraphBuilder {
   /** k-means runs tried while growing {@code P} before the hard cap alone keeps the bound. */
   static final int MAX_PARTITION_ATTEMPTS = 6;
 
+  /**
+   * The fewest points a partition may be cut down to so that several are built at once: below it,
+   * the partitions are built one after another instead. Package-private and mutable for tests only.
+   */
+  static volatile int concurrentCapFloor = 50_000;
+
   /** Nearest centroids kept per point; if none of them has room, every centroid is tried. */
   private static final int NEAREST_KEPT = 8;
 
@@ -122,6 +140,7 @@ final class PartitionedGraphBuilder {
   private int[] order;
   private int partitions;
   private int cap;
+  private int concurrent = 1;
   private int[] partitionSizes = new int[0];
 
   /** Per partition, the slots kept for its home points (those whose nearest centroid it is). */
@@ -160,12 +179,22 @@ final class PartitionedGraphBuilder {
   }
 
   /**
-   * Heap bytes one point takes in an in-memory build of degree {@code maxDegree}: its vector,
-   * jvector's neighbour lists (ids and scores, with their 1.2 overflow) and per-node overhead, plus
-   * 10%.
+   * Heap bytes one point takes in an in-memory build of degree {@code maxDegree}, the larger of the
+   * two builders' needs, plus 10%: its vector, its int8 code ({@link LiveGraph}), its neighbour
+   * list and distances up to the slack of 1.3 (jvector: ids and scores with a 1.2 overflow) and
+   * per-node overhead.
    */
   static long bytesPerPoint(int dim, int maxDegree) {
-    return (long) Math.ceil(1.1 * (4.0 * dim + 9.6 * maxDegree + 96));
+    return (long) Math.ceil(1.1 * (5.0 * dim + 10.4 * maxDegree + 96));
+  }
+
+  /**
+   * How many partitions a build with {@code threads} threads builds at once, when one partition
+   * alone could hold {@code pointsInBudget} points: as many as it has threads, as long as each
+   * still holds {@link #concurrentCapFloor} points (the budget is shared between them).
+   */
+  static int concurrentPartitions(int threads, long pointsInBudget) {
+    return (int) Math.max(1, Math.min(threads, pointsInBudget / concurrentCapFloor));
   }
 
   /** Whether a one-shot in-memory build of {@code n} points fits {@code budget} bytes. */
@@ -186,6 +215,11 @@ final class PartitionedGraphBuilder {
   /** Points a partition may hold in the last build. */
   int cap() {
     return cap;
+  }
+
+  /** Partitions the last build built at once. */
+  int concurrent() {
+    return concurrent;
   }
 
   /**
@@ -247,6 +281,14 @@ final class PartitionedGraphBuilder {
               + minCap
               + "]");
     }
+    boolean live = distance != Distance.DOT;
+    int threads = simd().getParallelism();
+    concurrent = live ? concurrentPartitions(threads, c) : 1;
+    if (concurrent > 1) {
+      // each partition built at once gets its share of the budget; and smaller partitions, down to
+      // the floor, so that there are at least as many as threads (home points fill half a cap)
+      c = Math.min(c / concurrent, Math.max(concurrentCapFloor, 2L * n / concurrent));
+    }
     cap = (int) Math.min(n, c);
     io.deleteTree(work);
     io.createDirectories(work);
@@ -295,9 +337,13 @@ final class PartitionedGraphBuilder {
     checkCancelled();
 
     // 4. Build each partition
-    for (int part = 0; part < parts; part++) {
-      checkCancelled();
-      buildPartition(part, p == 1 ? maxDegree : degree);
+    if (live) {
+      buildLivePartitions(parts, p == 1 ? maxDegree : degree);
+    } else {
+      for (int part = 0; part < parts; part++) {
+        checkCancelled();
+        buildPartition(part, p == 1 ? maxDegree : degree);
+      }
     }
 
     // 5. Merge and write
@@ -312,11 +358,13 @@ final class PartitionedGraphBuilder {
     }
     io.deleteTree(work);
     LOG.info(
-        "partitioned graph built [segment={}, points={}, partitions={}, cap={}, largest={}, budget={}]",
+        "partitioned graph built [segment={}, points={}, partitions={}, cap={}, atOnce={},"
+            + " largest={}, budget={}]",
         segmentId,
         n,
         p,
         cap,
+        concurrent,
         Arrays.stream(partitionSizes).max().orElse(0),
         budget);
     return new PqCodes(book, n, codes);
@@ -345,7 +393,7 @@ final class PartitionedGraphBuilder {
    * must not fill up with second copies before its own points arrive. Sets {@link #reserved}.
    */
   private float[] partition(int n, float[] sample, int s) {
-    if (fitsInMemory(n, dim, params.maxDegree(), budget)) {
+    if (concurrent == 1 && fitsInMemory(n, dim, params.maxDegree(), budget)) {
       partitions = 1;
       reserved = new int[] {n};
       return Arrays.copyOf(sample, dim);
@@ -574,6 +622,84 @@ final class PartitionedGraphBuilder {
    * exact distances, to its adjacency file: {@code int ordinal | int degree | (int neighbour, float
    * distance)*} per point, in ordinal order.
    */
+  /**
+   * Builds partitions {@code 0..parts-1} with a {@link LiveGraph} each, {@link #concurrent} at once
+   * on the build's pool, each taking the next partition not yet built. The first failure
+   * (cancellation included) stops the others at their next partition and is thrown.
+   */
+  private void buildLivePartitions(int parts, int degree) throws IOException {
+    java.util.concurrent.atomic.AtomicInteger next =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Runnable worker =
+        () -> {
+          for (int part = next.getAndIncrement();
+              part < parts && failed.get() == null;
+              part = next.getAndIncrement()) {
+            try {
+              checkCancelled();
+              buildLivePartition(part, degree);
+            } catch (Throwable t) {
+              failed.compareAndSet(null, t);
+            }
+          }
+        };
+    if (concurrent == 1) {
+      worker.run();
+    } else {
+      simd()
+          .submit(() -> IntStream.range(0, concurrent).parallel().forEach(w -> worker.run()))
+          .join();
+    }
+    Throwable t = failed.get();
+    if (t instanceof IOException e) {
+      throw e;
+    } else if (t instanceof RuntimeException e) {
+      throw e;
+    } else if (t instanceof Error e) {
+      throw e;
+    } else if (t != null) {
+      throw new IllegalStateException(t);
+    }
+  }
+
+  /**
+   * Builds partition {@code part} with a {@link LiveGraph} (squared L2 on int8 codes, slack 1.3,
+   * RobustPrune at {@code alpha}) on the calling thread and writes its edges with their exact
+   * squared L2 distances.
+   */
+  private void buildLivePartition(int part, int degree) throws IOException {
+    int count = partitionSizes[part];
+    int[] ords = new int[count];
+    float[][] rows = new float[count][];
+    try (SpillReader r = new SpillReader(io, vecFile(part))) {
+      for (int i = 0; i < count; i++) {
+        ords[i] = r.readInt();
+        rows[i] = new float[dim];
+        r.readFloats(rows[i], 0, dim);
+      }
+    }
+    io.deleteIfExists(vecFile(part));
+    LiveGraph g = DiskAnnWriter.liveGraph(rows, dim, degree, params, cancelled, segmentId);
+    try (SpillWriter out = new SpillWriter(io, adjFile(part))) {
+      int[] nbrs = new int[degree];
+      for (int i = 0; i < count; i++) {
+        if ((i & 4095) == 0) {
+          checkCancelled();
+        }
+        int d = g.neighbours(i, nbrs);
+        out.appendInt(ords[i]);
+        out.appendInt(d);
+        for (int j = 0; j < d; j++) {
+          int nb = nbrs[j];
+          out.appendInt(ords[nb]);
+          out.appendFloat(VectorOps.squareDistance(rows[i], 0, rows[nb], 0, dim));
+        }
+      }
+    }
+  }
+
   private void buildPartition(int part, int degree) throws IOException {
     Path vec = vecFile(part);
     int count = partitionSizes[part];

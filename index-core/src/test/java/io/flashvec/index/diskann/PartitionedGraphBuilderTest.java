@@ -331,6 +331,82 @@ class PartitionedGraphBuilderTest {
   }
 
   @Test
+  void partitionsBuiltAtOnceWriteWhatOneAfterAnotherWrites() throws IOException {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.concurrent");
+    int n = 8_000;
+    int dim = 16;
+    GrowingSegment src = segment(TestVectors.latent(r, n, dim), dim, Distance.COSINE);
+    int floor = PartitionedGraphBuilder.concurrentCapFloor;
+    try {
+      // a budget for 4,000 points: two partitions of 2,000 at once on two threads ...
+      PartitionedGraphBuilder.concurrentCapFloor = 1_000;
+      Path atOnce = tmp.resolve("at-once/seg-6");
+      Files.createDirectories(atOnce.getParent());
+      AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
+      DiskAnnWriter.write(
+          spec(atOnce, 6, src, all(n), Distance.COSINE, pool(2)),
+          budgetForCap(dim, 4_000),
+          11,
+          built::set);
+      assertThat(built.get().concurrent()).isEqualTo(2);
+      assertThat(built.get().cap()).isEqualTo(2_000);
+      assertThat(Arrays.stream(built.get().partitionSizes()).max().orElseThrow())
+          .isLessThanOrEqualTo(2_000);
+      // ... against partitions of 2,000 one after another
+      PartitionedGraphBuilder.concurrentCapFloor = Integer.MAX_VALUE;
+      Path oneByOne = tmp.resolve("one-by-one/seg-6");
+      Files.createDirectories(oneByOne.getParent());
+      DiskAnnWriter.write(
+          spec(oneByOne, 6, src, all(n), Distance.COSINE, pool(2)),
+          budgetForCap(dim, 2_000),
+          11,
+          built::set);
+      assertThat(built.get().concurrent()).isEqualTo(1);
+      for (String f : List.of(DiskAnnFormat.GRAPH_FILE, DiskAnnFormat.PQ_FILE)) {
+        assertThat(Files.readAllBytes(atOnce.resolve(f)))
+            .as("%s built two partitions at a time", f)
+            .isEqualTo(Files.readAllBytes(oneByOne.resolve(f)));
+      }
+    } finally {
+      PartitionedGraphBuilder.concurrentCapFloor = floor;
+    }
+  }
+
+  @Test
+  void concurrencyIsBoundedByThreadsAndByTheBudgetShare() {
+    int floor = PartitionedGraphBuilder.concurrentCapFloor;
+    assertThat(PartitionedGraphBuilder.concurrentPartitions(32, 10L * floor)).isEqualTo(10);
+    assertThat(PartitionedGraphBuilder.concurrentPartitions(32, 100L * floor)).isEqualTo(32);
+    assertThat(PartitionedGraphBuilder.concurrentPartitions(2, floor - 1L)).isEqualTo(1);
+    assertThat(PartitionedGraphBuilder.concurrentPartitions(1, 100L * floor)).isEqualTo(1);
+  }
+
+  @Test
+  void aBuildThatFitsIsPartitionedOnlyToUseMoreThreadsForOneWriterGraphs() {
+    int n = 4 * PartitionedGraphBuilder.concurrentCapFloor;
+    IndexParams p = IndexParams.DEFAULT;
+    assertThat(DiskAnnWriter.partitionsForThreads(n, 96, Distance.COSINE, p, pool(2), UNBOUNDED))
+        .isTrue();
+    assertThat(DiskAnnWriter.partitionsForThreads(n, 96, Distance.EUCLID, p, pool(1), UNBOUNDED))
+        .as("one thread")
+        .isFalse();
+    assertThat(DiskAnnWriter.partitionsForThreads(n, 96, Distance.DOT, p, pool(2), UNBOUNDED))
+        .as("Dot builds with jvector's concurrent builder")
+        .isFalse();
+    assertThat(
+            DiskAnnWriter.partitionsForThreads(n / 4, 96, Distance.COSINE, p, pool(2), UNBOUNDED))
+        .as("below two partitions' floor")
+        .isFalse();
+    long onePartition =
+        (long) PartitionedGraphBuilder.concurrentCapFloor
+            * PartitionedGraphBuilder.bytesPerPoint(
+                96, PartitionedGraphBuilder.partitionDegree(p.maxDegree()));
+    assertThat(DiskAnnWriter.partitionsForThreads(n, 96, Distance.COSINE, p, pool(2), onePartition))
+        .as("a budget for one partition at a time")
+        .isFalse();
+  }
+
+  @Test
   void deletedOrdinalsAreAbsent() throws IOException {
     Random r = TestSeeds.random("PartitionedGraphBuilderTest.deleted");
     int n = 6_000;
