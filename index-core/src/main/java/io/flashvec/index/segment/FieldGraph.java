@@ -489,6 +489,7 @@ public final class FieldGraph {
         try {
           if (!closed) {
             graph.trimToMaxDegree();
+            graph.seal();
             if (store != null && graph.size() == ordinals.length) {
               persist(segment);
             }

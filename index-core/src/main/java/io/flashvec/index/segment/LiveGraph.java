@@ -142,7 +142,8 @@ public final class LiveGraph {
   private volatile int size;
   private volatile int entry;
   private volatile boolean closed;
-  private boolean restored; // read from a file ({@link #read}): complete, never written again
+  // complete and never written again: read from a file ({@link #read}) or sealed ({@link #seal})
+  private boolean restored;
   private long edgeBytes; // writer only; read racy for stats
 
   // writer scratch
@@ -442,6 +443,45 @@ public final class LiveGraph {
         System.arraycopy(dists[c][s], 0, poolDist, 0, deg);
         publishPruned(u, prune(poolIds, poolDist, deg, u));
       }
+    } finally {
+      writer.unlock();
+    }
+  }
+
+  /**
+   * Ends the graph's construction: every neighbour list is cut to its neighbours (no room for back
+   * edges) and the construction distances are dropped, so a complete graph that takes no more
+   * inserts (a sealed segment's field graph) holds its adjacency only, as one read from its file
+   * does. Call after {@link #trimToMaxDegree}; searches may run meanwhile (each list is replaced by
+   * a release store, as a prune's).
+   */
+  public void seal() {
+    writer.lock();
+    try {
+      if (restored) {
+        return;
+      }
+      int n = size;
+      long bytes = 0;
+      int chunks = (n + CHUNK - 1) >>> CHUNK_SHIFT;
+      for (int c = 0; c < chunks; c++) {
+        bytes += (long) CHUNK * dim;
+        if (signs != null) {
+          bytes += 8L * CHUNK * signs.stride();
+        }
+      }
+      for (int u = 0; u < n; u++) {
+        int[] l = lists[u >>> CHUNK_SHIFT][u & MASK];
+        int d = l[0];
+        if (l.length > 1 + d) {
+          LIST.setRelease(lists[u >>> CHUNK_SHIFT], u & MASK, Arrays.copyOf(l, 1 + d));
+        }
+        bytes += 16 + 4L * (1 + d);
+      }
+      dists = new float[dists.length][][];
+      builder = null;
+      edgeBytes = bytes;
+      restored = true;
     } finally {
       writer.unlock();
     }
