@@ -210,6 +210,15 @@ class FieldGraphFilesTest {
     assertThat(segmentDiskBytes())
         .as("the file counts in the segment's bytes")
         .isEqualTo(diskBefore);
+
+    // a snapshot's copy links the graph's file, not a temp file being written meanwhile
+    Path writing = segmentDir().resolve(FieldGraph.fileName("other") + ".tmp");
+    Files.write(writing, new byte[] {1, 2, 3});
+    Path copy = tmp.resolve("copy");
+    collection.shards().get(0).copyFiles(copy);
+    Path copied = copy.resolve("segments").resolve(segmentDir().getFileName());
+    assertThat(copied.resolve(graphFile().getFileName())).hasSameBinaryContentAs(graphFile());
+    assertThat(copied.resolve(writing.getFileName())).doesNotExist();
   }
 
   @Test
