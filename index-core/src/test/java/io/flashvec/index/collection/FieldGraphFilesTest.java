@@ -83,6 +83,9 @@ class FieldGraphFilesTest {
             config,
             new Shard.Options(100_000, Wal.Options.defaults(), io)
                 .withBuildExecutor(builds)
+                .withCompaction(
+                    new Shard.Compaction(
+                        builds, null, 0.2, 10, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false))
                 .withIndexedFields(config.denseVectors()));
     open.add(c);
     collection = c;
@@ -97,8 +100,13 @@ class FieldGraphFilesTest {
 
   /** Writes the points and seals them into one segment. */
   private void fill(Random r) {
+    fill(r, 0);
+  }
+
+  /** Writes {@link #POINTS} points from id {@code from} and seals them into one segment. */
+  private void fill(Random r, int from) {
     List<Point> pts = new ArrayList<>();
-    for (int i = 0; i < POINTS; i++) {
+    for (int i = from; i < from + POINTS; i++) {
       pts.add(
           new Point(
               PointId.of(i),
@@ -269,6 +277,55 @@ class FieldGraphFilesTest {
     reopen(config(m8).withoutDenseVector("text"), FileIO.DEFAULT);
     assertThat(graph()).isNull();
     assertThat(graphFiles()).isEmpty();
+  }
+
+  /** A merge's new segment gets its graph and file; the merged segments' go with their files. */
+  @Test
+  void aMergeWritesItsGraphAndDeletesTheFilesOfTheSegmentsItReplaces() throws IOException {
+    Random r = TestSeeds.random("FieldGraphFilesTest.merge");
+    open(config(FieldIndex.DEFAULT), FileIO.DEFAULT);
+    fill(r, 0);
+    awaitWritten();
+    fill(r, POINTS);
+    List<Path> merged = new ArrayList<>();
+    Await.until(
+        Duration.ofSeconds(60),
+        "two sealed segments with their graph files",
+        () -> {
+          merged.clear();
+          Snapshot snap = collection.shards().get(0).acquire();
+          try {
+            for (SealedSegment s : snap.sealed()) {
+              FieldGraph g = s.fieldGraph("text");
+              if (g != null && g.fileBytes() > 0) {
+                merged.add(s.directory());
+              }
+            }
+          } finally {
+            snap.release();
+          }
+          return merged.size() == 2;
+        });
+    collection.compact(true);
+    Await.until(
+        Duration.ofSeconds(60),
+        "one merged segment whose graph is written, the merged ones deleted",
+        () -> {
+          Snapshot snap = collection.shards().get(0).acquire();
+          try {
+            if (snap.sealed().size() != 1) {
+              return false;
+            }
+            FieldGraph g = snap.sealed().get(0).fieldGraph("text");
+            return g != null
+                && g.nodes() == 2 * POINTS
+                && g.fileBytes() > 0
+                && merged.stream().noneMatch(Files::exists);
+          } finally {
+            snap.release();
+          }
+        });
+    assertThat(graphFiles()).containsExactly(graphFile());
   }
 
   /**
