@@ -60,6 +60,9 @@ import java.util.function.IntPredicate;
  *       deletion bitmap as of the last WAL checkpoint.
  *   <li>{@code order.fvs} — optional {@link ChecksummedFile} ({@code segment-order} v1): the input
  *       position of each ordinal's point ({@link #buildOrder}), read once by the install.
+ *   <li>{@code field-graph-<hash>.fvs} — optional, one per named dense field with a graph ({@link
+ *       FieldGraph}, ADR 0040): derived data written once the graph is built, read at open when it
+ *       matches, not listed in {@code meta.fvs}.
  * </ul>
  *
  * Graph ordinal {@code i} is segment ordinal {@code i}; the writer numbers the points in the
