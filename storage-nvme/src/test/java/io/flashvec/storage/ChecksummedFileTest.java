@@ -121,6 +121,90 @@ class ChecksummedFileTest {
     assertThat(ChecksummedFile.crcAndLength(io, p)).containsExactly(crc.getValue(), big.length);
   }
 
+  /** A streamed body larger than the buffers, of every kind of value. */
+  private static void writeStreamed(FileIO io, Path path, int[] ints, long[] longs, byte[] raw)
+      throws IOException {
+    try (ChecksummedFile.Writer w = ChecksummedFile.Writer.create(io, path, "big", 2, 9)) {
+      w.putByte((byte) 7).putShort((short) -3).putInt(ints.length).putFloat(1.5f).putLong(-9L);
+      w.putInts(ints, 0, ints.length).putLongs(longs, 0, longs.length).put(raw, 1, raw.length - 1);
+      w.putFloats(new float[] {0.25f, -2f}, 0, 2);
+      w.commit();
+    }
+  }
+
+  @Test
+  void aStreamedFileReadsBackStreamedAndWhole() throws IOException {
+    int[] ints = random.ints(400_000).toArray();
+    long[] longs = random.longs(150_001).toArray();
+    byte[] raw = new byte[1_500_003];
+    random.nextBytes(raw);
+    Path big = tmp.resolve("big.fvs");
+    writeStreamed(io, big, ints, longs, raw);
+    assertThat(tmp.resolve("big.fvs.tmp")).doesNotExist();
+
+    try (ChecksummedFile.Reader r = ChecksummedFile.Reader.open(io, big, "big", 1, 2)) {
+      assertThat(r.version()).isEqualTo(2);
+      assertThat(r.segmentId()).isEqualTo(9);
+      assertThat(r.get()).isEqualTo((byte) 7);
+      assertThat(r.getShort()).isEqualTo((short) -3);
+      assertThat(r.getInt()).isEqualTo(ints.length);
+      assertThat(r.getFloat()).isEqualTo(1.5f);
+      assertThat(r.getLong()).isEqualTo(-9L);
+      int[] i2 = new int[ints.length];
+      r.getInts(i2, 0, i2.length);
+      assertThat(i2).isEqualTo(ints);
+      long[] l2 = new long[longs.length];
+      r.getLongs(l2, 0, l2.length);
+      assertThat(l2).isEqualTo(longs);
+      byte[] b2 = new byte[raw.length - 1];
+      r.get(b2, 0, b2.length);
+      assertThat(b2).isEqualTo(Arrays.copyOfRange(raw, 1, raw.length));
+      float[] f2 = new float[2];
+      r.getFloats(f2, 0, 2);
+      assertThat(f2).containsExactly(0.25f, -2f);
+      assertThat(r.remaining()).isZero();
+      r.finish();
+    }
+    // the same layout as a file written whole
+    assertThat(ChecksummedFile.read(io, big, "big", 2, 2).body().remaining())
+        .isEqualTo(1 + 2 + 4 + 4 + 8 + 4L * ints.length + 8L * longs.length + raw.length - 1 + 8);
+  }
+
+  @Test
+  void aStreamedReadFindsADamagedByteOrATruncationAtItsEnd() throws IOException {
+    int[] ints = random.ints(300_000).toArray();
+    Path big = tmp.resolve("big.fvs");
+    writeStreamed(io, big, ints, new long[0], new byte[2]);
+    byte[] all = Files.readAllBytes(big);
+    all[all.length / 2] ^= 0x10;
+    Files.write(big, all);
+    try (ChecksummedFile.Reader r = ChecksummedFile.Reader.open(io, big, "big", 2, 2)) {
+      r.get(new byte[1 + 2 + 4 + 4 + 8], 0, 1 + 2 + 4 + 4 + 8);
+      r.getInts(new int[300_000], 0, 300_000);
+      r.get(new byte[1], 0, 1);
+      r.getFloats(new float[2], 0, 2);
+      assertThatThrownBy(r::finish)
+          .isInstanceOf(CorruptFileException.class)
+          .hasMessageContaining("checksum mismatch");
+    }
+    Files.write(big, Arrays.copyOf(all, all.length - 100));
+    try (ChecksummedFile.Reader r = ChecksummedFile.Reader.open(io, big, "big", 2, 2)) {
+      assertThatThrownBy(() -> r.getInts(new int[300_010], 0, 300_010))
+          .isInstanceOf(CorruptFileException.class);
+    }
+  }
+
+  @Test
+  void anAbandonedStreamedWriteLeavesNothing() throws IOException {
+    Path big = tmp.resolve("big.fvs");
+    try (ChecksummedFile.Writer w = ChecksummedFile.Writer.create(io, big, "big", 1, 1)) {
+      w.putInts(new int[1 << 20], 0, 1 << 20);
+      // no commit: a closing segment stops the write
+    }
+    assertThat(big).doesNotExist();
+    assertThat(tmp.resolve("big.fvs.tmp")).doesNotExist();
+  }
+
   private static byte[] bytes(ByteBuffer b) {
     byte[] out = new byte[b.remaining()];
     b.duplicate().get(out);

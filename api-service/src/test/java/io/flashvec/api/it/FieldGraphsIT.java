@@ -21,8 +21,9 @@ import tools.jackson.databind.JsonNode;
  * primary vector and two named vectors with their own {@code hnsw_config}, one with Qdrant's scalar
  * quantization (given as {@code quantization}, its alias); once sealed, both are indexed ({@code
  * indexed_vectors_count}), their searches match exact ones closely and honour filters, the settings
- * are described as given and survive a restart, after which the graphs are built again. Settings a
- * field graph does not honour are refused.
+ * are described as given and survive a restart, after which the graphs are read from the files
+ * written beside their segments, not built again. Settings a field graph does not honour, and a
+ * {@code beam_width} on a search of such a vector, are refused.
  */
 @ExtendWith(TestSeeds.Reporter.class)
 class FieldGraphsIT {
@@ -47,7 +48,7 @@ class FieldGraphsIT {
   }
 
   @Test
-  void namedVectorsAreSearchedThroughTheirOwnGraphs() {
+  void namedVectorsAreSearchedThroughTheirOwnGraphs() throws Exception {
     Random r = TestSeeds.random("FieldGraphsIT");
     ok(
         http.put(
@@ -87,12 +88,35 @@ class FieldGraphsIT {
     long expected = POINTS + POINTS + POINTS * 4 / 5;
     awaitIndexed("g", expected);
     checkSearches(r, "before a restart");
+    // each graph is written beside its segment once built: both fields' files
+    Await.until(Duration.ofSeconds(60), "the field graphs written", () -> graphsWritten() == 2);
 
     server.restart();
     http = new Http(server.url());
     assertThat(http.get("/collections/g").result().at("/config/params/vectors")).isEqualTo(vectors);
     awaitIndexed("g", expected);
     checkSearches(r, "after a restart");
+    assertThat(graphsWritten()).as("read back after the restart, not built again").isEqualTo(2);
+
+    // beam_width tunes the primary vector's on-disk search only: refused for another vector
+    float[] txt = gaussian(r, 32);
+    for (String path : new String[] {"/points/query", "/points/search"}) {
+      String body =
+          path.endsWith("query")
+              ? "{\"query\": " + SparseVectorsIT.vec(txt) + ", \"using\": \"txt\""
+              : "{\"vector\": {\"name\": \"txt\", \"vector\": " + SparseVectorsIT.vec(txt) + "}";
+      Http.Response beam =
+          http.post(
+              "/collections/g" + path, body + ", \"limit\": 3, \"params\": {\"beam_width\": 4}}");
+      assertThat(beam.status()).as(path).isEqualTo(400);
+      assertThat(beam.error()).as(path).contains("beam_width").contains("txt");
+    }
+    ok(
+        http.post(
+            "/collections/g/points/query",
+            "{\"query\": "
+                + SparseVectorsIT.vec(gaussian(r, 4))
+                + ", \"using\": \"img\", \"limit\": 3, \"params\": {\"beam_width\": 4}}"));
 
     // a vector added to a collection gets its graphs as well, once its values are sealed
     ok(
@@ -177,6 +201,13 @@ class FieldGraphsIT {
                 + " \"max_sim\"}, \"hnsw_config\": {\"m\": 16}}}}");
     assertThat(multi.status()).isEqualTo(400);
     assertThat(multi.error()).contains("vectors.b.hnsw_config");
+  }
+
+  /** The field graph files the server wrote so far, by its log. */
+  private static long graphsWritten() throws java.io.IOException {
+    try (var lines = java.nio.file.Files.lines(tmp.resolve("server.log"))) {
+      return lines.filter(l -> l.contains("field graph written")).count();
+    }
   }
 
   /** Waits until {@code collection} reports {@code expected} indexed vectors: its graphs built. */

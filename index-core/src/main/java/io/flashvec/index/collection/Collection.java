@@ -420,12 +420,24 @@ public final class Collection implements Closeable {
    * all shards by the field's metric, best first, after {@code offset}: through the sealed
    * segments' graphs of the field (unless the request is exact), and an exact scan of the rest. For
    * a multivector field the request's vector is a multivector query (its vectors back to back) and
-   * the score is MaxSim.
+   * the score is MaxSim. A {@code beam_width} is refused (it tunes the primary vector's on-disk
+   * search only).
    */
   public List<Record> denseSearch(DenseSearchRequest req) {
     DenseVectorParams field = config.denseField(req.field());
     if (field == null) {
       throw CollectionConfig.notExisting(req.field());
+    }
+    if (req.params().beamWidth() > 0) {
+      // the reads in flight of the primary vector's on-disk graph search: this field's graphs are
+      // in memory, so a beam width would change nothing; refused rather than ignored
+      throw new io.flashvec.index.InvalidInputException(
+          "Wrong input: params.beam_width applies to the search of the primary vector's on-disk"
+              + " graph only; vector `"
+              + CollectionConfig.shownName(req.field())
+              + "` is searched through graphs in memory [beam_width="
+              + req.params().beamWidth()
+              + "]");
     }
     float[] q = config.prepareVector(null, req.vector(), req.field());
     int k = req.limit() + req.offset();

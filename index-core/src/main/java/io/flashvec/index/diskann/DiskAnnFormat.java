@@ -10,6 +10,7 @@ import io.flashvec.index.segment.SegmentBuilder;
 import io.flashvec.index.segment.SegmentFormat;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.DiskSpace;
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -72,6 +73,8 @@ public final class DiskAnnFormat implements SegmentFormat {
   private volatile java.util.Set<String> denseOnDisk = java.util.Set.of();
   private volatile java.util.Map<String, io.flashvec.index.DenseVectorParams> indexedFields =
       java.util.Map.of();
+  // the free-space policy field graph files are written under (null: no reserve)
+  private volatile DiskSpace fieldGraphSpace;
   // the dense fields the segments written from now on keep (null: all the points have)
   private volatile java.util.Set<String> keepDense;
 
@@ -98,7 +101,17 @@ public final class DiskAnnFormat implements SegmentFormat {
             settings,
             payloadsOnHeap,
             denseOnDisk);
-    s.startFieldGraphs(indexedFields);
+    DiskSpace space = fieldGraphSpace;
+    s.startFieldGraphs(
+        indexedFields,
+        io,
+        bytes -> {
+          try {
+            return space == null || space.hasRoom(dir, bytes);
+          } catch (IOException | RuntimeException e) {
+            return false; // the free space is unknown: the graph stays in memory
+          }
+        });
     return s;
   }
 
@@ -115,6 +128,14 @@ public final class DiskAnnFormat implements SegmentFormat {
           }
         });
     this.indexedFields = java.util.Map.copyOf(out);
+  }
+
+  /**
+   * The free-space policy (ADR 0020) under which the segments {@link #open} opens write their field
+   * graphs' files: a graph whose file would not leave the reserve free stays in memory only.
+   */
+  public void fieldGraphSpace(DiskSpace space) {
+    this.fieldGraphSpace = space;
   }
 
   /**

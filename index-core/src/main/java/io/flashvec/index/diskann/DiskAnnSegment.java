@@ -60,6 +60,9 @@ import java.util.function.IntPredicate;
  *       deletion bitmap as of the last WAL checkpoint.
  *   <li>{@code order.fvs} — optional {@link ChecksummedFile} ({@code segment-order} v1): the input
  *       position of each ordinal's point ({@link #buildOrder}), read once by the install.
+ *   <li>{@code field-graph-<hash>.fvs} — optional, one per named dense field with a graph ({@link
+ *       FieldGraph}, ADR 0040): derived data written once the graph is built, read at open when it
+ *       matches, not listed in {@code meta.fvs}.
  * </ul>
  *
  * Graph ordinal {@code i} is segment ordinal {@code i}; the writer numbers the points in the
@@ -92,6 +95,9 @@ import java.util.function.IntPredicate;
  * exception, it cannot read freed memory).
  */
 public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Member {
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(DiskAnnSegment.class);
 
   /** Beam width when reads go to the device and the request leaves it to the server. */
   static final int COLD_BEAM_WIDTH = 4;
@@ -929,15 +935,22 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   /**
    * Starts the background builds of the graphs of the dense fields {@code fields} (by name) that
-   * this segment holds for at least {@link FieldGraph#MIN_POINTS} points; searches scan the others,
-   * and the nodes not built yet, exactly. Called once, after open.
+   * this segment holds for at least {@link FieldGraph#MIN_POINTS} points, or reads them from their
+   * files in the segment's directory when those match ({@link FieldGraph#open}); searches scan the
+   * others, and the nodes not built yet, exactly. Field graph files of other fields (deleted ones,
+   * or ones without a graph now) and temp files of interrupted writes are removed. Without {@code
+   * io} nothing is read, written or removed. Called once, after open.
    */
-  void startFieldGraphs(java.util.Map<String, io.flashvec.index.DenseVectorParams> fields) {
-    if (vectors == null || fields.isEmpty()) {
-      return;
-    }
+  void startFieldGraphs(
+      java.util.Map<String, io.flashvec.index.DenseVectorParams> fields,
+      io.flashvec.storage.FileIO io,
+      java.util.function.LongPredicate room) {
     java.util.Map<String, FieldGraph> graphs = new java.util.HashMap<>();
-    for (var e : fields.entrySet()) {
+    FieldGraph.Store store = io == null ? null : new FieldGraph.Store(io, dir, id, room);
+    for (var e :
+        vectors == null
+            ? java.util.Map.<String, io.flashvec.index.DenseVectorParams>of().entrySet()
+            : fields.entrySet()) {
       io.flashvec.index.DenseVectorParams f = e.getValue();
       if (!f.index().graph() || f.multivector()) {
         continue;
@@ -949,13 +962,17 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       String name = e.getKey();
       graphs.put(
           name,
-          new FieldGraph(
+          FieldGraph.open(
               name,
               ords,
               f.dimension(),
               f.distance(),
               new FieldGraph.Params(f.index().m(), f.index().efConstruct(), f.index().quantile()),
-              ord -> vectors.denseAt(ord, name)));
+              ord -> vectors.denseAt(ord, name),
+              store));
+    }
+    if (io != null) {
+      removeOtherFieldGraphFiles(io, graphs.keySet());
     }
     if (graphs.isEmpty()) {
       return;
@@ -963,6 +980,24 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     fieldGraphs = java.util.Map.copyOf(graphs);
     for (FieldGraph g : fieldGraphs.values()) {
       g.startBuild(id);
+    }
+  }
+
+  /** Removes the field graph files of fields other than {@code keep}, and their temp files. */
+  private void removeOtherFieldGraphFiles(
+      io.flashvec.storage.FileIO io, java.util.Set<String> keep) {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (String k : keep) {
+      names.add(FieldGraph.fileName(k));
+    }
+    try {
+      for (Path p : io.list(dir, FieldGraph.FILE_PREFIX + "*")) {
+        if (!names.contains(p.getFileName().toString())) {
+          io.deleteIfExists(p);
+        }
+      }
+    } catch (IOException e) {
+      LOG.warn("cannot remove stale field graph files [dir={}]", dir, e);
     }
   }
 
@@ -1049,9 +1084,14 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     return bytes;
   }
 
+  /** The segment's files, with its field graphs' files (ADR 0040) as far as they are written. */
   @Override
   public long diskBytes() {
-    return diskBytes;
+    long bytes = diskBytes;
+    for (FieldGraph g : fieldGraphs.values()) {
+      bytes += g.fileBytes();
+    }
+    return bytes;
   }
 
   @Override

@@ -2,6 +2,15 @@ package io.flashvec.index.segment;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.SearchStats;
+import io.flashvec.storage.ChecksummedFile;
+import io.flashvec.storage.CorruptFileException;
+import io.flashvec.storage.FileIO;
+import io.flashvec.storage.FormatVersionException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -25,6 +34,21 @@ import org.slf4j.LoggerFactory;
  * the rest exactly, so results never depend on the build's progress beyond the graph's recall.
  * Sealed segments are immutable but for deletes, which searches filter, so the graph is never
  * changed after its build.
+ *
+ * <h2>Persistence</h2>
+ *
+ * With a {@link Store}, a graph is written into its segment's directory once its build completes
+ * ({@value #FILE_PREFIX}{@code <hash>.fvs}, see {@link #fileName}), and {@link #open} reads it back
+ * instead of building again when it matches: the same field key, segment, ordinals, metric,
+ * dimension and settings. A file that is missing, fails its checksum, or was built with other
+ * settings is deleted and the graph built again. The file is a {@link ChecksummedFile} ({@value
+ * #FORMAT} v{@value #VERSION}), streamed into {@code .tmp}, fsynced and renamed:
+ *
+ * <pre>
+ * body := u16 keyLen | utf8 key | u16 distLen | utf8 distance | u32 dim | u32 m | u32 efConstruct
+ *         | f32 quantile | u32 maxDegree | f32 alpha | u32 nodes | nodes * u32 ordinal
+ *         | graph (LiveGraph's codes, sign codes and adjacency)
+ * </pre>
  *
  * <p>Thread-safe: one build at a time, any number of searches.
  */
@@ -65,12 +89,43 @@ public final class FieldGraph {
     }
   }
 
+  /** The prefix of a field graph's file name in its segment's directory. */
+  public static final String FILE_PREFIX = "field-graph-";
+
+  static final String FORMAT = "field-graph";
+  static final int VERSION = 1;
+
+  /** The robust-prune factor of every field graph. */
+  private static final float ALPHA = 1.2f;
+
+  /**
+   * Where a sealed segment keeps its field graphs between runs.
+   *
+   * @param io the file system seam
+   * @param dir the segment's directory
+   * @param segmentId the segment's id, written into each file's header and checked at open
+   * @param room whether that many more bytes may be written there (the free-space reserve, ADR
+   *     0020); a graph that does not fit stays in memory only
+   */
+  public record Store(FileIO io, Path dir, int segmentId, java.util.function.LongPredicate room) {
+
+    /** The file of the graph of the field {@code key}. */
+    public Path file(String key) {
+      return dir.resolve(fileName(key));
+    }
+  }
+
   private final String field;
   private final int[] ordinals;
   private final Distance distance;
+  private final int dim;
+  private final Params params;
   private final LiveGraph graph;
+  private final Store store;
+  private final boolean loaded;
   private final ReentrantLock building = new ReentrantLock();
   private volatile boolean closed;
+  private volatile long fileBytes;
 
   /**
    * An unbuilt graph over the points {@code ordinals} (ascending) whose vectors {@code vector}
@@ -83,33 +138,301 @@ public final class FieldGraph {
       Distance distance,
       Params params,
       IntFunction<float[]> vector) {
+    this(
+        field,
+        ordinals,
+        dim,
+        distance,
+        params,
+        newGraph(field, ordinals, dim, distance, params, vector),
+        null,
+        false);
+  }
+
+  /**
+   * The graph of the field {@code field} (its storage key) over the points {@code ordinals}: read
+   * from {@code store}'s file when that matches, complete ({@link #loaded()}), else unbuilt, to be
+   * written there once {@link #startBuild} completes it. A file that does not match (other
+   * settings, other points, a failed checksum) is deleted.
+   */
+  public static FieldGraph open(
+      String field,
+      int[] ordinals,
+      int dim,
+      Distance distance,
+      Params params,
+      IntFunction<float[]> vector,
+      Store store) {
+    LiveGraph loaded =
+        store == null ? null : load(field, ordinals, dim, distance, params, vector, store);
+    if (loaded != null) {
+      FieldGraph g = new FieldGraph(field, ordinals, dim, distance, params, loaded, store, true);
+      try {
+        g.fileBytes = store.io().size(store.file(field));
+      } catch (IOException e) {
+        // only a statistic
+      }
+      return g;
+    }
+    return new FieldGraph(
+        field,
+        ordinals,
+        dim,
+        distance,
+        params,
+        newGraph(field, ordinals, dim, distance, params, vector),
+        store,
+        false);
+  }
+
+  /** The name of the file of the graph of the field {@code key} in its segment's directory. */
+  public static String fileName(String key) {
+    try {
+      byte[] h =
+          java.security.MessageDigest.getInstance("SHA-256")
+              .digest(key.getBytes(StandardCharsets.UTF_8));
+      return FILE_PREFIX + java.util.HexFormat.of().formatHex(h, 0, 8) + ".fvs";
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing", e);
+    }
+  }
+
+  private static LiveGraph.Vectors byNode(int[] ordinals, IntFunction<float[]> vector) {
+    return new LiveGraph.Vectors() {
+      @Override
+      public float[] array(int node) {
+        return vector.apply(ordinals[node]);
+      }
+
+      @Override
+      public int offset(int node) {
+        return 0;
+      }
+    };
+  }
+
+  private static LiveGraph.Params liveParams(Params params) {
+    return new LiveGraph.Params(Math.max(2, 2 * params.m()), params.efConstruct(), ALPHA);
+  }
+
+  private static LiveGraph newGraph(
+      String field,
+      int[] ordinals,
+      int dim,
+      Distance distance,
+      Params params,
+      IntFunction<float[]> vector) {
     if (!distance.graphable()) {
       throw new IllegalArgumentException("no graph indexes " + distance + " [field=" + field + "]");
     }
+    return new LiveGraph(
+        byNode(ordinals, vector),
+        dim,
+        liveParams(params),
+        distance == Distance.EUCLID,
+        distance == Distance.COSINE,
+        dim >= LiveGraph.SIGN_MIN_DIM,
+        params.quantile());
+  }
+
+  /**
+   * Reads the field's graph from its file when the file matches; {@code null} when there is none or
+   * it does not match (then it is deleted).
+   */
+  private static LiveGraph load(
+      String field,
+      int[] ordinals,
+      int dim,
+      Distance distance,
+      Params params,
+      IntFunction<float[]> vector,
+      Store store) {
+    if (!distance.graphable()) {
+      throw new IllegalArgumentException("no graph indexes " + distance + " [field=" + field + "]");
+    }
+    Path file = store.file(field);
+    String stale = null;
+    LiveGraph g = null;
+    try (ChecksummedFile.Reader r =
+        ChecksummedFile.Reader.open(store.io(), file, FORMAT, VERSION, VERSION)) {
+      LiveGraph.Params lp = liveParams(params);
+      stale = mismatch(r, field, ordinals, dim, distance, params, lp, store.segmentId());
+      if (stale == null) {
+        g =
+            LiveGraph.read(
+                r,
+                ordinals.length,
+                byNode(ordinals, vector),
+                dim,
+                lp,
+                distance == Distance.EUCLID,
+                distance == Distance.COSINE,
+                params.quantile());
+        r.finish();
+        return g;
+      }
+    } catch (NoSuchFileException e) {
+      return null;
+    } catch (CorruptFileException | FormatVersionException e) {
+      LOG.warn(
+          "field graph file is unreadable; building the graph again [file={}, reason={}]",
+          file,
+          e.getMessage());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("cannot read the field graph file; building the graph again [file={}]", file, e);
+    }
+    if (stale != null) {
+      LOG.info(
+          "field graph file was built for other settings; building the graph again [file={},"
+              + " differs={}]",
+          file,
+          stale);
+    }
+    try {
+      store.io().deleteIfExists(file);
+    } catch (IOException e) {
+      LOG.warn("cannot delete a field graph file [file={}]", file, e);
+    }
+    return null;
+  }
+
+  /** What in the file's header differs from the graph wanted ({@code null}: nothing). */
+  private static String mismatch(
+      ChecksummedFile.Reader r,
+      String field,
+      int[] ordinals,
+      int dim,
+      Distance distance,
+      Params params,
+      LiveGraph.Params lp,
+      int segmentId)
+      throws IOException {
+    if (r.segmentId() != segmentId) {
+      return "segment " + r.segmentId();
+    }
+    if (!field.equals(string(r))) {
+      return "field";
+    }
+    if (!distance.name().equals(string(r))) {
+      return "distance";
+    }
+    if (r.getInt() != dim) {
+      return "dim";
+    }
+    if (r.getInt() != params.m() || r.getInt() != params.efConstruct()) {
+      return "m or ef_construct";
+    }
+    if (Float.floatToIntBits(r.getFloat()) != Float.floatToIntBits(params.quantile())) {
+      return "quantile";
+    }
+    if (r.getInt() != lp.maxDegree()
+        || Float.floatToIntBits(r.getFloat()) != Float.floatToIntBits(lp.alpha())) {
+      return "max degree or alpha";
+    }
+    int n = r.getInt();
+    if (n != ordinals.length) {
+      return "nodes " + n;
+    }
+    int[] ords = new int[Math.min(n, 1 << 16)];
+    for (int at = 0; at < n; at += ords.length) {
+      int len = Math.min(ords.length, n - at);
+      r.getInts(ords, 0, len);
+      if (!java.util.Arrays.equals(ords, 0, len, ordinals, at, at + len)) {
+        return "ordinals";
+      }
+    }
+    return null;
+  }
+
+  private static String string(ChecksummedFile.Reader r) throws IOException {
+    int len = Short.toUnsignedInt(r.getShort());
+    byte[] b = new byte[len];
+    r.get(b, 0, len);
+    return new String(b, StandardCharsets.UTF_8);
+  }
+
+  private static void putString(ChecksummedFile.Writer w, String s) throws IOException {
+    byte[] b = s.getBytes(StandardCharsets.UTF_8);
+    w.putShort((short) b.length).put(b, 0, b.length);
+  }
+
+  /** Bytes of the graph's file in its segment's directory (0: none, or not written yet). */
+  public long fileBytes() {
+    return fileBytes;
+  }
+
+  /** Whether the graph was read from its file rather than built. */
+  public boolean loaded() {
+    return loaded;
+  }
+
+  /**
+   * Writes the complete graph to its store's file (the building lock held); stops without a file
+   * when the segment closes meanwhile, and logs rather than throws when it cannot write.
+   */
+  private void persist(int segment) {
+    Path file = store.file(field);
+    long bytes = 1024 + 8L * ordinals.length + graph.memoryBytes();
+    if (!store.room().test(bytes)) {
+      LOG.info(
+          "no room for the field graph file; the graph is built again at the next open"
+              + " [segment={}, field={}, bytes={}]",
+          segment,
+          field,
+          bytes);
+      return;
+    }
+    long t0 = System.nanoTime();
+    try (ChecksummedFile.Writer w =
+        ChecksummedFile.Writer.create(store.io(), file, FORMAT, VERSION, store.segmentId())) {
+      putString(w, field);
+      putString(w, distance.name());
+      LiveGraph.Params lp = liveParams(params);
+      w.putInt(dim)
+          .putInt(params.m())
+          .putInt(params.efConstruct())
+          .putFloat(params.quantile())
+          .putInt(lp.maxDegree())
+          .putFloat(lp.alpha())
+          .putInt(ordinals.length)
+          .putInts(ordinals, 0, ordinals.length);
+      graph.write(w, () -> closed);
+      w.commit();
+      fileBytes = store.io().size(file);
+      LOG.info(
+          "field graph written [segment={}, field={}, nodes={}, bytes={}, millis={}]",
+          segment,
+          field,
+          ordinals.length,
+          w.bodyBytes(),
+          (System.nanoTime() - t0) / 1_000_000);
+    } catch (InterruptedIOException e) {
+      // the segment closed: no file, the graph is built again at the next open
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "cannot write the field graph file; it is built again at the next open [file={}]",
+          file,
+          e);
+    }
+  }
+
+  private FieldGraph(
+      String field,
+      int[] ordinals,
+      int dim,
+      Distance distance,
+      Params params,
+      LiveGraph graph,
+      Store store,
+      boolean loaded) {
     this.field = field;
     this.ordinals = ordinals;
+    this.dim = dim;
     this.distance = distance;
-    LiveGraph.Vectors byNode =
-        new LiveGraph.Vectors() {
-          @Override
-          public float[] array(int node) {
-            return vector.apply(ordinals[node]);
-          }
-
-          @Override
-          public int offset(int node) {
-            return 0;
-          }
-        };
-    this.graph =
-        new LiveGraph(
-            byNode,
-            dim,
-            new LiveGraph.Params(Math.max(2, 2 * params.m()), params.efConstruct(), 1.2f),
-            distance == Distance.EUCLID,
-            distance == Distance.COSINE,
-            dim >= LiveGraph.SIGN_MIN_DIM,
-            params.quantile());
+    this.params = params;
+    this.graph = graph;
+    this.store = store;
+    this.loaded = loaded;
   }
 
   public String field() {
@@ -136,8 +459,14 @@ public final class FieldGraph {
     return graph.memoryBytes() + 4L * ordinals.length;
   }
 
-  /** Queues the graph's build on the background pool; {@code segment} names it in logs. */
+  /**
+   * Queues the graph's build on the background pool (a no-op for a graph read from its file);
+   * {@code segment} names it in logs.
+   */
   public void startBuild(int segment) {
+    if (loaded) {
+      return;
+    }
     BUILDS.execute(() -> build(segment));
   }
 
@@ -160,6 +489,10 @@ public final class FieldGraph {
         try {
           if (!closed) {
             graph.trimToMaxDegree();
+            graph.seal();
+            if (store != null && graph.size() == ordinals.length) {
+              persist(segment);
+            }
           }
         } finally {
           building.unlock();

@@ -142,6 +142,8 @@ public final class LiveGraph {
   private volatile int size;
   private volatile int entry;
   private volatile boolean closed;
+  // complete and never written again: read from a file ({@link #read}) or sealed ({@link #seal})
+  private boolean restored;
   private long edgeBytes; // writer only; read racy for stats
 
   // writer scratch
@@ -394,6 +396,9 @@ public final class LiveGraph {
 
   /** The work of {@link #catchUp}; the caller holds the writer lock. */
   private int catchUpLocked(int target, int max, BooleanSupplier stop, boolean hurry) {
+    if (restored) {
+      return 0;
+    }
     if (size == 0 && target > 0 && scale == 0f) {
       fixScale(target);
     }
@@ -421,6 +426,9 @@ public final class LiveGraph {
   public void trimToMaxDegree() {
     writer.lock();
     try {
+      if (restored) {
+        return; // written trimmed, and without the distances a prune needs
+      }
       int n = size;
       for (int u = 0; u < n; u++) {
         int c = u >>> CHUNK_SHIFT;
@@ -435,6 +443,45 @@ public final class LiveGraph {
         System.arraycopy(dists[c][s], 0, poolDist, 0, deg);
         publishPruned(u, prune(poolIds, poolDist, deg, u));
       }
+    } finally {
+      writer.unlock();
+    }
+  }
+
+  /**
+   * Ends the graph's construction: every neighbour list is cut to its neighbours (no room for back
+   * edges) and the construction distances are dropped, so a complete graph that takes no more
+   * inserts (a sealed segment's field graph) holds its adjacency only, as one read from its file
+   * does. Call after {@link #trimToMaxDegree}; searches may run meanwhile (each list is replaced by
+   * a release store, as a prune's).
+   */
+  public void seal() {
+    writer.lock();
+    try {
+      if (restored) {
+        return;
+      }
+      int n = size;
+      long bytes = 0;
+      int chunks = (n + CHUNK - 1) >>> CHUNK_SHIFT;
+      for (int c = 0; c < chunks; c++) {
+        bytes += (long) CHUNK * dim;
+        if (signs != null) {
+          bytes += 8L * CHUNK * signs.stride();
+        }
+      }
+      for (int u = 0; u < n; u++) {
+        int[] l = lists[u >>> CHUNK_SHIFT][u & MASK];
+        int d = l[0];
+        if (l.length > 1 + d) {
+          LIST.setRelease(lists[u >>> CHUNK_SHIFT], u & MASK, Arrays.copyOf(l, 1 + d));
+        }
+        bytes += 16 + 4L * (1 + d);
+      }
+      dists = new float[dists.length][][];
+      builder = null;
+      edgeBytes = bytes;
+      restored = true;
     } finally {
       writer.unlock();
     }
@@ -742,6 +789,152 @@ public final class LiveGraph {
     if (builder.resSize > 0) {
       entry = builder.resIds[0];
     }
+  }
+
+  // ---------------------------------------------------------------- persistence
+
+  /**
+   * Writes the graph as it is (its writer lock held, so no insert runs meanwhile):
+   *
+   * <pre>
+   * u32 size | u32 entry | f32 scale | u8 signs (1: sign codes follow)
+   * [signs: dim * f32 center]
+   * size * dim * i8 codes                  (node-major)
+   * [signs: size * stride * i64 sign codes]
+   * size * u32 degree | sum(degree) * u32 neighbours
+   * </pre>
+   *
+   * {@code stop} is asked between chunks; when it says so the write ends with an {@link
+   * java.io.InterruptedIOException} (the caller drops the file).
+   */
+  void write(io.flashvec.storage.ChecksummedFile.Writer w, BooleanSupplier stop)
+      throws java.io.IOException {
+    writer.lock();
+    try {
+      int n = size;
+      SignCodes sg = signs;
+      w.putInt(n).putInt(entry()).putFloat(scale).putByte((byte) (sg == null ? 0 : 1));
+      if (sg != null) {
+        w.putFloats(sg.center(), 0, dim);
+      }
+      for (int base = 0; base < n; base += CHUNK) {
+        checkStop(stop);
+        w.put(codes[base >>> CHUNK_SHIFT], 0, Math.min(CHUNK, n - base) * dim);
+      }
+      if (sg != null) {
+        for (int base = 0; base < n; base += CHUNK) {
+          checkStop(stop);
+          w.putLongs(signCodes[base >>> CHUNK_SHIFT], 0, Math.min(CHUNK, n - base) * sg.stride());
+        }
+      }
+      for (int u = 0; u < n; u++) {
+        w.putInt(list(u)[0]);
+      }
+      for (int u = 0; u < n; u++) {
+        if ((u & MASK) == 0) {
+          checkStop(stop);
+        }
+        int[] l = list(u);
+        w.putInts(l, 1, l[0]);
+      }
+    } finally {
+      writer.unlock();
+    }
+  }
+
+  private static void checkStop(BooleanSupplier stop) throws java.io.InterruptedIOException {
+    if (stop.getAsBoolean()) {
+      throw new java.io.InterruptedIOException("graph write stopped");
+    }
+  }
+
+  /**
+   * Reads a graph {@link #write} wrote, of {@code n} nodes over {@code vectors}, with the settings
+   * it was built with (the caller checked them). The graph is complete and takes no inserts; its
+   * lists hold their neighbours only (no room for back edges, no construction distances), so it
+   * takes less heap than the graph it was written from.
+   *
+   * @throws io.flashvec.storage.CorruptFileException if the contents do not fit {@code n} nodes
+   */
+  static LiveGraph read(
+      io.flashvec.storage.ChecksummedFile.Reader r,
+      int n,
+      Vectors vectors,
+      int dim,
+      Params params,
+      boolean euclid,
+      boolean unitLength,
+      float quantile)
+      throws java.io.IOException {
+    int size = r.getInt();
+    int entry = r.getInt();
+    float scale = r.getFloat();
+    boolean hasSigns = r.get() == 1;
+    if (size != n || entry < 0 || entry >= Math.max(1, n) || !(scale > 0f)) {
+      throw new io.flashvec.storage.CorruptFileException(
+          "graph header does not fit [nodes=" + n + ", size=" + size + ", entry=" + entry + "]",
+          r.path());
+    }
+    LiveGraph g = new LiveGraph(vectors, dim, params, euclid, unitLength, hasSigns, quantile);
+    int chunks = (n + CHUNK - 1) >>> CHUNK_SHIFT;
+    int cap = Math.max(4, Integer.highestOneBit(Math.max(1, chunks - 1)) << 1);
+    long bytes = 0;
+    SignCodes sg = null;
+    if (hasSigns) {
+      float[] center = new float[dim];
+      r.getFloats(center, 0, dim);
+      sg = new SignCodes(center);
+    }
+    byte[][] cs = new byte[cap][];
+    for (int c = 0; c < chunks; c++) {
+      cs[c] = new byte[CHUNK * dim];
+      r.get(cs[c], 0, Math.min(CHUNK, n - (c << CHUNK_SHIFT)) * dim);
+      bytes += (long) CHUNK * dim;
+    }
+    long[][] ss = new long[cap][];
+    if (sg != null) {
+      for (int c = 0; c < chunks; c++) {
+        ss[c] = new long[CHUNK * sg.stride()];
+        r.getLongs(ss[c], 0, Math.min(CHUNK, n - (c << CHUNK_SHIFT)) * sg.stride());
+        bytes += 8L * CHUNK * sg.stride();
+      }
+    }
+    int[] degree = new int[n];
+    r.getInts(degree, 0, n);
+    int[][][] ls = new int[cap][][];
+    for (int u = 0; u < n; u++) {
+      int c = u >>> CHUNK_SHIFT;
+      if (ls[c] == null) {
+        ls[c] = new int[CHUNK][];
+      }
+      int d = degree[u];
+      if (d < 0 || d > g.slack) {
+        throw new io.flashvec.storage.CorruptFileException(
+            "node degree out of range [node=" + u + ", degree=" + d + "]", r.path());
+      }
+      int[] l = new int[1 + d];
+      l[0] = d;
+      r.getInts(l, 1, d);
+      for (int i = 1; i <= d; i++) {
+        if (l[i] < 0 || l[i] >= n) {
+          throw new io.flashvec.storage.CorruptFileException(
+              "neighbour out of range [node=" + u + ", neighbour=" + l[i] + "]", r.path());
+        }
+      }
+      ls[c][u & MASK] = l;
+      bytes += 16 + 4L * l.length;
+    }
+    g.codes = cs;
+    g.signCodes = ss;
+    g.dists = new float[cap][][];
+    g.scale = scale;
+    g.signs = sg;
+    g.edgeBytes = bytes;
+    g.entry = entry;
+    g.restored = true;
+    g.lists = ls;
+    g.size = n; // last: publishes the graph
+    return g;
   }
 
   // ---------------------------------------------------------------- search

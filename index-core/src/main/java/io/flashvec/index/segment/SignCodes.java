@@ -59,6 +59,11 @@ final class SignCodes {
     this.center = center;
   }
 
+  /** The center the codes are taken around (not a copy). */
+  float[] center() {
+    return center;
+  }
+
   /** Longs per code. */
   int stride() {
     return words + 1;

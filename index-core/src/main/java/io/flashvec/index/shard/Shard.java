@@ -437,6 +437,7 @@ public final class Shard implements Closeable {
     format.payloadsOnHeap(payloadsOnHeap);
     format.denseOnDisk(denseOnDisk);
     format.indexedFields(options.indexedFields());
+    format.fieldGraphSpace(options.space());
     this.format = format;
     if (options.segmentBuilder() == null) {
       options = options.withSegmentBuilder(format.builder());

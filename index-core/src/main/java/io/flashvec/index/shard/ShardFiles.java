@@ -22,7 +22,8 @@ import java.util.stream.Stream;
  * or is replaced by a rename ({@code manifest.fvs}, {@code deleted.fvs}), so it is hard-linked: the
  * copy costs no data I/O and holds the writers only for the time of the links. The newest WAL file
  * keeps growing, so its bytes up to the synced end are copied. Directories of segments the manifest
- * does not list (a build or merge in progress) are left out.
+ * does not list (a build or merge in progress) and {@code .tmp} files in those it lists (a field
+ * graph's file being written in the background, ADR 0040) are left out.
  */
 final class ShardFiles {
 
@@ -67,6 +68,11 @@ final class ShardFiles {
       s.forEach(all::add);
     }
     for (Path p : all) {
+      if (underTemp(src.relativize(p))) {
+        // an interrupted or running write (a field graph's file written in the background): the
+        // file may be renamed away meanwhile, and a shard opened from the copy removes it anyway
+        continue;
+      }
       Path to = dst.resolve(src.relativize(p).toString());
       if (Files.isDirectory(p)) {
         Files.createDirectories(to);
@@ -75,6 +81,16 @@ final class ShardFiles {
         link(p, to);
       }
     }
+  }
+
+  /** Whether a path (relative to a segment directory) is or lies under a {@code .tmp} entry. */
+  private static boolean underTemp(Path relative) {
+    for (Path part : relative) {
+      if (part.toString().endsWith(".tmp")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A hard link, or a copy where the file system has none. */

@@ -190,4 +190,64 @@ class FieldGraphTest {
     assertThat(many).as("rescoring 200 candidates, not 10").isGreaterThanOrEqualTo(few);
     assertThat(many / (40.0 * K)).isGreaterThanOrEqualTo(0.97);
   }
+
+  @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp;
+
+  /**
+   * A graph written when its build completes reads back complete, without a vector read, and
+   * answers every search as the built one did, ids and order; with sign codes (512-d and more) too.
+   * Without room for its file none is written.
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(ints = {24, 512})
+  void aWrittenGraphReadsBackAndSearchesAsBuilt(int dim) throws Exception {
+    Random r = TestSeeds.random("field-graph-file-" + dim);
+    int[] ords = ordinals(1200);
+    float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, dim), Distance.COSINE);
+    AtomicInteger reads = new AtomicInteger();
+    java.util.function.IntFunction<float[]> read =
+        ord -> {
+          reads.incrementAndGet();
+          return vectors[ord].clone();
+        };
+    FieldGraph.Params params = new FieldGraph.Params(8, 48, Float.NaN);
+    FieldGraph.Store store =
+        new FieldGraph.Store(io.flashvec.storage.FileIO.DEFAULT, tmp, 3, b -> true);
+    FieldGraph built = FieldGraph.open("f", ords, dim, Distance.COSINE, params, read, store);
+    assertThat(built.loaded()).isFalse();
+    assertThat(built.build(3)).isTrue();
+    assertThat(built.fileBytes()).isEqualTo(java.nio.file.Files.size(store.file("f")));
+
+    reads.set(0);
+    FieldGraph loaded = FieldGraph.open("f", ords, dim, Distance.COSINE, params, read, store);
+    assertThat(loaded.loaded()).isTrue();
+    assertThat(reads.get()).as("vectors read by the load").isZero();
+    assertThat(loaded.built()).isEqualTo(ords.length);
+    assertThat(loaded.memoryBytes())
+        .as("both hold their adjacency and codes only")
+        .isEqualTo(built.memoryBytes());
+    IntPredicate even = ord -> ord % 2 == 0;
+    for (int i = 0; i < 30; i++) {
+      float[] q = Distance.COSINE.prepare(TestVectors.gaussian(r, dim));
+      IntPredicate accept = i % 2 == 0 ? null : even;
+      List<Integer> a = new ArrayList<>();
+      built.search(q, K, 40, accept, a::add, new SearchStats());
+      List<Integer> b = new ArrayList<>();
+      loaded.search(q, K, 40, accept, b::add, new SearchStats());
+      assertThat(b).as("query " + i).isEqualTo(a).hasSizeGreaterThanOrEqualTo(K);
+    }
+    loaded.close();
+    built.close();
+
+    // another segment's file, or no room for one: the graph is built, no file read or written
+    FieldGraph.Store other = new FieldGraph.Store(store.io(), tmp, 4, b -> true);
+    assertThat(FieldGraph.open("f", ords, dim, Distance.COSINE, params, read, other).loaded())
+        .isFalse();
+    assertThat(store.file("f")).as("deleted as not matching").doesNotExist();
+    FieldGraph.Store full = new FieldGraph.Store(store.io(), tmp, 3, b -> false);
+    FieldGraph noRoom = FieldGraph.open("f", ords, dim, Distance.COSINE, params, read, full);
+    assertThat(noRoom.build(3)).isTrue();
+    assertThat(noRoom.fileBytes()).isZero();
+    assertThat(store.file("f")).doesNotExist();
+  }
 }
