@@ -1053,7 +1053,12 @@ public final class Shard implements Closeable {
         indexed += live;
         continue;
       }
-      int in = seg.indexedLiveCount();
+      // a growing segment below its graph's start counts as indexed by its exact scan, but not
+      // while builds are deferred: Qdrant's indexing_threshold 0 reports no indexed vectors
+      int in =
+          pipeline.deferBuilds() && seg.state() == Segment.State.GROWING && seg.graphPoints() <= 0
+              ? 0
+              : seg.indexedLiveCount();
       indexed += in;
       boolean works =
           seg.state() != Segment.State.GROWING
