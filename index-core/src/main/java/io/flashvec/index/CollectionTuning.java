@@ -26,7 +26,10 @@ import io.flashvec.storage.FsyncPolicy;
  *     {@code wal_config.wal_capacity_mb}, set at creation), or {@code 0} for the server's
  * @param memoryShown which of Qdrant's {@code memory} placements were given, and so are shown in
  *     the collection's description as Qdrant shows them: {@code vectors} (the graph's vector, whose
- *     placement its index type sets) and {@code payload} (from {@link #onDiskPayload}); empty: none
+ *     placement its index type sets) and {@code payload} (from {@link #onDiskPayload}); empty:
+ *     none. Also {@code inline_storage}: the graph's vector was given {@code
+ *     hnsw_config.inline_storage: true}, which the collection's description warns about while it
+ *     has no quantization
  */
 public record CollectionTuning(
     int indexingThreshold,
@@ -40,6 +43,9 @@ public record CollectionTuning(
 
   /** The {@code memoryShown} of the graph's vector's {@code memory}. */
   public static final String VECTORS_MEMORY = "vectors";
+
+  /** The {@code memoryShown} of the graph's {@code hnsw_config.inline_storage: true}. */
+  public static final String INLINE_STORAGE = "inline_storage";
 
   /** The {@code memoryShown} of {@code payload.memory}. */
   public static final String PAYLOAD_MEMORY = "payload";

@@ -353,12 +353,21 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "vectors.memory: only cold is supported");
     probe(v, "datatype", "vectors:\"datatype\":\"float32\"", Kind.NO_OP);
+    // a converted vector is a field of its own: its values are converted on every write
+    probe(v, "datatype", "vectors:\"datatype\":\"uint8\"", Kind.HONOURED);
+    probe(v, "datatype", "vectors:\"datatype\":\"float16\"", Kind.HONOURED);
     probe(
         v,
         "datatype",
-        "vectors:\"datatype\":\"uint8\"",
+        "vectors:\"datatype\":\"turbo4\"",
         Kind.REFUSED,
-        "vectors.datatype: only float32 is supported");
+        "vectors.datatype: turbo4 is not supported");
+    probe(
+        v,
+        "datatype",
+        "{\"vectors\":{\"size\":4,\"distance\":\"Cosine\",\"datatype\":\"uint8\"}}",
+        Kind.REFUSED,
+        "vectors.datatype: uint8 is not supported with Cosine");
     probe(v, "multivector_config", "vectors:\"multivector_config\":null", Kind.NO_OP);
     // the unnamed vector as a multivector: a collection without a graph (ADR 0037)
     probe(

@@ -63,6 +63,10 @@ public final class CollectionMetaJson {
         if (e.getValue().onDisk()) {
           f.put("on_disk", true);
         }
+        if (e.getValue().datatype() != io.flashvec.index.VectorDatatype.FLOAT32) {
+          // only then: older files read as float32
+          f.put("datatype", e.getValue().datatype().apiName());
+        }
         if (e.getValue().multivector()) {
           // only then: older files read as one vector per point
           f.putObject("multivector_config").put("comparator", "max_sim");
@@ -186,7 +190,10 @@ public final class CollectionMetaJson {
               distance,
               e.getValue().path("on_disk").asBoolean(false),
               multivector,
-              index));
+              index,
+              e.getValue().has("datatype")
+                  ? io.flashvec.index.VectorDatatype.parse(e.getValue().path("datatype").asString())
+                  : io.flashvec.index.VectorDatatype.FLOAT32));
     }
     return out;
   }
