@@ -159,7 +159,7 @@ final class CollectionSettings {
     hnsw(body.get("hnsw_config"), index, "hnsw_config", null);
     wal(body.get("wal_config"));
     walCapacityMegabytes(body);
-    optimizers(body.get("optimizers_config"), server);
+    optimizers(body.get("optimizers_config"), server, null);
     JsonNode q = body.get("quantization_config");
     if (!absent(q) && !config.denseVectors().values().stream().anyMatch(f -> f.index().scalar())) {
       // scalar quantization applies to the vectors graphs of their own index; with none (a
@@ -653,6 +653,7 @@ final class CollectionSettings {
       JsonNode body,
       java.util.function.Supplier<CollectionConfig> current,
       java.util.function.LongSupplier currentWalMegabytes,
+      java.util.function.IntSupplier currentSegmentNumber,
       Server server) {
     known(body, UPDATE_FIELDS, "");
     JsonNode vectors = Requests.optionalObject(body, "vectors");
@@ -726,7 +727,7 @@ final class CollectionSettings {
       hnsw(hnsw, index, "hnsw_config", index);
     }
     walUpdate(body.get("wal_config"), currentWalMegabytes);
-    optimizers(body.get("optimizers_config"), server);
+    optimizers(body.get("optimizers_config"), server, currentSegmentNumber);
     quantization(body.get("quantization_config"), "quantization_config", true);
     sparseUpdate(body.get("sparse_vectors"), current.get());
     common(body, false);
@@ -1073,7 +1074,43 @@ final class CollectionSettings {
     }
   }
 
-  private static void optimizers(JsonNode o, Server server) {
+  /**
+   * The largest {@code default_segment_number}: more segments than this would make every search
+   * walk as many graphs.
+   */
+  static final int MAX_SEGMENT_NUMBER = 1_000;
+
+  /**
+   * Qdrant's {@code optimizers_config.default_segment_number} of a create body: {@code 0} (also
+   * when absent) lets the tiers choose how many sealed segments a shard keeps, {@code N} makes each
+   * shard merge its smallest sealed segments while it has more than {@code N}.
+   */
+  static int segmentNumber(JsonNode body) {
+    JsonNode n = Requests.member(body, "optimizers_config", "default_segment_number");
+    if (absent(n)) {
+      return 0;
+    }
+    if (!n.isIntegralNumber() || !n.canConvertToLong() || n.longValue() < 0) {
+      throw Requests.invalid(
+          "optimizers_config.default_segment_number must be a non-negative integer",
+          "optimizers_config.default_segment_number",
+          n);
+    }
+    if (n.longValue() > MAX_SEGMENT_NUMBER) {
+      throw refused(
+          "optimizers_config.default_segment_number",
+          n,
+          "at most " + MAX_SEGMENT_NUMBER + " is supported (0: the tiers choose)");
+    }
+    return n.intValue();
+  }
+
+  /**
+   * @param currentSegmentNumber the collection's {@code default_segment_number} for an update,
+   *     which cannot change it; {@code null} for a create
+   */
+  private static void optimizers(
+      JsonNode o, Server server, java.util.function.IntSupplier currentSegmentNumber) {
     if (absent(o)) {
       return;
     }
@@ -1093,12 +1130,14 @@ final class CollectionSettings {
               + " (FLASHVEC_COMPACTION_DELETED_FRACTION)");
     }
     JsonNode segments = o.get("default_segment_number");
-    if (!absent(segments) && !isInt(segments, 0)) {
-      throw refused(
-          "optimizers_config.default_segment_number",
-          segments,
-          "only 0 (auto) is supported: tiered merges choose the number of segments"
-              + " (FLASHVEC_MERGE_SEGMENTS_PER_TIER)");
+    if (!absent(segments) && currentSegmentNumber != null) {
+      int now = currentSegmentNumber.getAsInt();
+      if (!isInt(segments, now)) {
+        throw refused(
+            "optimizers_config.default_segment_number",
+            segments,
+            "is set when the collection is created (" + now + "); it cannot be changed");
+      }
     }
     JsonNode threads = o.get("max_optimization_threads");
     if (!absent(threads) && !(threads.isString() && threads.asString().equals("auto"))) {

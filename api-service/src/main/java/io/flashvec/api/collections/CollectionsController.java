@@ -116,6 +116,10 @@ public class CollectionsController {
     if (metadata != null && metadata.isObject()) {
       t = t.withMetadata(metadata.toString());
     }
+    int segments = CollectionSettings.segmentNumber(json);
+    if (segments > 0) {
+      t = t.withSegmentNumber(segments);
+    }
     Long walMb = CollectionSettings.walCapacityMegabytes(json);
     if (walMb != null && walMb * (1L << 20) != props.wal().segmentBytes().toBytes()) {
       t = t.withWalSegmentBytes(walMb << 20);
@@ -253,6 +257,7 @@ public class CollectionsController {
         json,
         () -> service.describe(CollectionNames.validate(name)).config(),
         () -> walMegabytes(service.settings(CollectionNames.validate(name)).tuning()),
+        () -> service.settings(CollectionNames.validate(name)).tuning().segmentNumber(),
         server());
     JsonNode params = json.get("params");
     Boolean onDiskPayload =
@@ -846,7 +851,7 @@ public class CollectionsController {
     ObjectNode opt = config.putObject("optimizer_config");
     opt.put("deleted_threshold", props.compaction().deletedFraction());
     opt.put("vacuum_min_vector_number", 1000);
-    opt.put("default_segment_number", 0);
+    opt.put("default_segment_number", info.tuning().segmentNumber());
     opt.putNull("max_segment_size");
     opt.putNull("memmap_threshold");
     int threshold = info.tuning().indexingThreshold();

@@ -448,12 +448,20 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "optimizers_config.vacuum_min_vector_number: is not supported");
     probe(o, "default_segment_number", "opt:\"default_segment_number\":0", Kind.NO_OP);
+    // each shard merges its smallest sealed segments while it has more (TieredMergePolicy)
+    probe(o, "default_segment_number", "opt:\"default_segment_number\":2", Kind.HONOURED);
     probe(
         o,
         "default_segment_number",
-        "opt:\"default_segment_number\":2",
+        "opt:\"default_segment_number\":-1",
         Kind.REFUSED,
-        "optimizers_config.default_segment_number: only 0 (auto) is supported");
+        "default_segment_number must be a non-negative integer");
+    probe(
+        o,
+        "default_segment_number",
+        "PATCH{\"optimizers_config\":{\"default_segment_number\":6}}",
+        Kind.REFUSED,
+        "optimizers_config.default_segment_number: is set when the collection is created (0)");
     probe(
         o,
         "max_segment_size",

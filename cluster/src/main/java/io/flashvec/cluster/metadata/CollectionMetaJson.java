@@ -125,6 +125,9 @@ public final class CollectionMetaJson {
     if (m.tuning().walSegmentBytes() > 0) {
       t.put("wal_segment_bytes", m.tuning().walSegmentBytes());
     }
+    if (m.tuning().segmentNumber() > 0) {
+      t.put("default_segment_number", m.tuning().segmentNumber());
+    }
     if (!m.tuning().memoryShown().isEmpty()) {
       // only then, as sparse_idf
       var shown = t.putArray("memory_shown");
@@ -258,7 +261,8 @@ public final class CollectionMetaJson {
             document(t, "metadata"),
             sparseIdf(t.path("sparse_idf")),
             t.path("wal_segment_bytes").asLong(0),
-            sparseIdf(t.path("memory_shown")));
+            sparseIdf(t.path("memory_shown")),
+            t.path("default_segment_number").asInt(0));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

@@ -992,6 +992,14 @@ public final class Shard implements Closeable {
    * searched exactly, the WAL not truncated. Setting it back to false submits the deferred builds
    * and the merge of the raw segments.
    */
+  /**
+   * Keeps {@code target} sealed segments (Qdrant's {@code default_segment_number}): while there are
+   * more, compactions merge the smallest; {@code 0}: the tiers choose ({@link TieredMergePolicy}).
+   */
+  public void setTargetSegments(int target) {
+    compactor.setTargetSegments(target);
+  }
+
   public void setDeferBuilds(boolean defer) {
     writeLock.lock();
     try {
