@@ -630,7 +630,9 @@ public record CollectionConfig(
   private static float[] prepareVector(PointId id, float[] v, DenseVectorParams f, String name) {
     if (!f.multivector()) {
       checkVector(id, v, f.dimension(), name);
-      return f.distance().prepare(v);
+      // as Qdrant: prepared for the metric, then converted to the datatype (uint8 has no Cosine,
+      // so its preparation changes nothing)
+      return f.datatype().convert(f.distance().prepare(v));
     }
     if (v == null || v.length == 0 || v.length % f.dimension() != 0) {
       // Qdrant's text: a multivector's vectors are checked one by one, so a flat vector of the
@@ -649,6 +651,6 @@ public record CollectionConfig(
                       + "]"));
     }
     checkVector(id, v, v.length, shownName(name));
-    return f.distance().prepareMulti(v, f.dimension());
+    return f.datatype().convert(f.distance().prepareMulti(v, f.dimension()));
   }
 }

@@ -26,7 +26,14 @@ import io.flashvec.storage.FsyncPolicy;
  *     {@code wal_config.wal_capacity_mb}, set at creation), or {@code 0} for the server's
  * @param memoryShown which of Qdrant's {@code memory} placements were given, and so are shown in
  *     the collection's description as Qdrant shows them: {@code vectors} (the graph's vector, whose
- *     placement its index type sets) and {@code payload} (from {@link #onDiskPayload}); empty: none
+ *     placement its index type sets) and {@code payload} (from {@link #onDiskPayload}); empty:
+ *     none. Also {@code inline_storage}: the graph's vector was given {@code
+ *     hnsw_config.inline_storage: true}, which the collection's description warns about while it
+ *     has no quantization
+ * @param segmentNumber Qdrant's {@code optimizers_config.default_segment_number}: {@code 0}, the
+ *     tiers choose how many sealed segments a shard keeps ({@code TieredMergePolicy}); {@code N},
+ *     each shard merges its smallest sealed segments while it has more than {@code N} (set at
+ *     creation)
  */
 public record CollectionTuning(
     int indexingThreshold,
@@ -36,10 +43,14 @@ public record CollectionTuning(
     String metadata,
     java.util.Set<String> sparseIdf,
     long walSegmentBytes,
-    java.util.Set<String> memoryShown) {
+    java.util.Set<String> memoryShown,
+    int segmentNumber) {
 
   /** The {@code memoryShown} of the graph's vector's {@code memory}. */
   public static final String VECTORS_MEMORY = "vectors";
+
+  /** The {@code memoryShown} of the graph's {@code hnsw_config.inline_storage: true}. */
+  public static final String INLINE_STORAGE = "inline_storage";
 
   /** The {@code memoryShown} of {@code payload.memory}. */
   public static final String PAYLOAD_MEMORY = "payload";
@@ -50,6 +61,12 @@ public record CollectionTuning(
     if (walSegmentBytes < 0) {
       throw new InvalidInputException(
           "wal_capacity_mb must not be negative [wal_segment_bytes=" + walSegmentBytes + "]");
+    }
+    if (segmentNumber < 0) {
+      throw new InvalidInputException(
+          "default_segment_number must not be negative [default_segment_number="
+              + segmentNumber
+              + "]");
     }
     if (indexingThreshold < -1) {
       throw new InvalidInputException(
@@ -82,7 +99,47 @@ public record CollectionTuning(
         metadata,
         sparseIdf,
         walSegmentBytes,
-        java.util.Set.of());
+        java.util.Set.of(),
+        0);
+  }
+
+  /** Settings with the number of segments chosen by the tiers. */
+  public CollectionTuning(
+      int indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      boolean onDiskPayload,
+      String strictMode,
+      String metadata,
+      java.util.Set<String> sparseIdf,
+      long walSegmentBytes,
+      java.util.Set<String> memoryShown) {
+    this(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        memoryShown,
+        0);
+  }
+
+  /**
+   * This tuning with {@code n} as Qdrant's {@code optimizers_config.default_segment_number} ({@code
+   * 0}: the tiers choose).
+   */
+  public CollectionTuning withSegmentNumber(int n) {
+    return new CollectionTuning(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        memoryShown,
+        n);
   }
 
   /** This tuning with {@code given} added to the {@code memory} placements shown. */
@@ -97,7 +154,8 @@ public record CollectionTuning(
         metadata,
         sparseIdf,
         walSegmentBytes,
-        all);
+        all,
+        segmentNumber);
   }
 
   /** Settings without sparse fields weighted by IDF. */
@@ -121,7 +179,8 @@ public record CollectionTuning(
         metadata,
         fields,
         walSegmentBytes,
-        memoryShown);
+        memoryShown,
+        segmentNumber);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -154,7 +213,8 @@ public record CollectionTuning(
         metadata,
         sparseIdf,
         walSegmentBytes,
-        memoryShown);
+        memoryShown,
+        segmentNumber);
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
@@ -167,7 +227,8 @@ public record CollectionTuning(
         metadata,
         sparseIdf,
         walSegmentBytes,
-        memoryShown);
+        memoryShown,
+        segmentNumber);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
@@ -180,7 +241,8 @@ public record CollectionTuning(
         json,
         sparseIdf,
         walSegmentBytes,
-        memoryShown);
+        memoryShown,
+        segmentNumber);
   }
 
   /** This tuning with WAL segments of {@code bytes} ({@code 0}: the server's size). */
@@ -193,6 +255,7 @@ public record CollectionTuning(
         metadata,
         sparseIdf,
         bytes,
-        memoryShown);
+        memoryShown,
+        segmentNumber);
   }
 }

@@ -20,9 +20,23 @@ import java.util.Objects;
  *     {comparator: max_sim}}: for each query vector the best similarity over the point's vectors,
  *     summed. Inside FlashVec a multivector is one array of its vectors back to back ({@link
  *     #vectorCount}).
+ * @param datatype Qdrant's {@code datatype}: what every value written or queried is converted to
+ *     ({@link VectorDatatype#convert}); {@code uint8} not with Cosine, whose vectors are stored
+ *     normalised
  */
 public record DenseVectorParams(
-    int dimension, Distance distance, boolean onDisk, boolean multivector, FieldIndex index) {
+    int dimension,
+    Distance distance,
+    boolean onDisk,
+    boolean multivector,
+    FieldIndex index,
+    VectorDatatype datatype) {
+
+  /** A field of {@code float32} values. */
+  public DenseVectorParams(
+      int dimension, Distance distance, boolean onDisk, boolean multivector, FieldIndex index) {
+    this(dimension, distance, onDisk, multivector, index, VectorDatatype.FLOAT32);
+  }
 
   /**
    * A field with the default index for its kind: {@link FieldIndex#DEFAULT} for a single vector of
@@ -68,6 +82,12 @@ public record DenseVectorParams(
     }
     Objects.requireNonNull(distance, "distance");
     Objects.requireNonNull(index, "index");
+    Objects.requireNonNull(datatype, "datatype");
+    if (datatype == VectorDatatype.UINT8 && distance == Distance.COSINE) {
+      throw new InvalidInputException(
+          "Wrong input: datatype uint8 is not supported with Cosine: FlashVec stores Cosine vectors"
+              + " normalised, which uint8 values cannot hold");
+    }
     if (index.graph() && (multivector || !distance.graphable())) {
       throw new InvalidInputException(
           "a graph indexes single vectors of Cosine, Dot or Euclid only [distance="

@@ -11,6 +11,7 @@ import io.flashvec.index.FieldIndex;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.SparseVectorParams;
+import io.flashvec.index.VectorDatatype;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -158,7 +159,7 @@ final class CollectionSettings {
     hnsw(body.get("hnsw_config"), index, "hnsw_config", null);
     wal(body.get("wal_config"));
     walCapacityMegabytes(body);
-    optimizers(body.get("optimizers_config"), server);
+    optimizers(body.get("optimizers_config"), server, null);
     JsonNode q = body.get("quantization_config");
     if (!absent(q) && !config.denseVectors().values().stream().anyMatch(f -> f.index().scalar())) {
       // scalar quantization applies to the vectors graphs of their own index; with none (a
@@ -196,8 +197,7 @@ final class CollectionSettings {
       if (!absent(multi)) {
         multivectorConfig(multi, at + "multivector_config");
       }
-      // quantization: checked by fieldIndex (scalar on a graph only)
-      vectorDatatype(vectors, at, !absent(multi));
+      // quantization: checked by fieldIndex (scalar on a graph only); datatype by datatype
     }
     JsonNode d = vectors.get("on_disk");
     if (!absent(d) && !d.isBoolean()) {
@@ -220,6 +220,16 @@ final class CollectionSettings {
     }
     boolean noIndex =
         hnsw.isObject() && hnsw.size() == 1 && hnsw.has("m") && isInt(hnsw.get("m"), 0);
+    if (onDisk == null && !graph && multivector(vectors) && hnsw.isObject()) {
+      // Qdrant ignores inline_storage for a multivector (its description warns so): what is left
+      // must say no index, or nothing
+      JsonNode inline = hnsw.get("inline_storage");
+      int rest = hnsw.size() - (hnsw.has("inline_storage") ? 1 : 0);
+      boolean inlineOnly = hnsw.has("inline_storage") && (absent(inline) || inline.isBoolean());
+      if (inlineOnly && (rest == 0 || rest == 1 && hnsw.has("m") && isInt(hnsw.get("m"), 0))) {
+        return;
+      }
+    }
     if (onDisk != null) {
       if (!noIndex || graph) {
         throw refused(
@@ -271,6 +281,53 @@ final class CollectionSettings {
           o.get("quantization"));
     }
     o.set("quantization_config", o.remove("quantization"));
+  }
+
+  /** Whether a dense vector's settings make it a multivector. */
+  private static boolean multivector(JsonNode vector) {
+    return !absent(vector.get("multivector_config"));
+  }
+
+  /**
+   * Qdrant's configuration warnings for a collection ({@code warnings} of its description): an
+   * {@code hnsw_config.inline_storage: true} that changes nothing, on a multivector (Qdrant and
+   * FlashVec ignore it) or on a vector without quantization (nothing quantized to inline; the
+   * diskann graph's records always hold the full vector). Empty: none.
+   */
+  static List<String> warnings(CollectionConfig c, CollectionTuning tuning) {
+    List<String> out = new java.util.ArrayList<>();
+    if (c.hasPrimary()
+        && !c.primaryRetired()
+        && tuning.memoryShown().contains(CollectionTuning.INLINE_STORAGE)
+        && c.index().pqSubspaces() == 0) {
+      out.add(inlineWithoutQuantization(CollectionConfig.shownName(c.vectorName())));
+    }
+    for (Map.Entry<String, DenseVectorParams> e : c.denseVectors().entrySet()) {
+      String hnsw = e.getValue().index().hnswConfig();
+      if (hnsw == null
+          || !Json.parse(hnsw.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+              .path("inline_storage")
+              .asBoolean(false)) {
+        continue;
+      }
+      String name = CollectionConfig.shownName(e.getKey());
+      if (e.getValue().multivector()) {
+        out.add(
+            "The `hnsw_config.inline_storage` option for vector '"
+                + name
+                + "' is not compatible with multivectors. This option will be ignored.");
+      } else if (!e.getValue().index().scalar()) {
+        out.add(inlineWithoutQuantization(name));
+      }
+    }
+    return out;
+  }
+
+  private static String inlineWithoutQuantization(String name) {
+    return "The `hnsw_config.inline_storage` option for vector '"
+        + name
+        + "' requires quantization to be enabled. Without quantized vectors to inline it changes"
+        + " nothing.";
   }
 
   /** Whether the dense field {@code name} (not the primary one) of {@code config} has a graph. */
@@ -355,7 +412,12 @@ final class CollectionSettings {
       if (q != null) {
         quantization(q, qAt, false);
       }
-      return FieldIndex.NONE;
+      JsonNode hnsw = vector.get("hnsw_config");
+      // no graph; the hnsw_config given (m 0, inline_storage) is shown as given
+      return absent(hnsw)
+          ? FieldIndex.NONE
+          : new FieldIndex(
+              0, FieldIndex.NONE.efConstruct(), Float.NaN, hnsw.toString(), null, false);
     }
     int m = FieldIndex.DEFAULT.m();
     int ef = FieldIndex.DEFAULT.efConstruct();
@@ -476,7 +538,8 @@ final class CollectionSettings {
         distance,
         onDisk != null && onDisk.isBoolean() && onDisk.booleanValue(),
         !absent(multi),
-        fieldIndex(dense, Json.object(), at + ".", !absent(multi), distance));
+        fieldIndex(dense, Json.object(), at + ".", !absent(multi), distance),
+        datatype(dense, at + ".", distance));
   }
 
   /** Datatype, quantization and multivectors of the primary vector. */
@@ -494,16 +557,55 @@ final class CollectionSettings {
     vectorDatatype(vectors, at, multivectorAllowed);
   }
 
+  /**
+   * Whether a dense vector's settings ask for values converted to another {@code datatype} than
+   * {@code float32}: such a vector is a field of its own, not the primary vector (ADR text in the
+   * report that introduced datatypes).
+   */
+  static boolean converted(JsonNode vector) {
+    JsonNode d = vector == null ? null : vector.get("datatype");
+    return !absent(d) && !(d.isString() && d.asString().equals("float32"));
+  }
+
+  /**
+   * The {@code datatype} of a dense vector field at {@code at}: {@code float32} (also when absent),
+   * {@code float16} or {@code uint8}, whose conversions FlashVec applies to every value written or
+   * queried; {@code uint8} is refused with Cosine (stored normalised) and Qdrant's {@code turbo4}
+   * always.
+   */
+  static VectorDatatype datatype(JsonNode vector, String at, Distance distance) {
+    JsonNode d = vector.get("datatype");
+    if (absent(d)) {
+      return VectorDatatype.FLOAT32;
+    }
+    VectorDatatype t = d.isString() ? VectorDatatype.parse(d.asString()) : null;
+    if (t == null) {
+      if (d.isString() && d.asString().equals("turbo4")) {
+        throw refused(
+            at + "datatype",
+            d,
+            "turbo4 is not supported (float32, float16 and uint8 are: values are converted and"
+                + " kept as float32)");
+      }
+      throw Requests.invalid("datatype must be one of float32, float16, uint8", at + "datatype", d);
+    }
+    if (t == VectorDatatype.UINT8 && distance == Distance.COSINE) {
+      throw refused(
+          at + "datatype",
+          d,
+          "uint8 is not supported with Cosine: FlashVec stores Cosine vectors normalised, which"
+              + " uint8 values cannot hold (use Dot, Euclid or Manhattan, or float16)");
+    }
+    return t;
+  }
+
   /** Datatype and multivector configuration of a dense vector; see {@link #vectorStorage}. */
   private static void vectorDatatype(JsonNode vectors, String at, boolean multivectorAllowed) {
     JsonNode datatype = vectors.get("datatype");
-    if (!absent(datatype) && !(datatype.isString() && datatype.asString().equals("float32"))) {
+    if (converted(vectors)) {
+      // the primary vector: one with a datatype is made a field (CollectionsController)
       throw refused(
-          at + "datatype",
-          datatype,
-          "only float32 is supported (uint8, float16 and turbo4 storage are not"
-              + (multivectorAllowed ? ", for multivectors either" : "")
-              + ")");
+          at + "datatype", datatype, "only float32 is supported for the diskann graph's vector");
     }
     if (!multivectorAllowed && !absent(vectors.get("multivector_config"))) {
       throw refused(
@@ -551,6 +653,7 @@ final class CollectionSettings {
       JsonNode body,
       java.util.function.Supplier<CollectionConfig> current,
       java.util.function.LongSupplier currentWalMegabytes,
+      java.util.function.IntSupplier currentSegmentNumber,
       Server server) {
     known(body, UPDATE_FIELDS, "");
     JsonNode vectors = Requests.optionalObject(body, "vectors");
@@ -624,7 +727,7 @@ final class CollectionSettings {
       hnsw(hnsw, index, "hnsw_config", index);
     }
     walUpdate(body.get("wal_config"), currentWalMegabytes);
-    optimizers(body.get("optimizers_config"), server);
+    optimizers(body.get("optimizers_config"), server, currentSegmentNumber);
     quantization(body.get("quantization_config"), "quantization_config", true);
     sparseUpdate(body.get("sparse_vectors"), current.get());
     common(body, false);
@@ -752,6 +855,16 @@ final class CollectionSettings {
           !update && vectors.has("size") ? vectors : vectors.get(config.vectorName());
       if (primary != null && primary.isObject() && !absent(primary.get("memory"))) {
         out.add(CollectionTuning.VECTORS_MEMORY);
+      }
+      // the vector's own hnsw_config overrides the collection's, as in Qdrant
+      JsonNode inline = Requests.member(body, "hnsw_config", "inline_storage");
+      JsonNode own =
+          primary == null ? null : Requests.member(primary, "hnsw_config", "inline_storage");
+      if (!absent(own)) {
+        inline = own;
+      }
+      if (inline != null && inline.isBoolean() && inline.booleanValue()) {
+        out.add(CollectionTuning.INLINE_STORAGE);
       }
     }
     JsonNode parent = update ? body.get("params") : body;
@@ -961,7 +1074,43 @@ final class CollectionSettings {
     }
   }
 
-  private static void optimizers(JsonNode o, Server server) {
+  /**
+   * The largest {@code default_segment_number}: more segments than this would make every search
+   * walk as many graphs.
+   */
+  static final int MAX_SEGMENT_NUMBER = 1_000;
+
+  /**
+   * Qdrant's {@code optimizers_config.default_segment_number} of a create body: {@code 0} (also
+   * when absent) lets the tiers choose how many sealed segments a shard keeps, {@code N} makes each
+   * shard merge its smallest sealed segments while it has more than {@code N}.
+   */
+  static int segmentNumber(JsonNode body) {
+    JsonNode n = Requests.member(body, "optimizers_config", "default_segment_number");
+    if (absent(n)) {
+      return 0;
+    }
+    if (!n.isIntegralNumber() || !n.canConvertToLong() || n.longValue() < 0) {
+      throw Requests.invalid(
+          "optimizers_config.default_segment_number must be a non-negative integer",
+          "optimizers_config.default_segment_number",
+          n);
+    }
+    if (n.longValue() > MAX_SEGMENT_NUMBER) {
+      throw refused(
+          "optimizers_config.default_segment_number",
+          n,
+          "at most " + MAX_SEGMENT_NUMBER + " is supported (0: the tiers choose)");
+    }
+    return n.intValue();
+  }
+
+  /**
+   * @param currentSegmentNumber the collection's {@code default_segment_number} for an update,
+   *     which cannot change it; {@code null} for a create
+   */
+  private static void optimizers(
+      JsonNode o, Server server, java.util.function.IntSupplier currentSegmentNumber) {
     if (absent(o)) {
       return;
     }
@@ -981,12 +1130,14 @@ final class CollectionSettings {
               + " (FLASHVEC_COMPACTION_DELETED_FRACTION)");
     }
     JsonNode segments = o.get("default_segment_number");
-    if (!absent(segments) && !isInt(segments, 0)) {
-      throw refused(
-          "optimizers_config.default_segment_number",
-          segments,
-          "only 0 (auto) is supported: tiered merges choose the number of segments"
-              + " (FLASHVEC_MERGE_SEGMENTS_PER_TIER)");
+    if (!absent(segments) && currentSegmentNumber != null) {
+      int now = currentSegmentNumber.getAsInt();
+      if (!isInt(segments, now)) {
+        throw refused(
+            "optimizers_config.default_segment_number",
+            segments,
+            "is set when the collection is created (" + now + "); it cannot be changed");
+      }
     }
     JsonNode threads = o.get("max_optimization_threads");
     if (!absent(threads) && !(threads.isString() && threads.asString().equals("auto"))) {

@@ -116,6 +116,10 @@ public class CollectionsController {
     if (metadata != null && metadata.isObject()) {
       t = t.withMetadata(metadata.toString());
     }
+    int segments = CollectionSettings.segmentNumber(json);
+    if (segments > 0) {
+      t = t.withSegmentNumber(segments);
+    }
     Long walMb = CollectionSettings.walCapacityMegabytes(json);
     if (walMb != null && walMb * (1L << 20) != props.wal().segmentBytes().toBytes()) {
       t = t.withWalSegmentBytes(walMb << 20);
@@ -253,6 +257,7 @@ public class CollectionsController {
         json,
         () -> service.describe(CollectionNames.validate(name)).config(),
         () -> walMegabytes(service.settings(CollectionNames.validate(name)).tuning()),
+        () -> service.settings(CollectionNames.validate(name)).tuning().segmentNumber(),
         server());
     JsonNode params = json.get("params");
     Boolean onDiskPayload =
@@ -536,7 +541,8 @@ public class CollectionsController {
     if (vectors.has("size")
         && (unnamedMultivector
             || !distance(vectors).graphable()
-            || CollectionSettings.scalar(vectors, body))) {
+            || CollectionSettings.scalar(vectors, body)
+            || CollectionSettings.converted(vectors))) {
       // Qdrant's unnamed vector as a multivector, of a metric the diskann graph does not index
       // (Manhattan) or with scalar quantization: the collection's one dense field, indexed by a
       // graph of its own or searched exactly, and no primary vector
@@ -555,14 +561,15 @@ public class CollectionsController {
                   onDisk != null && onDisk.isBoolean() && onDisk.asBoolean(),
                   unnamedMultivector,
                   CollectionSettings.fieldIndex(
-                      vectors, body, "vectors.", unnamedMultivector, distance(vectors)))));
+                      vectors, body, "vectors.", unnamedMultivector, distance(vectors)),
+                  CollectionSettings.datatype(vectors, "vectors.", distance(vectors)))));
     }
     if (!vectors.has("size")) {
       // Qdrant's named form: {"name": {"size": N, ...}, ...}; "" is the unnamed vector. The first
-      // declared single Cosine, Dot or Euclid vector without scalar quantization is the primary
-      // one (the diskann graph); the others have graphs of their own in sealed segments, or are
-      // searched exactly (multivectors, Manhattan). Without a primary candidate the collection
-      // has no primary vector.
+      // declared single Cosine, Dot or Euclid vector without scalar quantization or a datatype
+      // is the primary one (the diskann graph); the others have graphs of their own in sealed
+      // segments, or are searched exactly (multivectors, Manhattan). Without a primary candidate
+      // the collection has no primary vector.
       if (vectors.isEmpty()) {
         throw Requests.invalid(
             "vectors must name at least one vector, or the collection declare sparse_vectors",
@@ -588,7 +595,8 @@ public class CollectionsController {
         if (primary == null
             && (multiConfig == null || multiConfig.isNull())
             && distance(v).graphable()
-            && !CollectionSettings.scalar(v, body)) {
+            && !CollectionSettings.scalar(v, body)
+            && !CollectionSettings.converted(v)) {
           vectorName = e.getKey();
           primary = v;
         } else {
@@ -607,7 +615,8 @@ public class CollectionsController {
                   onDisk != null && onDisk.isBoolean() && onDisk.asBoolean(),
                   multivector,
                   CollectionSettings.fieldIndex(
-                      v, body, "vectors." + e.getKey() + ".", multivector, distance(v))));
+                      v, body, "vectors." + e.getKey() + ".", multivector, distance(v)),
+                  CollectionSettings.datatype(v, "vectors." + e.getKey() + ".", distance(v))));
         }
       }
       if (primary == null) {
@@ -811,6 +820,9 @@ public class CollectionsController {
         collectionQuantization = f.index().quantizationConfig();
       }
       v.put("on_disk", f.onDisk());
+      if (f.datatype() != io.flashvec.index.VectorDatatype.FLOAT32) {
+        v.put("datatype", f.datatype().apiName());
+      }
       if (f.multivector()) {
         v.putObject("multivector_config").put("comparator", "max_sim");
       }
@@ -839,7 +851,7 @@ public class CollectionsController {
     ObjectNode opt = config.putObject("optimizer_config");
     opt.put("deleted_threshold", props.compaction().deletedFraction());
     opt.put("vacuum_min_vector_number", 1000);
-    opt.put("default_segment_number", 0);
+    opt.put("default_segment_number", info.tuning().segmentNumber());
     opt.putNull("max_segment_size");
     opt.putNull("memmap_threshold");
     int threshold = info.tuning().indexingThreshold();
@@ -888,6 +900,12 @@ public class CollectionsController {
     r.put("points_count", info.points());
     r.put("segments_count", info.segments());
     r.set("config", configJson(c, info, props));
+    java.util.List<String> warnings = CollectionSettings.warnings(c, info.tuning());
+    if (!warnings.isEmpty()) {
+      // as Qdrant: only when there are some
+      ArrayNode w = r.putArray("warnings");
+      warnings.forEach(m -> w.addObject().put("message", m));
+    }
     ObjectNode schema = r.putObject("payload_schema");
     for (var f : info.payloadSchema().fields().values()) {
       ObjectNode o = f.toJson();

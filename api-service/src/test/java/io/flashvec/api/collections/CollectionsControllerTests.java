@@ -353,12 +353,21 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "vectors.memory: only cold is supported");
     probe(v, "datatype", "vectors:\"datatype\":\"float32\"", Kind.NO_OP);
+    // a converted vector is a field of its own: its values are converted on every write
+    probe(v, "datatype", "vectors:\"datatype\":\"uint8\"", Kind.HONOURED);
+    probe(v, "datatype", "vectors:\"datatype\":\"float16\"", Kind.HONOURED);
     probe(
         v,
         "datatype",
-        "vectors:\"datatype\":\"uint8\"",
+        "vectors:\"datatype\":\"turbo4\"",
         Kind.REFUSED,
-        "vectors.datatype: only float32 is supported");
+        "vectors.datatype: turbo4 is not supported");
+    probe(
+        v,
+        "datatype",
+        "{\"vectors\":{\"size\":4,\"distance\":\"Cosine\",\"datatype\":\"uint8\"}}",
+        Kind.REFUSED,
+        "vectors.datatype: uint8 is not supported with Cosine");
     probe(v, "multivector_config", "vectors:\"multivector_config\":null", Kind.NO_OP);
     // the unnamed vector as a multivector: a collection without a graph (ADR 0037)
     probe(
@@ -439,12 +448,20 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "optimizers_config.vacuum_min_vector_number: is not supported");
     probe(o, "default_segment_number", "opt:\"default_segment_number\":0", Kind.NO_OP);
+    // each shard merges its smallest sealed segments while it has more (TieredMergePolicy)
+    probe(o, "default_segment_number", "opt:\"default_segment_number\":2", Kind.HONOURED);
     probe(
         o,
         "default_segment_number",
-        "opt:\"default_segment_number\":2",
+        "opt:\"default_segment_number\":-1",
         Kind.REFUSED,
-        "optimizers_config.default_segment_number: only 0 (auto) is supported");
+        "default_segment_number must be a non-negative integer");
+    probe(
+        o,
+        "default_segment_number",
+        "PATCH{\"optimizers_config\":{\"default_segment_number\":6}}",
+        Kind.REFUSED,
+        "optimizers_config.default_segment_number: is set when the collection is created (0)");
     probe(
         o,
         "max_segment_size",

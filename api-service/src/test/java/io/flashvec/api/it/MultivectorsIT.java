@@ -296,9 +296,9 @@ class MultivectorsIT {
                 + " \"distance\": \"Dot\", \"multivector_config\": {\"comparator\": \"sum\"}}}}",
             "sum",
             "{\"vectors\": {\"a\": {\"size\": 2, \"distance\": \"Dot\"}, \"b\": {\"size\": 2,"
-                + " \"distance\": \"Dot\", \"datatype\": \"uint8\", \"multivector_config\":"
+                + " \"distance\": \"Dot\", \"datatype\": \"turbo4\", \"multivector_config\":"
                 + " {\"comparator\": \"max_sim\"}}}}",
-            "uint8",
+            "turbo4",
             "{\"vectors\": {\"size\": 2, \"distance\": \"Dot\", \"multivector_config\":"
                 + " {\"comparator\": \"max_sim\"}, \"hnsw_config\": {\"m\": 8}}}",
             "vectors.hnsw_config");

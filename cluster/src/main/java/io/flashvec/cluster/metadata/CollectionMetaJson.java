@@ -63,6 +63,10 @@ public final class CollectionMetaJson {
         if (e.getValue().onDisk()) {
           f.put("on_disk", true);
         }
+        if (e.getValue().datatype() != io.flashvec.index.VectorDatatype.FLOAT32) {
+          // only then: older files read as float32
+          f.put("datatype", e.getValue().datatype().apiName());
+        }
         if (e.getValue().multivector()) {
           // only then: older files read as one vector per point
           f.putObject("multivector_config").put("comparator", "max_sim");
@@ -120,6 +124,9 @@ public final class CollectionMetaJson {
     document(t, "metadata", m.tuning().metadata());
     if (m.tuning().walSegmentBytes() > 0) {
       t.put("wal_segment_bytes", m.tuning().walSegmentBytes());
+    }
+    if (m.tuning().segmentNumber() > 0) {
+      t.put("default_segment_number", m.tuning().segmentNumber());
     }
     if (!m.tuning().memoryShown().isEmpty()) {
       // only then, as sparse_idf
@@ -186,7 +193,10 @@ public final class CollectionMetaJson {
               distance,
               e.getValue().path("on_disk").asBoolean(false),
               multivector,
-              index));
+              index,
+              e.getValue().has("datatype")
+                  ? io.flashvec.index.VectorDatatype.parse(e.getValue().path("datatype").asString())
+                  : io.flashvec.index.VectorDatatype.FLOAT32));
     }
     return out;
   }
@@ -251,7 +261,8 @@ public final class CollectionMetaJson {
             document(t, "metadata"),
             sparseIdf(t.path("sparse_idf")),
             t.path("wal_segment_bytes").asLong(0),
-            sparseIdf(t.path("memory_shown")));
+            sparseIdf(t.path("memory_shown")),
+            t.path("default_segment_number").asInt(0));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

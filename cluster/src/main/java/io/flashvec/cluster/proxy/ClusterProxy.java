@@ -169,6 +169,15 @@ public final class ClusterProxy implements CollectionService, Closeable {
               + (tuning.walSegmentBytes() >> 20)
               + "]");
     }
+    if (tuning.segmentNumber() > 0) {
+      // the shard protocol does not carry it to the replicas: refused rather than ignored
+      throw new InvalidInputException(
+          "Wrong input: optimizers_config.default_segment_number is only supported in standalone"
+              + " mode; cluster shards keep the segments the tiers choose"
+              + " (FLASHVEC_MERGE_SEGMENTS_PER_TIER) [optimizers_config.default_segment_number="
+              + tuning.segmentNumber()
+              + "]");
+    }
     if (!config.hasPrimary()) {
       // the shard protocol carries one dense vector per point and nothing beside it
       throw new InvalidInputException(

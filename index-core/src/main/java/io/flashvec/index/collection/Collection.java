@@ -184,6 +184,7 @@ public final class Collection implements Closeable {
             config.denseOnDisk(),
             config.multivectors());
     shard.setDeferBuilds(tuning.deferBuilds());
+    shard.setTargetSegments(tuning.segmentNumber());
     if (config.fieldGeneration() > 0) {
       // a field was added or deleted: the segments written from now on drop deleted fields
       shard.denseFields(config.denseOnDisk(), config.multivectors(), config.denseVectors());
@@ -754,6 +755,7 @@ public final class Collection implements Closeable {
         s.wal().setPolicy(next.fsyncPolicy());
       }
       s.setDeferBuilds(next.deferBuilds());
+      s.setTargetSegments(next.segmentNumber());
       s.setPayloadsOnHeap(!next.onDiskPayload());
     }
     tuning = next;

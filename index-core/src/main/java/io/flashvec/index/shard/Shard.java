@@ -993,6 +993,14 @@ public final class Shard implements Closeable {
    * searched exactly, the WAL not truncated. Setting it back to false submits the deferred builds
    * and the merge of the raw segments.
    */
+  /**
+   * Keeps {@code target} sealed segments (Qdrant's {@code default_segment_number}): while there are
+   * more, compactions merge the smallest; {@code 0}: the tiers choose ({@link TieredMergePolicy}).
+   */
+  public void setTargetSegments(int target) {
+    compactor.setTargetSegments(target);
+  }
+
   public void setDeferBuilds(boolean defer) {
     writeLock.lock();
     try {
@@ -1054,7 +1062,12 @@ public final class Shard implements Closeable {
         indexed += live;
         continue;
       }
-      int in = seg.indexedLiveCount();
+      // a growing segment below its graph's start counts as indexed by its exact scan, but not
+      // while builds are deferred: Qdrant's indexing_threshold 0 reports no indexed vectors
+      int in =
+          pipeline.deferBuilds() && seg.state() == Segment.State.GROWING && seg.graphPoints() <= 0
+              ? 0
+              : seg.indexedLiveCount();
       indexed += in;
       boolean works =
           seg.state() != Segment.State.GROWING

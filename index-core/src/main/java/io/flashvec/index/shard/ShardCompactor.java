@@ -87,6 +87,7 @@ final class ShardCompactor {
   private final AtomicInteger requested = new AtomicInteger();
   private final AtomicLong done = new AtomicLong();
   private volatile Set<Integer> running = Set.of();
+  private volatile int targetSegments;
   private volatile String failure;
 
   ShardCompactor(ShardParts ctx, SealPipeline pipeline) {
@@ -122,6 +123,22 @@ final class ShardCompactor {
                 config.segmentsPerTier(),
                 Math.max(TieredMergePolicy.MAX_MERGE_AT_ONCE, config.segmentsPerTier()),
                 config.deletedFraction()));
+  }
+
+  /**
+   * Sets the number of sealed segments the shard keeps (Qdrant's {@code default_segment_number};
+   * {@code 0}: the tiers choose, see {@link TieredMergePolicy#find(List, boolean,
+   * TieredMergePolicy.Hold, int)}) and schedules a pass for it.
+   */
+  void setTargetSegments(int target) {
+    if (target < 0) {
+      throw new IllegalArgumentException("negative segment target [target=" + target + "]");
+    }
+    boolean changed = target != targetSegments;
+    targetSegments = target;
+    if (changed) {
+      maybeSchedule();
+    }
   }
 
   /** Called by the shard's writer after it deleted a point of a sealed segment. */
@@ -388,7 +405,7 @@ final class ShardCompactor {
     for (SealedSegment d : disk) {
       segs.add(new TieredMergePolicy.Seg(d.size(), d.liveCount(), !d.hasGraph()));
     }
-    TieredMergePolicy.Pick pick = policy.find(segs, force, hold);
+    TieredMergePolicy.Pick pick = policy.find(segs, force, hold, targetSegments);
     if (pick == null) {
       return null;
     }

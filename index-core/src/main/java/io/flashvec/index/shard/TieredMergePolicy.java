@@ -141,6 +141,18 @@ final class TieredMergePolicy {
    * compaction holds nothing), or {@code null} when there is none to do.
    */
   Pick find(List<Seg> segs, boolean force, Hold hold) {
+    return find(segs, force, hold, 0);
+  }
+
+  /**
+   * {@link #find(List, boolean, Hold)} for a shard that keeps {@code target} sealed segments
+   * (Qdrant's {@code default_segment_number}; {@code 0}: the tiers choose): while it has more, its
+   * smallest segments that may merge are merged into one, as many as bring the count to the target
+   * (at most {@link Settings#maxMergeAtOnce()}, within the maximum segment size); at or below it
+   * nothing is merged but rewrites. Raw segments are still built first, by merges that leave at
+   * least {@code target} segments (alone when there are no more than that).
+   */
+  Pick find(List<Seg> segs, boolean force, Hold hold, int target) {
     for (int i = 0; i < segs.size(); i++) {
       Seg s = segs.get(i);
       int dead = s.size() - s.live();
@@ -150,11 +162,42 @@ final class TieredMergePolicy {
         return new Pick(Kind.DELETED, List.of(i));
       }
     }
-    Pick raw = raw(segs, force ? Hold.NONE : hold);
+    Pick raw = raw(segs, force ? Hold.NONE : hold, force ? 0 : target);
     if (raw != null) {
       return raw;
     }
-    return force ? forced(segs) : tiered(segs);
+    return force ? forced(segs) : target > 0 ? targeted(segs, target) : tiered(segs);
+  }
+
+  /** The merge of the smallest segments that brings their count towards {@code target}. */
+  private Pick targeted(List<Seg> segs, int target) {
+    int max = settings.maxSegmentPoints();
+    List<Integer> eligible = new ArrayList<>();
+    for (int i = 0; i < segs.size(); i++) {
+      if (segs.get(i).live() < max / 2.0 && !segs.get(i).raw()) {
+        eligible.add(i);
+      }
+    }
+    int over = segs.size() - target;
+    if (over <= 0 || eligible.size() < 2) {
+      return null;
+    }
+    eligible.sort(
+        Comparator.comparingInt((Integer i) -> segs.get(i).live())
+            .thenComparing(Comparator.naturalOrder()));
+    List<Integer> pick = new ArrayList<>();
+    long total = 0;
+    for (int i : eligible) {
+      if (pick.size() > over || pick.size() >= settings.maxMergeAtOnce()) {
+        break;
+      }
+      if (total + segs.get(i).live() > max) {
+        break;
+      }
+      pick.add(i);
+      total += segs.get(i).live();
+    }
+    return pick.size() < 2 ? null : new Pick(Kind.MERGE, List.copyOf(pick));
   }
 
   /** Whether {@code hold} keeps raw segments of {@code rawLive} live points waiting. */
@@ -167,7 +210,10 @@ final class TieredMergePolicy {
   }
 
   /** The merge that builds the raw segments (see the class comment), or null. */
-  private Pick raw(List<Seg> segs, Hold hold) {
+  private Pick raw(List<Seg> segs, Hold hold, int target) {
+    // with a segment target, a merge leaves at least target segments (a raw one built alone
+    // when there are no more than that)
+    int most = target > 0 ? Math.max(1, segs.size() - target + 1) : Integer.MAX_VALUE;
     List<Integer> raws = new ArrayList<>();
     long rawLive = 0;
     int largest = 0;
@@ -191,6 +237,9 @@ final class TieredMergePolicy {
     List<Integer> pick = new ArrayList<>();
     long total = 0;
     for (int i : raws) {
+      if (pick.size() >= most) {
+        break;
+      }
       if (pick.isEmpty() || total + segs.get(i).live() <= max) {
         pick.add(i);
         total += segs.get(i).live();
@@ -205,6 +254,9 @@ final class TieredMergePolicy {
     }
     graphs.sort(largestFirst);
     for (int i : graphs) {
+      if (pick.size() >= most) {
+        break;
+      }
       if (total + segs.get(i).live() <= max) {
         pick.add(i);
         total += segs.get(i).live();

@@ -174,6 +174,18 @@ class ShardIndexingStateTest {
   }
 
   @Test
+  void deferredBuildsCountASmallGrowingSegmentAsUnindexed() throws Exception {
+    Random r = TestSeeds.random("ShardIndexingStateTest.deferredTiny");
+    try (Shard s = open(IndexParams.DISKANN, 100_000, true)) {
+      s.setDeferBuilds(true); // indexing_threshold 0
+      s.awaitDurable(s.upsert(points(r, 0, 100)));
+      assertThat(s.indexingState().indexed()).isZero();
+      s.setDeferBuilds(false);
+      assertThat(s.indexingState().indexed()).isEqualTo(100);
+    }
+  }
+
+  @Test
   void withoutALiveGraphGrowingPointsAreNeitherIndexedNorBacklogAndSealedOnesAreIndexed()
       throws Exception {
     Random r = TestSeeds.random("ShardIndexingStateTest.sealed");

@@ -360,4 +360,40 @@ class TieredMergePolicyTest {
               .isEqualTo(new Pick(Kind.MERGE, List.of(0, 1)));
         });
   }
+
+  @Test
+  void aSegmentTargetMergesTheSmallestWhileThereAreMoreAndNothingAtIt() {
+    TieredMergePolicy p = policy(1_000_000, 3);
+    List<Seg> three = List.of(new Seg(500, 500), new Seg(300, 300), new Seg(400, 400));
+    // a target of 2 merges the two smallest
+    assertThat(p.find(three, false, TieredMergePolicy.Hold.NONE, 2))
+        .isEqualTo(new Pick(Kind.MERGE, List.of(1, 2)));
+    // a target of 1 merges all three at once; at or above the count, nothing
+    assertThat(p.find(three, false, TieredMergePolicy.Hold.NONE, 1))
+        .isEqualTo(new Pick(Kind.MERGE, List.of(1, 2, 0)));
+    assertThat(p.find(three, false, TieredMergePolicy.Hold.NONE, 3)).isNull();
+    // many segments the tiers would merge stay apart under a larger target
+    List<Seg> many = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      many.add(new Seg(SEAL, SEAL));
+    }
+    assertThat(p.find(many, false)).isNotNull();
+    assertThat(p.find(many, false, TieredMergePolicy.Hold.NONE, 12)).isNull();
+    // a segment too big to merge counts towards the target but never joins a merge
+    List<Seg> big = List.of(new Seg(600_000, 600_000), new Seg(10, 10), new Seg(20, 20));
+    assertThat(p.find(big, false, TieredMergePolicy.Hold.NONE, 1))
+        .isEqualTo(new Pick(Kind.MERGE, List.of(1, 2)));
+    // raw segments are built by merges that leave the target's count, alone at it
+    List<Seg> raws = List.of(new Seg(30, 30, true), new Seg(20, 20, true), new Seg(10, 10, true));
+    assertThat(p.find(raws, false, TieredMergePolicy.Hold.NONE, 2))
+        .isEqualTo(new Pick(Kind.MERGE, List.of(0, 1)));
+    assertThat(p.find(raws, false, TieredMergePolicy.Hold.NONE, 3))
+        .isEqualTo(new Pick(Kind.MERGE, List.of(0)));
+    assertThat(p.find(raws, false, TieredMergePolicy.Hold.NONE, 0))
+        .isEqualTo(new Pick(Kind.MERGE, List.of(0, 1, 2)));
+    // deleted-point rewrites come first, as without a target
+    List<Seg> deleted = List.of(new Seg(100, 50), new Seg(10, 10), new Seg(20, 20));
+    assertThat(p.find(deleted, false, TieredMergePolicy.Hold.NONE, 1))
+        .isEqualTo(new Pick(Kind.DELETED, List.of(0)));
+  }
 }
