@@ -286,8 +286,9 @@ final class PartitionedGraphBuilder {
     concurrent = live ? concurrentPartitions(threads, c) : 1;
     if (concurrent > 1) {
       // each partition built at once gets its share of the budget; and smaller partitions, down to
-      // the floor, so that there are at least as many as threads (home points fill half a cap)
-      c = Math.min(c / concurrent, Math.max(concurrentCapFloor, 2L * n / concurrent));
+      // the floor, so that there are about two per thread (home points fill half a cap): a thread
+      // that finishes early takes another, and smaller graphs cost less per insert
+      c = Math.min(c / concurrent, Math.max(concurrentCapFloor, (long) n / concurrent));
     }
     cap = (int) Math.min(n, c);
     io.deleteTree(work);
