@@ -400,29 +400,7 @@ public final class DiskAnnWriter {
     // explicit flags avoid jvector's process-wide GraphIndexBuilderConfig.
     if (distance != Distance.DOT) {
       LiveGraph g = liveGraph(raw, dim, params.maxDegree(), params, cancelled, segmentId);
-      int entry = n == 0 ? 0 : g.entry();
-      GraphFile.NodeSource nodes =
-          new GraphFile.NodeSource() {
-            @Override
-            public float[] vector(int ord) {
-              return raw[ord];
-            }
-
-            @Override
-            public int neighbours(int ord, int[] out) {
-              return g.neighbours(ord, out);
-            }
-          };
-      int[] order = pageOrder(n, entry, params.maxDegree(), nodes::neighbours);
-      GraphFile.write(
-          io,
-          tmp.resolve(DiskAnnFormat.GRAPH_FILE),
-          n,
-          dim,
-          params.maxDegree(),
-          entry,
-          checkedSource(nodes::vector, nodes::neighbours, this::checkCancelled),
-          order);
+      int[] order = writeGraph(raw, n == 0 ? 0 : g.entry(), g::neighbours);
       checkCancelled();
       finish(n, codes, ids, payloads, order);
       return n;
@@ -448,39 +426,47 @@ public final class DiskAnnWriter {
             parallel)) {
       ImmutableGraphIndex g = buildGraph(builder, ravv, n, pool, cancelled, segmentId);
       try (var view = g.getView()) {
-        int entry = n == 0 ? 0 : view.entryNode().node;
-        GraphFile.NodeSource nodes =
-            new GraphFile.NodeSource() {
-              @Override
-              public float[] vector(int ord) {
-                return raw[ord];
-              }
-
-              @Override
-              public int neighbours(int ord, int[] out) {
-                NodesIterator it = view.getNeighborsIterator(0, ord);
-                int c = 0;
-                while (it.hasNext() && c < out.length) {
-                  out[c++] = it.nextInt();
-                }
-                return c;
-              }
-            };
-        order = pageOrder(n, entry, params.maxDegree(), nodes::neighbours);
-        GraphFile.write(
-            io,
-            tmp.resolve(DiskAnnFormat.GRAPH_FILE),
-            n,
-            dim,
-            params.maxDegree(),
-            entry,
-            checkedSource(nodes::vector, nodes::neighbours, this::checkCancelled),
-            order);
+        order =
+            writeGraph(
+                raw,
+                n == 0 ? 0 : view.entryNode().node,
+                (ord, out) -> {
+                  NodesIterator it = view.getNeighborsIterator(0, ord);
+                  int c = 0;
+                  while (it.hasNext() && c < out.length) {
+                    out[c++] = it.nextInt();
+                  }
+                  return c;
+                });
       }
     }
     checkCancelled();
     finish(n, codes, ids, payloads, order);
     return n;
+  }
+
+  /** Neighbours of a node of a graph in memory: copied into {@code out}, how many returned. */
+  private interface Neighbours {
+    int of(int ord, int[] out);
+  }
+
+  /**
+   * Writes the graph of {@code raw} (entry {@code entry}, lists from {@code neighbours}) to {@code
+   * tmp/graph.fvg} in its page-local order and returns that order.
+   */
+  private int[] writeGraph(float[][] raw, int entry, Neighbours neighbours) throws IOException {
+    int n = raw.length;
+    int[] order = pageOrder(n, entry, params.maxDegree(), neighbours::of);
+    GraphFile.write(
+        io,
+        tmp.resolve(DiskAnnFormat.GRAPH_FILE),
+        n,
+        dim,
+        params.maxDegree(),
+        entry,
+        checkedSource(ord -> raw[ord], neighbours::of, this::checkCancelled),
+        order);
+    return order;
   }
 
   /**
