@@ -42,8 +42,14 @@ public interface CollectionService {
   record ClusterInfo(
       long peerId, int shardCount, List<LocalShard> localShards, List<RemoteShard> remoteShards) {}
 
-  /** A shard held by this process. */
-  record LocalShard(int shardId, long pointsCount, String state) {}
+  /**
+   * A shard held by this process.
+   *
+   * @param lastOperation the WAL sequence number of its newest applied write (0: none yet)
+   * @param pendingWrites writes it received and has not applied yet
+   */
+  record LocalShard(
+      int shardId, long pointsCount, String state, long lastOperation, int pendingWrites) {}
 
   /** A shard replica held by another node ({@link #peerId(String)} of its id). */
   record RemoteShard(int shardId, long peerId, String state) {}

@@ -153,7 +153,31 @@ public class CollectionsController {
 
   @GetMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> get(@PathVariable String name) {
-    return blocking.answer(() -> describe(service.describe(CollectionNames.validate(name))));
+    return blocking.answer(
+        () -> {
+          String n = CollectionNames.validate(name);
+          ObjectNode r = describe(service.describe(n));
+          putUpdateQueue(r, service.clusterInfo(n));
+          return r;
+        });
+  }
+
+  /**
+   * Qdrant's {@code update_queue}: {@code length} counts the writes the collection's shards
+   * received and have not applied yet (FlashVec applies a write before answering it, with or
+   * without {@code wait}, so only writes still in flight count); null when a shard is held
+   * elsewhere (a cluster proxy does not know the queues of its data nodes).
+   */
+  static void putUpdateQueue(ObjectNode r, CollectionService.ClusterInfo c) {
+    if (!c.remoteShards().isEmpty() || c.localShards().size() < c.shardCount()) {
+      r.putNull("update_queue");
+      return;
+    }
+    long pending = 0;
+    for (CollectionService.LocalShard s : c.localShards()) {
+      pending += s.pendingWrites();
+    }
+    r.putObject("update_queue").put("length", pending);
   }
 
   /** Qdrant's collection cluster info: where the shards and their replicas are, and their state. */

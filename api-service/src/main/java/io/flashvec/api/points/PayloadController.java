@@ -158,13 +158,14 @@ public class PayloadController {
             : change == DELETE_KEYS
                 ? StrictModeGuard.Route.DELETE_PAYLOAD
                 : StrictModeGuard.Route.SET_PAYLOAD;
-    return blocking.answerWrite(
-        name,
-        body,
+    io.flashvec.api.web.Blocking.BodyWork work =
         b -> {
           strict.check(name, route, b);
           return PointsController.update(apply(name, b, wait, change));
-        });
+        };
+    return wait
+        ? blocking.answerWaitedWrite(name, body, work)
+        : blocking.answerWrite(name, body, work);
   }
 
   /** Applies a parsed payload-update body: its point selector and the change it describes. */

@@ -79,13 +79,14 @@ public class PointsController {
    */
   private Mono<ResponseEntity<byte[]>> write(
       String name, boolean wait, byte[] body, Route route, Operation op) {
-    return blocking.answerWrite(
-        name,
-        body,
+    Blocking.BodyWork work =
         b -> {
           strict.check(name, route, b);
           return update(op.apply(name, b, wait));
-        });
+        };
+    return wait
+        ? blocking.answerWaitedWrite(name, body, work)
+        : blocking.answerWrite(name, body, work);
   }
 
   /** The fields of an upsert body; any other is refused. */
@@ -255,6 +256,14 @@ public class PointsController {
    * removed a page at a time (a point written after its page was read keeps its vectors).
    */
   private Collection.UpdateResult deleteVectorsWhere(
+      String name, Filter filter, java.util.Set<String> names, boolean wait) {
+    // a write in pages: an applied page does not mean the next ones are, so none is told applied
+    // (a timeout answers 408, never wait_timeout)
+    return ScopedValue.where(Collection.ON_APPLIED, op -> {})
+        .call(() -> deletePagesOfVectors(name, filter, names, wait));
+  }
+
+  private Collection.UpdateResult deletePagesOfVectors(
       String name, Filter filter, java.util.Set<String> names, boolean wait) {
     Collection.UpdateResult last = new Collection.UpdateResult(0, true);
     PointId offset = null;

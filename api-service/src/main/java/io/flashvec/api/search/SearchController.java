@@ -306,7 +306,7 @@ public class SearchController {
       JsonNode sv = vector.get("vector");
       String internal = config.internalName(field);
       if (config.isDense(internal)) {
-        return build(b, Requests.vector(sv, prefix + "vector.vector"), 10, prefix, internal);
+        return build(name, b, Requests.vector(sv, prefix + "vector.vector"), 10, prefix, internal);
       }
       if (!Requests.isSparse(sv)) {
         throw Requests.invalid(
@@ -321,7 +321,7 @@ public class SearchController {
           new SparseSearchRequest(
               field,
               q,
-              Requests.nonNegativeInt(b, "limit", 10, maxLimit),
+              Requests.limit(b, "limit", 10, maxLimit, () -> service.count(name)),
               Requests.nonNegativeInt(b, "offset", 0, maxLimit),
               Requests.filter(b, prefix),
               Requests.optionalFloat(b, "score_threshold"),
@@ -338,10 +338,11 @@ public class SearchController {
       throw CollectionConfig.notExisting("");
     }
     float[] v = Requests.vector(vector, prefix + "vector");
-    return build(b, v, 10, prefix, "");
+    return build(name, b, v, 10, prefix, "");
   }
 
-  private Parsed build(JsonNode b, float[] v, int defaultLimit, String prefix, String using) {
+  private Parsed build(
+      String name, JsonNode b, float[] v, int defaultLimit, String prefix, String using) {
     if (Requests.idfCorpus(b, prefix) != null) {
       throw new InvalidInputException(
           "Wrong input: "
@@ -349,7 +350,7 @@ public class SearchController {
               + "params.idf applies to a sparse vector with the idf modifier, not to a dense"
               + " one");
     }
-    int limit = Requests.nonNegativeInt(b, "limit", defaultLimit, maxLimit);
+    int limit = Requests.limit(b, "limit", defaultLimit, maxLimit, () -> service.count(name));
     int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
     boolean withVector = Output.withVector(b, "with_vector", false);
@@ -367,7 +368,7 @@ public class SearchController {
   }
 
   private ObjectNode runQuery(String name, JsonNode b, String prefix, SearchStats stats) {
-    UniversalQuery.Node node = query.parse(b, prefix, new int[1]);
+    UniversalQuery.Node node = query.parse(b, prefix, new int[1], () -> service.count(name));
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
     boolean withVector = Output.withVector(b, "with_vector", false);
     int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);

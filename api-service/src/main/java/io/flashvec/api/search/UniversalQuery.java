@@ -131,6 +131,19 @@ final class UniversalQuery {
    * @param nodes the nodes parsed so far in this request, so its tree stays bounded
    */
   Node parse(JsonNode b, String path, int[] nodes) {
+    return parse(b, path, nodes, null);
+  }
+
+  /**
+   * {@link #parse(JsonNode, String, int[])} for a query of one collection: a {@code limit} above
+   * the largest FlashVec answers ({@code maxLimit}) is taken when the collection holds no more
+   * points than that, since no answer can then be longer; the node asks for {@code maxLimit}
+   * results.
+   *
+   * @param points the collection's live points, asked only for such a limit ({@code null}: every
+   *     limit above {@code maxLimit} is refused)
+   */
+  Node parse(JsonNode b, String path, int[] nodes, java.util.function.LongSupplier points) {
     if (!b.isObject()) {
       throw new InvalidInputException("Wrong input: " + path + "query request must be an object");
     }
@@ -143,10 +156,10 @@ final class UniversalQuery {
     if (p != null && !p.isNull()) {
       if (p.isArray()) {
         for (int i = 0; i < p.size(); i++) {
-          prefetch.add(parse(p.get(i), path + "prefetch[" + i + "].", nodes));
+          prefetch.add(parse(p.get(i), path + "prefetch[" + i + "].", nodes, points));
         }
       } else {
-        prefetch.add(parse(p, path + "prefetch.", nodes));
+        prefetch.add(parse(p, path + "prefetch.", nodes, points));
       }
     }
     JsonNode q = b.get("query");
@@ -173,7 +186,7 @@ final class UniversalQuery {
       throw new io.flashvec.api.web.ValidationException(
           "internal." + path + "limit", "value 0 invalid, must be 1 or larger");
     }
-    int limit = Requests.nonNegativeInt(b, "limit", 10, maxLimit);
+    int limit = Requests.limit(b, "limit", 10, maxLimit, points);
     JsonNode using = b.get("using");
     if (using != null && !using.isNull() && !using.isString()) {
       throw Requests.invalid("using must be a vector name", path + "using", using);

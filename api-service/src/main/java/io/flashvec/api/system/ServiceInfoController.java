@@ -114,6 +114,7 @@ public class ServiceInfoController {
               (anon ? startup.truncatedTo(java.time.temporal.ChronoUnit.MINUTES) : startup)
                   .toString());
           if (level >= 1) {
+            features(app.putObject("features"));
             system(app.putObject("system"), anon);
           }
           List<String> names = service.listCollections();
@@ -207,6 +208,20 @@ public class ServiceInfoController {
       coeff *= 10;
     }
     return v / coeff * coeff;
+  }
+
+  /**
+   * Qdrant's build features, as FlashVec has them: a release build without Qdrant's debug endpoints
+   * ({@code service_debug_feature}, {@code staging}), recovery mode, GPU indexing or RocksDB, so
+   * every one is false.
+   */
+  static void features(ObjectNode f) {
+    f.put("debug", false);
+    f.put("service_debug_feature", false);
+    f.put("recovery_mode", false);
+    f.put("gpu", false);
+    f.put("rocksdb", false);
+    f.put("staging", false);
   }
 
   private void system(ObjectNode s, boolean anon) {

@@ -264,9 +264,10 @@ final class TelemetryDetails {
    * Qdrant's local shard telemetry: {@code total_optimized_points} is the points in the shard's
    * ANN-indexed segments now (FlashVec does not count builds since the start); {@code num_vectors}
    * counts each point once; {@code vectors_size_bytes} estimates the dense vectors' float32 bytes
-   * as Qdrant's estimate does; {@code optimizations} and {@code update_queue} are null (compactions
-   * are counted per collection, writes are applied without a queue); {@code async_scorer} says
-   * whether searches read pages asynchronously (prefetch not {@code off}).
+   * as Qdrant's estimate does; {@code optimizations} is null (compactions are counted per
+   * collection); {@code update_queue} has the writes in flight and the WAL sequence number of the
+   * newest applied one; {@code async_scorer} says whether searches read pages asynchronously
+   * (prefetch not {@code off}).
    */
   private static ObjectNode localShard(
       CollectionService.CollectionDescription d,
@@ -317,7 +318,11 @@ final class TelemetryDetails {
       // unindexed points are scanned exactly: no vector is left out of a search
       l.putObject("indexed_only_excluded_vectors");
     }
-    l.putNull("update_queue");
+    // Qdrant's update queue: the writes received and not applied yet (FlashVec applies a write
+    // before answering it, so only writes in flight count) and the newest applied one
+    ObjectNode queue = l.putObject("update_queue");
+    queue.put("length", local.pendingWrites());
+    queue.put("op_num", local.lastOperation());
     return l;
   }
 

@@ -169,6 +169,44 @@ public class Blocking implements AutoCloseable {
     return write(() -> Json.ok(onBody(name, body, Json::parse, work), t0));
   }
 
+  /**
+   * {@link #answerWrite} for a write that waits to be durable (Qdrant's {@code wait=true}): when
+   * the request's {@code timeout} passes after the write was applied ({@link
+   * io.flashvec.index.collection.Collection#ON_APPLIED}) but before it was durable, the answer is
+   * Qdrant's {@code {operation_id, status: wait_timeout}} and the write goes on to be durable. A
+   * timeout that passes before the write was applied answers 408, as for any request. {@code work}
+   * must apply one write: the operation of a write in several parts would not tell the rest.
+   */
+  public Mono<ResponseEntity<byte[]>> answerWaitedWrite(String name, byte[] body, BodyWork work) {
+    long t0 = System.nanoTime();
+    java.util.concurrent.atomic.AtomicLong applied = new java.util.concurrent.atomic.AtomicLong(-1);
+    Mono<ResponseEntity<byte[]>> run =
+        Mono.fromCallable(
+                () ->
+                    ScopedValue.where(
+                            io.flashvec.index.collection.Collection.ON_APPLIED, applied::set)
+                        .call(() -> Json.ok(onBody(name, body, Json::parse, work), t0)))
+            .subscribeOn(writeScheduler);
+    return Mono.deferContextual(
+        ctx -> {
+          java.time.Duration t = ctx.getOrDefault(TIMEOUT, null);
+          return t == null
+              ? run
+              : run.timeout(t, Mono.defer(() -> waitTimeout(applied.get(), t, t0)));
+        });
+  }
+
+  private static Mono<ResponseEntity<byte[]>> waitTimeout(
+      long operation, java.time.Duration timeout, long t0) {
+    if (operation < 0) {
+      return Mono.error(new RequestTimeoutException(timeout));
+    }
+    tools.jackson.databind.node.ObjectNode o = Json.object();
+    o.put("operation_id", operation);
+    o.put("status", "wait_timeout");
+    return Mono.just(Json.ok(o, t0));
+  }
+
   private static JsonNode onBody(
       String name, byte[] body, Function<byte[], JsonNode> parse, BodyWork work) {
     CollectionNames.validate(name);

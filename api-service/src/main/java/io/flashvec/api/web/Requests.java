@@ -467,6 +467,27 @@ public final class Requests {
     return n.intValue();
   }
 
+  /**
+   * A result limit: {@link #nonNegativeInt} up to {@code max}; a larger one (Qdrant takes any
+   * 64-bit limit) is {@code max} when {@code points} says the collection holds at most {@code max}
+   * points, as no answer can then be longer, and refused otherwise.
+   *
+   * @param points the collection's live points, asked only for a limit above {@code max} ({@code
+   *     null}: such a limit is refused)
+   */
+  public static int limit(
+      JsonNode parent, String field, int dflt, int max, java.util.function.LongSupplier points) {
+    JsonNode n = parent.get(field);
+    if (points != null
+        && n != null
+        && n.isIntegralNumber()
+        && n.bigIntegerValue().compareTo(BigInteger.valueOf(max)) > 0
+        && points.getAsLong() <= max) {
+      return max;
+    }
+    return nonNegativeInt(parent, field, dflt, max);
+  }
+
   /** An optional finite number. */
   public static Float optionalFloat(JsonNode parent, String field) {
     JsonNode n = parent.get(field);

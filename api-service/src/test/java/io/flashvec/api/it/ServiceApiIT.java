@@ -224,6 +224,54 @@ class ServiceApiIT {
     assertThat(four.at("/shards/0/local/indexed_only_excluded_vectors").isObject()).isTrue();
   }
 
+  /**
+   * Qdrant's update queue: a shard's {@code op_num} is its newest applied write, and the queue of
+   * writes not applied yet is empty once they are answered, with or without {@code wait}.
+   */
+  @Test
+  void theUpdateQueueShowsTheNewestAppliedWriteAndNothingPendingOnceAnswered() {
+    assertThat(
+            http.put("/collections/queue", "{\"vectors\":{\"size\":2,\"distance\":\"Dot\"}}")
+                .status())
+        .isEqualTo(200);
+    assertThat(http.get("/collections/queue").result().at("/update_queue/length").asLong())
+        .isZero();
+    assertThat(shardQueue().get("op_num").asLong()).isZero();
+    String point = "{\"points\":[{\"id\":1,\"vector\":[1,2]}]}";
+    assertThat(http.put("/collections/queue/points?wait=true", point).status()).isEqualTo(200);
+    assertThat(shardQueue().get("op_num").asLong()).isEqualTo(1);
+    assertThat(http.put("/collections/queue/points?wait=false", point).status()).isEqualTo(200);
+    JsonNode queue = shardQueue();
+    assertThat(queue.get("op_num").asLong()).isEqualTo(2);
+    assertThat(queue.get("length").asLong()).isZero();
+    assertThat(http.get("/collections/queue").result().at("/update_queue/length").asLong())
+        .isZero();
+    // a delete by ids is logged even when no point has them, as every write is in Qdrant
+    assertThat(http.post("/collections/queue/points/delete?wait=true", "{\"points\":[7]}").status())
+        .isEqualTo(200);
+    assertThat(shardQueue().get("op_num").asLong()).isEqualTo(3);
+    // a write by a filter that matches no point changes nothing and logs nothing
+    assertThat(
+            http.post(
+                    "/collections/queue/points/delete?wait=true",
+                    "{\"filter\":{\"must\":[{\"has_id\":[9]}]}}")
+                .status())
+        .isEqualTo(200);
+    assertThat(shardQueue().get("op_num").asLong()).isEqualTo(3);
+    JsonNode features = http.get("/telemetry?details_level=1").result().at("/app/features");
+    assertThat(features.get("staging").asBoolean(true)).isFalse();
+  }
+
+  private static JsonNode shardQueue() {
+    for (JsonNode c :
+        http.get("/telemetry?details_level=3").result().at("/collections/collections")) {
+      if (c.path("id").asString("").equals("queue")) {
+        return c.at("/shards/0/local/update_queue");
+      }
+    }
+    throw new AssertionError("no collection queue in the telemetry");
+  }
+
   /** The collection {@code levels} in a telemetry answer. */
   private static JsonNode levels(JsonNode telemetry) {
     for (JsonNode c : telemetry.at("/collections/collections")) {

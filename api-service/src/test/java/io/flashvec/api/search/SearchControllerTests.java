@@ -255,6 +255,34 @@ class SearchControllerTests {
     return seen.get();
   }
 
+  /**
+   * A limit above FlashVec's largest (10000 here) is taken as that largest when the collection
+   * holds no more points, and refused when it holds more.
+   */
+  @Test
+  void aLimitAboveTheLargestIsTakenWhenTheCollectionCannotFillIt() {
+    String huge = "18446744073709551615";
+    when(service.count("c")).thenReturn(7L);
+    assertThat(
+            searched("/collections/c/points/search", "{\"vector\":[1,2],\"limit\":" + huge + "}")
+                .limit())
+        .isEqualTo(10_000);
+    assertThat(
+            searched("/collections/c/points/query", "{\"query\":[1,2],\"limit\":" + huge + "}")
+                .limit())
+        .isEqualTo(10_000);
+    when(service.count("c")).thenReturn(10_001L);
+    for (String[] r :
+        new String[][] {
+          {"/collections/c/points/search", "{\"vector\":[1,2],\"limit\":" + huge + "}"},
+          {"/collections/c/points/query", "{\"query\":[1,2],\"limit\":10001}"},
+        }) {
+      assertThat(errorOf(post(r[0], r[1]), 400)).as(r[1]).contains("limit is too large");
+    }
+    assertThat(errorOf(post("/collections/c/points/query", "{\"query\":[1,2],\"limit\":-1}"), 400))
+        .contains("limit must be a non-negative integer");
+  }
+
   @Test
   void quantizationOversamplingWidensTheRescoredCandidatesAndOtherValuesAreRefused() {
     String s = "/collections/c/points/search";

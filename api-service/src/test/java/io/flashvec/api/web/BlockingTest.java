@@ -90,4 +90,61 @@ class BlockingTest {
       }
     }
   }
+
+  /**
+   * A write with wait bounded by a timeout: past the timeout, Qdrant's wait_timeout with the
+   * operation id once the write was applied, 408 before; within it, the write's own answer.
+   */
+  @Test
+  void aWaitedWriteAppliedWhenItsTimeoutPassesAnswersWaitTimeout() throws Exception {
+    try (Blocking b = new Blocking(new FlashVecProperties.Writes(0, 2))) {
+      for (boolean applied : new boolean[] {true, false}) {
+        // long enough for the work to start on a loaded machine where it must be applied first
+        java.time.Duration t =
+            applied ? java.time.Duration.ofSeconds(3) : java.time.Duration.ofMillis(100);
+        var release = new java.util.concurrent.CountDownLatch(1);
+        var finished = new java.util.concurrent.CountDownLatch(1);
+        Blocking.BodyWork work =
+            body -> {
+              if (applied) {
+                io.flashvec.index.collection.Collection.ON_APPLIED.get().accept(7);
+              }
+              try {
+                release.await(); // the durability wait that outlasts the timeout
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              finished.countDown();
+              return Json.object().put("status", "completed");
+            };
+        var answer =
+            b.answerWaitedWrite("c", "{}".getBytes(StandardCharsets.UTF_8), work)
+                .contextWrite(ctx -> ctx.put(Blocking.TIMEOUT, t));
+        if (applied) {
+          String body = new String(answer.block().getBody(), StandardCharsets.UTF_8);
+          assertThat(body).contains("\"operation_id\":7").contains("\"status\":\"wait_timeout\"");
+        } else {
+          org.assertj.core.api.Assertions.assertThatThrownBy(answer::block)
+              .isInstanceOf(RequestTimeoutException.class);
+        }
+        release.countDown();
+        assertThat(finished.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      }
+      // applied and durable within the timeout: the write's own answer
+      String body =
+          new String(
+              b.answerWaitedWrite(
+                      "c",
+                      "{}".getBytes(StandardCharsets.UTF_8),
+                      x -> {
+                        io.flashvec.index.collection.Collection.ON_APPLIED.get().accept(8);
+                        return Json.object().put("status", "completed");
+                      })
+                  .contextWrite(ctx -> ctx.put(Blocking.TIMEOUT, java.time.Duration.ofSeconds(30)))
+                  .block()
+                  .getBody(),
+              StandardCharsets.UTF_8);
+      assertThat(body).contains("\"status\":\"completed\"");
+    }
+  }
 }

@@ -161,7 +161,9 @@ public final class LocalCollectionService implements CollectionService, LocalDat
     List<LocalShard> local = new ArrayList<>();
     List<Shard> shards = c.shards();
     for (int i = 0; i < shards.size(); i++) {
-      local.add(new LocalShard(i, shards.get(i).count(), "Active"));
+      Shard s = shards.get(i);
+      local.add(
+          new LocalShard(i, s.count(), "Active", s.lastAppliedOperation(), s.pendingWrites()));
     }
     return new ClusterInfo(
         CollectionService.peerId(STANDALONE_NODE), shards.size(), local, List.of());

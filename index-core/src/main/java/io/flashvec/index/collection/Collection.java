@@ -539,9 +539,21 @@ public final class Collection implements Closeable {
     return finish(seqs, wait);
   }
 
+  /**
+   * Told, on the thread that writes, the operation id of a write with {@code wait} once it is
+   * applied (visible to searches) and before it waits to be durable: a request bounded by a timeout
+   * can then answer that its write was accepted and is still being waited for (Qdrant's {@code
+   * wait_timeout}) rather than that it timed out.
+   */
+  public static final ScopedValue<java.util.function.LongConsumer> ON_APPLIED =
+      ScopedValue.newInstance();
+
   private UpdateResult finish(long[] seqs, boolean wait) {
     long op = operations.incrementAndGet();
     if (wait) {
+      if (ON_APPLIED.isBound()) {
+        ON_APPLIED.get().accept(op);
+      }
       for (int i = 0; i < shards.length; i++) {
         if (seqs[i] > 0) {
           shards[i].awaitDurable(seqs[i]);

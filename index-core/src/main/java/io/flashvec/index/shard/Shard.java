@@ -413,6 +413,15 @@ public final class Shard implements Closeable {
   private final ShardReader reader;
   private final ShardWriter writer;
   private final Wal wal;
+
+  /** Writes received and not yet applied: waiting for the write lock or being applied. */
+  private final java.util.concurrent.atomic.AtomicInteger pendingWrites =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** The WAL sequence number of the newest applied write, -1 before this run applied one. */
+  private final java.util.concurrent.atomic.AtomicLong applied =
+      new java.util.concurrent.atomic.AtomicLong(-1);
+
   private final FileIO io;
   private final DiskAnnFormat format;
 
@@ -473,6 +482,7 @@ public final class Shard implements Closeable {
     this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader, multivectors);
     segments.publish(sealed, List.of(writer.growing()), List.of());
     this.wal = writer.openWal(pipeline.checkpointSeq());
+    applied.set(wal.lastSeq()); // every record recovered is applied
     writeLock.lock();
     try {
       pipeline.start(wal);
@@ -601,7 +611,7 @@ public final class Shard implements Closeable {
    * number to pass to {@link #awaitDurable}.
    */
   public long upsert(List<Point> points) {
-    return writer.upsert(points);
+    return applying(() -> writer.upsert(points));
   }
 
   /**
@@ -613,7 +623,7 @@ public final class Shard implements Closeable {
       List<Point> points,
       io.flashvec.index.UpsertMode mode,
       io.flashvec.index.filter.FilterEvaluator filter) {
-    return writer.upsert(points, mode, filter);
+    return applying(() -> writer.upsert(points, mode, filter));
   }
 
   /**
@@ -622,7 +632,7 @@ public final class Shard implements Closeable {
    * the first id that does not exist, and nothing is written. Returns the WAL sequence number.
    */
   public long updateVectors(List<Point> points) {
-    return writer.updateVectors(points);
+    return applying(() -> writer.updateVectors(points));
   }
 
   /**
@@ -630,12 +640,12 @@ public final class Shard implements Closeable {
    * under the write lock; returns 0 when none matched.
    */
   public long updateVectors(List<Point> points, io.flashvec.index.filter.FilterEvaluator filter) {
-    return writer.updateVectors(points, filter);
+    return applying(() -> writer.updateVectors(points, filter));
   }
 
   /** Removes the vectors {@code names} from existing points; see {@link ShardWriter}. */
   public long deleteVectors(List<PointId> ids, Set<String> names) {
-    return writer.deleteVectors(ids, names);
+    return applying(() -> writer.deleteVectors(ids, names));
   }
 
   /**
@@ -722,7 +732,7 @@ public final class Shard implements Closeable {
 
   /** Deletes points by id (absent ids are ignored); returns the WAL sequence number. */
   public long delete(List<PointId> ids) {
-    return writer.delete(ids);
+    return applying(() -> writer.delete(ids));
   }
 
   /**
@@ -730,12 +740,12 @@ public final class Shard implements Closeable {
    * returns the WAL sequence number, or 0 when nothing matched.
    */
   public long delete(FilterEvaluator filter) {
-    return writer.delete(filter);
+    return applying(() -> writer.delete(filter));
   }
 
   /** {@link #updatePayloads(List, UnaryOperator)} for the points that match {@code filter} now. */
   public long updatePayloads(FilterEvaluator filter, UnaryOperator<byte[]> update) {
-    return writer.updatePayloads(filter, update);
+    return applying(() -> writer.updatePayloads(filter, update));
   }
 
   /**
@@ -743,7 +753,36 @@ public final class Shard implements Closeable {
    * their vectors; absent ids are ignored. Returns the WAL sequence number, or 0 when no id exists.
    */
   public long updatePayloads(List<PointId> ids, UnaryOperator<byte[]> update) {
-    return writer.updatePayloads(ids, update);
+    return applying(() -> writer.updatePayloads(ids, update));
+  }
+
+  /** Runs a write, counted in {@link #pendingWrites} until it is applied. */
+  private long applying(java.util.function.LongSupplier write) {
+    pendingWrites.incrementAndGet();
+    try {
+      long seq = write.getAsLong();
+      applied.accumulateAndGet(seq, Math::max);
+      return seq;
+    } finally {
+      pendingWrites.decrementAndGet();
+    }
+  }
+
+  /**
+   * Writes this shard received and has not applied yet: they wait for the write lock or are being
+   * applied. A write is applied (visible to searches) before it is answered, whatever its {@code
+   * wait}, so a shard nobody writes to has none.
+   */
+  public int pendingWrites() {
+    return pendingWrites.get();
+  }
+
+  /**
+   * The WAL sequence number of the newest applied write: 0 for a shard never written to, one more
+   * for each write logged (a write by a filter that matched no point logs nothing).
+   */
+  public long lastAppliedOperation() {
+    return applied.get();
   }
 
   /** Blocks until the record {@code seq} is durable under the WAL's fsync policy. */

@@ -236,6 +236,39 @@ class CollectionTest {
    * A WAL that an I/O error failed (here: the writing thread was interrupted, which closes its
    * channel) refuses writes until a restart; the collection says so instead of staying green.
    */
+  /**
+   * A write with wait tells {@link Collection#ON_APPLIED} its operation once applied; each shard
+   * counts its newest applied WAL operation and has no write pending once the writes returned.
+   */
+  @Test
+  void aWaitedWriteIsToldAppliedAndShardsCountTheirAppliedOperations() {
+    Collection c = open("applied", 2, Distance.DOT, 2);
+    List<Long> told = new ArrayList<>();
+    for (Shard s : c.shards()) {
+      assertThat(s.lastAppliedOperation()).isZero();
+    }
+    Collection.UpdateResult waited =
+        ScopedValue.where(Collection.ON_APPLIED, told::add)
+            .call(
+                () ->
+                    c.upsert(
+                        List.of(
+                            new Point(PointId.of(1), new float[] {1, 0}, null),
+                            new Point(PointId.of(2), new float[] {0, 1}, null)),
+                        true));
+    assertThat(told).containsExactly(waited.operationId());
+    ScopedValue.where(Collection.ON_APPLIED, told::add)
+        .run(() -> c.upsert(List.of(new Point(PointId.of(3), new float[] {1, 1}, null)), false));
+    assertThat(told).as("a write without wait is not waited for").hasSize(1);
+    long applied = 0;
+    for (Shard s : c.shards()) {
+      applied += s.lastAppliedOperation();
+      assertThat(s.pendingWrites()).isZero();
+    }
+    // three points over two shards: each shard's operations are numbered from 1 in its WAL
+    assertThat(applied).isBetween(2L, 3L);
+  }
+
   @Test
   void aFailedWalShowsInTheCollectionsInfo() {
     Collection c = open("w", 2, Distance.DOT, 1);
