@@ -4,16 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Random;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -26,26 +22,9 @@ import tools.jackson.databind.JsonNode;
  * {@code beam_width} on a search of such a vector, are refused.
  */
 @ExtendWith(TestSeeds.Reporter.class)
-class FieldGraphsIT {
+class FieldGraphsIT extends OneServerPerClass {
 
   static final int POINTS = 2500;
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @Test
   void namedVectorsAreSearchedThroughTheirOwnGraphs() throws Exception {

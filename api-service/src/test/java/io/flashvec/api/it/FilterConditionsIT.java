@@ -2,13 +2,10 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -17,11 +14,7 @@ import tools.jackson.databind.JsonNode;
  * same points without a payload index, with one, and after a SIGKILL and restart; bad conditions
  * answer 400 or 422 naming the value.
  */
-class FilterConditionsIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
+class FilterConditionsIT extends OneServerPerClass {
 
   private static final String[] POINTS = {
     "{\"id\":1,\"vector\":[1,0,0,0],\"payload\":{\"city\":\"Berlin\","
@@ -41,8 +34,6 @@ class FilterConditionsIT {
 
   @BeforeAll
   static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
     Http.Response r =
         http.put("/collections/c", "{\"vectors\":{\"size\":4,\"distance\":\"Cosine\"}}");
     assertThat(r.status()).as(r.raw()).isEqualTo(200);
@@ -50,13 +41,6 @@ class FilterConditionsIT {
         http.put(
             "/collections/c/points?wait=true", "{\"points\":[" + String.join(",", POINTS) + "]}");
     assertThat(r.status()).as(r.raw()).isEqualTo(200);
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.stop();
-    }
   }
 
   private static List<Long> scroll(String condition) {

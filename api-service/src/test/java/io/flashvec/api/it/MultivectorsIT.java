@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,11 +13,8 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -32,11 +28,7 @@ import tools.jackson.databind.JsonNode;
  * restart, from a sealed segment and from the WAL.
  */
 @ExtendWith(TestSeeds.Reporter.class)
-class MultivectorsIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
+class MultivectorsIT extends OneServerPerClass {
 
   /** What the collection should hold, by id: each field's vectors as given. */
   static final Map<Long, float[]> DENSE = new TreeMap<>();
@@ -44,19 +36,6 @@ class MultivectorsIT {
   static final Map<Long, float[][]> COLBERT = new TreeMap<>();
   static final Map<Long, float[][]> LATE = new TreeMap<>();
   static final Set<Long> IDS = new TreeSet<>();
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @Test
   void multivectorsEndToEnd() {

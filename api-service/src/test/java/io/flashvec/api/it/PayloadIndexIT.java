@@ -2,25 +2,18 @@ package io.flashvec.api.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
  * Payload indexes, BM25 text queries, hybrid fusion and {@code order_by} over REST against a real
  * server process, including a restart with the indexes on disk.
  */
-class PayloadIndexIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
+class PayloadIndexIT extends OneServerPerClass {
 
   private static final String[] DOCS = {
     "the quick brown fox jumps over the lazy dog",
@@ -32,8 +25,6 @@ class PayloadIndexIT {
 
   @BeforeAll
   static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
     Http.Response r =
         http.put("/collections/docs", "{\"vectors\":{\"size\":4,\"distance\":\"Cosine\"}}");
     assertThat(r.status()).as(r.raw()).isEqualTo(200);
@@ -59,13 +50,6 @@ class PayloadIndexIT {
     pts.append("]}");
     r = http.put("/collections/docs/points?wait=true", pts.toString());
     assertThat(r.status()).as(r.raw()).isEqualTo(200);
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.stop();
-    }
   }
 
   private static Http.Response index(String body) {

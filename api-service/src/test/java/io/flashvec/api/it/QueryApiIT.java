@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.flashvec.testing.TestSeeds;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -16,10 +15,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.ToDoubleFunction;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -28,11 +25,7 @@ import tools.jackson.databind.JsonNode;
  * brute force of Qdrant's formulas, MMR, {@code order_by} and {@code sample} queries, and grouped
  * queries with lookups.
  */
-class QueryApiIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
+class QueryApiIT extends OneServerPerClass {
 
   static final int N = 300;
   static final int DIM = 8;
@@ -41,8 +34,6 @@ class QueryApiIT {
   @BeforeAll
   static void start() {
     Random rnd = TestSeeds.random("QueryApiIT");
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
     ok(http.put("/collections/q", "{\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Dot\"}}"));
     ok(http.put("/collections/q/index", "{\"field_name\":\"price\",\"field_schema\":\"integer\"}"));
     ok(http.put("/collections/q/index", "{\"field_name\":\"tags\",\"field_schema\":\"keyword\"}"));
@@ -80,13 +71,6 @@ class QueryApiIT {
           .append("\"}}");
     }
     ok(http.put("/collections/docs/points?wait=true", docs.append("]}").toString()));
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.stop();
-    }
   }
 
   @Test

@@ -3,14 +3,10 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.testing.Await;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -19,24 +15,7 @@ import tools.jackson.databind.JsonNode;
  * where the tiers merge the same three into one; the setting reads back, survives a restart and
  * cannot be changed by an update.
  */
-class SegmentNumberIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
+class SegmentNumberIT extends OneServerPerClass {
 
   @Test
   void aCollectionKeepsTheSegmentsItAsksFor() {

@@ -8,11 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -20,24 +16,7 @@ import tools.jackson.databind.JsonNode;
  * health probes, unknown routes answered 404 in Qdrant's error shape, telemetry at its detail
  * levels and Qdrant's request series in the metrics.
  */
-class ServiceApiIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.stop();
-    }
-  }
+class ServiceApiIT extends OneServerPerClass {
 
   private static HttpResponse<String> raw(String path) throws IOException, InterruptedException {
     return HttpClient.newHttpClient()

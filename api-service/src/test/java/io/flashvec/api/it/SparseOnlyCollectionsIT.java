@@ -16,11 +16,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -32,27 +29,10 @@ import tools.jackson.databind.JsonNode;
  * WAL.
  */
 @ExtendWith(TestSeeds.Reporter.class)
-class SparseOnlyCollectionsIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
+class SparseOnlyCollectionsIT extends OneServerPerClass {
 
   /** What the collection should hold: sparse vectors (index → value) by id. */
   static final TreeMap<Long, TreeMap<Long, Float>> SPARSE = new TreeMap<>();
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @Test
   void sparseOnlyCollectionsEndToEnd() throws IOException {

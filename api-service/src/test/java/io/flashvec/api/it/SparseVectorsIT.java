@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,11 +14,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -31,11 +27,7 @@ import tools.jackson.databind.JsonNode;
  * of it holds after a restart, from a sealed segment and from the WAL.
  */
 @ExtendWith(TestSeeds.Reporter.class)
-class SparseVectorsIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
+class SparseVectorsIT extends OneServerPerClass {
 
   /** What the collection should hold: dense vectors and sparse ones (index → value) by id. */
   static final Map<Long, float[]> DENSE = new TreeMap<>();
@@ -44,19 +36,6 @@ class SparseVectorsIT {
 
   /** Points whose vectors were deleted: still points, whatever vectors they have left. */
   static final java.util.Set<Long> LEFT = new java.util.TreeSet<>();
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @Test
   void denseAndSparseVectorsEndToEnd() {

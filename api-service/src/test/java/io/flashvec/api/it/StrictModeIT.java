@@ -6,11 +6,8 @@ import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -20,24 +17,7 @@ import tools.jackson.databind.JsonNode;
  * message, and the settings FlashVec cannot enforce are refused naming the field.
  */
 @ExtendWith(TestSeeds.Reporter.class)
-class StrictModeIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
+class StrictModeIT extends OneServerPerClass {
 
   @Test
   void strictModeAndMetadata() {

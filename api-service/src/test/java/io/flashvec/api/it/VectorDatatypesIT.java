@@ -3,11 +3,7 @@ package io.flashvec.api.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.offset;
 
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -17,24 +13,7 @@ import tools.jackson.databind.JsonNode;
  * converted values, also after a restart that replays the WAL. Also Qdrant's configuration {@code
  * warnings} for an {@code inline_storage} that changes nothing.
  */
-class VectorDatatypesIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
+class VectorDatatypesIT extends OneServerPerClass {
 
   @Test
   void valuesAreConvertedOnEveryWriteAndKeptAcrossARestart() {

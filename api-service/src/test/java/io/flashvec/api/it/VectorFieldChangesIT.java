@@ -4,18 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -27,27 +23,10 @@ import tools.jackson.databind.JsonNode;
  * compaction.
  */
 @ExtendWith(TestSeeds.Reporter.class)
-class VectorFieldChangesIT {
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
+class VectorFieldChangesIT extends OneServerPerClass {
 
   /** What each point must show: its vectors by name. */
   static final Map<Long, Map<String, float[]>> WANT = new TreeMap<>();
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @Test
   void addDeleteAndRecreateNamedVectors() {
