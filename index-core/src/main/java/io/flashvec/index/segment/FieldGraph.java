@@ -439,6 +439,11 @@ public final class FieldGraph {
     return field;
   }
 
+  /** The settings the graph is built with. */
+  public Params params() {
+    return params;
+  }
+
   /** Points the graph covers when built. */
   public int nodes() {
     return ordinals.length;
@@ -555,8 +560,9 @@ public final class FieldGraph {
   }
 
   /**
-   * Stops the build and waits for its current batch, so no build reads the segment's vectors after
-   * this returns; searches must have ended (the segment is closing).
+   * Stops the build and waits for its current batch (or its file's write), so no build reads the
+   * segment's vectors or writes the file after this returns. Searches may still run on the nodes
+   * built so far (a graph replaced by one of other settings).
    */
   public void close() {
     closed = true;
