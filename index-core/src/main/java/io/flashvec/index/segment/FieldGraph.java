@@ -400,9 +400,13 @@ public final class FieldGraph {
       w.commit();
       fileBytes = store.io().size(file);
       LOG.info(
-          "field graph written [segment={}, field={}, nodes={}, bytes={}, millis={}]",
+          "field graph written [segment={}, field={}, m={}, ef_construct={}, quantile={},"
+              + " nodes={}, bytes={}, millis={}]",
           segment,
           field,
+          params.m(),
+          params.efConstruct(),
+          params.quantile(),
           ordinals.length,
           w.bodyBytes(),
           (System.nanoTime() - t0) / 1_000_000);
