@@ -758,13 +758,31 @@ final class CollectionSettings {
       JsonNode diff = e.getValue();
       if (key == null
           || e.getKey().equals(config.defaultVectorName())
-          || !graphed(config, key)
           || absent(diff)
           || !diff.isObject()) {
         continue;
       }
       String at = "vectors." + e.getKey() + ".";
       FieldIndex now = config.denseField(key).index();
+      if (!graphed(config, key)) {
+        // no graph either way ({"m": 0} only, checked): the hnsw_config is shown as given, and
+        // strict mode then treats a multivector as unindexed, as Qdrant does
+        JsonNode h = diff.get("hnsw_config");
+        if (!absent(h) && h.isObject()) {
+          FieldIndex next =
+              new FieldIndex(
+                  0,
+                  now.efConstruct(),
+                  Float.NaN,
+                  mergedHnsw(now.hnswConfig(), h),
+                  now.quantizationConfig(),
+                  now.quantizationInherited());
+          if (!next.equals(now)) {
+            out.put(e.getKey(), next);
+          }
+        }
+        continue;
+      }
       int m = now.m();
       int ef = now.efConstruct();
       String hnswShown = now.hnswConfig();
@@ -773,17 +791,7 @@ final class CollectionSettings {
         m = Requests.nonNegativeInt(hnsw, "m", m, 256);
         ef =
             CollectionsController.atLeast(hnsw, at + "hnsw_config.", "ef_construct", ef, 4, 10_000);
-        tools.jackson.databind.node.ObjectNode shown =
-            hnswShown == null
-                ? Json.object()
-                : (tools.jackson.databind.node.ObjectNode)
-                    Json.parse(hnswShown.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        for (Map.Entry<String, JsonNode> h : hnsw.properties()) {
-          if (!absent(h.getValue())) {
-            shown.set(h.getKey(), h.getValue());
-          }
-        }
-        hnswShown = shown.toString();
+        hnswShown = mergedHnsw(hnswShown, hnsw);
       }
       float quantile = now.quantile();
       String quantization = now.quantizationConfig();
@@ -814,6 +822,24 @@ final class CollectionSettings {
       }
     }
     return out;
+  }
+
+  /**
+   * A vector's shown {@code hnsw_config} ({@code null}: none) with the fields {@code diff} gives,
+   * as Qdrant's {@code HnswConfigDiff} update merges them.
+   */
+  private static String mergedHnsw(String shown, JsonNode diff) {
+    tools.jackson.databind.node.ObjectNode out =
+        shown == null
+            ? Json.object()
+            : (tools.jackson.databind.node.ObjectNode)
+                Json.parse(shown.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    for (Map.Entry<String, JsonNode> h : diff.properties()) {
+      if (!absent(h.getValue())) {
+        out.set(h.getKey(), h.getValue());
+      }
+    }
+    return out.toString();
   }
 
   /** The index of a vector whose quantization is the collection's, or {@code null}: none. */

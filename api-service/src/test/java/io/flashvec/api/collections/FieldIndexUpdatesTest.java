@@ -74,6 +74,13 @@ class FieldIndexUpdatesTest {
   }
 
   @Test
+  void aVectorWithoutAGraphShowsTheNoIndexItWasGiven() {
+    assertThat(update(PLAIN, "{\"vectors\": {\"multi\": {\"hnsw_config\": {\"m\": 0}}}}"))
+        .containsExactly(
+            Map.entry("multi", new FieldIndex(0, 100, Float.NaN, "{\"m\":0}", null, false)));
+  }
+
+  @Test
   void scalarQuantizationIsSetChangedAndDisabled() {
     FieldIndex set =
         update(PLAIN, "{\"vectors\": {\"txt\": {\"quantization\": " + SCALAR + "}}}").get("txt");
