@@ -253,6 +253,34 @@ public record CollectionConfig(
   }
 
   /**
+   * This collection with the dense vector {@code name} (other than the primary one) indexed by
+   * {@code index}: its storage key and values stay, its sealed segments build its graphs with the
+   * new settings (ADR 0040).
+   */
+  public CollectionConfig withDenseIndex(String name, FieldIndex index) {
+    String key = denseKey(name);
+    if (key == null) {
+      throw notExisting(name);
+    }
+    DenseVectorParams f = denseVectors.get(key);
+    Map<String, DenseVectorParams> next = new LinkedHashMap<>(denseVectors);
+    next.put(
+        key,
+        new DenseVectorParams(
+            f.dimension(), f.distance(), f.onDisk(), f.multivector(), index, f.datatype()));
+    return new CollectionConfig(
+        dimension,
+        distance,
+        shardNumber,
+        replicationFactor,
+        index(),
+        sparseVectors,
+        vectorName,
+        next,
+        fieldGeneration);
+  }
+
+  /**
    * This collection without the dense vector {@code name}. A field beside the points is dropped
    * from the config; its key is never given again, so the values segments and the WAL hold under it
    * are unreachable. The primary vector is retired ({@link #primaryRetired}): its graph stays for

@@ -191,7 +191,11 @@ final class CollectionSettings {
       JsonNode vectors, String at, Set<String> fields, Boolean onDisk, boolean graph) {
     known(vectors, fields, at);
     if (onDisk != null) {
-      quantization(vectors.get("quantization_config"), at + "quantization_config", true);
+      JsonNode q = vectors.get("quantization_config");
+      if (!graph || absent(q) || !q.isObject() || !q.has("scalar")) {
+        // a graphed vector's scalar quantization is checked by fieldIndexUpdates
+        quantization(q, at + "quantization_config", true);
+      }
     } else {
       JsonNode multi = vectors.get("multivector_config");
       if (!absent(multi)) {
@@ -230,12 +234,13 @@ final class CollectionSettings {
         return;
       }
     }
-    if (onDisk != null) {
-      if (!noIndex || graph) {
+    if (onDisk != null && !graph) {
+      if (!noIndex) {
         throw refused(
             at + "hnsw_config",
             hnsw,
-            "is set when the vector is created: its sealed segments' graphs are built with it");
+            "only {\"m\": 0} (no index) is supported: a multivector or a Manhattan vector is"
+                + " searched exactly, by a scan of the points that have it");
       }
       return;
     }
@@ -731,6 +736,120 @@ final class CollectionSettings {
     quantization(body.get("quantization_config"), "quantization_config", true);
     sparseUpdate(body.get("sparse_vectors"), current.get());
     common(body, false);
+  }
+
+  /**
+   * The indexes an update body's {@code vectors} give the dense vectors other than the primary one
+   * that have graphs (Qdrant's {@code VectorParamsDiff}, checked by {@link #checkUpdate}), by name;
+   * vectors whose index does not change are left out. Each merges into the vector's current index:
+   * {@code hnsw_config}'s {@code m} and {@code ef_construct} replace the current ones (the shown
+   * {@code hnsw_config} takes the given fields), a scalar {@code quantization_config} replaces the
+   * vector's quantization, and {@code "Disabled"} removes the vector's own, leaving the
+   * collection's if it has one (as Qdrant's vector falls back to the collection's).
+   */
+  static Map<String, FieldIndex> fieldIndexUpdates(JsonNode body, CollectionConfig config) {
+    Map<String, FieldIndex> out = new java.util.LinkedHashMap<>();
+    JsonNode vectors = body.get("vectors");
+    if (absent(vectors) || !vectors.isObject()) {
+      return out;
+    }
+    for (Map.Entry<String, JsonNode> e : vectors.properties()) {
+      String key = e.getKey().isEmpty() ? null : config.denseKey(e.getKey());
+      JsonNode diff = e.getValue();
+      if (key == null
+          || e.getKey().equals(config.defaultVectorName())
+          || absent(diff)
+          || !diff.isObject()) {
+        continue;
+      }
+      String at = "vectors." + e.getKey() + ".";
+      FieldIndex now = config.denseField(key).index();
+      if (!graphed(config, key)) {
+        // no graph either way ({"m": 0} only, checked): the hnsw_config is shown as given, and
+        // strict mode then treats a multivector as unindexed, as Qdrant does
+        JsonNode h = diff.get("hnsw_config");
+        if (!absent(h) && h.isObject()) {
+          FieldIndex next =
+              new FieldIndex(
+                  0,
+                  now.efConstruct(),
+                  Float.NaN,
+                  mergedHnsw(now.hnswConfig(), h),
+                  now.quantizationConfig(),
+                  now.quantizationInherited());
+          if (!next.equals(now)) {
+            out.put(e.getKey(), next);
+          }
+        }
+        continue;
+      }
+      int m = now.m();
+      int ef = now.efConstruct();
+      String hnswShown = now.hnswConfig();
+      JsonNode hnsw = diff.get("hnsw_config");
+      if (!absent(hnsw)) {
+        m = Requests.nonNegativeInt(hnsw, "m", m, 256);
+        ef =
+            CollectionsController.atLeast(hnsw, at + "hnsw_config.", "ef_construct", ef, 4, 10_000);
+        hnswShown = mergedHnsw(hnswShown, hnsw);
+      }
+      float quantile = now.quantile();
+      String quantization = now.quantizationConfig();
+      boolean inherited = now.quantizationInherited();
+      JsonNode q = diff.get("quantization_config");
+      String qAt = at + "quantization_config";
+      if (!absent(q) && q.isString() && q.asString().equals("Disabled")) {
+        FieldIndex collection = collectionQuantization(config);
+        quantile = collection == null ? Float.NaN : collection.quantile();
+        quantization = collection == null ? null : collection.quantizationConfig();
+        inherited = collection != null;
+      } else if (!absent(q)) {
+        quantile = scalarQuantile(q, qAt);
+        quantization = q.toString();
+        inherited = false;
+      }
+      if (m == 0 && quantization != null) {
+        throw refused(
+            absent(q) ? at + "hnsw_config.m" : qAt,
+            absent(q) ? hnsw.get("m") : q,
+            "a scalar quantization needs a graph: int8 codes are what the vector's graph navigates"
+                + " by, and its hnsw_config.m would be 0 (remove the quantization with"
+                + " \"Disabled\" first)");
+      }
+      FieldIndex next = new FieldIndex(m, ef, quantile, hnswShown, quantization, inherited);
+      if (!next.equals(now)) {
+        out.put(e.getKey(), next);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A vector's shown {@code hnsw_config} ({@code null}: none) with the fields {@code diff} gives,
+   * as Qdrant's {@code HnswConfigDiff} update merges them.
+   */
+  private static String mergedHnsw(String shown, JsonNode diff) {
+    tools.jackson.databind.node.ObjectNode out =
+        shown == null
+            ? Json.object()
+            : (tools.jackson.databind.node.ObjectNode)
+                Json.parse(shown.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    for (Map.Entry<String, JsonNode> h : diff.properties()) {
+      if (!absent(h.getValue())) {
+        out.set(h.getKey(), h.getValue());
+      }
+    }
+    return out.toString();
+  }
+
+  /** The index of a vector whose quantization is the collection's, or {@code null}: none. */
+  private static FieldIndex collectionQuantization(CollectionConfig config) {
+    for (DenseVectorParams f : config.denseVectors().values()) {
+      if (f.index().scalar() && f.index().quantizationInherited()) {
+        return f.index();
+      }
+    }
+    return null;
   }
 
   /**

@@ -11,6 +11,7 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.DenseVectorParams;
 import io.flashvec.index.Distance;
+import io.flashvec.index.FieldIndex;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.IndexingState;
 import io.flashvec.index.InvalidInputException;
@@ -260,8 +261,10 @@ public class CollectionsController {
    * for a bulk load; raising it starts them) and the FlashVec extension {@code
    * wal_config.fsync_policy} ({@code always | interval | never}), {@code params.on_disk_payload}
    * and {@code params.payload.memory} (for the segments opened from then on: sealed, merged or
-   * reopened at a restart). Other fields are refused unless their value changes nothing ({@link
-   * CollectionSettings}).
+   * reopened at a restart), and the graph settings ({@code hnsw_config.m}, {@code ef_construct},
+   * scalar {@code quantization_config}) of named vectors other than the primary one: persisted, and
+   * their sealed segments' graphs rebuilt in the background (ADR 0040). Other fields are refused
+   * unless their value changes nothing ({@link CollectionSettings}).
    */
   @PatchMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> update(
@@ -283,6 +286,16 @@ public class CollectionsController {
         () -> walMegabytes(service.settings(CollectionNames.validate(name)).tuning()),
         () -> service.settings(CollectionNames.validate(name)).tuning().segmentNumber(),
         server());
+    Map<String, FieldIndex> indexes =
+        CollectionSettings.fieldIndexUpdates(
+            json, service.settings(CollectionNames.validate(name)).config());
+    if (!indexes.isEmpty() && service.peers() != null) {
+      String field = indexes.keySet().iterator().next();
+      throw CollectionSettings.refused(
+          "vectors." + field,
+          json.get("vectors").get(field),
+          "changing a vector's graph settings is not supported in cluster mode yet");
+    }
     JsonNode params = json.get("params");
     Boolean onDiskPayload =
         params != null && params.isObject()
@@ -333,6 +346,18 @@ public class CollectionsController {
       if (strictDiff != null) {
         strict.forget(name); // its rate limiters start full again, as Qdrant's do
       }
+    }
+    if (!indexes.isEmpty()) {
+      // persisted with the config; open sealed segments rebuild those graphs in the background
+      service.changeVectors(
+          name,
+          c -> {
+            CollectionConfig next = c;
+            for (Map.Entry<String, FieldIndex> e : indexes.entrySet()) {
+              next = next.withDenseIndex(e.getKey(), e.getValue());
+            }
+            return next;
+          });
     }
     return BooleanNode.TRUE;
   }

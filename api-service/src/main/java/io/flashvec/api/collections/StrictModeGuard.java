@@ -393,8 +393,8 @@ public class StrictModeGuard {
     if (field != null) {
       // a vector other than the primary one: indexed by its own graphs unless it has none (m 0);
       // a multivector's MaxSim has no graph either, but Qdrant indexes multivectors, so its
-      // clients expect them searchable here
-      if (field.index().graph() || field.multivector()) {
+      // clients expect them searchable here unless its hnsw_config says m 0
+      if (field.index().graph() || field.multivector() && !noIndexGiven(field.index())) {
         return;
       }
     } else if (!config.index().type().equals(IndexParams.FLAT)) {
@@ -407,6 +407,18 @@ public class StrictModeGuard {
             + " because global vector indexing is disabled (hnsw_config.m = 0)",
         "Use tenant-specific filter, enable global vector indexing or enable strict mode"
             + " `search_allow_exact` option");
+  }
+
+  /** Whether a vector's own {@code hnsw_config} (as given) says {@code m: 0}. */
+  private static boolean noIndexGiven(io.flashvec.index.FieldIndex index) {
+    String hnsw = index.hnswConfig();
+    if (hnsw == null) {
+      return false;
+    }
+    JsonNode m =
+        io.flashvec.api.web.Json.parse(hnsw.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            .get("m");
+    return m != null && m.isIntegralNumber() && m.intValue() == 0;
   }
 
   private static void groupBy(Scope s, String key) {

@@ -153,8 +153,15 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   // set once at open, before the segment is published; null: every point has the dense vector only
   private SegmentVectors vectors;
 
-  // the graphs of dense fields other than the primary one, set once after open
+  // the graphs of dense fields other than the primary one, set after open and replaced when the
+  // fields' graph settings change (under fieldGraphLock)
   private volatile java.util.Map<String, FieldGraph> fieldGraphs = java.util.Map.of();
+
+  // guards replacing fieldGraphs against closing the segment
+  private final Object fieldGraphLock = new Object();
+  private boolean fieldGraphsClosed;
+  // where the field graphs' files go, from startFieldGraphs (null: nowhere)
+  private FieldGraph.Store fieldGraphStore;
 
   private final AtomicLongArray deleted;
   private final AtomicInteger live;
@@ -945,8 +952,33 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       java.util.Map<String, io.flashvec.index.DenseVectorParams> fields,
       io.flashvec.storage.FileIO io,
       java.util.function.LongPredicate room) {
+    synchronized (fieldGraphLock) {
+      fieldGraphStore = io == null ? null : new FieldGraph.Store(io, dir, id, room);
+      replaceFieldGraphs(fields);
+    }
+  }
+
+  @Override
+  public void indexFields(java.util.Map<String, io.flashvec.index.DenseVectorParams> fields) {
+    synchronized (fieldGraphLock) {
+      if (!fieldGraphsClosed) {
+        replaceFieldGraphs(fields);
+      }
+    }
+  }
+
+  /**
+   * Makes the field graphs those {@code fields} call for: a graph whose settings are unchanged is
+   * kept; one of other settings is stopped and a new one opened (its old file, which no longer
+   * matches, is deleted by {@link FieldGraph#open}) and built; fields without a graph now lose
+   * theirs and its file. The fieldGraphLock held.
+   */
+  private void replaceFieldGraphs(
+      java.util.Map<String, io.flashvec.index.DenseVectorParams> fields) {
+    java.util.Map<String, FieldGraph> now = fieldGraphs;
     java.util.Map<String, FieldGraph> graphs = new java.util.HashMap<>();
-    FieldGraph.Store store = io == null ? null : new FieldGraph.Store(io, dir, id, room);
+    java.util.List<FieldGraph> started = new java.util.ArrayList<>();
+    FieldGraph.Store store = fieldGraphStore;
     for (var e :
         vectors == null
             ? java.util.Map.<String, io.flashvec.index.DenseVectorParams>of().entrySet()
@@ -955,30 +987,50 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       if (!f.index().graph() || f.multivector()) {
         continue;
       }
-      int[] ords = vectors.ordinalsWith(e.getKey(), f.dimension());
+      String name = e.getKey();
+      FieldGraph.Params params =
+          new FieldGraph.Params(f.index().m(), f.index().efConstruct(), f.index().quantile());
+      FieldGraph old = now.get(name);
+      if (old != null && old.params().equals(params)) {
+        graphs.put(name, old);
+        continue;
+      }
+      int[] ords = vectors.ordinalsWith(name, f.dimension());
       if (ords == null || ords.length < FieldGraph.MIN_POINTS) {
         continue;
       }
-      String name = e.getKey();
-      graphs.put(
-          name,
+      if (old != null) {
+        old.close(); // its build stops and its file is no longer written before it is replaced
+      }
+      FieldGraph g =
           FieldGraph.open(
               name,
               ords,
               f.dimension(),
               f.distance(),
-              new FieldGraph.Params(f.index().m(), f.index().efConstruct(), f.index().quantile()),
+              params,
               ord -> vectors.denseAt(ord, name),
-              store));
+              store);
+      graphs.put(name, g);
+      started.add(g);
     }
-    if (io != null) {
-      removeOtherFieldGraphFiles(io, graphs.keySet());
+    for (var e : now.entrySet()) {
+      if (graphs.get(e.getKey()) != e.getValue()) {
+        e.getValue().close();
+      }
     }
-    if (graphs.isEmpty()) {
-      return;
+    if (store != null) {
+      removeOtherFieldGraphFiles(store.io(), graphs.keySet());
+    }
+    if (!now.isEmpty() && (!started.isEmpty() || !now.keySet().equals(graphs.keySet()))) {
+      LOG.info(
+          "field graphs changed [segment={}, kept={}, built={}]",
+          id,
+          graphs.size() - started.size(),
+          started.stream().map(FieldGraph::field).toList());
     }
     fieldGraphs = java.util.Map.copyOf(graphs);
-    for (FieldGraph g : fieldGraphs.values()) {
+    for (FieldGraph g : started) {
       g.startBuild(id);
     }
   }
@@ -1131,8 +1183,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   @Override
   public void close() {
     // first: a field graph's build reads the vectors file closed below
-    for (FieldGraph g : fieldGraphs.values()) {
-      g.close();
+    synchronized (fieldGraphLock) {
+      fieldGraphsClosed = true;
+      for (FieldGraph g : fieldGraphs.values()) {
+        g.close();
+      }
     }
     settings.nodeCache().leave(this);
     nodeCache = null;

@@ -400,9 +400,13 @@ public final class FieldGraph {
       w.commit();
       fileBytes = store.io().size(file);
       LOG.info(
-          "field graph written [segment={}, field={}, nodes={}, bytes={}, millis={}]",
+          "field graph written [segment={}, field={}, m={}, ef_construct={}, quantile={},"
+              + " nodes={}, bytes={}, millis={}]",
           segment,
           field,
+          params.m(),
+          params.efConstruct(),
+          params.quantile(),
           ordinals.length,
           w.bodyBytes(),
           (System.nanoTime() - t0) / 1_000_000);
@@ -437,6 +441,11 @@ public final class FieldGraph {
 
   public String field() {
     return field;
+  }
+
+  /** The settings the graph is built with. */
+  public Params params() {
+    return params;
   }
 
   /** Points the graph covers when built. */
@@ -555,8 +564,9 @@ public final class FieldGraph {
   }
 
   /**
-   * Stops the build and waits for its current batch, so no build reads the segment's vectors after
-   * this returns; searches must have ended (the segment is closing).
+   * Stops the build and waits for its current batch (or its file's write), so no build reads the
+   * segment's vectors or writes the file after this returns. Searches may still run on the nodes
+   * built so far (a graph replaced by one of other settings).
    */
   public void close() {
     closed = true;

@@ -29,6 +29,15 @@ public interface SealedSegment extends Segment, Closeable {
   /** The segment's directory. */
   Path directory();
 
+  /**
+   * The dense fields other than the primary one (by storage key) as the collection's config
+   * declares them now: a segment that builds their graphs rebuilds, in the background, those whose
+   * graph settings changed, starts those that gained a graph and drops (with their files) those
+   * that lost theirs (ADR 0040). Searches meanwhile scan the nodes a graph lacks. A no-op for a
+   * segment without field graphs.
+   */
+  default void indexFields(java.util.Map<String, io.flashvec.index.DenseVectorParams> fields) {}
+
   /** Durably writes the current deletion bits (at a WAL checkpoint). */
   void writeDeleted(FileIO io) throws IOException;
 

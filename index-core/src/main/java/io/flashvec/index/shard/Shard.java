@@ -1198,7 +1198,8 @@ public final class Shard implements Closeable {
    * size of each vector) as multivectors, and the segments written from now on (seals, merges,
    * compactions) keep the values of the fields {@code keep} only (those of deleted fields are
    * dropped), and the sealed segments opened from now on build the graphs of those that have one
-   * (ADR 0040).
+   * (ADR 0040); the open sealed segments rebuild the graphs whose settings changed ({@link
+   * SealedSegment#indexFields}).
    */
   public void denseFields(
       java.util.Set<String> onDisk,
@@ -1208,6 +1209,9 @@ public final class Shard implements Closeable {
     format.keepDense(keep.keySet());
     format.indexedFields(keep);
     writer.multivectors(multivectors);
+    for (SealedSegment s : segments.current().sealed()) {
+      s.indexFields(keep);
+    }
   }
 
   public Wal wal() {

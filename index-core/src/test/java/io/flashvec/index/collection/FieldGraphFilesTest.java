@@ -173,6 +173,11 @@ class FieldGraphFilesTest {
 
   /** Ids and scores of searches of the field, each as "id:score,..." for exact comparison. */
   private List<String> answers(long seed) {
+    return answers(seed, false);
+  }
+
+  /** As above, by an exact scan when {@code exact}. */
+  private List<String> answers(long seed, boolean exact) {
     Random r = new Random(seed);
     List<String> out = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
@@ -187,7 +192,7 @@ class FieldGraphFilesTest {
                   null,
                   false,
                   false,
-                  new SearchParams(0, 0, 0, false)));
+                  new SearchParams(0, 0, 0, exact)));
       StringBuilder sb = new StringBuilder();
       for (Record rec : found) {
         sb.append(rec.id()).append(':').append(rec.score()).append(',');
@@ -277,6 +282,76 @@ class FieldGraphFilesTest {
     reopen(config(m8).withoutDenseVector("text"), FileIO.DEFAULT);
     assertThat(graph()).isNull();
     assertThat(graphFiles()).isEmpty();
+  }
+
+  /** The share of the exact answers' ids that {@code found} has too. */
+  private static double recall(List<String> exact, List<String> found) {
+    int hits = 0;
+    int all = 0;
+    for (int i = 0; i < exact.size(); i++) {
+      List<String> want = ids(exact.get(i));
+      List<String> got = ids(found.get(i));
+      all += want.size();
+      hits += (int) want.stream().filter(got::contains).count();
+    }
+    return (double) hits / all;
+  }
+
+  private static List<String> ids(String answer) {
+    return Stream.of(answer.split(",")).map(a -> a.substring(0, a.indexOf(':'))).toList();
+  }
+
+  /**
+   * A config change of the field's graph settings (a collection update) rebuilds the graphs of the
+   * open segments with the new settings and writes them to a file of those settings; m 0 drops the
+   * graph and its file. Searches answer meanwhile and after, as an exact scan does.
+   */
+  @Test
+  void changedGraphSettingsRebuildTheGraphsOfOpenSegments() throws IOException {
+    Random r = TestSeeds.random("FieldGraphFilesTest.reconfigure");
+    CollectionConfig config = config(FieldIndex.DEFAULT);
+    open(config, FileIO.DEFAULT);
+    fill(r);
+    awaitWritten();
+    long seed = r.nextLong();
+    List<String> exact = answers(seed, true);
+    assertThat(recall(exact, answers(seed))).isGreaterThanOrEqualTo(0.9);
+    FieldGraph before = graph();
+
+    FieldIndex m8 = new FieldIndex(8, 64, 0.99f, "{\"m\":8,\"ef_construct\":64}", null, false);
+    CollectionConfig next = config.withDenseIndex("text", m8);
+    collection.reconfigure(next);
+    FieldGraph g = graph();
+    assertThat(g).isNotSameAs(before);
+    assertThat(g.params()).isEqualTo(new FieldGraph.Params(8, 64, 0.99f));
+    // while it builds, the nodes it lacks are scanned
+    assertThat(recall(exact, answers(seed))).isGreaterThanOrEqualTo(0.9);
+    awaitWritten();
+    assertThat(recall(exact, answers(seed))).isGreaterThanOrEqualTo(0.9);
+    assertThat(graphFiles()).containsExactly(graphFile());
+
+    reopen(next, FileIO.DEFAULT);
+    assertThat(graph().loaded()).as("the file holds the new settings").isTrue();
+    assertThat(graph().params()).isEqualTo(new FieldGraph.Params(8, 64, 0.99f));
+
+    // unchanged settings keep the graph
+    FieldGraph kept = graph();
+    collection.reconfigure(next);
+    assertThat(graph()).isSameAs(kept);
+
+    // m 0: no graph, no file; searches scan
+    collection.reconfigure(next.withDenseIndex("text", FieldIndex.NONE));
+    assertThat(graph()).isNull();
+    assertThat(graphFiles()).isEmpty();
+    // the same points as the exact search's (their scores may differ in the last bit)
+    assertThat(answers(seed).stream().map(FieldGraphFilesTest::ids).toList())
+        .isEqualTo(exact.stream().map(FieldGraphFilesTest::ids).toList());
+
+    // and back: the graph is built again
+    collection.reconfigure(next);
+    awaitWritten();
+    assertThat(graph().params().m()).isEqualTo(8);
+    assertThat(recall(exact, answers(seed))).isGreaterThanOrEqualTo(0.9);
   }
 
   /** A merge's new segment gets its graph and file; the merged segments' go with their files. */

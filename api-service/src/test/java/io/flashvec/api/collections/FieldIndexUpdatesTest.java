@@ -1,0 +1,149 @@
+package io.flashvec.api.collections;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flashvec.api.web.Json;
+import io.flashvec.index.CollectionConfig;
+import io.flashvec.index.DenseVectorParams;
+import io.flashvec.index.Distance;
+import io.flashvec.index.FieldIndex;
+import io.flashvec.index.IndexParams;
+import io.flashvec.index.InvalidInputException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A collection update of the graph settings of named vectors other than the primary one (ADR 0040):
+ * what it merges into each vector's index, and what it refuses naming the field.
+ */
+class FieldIndexUpdatesTest {
+
+  private static final String SCALAR = "{\"scalar\":{\"type\":\"int8\",\"quantile\":0.95}}";
+
+  private static CollectionConfig config(FieldIndex txt, FieldIndex other) {
+    Map<String, DenseVectorParams> dense = new LinkedHashMap<>();
+    dense.put("txt", new DenseVectorParams(8, Distance.EUCLID, false, false, txt));
+    dense.put("other", new DenseVectorParams(8, Distance.COSINE, false, false, other));
+    dense.put("man", new DenseVectorParams(8, Distance.MANHATTAN, false, false));
+    dense.put("multi", new DenseVectorParams(8, Distance.DOT, false, true));
+    return new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT, Map.of(), "img", dense);
+  }
+
+  private static final CollectionConfig PLAIN = config(FieldIndex.DEFAULT, FieldIndex.DEFAULT);
+
+  private static JsonNode json(String s) {
+    return Json.parse(s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The indexes an update body gives, after the checks a PATCH runs first. */
+  private static Map<String, FieldIndex> update(CollectionConfig config, String body) {
+    JsonNode b = json(body);
+    CollectionSettings.quantizationAlias(b, false);
+    CollectionSettings.checkUpdate(
+        b, () -> config, () -> 32, () -> 0, new CollectionSettings.Server(0.2));
+    return CollectionSettings.fieldIndexUpdates(b, config);
+  }
+
+  @Test
+  void mAndEfConstructMergeIntoTheVectorsIndex() {
+    assertThat(update(PLAIN, "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"m\": 8}}}}"))
+        .containsExactly(
+            Map.entry("txt", new FieldIndex(8, 100, Float.NaN, "{\"m\":8}", null, false)));
+    FieldIndex own = new FieldIndex(8, 100, Float.NaN, "{\"m\":8}", null, false);
+    assertThat(
+            update(
+                config(own, FieldIndex.DEFAULT),
+                "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"ef_construct\": 50}}}}"))
+        .containsExactly(
+            Map.entry(
+                "txt",
+                new FieldIndex(8, 50, Float.NaN, "{\"m\":8,\"ef_construct\":50}", null, false)));
+    // no change: nothing to rebuild
+    assertThat(
+            update(
+                config(own, FieldIndex.DEFAULT),
+                "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"m\": 8}}}}"))
+        .isEmpty();
+    // m 0: no graph
+    assertThat(update(PLAIN, "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"m\": 0}}}}").get("txt"))
+        .matches(f -> !f.graph());
+  }
+
+  @Test
+  void aVectorWithoutAGraphShowsTheNoIndexItWasGiven() {
+    assertThat(update(PLAIN, "{\"vectors\": {\"multi\": {\"hnsw_config\": {\"m\": 0}}}}"))
+        .containsExactly(
+            Map.entry("multi", new FieldIndex(0, 100, Float.NaN, "{\"m\":0}", null, false)));
+  }
+
+  @Test
+  void scalarQuantizationIsSetChangedAndDisabled() {
+    FieldIndex set =
+        update(PLAIN, "{\"vectors\": {\"txt\": {\"quantization\": " + SCALAR + "}}}").get("txt");
+    assertThat(set).isEqualTo(new FieldIndex(16, 100, 0.95f, null, SCALAR, false));
+    FieldIndex off =
+        update(
+                config(set, FieldIndex.DEFAULT),
+                "{\"vectors\": {\"txt\": {\"quantization_config\": \"Disabled\"}}}")
+            .get("txt");
+    assertThat(off).isEqualTo(FieldIndex.DEFAULT);
+    // disabling the vector's own leaves the collection's, as Qdrant's vector falls back to it
+    FieldIndex inherited = new FieldIndex(16, 100, 0.95f, null, SCALAR, true);
+    String own = "{\"scalar\":{\"type\":\"int8\",\"quantile\":0.9}}";
+    FieldIndex mine = new FieldIndex(16, 100, 0.9f, null, own, false);
+    assertThat(
+            update(
+                    config(mine, inherited),
+                    "{\"vectors\": {\"txt\": {\"quantization_config\": \"Disabled\"}}}")
+                .get("txt"))
+        .isEqualTo(inherited);
+  }
+
+  @Test
+  void whatCannotBeHonouredIsRefusedNamingTheField() {
+    refused("{\"vectors\": {\"img\": {\"hnsw_config\": {\"m\": 8}}}}", "vectors.img.hnsw_config.m");
+    refused(
+        "{\"vectors\": {\"txt\": {\"quantization_config\": {\"product\": {\"compression\":"
+            + " \"x16\"}}}}}",
+        "vectors.txt.quantization_config");
+    refused(
+        "{\"vectors\": {\"txt\": {\"quantization_config\": {\"binary\": {}}}}}",
+        "vectors.txt.quantization_config");
+    refused("{\"vectors\": {\"txt\": {\"on_disk\": true}}}", "vectors.txt.on_disk");
+    refused(
+        "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"m\": 0}, \"quantization_config\": "
+            + SCALAR
+            + "}}}",
+        "vectors.txt.quantization_config");
+    refused(
+        "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"payload_m\": 4}}}}",
+        "vectors.txt.hnsw_config.payload_m");
+    refused("{\"vectors\": {\"man\": {\"hnsw_config\": {\"m\": 16}}}}", "vectors.man.hnsw_config");
+    refused(
+        "{\"vectors\": {\"multi\": {\"quantization_config\": " + SCALAR + "}}}",
+        "vectors.multi.quantization_config");
+  }
+
+  @Test
+  void theConfigKeepsTheVectorsKeyAndValues() {
+    CollectionConfig added =
+        PLAIN.withDenseVector("late", new DenseVectorParams(8, Distance.DOT, false, false));
+    String key = added.denseKey("late");
+    FieldIndex m8 = new FieldIndex(8, 100, Float.NaN, "{\"m\":8}", null, false);
+    CollectionConfig next = added.withDenseIndex("late", m8);
+    assertThat(next.denseKey("late")).isEqualTo(key);
+    assertThat(next.denseField(key).index()).isEqualTo(m8);
+    assertThat(next.fieldGeneration()).isEqualTo(added.fieldGeneration());
+    assertThat(next.denseField(key).dimension()).isEqualTo(8);
+  }
+
+  private static void refused(String body, String field) {
+    assertThatThrownBy(() -> update(PLAIN, body))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining(field);
+  }
+}
