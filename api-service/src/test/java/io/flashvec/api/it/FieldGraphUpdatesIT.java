@@ -4,16 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Random;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -25,26 +21,9 @@ import tools.jackson.databind.JsonNode;
  * honoured is refused naming the field.
  */
 @ExtendWith(TestSeeds.Reporter.class)
-class FieldGraphUpdatesIT {
+class FieldGraphUpdatesIT extends OneServerPerClass {
 
   static final int POINTS = 2000;
-
-  @TempDir static Path tmp;
-  static ServerProcess server;
-  static Http http;
-
-  @BeforeAll
-  static void start() {
-    server = new ServerProcess(tmp.resolve("data"), tmp.resolve("server.log")).start();
-    http = new Http(server.url());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @Test
   void aNamedVectorsGraphSettingsChangeByAnUpdate() throws Exception {
