@@ -256,6 +256,11 @@ public final class ChecksummedFile {
       return flushed + buf.position() - headerBytes;
     }
 
+    /** The file offset of the body's first byte (the header's length). */
+    public long bodyOffset() {
+      return headerBytes;
+    }
+
     /**
      * Writes the footer, fsyncs the temp file, renames it over the target and fsyncs the directory.
      */
@@ -365,6 +370,26 @@ public final class ChecksummedFile {
     /** The file offset of the next byte {@link #getInt} and the others read. */
     private long offset() {
       return pos - buf.remaining();
+    }
+
+    /** The file offset of the body's first byte (the header's length). */
+    public long bodyOffset() {
+      return bodyStart;
+    }
+
+    /** The file offset of the next byte to be read. */
+    public long position() {
+      return offset();
+    }
+
+    /** Reads past {@code bytes} bytes of the body, checksumming them. */
+    public void skip(long bytes) throws IOException {
+      while (bytes > 0) {
+        need(1);
+        int n = (int) Math.min(bytes, buf.remaining());
+        buf.position(buf.position() + n);
+        bytes -= n;
+      }
     }
 
     /** Body bytes not read yet. */

@@ -31,24 +31,7 @@ import java.util.function.BooleanSupplier;
  */
 public final class DiskAnnFormat implements SegmentFormat {
 
-  static final String META_FORMAT = "segment-meta";
   static final String DELETED_FORMAT = "segment-deleted";
-  static final int META_VERSION = 2;
-
-  /**
-   * The metadata of a segment that also has {@link SegmentVectors#FILE}: version 2's body and one
-   * byte (1). Version 2 is still written for segments without it.
-   */
-  static final int META_VERSION_VECTORS = 3;
-
-  /**
-   * The metadata of a segment of a collection without a primary dense vector: version 3's body with
-   * dimension 0 and the graph and PQ lengths and checksums 0; the segment has no {@code graph.fvg},
-   * {@code pq.fvs} or {@code order.fvs}, only this file, {@link SegmentVectors#FILE} (when a point
-   * has a vector) and the deletion bits. An older binary refuses the version rather than open a
-   * segment without its graph.
-   */
-  static final int META_VERSION_NO_GRAPH = 4;
 
   static final String GRAPH_FILE = "graph.fvg";
   static final String PQ_FILE = "pq.fvs";

@@ -26,7 +26,6 @@ import io.github.jbellis.jvector.vector.VectorSimilarityFunction;
 import io.github.jbellis.jvector.vector.VectorizationProvider;
 import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -35,7 +34,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.BitSet;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -114,41 +112,8 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   private final int dim;
   private final Distance distance;
 
-  /** Numeric ids, or the low 64 bits of UUIDs. */
-  private final long[] idLo;
-
-  /** High 64 bits of UUID ids, or null when the segment holds numeric ids only. */
-  private final long[] idHi;
-
-  /** Which ordinals hold UUIDs; null when none does. */
-  private final BitSet uuidOrds;
-
-  /**
-   * The metadata file, mapped: payloads are read from it on demand, so they cost page cache, not
-   * heap. Null when no point has a payload, or when they are held on the heap.
-   */
-  private final MappedFile metaMap;
-
-  /**
-   * File offset of each point's payload length prefix; null when no point has a payload, or when
-   * they are held on the heap.
-   */
-  private final long[] payloadAt;
-
-  /**
-   * Each point's payload (null entries for none), held on the heap when the collection keeps
-   * payloads in memory (Qdrant's {@code on_disk_payload: false}); otherwise null.
-   */
-  private final byte[][] heapPayloads;
-
-  /** Heap the payloads of {@link #heapPayloads} take (arrays and references), else 0. */
-  private final long heapPayloadBytes;
-
-  /** Bytes of the metadata file when a point has a payload, else 0. */
-  private final long payloadFileBytes;
-
-  /** Bytes of the points' payloads (without their length prefixes). */
-  private final long payloadBytes;
+  /** The metadata file: ids and payloads, mapped or (older versions, heap payloads) copied. */
+  private final SegmentMeta meta;
 
   // set once at open, before the segment is published; null: every point has the dense vector only
   private SegmentVectors vectors;
@@ -205,14 +170,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       int count,
       int dim,
       Distance distance,
-      long[] idLo,
-      long[] idHi,
-      BitSet uuidOrds,
-      MappedFile metaMap,
-      long[] payloadAt,
-      byte[][] heapPayloads,
-      long payloadFileBytes,
-      long payloadBytes,
+      SegmentMeta meta,
       BitSet deletedBits,
       GraphFile graph,
       PqCodes pq,
@@ -225,15 +183,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     this.count = count;
     this.dim = dim;
     this.distance = distance;
-    this.idLo = idLo;
-    this.idHi = idHi;
-    this.uuidOrds = uuidOrds;
-    this.metaMap = metaMap;
-    this.payloadAt = payloadAt;
-    this.heapPayloads = heapPayloads;
-    this.heapPayloadBytes = heapBytes(heapPayloads);
-    this.payloadFileBytes = payloadFileBytes;
-    this.payloadBytes = payloadBytes;
+    this.meta = meta;
     this.deleted = new AtomicLongArray((count + 63) >>> 6);
     int dead = 0;
     for (int i = deletedBits.nextSetBit(0);
@@ -349,90 +299,37 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       boolean payloadsOnHeap,
       java.util.Set<String> denseOnDisk)
       throws IOException {
-    ChecksummedFile.Contents meta;
+    SegmentMeta meta =
+        SegmentMeta.open(io, dir.resolve(DiskAnnFormat.META_FILE), segmentId, payloadsOnHeap);
     try {
-      meta =
-          ChecksummedFile.read(
-              io,
-              dir.resolve(DiskAnnFormat.META_FILE),
-              DiskAnnFormat.META_FORMAT,
-              DiskAnnFormat.META_VERSION,
-              DiskAnnFormat.META_VERSION_NO_GRAPH);
-    } catch (NoSuchFileException e) {
-      throw new CorruptFileException(
-          "segment metadata is missing", dir.resolve(DiskAnnFormat.META_FILE), e);
+      return open(io, dir, segmentId, defaultSearchList, inMemory, settings, denseOnDisk, meta);
+    } catch (IOException | RuntimeException e) {
+      meta.close();
+      throw e;
     }
-    if (meta.segmentId() != segmentId) {
-      throw new CorruptFileException(
-          "segment id mismatch [expected=" + segmentId + ", got=" + meta.segmentId() + "]",
-          dir.resolve(DiskAnnFormat.META_FILE));
-    }
-    ByteBuffer b = meta.body();
-    int n = b.getInt();
-    int dim = b.getInt();
-    Distance distance = Distance.values()[b.get()];
-    long graphLen = b.getLong();
-    int graphCrc = b.getInt();
-    long pqLen = b.getLong();
-    int pqCrc = b.getInt();
-    boolean noGraph = meta.version() == DiskAnnFormat.META_VERSION_NO_GRAPH;
-    if (noGraph != (dim == 0)) {
-      throw new CorruptFileException(
-          "segment metadata version and dimension disagree [version="
-              + meta.version()
-              + ", dim="
-              + dim
-              + "]",
-          dir.resolve(DiskAnnFormat.META_FILE));
-    }
+  }
+
+  private static DiskAnnSegment open(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      int defaultSearchList,
+      boolean inMemory,
+      DiskAnnSettings settings,
+      java.util.Set<String> denseOnDisk,
+      SegmentMeta meta)
+      throws IOException {
+    SegmentMeta.Shape shape = meta.shape();
+    int n = shape.count();
+    int dim = shape.dim();
+    boolean noGraph = shape.noGraph();
+    long graphLen = shape.graphLength();
+    long pqLen = shape.pqLength();
     if (!noGraph) {
-      verify(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), graphLen, graphCrc);
-      verify(io, dir.resolve(DiskAnnFormat.PQ_FILE), pqLen, pqCrc);
+      verify(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), graphLen, shape.graphCrc());
+      verify(io, dir.resolve(DiskAnnFormat.PQ_FILE), pqLen, shape.pqCrc());
     }
-    long[] idLo = new long[n];
-    long[] idHi = null;
-    BitSet uuidOrds = null;
-    for (int i = 0; i < n; i++) {
-      byte kind = b.get();
-      idLo[i] = b.getLong();
-      if (kind != 0) {
-        if (idHi == null) {
-          idHi = new long[n];
-          uuidOrds = new BitSet(n);
-        }
-        idHi[i] = b.getLong();
-        uuidOrds.set(i);
-      }
-    }
-    // The body is a slice of the whole file's bytes: its array offset is its offset in the file.
-    long bodyInFile = b.arrayOffset();
-    long[] payloadAt = null;
-    byte[][] heapPayloads = null;
-    long payloadBytes = 0;
-    for (int i = 0; i < n; i++) {
-      int at = b.position();
-      int len = b.getInt();
-      payloadBytes += Math.max(0, len);
-      if (len >= 0 && payloadsOnHeap) {
-        if (heapPayloads == null) {
-          heapPayloads = new byte[n][];
-        }
-        heapPayloads[i] = new byte[len];
-        b.get(heapPayloads[i]);
-      } else if (len >= 0) {
-        if (payloadAt == null) {
-          payloadAt = new long[n];
-          java.util.Arrays.fill(payloadAt, 0, i, -1);
-        }
-        payloadAt[i] = bodyInFile + at;
-        b.position(b.position() + len);
-      } else if (payloadAt != null) {
-        payloadAt[i] = -1;
-      }
-    }
-    boolean hasVectorsFile = meta.version() >= DiskAnnFormat.META_VERSION_VECTORS && b.get() == 1;
-    meta = null; // the file's bytes: only offsets into the mapped file (or copies) are kept
-    b = null;
+    boolean hasVectorsFile = shape.vectorsFile();
     BitSet del = new BitSet(n);
     Path delPath = dir.resolve(DiskAnnFormat.DELETED_FILE);
     if (Files.exists(delPath)) {
@@ -454,17 +351,12 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
             "segment vectors file is missing", dir.resolve(SegmentVectors.FILE), e);
       }
     }
-    MappedFile metaMap =
-        payloadAt == null ? null : MappedFile.open(io, dir.resolve(DiskAnnFormat.META_FILE));
     GraphFile graph = null;
     try {
       if (!noGraph) {
         graph = GraphFile.open(io, dir.resolve(DiskAnnFormat.GRAPH_FILE), inMemory);
       }
     } catch (IOException | RuntimeException e) {
-      if (metaMap != null) {
-        metaMap.close();
-      }
       if (vectors != null) {
         vectors.close();
       }
@@ -486,26 +378,18 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
                 + "]",
             dir);
       }
-      long metaBytes = Files.size(dir.resolve(DiskAnnFormat.META_FILE));
       DiskAnnSegment segment =
           new DiskAnnSegment(
               segmentId,
               dir,
               n,
               dim,
-              distance,
-              idLo,
-              idHi,
-              uuidOrds,
-              metaMap,
-              payloadAt,
-              heapPayloads,
-              payloadAt == null && heapPayloads == null ? 0 : metaBytes,
-              payloadBytes,
+              shape.distance(),
+              meta,
               del,
               graph,
               pq,
-              graphLen + pqLen + metaBytes + vectorsLen,
+              graphLen + pqLen + meta.fileBytes() + vectorsLen,
               defaultSearchList,
               inMemory,
               settings);
@@ -520,9 +404,6 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       }
       if (vectors != null) {
         vectors.close();
-      }
-      if (metaMap != null) {
-        metaMap.close();
       }
       throw e;
     }
@@ -764,8 +645,8 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   /**
    * Whether this segment has a graph; false when it was sealed raw. A segment without a primary
-   * vector ({@link DiskAnnFormat#META_VERSION_NO_GRAPH}) has nothing a merge could build and says
-   * true: no merge waits for it.
+   * vector ({@link SegmentMeta.Shape#noGraph}) has nothing a merge could build and says true: no
+   * merge waits for it.
    */
   @Override
   public boolean hasGraph() {
@@ -830,9 +711,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   @Override
   public PointId idAt(int ord) {
-    return uuidOrds != null && uuidOrds.get(ord)
-        ? PointId.of(new UUID(idHi[ord], idLo[ord]))
-        : PointId.of(idLo[ord]);
+    return meta.idAt(ord);
   }
 
   @Override
@@ -846,31 +725,17 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   @Override
   public long payloadBytes() {
-    return payloadBytes;
+    return meta.payloadBytes();
   }
 
   @Override
   public long payloadFileBytes() {
-    return payloadFileBytes;
+    return meta.payloadFileBytes();
   }
 
   /** Whether the payloads are held on the heap rather than read from the mapped file. */
   public boolean payloadsOnHeap() {
-    return heapPayloads != null;
-  }
-
-  /** The heap of payload copies: each array's header and bytes, and a reference per point. */
-  private static long heapBytes(byte[][] payloads) {
-    if (payloads == null) {
-      return 0;
-    }
-    long bytes = 16 + 4L * payloads.length;
-    for (byte[] p : payloads) {
-      if (p != null) {
-        bytes += (16 + p.length + 7) & ~7L;
-      }
-    }
-    return bytes;
+    return meta.payloadsOnHeap();
   }
 
   /**
@@ -881,22 +746,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
    */
   @Override
   public byte[] payloadAt(int ord) {
-    if (heapPayloads != null) {
-      return heapPayloads[ord];
-    }
-    if (payloadAt == null) {
-      Objects.checkIndex(ord, count);
-      return null;
-    }
-    long at = payloadAt[ord];
-    if (at < 0) {
-      return null;
-    }
-    MemorySegment m = metaMap.segment();
-    int len = m.get(LE_INT, at);
-    byte[] out = new byte[len];
-    MemorySegment.copy(m, ValueLayout.JAVA_BYTE, at + 4, out, 0, len);
-    return out;
+    return meta.payloadAt(ord);
   }
 
   @Override
@@ -1113,15 +963,13 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
 
   @Override
   public long memoryBytes() {
-    // PQ codes, ids (8 B each, 16 for UUIDs), payload offsets (mapped payloads cost page cache)
-    // or payloads held on the heap, the graph if it is on the heap, each pooled searcher's
-    // visited stamps (or set), and the hot node cache (native).
+    // PQ codes, what the metadata holds on the heap (payloads kept in memory; ids and payload
+    // offsets of files older than version 5, whose columns are mapped), the graph if it is on the
+    // heap, each pooled searcher's visited stamps (or set), and the hot node cache (native).
     HotNodeCache cache = nodeCache;
     return (pq == null ? 0 : pq.memoryBytes())
         + (inMemory && graph != null ? graph.file().size() : 0)
-        + (long) count * (idHi == null ? 8 : 16)
-        + (payloadAt == null ? 0 : (long) count * 8)
-        + heapPayloadBytes
+        + meta.heapBytes()
         + searcherBytes()
         + (vectors == null ? 0 : vectors.memoryBytes())
         + fieldGraphBytes()
@@ -1198,9 +1046,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     if (graph != null) {
       graph.close();
     }
-    if (metaMap != null) {
-      metaMap.close();
-    }
+    meta.close();
     if (vectors != null) {
       vectors.close();
     }

@@ -26,8 +26,6 @@ import io.github.jbellis.jvector.vector.VectorizationProvider;
 import io.github.jbellis.jvector.vector.types.VectorFloat;
 import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -685,19 +683,18 @@ public final class DiskAnnWriter {
     if (vectors) {
       extras.write(io, tmp, segmentId);
     }
-    byte[] meta = encodeMeta(n, dim, distance, graphCrc, pqCrc, ids, payloads);
-    if (vectors) {
-      // version 3: one more byte saying the segment has its vectors file
-      meta = java.util.Arrays.copyOf(meta, meta.length + 1);
-      meta[meta.length - 1] = 1;
-    }
-    ChecksummedFile.write(
+    SegmentMeta.write(
         io,
         tmp.resolve(DiskAnnFormat.META_FILE),
-        DiskAnnFormat.META_FORMAT,
-        vectors ? DiskAnnFormat.META_VERSION_VECTORS : DiskAnnFormat.META_VERSION,
         segmentId,
-        meta);
+        n,
+        dim,
+        distance,
+        graphCrc,
+        pqCrc,
+        ids,
+        payloads,
+        vectors);
     io.fsyncDirectory(tmp);
     io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);
     io.atomicMove(tmp, dir);
@@ -873,9 +870,9 @@ public final class DiskAnnWriter {
 
   /**
    * Writes a segment of a collection without a primary dense vector (dimension 0): no graph file,
-   * no PQ codes and no order file, only the metadata (ids and payloads, {@code segment-meta} v4)
-   * and the vectors file with every field the points have, in input order. A seal, a raw seal and a
-   * merge of such segments all write this, so nothing is ever left to build.
+   * no PQ codes and no order file, only the metadata (ids and payloads, {@link SegmentMeta}, no
+   * graph) and the vectors file with every field the points have, in input order. A seal, a raw
+   * seal and a merge of such segments all write this, so nothing is ever left to build.
    */
   private int besideOnly(List<? extends Segment> sources, List<int[]> ords, int n)
       throws IOException {
@@ -901,16 +898,18 @@ public final class DiskAnnWriter {
     if (vectors) {
       extras.write(io, tmp, segmentId);
     }
-    byte[] meta = encodeMeta(n, 0, distance, new long[2], new long[2], ids, payloads);
-    meta = java.util.Arrays.copyOf(meta, meta.length + 1);
-    meta[meta.length - 1] = (byte) (vectors ? 1 : 0);
-    ChecksummedFile.write(
+    SegmentMeta.write(
         io,
         tmp.resolve(DiskAnnFormat.META_FILE),
-        DiskAnnFormat.META_FORMAT,
-        DiskAnnFormat.META_VERSION_NO_GRAPH,
         segmentId,
-        meta);
+        n,
+        0,
+        distance,
+        new long[2],
+        new long[2],
+        ids,
+        payloads,
+        vectors);
     io.fsyncDirectory(tmp);
     io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);
     io.atomicMove(tmp, dir);
@@ -923,41 +922,5 @@ public final class DiskAnnWriter {
     try (FileChannel ch = io.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       io.force(ch, true);
     }
-  }
-
-  private static byte[] encodeMeta(
-      int n,
-      int dim,
-      Distance distance,
-      long[] graphCrc,
-      long[] pqCrc,
-      PointId[] ids,
-      byte[][] payloads) {
-    long size = 4 + 4 + 1 + 8 + 4 + 8 + 4;
-    for (int i = 0; i < n; i++) {
-      size += (ids[i].isUuid() ? 17 : 9) + 4 + (payloads[i] == null ? 0 : payloads[i].length);
-    }
-    if (size > Integer.MAX_VALUE - 64) {
-      throw new IllegalStateException("segment metadata too large [bytes=" + size + "]");
-    }
-    ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(n).putInt(dim).put((byte) distance.ordinal());
-    b.putLong(graphCrc[1]).putInt((int) graphCrc[0]).putLong(pqCrc[1]).putInt((int) pqCrc[0]);
-    for (int i = 0; i < n; i++) {
-      PointId id = ids[i];
-      if (id.isUuid()) {
-        b.put((byte) 1).putLong(id.loBits()).putLong(id.hiBits());
-      } else {
-        b.put((byte) 0).putLong(id.loBits());
-      }
-    }
-    for (int i = 0; i < n; i++) {
-      if (payloads[i] == null) {
-        b.putInt(-1);
-      } else {
-        b.putInt(payloads[i].length).put(payloads[i]);
-      }
-    }
-    return b.array();
   }
 }
