@@ -715,6 +715,26 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   }
 
   @Override
+  public int liveOrdinalOf(PointId id) {
+    int[] live = {-1};
+    meta.ordinalsOf(
+        id,
+        ord -> {
+          if (isDeleted(ord)) {
+            return true;
+          }
+          live[0] = ord;
+          return false;
+        });
+    return live[0];
+  }
+
+  @Override
+  public void forEachInIdOrder(PointId from, IntPredicate visit) {
+    meta.forEachInIdOrder(from, visit);
+  }
+
+  @Override
   public float[] vectorAt(int ord) {
     if (graph == null) {
       throw new IllegalStateException(

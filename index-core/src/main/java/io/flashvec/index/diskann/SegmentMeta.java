@@ -32,9 +32,15 @@ import java.util.UUID;
  *   u64 payload bytes (the payloads' lengths summed)
  *   i64 idLo[count]                        numeric ids, or the low 64 bits of UUIDs
  *   i64 idHi[count], u64 uuid[ceil(count/64)]   with flag 2: high bits and which ordinals are UUIDs
+ *   u32 numeric, i64 lo[numeric], i32 ord[numeric]    numeric ids in unsigned order, their ordinals
+ *   u32 uuids, i64 hi[uuids], i64 lo[uuids], i32 ord[uuids]   with flag 2: UUIDs in order
  *   i64 payloadAt[count]                   with flag 4: file offset of each point's record
  *   records[count]                         with flag 4: i32 length (-1: none), then the bytes
  * </pre>
+ *
+ * <p>The sorted ids answer {@link #ordinalsOf} by a binary search of the mapped file, behind a
+ * Bloom filter built at open (10 bits, about 1.25 bytes, a point on the heap): the shard keeps no
+ * map entry for a point of a sealed segment.
  *
  * <p>Versions 2–4 (a variable-width record per id, then a length-prefixed payload per point) are
  * still read; their ids and payload offsets are copied onto the heap (8–24 bytes a point). Payloads
@@ -86,6 +92,11 @@ final class SegmentMeta implements Closeable {
   private final Shape shape;
   private final int version;
 
+  /**
+   * Finds an id's ordinal: sorted ids (mapped, or copied for older files) behind a Bloom filter.
+   */
+  private final Lookup lookup;
+
   /** The file, mapped; null when nothing is read from it after open. */
   private final MappedFile map;
 
@@ -111,6 +122,7 @@ final class SegmentMeta implements Closeable {
   private final boolean anyPayload;
 
   private SegmentMeta(
+      Lookup lookup,
       Shape shape,
       int version,
       MappedFile map,
@@ -125,6 +137,7 @@ final class SegmentMeta implements Closeable {
       long payloadBytes,
       long fileBytes,
       boolean anyPayload) {
+    this.lookup = lookup;
     this.shape = shape;
     this.version = version;
     this.map = map;
@@ -192,6 +205,16 @@ final class SegmentMeta implements Closeable {
         }
         long[] words = java.util.Arrays.copyOf(bits.toLongArray(), (n + 63) >>> 6);
         w.putLongs(words, 0, words.length);
+      }
+      Sorted sorted = Sorted.of(ids, n);
+      w.putInt(sorted.numLo.length);
+      w.putLongs(sorted.numLo, 0, sorted.numLo.length);
+      w.putInts(sorted.numOrd, 0, sorted.numOrd.length);
+      if (uuids) {
+        w.putInt(sorted.uuidHi.length);
+        w.putLongs(sorted.uuidHi, 0, sorted.uuidHi.length);
+        w.putLongs(sorted.uuidLo, 0, sorted.uuidLo.length);
+        w.putInts(sorted.uuidOrd, 0, sorted.uuidOrd.length);
       }
       if (anyPayload) {
         long at = w.bodyOffset() + w.bodyBytes() + 8L * n;
@@ -305,6 +328,36 @@ final class SegmentMeta implements Closeable {
       uuidOrds = BitSet.valueOf(words);
       at += 8L * n + 8L * words.length;
     }
+    int numeric = r.getInt();
+    if (numeric < 0 || numeric > n) {
+      throw new CorruptFileException(
+          "segment metadata is damaged [numericIds=" + numeric + "]", path);
+    }
+    at += 4;
+    long numLoAt = at;
+    long numOrdAt = at + 8L * numeric;
+    r.skip(12L * numeric);
+    at += 12L * numeric;
+    int uuidCount = 0;
+    long uuidHiAt = -1;
+    long uuidLoAt = -1;
+    long uuidOrdAt = -1;
+    if (uuidOrds != null) {
+      uuidCount = r.getInt();
+      if (uuidCount != n - numeric) {
+        throw new CorruptFileException(
+            "segment metadata is damaged [uuids=" + uuidCount + ", numeric=" + numeric + "]", path);
+      }
+      at += 4;
+      uuidHiAt = at;
+      uuidLoAt = at + 8L * uuidCount;
+      uuidOrdAt = at + 16L * uuidCount;
+      r.skip(20L * uuidCount);
+      at += 20L * uuidCount;
+    } else if (numeric != n) {
+      throw new CorruptFileException(
+          "segment metadata is damaged [numericIds=" + numeric + ", count=" + n + "]", path);
+    }
     boolean anyPayload = (flags & FLAG_PAYLOADS) != 0;
     long payloadAtAt = -1;
     byte[][] heapPayloads = null;
@@ -331,7 +384,11 @@ final class SegmentMeta implements Closeable {
       throw new CorruptFileException(
           "segment metadata changed while opened [bytes=" + map.size() + "]", path);
     }
+    Lookup lookup =
+        Lookup.mapped(
+            map.segment(), numeric, numLoAt, numOrdAt, uuidCount, uuidHiAt, uuidLoAt, uuidOrdAt);
     return new SegmentMeta(
+        lookup,
         shape,
         VERSION_COLUMNS,
         map,
@@ -401,7 +458,15 @@ final class SegmentMeta implements Closeable {
     Shape shape =
         first.check(path, r.version(), r.version() == VERSION_RECORDS_NO_GRAPH, vectorsFile);
     MappedFile map = payloadAt == null ? null : MappedFile.open(io, path);
+    PointId[] all = new PointId[n];
+    for (int i = 0; i < n; i++) {
+      boolean uuid = uuidOrds != null && uuidOrds.get(i);
+      all[i] = uuid ? PointId.of(new UUID(idHi[i], idLo[i])) : PointId.of(idLo[i]);
+    }
+    Lookup lookup = Lookup.onHeap(Sorted.of(all, n));
+    all = null;
     return new SegmentMeta(
+        lookup,
         shape,
         r.version(),
         map,
@@ -436,6 +501,20 @@ final class SegmentMeta implements Closeable {
     MemorySegment m = map.segment();
     long lo = m.get(LE_LONG, idLoAt + 8L * ord);
     return uuid ? PointId.of(new UUID(m.get(LE_LONG, idHiAt + 8L * ord), lo)) : PointId.of(lo);
+  }
+
+  /**
+   * Calls {@code visit} with each ordinal holding {@code id} (a segment sealed from a growing one
+   * may hold several versions, the older ones deleted), until it returns false: a Bloom filter
+   * answers most ids the segment lacks, a binary search of the sorted ids the others.
+   */
+  void ordinalsOf(PointId id, java.util.function.IntPredicate visit) {
+    lookup.find(id, visit);
+  }
+
+  /** See {@link io.flashvec.index.segment.SealedSegment#forEachInIdOrder}. */
+  void forEachInIdOrder(PointId from, java.util.function.IntPredicate visit) {
+    lookup.forEachFrom(from, visit);
   }
 
   /** The payload of ordinal {@code ord} (a copy unless held on the heap), or null for none. */
@@ -490,7 +569,7 @@ final class SegmentMeta implements Closeable {
    * on the heap. A version 5 file's columns cost page cache when read, not heap.
    */
   long heapBytes() {
-    long bytes = heapPayloadBytes;
+    long bytes = heapPayloadBytes + lookup.heapBytes();
     if (idLo != null) {
       bytes += 8L * idLo.length;
     }
@@ -524,6 +603,243 @@ final class SegmentMeta implements Closeable {
   public void close() {
     if (map != null) {
       map.close();
+    }
+  }
+
+  /** Ids sorted for lookup: numeric ones by unsigned value, UUIDs by (high, low) unsigned. */
+  private record Sorted(long[] numLo, int[] numOrd, long[] uuidHi, long[] uuidLo, int[] uuidOrd) {
+
+    static Sorted of(PointId[] ids, int n) {
+      int uuids = 0;
+      for (int i = 0; i < n; i++) {
+        if (ids[i].isUuid()) {
+          uuids++;
+        }
+      }
+      long[] keys = new long[n - uuids];
+      long[] ords = new long[n - uuids];
+      int[] perm = new int[uuids];
+      int k = 0;
+      int u = 0;
+      for (int i = 0; i < n; i++) {
+        if (ids[i].isUuid()) {
+          perm[u++] = i;
+        } else {
+          keys[k] = ids[i].loBits() ^ Long.MIN_VALUE; // signed order of flipped = unsigned order
+          ords[k++] = i;
+        }
+      }
+      it.unimi.dsi.fastutil.longs.LongArrays.radixSort(keys, ords);
+      int[] numOrd = new int[keys.length];
+      for (int i = 0; i < keys.length; i++) {
+        keys[i] ^= Long.MIN_VALUE;
+        numOrd[i] = (int) ords[i];
+      }
+      it.unimi.dsi.fastutil.ints.IntArrays.quickSort(perm, (a, b) -> ids[a].compareTo(ids[b]));
+      long[] hi = new long[uuids];
+      long[] lo = new long[uuids];
+      for (int i = 0; i < uuids; i++) {
+        hi[i] = ids[perm[i]].hiBits();
+        lo[i] = ids[perm[i]].loBits();
+      }
+      return new Sorted(keys, numOrd, hi, lo, perm);
+    }
+  }
+
+  /** Sorted ids, mapped or on the heap, and a Bloom filter over them. */
+  private static final class Lookup {
+    private final MemorySegment m; // null: the arrays
+    private final Sorted heap;
+    private final int numeric;
+    private final long numLoAt;
+    private final long numOrdAt;
+    private final int uuids;
+    private final long uuidHiAt;
+    private final long uuidLoAt;
+    private final long uuidOrdAt;
+    private final long[] bloom;
+    private final long bloomBits;
+
+    private Lookup(
+        MemorySegment m,
+        Sorted heap,
+        int numeric,
+        long numLoAt,
+        long numOrdAt,
+        int uuids,
+        long uuidHiAt,
+        long uuidLoAt,
+        long uuidOrdAt) {
+      this.m = m;
+      this.heap = heap;
+      this.numeric = numeric;
+      this.numLoAt = numLoAt;
+      this.numOrdAt = numOrdAt;
+      this.uuids = uuids;
+      this.uuidHiAt = uuidHiAt;
+      this.uuidLoAt = uuidLoAt;
+      this.uuidOrdAt = uuidOrdAt;
+      // 10 bits a point, 5 probes: about 1% false positives
+      // (at most 2^32 bits, so that a probe's multiply-shift cannot overflow)
+      long bits = Math.min(1L << 32, Math.max(64, (10L * (numeric + uuids) + 63) & ~63L));
+      this.bloomBits = bits;
+      this.bloom = new long[Math.toIntExact(bits >>> 6)];
+      for (int i = 0; i < numeric; i++) {
+        add(hash(false, 0, numLo(i)));
+      }
+      for (int i = 0; i < uuids; i++) {
+        add(hash(true, uuidHi(i), uuidLo(i)));
+      }
+    }
+
+    static Lookup mapped(
+        MemorySegment m,
+        int numeric,
+        long numLoAt,
+        long numOrdAt,
+        int uuids,
+        long uuidHiAt,
+        long uuidLoAt,
+        long uuidOrdAt) {
+      return new Lookup(m, null, numeric, numLoAt, numOrdAt, uuids, uuidHiAt, uuidLoAt, uuidOrdAt);
+    }
+
+    static Lookup onHeap(Sorted s) {
+      return new Lookup(null, s, s.numLo.length, -1, -1, s.uuidHi.length, -1, -1, -1);
+    }
+
+    private long numLo(int i) {
+      return m == null ? heap.numLo[i] : m.get(LE_LONG, numLoAt + 8L * i);
+    }
+
+    private int numOrd(int i) {
+      return m == null ? heap.numOrd[i] : m.get(LE_INT, numOrdAt + 4L * i);
+    }
+
+    private long uuidHi(int i) {
+      return m == null ? heap.uuidHi[i] : m.get(LE_LONG, uuidHiAt + 8L * i);
+    }
+
+    private long uuidLo(int i) {
+      return m == null ? heap.uuidLo[i] : m.get(LE_LONG, uuidLoAt + 8L * i);
+    }
+
+    private int uuidOrd(int i) {
+      return m == null ? heap.uuidOrd[i] : m.get(LE_INT, uuidOrdAt + 4L * i);
+    }
+
+    private static long hash(boolean uuid, long hi, long lo) {
+      long h =
+          lo * 0x9E3779B97F4A7C15L + (uuid ? hi * 0xC2B2AE3D27D4EB4FL + 0x165667B19E3779F9L : 0);
+      h ^= h >>> 32;
+      h *= 0xD6E8FEB86659FD93L;
+      h ^= h >>> 32;
+      return h;
+    }
+
+    /** Probe {@code i} of hash {@code h}: a bit in {@code [0, bloomBits)} (multiply-shift). */
+    private long probe(long h, int i) {
+      int x = (int) h + i * ((int) (h >>> 32) | 1);
+      return ((x & 0xFFFFFFFFL) * bloomBits) >>> 32;
+    }
+
+    private void add(long h) {
+      for (int i = 0; i < 5; i++) {
+        long bit = probe(h, i);
+        bloom[(int) (bit >>> 6)] |= 1L << bit;
+      }
+    }
+
+    private boolean mightContain(long h) {
+      for (int i = 0; i < 5; i++) {
+        long bit = probe(h, i);
+        if ((bloom[(int) (bit >>> 6)] & (1L << bit)) == 0) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    void find(PointId id, java.util.function.IntPredicate visit) {
+      if (id.isUuid()) {
+        long hi = id.hiBits();
+        long lo = id.loBits();
+        if (uuids == 0 || !mightContain(hash(true, hi, lo))) {
+          return;
+        }
+        for (int j = lowerBound(uuids, mid -> compareUuid(mid, hi, lo));
+            j < uuids && compareUuid(j, hi, lo) == 0;
+            j++) {
+          if (!visit.test(uuidOrd(j))) {
+            return;
+          }
+        }
+        return;
+      }
+      long lo = id.loBits();
+      if (numeric == 0 || !mightContain(hash(false, 0, lo))) {
+        return;
+      }
+      for (int i = lowerBound(numeric, mid -> Long.compareUnsigned(numLo(mid), lo));
+          i < numeric && numLo(i) == lo;
+          i++) {
+        if (!visit.test(numOrd(i))) {
+          return;
+        }
+      }
+    }
+
+    private int compareUuid(int i, long hi, long lo) {
+      int c = Long.compareUnsigned(uuidHi(i), hi);
+      return c != 0 ? c : Long.compareUnsigned(uuidLo(i), lo);
+    }
+
+    void forEachFrom(PointId from, java.util.function.IntPredicate visit) {
+      int i = 0;
+      if (from != null && from.isUuid()) {
+        i = numeric; // every numeric id comes before
+      } else if (from != null) {
+        i = lowerBound(numeric, mid -> Long.compareUnsigned(numLo(mid), from.loBits()));
+      }
+      for (; i < numeric; i++) {
+        if (!visit.test(numOrd(i))) {
+          return;
+        }
+      }
+      int j = 0;
+      if (from != null && from.isUuid()) {
+        long hi = from.hiBits();
+        long lo = from.loBits();
+        j = lowerBound(uuids, mid -> compareUuid(mid, hi, lo));
+      }
+      for (; j < uuids; j++) {
+        if (!visit.test(uuidOrd(j))) {
+          return;
+        }
+      }
+    }
+
+    /** The first index in {@code [0, n)} whose entry is not below the key ({@code n}: none). */
+    private static int lowerBound(int n, java.util.function.IntUnaryOperator compareToKey) {
+      int a = 0;
+      int b = n;
+      while (a < b) {
+        int mid = (a + b) >>> 1;
+        if (compareToKey.applyAsInt(mid) < 0) {
+          a = mid + 1;
+        } else {
+          b = mid;
+        }
+      }
+      return a;
+    }
+
+    long heapBytes() {
+      long bytes = 8L * bloom.length;
+      if (heap != null) {
+        bytes += 12L * heap.numLo.length + 20L * heap.uuidHi.length;
+      }
+      return bytes;
     }
   }
 }

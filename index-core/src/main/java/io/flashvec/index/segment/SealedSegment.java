@@ -30,6 +30,20 @@ public interface SealedSegment extends Segment, Closeable {
   Path directory();
 
   /**
+   * The ordinal that holds the live (not deleted) copy of {@code id}, or -1: how the shard finds a
+   * point of a sealed segment, for which it keeps no map entry. A segment sealed from a growing one
+   * may hold older, deleted copies of the id too.
+   */
+  int liveOrdinalOf(io.flashvec.index.PointId id);
+
+  /**
+   * Calls {@code visit} with the ordinals, deleted or not, in the order of their ids (numeric ids
+   * ascending, then UUIDs: {@link io.flashvec.index.PointId}'s order), from the first id not below
+   * {@code from} ({@code null}: the first), until it returns false.
+   */
+  void forEachInIdOrder(io.flashvec.index.PointId from, java.util.function.IntPredicate visit);
+
+  /**
    * The dense fields other than the primary one (by storage key) as the collection's config
    * declares them now: a segment that builds their graphs rebuilds, in the background, those whose
    * graph settings changed, starts those that gained a graph and drops (with their files) those

@@ -3,7 +3,6 @@ package io.flashvec.index.shard;
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.Optimizations;
-import io.flashvec.index.PointId;
 import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.segment.BuildSpec;
 import io.flashvec.index.segment.GrowingSegment;
@@ -150,12 +149,7 @@ final class SealPipeline {
         SealedSegment s = format.open(io, p, id);
         out.add(s);
         segments.adopt(s);
-        payloadIndexes.register(s, p);
-        for (int ord = 0; ord < s.size(); ord++) {
-          if (!s.isDeleted(ord)) {
-            locations.put(s.idAt(ord), IdLocations.pack(id, ord));
-          }
-        }
+        payloadIndexes.register(s, p); // its ids need no entry: it finds them itself
       }
     } catch (IOException | RuntimeException e) {
       segments.closeAdopted();
@@ -759,11 +753,9 @@ final class SealPipeline {
       memory.remove(f);
       segments.publish(sealed, memory, List.of(f));
       if (built != null) {
-        for (int i = 0; i < liveOrds.length; i++) {
-          PointId pid = f.idAt(liveOrds[i]);
-          locations.replace(
-              pid, IdLocations.pack(f.id(), liveOrds[i]), IdLocations.pack(built.id(), i));
-        }
+        // the built segment finds these ids itself now; entries moved since stay
+        locations.dropAll(
+            liveOrds.length, i -> f.idAt(liveOrds[i]), i -> IdLocations.pack(f.id(), liveOrds[i]));
       }
       segments.dropRetired();
       payloadIndexes.drop(f);
@@ -822,17 +814,8 @@ final class SealPipeline {
           sealed.add(s);
         }
       }
+      // sealed points have no entries: the new segment finds its ids itself
       segments.publish(sealed, snap.memory(), List.copyOf(sources));
-      if (built != null) {
-        forEachBuilt(
-            ords,
-            order,
-            (i, j, ord) -> {
-              SealedSegment src = sources.get(j);
-              locations.replace(
-                  src.idAt(ord), IdLocations.pack(src.id(), ord), IdLocations.pack(built.id(), i));
-            });
-      }
       segments.dropRetired();
       // commit point: the manifest lists the new segment, not the sources
       if (checkpointAfterInstall(checkpointSeq, "compaction")) {

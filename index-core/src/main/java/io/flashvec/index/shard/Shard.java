@@ -407,6 +407,7 @@ public final class Shard implements Closeable {
   private final BackgroundJobs jobs = new BackgroundJobs();
   private final OptimizationTracker tracker;
   private final SegmentSet segments;
+  private final IdLocations locations;
   private final SealPipeline pipeline;
   private final LiveIndexScheduler scheduler;
   private final ShardCompactor compactor;
@@ -456,7 +457,8 @@ public final class Shard implements Closeable {
     SpaceGuard space = new SpaceGuard(dir, options.space());
     this.payloadIndexes = new PayloadIndexes(io, PayloadSchema.EMPTY);
     this.segments = new SegmentSet(dir, io, payloadIndexes);
-    IdLocations locations = new IdLocations();
+    IdLocations locations = new IdLocations(() -> segments.current().sealed());
+    this.locations = locations;
     ShardParts parts =
         new ShardParts(
             dir,
@@ -1237,7 +1239,7 @@ public final class Shard implements Closeable {
   }
 
   public long memoryBytes() {
-    long n = 0;
+    long n = locations.memoryBytes(); // the id map's entries (growing and frozen segments)
     for (Segment s : segments.current().segments()) {
       n += s.memoryBytes();
     }

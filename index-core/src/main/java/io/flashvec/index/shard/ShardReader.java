@@ -21,7 +21,6 @@ import io.flashvec.index.segment.FieldGraph;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.TopK;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -178,22 +177,7 @@ final class ShardReader {
    * limit}.
    */
   List<PointId> scrollIds(PointId from, int limit) {
-    PriorityQueue<PointId> heap = new PriorityQueue<>(Collections.reverseOrder());
-    locations.forEachId(
-        id -> {
-          if (from != null && id.compareTo(from) < 0) {
-            return;
-          }
-          if (heap.size() < limit) {
-            heap.add(id);
-          } else if (limit > 0 && id.compareTo(heap.peek()) < 0) {
-            heap.poll();
-            heap.add(id);
-          }
-        });
-    List<PointId> out = new ArrayList<>(heap);
-    Collections.sort(out);
-    return out;
+    return locations.smallest(from, limit);
   }
 
   /**

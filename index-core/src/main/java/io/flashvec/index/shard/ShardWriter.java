@@ -226,16 +226,16 @@ final class ShardWriter {
   }
 
   /**
-   * Records this shard's resident index (its sealed segments' heap and {@value #ID_MAP_BYTES} bytes
-   * per id-map entry) with the memory limits and refuses {@code what} (507) while the resident
-   * index of every shard exceeds its slice. Write lock held.
+   * Records this shard's resident index (its sealed segments' heap and the id map's entries, {@link
+   * IdLocations#memoryBytes}) with the memory limits and refuses {@code what} (507) while the
+   * resident index of every shard exceeds its slice. Write lock held.
    */
   private void checkResident(String what) {
     MemoryLimits memory = options.memory();
     if (memory == null) {
       return;
     }
-    long bytes = (long) locations.size() * ID_MAP_BYTES;
+    long bytes = locations.memoryBytes();
     for (Segment s : segments.current().segments()) {
       if (s.onDisk()) {
         bytes += s.memoryBytes();
@@ -253,9 +253,6 @@ final class ShardWriter {
   void requireSpace(long bytes, String what) {
     space.require(bytes, pipeline.owedBytes() + compactor.owedBytes(), what);
   }
-
-  /** Heap per entry of the id map, numeric ids in fastutil's open-addressing tables. */
-  static final int ID_MAP_BYTES = 32;
 
   /** How long a write waits for a frozen segment's build under a memory budget before a 503. */
   static final long SEAL_ROOM_WAIT_NANOS = 120_000_000_000L;

@@ -34,6 +34,9 @@ class SegmentMetaTest {
             uuids && i % 5 == 0
                 ? PointId.of(new UUID(rnd.nextLong(), rnd.nextLong()))
                 : PointId.of(rnd.nextLong() & Long.MAX_VALUE);
+        if (i % 7 == 6) {
+          ids[i] = ids[rnd.nextInt(i)];
+        }
         if (payloads && i % 3 != 0) {
           p[i] = ("{\"i\":" + i + "}").repeat(i % 4).getBytes(StandardCharsets.UTF_8);
         }
@@ -71,9 +74,37 @@ class SegmentMetaTest {
     assertThat(m.shape().count()).isEqualTo(pts.ids().length);
     for (int i = 0; i < pts.ids().length; i++) {
       assertThat(m.idAt(i)).as("id %d", i).isEqualTo(pts.ids()[i]);
+      java.util.List<Integer> ords = new java.util.ArrayList<>();
+      m.ordinalsOf(pts.ids()[i], ords::add);
+      java.util.List<Integer> expected = new java.util.ArrayList<>();
+      for (int j = 0; j < pts.ids().length; j++) {
+        if (pts.ids()[j].equals(pts.ids()[i])) {
+          expected.add(j);
+        }
+      }
+      assertThat(ords).as("ordinals of id %d", i).containsExactlyInAnyOrderElementsOf(expected);
       assertThat(m.payloadAt(i)).as("payload %d", i).isEqualTo(pts.payloads()[i]);
     }
     assertThat(m.payloadBytes()).isEqualTo(pts.payloadBytes());
+    // ids the segment lacks: neighbours of its own, both kinds, the unsigned extremes
+    java.util.Set<PointId> have = new java.util.HashSet<>(java.util.Arrays.asList(pts.ids()));
+    Random rnd = new Random(SEED + 9);
+    for (int i = 0; i < 20_000; i++) {
+      PointId probe =
+          switch (i % 4) {
+            case 0 -> PointId.of(pts.ids()[rnd.nextInt(pts.ids().length)].loBits() + 1);
+            case 1 -> PointId.of(new UUID(rnd.nextLong(), rnd.nextLong()));
+            case 2 -> PointId.of(rnd.nextInt(1000) - 500L);
+            default -> PointId.of(rnd.nextLong());
+          };
+      if (!have.contains(probe)) {
+        m.ordinalsOf(
+            probe,
+            o -> {
+              throw new AssertionError("absent " + probe + " found at " + o);
+            });
+      }
+    }
   }
 
   @Test
@@ -94,8 +125,9 @@ class SegmentMetaTest {
           assertThat(m.shape().vectorsFile()).isEqualTo(payloads);
           assertThat(m.shape().noGraph()).isFalse();
           assertThat(m.payloadsOnHeap()).isFalse();
-          // the UUID bits (one bit a point) are all that stays on the heap
-          assertThat(m.heapBytes()).isLessThanOrEqualTo(uuids ? 5_000 / 8 + 64 : 0);
+          // a Bloom filter (at most 16 bits a point) and the UUID bits (one a point) are all
+          // that stays on the heap
+          assertThat(m.heapBytes()).isLessThanOrEqualTo(2 * 5_000 + (uuids ? 5_000 / 8 + 64 : 0));
           assertThat(m.payloadFileBytes()).isEqualTo(payloads ? Files.size(p) : 0);
         }
         try (SegmentMeta m = SegmentMeta.open(FileIO.DEFAULT, p, 9, true)) {

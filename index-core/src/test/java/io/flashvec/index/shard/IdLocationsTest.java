@@ -5,10 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.index.PointId;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +18,7 @@ class IdLocationsTest {
     long seed = 20261125L;
     System.out.println("IdLocationsTest seed=" + seed);
     Random rnd = new Random(seed);
-    IdLocations map = new IdLocations();
+    IdLocations map = new IdLocations(List::of);
     Map<PointId, Long> model = new HashMap<>();
     for (int step = 0; step < 200_000; step++) {
       PointId id =
@@ -31,25 +30,28 @@ class IdLocationsTest {
         case 0, 1 -> assertThat(map.put(id, loc)).isEqualTo(orNone(model.put(id, loc)));
         case 2 -> assertThat(map.remove(id)).isEqualTo(orNone(model.remove(id)));
         default -> {
-          long to = loc + 1;
-          boolean expected = model.containsKey(id) && model.get(id) == loc;
-          assertThat(map.replace(id, loc, to)).isEqualTo(expected);
-          if (expected) {
-            model.put(id, to);
+          // dropped only while still at loc
+          Long now = model.get(id);
+          map.dropAll(1, i -> id, i -> loc);
+          if (now != null && now == loc) {
+            model.remove(id);
           }
         }
       }
       assertThat(map.get(id)).isEqualTo(orNone(model.get(id)));
     }
-    assertThat(map.size()).isEqualTo(model.size());
-    Set<PointId> seen = new HashSet<>();
-    map.forEachId(seen::add);
-    assertThat(seen).isEqualTo(model.keySet());
+    assertThat(map.entries()).isEqualTo(model.size());
+    assertThat(map.smallest(null, Integer.MAX_VALUE))
+        .containsExactlyElementsOf(new java.util.TreeSet<>(model.keySet()));
+    PointId from = PointId.of(2_500);
+    assertThat(map.smallest(from, 10))
+        .containsExactlyElementsOf(
+            new java.util.TreeSet<>(model.keySet()).tailSet(from).stream().limit(10).toList());
   }
 
   @Test
   void numericAndUuidIdsWithTheSameBitsAreDistinct() {
-    IdLocations map = new IdLocations();
+    IdLocations map = new IdLocations(List::of);
     map.put(PointId.of(7), 1);
     map.put(PointId.of(new UUID(0, 7)), 2);
     assertThat(map.get(PointId.of(7))).isEqualTo(1);
@@ -59,7 +61,7 @@ class IdLocationsTest {
 
   @Test
   void rejectsNegativeLocations() {
-    assertThatThrownBy(() -> new IdLocations().put(PointId.of(1), -5))
+    assertThatThrownBy(() -> new IdLocations(List::of).put(PointId.of(1), -5))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("-5");
   }

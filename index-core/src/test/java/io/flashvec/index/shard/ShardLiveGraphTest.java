@@ -198,6 +198,60 @@ class ShardLiveGraphTest {
   }
 
   /**
+   * A segment sealed from its live graph keeps every ordinal, so it holds the older, deleted
+   * versions of a point rewritten while it was growing: the shard keeps no map entry for sealed
+   * points, and must find the live version among them, in reads, scrolls and after a reopen.
+   */
+  @Test
+  void rewrittenPointsAreFoundInASegmentSealedWithTheirOlderVersions() throws Exception {
+    Random r = TestSeeds.random("shard-live-graph-rewritten");
+    float[][] data = TestVectors.latent(r, 1150, DIM);
+    Path dir = tmp.resolve("shard");
+    int ids = 1000;
+    try (Shard s = open(dir, 100_000)) {
+      // ids 0-999 at data[id]; then 0-99 again at data[1000 + id]; then 0-49 at data[1100 + id]
+      // (13% deleted: sealed from the graph, below the compaction threshold)
+      int[][] rounds = {{0, 1000, 0}, {0, 100, 1000}, {0, 50, 1100}};
+      for (int[] round : rounds) {
+        List<Point> pts = new ArrayList<>();
+        for (int i = round[0]; i < round[1]; i++) {
+          pts.add(new Point(PointId.of(i), data[round[2] + i], null));
+        }
+        s.awaitDurable(s.upsert(pts));
+      }
+      awaitLiveIndexed(s);
+      s.flush();
+      awaitBuilt(s);
+      DiskAnnSegment sealed = onlyDisk(s);
+      assertThat(sealed.size()).as("every version kept").isEqualTo(1150);
+      assertThat(sealed.liveCount()).isEqualTo(ids);
+      assertLatest(s, data, ids);
+    }
+    try (Shard s = open(dir, 100_000)) {
+      assertLatest(s, data, ids);
+      // one more version of some: the sealed copy is deleted, the new one found in the tables
+      s.awaitDurable(s.upsert(List.of(new Point(PointId.of(7), data[0], null))));
+      assertThat(s.get(PointId.of(7), false, true).vector()).isEqualTo(data[0]);
+      s.awaitDurable(s.delete(List.of(PointId.of(8))));
+      assertThat(s.get(PointId.of(8), false, false)).isNull();
+      assertThat(s.scrollIds(PointId.of(6), 4))
+          .containsExactly(PointId.of(6), PointId.of(7), PointId.of(9), PointId.of(10));
+      assertThat(s.count()).isEqualTo(ids - 1);
+    }
+  }
+
+  private static void assertLatest(Shard s, float[][] data, int ids) {
+    for (int i = 0; i < ids; i++) {
+      int latest = i < 50 ? 1100 + i : i < 100 ? 1000 + i : i;
+      assertThat(s.get(PointId.of(i), false, true).vector()).as("id %d", i).isEqualTo(data[latest]);
+    }
+    List<PointId> all = s.scrollIds(null, Integer.MAX_VALUE);
+    assertThat(all).hasSize(ids).isSorted();
+    assertThat(s.scrollIds(PointId.of(ids - 3), 10))
+        .containsExactly(PointId.of(ids - 3), PointId.of(ids - 2), PointId.of(ids - 1));
+  }
+
+  /**
    * A graph close behind its writes is indexed on the background lane; one more than {@link
    * Shard#URGENT_BACKLOG} points behind goes to the urgent lane (the server's normal-priority
    * thread) until it is close again, and a background batch that finds itself that far behind hands

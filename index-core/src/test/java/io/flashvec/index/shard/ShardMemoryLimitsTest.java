@@ -143,8 +143,9 @@ class ShardMemoryLimitsTest {
   }
 
   /**
-   * Once the sealed segments' resident index (PQ codes, ids) and the id map outgrow the resident
-   * slice, upserts get 507 naming the budget; reads and deletes go on, and nothing was written.
+   * Once the sealed segments' resident index (PQ codes, Bloom filters of ids) and the id map
+   * outgrow the resident slice, upserts get 507 naming the budget; reads and deletes go on, and
+   * nothing was written.
    */
   @Test
   void upsertsAreRefusedOnceTheResidentIndexOutgrowsItsSlice() throws Exception {
@@ -156,10 +157,10 @@ class ShardMemoryLimitsTest {
       Random r = TestSeeds.random("shard-memory-limits-resident");
       upsert(m, r, 500);
       upsert(m, r, 400); // seals and builds the first 500 points in place
-      upsert(m, r, 1); // records one segment and 900 ids
+      upsert(m, r, 1); // records one segment and the 401 ids of the growing one
       measured = unlimited.residentTotal();
     }
-    assertThat(measured).isGreaterThan(900L * ShardWriter.ID_MAP_BYTES);
+    assertThat(measured).isGreaterThan(400L * IdLocations.ENTRY_BYTES);
     MemoryLimits memory = new MemoryLimits(1L << 30, measured, 1L << 30, 1L << 30);
     next = 0;
     try (Shard a = open("resident", residentOptions(memory))) {
@@ -173,12 +174,12 @@ class ShardMemoryLimitsTest {
           .isInstanceOf(InsufficientMemoryException.class)
           .hasMessage(
               "Insufficient memory: upsert refused, the resident index ("
-                  + ByteSize.human(measured + ShardWriter.ID_MAP_BYTES)
+                  + ByteSize.human(measured + IdLocations.ENTRY_BYTES)
                   + ") has outgrown its slice of the memory budget ("
                   + ByteSize.human(measured)
                   + " of flashvec.memory.budget=1 GiB); raise the budget, or delete points and"
                   + " compact [residentBytes="
-                  + (measured + ShardWriter.ID_MAP_BYTES)
+                  + (measured + IdLocations.ENTRY_BYTES)
                   + ", residentSliceBytes="
                   + measured
                   + ", budgetBytes=1073741824]");
