@@ -1408,6 +1408,15 @@ final class CollectionSettings {
                 field, v, "only false is supported: sealed segments keep sparse vectors in memory");
           }
         }
+        case "memory" -> {
+          if (!absent(v)) {
+            throw refused(
+                field,
+                v,
+                "is not supported: sealed segments keep sparse vectors on the heap, neither read"
+                    + " on demand from disk (cold) nor mapped (cached, pinned)");
+          }
+        }
         case "full_scan_threshold" -> {
           if (!absent(v)) {
             throw refused(

@@ -280,6 +280,13 @@ class CollectionsControllerTests {
         "\"sparse_vectors\":{\"text\":{\"index\":{\"datatype\":\"turbo4\"}}}",
         Kind.REFUSED,
         "sparse vectors do not support the `turbo4` datatype");
+    probe(
+        c,
+        "sparse_vectors",
+        "\"sparse_vectors\":{\"text\":{\"index\":{\"memory\":\"cold\"}}}",
+        Kind.REFUSED,
+        "sparse_vectors.text.index.memory: is not supported: sealed segments keep sparse vectors"
+            + " on the heap");
     probe(c, "strict_mode_config", "\"strict_mode_config\":null", Kind.NO_OP);
     probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":false}", Kind.HONOURED);
     probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":true}", Kind.HONOURED);
