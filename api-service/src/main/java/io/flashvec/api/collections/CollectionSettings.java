@@ -370,8 +370,9 @@ final class CollectionSettings {
         throw refused(
             at + "." + f,
             v,
-            "must be false: the graph of a vector other than the first declared is held in"
-                + " memory, apart from the vectors (which on_disk places)");
+            "must be false: the graph of this vector (a named vector after the first declared,"
+                + " or one with scalar quantization) is held in memory with its int8 codes, apart"
+                + " from the vectors (which on_disk places); there are no disk reads to save");
       }
     }
     JsonNode threads = hnsw.get("max_indexing_threads");

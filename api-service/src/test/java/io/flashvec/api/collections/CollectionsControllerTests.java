@@ -887,6 +887,33 @@ class CollectionsControllerTests {
   }
 
   @Test
+  void inlineStorageOnAVectorWithAGraphInMemoryIsRefusedSayingWhy() {
+    // the only declared vector, but with scalar quantization: its graph is not the diskann one
+    String body =
+        Json.text(
+            client
+                .put()
+                .uri("/collections/c")
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(
+                    "{\"vectors\":{\"v\":{\"size\":4,\"distance\":\"Dot\","
+                        + "\"hnsw_config\":{\"inline_storage\":true},"
+                        + "\"quantization_config\":{\"scalar\":{\"type\":\"int8\"}}}}}")
+                .exchange()
+                .expectStatus()
+                .isBadRequest()
+                .expectBody()
+                .returnResult()
+                .getResponseBody());
+    assertThat(body)
+        .contains(
+            "vectors.v.hnsw_config.inline_storage: must be false: the graph of this vector (a named"
+                + " vector after the first declared, or one with scalar quantization) is held in"
+                + " memory");
+    verify(service, never()).createCollection(any(), any(), any());
+  }
+
+  @Test
   void everyQdrantCollectionFieldIsHonouredRefusedOrANoOp() {
     CollectionConfig current = new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT);
     when(service.describe("c"))
