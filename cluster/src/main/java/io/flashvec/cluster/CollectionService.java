@@ -450,6 +450,37 @@ public interface CollectionService {
     throw snapshotsUnsupported();
   }
 
+  /**
+   * The manifest of a shard for partial snapshots: its sealed segments and a version of each of
+   * their files, in Qdrant's shape (segment id to {@code segment_id}, {@code segment_version},
+   * {@code file_versions}).
+   */
+  default tools.jackson.databind.JsonNode partialShardManifest(String collection, int shard) {
+    throw snapshotsUnsupported();
+  }
+
+  /**
+   * Writes into {@code target} a partial snapshot of a shard: a shard snapshot without the segment
+   * files {@code manifest} (as {@link #partialShardManifest} gives it, of the shard it is to be
+   * recovered onto) names at their current version.
+   */
+  default void createPartialShardSnapshot(
+      String collection,
+      int shard,
+      tools.jackson.databind.JsonNode manifest,
+      java.nio.file.Path target) {
+    throw snapshotsUnsupported();
+  }
+
+  /**
+   * Replaces one shard of an existing collection with a partial snapshot of it, the files it leaves
+   * out taken from the shard itself, checked against {@code checksum} unless it is {@code null}.
+   */
+  default void recoverPartialShardSnapshot(
+      String collection, int shard, java.nio.file.Path file, String checksum) {
+    throw snapshotsUnsupported();
+  }
+
   private static io.flashvec.index.InvalidInputException snapshotsUnsupported() {
     return new io.flashvec.index.InvalidInputException(
         "Wrong input: snapshots are supported by a standalone server only; in a cluster, back up"

@@ -370,8 +370,9 @@ final class CollectionSettings {
         throw refused(
             at + "." + f,
             v,
-            "must be false: the graph of a vector other than the first declared is held in"
-                + " memory, apart from the vectors (which on_disk places)");
+            "must be false: the graph of this vector (a named vector after the first declared,"
+                + " or one with scalar quantization) is held in memory with its int8 codes, apart"
+                + " from the vectors (which on_disk places); there are no disk reads to save");
       }
     }
     JsonNode threads = hnsw.get("max_indexing_threads");
@@ -1406,6 +1407,15 @@ final class CollectionSettings {
           if (!absent(v) && !(v.isBoolean() && !v.booleanValue())) {
             throw refused(
                 field, v, "only false is supported: sealed segments keep sparse vectors in memory");
+          }
+        }
+        case "memory" -> {
+          if (!absent(v)) {
+            throw refused(
+                field,
+                v,
+                "is not supported: sealed segments keep sparse vectors on the heap, neither read"
+                    + " on demand from disk (cold) nor mapped (cached, pinned)");
           }
         }
         case "full_scan_threshold" -> {

@@ -19,6 +19,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.springframework.core.io.Resource;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.codec.multipart.FilePart;
 import org.springframework.web.bind.annotation.DeleteMapping;
@@ -30,6 +35,7 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RequestPart;
 import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
@@ -234,6 +240,122 @@ public class ShardSnapshotsController {
                         return Json.ok(BooleanNode.TRUE, t0);
                       }))
               .doOnError(e -> deleteQuietly(tmp));
+        });
+  }
+
+  // ---- Partial shard snapshots ----
+
+  private static final String PARTIAL = "/collections/{name}/shards/{shard}/snapshot/partial";
+
+  /**
+   * The shard's manifest: its sealed segments and a version (a content fingerprint) of each of
+   * their files, to send to the server a partial snapshot is taken from.
+   */
+  @GetMapping(PARTIAL + "/manifest")
+  Mono<ResponseEntity<byte[]>> manifest(@PathVariable String name, @PathVariable String shard) {
+    return blocking.answer(() -> service.partialShardManifest(name, shardId(shard)));
+  }
+
+  /**
+   * Streams a partial snapshot of the shard: a shard snapshot without the segment files the body (a
+   * manifest of the shard it is to be recovered onto) names at their current version.
+   */
+  @PostMapping(PARTIAL + "/create")
+  Mono<ResponseEntity<Flux<DataBuffer>>> createPartial(
+      @PathVariable String name,
+      @PathVariable String shard,
+      @RequestBody(required = false) byte[] body) {
+    return blocking.supply(
+        () -> {
+          CollectionNames.validate(name);
+          int id = shardId(shard);
+          JsonNode manifest = Json.parse(body);
+          Path tmp = tempFile();
+          try {
+            service.createPartialShardSnapshot(name, id, manifest, tmp);
+          } catch (RuntimeException e) {
+            deleteQuietly(tmp);
+            throw e;
+          }
+          Flux<DataBuffer> data =
+              DataBufferUtils.read(tmp, DefaultDataBufferFactory.sharedInstance, 1 << 16)
+                  .doFinally(signal -> deleteQuietly(tmp));
+          return ResponseEntity.ok()
+              .contentType(MediaType.APPLICATION_OCTET_STREAM)
+              .header(
+                  HttpHeaders.CONTENT_DISPOSITION,
+                  "attachment; filename=\"" + name + "-shard-" + id + "-partial.snapshot\"")
+              .body(data);
+        });
+  }
+
+  /**
+   * Replaces the shard with an uploaded partial snapshot of it ({@code multipart/form-data}, field
+   * {@code snapshot}), the files it leaves out taken from the shard itself. A malformed {@code
+   * checksum} is refused (422) before the upload is read.
+   */
+  @PostMapping(PARTIAL + "/recover")
+  Mono<ResponseEntity<byte[]>> recoverPartial(
+      @PathVariable String name,
+      @PathVariable String shard,
+      @RequestParam(required = false) String checksum,
+      @RequestParam(required = false) String priority,
+      @RequestParam(defaultValue = "true") boolean wait,
+      @RequestPart(name = "snapshot", required = false) Mono<FilePart> part) {
+    long t0 = System.nanoTime();
+    return Mono.defer(
+        () -> {
+          CollectionNames.validate(name);
+          int id = shardId(shard);
+          checksum("query parameters", checksum);
+          checkPriority(priority);
+          Path tmp = tempFile();
+          return SnapshotsController.receive(part, tmp)
+              .then(
+                  blocking.call(
+                      () -> {
+                        if (!wait) {
+                          service.listShardSnapshots(name, id); // 404 before the 202
+                          background(
+                              "partial shard recovery",
+                              name,
+                              id,
+                              () -> {
+                                service.recoverPartialShardSnapshot(name, id, tmp, checksum);
+                                return Boolean.TRUE;
+                              },
+                              tmp);
+                          return accepted();
+                        }
+                        try {
+                          service.recoverPartialShardSnapshot(name, id, tmp, checksum);
+                        } finally {
+                          Files.deleteIfExists(tmp);
+                        }
+                        return Json.ok(BooleanNode.TRUE, t0);
+                      }))
+              .doOnError(e -> deleteQuietly(tmp));
+        });
+  }
+
+  /**
+   * Qdrant's recovery of a partial snapshot fetched from another peer: refused, since a FlashVec
+   * server never fetches from another machine (ADR 0030); the client moves it instead (manifest
+   * here, {@code partial/create} there, {@code partial/recover} here).
+   */
+  @PostMapping(PARTIAL + "/recover_from")
+  Mono<ResponseEntity<byte[]>> recoverPartialFrom(
+      @PathVariable String name, @PathVariable String shard) {
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          service.listShardSnapshots(name, shardId(shard)); // 404 for a missing collection or shard
+          throw new InvalidInputException(
+              "Wrong input: recover_from is not supported: a FlashVec server does not fetch"
+                  + " snapshots from other machines; read this shard's manifest"
+                  + " (GET .../snapshot/partial/manifest), post it to the other server's"
+                  + " .../snapshot/partial/create and upload the result to"
+                  + " .../snapshot/partial/recover");
         });
   }
 

@@ -108,6 +108,11 @@ public class Blocking implements AutoCloseable {
         });
   }
 
+  /** Calls {@code work} off the event loop, for answers other than JSON (a file to stream). */
+  public <T> Mono<T> supply(Callable<T> work) {
+    return Mono.fromCallable(work).subscribeOn(scheduler);
+  }
+
   /** Calls {@code work} off the event loop. */
   public Mono<ResponseEntity<byte[]>> call(Callable<ResponseEntity<byte[]>> work) {
     return bounded(Mono.fromCallable(work).subscribeOn(scheduler));

@@ -29,7 +29,7 @@ public class BodyLimitFilter implements WebFilter {
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
     long len = exchange.getRequest().getHeaders().getContentLength();
     if (len > maxBytes
-        && !exchange.getRequest().getPath().value().endsWith(ContentTypeFilter.SNAPSHOT_UPLOAD)) {
+        && !ContentTypeFilter.isSnapshotUpload(exchange.getRequest().getPath().value())) {
       return Json.writeError(
           exchange,
           HttpStatus.CONTENT_TOO_LARGE,

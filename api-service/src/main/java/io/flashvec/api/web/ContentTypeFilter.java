@@ -25,7 +25,7 @@ import reactor.core.publisher.Mono;
  * application/*+json} are JSON, in UTF-8 (the only charset JSON has, RFC 8259); a body without a
  * {@code Content-Type} is read as JSON, as a body is never anything else here. Qdrant refuses
  * non-JSON content types too (with 400). The one exception is a snapshot upload ({@code
- * …/snapshots/upload}), a {@code multipart/form-data} file.
+ * …/snapshots/upload}, {@code …/snapshot/partial/recover}), a {@code multipart/form-data} file.
  *
  * <p>A body sent to a route that does not exist is not judged: the request gets the 404 "no such
  * endpoint" any request to it gets, whatever its content type, so a client learns the route is
@@ -38,6 +38,14 @@ public class ContentTypeFilter implements WebFilter {
 
   /** The end of the snapshot upload route, which takes {@code multipart/form-data}. */
   static final String SNAPSHOT_UPLOAD = "/snapshots/upload";
+
+  /** The end of the partial shard snapshot upload route, {@code multipart/form-data} too. */
+  static final String PARTIAL_SNAPSHOT_UPLOAD = "/snapshot/partial/recover";
+
+  /** Whether {@code path} is a snapshot upload route, whose body is a file, not JSON. */
+  static boolean isSnapshotUpload(String path) {
+    return path.endsWith(SNAPSHOT_UPLOAD) || path.endsWith(PARTIAL_SNAPSHOT_UPLOAD);
+  }
 
   private final ObjectProvider<HandlerMapping> mappings;
 
@@ -57,7 +65,7 @@ public class ContentTypeFilter implements WebFilter {
     if (type == null || !hasBody(headers)) {
       return chain.filter(exchange);
     }
-    if (exchange.getRequest().getPath().value().endsWith(SNAPSHOT_UPLOAD)
+    if (isSnapshotUpload(exchange.getRequest().getPath().value())
         && type.toLowerCase(java.util.Locale.ROOT).startsWith("multipart/form-data")) {
       return chain.filter(exchange); // a snapshot file, the one body that is not JSON
     }

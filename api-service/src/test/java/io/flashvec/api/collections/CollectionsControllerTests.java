@@ -280,6 +280,13 @@ class CollectionsControllerTests {
         "\"sparse_vectors\":{\"text\":{\"index\":{\"datatype\":\"turbo4\"}}}",
         Kind.REFUSED,
         "sparse vectors do not support the `turbo4` datatype");
+    probe(
+        c,
+        "sparse_vectors",
+        "\"sparse_vectors\":{\"text\":{\"index\":{\"memory\":\"cold\"}}}",
+        Kind.REFUSED,
+        "sparse_vectors.text.index.memory: is not supported: sealed segments keep sparse vectors"
+            + " on the heap");
     probe(c, "strict_mode_config", "\"strict_mode_config\":null", Kind.NO_OP);
     probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":false}", Kind.HONOURED);
     probe(c, "strict_mode_config", "\"strict_mode_config\":{\"enabled\":true}", Kind.HONOURED);
@@ -877,6 +884,33 @@ class CollectionsControllerTests {
       verify(service, never()).createCollection(any(), any(), any());
       verify(service, never()).updateCollection(any(), any(), any(), any());
     }
+  }
+
+  @Test
+  void inlineStorageOnAVectorWithAGraphInMemoryIsRefusedSayingWhy() {
+    // the only declared vector, but with scalar quantization: its graph is not the diskann one
+    String body =
+        Json.text(
+            client
+                .put()
+                .uri("/collections/c")
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(
+                    "{\"vectors\":{\"v\":{\"size\":4,\"distance\":\"Dot\","
+                        + "\"hnsw_config\":{\"inline_storage\":true},"
+                        + "\"quantization_config\":{\"scalar\":{\"type\":\"int8\"}}}}}")
+                .exchange()
+                .expectStatus()
+                .isBadRequest()
+                .expectBody()
+                .returnResult()
+                .getResponseBody());
+    assertThat(body)
+        .contains(
+            "vectors.v.hnsw_config.inline_storage: must be false: the graph of this vector (a named"
+                + " vector after the first declared, or one with scalar quantization) is held in"
+                + " memory");
+    verify(service, never()).createCollection(any(), any(), any());
   }
 
   @Test

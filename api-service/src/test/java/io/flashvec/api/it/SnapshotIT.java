@@ -335,6 +335,136 @@ class SnapshotIT {
     }
   }
 
+  @Test
+  void aPartialShardSnapshotCarriesWhatChangedSinceTheRecipientsManifest() throws Exception {
+    Random rnd = TestSeeds.random("SnapshotIT.partial");
+    String config = "{\"vectors\":{\"size\":" + DIM + ",\"distance\":\"Cosine\"}}";
+    try (ServerProcess a = new ServerProcess(tmp.resolve("a"), tmp.resolve("a.log")).start();
+        ServerProcess b = new ServerProcess(tmp.resolve("b"), tmp.resolve("b.log")).start()) {
+      Http ha = new Http(a.url());
+      Http hb = new Http(b.url());
+      ok(ha.put("/collections/c", config));
+      for (int i = 0; i < 8; i++) {
+        ok(ha.put("/collections/c/points?wait=true", batch(rnd, i * BATCH)));
+      }
+      sealed(ha, "c", 1); // a sealed segment
+      // b's shard starts as a's: recovered from a full shard snapshot
+      ok(hb.put("/collections/copy", config));
+      JsonNode full = ha.post("/collections/c/shards/0/snapshots?wait=true", null).result();
+      byte[] fullFile =
+          download(a.url() + "/collections/c/shards/0/snapshots/" + full.get("name").asString());
+      upload(b.url() + "/collections/copy/shards/0/snapshots/upload", fullFile, 200);
+
+      // a moves on: deletions in the sealed segment, new points (a flush would merge the small
+      // segments into a new one, which the partial snapshot would then carry whole)
+      ok(ha.post("/collections/c/points/delete?wait=true", "{\"points\":[1,2,3,60,61]}"));
+      for (int i = 8; i < 13; i++) {
+        ok(ha.put("/collections/c/points?wait=true", batch(rnd, i * BATCH)));
+      }
+      int points = 13 * BATCH;
+
+      // b's manifest: its segments with a version per file
+      JsonNode manifest = hb.get("/collections/copy/shards/0/snapshot/partial/manifest").result();
+      assertThat(manifest.size()).isPositive();
+      String seg = manifest.propertyNames().iterator().next();
+      assertThat(manifest.get(seg).get("segment_id").asString()).isEqualTo(seg);
+      assertThat(manifest.get(seg).get("file_versions").size()).isPositive();
+      assertThat(hb.get("/collections/copy/shards/1/snapshot/partial/manifest").status())
+          .isEqualTo(404);
+
+      // a's partial snapshot against it leaves b's unchanged files out
+      byte[] partial =
+          postForBytes(
+              a.url() + "/collections/c/shards/0/snapshot/partial/create", manifest.toString());
+      java.util.Set<String> entries = zipEntries(partial);
+      int omitted = 0;
+      for (var f : manifest.get(seg).get("file_versions").properties()) {
+        if (!entries.contains("shard/segments/" + seg + "/" + f.getKey())) {
+          omitted++;
+        }
+      }
+      assertThat(omitted).as("files of %s left out of %s", seg, entries).isPositive();
+      byte[] againstNothing =
+          postForBytes(a.url() + "/collections/c/shards/0/snapshot/partial/create", "{}");
+      assertThat(zipEntries(againstNothing)).containsAll(entries);
+      assertThat(partial.length).isLessThan(againstNothing.length);
+
+      // refusals: malformed checksum (422, before the upload), the wrong kind on either route,
+      // a shard that lacks the omitted files; none touches the shard
+      String partialRoute = "/collections/copy/shards/0/snapshot/partial/recover";
+      assertThat(upload(b.url() + partialRoute + "?checksum=abc", partial, 422).body())
+          .contains("invalid_sha256_hash");
+      assertThat(upload(b.url() + partialRoute, fullFile, 400).body())
+          .contains("not a partial shard snapshot");
+      assertThat(
+              upload(b.url() + "/collections/copy/shards/0/snapshots/upload", partial, 400).body())
+          .contains("/snapshot/partial/recover");
+      ok(hb.put("/collections/fresh", config));
+      assertThat(
+              upload(b.url() + "/collections/fresh/shards/0/snapshot/partial/recover", partial, 400)
+                  .body())
+          .contains("does not hold segments/");
+      assertThat(count(hb, "fresh")).isZero();
+      assertThat(
+              hb.post(
+                      "/collections/copy/shards/0/snapshot/partial/recover_from",
+                      "{\"peer_url\":\"" + a.url() + "\"}")
+                  .status())
+          .isEqualTo(400);
+
+      // recovered: b's shard answers as a's
+      upload(b.url() + partialRoute + "?checksum=" + sha256(partial), partial, 200);
+      assertThat(count(hb, "copy")).isEqualTo(count(ha, "c")).isEqualTo(points - 5);
+      assertThat(payloads(hb, "copy", points)).isEqualTo(payloads(ha, "c", points));
+      b.restart();
+      hb = new Http(b.url());
+      assertThat(payloads(hb, "copy", points)).isEqualTo(payloads(ha, "c", points));
+    }
+  }
+
+  /** Flushes the collection and waits until it has at least {@code segments} sealed segments. */
+  private static void sealed(Http h, String c, int segments) {
+    ok(h.post("/collections/" + c + "/flush", null));
+    JsonNode[] last = new JsonNode[1];
+    io.flashvec.testing.Await.until(
+        java.time.Duration.ofSeconds(60),
+        c + " sealed",
+        () -> String.valueOf(last[0]),
+        () -> {
+          last[0] = h.get("/collections/" + c).result();
+          int n = 0;
+          for (JsonNode s : last[0].at("/flashvec/segments")) {
+            n += s.path("state").asString().equals("sealed") ? 1 : 0;
+          }
+          return n >= segments && last[0].get("status").asString().equals("green");
+        });
+  }
+
+  private static byte[] postForBytes(String url, String json) throws Exception {
+    HttpResponse<byte[]> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(url))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(json))
+                    .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(r.statusCode()).as(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(200);
+    return r.body();
+  }
+
+  private static java.util.Set<String> zipEntries(byte[] zip) throws Exception {
+    java.util.Set<String> out = new java.util.TreeSet<>();
+    try (java.util.zip.ZipInputStream in =
+        new java.util.zip.ZipInputStream(new java.io.ByteArrayInputStream(zip))) {
+      java.util.zip.ZipEntry e;
+      while ((e = in.getNextEntry()) != null) {
+        out.add(e.getName());
+      }
+    }
+    return out;
+  }
+
   /** Every point's payload and vector as JSON text, by id, of ids below {@code upTo}. */
   private static Map<Long, String> payloads(Http h, String c, int upTo) {
     StringBuilder ids = new StringBuilder("{\"ids\":[");

@@ -369,32 +369,91 @@ public final class CollectionSnapshots {
     String prefix = collection.length() > 180 ? collection.substring(0, 180) : collection;
     String name = prefix + "-shard-" + shard + "-" + STAMP.format(Instant.now()) + SUFFIX;
     return publish(
-        shardFolder(collection, shard),
-        name,
-        out -> {
-          Path staging = dir.dataDir().resolve(".snapshot-" + UUID.randomUUID());
-          try {
-            Path base = staging.resolve("shard");
-            s.copyFiles(base);
-            ZipOutputStream zip = new ZipOutputStream(new NonClosing(out));
-            zip.setLevel(Deflater.BEST_SPEED);
-            ObjectNode m = JSON.createObjectNode();
-            CollectionMetaJson.write(meta, m);
-            zip.putNextEntry(new ZipEntry(META));
-            zip.write(JSON.writeValueAsBytes(m));
-            zip.closeEntry();
-            ObjectNode marker = JSON.createObjectNode();
-            marker.put("shard_id", shard);
-            marker.put("shard_number", c.config().shardNumber());
-            zip.putNextEntry(new ZipEntry(SHARD_META));
-            zip.write(JSON.writeValueAsBytes(marker));
-            zip.closeEntry();
-            zipTree(zip, base, SHARD_FILES);
-            zip.finish();
-          } finally {
-            deleteTree(staging);
-          }
-        });
+        shardFolder(collection, shard), name, out -> writeShard(out, meta, c, shard, s, null));
+  }
+
+  /**
+   * Zips a shard snapshot into {@code out} (left open): the collection's metadata, the shard marker
+   * and the shard's files as {@link Shard#copyFiles} copies them. With {@code base} (a partial
+   * snapshot, {@link PartialManifest}) the segment files whose version {@code base} names are left
+   * out and listed in the marker's {@code omitted}.
+   */
+  private void writeShard(
+      OutputStream out,
+      CollectionMeta meta,
+      Collection c,
+      int shard,
+      Shard s,
+      java.util.Map<String, java.util.Map<String, Long>> base)
+      throws IOException {
+    Path staging = dir.dataDir().resolve(".snapshot-" + UUID.randomUUID());
+    try {
+      Path files = staging.resolve("shard");
+      s.copyFiles(files);
+      ObjectNode marker = JSON.createObjectNode();
+      marker.put("shard_id", shard);
+      marker.put("shard_number", c.config().shardNumber());
+      if (base != null) {
+        ObjectNode omitted = marker.putObject("omitted");
+        for (var e : PartialManifest.omit(files, base).entrySet()) {
+          ObjectNode seg = omitted.putObject(e.getKey());
+          e.getValue().forEach(seg::put);
+        }
+      }
+      ZipOutputStream zip = new ZipOutputStream(new NonClosing(out));
+      zip.setLevel(Deflater.BEST_SPEED);
+      ObjectNode m = JSON.createObjectNode();
+      CollectionMetaJson.write(meta, m);
+      zip.putNextEntry(new ZipEntry(META));
+      zip.write(JSON.writeValueAsBytes(m));
+      zip.closeEntry();
+      zip.putNextEntry(new ZipEntry(SHARD_META));
+      zip.write(JSON.writeValueAsBytes(marker));
+      zip.closeEntry();
+      zipTree(zip, files, SHARD_FILES);
+      zip.finish();
+    } finally {
+      deleteTree(staging);
+    }
+  }
+
+  // ---- Partial shard snapshots ----
+
+  /**
+   * The manifest of shard {@code shard} of {@code c} as of now ({@link PartialManifest}): its
+   * committed segments and a version of each of their files, read from a copy taken under the
+   * shard's write lock.
+   */
+  public ObjectNode partialManifest(Collection c, int shard) {
+    Shard s = requireShard(c, shard);
+    Path staging = dir.dataDir().resolve(".snapshot-" + UUID.randomUUID());
+    try {
+      Path files = staging.resolve("shard");
+      s.copyFiles(files);
+      return PartialManifest.of(files);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      deleteTree(staging);
+    }
+  }
+
+  /**
+   * Writes into {@code target} a partial snapshot of shard {@code shard} of {@code collection}: a
+   * shard snapshot without the segment files {@code manifest} (a shard's manifest, as {@link
+   * #partialManifest} gives it) names at their current version. It is recovered onto a shard that
+   * still has those files ({@link #recoverPartialShard}).
+   */
+  public void createPartialShard(
+      String collection, Collection c, int shard, JsonNode manifest, Path target) {
+    Shard s = requireShard(c, shard);
+    CollectionMeta meta = requireMeta(collection);
+    var base = PartialManifest.parse(manifest);
+    try (OutputStream out = Files.newOutputStream(target)) {
+      writeShard(out, meta, c, shard, s, base);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** Shard {@code shard} of {@code c}, or Qdrant's 404 {@code shard <id> not found}. */
@@ -475,6 +534,21 @@ public final class CollectionSnapshots {
    * #swapShard}) and opened again; the shard then replays its WAL as after a crash.
    */
   public void recoverShard(String collection, int shard, Path file, String checksum) {
+    recoverShard(collection, shard, file, checksum, false);
+  }
+
+  /**
+   * Recovers shard {@code shard} of {@code collection} from a partial snapshot ({@link
+   * #createPartialShard}): as {@link #recoverShard}, with the files the snapshot leaves out taken
+   * from the shard itself, which must still have each at the version the snapshot names (else a 400
+   * naming the file, and the shard is left as it was).
+   */
+  public void recoverPartialShard(String collection, int shard, Path file, String checksum) {
+    recoverShard(collection, shard, file, checksum, true);
+  }
+
+  private void recoverShard(
+      String collection, int shard, Path file, String checksum, boolean partial) {
     CollectionNames.validate(collection);
     CollectionMeta target = requireMeta(collection);
     if (shard < 0 || shard >= target.config().shardNumber()) {
@@ -498,6 +572,14 @@ public final class CollectionSnapshots {
                 + "`: "
                 + differs);
       }
+      if (marker.has("omitted") != partial) {
+        throw new InvalidInputException(
+            partial
+                ? "Wrong input: not a partial shard snapshot (a full shard snapshot is recovered"
+                    + " with /collections/{name}/shards/{shard}/snapshots/upload or /recover)"
+                : "Wrong input: a partial shard snapshot is recovered with"
+                    + " /collections/{name}/shards/{shard}/snapshot/partial/recover");
+      }
       int from = marker.path("shard_id").asInt(-1);
       if (from != shard) {
         throw new InvalidInputException(
@@ -512,7 +594,16 @@ public final class CollectionSnapshots {
       dir.reopen(
           collection,
           "shard " + shard + " is recovered from a snapshot",
-          d -> swapShard(d, shard, prepared));
+          d -> {
+            if (partial) {
+              // the collection is closed: the shard's files stay as they are meanwhile
+              PartialManifest.fill(
+                  prepared,
+                  d.resolve("shards").resolve(Integer.toString(shard)),
+                  marker.get("omitted"));
+            }
+            swapShard(d, shard, prepared);
+          });
     } finally {
       deleteTree(unpacked);
     }

@@ -467,6 +467,36 @@ public final class LocalCollectionService implements CollectionService, LocalDat
   }
 
   @Override
+  public tools.jackson.databind.JsonNode partialShardManifest(String collection, int shard) {
+    String target = dir.resolve(collection);
+    return snapshots.partialManifest(collection(target), shard);
+  }
+
+  @Override
+  public void createPartialShardSnapshot(
+      String collection,
+      int shard,
+      tools.jackson.databind.JsonNode manifest,
+      java.nio.file.Path file) {
+    CollectionNames.validate(collection);
+    checkReady();
+    String target = dir.resolve(collection);
+    snapshots.createPartialShard(target, collection(target), shard, manifest, file);
+    LOG.info("partial shard snapshot created [collection={}, shard={}]", target, shard);
+  }
+
+  @Override
+  public void recoverPartialShardSnapshot(
+      String collection, int shard, java.nio.file.Path file, String checksum) {
+    CollectionNames.validate(collection);
+    checkReady();
+    String target = dir.resolve(collection);
+    CollectionSnapshots.requireShard(collection(target), shard);
+    snapshots.recoverPartialShard(target, shard, file, checksum);
+    LOG.info("shard recovered from a partial snapshot [collection={}, shard={}]", target, shard);
+  }
+
+  @Override
   public SnapshotDescription createFullSnapshot() {
     checkReady();
     SnapshotDescription d = snapshots.createFull(dir.units());
