@@ -85,6 +85,9 @@ public final class CollectionMetaJson {
           if (index.quantizationInherited()) {
             x.put("quantization_inherited", true);
           }
+          if (index.turbo() != null) {
+            x.put("turbo", index.turbo().apiName());
+          }
         }
       }
     }
@@ -184,7 +187,10 @@ public final class CollectionMetaJson {
                   x.has("quantile") ? (float) x.path("quantile").asDouble() : Float.NaN,
                   document(x, "hnsw_config"),
                   document(x, "quantization_config"),
-                  x.path("quantization_inherited").asBoolean(false))
+                  x.path("quantization_inherited").asBoolean(false),
+                  x.has("turbo")
+                      ? io.flashvec.index.TurboQuant.Bits.parse(x.path("turbo").asString())
+                      : null)
               : DenseVectorParams.defaultIndex(distance, multivector);
       out.put(
           e.getKey(),

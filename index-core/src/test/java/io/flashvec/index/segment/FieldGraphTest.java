@@ -103,6 +103,48 @@ class FieldGraphTest {
     assertThat(filteredHits / (50.0 * K)).as("filtered recall@10").isGreaterThanOrEqualTo(0.85);
   }
 
+  static final int TURBO_DIM = 64;
+
+  /** Searches navigate by TurboQuant codes at every width, rescored exactly (ADR 0045). */
+  @ParameterizedTest
+  @EnumSource(io.flashvec.index.TurboQuant.Bits.class)
+  void turboCodesNavigateSearchesAtEveryWidth(io.flashvec.index.TurboQuant.Bits bits) {
+    for (Distance d : new Distance[] {Distance.COSINE, Distance.DOT, Distance.EUCLID}) {
+      Random r = TestSeeds.random("field-graph-turbo-" + bits + "-" + d);
+      int[] ords = ordinals(2000);
+      float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, TURBO_DIM), d);
+      FieldGraph g =
+          new FieldGraph(
+              "f",
+              ords,
+              TURBO_DIM,
+              d,
+              new FieldGraph.Params(12, 64, Float.NaN, bits),
+              ord -> vectors[ord].clone());
+      long before = g.memoryBytes();
+      assertThat(g.build(1)).isTrue();
+      // a sealed turbo graph keeps its TurboQuant codes and drops the int8 codes construction used
+      io.flashvec.index.TurboQuant tq = new io.flashvec.index.TurboQuant(TURBO_DIM, bits, true);
+      assertThat(g.memoryBytes()).isGreaterThan(before);
+      assertThat(g.memoryBytes()).isGreaterThanOrEqualTo((long) ords.length * tq.codeBytes());
+      int hits = 0;
+      for (int i = 0; i < 30; i++) {
+        float[] q = d.prepare(TestVectors.gaussian(r, TURBO_DIM));
+        Set<Integer> found = search(g, q, null);
+        found.retainAll(bruteForce(vectors, d, q, null));
+        hits += found.size();
+      }
+      assertThat(hits / (30.0 * K))
+          .as("recall@10 navigating by " + bits + " codes, " + d)
+          .isGreaterThanOrEqualTo(
+              switch (bits) {
+                case BITS4 -> 0.9;
+                case BITS2 -> 0.8;
+                default -> 0.7; // a bit per coordinate: coarse, Qdrant's users oversample
+              });
+    }
+  }
+
   @Test
   void aQuantileCodesTheBulkOfTheValuesAndStillRescoresExactly() {
     Random r = TestSeeds.random("field-graph-quantile");
