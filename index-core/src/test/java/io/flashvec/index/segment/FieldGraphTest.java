@@ -292,4 +292,55 @@ class FieldGraphTest {
     assertThat(noRoom.fileBytes()).isZero();
     assertThat(store.file("f")).doesNotExist();
   }
+
+  /**
+   * A graph navigated by TurboQuant codes is written with its codes (no int8 codes), reads back
+   * complete without a vector read and answers as built; a file of other bits is not used.
+   */
+  @Test
+  void aTurboGraphReadsBackWithItsCodes() throws Exception {
+    Random r = TestSeeds.random("field-graph-turbo-file");
+    int dim = 40;
+    int[] ords = ordinals(1200);
+    float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, dim), Distance.EUCLID);
+    AtomicInteger reads = new AtomicInteger();
+    java.util.function.IntFunction<float[]> read =
+        ord -> {
+          reads.incrementAndGet();
+          return vectors[ord].clone();
+        };
+    FieldGraph.Params params =
+        new FieldGraph.Params(8, 48, Float.NaN, io.flashvec.index.TurboQuant.Bits.BITS1_5);
+    FieldGraph.Store store =
+        new FieldGraph.Store(io.flashvec.storage.FileIO.DEFAULT, tmp, 3, b -> true);
+    FieldGraph built = FieldGraph.open("f", ords, dim, Distance.EUCLID, params, read, store);
+    assertThat(built.build(3)).isTrue();
+    int codeBytes =
+        new io.flashvec.index.TurboQuant(dim, io.flashvec.index.TurboQuant.Bits.BITS1_5, true)
+            .codeBytes();
+    assertThat(codeBytes).isLessThan(dim);
+    assertThat(built.fileBytes())
+        .as("TurboQuant codes, not int8 codes")
+        .isLessThan((long) ords.length * (dim + 4L * 8 * 2));
+    reads.set(0);
+    FieldGraph loaded = FieldGraph.open("f", ords, dim, Distance.EUCLID, params, read, store);
+    assertThat(loaded.loaded()).isTrue();
+    assertThat(reads.get()).isZero();
+    assertThat(loaded.memoryBytes()).isEqualTo(built.memoryBytes());
+    for (int i = 0; i < 20; i++) {
+      float[] q = TestVectors.gaussian(r, dim);
+      List<Integer> a = new ArrayList<>();
+      built.search(q, K, 40, null, a::add, new SearchStats());
+      List<Integer> b = new ArrayList<>();
+      loaded.search(q, K, 40, null, b::add, new SearchStats());
+      assertThat(b).as("query " + i).isEqualTo(a).hasSizeGreaterThanOrEqualTo(K);
+    }
+    loaded.close();
+    built.close();
+    FieldGraph.Params other =
+        new FieldGraph.Params(8, 48, Float.NaN, io.flashvec.index.TurboQuant.Bits.BITS2);
+    assertThat(FieldGraph.open("f", ords, dim, Distance.EUCLID, other, read, store).loaded())
+        .isFalse();
+    assertThat(store.file("f")).as("deleted as not matching").doesNotExist();
+  }
 }
