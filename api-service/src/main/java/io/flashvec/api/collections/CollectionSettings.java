@@ -411,6 +411,30 @@ final class CollectionSettings {
     return q.isObject() && (q.has("scalar") || q.has("turbo"));
   }
 
+  /**
+   * The collection's scalar or turbo {@code quantization_config} of a create body, checked, as
+   * compact JSON, when no vector inherits it (every quantized vector has its own): it is kept only
+   * to be shown, as Qdrant shows it. {@code null} when there is none or a vector inherits it (then
+   * that vector's index carries it).
+   */
+  static String uninheritedQuantization(JsonNode body, CollectionConfig config) {
+    JsonNode q = body.get("quantization_config");
+    if (absent(q) || !codes(q)) {
+      return null;
+    }
+    for (DenseVectorParams f : config.denseVectors().values()) {
+      if (f.index().scalar() && f.index().quantizationInherited()) {
+        return null;
+      }
+    }
+    if (q.has("turbo")) {
+      turboBits(q, "quantization_config");
+    } else {
+      scalarQuantile(q, "quantization_config");
+    }
+    return q.toString();
+  }
+
   /** The fields of Qdrant's turbo quantization. */
   static final Set<String> TURBO_FIELDS = Set.of("bits", "always_ram");
 

@@ -75,8 +75,24 @@ class TurboQuantIT extends OneServerPerClass {
     checkSearches(r, "a", 32, 0.9);
     checkSearches(r, "b", 24, 0.85);
 
+    // a collection-level quantization that every quantized vector overrides is still shown
+    ok(
+        http.put(
+            "/collections/u",
+            "{\"vectors\": {\"a\": {\"size\": 8, \"distance\": \"Dot\", \"quantization_config\":"
+                + " {\"turbo\": {\"bits\": \"bits1_5\"}}}},"
+                + " \"quantization_config\": {\"turbo\": {\"bits\": \"bits1\", \"always_ram\": true}}}"));
+    String shown = "{\"turbo\":{\"bits\":\"bits1\",\"always_ram\":true}}";
+    assertThat(http.get("/collections/u").result().at("/config/quantization_config").toString())
+        .isEqualTo(shown);
+
     server.restart();
     http = new Http(server.url());
+    assertThat(http.get("/collections/u").result().at("/config/quantization_config").toString())
+        .isEqualTo(shown);
+    ok(http.send("PATCH", "/collections/u", "{\"quantization_config\": \"Disabled\"}"));
+    assertThat(http.get("/collections/u").result().at("/config/quantization_config").isNull())
+        .isTrue();
     assertThat(http.get("/collections/t").result().get("config")).isEqualTo(config);
     assertThat(http.get("/collections/t/points/7").result().at("/vector/c")).isEqualTo(stored);
     awaitIndexed("t", 3L * POINTS);
@@ -110,6 +126,14 @@ class TurboQuantIT extends OneServerPerClass {
                 + " \"max_sim\"}, \"quantization_config\": {\"turbo\": {}}}}}");
     assertThat(multi.status()).isEqualTo(400);
     assertThat(multi.error()).contains("vectors.b.quantization_config");
+    Http.Response collectionBits =
+        http.put(
+            "/collections/bad",
+            base
+                + "{\"size\": 4, \"distance\": \"Dot\", \"quantization_config\": {\"turbo\": {}}}},"
+                + " \"quantization_config\": {\"turbo\": {\"bits\": \"bits8\"}}}");
+    assertThat(collectionBits.status()).isEqualTo(400);
+    assertThat(collectionBits.error()).contains("quantization_config.turbo.bits");
     assertThat(http.get("/collections/bad").status()).isEqualTo(404);
 
     // the primary (diskann) vector keeps its product quantisation: turbo by an update is refused

@@ -125,6 +125,7 @@ public final class CollectionMetaJson {
     }
     document(t, "strict_mode_config", m.tuning().strictMode());
     document(t, "metadata", m.tuning().metadata());
+    document(t, "quantization_config", m.tuning().quantizationConfig());
     if (m.tuning().walSegmentBytes() > 0) {
       t.put("wal_segment_bytes", m.tuning().walSegmentBytes());
     }
@@ -268,7 +269,8 @@ public final class CollectionMetaJson {
             sparseIdf(t.path("sparse_idf")),
             t.path("wal_segment_bytes").asLong(0),
             sparseIdf(t.path("memory_shown")),
-            t.path("default_segment_number").asInt(0));
+            t.path("default_segment_number").asInt(0),
+            document(t, "quantization_config"));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }
