@@ -659,8 +659,11 @@ public record CollectionConfig(
     if (!f.multivector()) {
       checkVector(id, v, f.dimension(), name);
       // as Qdrant: prepared for the metric, then converted to the datatype (uint8 has no Cosine,
-      // so its preparation changes nothing)
-      return f.datatype().convert(f.distance().prepare(v));
+      // so its preparation changes nothing); a query (no id) is not coded with turbo4
+      float[] prepared = f.distance().prepare(v);
+      return id == null && f.datatype() == VectorDatatype.TURBO4
+          ? prepared
+          : f.datatype().convert(prepared);
     }
     if (v == null || v.length == 0 || v.length % f.dimension() != 0) {
       // Qdrant's text: a multivector's vectors are checked one by one, so a flat vector of the
@@ -679,6 +682,9 @@ public record CollectionConfig(
                       + "]"));
     }
     checkVector(id, v, v.length, shownName(name));
-    return f.datatype().convert(f.distance().prepareMulti(v, f.dimension()));
+    float[] prepared = f.distance().prepareMulti(v, f.dimension());
+    return id == null && f.datatype() == VectorDatatype.TURBO4
+        ? prepared
+        : f.datatype().convertEach(prepared, f.dimension());
   }
 }

@@ -34,6 +34,9 @@ import io.flashvec.storage.FsyncPolicy;
  *     tiers choose how many sealed segments a shard keeps ({@code TieredMergePolicy}); {@code N},
  *     each shard merges its smallest sealed segments while it has more than {@code N} (set at
  *     creation)
+ * @param quantizationConfig the collection's {@code quantization_config} (scalar or turbo) as
+ *     given, compact JSON, when no vector inherits it, so it is still shown ({@code null}: none, or
+ *     the vectors that inherit it carry it, {@link FieldIndex})
  */
 public record CollectionTuning(
     int indexingThreshold,
@@ -44,7 +47,8 @@ public record CollectionTuning(
     java.util.Set<String> sparseIdf,
     long walSegmentBytes,
     java.util.Set<String> memoryShown,
-    int segmentNumber) {
+    int segmentNumber,
+    String quantizationConfig) {
 
   /** The {@code memoryShown} of the graph's vector's {@code memory}. */
   public static final String VECTORS_MEMORY = "vectors";
@@ -100,7 +104,8 @@ public record CollectionTuning(
         sparseIdf,
         walSegmentBytes,
         java.util.Set.of(),
-        0);
+        0,
+        null);
   }
 
   /** Settings with the number of segments chosen by the tiers. */
@@ -122,13 +127,53 @@ public record CollectionTuning(
         sparseIdf,
         walSegmentBytes,
         memoryShown,
-        0);
+        0,
+        null);
   }
 
   /**
    * This tuning with {@code n} as Qdrant's {@code optimizers_config.default_segment_number} ({@code
    * 0}: the tiers choose).
    */
+  /** As the canonical constructor, without a collection-level quantization of its own. */
+  public CollectionTuning(
+      int indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      boolean onDiskPayload,
+      String strictMode,
+      String metadata,
+      java.util.Set<String> sparseIdf,
+      long walSegmentBytes,
+      java.util.Set<String> memoryShown,
+      int segmentNumber) {
+    this(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        memoryShown,
+        segmentNumber,
+        null);
+  }
+
+  /** This tuning with the collection's {@code quantization_config} shown as {@code json}. */
+  public CollectionTuning withQuantizationConfig(String json) {
+    return new CollectionTuning(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        memoryShown,
+        segmentNumber,
+        json);
+  }
+
   public CollectionTuning withSegmentNumber(int n) {
     return new CollectionTuning(
         indexingThreshold,
@@ -139,7 +184,8 @@ public record CollectionTuning(
         sparseIdf,
         walSegmentBytes,
         memoryShown,
-        n);
+        n,
+        quantizationConfig);
   }
 
   /** This tuning with {@code given} added to the {@code memory} placements shown. */
@@ -155,7 +201,8 @@ public record CollectionTuning(
         sparseIdf,
         walSegmentBytes,
         all,
-        segmentNumber);
+        segmentNumber,
+        quantizationConfig);
   }
 
   /** Settings without sparse fields weighted by IDF. */
@@ -180,7 +227,8 @@ public record CollectionTuning(
         fields,
         walSegmentBytes,
         memoryShown,
-        segmentNumber);
+        segmentNumber,
+        quantizationConfig);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -214,7 +262,8 @@ public record CollectionTuning(
         sparseIdf,
         walSegmentBytes,
         memoryShown,
-        segmentNumber);
+        segmentNumber,
+        quantizationConfig);
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
@@ -228,7 +277,8 @@ public record CollectionTuning(
         sparseIdf,
         walSegmentBytes,
         memoryShown,
-        segmentNumber);
+        segmentNumber,
+        quantizationConfig);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
@@ -242,7 +292,8 @@ public record CollectionTuning(
         sparseIdf,
         walSegmentBytes,
         memoryShown,
-        segmentNumber);
+        segmentNumber,
+        quantizationConfig);
   }
 
   /** This tuning with WAL segments of {@code bytes} ({@code 0}: the server's size). */
@@ -256,6 +307,7 @@ public record CollectionTuning(
         sparseIdf,
         bytes,
         memoryShown,
-        segmentNumber);
+        segmentNumber,
+        quantizationConfig);
   }
 }

@@ -14,6 +14,8 @@ package io.flashvec.index;
  *     compact JSON ({@code null}: none)
  * @param quantizationInherited whether {@code quantizationConfig} is the collection's rather than
  *     the field's own
+ * @param turbo the bits of Qdrant's {@code turbo} quantization, whose TurboQuant codes the graph's
+ *     searches navigate by ({@link TurboQuant}, ADR 0045); {@code null}: int8 codes only
  */
 public record FieldIndex(
     int m,
@@ -21,7 +23,19 @@ public record FieldIndex(
     float quantile,
     String hnswConfig,
     String quantizationConfig,
-    boolean quantizationInherited) {
+    boolean quantizationInherited,
+    TurboQuant.Bits turbo) {
+
+  /** An index navigated by int8 codes (no turbo quantization). */
+  public FieldIndex(
+      int m,
+      int efConstruct,
+      float quantile,
+      String hnswConfig,
+      String quantizationConfig,
+      boolean quantizationInherited) {
+    this(m, efConstruct, quantile, hnswConfig, quantizationConfig, quantizationInherited, null);
+  }
 
   /** Qdrant's defaults: {@code m} 16, {@code ef_construct} 100, no quantization. */
   public static final FieldIndex DEFAULT = new FieldIndex(16, 100, Float.NaN, null, null, false);
@@ -37,6 +51,10 @@ public record FieldIndex(
     if (!Float.isNaN(quantile) && !(quantile >= 0.5f && quantile <= 1f)) {
       throw new InvalidInputException("quantile must be from 0.5 to 1 [quantile=" + quantile + "]");
     }
+    if (turbo != null && (quantizationConfig == null || !Float.isNaN(quantile))) {
+      throw new InvalidInputException(
+          "turbo quantization needs its quantization_config and no scalar quantile");
+    }
   }
 
   /** Whether sealed segments build a graph of the field. */
@@ -44,7 +62,10 @@ public record FieldIndex(
     return m > 0;
   }
 
-  /** Whether scalar quantization is configured for the field, its own or the collection's. */
+  /**
+   * Whether quantization (scalar, or turbo: {@link #turbo}) is configured for the field, its own or
+   * the collection's.
+   */
   public boolean scalar() {
     return quantizationConfig != null;
   }

@@ -18,7 +18,39 @@ public enum VectorDatatype {
    * Values truncated toward zero and clamped to {@code 0..255}, as Rust's {@code x as u8} (NaN is
    * refused before, as for every vector).
    */
-  UINT8("uint8");
+  UINT8("uint8"),
+  /**
+   * Qdrant's {@code turbo4}: values coded with 4-bit TurboQuant ({@link TurboQuant}, the rotation
+   * over the vector's own coordinates) and decoded again, so the vector keeps its length and,
+   * closely, its direction. Deterministic: the same values always store the same result. Queries
+   * are not converted (Qdrant compares them with the codes at full precision).
+   */
+  TURBO4("turbo4");
+
+  /** The 4-bit encoders of {@link #TURBO4} by dimension (built once: the rotation's tables). */
+  private static final java.util.concurrent.ConcurrentHashMap<Integer, TurboQuant> TURBO4_CODERS =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static TurboQuant turbo4(int dim) {
+    return TURBO4_CODERS.computeIfAbsent(dim, d -> new TurboQuant(d, TurboQuant.Bits.BITS4, false));
+  }
+
+  /**
+   * {@code v}, {@code count} vectors of {@code dim} back to back (a multivector), each converted by
+   * {@link #convert}.
+   */
+  public float[] convertEach(float[] v, int dim) {
+    if (this != TURBO4 || v.length == dim) {
+      return convert(v);
+    }
+    float[] out = new float[v.length];
+    TurboQuant tq = turbo4(dim);
+    for (int at = 0; at < v.length; at += dim) {
+      System.arraycopy(
+          tq.roundTrip(java.util.Arrays.copyOfRange(v, at, at + dim)), 0, out, at, dim);
+    }
+    return out;
+  }
 
   /** The largest finite half-precision value. */
   static final float FLOAT16_MAX = 65504f;
@@ -29,7 +61,7 @@ public enum VectorDatatype {
     this.apiName = apiName;
   }
 
-  /** The name in Qdrant's API: {@code float32}, {@code float16}, {@code uint8}. */
+  /** The name in Qdrant's API: {@code float32}, {@code float16}, {@code uint8}, {@code turbo4}. */
   public String apiName() {
     return apiName;
   }
@@ -54,6 +86,9 @@ public enum VectorDatatype {
   public float[] convert(float[] v) {
     if (this == FLOAT32) {
       return v;
+    }
+    if (this == TURBO4) {
+      return turbo4(v.length).roundTrip(v);
     }
     float[] out = new float[v.length];
     for (int i = 0; i < v.length; i++) {

@@ -33,7 +33,7 @@ class VectorDatatypeTest {
     assertThat(VectorDatatype.FLOAT32.convert(v)).isSameAs(v);
     assertThat(VectorDatatype.parse("uint8")).isEqualTo(VectorDatatype.UINT8);
     assertThat(VectorDatatype.parse("Float16")).isEqualTo(VectorDatatype.FLOAT16);
-    assertThat(VectorDatatype.parse("turbo4")).isNull();
+    assertThat(VectorDatatype.parse("turbo4")).isEqualTo(VectorDatatype.TURBO4);
   }
 
   @Test

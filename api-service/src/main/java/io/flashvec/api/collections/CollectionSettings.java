@@ -11,6 +11,7 @@ import io.flashvec.index.FieldIndex;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.SparseVectorParams;
+import io.flashvec.index.TurboQuant;
 import io.flashvec.index.VectorDatatype;
 import java.util.Iterator;
 import java.util.List;
@@ -192,8 +193,8 @@ final class CollectionSettings {
     known(vectors, fields, at);
     if (onDisk != null) {
       JsonNode q = vectors.get("quantization_config");
-      if (!graph || absent(q) || !q.isObject() || !q.has("scalar")) {
-        // a graphed vector's scalar quantization is checked by fieldIndexUpdates
+      if (!graph || absent(q) || !codes(q)) {
+        // a graphed vector's scalar or turbo quantization is checked by fieldIndexUpdates
         quantization(q, at + "quantization_config", true);
       }
     } else {
@@ -397,10 +398,78 @@ final class CollectionSettings {
     return absent(c) ? null : c;
   }
 
-  /** Whether a vector has Qdrant's scalar quantization, its own or the collection's. */
+  /**
+   * Whether a vector has Qdrant's scalar or turbo quantization (codes its own graphs navigate by),
+   * its own or the collection's.
+   */
   static boolean scalar(JsonNode vector, JsonNode body) {
     JsonNode q = quantizationOf(vector, body);
-    return q != null && q.isObject() && q.has("scalar");
+    return q != null && codes(q);
+  }
+
+  /** Whether {@code q} is a scalar or turbo {@code quantization_config}. */
+  private static boolean codes(JsonNode q) {
+    return q.isObject() && (q.has("scalar") || q.has("turbo"));
+  }
+
+  /**
+   * The collection's scalar or turbo {@code quantization_config} of a create body, checked, as
+   * compact JSON, when no vector inherits it (every quantized vector has its own): it is kept only
+   * to be shown, as Qdrant shows it. {@code null} when there is none or a vector inherits it (then
+   * that vector's index carries it).
+   */
+  static String uninheritedQuantization(JsonNode body, CollectionConfig config) {
+    JsonNode q = body.get("quantization_config");
+    if (absent(q) || !codes(q)) {
+      return null;
+    }
+    for (DenseVectorParams f : config.denseVectors().values()) {
+      if (f.index().scalar() && f.index().quantizationInherited()) {
+        return null;
+      }
+    }
+    if (q.has("turbo")) {
+      turboBits(q, "quantization_config");
+    } else {
+      scalarQuantile(q, "quantization_config");
+    }
+    return q.toString();
+  }
+
+  /** The fields of Qdrant's turbo quantization. */
+  static final Set<String> TURBO_FIELDS = Set.of("bits", "always_ram");
+
+  /**
+   * Qdrant's turbo quantization ({@code {"turbo": {"bits", "always_ram"}}}) at {@code at}: its
+   * bits, Qdrant's default {@code bits4} when absent.
+   */
+  private static TurboQuant.Bits turboBits(JsonNode q, String at) {
+    JsonNode t = q.get("turbo");
+    if (q.size() != 1 || !t.isObject()) {
+      throw Requests.invalid(at + ".turbo must be an object", at + ".turbo", t);
+    }
+    known(t, TURBO_FIELDS, at + ".turbo.");
+    JsonNode ram = t.get("always_ram");
+    if (!absent(ram) && !ram.isBoolean()) {
+      throw Requests.invalid(at + ".turbo.always_ram must be a boolean", at + ".turbo", ram);
+    }
+    if (!absent(ram) && !ram.booleanValue()) {
+      throw refused(
+          at + ".turbo.always_ram",
+          ram,
+          "must be true or absent: the TurboQuant codes of a vector's graph are always held in"
+              + " memory");
+    }
+    JsonNode bits = t.get("bits");
+    if (absent(bits)) {
+      return TurboQuant.Bits.BITS4;
+    }
+    TurboQuant.Bits b = bits.isString() ? TurboQuant.Bits.parse(bits.asString()) : null;
+    if (b == null) {
+      throw Requests.invalid(
+          at + ".turbo.bits must be one of bits1, bits1_5, bits2, bits4", at + ".turbo.bits", bits);
+    }
+    return b;
   }
 
   /**
@@ -438,13 +507,18 @@ final class CollectionSettings {
       ef = CollectionsController.atLeast(hnsw, at + "hnsw_config.", "ef_construct", ef, 4, 10_000);
     }
     float quantile = Float.NaN;
+    TurboQuant.Bits turbo = null;
     if (q != null) {
-      quantile = scalarQuantile(q, qAt);
+      if (q.isObject() && q.has("turbo")) {
+        turbo = turboBits(q, qAt);
+      } else {
+        quantile = scalarQuantile(q, qAt);
+      }
       if (m == 0) {
         throw refused(
             qAt,
             q,
-            "needs a graph: int8 codes are what the vector's graph navigates by, and its"
+            "needs a graph: its codes are what the vector's graph navigates by, and its"
                 + " hnsw_config.m is 0");
       }
     }
@@ -454,7 +528,8 @@ final class CollectionSettings {
         quantile,
         absent(hnsw) ? null : hnsw.toString(),
         q == null ? null : q.toString(),
-        absent(own) && q != null);
+        absent(own) && q != null,
+        turbo);
   }
 
   /**
@@ -575,9 +650,9 @@ final class CollectionSettings {
 
   /**
    * The {@code datatype} of a dense vector field at {@code at}: {@code float32} (also when absent),
-   * {@code float16} or {@code uint8}, whose conversions FlashVec applies to every value written or
-   * queried; {@code uint8} is refused with Cosine (stored normalised) and Qdrant's {@code turbo4}
-   * always.
+   * {@code float16}, {@code uint8} or {@code turbo4}, whose conversions FlashVec applies to every
+   * value written (and, but for {@code turbo4}, queried); {@code uint8} is refused with Cosine
+   * (stored normalised).
    */
   static VectorDatatype datatype(JsonNode vector, String at, Distance distance) {
     JsonNode d = vector.get("datatype");
@@ -586,14 +661,8 @@ final class CollectionSettings {
     }
     VectorDatatype t = d.isString() ? VectorDatatype.parse(d.asString()) : null;
     if (t == null) {
-      if (d.isString() && d.asString().equals("turbo4")) {
-        throw refused(
-            at + "datatype",
-            d,
-            "turbo4 is not supported (float32, float16 and uint8 are: values are converted and"
-                + " kept as float32)");
-      }
-      throw Requests.invalid("datatype must be one of float32, float16, uint8", at + "datatype", d);
+      throw Requests.invalid(
+          "datatype must be one of float32, float16, uint8, turbo4", at + "datatype", d);
     }
     if (t == VectorDatatype.UINT8 && distance == Distance.COSINE) {
       throw refused(
@@ -777,7 +846,8 @@ final class CollectionSettings {
                   Float.NaN,
                   mergedHnsw(now.hnswConfig(), h),
                   now.quantizationConfig(),
-                  now.quantizationInherited());
+                  now.quantizationInherited(),
+                  now.turbo());
           if (!next.equals(now)) {
             out.put(e.getKey(), next);
           }
@@ -795,6 +865,7 @@ final class CollectionSettings {
         hnswShown = mergedHnsw(hnswShown, hnsw);
       }
       float quantile = now.quantile();
+      TurboQuant.Bits turbo = now.turbo();
       String quantization = now.quantizationConfig();
       boolean inherited = now.quantizationInherited();
       JsonNode q = diff.get("quantization_config");
@@ -802,10 +873,13 @@ final class CollectionSettings {
       if (!absent(q) && q.isString() && q.asString().equals("Disabled")) {
         FieldIndex collection = collectionQuantization(config);
         quantile = collection == null ? Float.NaN : collection.quantile();
+        turbo = collection == null ? null : collection.turbo();
         quantization = collection == null ? null : collection.quantizationConfig();
         inherited = collection != null;
       } else if (!absent(q)) {
-        quantile = scalarQuantile(q, qAt);
+        boolean isTurbo = q.isObject() && q.has("turbo");
+        turbo = isTurbo ? turboBits(q, qAt) : null;
+        quantile = isTurbo ? Float.NaN : scalarQuantile(q, qAt);
         quantization = q.toString();
         inherited = false;
       }
@@ -813,11 +887,11 @@ final class CollectionSettings {
         throw refused(
             absent(q) ? at + "hnsw_config.m" : qAt,
             absent(q) ? hnsw.get("m") : q,
-            "a scalar quantization needs a graph: int8 codes are what the vector's graph navigates"
-                + " by, and its hnsw_config.m would be 0 (remove the quantization with"
+            "a scalar or turbo quantization needs a graph: its codes are what the vector's graph"
+                + " navigates by, and its hnsw_config.m would be 0 (remove the quantization with"
                 + " \"Disabled\" first)");
       }
-      FieldIndex next = new FieldIndex(m, ef, quantile, hnswShown, quantization, inherited);
+      FieldIndex next = new FieldIndex(m, ef, quantile, hnswShown, quantization, inherited, turbo);
       if (!next.equals(now)) {
         out.put(e.getKey(), next);
       }

@@ -121,6 +121,10 @@ public class CollectionsController {
     if (segments > 0) {
       t = t.withSegmentNumber(segments);
     }
+    String quantization = CollectionSettings.uninheritedQuantization(json, config);
+    if (quantization != null) {
+      t = t.withQuantizationConfig(quantization);
+    }
     Long walMb = CollectionSettings.walCapacityMegabytes(json);
     if (walMb != null && walMb * (1L << 20) != props.wal().segmentBytes().toBytes()) {
       t = t.withWalSegmentBytes(walMb << 20);
@@ -312,12 +316,25 @@ public class CollectionsController {
     Map<String, Boolean> modifiers = CollectionSettings.sparseModifiers(json);
     java.util.Set<String> memory =
         CollectionSettings.memoryGiven(json, service.settings(name).config(), true);
+    JsonNode quantization = json.get("quantization_config");
+    // "Disabled" (the only collection-level value an update takes) stops showing the collection's
+    boolean quantizationDisabled =
+        quantization != null
+            && quantization.isString()
+            && service.settings(name).tuning().quantizationConfig() != null;
     service.updateCollection(name, threshold, fsync, onDiskPayload);
-    if (strictDiff != null || metadataDiff != null || !modifiers.isEmpty() || !memory.isEmpty()) {
+    if (strictDiff != null
+        || metadataDiff != null
+        || !modifiers.isEmpty()
+        || !memory.isEmpty()
+        || quantizationDisabled) {
       service.updateCollection(
           name,
           t -> {
             CollectionTuning next = t;
+            if (quantizationDisabled) {
+              next = next.withQuantizationConfig(null);
+            }
             if (!memory.isEmpty()) {
               next = next.withMemoryShown(memory);
             }
@@ -911,6 +928,9 @@ public class CollectionsController {
     ObjectNode wal = config.putObject("wal_config");
     wal.put("wal_capacity_mb", walMegabytes(info.tuning(), props));
     wal.put("wal_segments_ahead", 0);
+    if (collectionQuantization == null) {
+      collectionQuantization = info.tuning().quantizationConfig();
+    }
     if (collectionQuantization != null) {
       config.set("quantization_config", Json.parse(utf8(collectionQuantization)));
     } else {

@@ -363,12 +363,7 @@ class CollectionsControllerTests {
     // a converted vector is a field of its own: its values are converted on every write
     probe(v, "datatype", "vectors:\"datatype\":\"uint8\"", Kind.HONOURED);
     probe(v, "datatype", "vectors:\"datatype\":\"float16\"", Kind.HONOURED);
-    probe(
-        v,
-        "datatype",
-        "vectors:\"datatype\":\"turbo4\"",
-        Kind.REFUSED,
-        "vectors.datatype: turbo4 is not supported");
+    probe(v, "datatype", "vectors:\"datatype\":\"turbo4\"", Kind.HONOURED);
     probe(
         v,
         "datatype",
@@ -539,7 +534,25 @@ class CollectionsControllerTests {
         "\"quantization_config\":{\"scalar\":{\"type\":\"int8\",\"always_ram\":false}}",
         Kind.REFUSED,
         "quantization_config.scalar.always_ram: must be true or absent");
-    for (String kind : List.of("product", "binary", "turbo")) {
+    probe(
+        q,
+        "turbo",
+        "\"quantization_config\":{\"turbo\":{\"bits\":\"bits2\",\"always_ram\":true}}",
+        Kind.HONOURED);
+    probe(q, "turbo", "\"quantization_config\":{\"turbo\":{}}", Kind.HONOURED);
+    probe(
+        q,
+        "turbo",
+        "\"quantization_config\":{\"turbo\":{\"bits\":\"bits3\"}}",
+        Kind.REFUSED,
+        "quantization_config.turbo.bits must be one of bits1, bits1_5, bits2, bits4");
+    probe(
+        q,
+        "turbo",
+        "\"quantization_config\":{\"turbo\":{\"always_ram\":false}}",
+        Kind.REFUSED,
+        "quantization_config.turbo.always_ram: must be true or absent");
+    for (String kind : List.of("product", "binary")) {
       probe(
           q,
           kind,

@@ -274,10 +274,6 @@ class MultivectorsIT extends OneServerPerClass {
             "{\"vectors\": {\"a\": {\"size\": 2, \"distance\": \"Dot\"}, \"b\": {\"size\": 2,"
                 + " \"distance\": \"Dot\", \"multivector_config\": {\"comparator\": \"sum\"}}}}",
             "sum",
-            "{\"vectors\": {\"a\": {\"size\": 2, \"distance\": \"Dot\"}, \"b\": {\"size\": 2,"
-                + " \"distance\": \"Dot\", \"datatype\": \"turbo4\", \"multivector_config\":"
-                + " {\"comparator\": \"max_sim\"}}}}",
-            "turbo4",
             "{\"vectors\": {\"size\": 2, \"distance\": \"Dot\", \"multivector_config\":"
                 + " {\"comparator\": \"max_sim\"}, \"hnsw_config\": {\"m\": 8}}}",
             "vectors.hnsw_config");

@@ -85,6 +85,9 @@ public final class CollectionMetaJson {
           if (index.quantizationInherited()) {
             x.put("quantization_inherited", true);
           }
+          if (index.turbo() != null) {
+            x.put("turbo", index.turbo().apiName());
+          }
         }
       }
     }
@@ -122,6 +125,7 @@ public final class CollectionMetaJson {
     }
     document(t, "strict_mode_config", m.tuning().strictMode());
     document(t, "metadata", m.tuning().metadata());
+    document(t, "quantization_config", m.tuning().quantizationConfig());
     if (m.tuning().walSegmentBytes() > 0) {
       t.put("wal_segment_bytes", m.tuning().walSegmentBytes());
     }
@@ -184,7 +188,10 @@ public final class CollectionMetaJson {
                   x.has("quantile") ? (float) x.path("quantile").asDouble() : Float.NaN,
                   document(x, "hnsw_config"),
                   document(x, "quantization_config"),
-                  x.path("quantization_inherited").asBoolean(false))
+                  x.path("quantization_inherited").asBoolean(false),
+                  x.has("turbo")
+                      ? io.flashvec.index.TurboQuant.Bits.parse(x.path("turbo").asString())
+                      : null)
               : DenseVectorParams.defaultIndex(distance, multivector);
       out.put(
           e.getKey(),
@@ -262,7 +269,8 @@ public final class CollectionMetaJson {
             sparseIdf(t.path("sparse_idf")),
             t.path("wal_segment_bytes").asLong(0),
             sparseIdf(t.path("memory_shown")),
-            t.path("default_segment_number").asInt(0));
+            t.path("default_segment_number").asInt(0),
+            document(t, "quantization_config"));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

@@ -859,7 +859,8 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       }
       String name = e.getKey();
       FieldGraph.Params params =
-          new FieldGraph.Params(f.index().m(), f.index().efConstruct(), f.index().quantile());
+          new FieldGraph.Params(
+              f.index().m(), f.index().efConstruct(), f.index().quantile(), f.index().turbo());
       FieldGraph old = now.get(name);
       if (old != null && old.params().equals(params)) {
         graphs.put(name, old);

@@ -2,6 +2,7 @@ package io.flashvec.index.segment;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.TurboQuant;
 import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
@@ -24,9 +25,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The graph index of a sealed segment's dense field other than the primary one (ADR 0040): a {@link
- * LiveGraph} over the points that have the field, navigated by int8 codes in memory and rescored
- * with the field's full vectors (on the heap or in the mapped vectors file, as the field's {@code
- * on_disk} says).
+ * LiveGraph} over the points that have the field, navigated by int8 codes in memory (searches by
+ * TurboQuant codes with Qdrant's {@code turbo} quantization, ADR 0045) and rescored with the
+ * field's full vectors (on the heap or in the mapped vectors file, as the field's {@code on_disk}
+ * says).
  *
  * <p>Node {@code i} is the {@code i}-th ordinal having the field ({@link #ordinal}). The graph is
  * built in the background after the segment opens ({@link #startBuild}), on a process-wide pool of
@@ -46,8 +48,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  * body := u16 keyLen | utf8 key | u16 distLen | utf8 distance | u32 dim | u32 m | u32 efConstruct
- *         | f32 quantile | u32 maxDegree | f32 alpha | u32 nodes | nodes * u32 ordinal
- *         | graph (LiveGraph's codes, sign codes and adjacency)
+ *         | f32 quantile | u16 turboLen | utf8 turbo bits (v2) | u32 maxDegree | f32 alpha | u32 nodes | nodes * u32 ordinal
+ *         | graph (LiveGraph's codes, sign codes, TurboQuant codes and adjacency)
  * </pre>
  *
  * <p>Thread-safe: one build at a time, any number of searches.
@@ -76,8 +78,16 @@ public final class FieldGraph {
    * @param efConstruct the construction search list
    * @param quantile the fraction of the field's values that the int8 codes' range covers without
    *     clipping ({@code NaN}: the largest magnitude of a sample, with 10% headroom)
+   * @param turbo the bits of the TurboQuant codes searches navigate by ({@code null}: int8 codes;
+   *     ADR 0045)
    */
-  public record Params(int m, int efConstruct, float quantile) {
+  public record Params(int m, int efConstruct, float quantile, TurboQuant.Bits turbo) {
+
+    /** Settings of a graph navigated by int8 codes only. */
+    public Params(int m, int efConstruct, float quantile) {
+      this(m, efConstruct, quantile, null);
+    }
+
     public Params {
       if (m < 1 || efConstruct < 1) {
         throw new IllegalArgumentException(
@@ -93,7 +103,9 @@ public final class FieldGraph {
   public static final String FILE_PREFIX = "field-graph-";
 
   static final String FORMAT = "field-graph";
-  static final int VERSION = 1;
+
+  /** 2 adds the TurboQuant bits to the header and the codes to the graph; 1 is read as int8. */
+  static final int VERSION = 2;
 
   /** The robust-prune factor of every field graph. */
   private static final float ALPHA = 1.2f;
@@ -231,8 +243,14 @@ public final class FieldGraph {
         liveParams(params),
         distance == Distance.EUCLID,
         distance == Distance.COSINE,
-        dim >= LiveGraph.SIGN_MIN_DIM,
-        params.quantile());
+        params.turbo() == null && dim >= LiveGraph.SIGN_MIN_DIM,
+        params.quantile(),
+        turbo(dim, params));
+  }
+
+  /** The encoder of the graph's TurboQuant codes ({@code null}: none). */
+  private static TurboQuant turbo(int dim, Params params) {
+    return params.turbo() == null ? null : new TurboQuant(dim, params.turbo(), true);
   }
 
   /**
@@ -254,7 +272,7 @@ public final class FieldGraph {
     String stale = null;
     LiveGraph g = null;
     try (ChecksummedFile.Reader r =
-        ChecksummedFile.Reader.open(store.io(), file, FORMAT, VERSION, VERSION)) {
+        ChecksummedFile.Reader.open(store.io(), file, FORMAT, 1, VERSION)) {
       LiveGraph.Params lp = liveParams(params);
       stale = mismatch(r, field, ordinals, dim, distance, params, lp, store.segmentId());
       if (stale == null) {
@@ -267,7 +285,8 @@ public final class FieldGraph {
                 lp,
                 distance == Distance.EUCLID,
                 distance == Distance.COSINE,
-                params.quantile());
+                params.quantile(),
+                turbo(dim, params));
         r.finish();
         return g;
       }
@@ -324,6 +343,10 @@ public final class FieldGraph {
     }
     if (Float.floatToIntBits(r.getFloat()) != Float.floatToIntBits(params.quantile())) {
       return "quantile";
+    }
+    String turbo = r.version() >= 2 ? string(r) : "";
+    if (!turbo.equals(params.turbo() == null ? "" : params.turbo().apiName())) {
+      return "turbo";
     }
     if (r.getInt() != lp.maxDegree()
         || Float.floatToIntBits(r.getFloat()) != Float.floatToIntBits(lp.alpha())) {
@@ -388,11 +411,9 @@ public final class FieldGraph {
       putString(w, field);
       putString(w, distance.name());
       LiveGraph.Params lp = liveParams(params);
-      w.putInt(dim)
-          .putInt(params.m())
-          .putInt(params.efConstruct())
-          .putFloat(params.quantile())
-          .putInt(lp.maxDegree())
+      w.putInt(dim).putInt(params.m()).putInt(params.efConstruct()).putFloat(params.quantile());
+      putString(w, params.turbo() == null ? "" : params.turbo().apiName());
+      w.putInt(lp.maxDegree())
           .putFloat(lp.alpha())
           .putInt(ordinals.length)
           .putInts(ordinals, 0, ordinals.length);
@@ -401,12 +422,13 @@ public final class FieldGraph {
       fileBytes = store.io().size(file);
       LOG.info(
           "field graph written [segment={}, field={}, m={}, ef_construct={}, quantile={},"
-              + " nodes={}, bytes={}, millis={}]",
+              + " turbo={}, nodes={}, bytes={}, millis={}]",
           segment,
           field,
           params.m(),
           params.efConstruct(),
           params.quantile(),
+          params.turbo(),
           ordinals.length,
           w.bodyBytes(),
           (System.nanoTime() - t0) / 1_000_000);

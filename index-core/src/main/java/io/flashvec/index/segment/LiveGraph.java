@@ -1,6 +1,7 @@
 package io.flashvec.index.segment;
 
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.TurboQuant;
 import io.flashvec.index.internal.SortedCandidates;
 import io.flashvec.index.internal.VectorOps;
 import java.lang.invoke.MethodHandles;
@@ -137,6 +138,11 @@ public final class LiveGraph {
   private final boolean signQueries; // searches navigate by sign codes too (cosine and L2)
   private volatile SignCodes signs; // fixed with the scale (null: navigate by int8 codes)
   private volatile long[][] signCodes = new long[4][]; // chunk -> CHUNK * stride sign codes
+  // searches navigate by TurboQuant codes (null: by int8 or sign codes; ADR 0045); construction
+  // keeps navigating and pruning by int8 codes, which a sealed graph then drops
+  private final TurboQuant turbo;
+  private final int turboBytes;
+  private volatile byte[][] turboCodes = new byte[4][]; // chunk -> CHUNK * turboBytes codes
   private SignCodes.Query signQuery; // writer scratch
   private float[][][] dists = new float[4][][]; // writer only, in code units
   private volatile int size;
@@ -187,6 +193,29 @@ public final class LiveGraph {
       boolean unitLength,
       boolean signs,
       float quantile) {
+    this(vectors, dim, params, euclid, unitLength, signs, quantile, null);
+  }
+
+  /**
+   * As above; {@code turbo} ({@code null}: none) codes every node with TurboQuant too, and searches
+   * navigate by those codes (ADR 0045): construction still navigates and prunes by int8 codes,
+   * which {@link #seal} then drops, so a complete graph holds the TurboQuant codes and its
+   * adjacency.
+   */
+  LiveGraph(
+      Vectors vectors,
+      int dim,
+      Params params,
+      boolean euclid,
+      boolean unitLength,
+      boolean signs,
+      float quantile,
+      TurboQuant turbo) {
+    if (turbo != null && (signs || turbo.dim() != dim)) {
+      throw new IllegalArgumentException("turbo codes with sign codes or of another dimension");
+    }
+    this.turbo = turbo;
+    this.turboBytes = turbo == null ? 0 : turbo.codeBytes();
     this.quantile = quantile;
     this.useSigns = signs;
     this.signQueries = signs && (euclid || unitLength);
@@ -282,6 +311,22 @@ public final class LiveGraph {
     try {
       int wanted = rerank > 0 ? Math.max(k, rerank) : 0;
       int cap = Math.max(Math.max(k, searchList), wanted);
+      if (turbo != null) {
+        // rank by the query's asymmetric estimate against the TurboQuant codes, rescore the best
+        // with the full vectors: 2k+10 at 4 bits, 4k+20 at 2, 8k+40 at 1 (coarser estimates;
+        // every scored node is a result candidate, so more than the list may be rescored)
+        int best =
+            wanted > 0
+                ? wanted
+                : switch (turbo.bits().bitSize()) {
+                  case 4 -> Math.min(cap, 2 * k + 10);
+                  case 2 -> 4 * k + 20;
+                  default -> 8 * k + 40;
+                };
+        s.search(null, 0, false, cap, n, accept, best, false, null, turbo.query(q, 0));
+        rescore(s, q, sink, stats);
+        return;
+      }
       SignCodes sg = signQueries ? signs : null;
       if (sg != null) {
         searchBySigns(s, sg, q, k, cap, n, accept, sink, stats, wanted);
@@ -293,7 +338,7 @@ public final class LiveGraph {
       quantize(q, 0, s.query, 0);
       // rank by codes, rescore the best 2k+10 with the full vectors: the scores are exact
       int best = wanted > 0 ? wanted : Math.min(cap, 2 * k + 10);
-      s.search(s.query, 0, false, cap, n, accept, best, false, null);
+      s.search(s.query, 0, false, cap, n, accept, best, false, null, null);
       rescore(s, q, sink, stats);
     } finally {
       if (searchers.size() < 64) {
@@ -328,7 +373,7 @@ public final class LiveGraph {
     // recall@10 0.9988 in 108 us against 0.9994 in 146 us navigating by int8 codes; the best
     // 3k+10 only: 0.9934)
     int pool = wanted > 0 ? wanted : 4 * k + 20;
-    s.search(null, 0, true, cap, n, accept, pool, false, s.signQuery);
+    s.search(null, 0, true, cap, n, accept, pool, false, s.signQuery, null);
     rescore(s, q, sink, stats);
   }
 
@@ -465,10 +510,13 @@ public final class LiveGraph {
       long bytes = 0;
       int chunks = (n + CHUNK - 1) >>> CHUNK_SHIFT;
       for (int c = 0; c < chunks; c++) {
-        bytes += (long) CHUNK * dim;
+        bytes += turbo != null ? (long) CHUNK * turboBytes : (long) CHUNK * dim;
         if (signs != null) {
           bytes += 8L * CHUNK * signs.stride();
         }
+      }
+      if (turbo != null) {
+        codes = new byte[codes.length][]; // searches navigate by the TurboQuant codes only
       }
       for (int u = 0; u < n; u++) {
         int[] l = lists[u >>> CHUNK_SHIFT][u & MASK];
@@ -589,6 +637,9 @@ public final class LiveGraph {
     float[] pv = vectors.array(p);
     int po = vectors.offset(p);
     quantize(pv, po, code, codeOff);
+    if (turbo != null) {
+      turbo.encode(pv, po, turboCodes[p >>> CHUNK_SHIFT], (p & MASK) * turboBytes);
+    }
     if (signs != null) {
       signs.encode(pv, po, signCodes[p >>> CHUNK_SHIFT], (p & MASK) * signs.stride());
       signQuery.set(pv, po);
@@ -601,7 +652,7 @@ public final class LiveGraph {
       }
       // construction search in squared L2 (on sign estimates or int8 codes); the expanded nodes
       // are prune candidates, with int8 distances
-      builder.search(code, codeOff, true, list, p, null, 0, true, signQuery);
+      builder.search(code, codeOff, true, list, p, null, 0, true, signQuery, null);
       int m = builder.poolSize;
       if (signs != null) {
         if (PREFETCH) {
@@ -653,6 +704,7 @@ public final class LiveGraph {
       dists = Arrays.copyOf(dists, ls.length);
       codes = Arrays.copyOf(codes, ls.length);
       signCodes = Arrays.copyOf(signCodes, ls.length);
+      turboCodes = Arrays.copyOf(turboCodes, ls.length);
       lists = ls;
     }
     if (ls[c] == null) {
@@ -662,6 +714,10 @@ public final class LiveGraph {
       if (signs != null) {
         signCodes[c] = new long[CHUNK * signs.stride()];
         edgeBytes += 8L * CHUNK * signs.stride();
+      }
+      if (turbo != null) {
+        turboCodes[c] = new byte[CHUNK * turboBytes];
+        edgeBytes += (long) CHUNK * turboBytes;
       }
       ls[c] = new int[CHUNK][];
       lists = ls; // republish: readers of size p+1 must see the new chunk
@@ -785,7 +841,7 @@ public final class LiveGraph {
     }
     byte[] q = new byte[dim];
     quantize(mean, 0, q, 0);
-    builder.search(q, 0, true, Math.min(buildList, 32), n, null, 1, false, null);
+    builder.search(q, 0, true, Math.min(buildList, 32), n, null, 1, false, null, null);
     if (builder.resSize > 0) {
       entry = builder.resIds[0];
     }
@@ -799,7 +855,8 @@ public final class LiveGraph {
    * <pre>
    * u32 size | u32 entry | f32 scale | u8 signs (1: sign codes follow)
    * [signs: dim * f32 center]
-   * size * dim * i8 codes                  (node-major)
+   * size * dim * i8 codes                  (node-major; without turbo)
+   * [turbo: size * codeBytes TurboQuant codes, node-major]
    * [signs: size * stride * i64 sign codes]
    * size * u32 degree | sum(degree) * u32 neighbours
    * </pre>
@@ -817,9 +874,13 @@ public final class LiveGraph {
       if (sg != null) {
         w.putFloats(sg.center(), 0, dim);
       }
-      for (int base = 0; base < n; base += CHUNK) {
+      for (int base = 0; base < n && turbo == null; base += CHUNK) {
         checkStop(stop);
         w.put(codes[base >>> CHUNK_SHIFT], 0, Math.min(CHUNK, n - base) * dim);
+      }
+      for (int base = 0; base < n && turbo != null; base += CHUNK) {
+        checkStop(stop);
+        w.put(turboCodes[base >>> CHUNK_SHIFT], 0, Math.min(CHUNK, n - base) * turboBytes);
       }
       if (sg != null) {
         for (int base = 0; base < n; base += CHUNK) {
@@ -864,7 +925,8 @@ public final class LiveGraph {
       Params params,
       boolean euclid,
       boolean unitLength,
-      float quantile)
+      float quantile,
+      TurboQuant turbo)
       throws java.io.IOException {
     int size = r.getInt();
     int entry = r.getInt();
@@ -875,7 +937,12 @@ public final class LiveGraph {
           "graph header does not fit [nodes=" + n + ", size=" + size + ", entry=" + entry + "]",
           r.path());
     }
-    LiveGraph g = new LiveGraph(vectors, dim, params, euclid, unitLength, hasSigns, quantile);
+    if (hasSigns && turbo != null) {
+      throw new io.flashvec.storage.CorruptFileException(
+          "a graph of TurboQuant codes has no sign codes", r.path());
+    }
+    LiveGraph g =
+        new LiveGraph(vectors, dim, params, euclid, unitLength, hasSigns, quantile, turbo);
     int chunks = (n + CHUNK - 1) >>> CHUNK_SHIFT;
     int cap = Math.max(4, Integer.highestOneBit(Math.max(1, chunks - 1)) << 1);
     long bytes = 0;
@@ -886,10 +953,17 @@ public final class LiveGraph {
       sg = new SignCodes(center);
     }
     byte[][] cs = new byte[cap][];
+    byte[][] ts = new byte[cap][];
     for (int c = 0; c < chunks; c++) {
-      cs[c] = new byte[CHUNK * dim];
-      r.get(cs[c], 0, Math.min(CHUNK, n - (c << CHUNK_SHIFT)) * dim);
-      bytes += (long) CHUNK * dim;
+      if (turbo == null) {
+        cs[c] = new byte[CHUNK * dim];
+        r.get(cs[c], 0, Math.min(CHUNK, n - (c << CHUNK_SHIFT)) * dim);
+        bytes += (long) CHUNK * dim;
+      } else {
+        ts[c] = new byte[CHUNK * g.turboBytes];
+        r.get(ts[c], 0, Math.min(CHUNK, n - (c << CHUNK_SHIFT)) * g.turboBytes);
+        bytes += (long) CHUNK * g.turboBytes;
+      }
     }
     long[][] ss = new long[cap][];
     if (sg != null) {
@@ -925,6 +999,7 @@ public final class LiveGraph {
       bytes += 16 + 4L * l.length;
     }
     g.codes = cs;
+    g.turboCodes = ts;
     g.signCodes = ss;
     g.dists = new float[cap][][];
     g.scale = scale;
@@ -977,7 +1052,8 @@ public final class LiveGraph {
         IntPredicate accept,
         int k,
         boolean pool,
-        SignCodes.Query sq) {
+        SignCodes.Query sq,
+        TurboQuant.Query tq) {
       if (stamp.length < n) {
         stamp = new int[Math.max(n, stamp.length * 2)];
         epoch = 0;
@@ -1003,10 +1079,14 @@ public final class LiveGraph {
       boolean metricL2 = l2 || euclid;
       byte[][] cs = codes;
       long[][] ss = signCodes;
+      byte[][] ts = turboCodes;
       int stride = sq == null ? 0 : signs.stride();
       int e = Math.min(entry, n - 1);
       stamp[e] = epoch;
-      float de = sq != null ? estimate(sq, ss, stride, e) : distance(q, qo, cs, e, metricL2);
+      float de =
+          sq != null
+              ? estimate(sq, ss, stride, e)
+              : tq != null ? estimate(tq, ts, e, metricL2) : distance(q, qo, cs, e, metricL2);
       insert(e, de, cap);
       if (k > 0 && (accept == null || accept.test(e))) {
         offer(e, de, k);
@@ -1042,6 +1122,8 @@ public final class LiveGraph {
               long[] c = ss[v >>> CHUNK_SHIFT];
               int o = (v & MASK) * stride;
               touch += c[o] + c[o + stride - 1];
+            } else if (tq != null) {
+              touch += ts[v >>> CHUNK_SHIFT][(v & MASK) * turboBytes];
             } else {
               touch += cs[v >>> CHUNK_SHIFT][(v & MASK) * dim];
             }
@@ -1050,7 +1132,10 @@ public final class LiveGraph {
         sink += touch;
         for (int j = 0; j < m; j++) {
           int v = fresh[j];
-          float dv = sq != null ? estimate(sq, ss, stride, v) : distance(q, qo, cs, v, metricL2);
+          float dv =
+              sq != null
+                  ? estimate(sq, ss, stride, v)
+                  : tq != null ? estimate(tq, ts, v, metricL2) : distance(q, qo, cs, v, metricL2);
           int pos = insert(v, dv, cap);
           if (pos >= 0 && pos < lowest) {
             lowest = pos;
@@ -1077,6 +1162,11 @@ public final class LiveGraph {
     private float estimate(SignCodes.Query sq, long[][] ss, int stride, int v) {
       scored++;
       return sq.estimate(ss[v >>> CHUNK_SHIFT], (v & MASK) * stride);
+    }
+
+    private float estimate(TurboQuant.Query tq, byte[][] ts, int v, boolean l2) {
+      scored++;
+      return tq.estimate(ts[v >>> CHUNK_SHIFT], (v & MASK) * turboBytes, l2);
     }
 
     private void addPool(int u, float d) {

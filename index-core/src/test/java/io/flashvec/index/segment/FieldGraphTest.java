@@ -103,6 +103,48 @@ class FieldGraphTest {
     assertThat(filteredHits / (50.0 * K)).as("filtered recall@10").isGreaterThanOrEqualTo(0.85);
   }
 
+  static final int TURBO_DIM = 64;
+
+  /** Searches navigate by TurboQuant codes at every width, rescored exactly (ADR 0045). */
+  @ParameterizedTest
+  @EnumSource(io.flashvec.index.TurboQuant.Bits.class)
+  void turboCodesNavigateSearchesAtEveryWidth(io.flashvec.index.TurboQuant.Bits bits) {
+    for (Distance d : new Distance[] {Distance.COSINE, Distance.DOT, Distance.EUCLID}) {
+      Random r = TestSeeds.random("field-graph-turbo-" + bits + "-" + d);
+      int[] ords = ordinals(2000);
+      float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, TURBO_DIM), d);
+      FieldGraph g =
+          new FieldGraph(
+              "f",
+              ords,
+              TURBO_DIM,
+              d,
+              new FieldGraph.Params(12, 64, Float.NaN, bits),
+              ord -> vectors[ord].clone());
+      long before = g.memoryBytes();
+      assertThat(g.build(1)).isTrue();
+      // a sealed turbo graph keeps its TurboQuant codes and drops the int8 codes construction used
+      io.flashvec.index.TurboQuant tq = new io.flashvec.index.TurboQuant(TURBO_DIM, bits, true);
+      assertThat(g.memoryBytes()).isGreaterThan(before);
+      assertThat(g.memoryBytes()).isGreaterThanOrEqualTo((long) ords.length * tq.codeBytes());
+      int hits = 0;
+      for (int i = 0; i < 30; i++) {
+        float[] q = d.prepare(TestVectors.gaussian(r, TURBO_DIM));
+        Set<Integer> found = search(g, q, null);
+        found.retainAll(bruteForce(vectors, d, q, null));
+        hits += found.size();
+      }
+      assertThat(hits / (30.0 * K))
+          .as("recall@10 navigating by " + bits + " codes, " + d)
+          .isGreaterThanOrEqualTo(
+              switch (bits) {
+                case BITS4 -> 0.9;
+                case BITS2 -> 0.8;
+                default -> 0.7; // a bit per coordinate: coarse, Qdrant's users oversample
+              });
+    }
+  }
+
   @Test
   void aQuantileCodesTheBulkOfTheValuesAndStillRescoresExactly() {
     Random r = TestSeeds.random("field-graph-quantile");
@@ -249,5 +291,56 @@ class FieldGraphTest {
     assertThat(noRoom.build(3)).isTrue();
     assertThat(noRoom.fileBytes()).isZero();
     assertThat(store.file("f")).doesNotExist();
+  }
+
+  /**
+   * A graph navigated by TurboQuant codes is written with its codes (no int8 codes), reads back
+   * complete without a vector read and answers as built; a file of other bits is not used.
+   */
+  @Test
+  void aTurboGraphReadsBackWithItsCodes() throws Exception {
+    Random r = TestSeeds.random("field-graph-turbo-file");
+    int dim = 40;
+    int[] ords = ordinals(1200);
+    float[][] vectors = byOrdinal(ords, TestVectors.latent(r, ords.length, dim), Distance.EUCLID);
+    AtomicInteger reads = new AtomicInteger();
+    java.util.function.IntFunction<float[]> read =
+        ord -> {
+          reads.incrementAndGet();
+          return vectors[ord].clone();
+        };
+    FieldGraph.Params params =
+        new FieldGraph.Params(8, 48, Float.NaN, io.flashvec.index.TurboQuant.Bits.BITS1_5);
+    FieldGraph.Store store =
+        new FieldGraph.Store(io.flashvec.storage.FileIO.DEFAULT, tmp, 3, b -> true);
+    FieldGraph built = FieldGraph.open("f", ords, dim, Distance.EUCLID, params, read, store);
+    assertThat(built.build(3)).isTrue();
+    int codeBytes =
+        new io.flashvec.index.TurboQuant(dim, io.flashvec.index.TurboQuant.Bits.BITS1_5, true)
+            .codeBytes();
+    assertThat(codeBytes).isLessThan(dim);
+    assertThat(built.fileBytes())
+        .as("TurboQuant codes, not int8 codes")
+        .isLessThan((long) ords.length * (dim + 4L * 8 * 2));
+    reads.set(0);
+    FieldGraph loaded = FieldGraph.open("f", ords, dim, Distance.EUCLID, params, read, store);
+    assertThat(loaded.loaded()).isTrue();
+    assertThat(reads.get()).isZero();
+    assertThat(loaded.memoryBytes()).isEqualTo(built.memoryBytes());
+    for (int i = 0; i < 20; i++) {
+      float[] q = TestVectors.gaussian(r, dim);
+      List<Integer> a = new ArrayList<>();
+      built.search(q, K, 40, null, a::add, new SearchStats());
+      List<Integer> b = new ArrayList<>();
+      loaded.search(q, K, 40, null, b::add, new SearchStats());
+      assertThat(b).as("query " + i).isEqualTo(a).hasSizeGreaterThanOrEqualTo(K);
+    }
+    loaded.close();
+    built.close();
+    FieldGraph.Params other =
+        new FieldGraph.Params(8, 48, Float.NaN, io.flashvec.index.TurboQuant.Bits.BITS2);
+    assertThat(FieldGraph.open("f", ords, dim, Distance.EUCLID, other, read, store).loaded())
+        .isFalse();
+    assertThat(store.file("f")).as("deleted as not matching").doesNotExist();
   }
 }
