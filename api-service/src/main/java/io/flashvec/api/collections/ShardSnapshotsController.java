@@ -210,6 +210,37 @@ public class ShardSnapshotsController {
       @RequestParam(required = false) String priority,
       @RequestParam(defaultValue = "true") boolean wait,
       @RequestPart(name = "snapshot", required = false) Mono<FilePart> part) {
+    return recoverUpload(
+        "shard recovery",
+        name,
+        shard,
+        checksum,
+        priority,
+        wait,
+        part,
+        (id, tmp) -> service.recoverShardSnapshot(name, id, tmp, checksum, false));
+  }
+
+  /** Recovers shard {@code id} from the upload in {@code tmp}. */
+  @FunctionalInterface
+  private interface Recovery {
+    void recover(int id, Path tmp) throws Exception;
+  }
+
+  /**
+   * Receives an upload into a temp file and recovers the shard from it, in the background with
+   * {@code wait=false} (202), the temp file deleted either way. A malformed {@code checksum} is
+   * refused (422) before the upload is read.
+   */
+  private Mono<ResponseEntity<byte[]>> recoverUpload(
+      String what,
+      String name,
+      String shard,
+      String checksum,
+      String priority,
+      boolean wait,
+      Mono<FilePart> part,
+      Recovery recovery) {
     long t0 = System.nanoTime();
     return Mono.defer(
         () -> {
@@ -225,15 +256,18 @@ public class ShardSnapshotsController {
                         if (!wait) {
                           service.listShardSnapshots(name, id); // 404 before the 202
                           background(
-                              "shard recovery",
+                              what,
                               name,
                               id,
-                              () -> recover(name, id, tmp, checksum, false),
+                              () -> {
+                                recovery.recover(id, tmp);
+                                return Boolean.TRUE;
+                              },
                               tmp);
                           return accepted();
                         }
                         try {
-                          service.recoverShardSnapshot(name, id, tmp, checksum, false);
+                          recovery.recover(id, tmp);
                         } finally {
                           Files.deleteIfExists(tmp);
                         }
@@ -302,40 +336,15 @@ public class ShardSnapshotsController {
       @RequestParam(required = false) String priority,
       @RequestParam(defaultValue = "true") boolean wait,
       @RequestPart(name = "snapshot", required = false) Mono<FilePart> part) {
-    long t0 = System.nanoTime();
-    return Mono.defer(
-        () -> {
-          CollectionNames.validate(name);
-          int id = shardId(shard);
-          checksum("query parameters", checksum);
-          checkPriority(priority);
-          Path tmp = tempFile();
-          return SnapshotsController.receive(part, tmp)
-              .then(
-                  blocking.call(
-                      () -> {
-                        if (!wait) {
-                          service.listShardSnapshots(name, id); // 404 before the 202
-                          background(
-                              "partial shard recovery",
-                              name,
-                              id,
-                              () -> {
-                                service.recoverPartialShardSnapshot(name, id, tmp, checksum);
-                                return Boolean.TRUE;
-                              },
-                              tmp);
-                          return accepted();
-                        }
-                        try {
-                          service.recoverPartialShardSnapshot(name, id, tmp, checksum);
-                        } finally {
-                          Files.deleteIfExists(tmp);
-                        }
-                        return Json.ok(BooleanNode.TRUE, t0);
-                      }))
-              .doOnError(e -> deleteQuietly(tmp));
-        });
+    return recoverUpload(
+        "partial shard recovery",
+        name,
+        shard,
+        checksum,
+        priority,
+        wait,
+        part,
+        (id, tmp) -> service.recoverPartialShardSnapshot(name, id, tmp, checksum));
   }
 
   /**
