@@ -6,6 +6,7 @@ import io.etcd.jetcd.options.PutOption;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -91,10 +92,20 @@ final class NodeRegistration {
     return leaseId;
   }
 
-  /** Starts the loop: registers now and keeps the registration. */
+  /**
+   * Starts the loop and waits for its first attempt, so that a node that can reach etcd is
+   * registered when this returns (a node reports ready after it); if that attempt fails the loop
+   * keeps trying.
+   */
   void start() {
     lostAtNanos = System.nanoTime();
-    schedule(0);
+    try {
+      loop.submit(this::step).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | RejectedExecutionException e) {
+      LOG.warn("node registration did not start [node={}]: {}", node.id(), e.toString());
+    }
   }
 
   private void schedule(long delayMs) {
@@ -103,7 +114,7 @@ final class NodeRegistration {
     }
     try {
       loop.schedule(this::step, delayMs, TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       // closed meanwhile
     }
   }

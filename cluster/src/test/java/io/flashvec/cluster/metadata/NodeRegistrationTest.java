@@ -92,6 +92,18 @@ class NodeRegistrationTest {
   }
 
   @Test
+  void isRegisteredWhenRegisterReturns() {
+    store = new EtcdMetadataStore(List.of(endpoint), PREFIX);
+    store.start();
+
+    store.register(node, TTL);
+
+    // a node reports ready after this: the proxies must be able to place replicas on it at once
+    assertThat(store.isLive(node.id())).isTrue();
+    assertThat(leaseOfNode()).isNotZero();
+  }
+
+  @Test
   void registersAgainUnderANewLeaseWhenItsLeaseIsRevoked() throws Exception {
     long first = register();
 
