@@ -144,6 +144,11 @@ final class Netns implements AutoCloseable {
     inNs("ip", "link", "set", nsDev, "up");
   }
 
+  /** Removes the egress rate limit {@link #create} set, if any. */
+  void unthrottle() {
+    run(false, "ip", "netns", "exec", name, "tc", "qdisc", "del", "dev", nsDev, "root");
+  }
+
   private void inNs(String... cmd) {
     List<String> c = new ArrayList<>(List.of(exec()));
     c.addAll(List.of(cmd));

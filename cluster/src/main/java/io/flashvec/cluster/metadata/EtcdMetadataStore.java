@@ -554,17 +554,20 @@ public final class EtcdMetadataStore implements ClusterMetadata {
   }
 
   @Override
-  public void register(Node node, Duration ttl) {
+  public synchronized void register(Node node, Duration ttl) {
     NodeRegistration[] self = new NodeRegistration[1];
     self[0] =
         new NodeRegistration(
             node,
             Math.max(1, ttl.toSeconds()),
             etcd,
-            scheduler,
             () -> !closed && registration == self[0],
             n -> nodes.put(n.id(), n));
+    NodeRegistration previous = registration;
     registration = self[0];
+    if (previous != null) {
+      previous.close(); // its loop stops and its lease goes: one registration per process
+    }
     self[0].start();
   }
 
