@@ -171,7 +171,8 @@ public final class Collection implements Closeable {
     if (tuning.walSegmentBytes() > 0) {
       options = options.withWalSegmentBytes(tuning.walSegmentBytes());
     }
-    options = options.withIndexedFields(config.denseVectors());
+    options =
+        options.withIndexedFields(config.denseVectors()).withTargetSegments(tuning.segmentNumber());
     Shard shard =
         Shard.open(
             dir,
@@ -184,7 +185,6 @@ public final class Collection implements Closeable {
             config.denseOnDisk(),
             config.multivectors());
     shard.setDeferBuilds(tuning.deferBuilds());
-    shard.setTargetSegments(tuning.segmentNumber());
     if (config.fieldGeneration() > 0) {
       // a field was added or deleted: the segments written from now on drop deleted fields
       shard.denseFields(config.denseOnDisk(), config.multivectors(), config.denseVectors());

@@ -108,7 +108,8 @@ public final class Shard implements Closeable {
       DiskAnnSettings diskann,
       DiskSpace space,
       MemoryLimits memory,
-      java.util.Map<String, io.flashvec.index.DenseVectorParams> indexedFields) {
+      java.util.Map<String, io.flashvec.index.DenseVectorParams> indexedFields,
+      int targetSegments) {
     public Options {
       indexedFields =
           indexedFields == null ? java.util.Map.of() : java.util.Map.copyOf(indexedFields);
@@ -152,7 +153,8 @@ public final class Shard implements Closeable {
           null,
           null,
           null,
-          null);
+          null,
+          0);
     }
 
     /** Options with builds on {@code buildExecutor}, without compaction. */
@@ -249,6 +251,15 @@ public final class Shard implements Closeable {
     }
 
     /**
+     * The same options with a target number of sealed segments (Qdrant's {@code
+     * default_segment_number}; 0: the tiers decide), in force from the open on, so that the merge a
+     * shard may start when it opens already keeps it.
+     */
+    public Options withTargetSegments(int target) {
+      return with(c -> c.targetSegments = target);
+    }
+
+    /**
      * The seal threshold of a growing segment of {@code dim}-dimensional points with a live graph
      * of degree {@code maxDegree} ({@code 0}: none) now: {@link #sealThresholdPoints}, or less
      * under the memory limits.
@@ -279,6 +290,7 @@ public final class Shard implements Closeable {
       DiskSpace space;
       MemoryLimits memory;
       java.util.Map<String, io.flashvec.index.DenseVectorParams> indexedFields;
+      int targetSegments;
 
       Copy(Options o) {
         sealThresholdPoints = o.sealThresholdPoints;
@@ -293,6 +305,7 @@ public final class Shard implements Closeable {
         space = o.space;
         memory = o.memory;
         indexedFields = o.indexedFields;
+        targetSegments = o.targetSegments;
       }
 
       Options build() {
@@ -308,7 +321,8 @@ public final class Shard implements Closeable {
             diskann,
             space,
             memory,
-            indexedFields);
+            indexedFields,
+            targetSegments);
       }
     }
   }
@@ -476,6 +490,7 @@ public final class Shard implements Closeable {
             tracker);
     this.pipeline = new SealPipeline(parts);
     this.compactor = new ShardCompactor(parts, pipeline);
+    compactor.targetAtOpen(options.targetSegments());
     pipeline.onInstall(compactor::maybeSchedule);
     this.scheduler = new LiveIndexScheduler(dir, options.liveIndexer(), segments, jobs);
     compactor.lastWriteFrom(scheduler::lastWriteNanos);

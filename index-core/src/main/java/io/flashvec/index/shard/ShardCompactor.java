@@ -131,14 +131,19 @@ final class ShardCompactor {
    * TieredMergePolicy.Hold, int)}) and schedules a pass for it.
    */
   void setTargetSegments(int target) {
-    if (target < 0) {
-      throw new IllegalArgumentException("negative segment target [target=" + target + "]");
-    }
     boolean changed = target != targetSegments;
-    targetSegments = target;
+    targetAtOpen(target);
     if (changed) {
       maybeSchedule();
     }
+  }
+
+  /** Sets the target before the shard opens its segments, without scheduling a pass. */
+  void targetAtOpen(int target) {
+    if (target < 0) {
+      throw new IllegalArgumentException("negative segment target [target=" + target + "]");
+    }
+    targetSegments = target;
   }
 
   /** Called by the shard's writer after it deleted a point of a sealed segment. */

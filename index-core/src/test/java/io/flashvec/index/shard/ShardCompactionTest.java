@@ -290,6 +290,44 @@ class ShardCompactionTest extends ShardContractTest {
     }
   }
 
+  /**
+   * A segment target given with the options holds from the open on: the merge a shard may start
+   * when it opens keeps the target's segments rather than merging them by tiers.
+   */
+  @Test
+  void aSegmentTargetHoldsFromTheOpenOn() throws Exception {
+    Random r = random();
+    Distance d = Distance.COSINE;
+    Model m = new Model();
+    for (int round = 0; round < 2; round++) {
+      try (Shard s = openWithTarget(d, 2)) {
+        if (round == 0) {
+          // small segments the tiers alone would merge into one, as they do without a target
+          for (int points : new int[] {30, 20, 10}) {
+            fill(r, d, s, m, points, 0);
+            s.flush();
+            settle(s);
+          }
+        }
+        settle(s);
+        assertThat(diskSegments(s)).as("segments, round %d", round).isEqualTo(2);
+        assertHolds(s, d, m);
+      }
+    }
+  }
+
+  private Shard openWithTarget(Distance d, int target) {
+    return Shard.open(
+        tmp.resolve("shard"),
+        0,
+        DIM,
+        d,
+        IndexParams.DEFAULT,
+        new Shard.Options(
+                sealThreshold(), Wal.Options.defaults(), FileIO.DEFAULT, builds, 64, compaction())
+            .withTargetSegments(target));
+  }
+
   /** A compaction the last deletes called for before a restart resumes at open, not at a write. */
   @Test
   void aCompactionDueWhenTheShardStoppedRunsWhenItOpens() throws Exception {
