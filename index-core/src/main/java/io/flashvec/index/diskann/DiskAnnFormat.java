@@ -18,6 +18,7 @@ import java.nio.ByteOrder;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 
 /**
  * The segment format of every FlashVec index type: a DiskANN-style graph with the vectors inline
@@ -60,6 +61,9 @@ public final class DiskAnnFormat implements SegmentFormat {
   private volatile DiskSpace fieldGraphSpace;
   // the dense fields the segments written from now on keep (null: all the points have)
   private volatile java.util.Set<String> keepDense;
+
+  // the PQ code size of segments written from now on when the index sets none (null: the default)
+  private volatile IntSupplier codeBytes;
 
   /**
    * @param defaultSearchList the search list of a request that gives none
@@ -156,6 +160,28 @@ public final class DiskAnnFormat implements SegmentFormat {
     this.payloadsOnHeap = onHeap;
   }
 
+  /**
+   * Sizes the PQ codes of the segments {@link #writeFromGraph} and {@link #writeRaw} write from now
+   * on when the index sets no {@code pq_subspaces}: {@code bytes} is asked at each write ({@code
+   * null}: the default for the dimension). Builds take the size from their {@link
+   * io.flashvec.index.segment.BuildSpec}.
+   */
+  public void codeBytes(IntSupplier bytes) {
+    this.codeBytes = bytes;
+  }
+
+  private IndexParams writeParams() {
+    IntSupplier bytes = codeBytes;
+    if (bytes == null || params.pqSubspaces() > 0) {
+      return params;
+    }
+    int b = bytes.getAsInt();
+    return b <= 0
+        ? params
+        : new IndexParams(
+            params.type(), params.maxDegree(), params.buildSearchList(), params.alpha(), b);
+  }
+
   /** Builds in this process, on the build pool of the settings unless the build has its own. */
   @Override
   public SegmentBuilder builder() {
@@ -180,7 +206,7 @@ public final class DiskAnnFormat implements SegmentFormat {
                 segmentId,
                 frozen,
                 distance,
-                params,
+                writeParams(),
                 newest == null ? null : newest.codebook(),
                 settings.buildPool(),
                 cancelled));
@@ -205,7 +231,7 @@ public final class DiskAnnFormat implements SegmentFormat {
                 frozen,
                 ords,
                 distance,
-                params,
+                writeParams(),
                 newest == null ? null : newest.codebook(),
                 settings.buildPool(),
                 cancelled));

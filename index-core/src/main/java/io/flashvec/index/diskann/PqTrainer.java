@@ -50,6 +50,14 @@ public final class PqTrainer {
     return Math.max(1, Math.max(dim / 4, Math.min(dim / 2, 32)));
   }
 
+  /**
+   * The smallest PQ code a memory budget may choose when the collection sets none: {@code dim / 32}
+   * bytes, at least 4 (at most {@code dim}).
+   */
+  public static int minimumSubspaces(int dim) {
+    return Math.min(dim, Math.max(4, dim / 32));
+  }
+
   /** Dimension from which the default PQ code is {@code dim / 8} bytes. */
   static final int EIGHTH_FROM_DIM = 384;
 

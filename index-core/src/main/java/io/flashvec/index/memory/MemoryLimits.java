@@ -37,6 +37,7 @@ public final class MemoryLimits {
   private final long buildBytes;
   private final Set<Object> active = ConcurrentHashMap.newKeySet();
   private final Map<Object, Long> resident = new ConcurrentHashMap<>();
+  private final Map<Object, Long> points = new ConcurrentHashMap<>();
 
   /**
    * Limits with {@code growingBytes} of heap for all growing segments and {@code buildBytes} for
@@ -106,6 +107,67 @@ public final class MemoryLimits {
               + budgetBytes
               + "]");
     }
+  }
+
+  /**
+   * Records that {@code shard} holds {@code count} points now ({@code 0}: the shard closed), for
+   * {@link #pqBytes}.
+   */
+  public void points(Object shard, long count) {
+    if (count <= 0) {
+      points.remove(shard);
+    } else {
+      points.put(shard, count);
+    }
+  }
+
+  /** The points of every shard together, as last recorded. */
+  public long pointsTotal() {
+    long total = 0;
+    for (long n : points.values()) {
+      total += n;
+    }
+    return total;
+  }
+
+  /**
+   * The share of the resident slice that PQ codes chosen by {@link #pqBytes} fill with the points
+   * held when the codes are written; the rest is room for the points that arrive before merges
+   * re-encode them.
+   */
+  static final double CODE_FILL = 0.5;
+
+  /**
+   * Resident heap a sealed point takes besides its code: its share of the Bloom filter and more.
+   */
+  static final double POINT_OVERHEAD_BYTES = 1.5;
+
+  /**
+   * PQ bytes per point for a segment written now, when its collection sets no code size: {@code
+   * preferred} (the default for the dimension) while the codes of every point the server holds
+   * ({@link #pointsTotal}, at least {@code points}) at that size fill at most half of the resident
+   * slice, else the largest of {@code preferred}·(3/4, 1/2, 3/8, 1/4, …) that does, but not below
+   * {@code minimum}. Steps rather than every byte count, so that consecutive seals share a codebook
+   * until the size changes by a quarter. Without a resident limit: {@code preferred}.
+   */
+  public int pqBytes(int preferred, int minimum, long points) {
+    if (residentBytes == Long.MAX_VALUE || preferred <= minimum) {
+      return preferred;
+    }
+    long n = Math.max(Math.max(1, points), pointsTotal());
+    double fits = residentBytes * CODE_FILL / n - POINT_OVERHEAD_BYTES;
+    int step = preferred;
+    // preferred, 3/4, 1/2, 3/8, 1/4, 3/16, ...: each step a quarter or a third smaller
+    for (int half = preferred; step > fits && step > minimum; ) {
+      int threeQuarters = half * 3 / 4;
+      if (step == half && threeQuarters < half && threeQuarters > minimum) {
+        step = threeQuarters;
+      } else {
+        half /= 2;
+        step = half;
+      }
+    }
+    return Math.max(minimum, step);
   }
 
   /** The resident index of every shard together, as last recorded. */

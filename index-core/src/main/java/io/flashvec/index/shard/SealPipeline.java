@@ -70,6 +70,7 @@ final class SealPipeline {
   private final Shard.Options options;
   private final Distance distance;
   private final IndexParams index;
+  private final ShardParts parts;
   private final SegmentFormat format;
   private final SpaceGuard space;
   private final ReentrantLock writeLock;
@@ -102,6 +103,7 @@ final class SealPipeline {
     this.distance = parts.distance();
     this.noPrimary = parts.dimension() == 0;
     this.index = parts.index();
+    this.parts = parts;
     this.format = parts.format();
     this.space = parts.space();
     this.writeLock = parts.writeLock();
@@ -444,7 +446,7 @@ final class SealPipeline {
                       List.<int[]>of(liveOrds),
                       f.dimension(),
                       distance,
-                      index,
+                      parts.writeParams(liveOrds.length),
                       null,
                       jobs::cancelled));
         }

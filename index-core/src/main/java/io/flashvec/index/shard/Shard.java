@@ -488,6 +488,10 @@ public final class Shard implements Closeable {
             payloadIndexes,
             jobs,
             tracker);
+    if (options.memory() != null) {
+      // seals from a live graph or raw take the code size the budget allows now (ADR 0025)
+      format.codeBytes(() -> parts.writeParams(0).pqSubspaces());
+    }
     this.pipeline = new SealPipeline(parts);
     this.compactor = new ShardCompactor(parts, pipeline);
     compactor.targetAtOpen(options.targetSegments());

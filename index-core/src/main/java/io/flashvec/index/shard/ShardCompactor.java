@@ -465,7 +465,7 @@ final class ShardCompactor {
                     job.ords(),
                     ctx.dimension(),
                     ctx.distance(),
-                    ctx.index(),
+                    ctx.writeParams(points),
                     config.pool(),
                     ctx.jobs()::cancelled));
         if (ctx.jobs().cancelled()) {

@@ -2,6 +2,8 @@ package io.flashvec.index.shard;
 
 import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
+import io.flashvec.index.diskann.PqTrainer;
+import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.payload.PayloadIndexes;
 import io.flashvec.index.segment.SegmentFormat;
 import java.nio.file.Path;
@@ -26,4 +28,25 @@ record ShardParts(
     IdLocations locations,
     PayloadIndexes payloadIndexes,
     BackgroundJobs jobs,
-    OptimizationTracker tracker) {}
+    OptimizationTracker tracker) {
+
+  /**
+   * The index parameters of a segment of {@code points} points written now: the collection's, with
+   * a PQ code size from the memory budget ({@link MemoryLimits#pqBytes}) when the collection sets
+   * none and a budget is set. Builds of any kind use it, so a merge re-encodes its points at the
+   * size the points held then allow.
+   */
+  IndexParams writeParams(long points) {
+    MemoryLimits memory = options.memory();
+    if (memory == null || index.pqSubspaces() > 0 || dimension == 0) {
+      return index;
+    }
+    int preferred = PqTrainer.defaultSubspaces(dimension);
+    int bytes = memory.pqBytes(preferred, PqTrainer.minimumSubspaces(dimension), points);
+    if (bytes == preferred) {
+      return index;
+    }
+    return new IndexParams(
+        index.type(), index.maxDegree(), index.buildSearchList(), index.alpha(), bytes);
+  }
+}

@@ -160,6 +160,7 @@ final class ShardWriter {
     if (options.memory() != null) {
       options.memory().growingIdle(this);
       options.memory().checkResident(this, 0, null);
+      options.memory().points(this, 0);
       pipeline.wakeWriters();
     }
   }
@@ -236,11 +237,14 @@ final class ShardWriter {
       return;
     }
     long bytes = locations.memoryBytes();
+    long points = 0;
     for (Segment s : segments.current().segments()) {
       if (s.onDisk()) {
         bytes += s.memoryBytes();
       }
+      points += s.liveCount();
     }
+    memory.points(this, points);
     memory.checkResident(this, bytes, what);
   }
 

@@ -64,4 +64,31 @@ class MemoryLimitsTest {
     MemoryLimits unlimited = new MemoryLimits(1L << 20, 1L << 20);
     unlimited.checkResident(a, Long.MAX_VALUE / 2, "upsert");
   }
+
+  @Test
+  void pqCodesShrinkInStepsAsTheServerHoldsMorePoints() {
+    // half of a 200 MB slice for codes, 1.5 bytes a point besides them
+    MemoryLimits m = new MemoryLimits(1L << 30, 200_000_000, 1L << 20, 1L << 20);
+    assertThat(m.pqBytes(32, 4, 1_000_000)).as("98.5 bytes fit").isEqualTo(32);
+    assertThat(m.pqBytes(32, 4, 3_000_000)).as("31.8 fit").isEqualTo(24);
+    assertThat(m.pqBytes(32, 4, 4_000_000)).as("23.5 fit").isEqualTo(16);
+    assertThat(m.pqBytes(32, 4, 6_000_000)).as("15.2 fit").isEqualTo(12);
+    assertThat(m.pqBytes(32, 4, 10_000_000)).as("8.5 fit").isEqualTo(8);
+    assertThat(m.pqBytes(32, 4, 14_000_000)).as("5.6 fit").isEqualTo(4);
+    assertThat(m.pqBytes(32, 6, 14_000_000)).as("not below the minimum").isEqualTo(6);
+    assertThat(m.pqBytes(48, 4, 4_000_000)).as("48, 36, 24, 18: 23.5 fit").isEqualTo(18);
+    Object a = new Object();
+    Object b = new Object();
+    m.points(a, 3_000_000);
+    m.points(b, 1_000_000);
+    assertThat(m.pointsTotal()).isEqualTo(4_000_000);
+    assertThat(m.pqBytes(32, 4, 100_000))
+        .as("every shard's points count, not only the segment's")
+        .isEqualTo(16);
+    m.points(a, 0);
+    assertThat(m.pqBytes(32, 4, 100_000)).isEqualTo(32);
+    assertThat(new MemoryLimits(1L << 20, 1L << 20).pqBytes(32, 4, 1L << 40))
+        .as("no resident limit")
+        .isEqualTo(32);
+  }
 }

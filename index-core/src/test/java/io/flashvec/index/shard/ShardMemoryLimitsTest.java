@@ -191,6 +191,52 @@ class ShardMemoryLimitsTest {
     assertThat(memory.residentTotal()).as("a closed shard holds nothing").isZero();
   }
 
+  /**
+   * Under a budget a segment written while the server holds more points than half the resident
+   * slice keeps at the default code size gets smaller PQ codes; once those points are gone the next
+   * segment gets the default again.
+   */
+  @Test
+  void segmentsGetSmallerCodesWhenTheServerHoldsMorePointsThanTheSliceFits() throws Exception {
+    int dim = 64;
+    Random r = TestSeeds.random("shard-memory-limits-codes");
+    MemoryLimits memory = new MemoryLimits(1L << 32, 1L << 30, 1L << 30, 1L << 30);
+    Object other = new Object();
+    // 2^29 bytes for codes over 40M points: 13.4 a point, 11.9 beside the Bloom filter
+    memory.points(other, 40_000_000);
+    try (Shard a =
+        Shard.open(
+            tmp.resolve("codes"),
+            0,
+            dim,
+            Distance.EUCLID,
+            IndexParams.DEFAULT,
+            residentOptions(memory))) {
+      int id = 0;
+      for (int batch : new int[] {501, 1, 501, 1}) {
+        if (id == 502) {
+          memory.points(other, 0); // the first 501 sealed at the write after them
+        }
+        List<Point> pts = new ArrayList<>();
+        for (int i = 0; i < batch; i++) {
+          float[] v = new float[dim];
+          for (int j = 0; j < dim; j++) {
+            v[j] = (float) r.nextGaussian();
+          }
+          pts.add(new Point(PointId.of(id++), v, null));
+        }
+        a.awaitDurable(a.upsert(pts));
+      }
+      List<Integer> codes = new ArrayList<>();
+      for (Segment seg : a.snapshot().segments()) {
+        if (seg instanceof io.flashvec.index.segment.SealedSegment sealed) {
+          codes.add(sealed.codebook().subspaces());
+        }
+      }
+      assertThat(codes).as("32 preferred: 24, 16, 12, then 8 fit").containsExactly(8, 32);
+    }
+  }
+
   private static Shard.Options residentOptions(MemoryLimits memory) {
     return new Shard.Options(500, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 64)
         .withMemory(memory);
