@@ -110,6 +110,11 @@ public final class HotNodeCache {
     return order.clone();
   }
 
+  /** Native bytes of the cached records (the index over them is on the heap). */
+  public long nativeBytes() {
+    return records.byteSize();
+  }
+
   /** Native bytes of the records plus the index (about 9 bytes a node in fastutil's tables). */
   public long memoryBytes() {
     return records.byteSize() + (long) order.length * (4 + 9);

@@ -997,6 +997,15 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
         + (cache == null ? 0 : cache.memoryBytes());
   }
 
+  /**
+   * {@link #memoryBytes} without the hot node cache's records, native memory with its own slice.
+   */
+  @Override
+  public long heapBytes() {
+    HotNodeCache cache = nodeCache;
+    return memoryBytes() - (cache == null ? 0 : cache.nativeBytes());
+  }
+
   private long searcherBytes() {
     long bytes = 0;
     for (BeamSearcher s : searchers) {

@@ -190,6 +190,14 @@ public interface Segment {
   /** Heap and off-heap bytes held in memory by this segment. */
   long memoryBytes();
 
+  /**
+   * The part of {@link #memoryBytes} on the Java heap: what a memory budget's resident slice
+   * counts. Native memory with a slice of its own (the hot node cache) is left out.
+   */
+  default long heapBytes() {
+    return memoryBytes();
+  }
+
   /** Bytes this segment occupies on disk (0 for a memory-only segment). */
   long diskBytes();
 

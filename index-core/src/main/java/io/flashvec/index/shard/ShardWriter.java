@@ -240,7 +240,7 @@ final class ShardWriter {
     long points = 0;
     for (Segment s : segments.current().segments()) {
       if (s.onDisk()) {
-        bytes += s.memoryBytes();
+        bytes += s.heapBytes();
       }
       points += s.liveCount();
     }

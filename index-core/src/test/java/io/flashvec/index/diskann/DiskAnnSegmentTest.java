@@ -145,6 +145,11 @@ class DiskAnnSegmentTest {
         DiskAnnSegment with = DiskAnnSegment.open(FileIO.DEFAULT, dir, 3, 100, false, cached)) {
       assertThat(without.nodeCache()).isNull();
       assertThat(with.nodeCache().size()).isEqualTo(N / 10);
+      // the cached records are native memory with a slice of their own: not in the heap's count
+      assertThat(with.memoryBytes() - with.heapBytes())
+          .isEqualTo(with.nodeCache().nativeBytes())
+          .isPositive();
+      assertThat(without.heapBytes()).isEqualTo(without.memoryBytes());
       SearchStats a = new SearchStats();
       SearchStats b = new SearchStats();
       int queries = 100;
