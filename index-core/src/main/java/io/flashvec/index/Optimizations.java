@@ -15,8 +15,9 @@ import java.util.UUID;
  * <p>FlashVec's background work maps onto Qdrant's optimizers so: the index build of a frozen
  * segment is {@value #INDEXING}, a merge of sealed segments (including the merge that builds
  * segments sealed raw) {@value #MERGE}, the rewrite of a segment without its deleted points {@value
- * #VACUUM}. Segments are named by {@link #segmentUuid}; an optimization is named by the segment it
- * creates, as in Qdrant.
+ * #VACUUM}, the rewrite of a segment whose PQ codes are larger than the memory budget now allows
+ * {@value #CONFIG_MISMATCH}. Segments are named by {@link #segmentUuid}; an optimization is named
+ * by the segment it creates, as in Qdrant.
  *
  * @param running optimizations in progress, oldest first
  * @param queued work waiting: frozen segments waiting for their build, the next planned merge
@@ -37,6 +38,12 @@ public record Optimizations(
 
   /** Optimizer name of the rewrite of a segment without its deleted points. */
   public static final String VACUUM = "vacuum";
+
+  /**
+   * Optimizer name of the rewrite of a segment whose settings (here its PQ code size) differ from
+   * what the collection and the memory budget give now, as Qdrant names its optimizer.
+   */
+  public static final String CONFIG_MISMATCH = "config_mismatch";
 
   /** Nothing running, queued, completed or idle. */
   public static final Optimizations EMPTY =

@@ -170,6 +170,11 @@ public final class MemoryLimits {
     return Math.max(minimum, step);
   }
 
+  /** Heap for the sealed segments' resident index of every shard ({@code Long.MAX_VALUE}: none). */
+  public long residentBytes() {
+    return residentBytes;
+  }
+
   /** The resident index of every shard together, as last recorded. */
   public long residentTotal() {
     long total = 0;

@@ -66,7 +66,9 @@ final class ShardCompactor {
   /** Why sources were chosen. */
   enum Reason {
     DELETED,
-    MERGE
+    MERGE,
+    /** Rewrite one segment with the smaller PQ codes the memory budget allows now. */
+    RECODE
   }
 
   /** The segments one compaction replaces. */
@@ -259,7 +261,11 @@ final class ShardCompactor {
 
   /** The Qdrant optimizer name of a compaction done for {@code reason}. */
   static String optimizer(Reason reason) {
-    return reason == Reason.DELETED ? Optimizations.VACUUM : Optimizations.MERGE;
+    return switch (reason) {
+      case DELETED -> Optimizations.VACUUM;
+      case MERGE -> Optimizations.MERGE;
+      case RECODE -> Optimizations.CONFIG_MISMATCH;
+    };
   }
 
   long done() {
@@ -410,6 +416,10 @@ final class ShardCompactor {
     for (SealedSegment d : disk) {
       segs.add(new TieredMergePolicy.Seg(d.size(), d.liveCount(), !d.hasGraph()));
     }
+    Plan recode = force ? null : recode(disk);
+    if (recode != null) {
+      return recode;
+    }
     TieredMergePolicy.Pick pick = policy.find(segs, force, hold, targetSegments);
     if (pick == null) {
       return null;
@@ -418,6 +428,48 @@ final class ShardCompactor {
     pick.sources().forEach(i -> sources.add(disk.get(i)));
     return new Plan(
         pick.kind() == TieredMergePolicy.Kind.DELETED ? Reason.DELETED : Reason.MERGE, sources);
+  }
+
+  /**
+   * Share of the resident slice from which a segment whose PQ codes are larger than the budget now
+   * allows is rewritten with smaller ones before any merge (ADR 0025).
+   */
+  static final double RECODE_AT = 0.8;
+
+  /**
+   * Under a memory budget whose resident index fills more than {@link #RECODE_AT} of its slice: the
+   * rewrite of the segment whose codes the size the budget allows now ({@link
+   * ShardParts#writeParams}) would shrink most, or {@code null}. Codes chosen when the server held
+   * fewer points stay with their segment until a merge rewrites it; in a shard whose largest
+   * segments no longer merge (the top tier) this rewrites them before the slice is full and upserts
+   * are refused. Only segments with a graph whose collection sets no code size.
+   */
+  private Plan recode(List<SealedSegment> disk) {
+    MemoryLimits memory = ctx.options().memory();
+    if (memory == null
+        || ctx.index().pqSubspaces() > 0
+        || ctx.dimension() == 0
+        || memory.residentTotal() <= RECODE_AT * memory.residentBytes()) {
+      return null;
+    }
+    int allowed = ctx.writeParams(0).pqSubspaces();
+    if (allowed == 0) {
+      return null; // the default size fits
+    }
+    SealedSegment best = null;
+    long saved = 0;
+    for (SealedSegment d : disk) {
+      var book = d.hasGraph() ? d.codebook() : null;
+      if (book == null || book.subspaces() <= allowed) {
+        continue;
+      }
+      long s = (long) (book.subspaces() - allowed) * d.liveCount();
+      if (s > saved) {
+        saved = s;
+        best = d;
+      }
+    }
+    return best == null ? null : new Plan(Reason.RECODE, List.of(best));
   }
 
   /** Builds and installs one planned compaction; false if it failed or the shard closed. */

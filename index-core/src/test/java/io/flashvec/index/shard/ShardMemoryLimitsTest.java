@@ -9,6 +9,7 @@ import io.flashvec.index.IndexParams;
 import io.flashvec.index.InsufficientMemoryException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
+import io.flashvec.index.Searches;
 import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.segment.GrowingSegment;
@@ -235,6 +236,70 @@ class ShardMemoryLimitsTest {
       }
       assertThat(codes).as("32 preferred: 24, 16, 12, then 8 fit").containsExactly(8, 32);
     }
+  }
+
+  /**
+   * A segment whose codes were chosen when the server held fewer points is rewritten with the
+   * smaller codes the budget allows now once the resident index fills 80% of its slice, and not
+   * before; its points stay searchable and counted.
+   */
+  @Test
+  void segmentsAreRecodedWhenTheResidentIndexNearsItsSlice() throws Exception {
+    int dim = 64;
+    Random r = TestSeeds.random("shard-memory-limits-recode");
+    MemoryLimits memory = new MemoryLimits(1L << 32, 1L << 30, 1L << 30, 1L << 30);
+    Object other = new Object();
+    ExecutorService compactions = Executors.newSingleThreadExecutor();
+    Shard.Compaction compaction =
+        new Shard.Compaction(
+            compactions, null, 0.2, 10, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false);
+    Shard.Options options =
+        new Shard.Options(
+                500, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 64, compaction)
+            .withMemory(memory);
+    try (Shard a =
+        Shard.open(tmp.resolve("recode"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
+      int id = 0;
+      float[] first = null;
+      for (int batch : new int[] {501, 1}) {
+        List<Point> pts = new ArrayList<>();
+        for (int i = 0; i < batch; i++) {
+          float[] v = new float[dim];
+          for (int j = 0; j < dim; j++) {
+            v[j] = (float) r.nextGaussian();
+          }
+          first = first == null ? v : first;
+          pts.add(new Point(PointId.of(id++), v, null));
+        }
+        a.awaitDurable(a.upsert(pts));
+      }
+      assertThat(sealedCodes(a)).containsExactly(32);
+      memory.points(other, 40_000_000); // 8 bytes a point fit now
+      assertThat(a.compact(false).get(60, TimeUnit.SECONDS))
+          .as("the resident index is far below its slice: nothing to do")
+          .isZero();
+      memory.checkResident(other, 900L << 20, null); // 88% of the slice
+      assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).isEqualTo(1);
+      assertThat(sealedCodes(a)).containsExactly(8);
+      assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).as("recoded once").isZero();
+      assertThat(a.count()).isEqualTo(502);
+      List<io.flashvec.index.Record> hits =
+          Searches.search(
+              a, first, 1, new io.flashvec.index.SearchParams(0, 0, 0, true), null, false, false);
+      assertThat(hits).extracting(io.flashvec.index.Record::id).containsExactly(PointId.of(0));
+    } finally {
+      compactions.shutdownNow();
+    }
+  }
+
+  private static List<Integer> sealedCodes(Shard s) {
+    List<Integer> codes = new ArrayList<>();
+    for (Segment seg : s.snapshot().segments()) {
+      if (seg instanceof io.flashvec.index.segment.SealedSegment sealed && sealed.hasGraph()) {
+        codes.add(sealed.codebook().subspaces());
+      }
+    }
+    return codes;
   }
 
   private static Shard.Options residentOptions(MemoryLimits memory) {
