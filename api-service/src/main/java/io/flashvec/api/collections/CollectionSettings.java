@@ -1338,15 +1338,17 @@ final class CollectionSettings {
       throw refused(
           "optimizers_config.max_optimization_threads",
           threads,
-          "only auto is supported: compactions run on the server's background threads");
+          "only auto is supported: seals and merges run on the server's shared background"
+              + " threads and cannot be paused (0) or capped per collection");
     }
     JsonNode prevent = o.get("prevent_unoptimized");
     if (!absent(prevent) && !(prevent.isBoolean() && !prevent.booleanValue())) {
       throw refused(
           "optimizers_config.prevent_unoptimized",
           prevent,
-          "only false is supported: a written point is always visible (unindexed points are"
-              + " searched exactly)");
+          "only false is supported: a written point is visible at once (points not yet in a"
+              + " graph are searched exactly); FlashVec does not hold back points past"
+              + " indexing_threshold until they are indexed");
     }
     for (String f :
         List.of(

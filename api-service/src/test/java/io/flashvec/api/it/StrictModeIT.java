@@ -392,6 +392,40 @@ class StrictModeIT extends OneServerPerClass {
         "Limit exceeded 16 > 15 for \"limit\"");
   }
 
+  /**
+   * {@code max_collection_payload_size_bytes} counts the payload bytes the segments hold, versions
+   * a point has replaced included (until a seal or merge writes the segment without them), as
+   * Qdrant counts the storage its replaced payloads still occupy: overwriting the same points grows
+   * the count. FlashVec counts the payloads' JSON bytes exactly, where Qdrant counts its 128-byte
+   * storage blocks.
+   */
+  @Test
+  void payloadSizeCountsReplacedVersionsByTheirBytes() {
+    ok(http.put("/collections/pb", "{\"vectors\": {\"size\": 4, \"distance\": \"Dot\"}}"));
+    String point =
+        "{\"points\": [{\"id\": 1, \"vector\": [1, 2, 3, 5], \"payload\": {\"city\": \"Berlin\"}}]}";
+    int bytes = "{\"city\":\"Berlin\"}".length();
+    for (int i = 0; i < 10; i++) {
+      ok(http.put("/collections/pb/points?wait=true", point));
+    }
+    assertThat(http.post("/collections/pb/points/count", "{}").result().get("count").asLong())
+        .isEqualTo(1);
+    // ten versions of one point are held: 10 * 17 bytes, not 17
+    strict(
+        "pb", "{\"enabled\": true, \"max_collection_payload_size_bytes\": " + (10 * bytes) + "}");
+    bad(
+        http.put("/collections/pb/points?wait=true", point),
+        400,
+        "Bad request: Max payload storage size limit of");
+    strict("pb", "{\"max_collection_payload_size_bytes\": " + (10 * bytes + 1) + "}");
+    ok(http.put("/collections/pb/points?wait=true", point));
+    bad(
+        http.put("/collections/pb/points?wait=true", point),
+        400,
+        "Bad request: Max payload storage size limit of");
+    ok(http.delete("/collections/pb"));
+  }
+
   private static void strict(String collection, String config) {
     ok(
         http.send(

@@ -315,8 +315,9 @@ public record PayloadFieldSchema(
           case "is_tenant", "is_principal" ->
               v.isBoolean() && !v.booleanValue()
                   ? null
-                  : "only false is supported: FlashVec does not arrange storage by a tenant or"
-                      + " principal field";
+                  : "only false is supported: FlashVec does not group a segment's points by a"
+                      + " tenant or principal field (a sealed segment orders them for its graph's"
+                      + " page locality); a filter on the field is served by its index either way";
           case "lookup", "range" ->
               v.isBoolean() && v.booleanValue()
                   ? null
@@ -325,7 +326,9 @@ public record PayloadFieldSchema(
           case "enable_hnsw" ->
               v.isBoolean() && !v.booleanValue()
                   ? null
-                  : "only false is supported: FlashVec builds no payload-aware graph links";
+                  : "only false is supported: FlashVec builds no payload-aware graph links"
+                      + " (Qdrant's payload_m); a filtered search follows the vector graph over the"
+                      + " points the payload index accepts, or scans them when they are few";
           default -> "";
         };
     if (why != null && why.isEmpty()) {
