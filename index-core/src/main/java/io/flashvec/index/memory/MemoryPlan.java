@@ -12,9 +12,9 @@ import static io.flashvec.index.ByteSize.human;
  *        │              GC structures, Netty and NIO buffers)
  *        ├─ nodeCache   5% (native memory for cached graph records)
  *        ├─ heap        the rest after the page cache's 25%, at most the JVM's -Xmx:
- *        │    ├─ resident  50%  PQ codes and Bloom filters of sealed segments, id maps
- *        │    ├─ growing   15%  growing segments and the frozen ones being sealed
- *        │    ├─ build     20%  index builds and merges (in partitions when larger)
+ *        │    ├─ resident  35%  PQ codes and Bloom filters of sealed segments, id maps
+ *        │    ├─ growing   20%  growing segments and the frozen ones being sealed
+ *        │    ├─ build     30%  index builds and merges (in partitions when larger)
  *        │    └─ working   15%  requests in flight, search scratch, parsing
  *        └─ pageCache   what is left (at least 25%): graph records and vectors read from the device
  * </pre>
@@ -53,9 +53,9 @@ public record MemoryPlan(
   static final long JVM_NATIVE_BASE = 192 * MIB;
   static final double NODE_CACHE_SHARE = 0.05;
   static final double PAGE_CACHE_SHARE = 0.25;
-  static final double RESIDENT_SHARE = 0.50;
-  static final double GROWING_SHARE = 0.15;
-  static final double BUILD_SHARE = 0.20;
+  static final double RESIDENT_SHARE = 0.35;
+  static final double GROWING_SHARE = 0.20;
+  static final double BUILD_SHARE = 0.30;
 
   /**
    * The plan for {@code budget} bytes on a machine with {@code processors} processors, whose JVM

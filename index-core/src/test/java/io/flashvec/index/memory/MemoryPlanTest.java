@@ -25,8 +25,8 @@ class MemoryPlanTest {
     assertThat(p.heap() % MIB).isZero();
     assertThat(p.heap()).isEqualTo(273 * MIB);
     assertThat(p.jvmFlags()).isEqualTo("-Xmx273m");
-    assertThat(p.build()).isEqualTo((long) (273 * MIB * 0.20));
-    assertThat(p.growing()).isEqualTo((long) (273 * MIB * 0.15));
+    assertThat(p.build()).isEqualTo((long) (273 * MIB * 0.30));
+    assertThat(p.growing()).isEqualTo((long) (273 * MIB * 0.20));
   }
 
   @Test
@@ -44,7 +44,7 @@ class MemoryPlanTest {
     MemoryPlan p = MemoryPlan.of(4L << 30, 2, 512 * MIB);
     assertThat(p.heap()).isEqualTo(512 * MIB);
     assertThat(p.pageCache()).isEqualTo(planned.pageCache() + planned.heap() - 512 * MIB);
-    assertThat(p.build()).isEqualTo((long) (512 * MIB * 0.20));
+    assertThat(p.build()).isEqualTo((long) (512 * MIB * 0.30));
     assertThat(MemoryPlan.of(4L << 30, 2, Long.MAX_VALUE).heap()).isEqualTo(planned.heap());
   }
 
@@ -65,8 +65,8 @@ class MemoryPlanTest {
   void theStartLineNamesEveryPart() {
     assertThat(MemoryPlan.of(1L << 30, 2, 0).describe())
         .isEqualTo(
-            "memory budget [total=1 GiB, jvmNative=264 MiB, heap=452 MiB{resident=226 MiB,"
-                + " growing=67.8 MiB, build=90.4 MiB, working=67.8 MiB}, nodeCache=51.2 MiB,"
+            "memory budget [total=1 GiB, jvmNative=264 MiB, heap=452 MiB{resident=158.2 MiB,"
+                + " growing=90.4 MiB, build=135.6 MiB, working=67.8 MiB}, nodeCache=51.2 MiB,"
                 + " pageCache=256.8 MiB]");
   }
 
