@@ -54,15 +54,21 @@ class ShardMemoryLimitsTest {
   private int next;
 
   private void upsert(Shard s, Random r, int n) {
+    upsert(s, r, n, DIM);
+  }
+
+  /** Upserts {@code n} random points of {@code dim} dimensions with the next ids; returns them. */
+  private List<Point> upsert(Shard s, Random r, int n, int dim) {
     List<Point> pts = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      float[] v = new float[DIM];
-      for (int j = 0; j < DIM; j++) {
+      float[] v = new float[dim];
+      for (int j = 0; j < dim; j++) {
         v[j] = (float) r.nextGaussian();
       }
       pts.add(new Point(PointId.of(next++), v, null));
     }
     s.awaitDurable(s.upsert(pts));
+    return pts;
   }
 
   /** Sizes of the shard's sealed (frozen) segments, oldest first. */
@@ -213,20 +219,11 @@ class ShardMemoryLimitsTest {
             Distance.EUCLID,
             IndexParams.DEFAULT,
             residentOptions(memory))) {
-      int id = 0;
       for (int batch : new int[] {501, 1, 501, 1}) {
-        if (id == 502) {
+        if (next == 502) {
           memory.points(other, 0); // the first 501 sealed at the write after them
         }
-        List<Point> pts = new ArrayList<>();
-        for (int i = 0; i < batch; i++) {
-          float[] v = new float[dim];
-          for (int j = 0; j < dim; j++) {
-            v[j] = (float) r.nextGaussian();
-          }
-          pts.add(new Point(PointId.of(id++), v, null));
-        }
-        a.awaitDurable(a.upsert(pts));
+        upsert(a, r, batch, dim);
       }
       List<Integer> codes = new ArrayList<>();
       for (Segment seg : a.snapshot().segments()) {
@@ -259,20 +256,8 @@ class ShardMemoryLimitsTest {
             .withMemory(memory);
     try (Shard a =
         Shard.open(tmp.resolve("recode"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
-      int id = 0;
-      float[] first = null;
-      for (int batch : new int[] {501, 1}) {
-        List<Point> pts = new ArrayList<>();
-        for (int i = 0; i < batch; i++) {
-          float[] v = new float[dim];
-          for (int j = 0; j < dim; j++) {
-            v[j] = (float) r.nextGaussian();
-          }
-          first = first == null ? v : first;
-          pts.add(new Point(PointId.of(id++), v, null));
-        }
-        a.awaitDurable(a.upsert(pts));
-      }
+      float[] first = upsert(a, r, 501, dim).get(0).vector();
+      upsert(a, r, 1, dim); // seals the first 501
       assertThat(sealedCodes(a)).containsExactly(32);
       memory.points(other, 40_000_000); // 8 bytes a point fit now
       assertThat(a.compact(false).get(60, TimeUnit.SECONDS))
