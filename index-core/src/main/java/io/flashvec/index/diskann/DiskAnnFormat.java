@@ -182,6 +182,44 @@ public final class DiskAnnFormat implements SegmentFormat {
             params.type(), params.maxDegree(), params.buildSearchList(), params.alpha(), b);
   }
 
+  @Override
+  public boolean canRecode(SealedSegment segment) {
+    return segment instanceof DiskAnnSegment d && d.recodable();
+  }
+
+  @Override
+  public void recode(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      SealedSegment source,
+      int pqSubspaces,
+      BooleanSupplier cancelled)
+      throws IOException {
+    if (!canRecode(source)) {
+      throw new IllegalArgumentException(
+          "segment cannot be recoded around its graph [segment=" + source.id() + "]");
+    }
+    IndexParams p =
+        new IndexParams(
+            params.type(),
+            params.maxDegree(),
+            params.buildSearchList(),
+            params.alpha(),
+            pqSubspaces);
+    keeping(
+        () ->
+            DiskAnnWriter.recode(
+                io,
+                dir,
+                segmentId,
+                (DiskAnnSegment) source,
+                distance,
+                p,
+                settings.buildPool(),
+                cancelled));
+  }
+
   /** Builds in this process, on the build pool of the settings unless the build has its own. */
   @Override
   public SegmentBuilder builder() {

@@ -734,6 +734,24 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     meta.forEachInIdOrder(from, visit);
   }
 
+  /**
+   * Whether this segment can be rewritten with other PQ codes around its own graph file ({@link
+   * DiskAnnWriter#recode}): it has a graph and no vectors file (named dense or sparse vectors).
+   */
+  boolean recodable() {
+    return graph != null && pq != null && vectors == null;
+  }
+
+  /** The segment's directory. */
+  Path dir() {
+    return dir;
+  }
+
+  /** Dimensions of the primary vector. */
+  int dimension() {
+    return dim;
+  }
+
   @Override
   public float[] vectorAt(int ord) {
     if (graph == null) {

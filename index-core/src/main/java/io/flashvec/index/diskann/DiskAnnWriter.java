@@ -27,6 +27,7 @@ import io.github.jbellis.jvector.vector.types.VectorFloat;
 import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -700,6 +701,61 @@ public final class DiskAnnWriter {
     io.atomicMove(tmp, dir);
     io.crashPoint(CrashPoint.SEGMENT_BUILD_RENAMED);
     io.fsyncDirectory(dir.getParent());
+  }
+
+  /**
+   * Writes segment {@code segmentId} as {@code src} with PQ codes of {@code params}' size: the
+   * graph file is {@code src}'s, hard-linked (copied where the file system has no links), so
+   * nothing is built; a codebook is trained on an even sample of its vectors, every vector is
+   * encoded, and the ids and payloads are written in the same ordinals, deleted ones included (the
+   * caller marks them, as after a merge). The new segment has no order file: ordinal {@code i} is
+   * {@code src}'s ordinal {@code i}. Written like {@link #write}; {@code src} must be {@link
+   * DiskAnnSegment#recodable}. Returns the number of points written.
+   */
+  static int recode(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      DiskAnnSegment src,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled)
+      throws IOException {
+    if (!src.recodable()) {
+      throw new IllegalArgumentException(
+          "segment cannot be recoded around its graph [segment=" + src.id() + "]");
+    }
+    DiskAnnWriter w =
+        new DiskAnnWriter(
+            io, dir, segmentId, src.dimension(), distance, params, pool, cancelled, false);
+    return w.intoTmp(() -> w.recodeFrom(src));
+  }
+
+  private int recodeFrom(DiskAnnSegment src) throws IOException {
+    int n = src.size();
+    io.deleteTree(tmp);
+    io.createDirectories(tmp);
+    Path graph = tmp.resolve(DiskAnnFormat.GRAPH_FILE);
+    try {
+      Files.createLink(graph, src.dir().resolve(DiskAnnFormat.GRAPH_FILE));
+    } catch (UnsupportedOperationException | IOException e) {
+      Files.copy(src.dir().resolve(DiskAnnFormat.GRAPH_FILE), graph);
+    }
+    checkCancelled();
+    PqCodebook book = fittingOrTrained(null, n, src::vectorAt);
+    checkCancelled();
+    byte[] codes = step(() -> PqTrainer.encodeAll(book, n, src::vectorAt, pool));
+    checkCancelled();
+    PointId[] ids = new PointId[n];
+    byte[][] payloads = new byte[n][];
+    extras = new SegmentVectors.Collector(n, keepDense);
+    for (int i = 0; i < n; i++) {
+      ids[i] = src.idAt(i);
+      payloads[i] = src.payloadAt(i);
+    }
+    finish(n, new PqCodes(book, n, codes), ids, payloads, null);
+    return n;
   }
 
   /**

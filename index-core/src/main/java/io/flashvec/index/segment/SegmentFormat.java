@@ -43,6 +43,31 @@ public interface SegmentFormat {
       throws IOException;
 
   /**
+   * Whether {@link #recode} can rewrite {@code segment} with other PQ codes around its own graph.
+   */
+  default boolean canRecode(SealedSegment segment) {
+    return false;
+  }
+
+  /**
+   * Writes segment {@code segmentId} as {@code source} with PQ codes of {@code pqSubspaces} bytes,
+   * keeping its graph, ids, payloads and ordinals (deleted ones included: the caller marks them);
+   * only when {@link #canRecode}. It costs a read of the vectors, not a graph build. Cancellation
+   * and atomicity as {@link #writeFromGraph}.
+   */
+  default void recode(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      SealedSegment source,
+      int pqSubspaces,
+      BooleanSupplier cancelled)
+      throws IOException {
+    throw new UnsupportedOperationException(
+        "this segment format cannot recode [segment=" + source.id() + "]");
+  }
+
+  /**
    * Writes segment {@code segmentId} <em>raw</em> from the live points {@code ords} of a frozen
    * growing segment whose live graph is far behind (a bulk load, or a WAL replay): the points in
    * that order with their PQ codes, ids and payloads, and no graph ({@link SealedSegment#hasGraph}

@@ -7,6 +7,7 @@ import io.flashvec.index.segment.BuildSpec;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.index.segment.SegmentBuilder;
+import io.flashvec.index.segment.SegmentFormat;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.DiskFullException;
 import java.io.IOException;
@@ -331,12 +332,28 @@ final class ShardCompactor {
       }
       List<int[]> ords = new ArrayList<>(plan.sources().size());
       for (SealedSegment d : plan.sources()) {
-        ords.add(d.liveOrdinals());
+        ords.add(recodesInPlace(plan, d) ? allOrdinals(d.size()) : d.liveOrdinals());
       }
       return new Job(plan, ords, ctx.segments().acquire(), ctx.segments().allocateId());
     } finally {
       ctx.writeLock().unlock();
     }
+  }
+
+  /**
+   * Whether {@code plan} rewrites {@code d} around its own graph ({@link SegmentFormat#recode}),
+   * keeping every ordinal, deleted ones included, rather than building it anew from its live ones.
+   */
+  private boolean recodesInPlace(Plan plan, SealedSegment d) {
+    return plan.reason() == Reason.RECODE && ctx.format().canRecode(d);
+  }
+
+  private static int[] allOrdinals(int n) {
+    int[] all = new int[n];
+    for (int i = 0; i < n; i++) {
+      all[i] = i;
+    }
+    return all;
   }
 
   /**
@@ -506,20 +523,32 @@ final class ShardCompactor {
       if (points > 0) {
         var io = ctx.options().io();
         io.createDirectories(pipeline.segmentsDirectory());
-        ctx.options()
-            .segmentBuilder()
-            .build(
-                new BuildSpec(
-                    io,
-                    target,
-                    job.newId(),
-                    sources,
-                    job.ords(),
-                    ctx.dimension(),
-                    ctx.distance(),
-                    ctx.writeParams(points),
-                    config.pool(),
-                    ctx.jobs()::cancelled));
+        if (recodesInPlace(job.plan(), sources.get(0))) {
+          int bytes = ctx.writeParams(points).pqSubspaces();
+          ctx.format()
+              .recode(
+                  io,
+                  target,
+                  job.newId(),
+                  sources.get(0),
+                  bytes > 0 ? bytes : PqTrainer.subspaces(0, ctx.dimension()),
+                  ctx.jobs()::cancelled);
+        } else {
+          ctx.options()
+              .segmentBuilder()
+              .build(
+                  new BuildSpec(
+                      io,
+                      target,
+                      job.newId(),
+                      sources,
+                      job.ords(),
+                      ctx.dimension(),
+                      ctx.distance(),
+                      ctx.writeParams(points),
+                      config.pool(),
+                      ctx.jobs()::cancelled));
+        }
         if (ctx.jobs().cancelled()) {
           throw new CancellationException("shard closing");
         }

@@ -254,10 +254,12 @@ class ShardMemoryLimitsTest {
         new Shard.Options(
                 500, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 64, compaction)
             .withMemory(memory);
+    float[] first;
     try (Shard a =
         Shard.open(tmp.resolve("recode"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
-      float[] first = upsert(a, r, 501, dim).get(0).vector();
+      first = upsert(a, r, 501, dim).get(0).vector();
       upsert(a, r, 1, dim); // seals the first 501
+      a.awaitDurable(a.delete(List.of(PointId.of(7))));
       assertThat(sealedCodes(a)).containsExactly(32);
       memory.points(other, 40_000_000); // 8 bytes a point fit now
       assertThat(a.compact(false).get(60, TimeUnit.SECONDS))
@@ -266,15 +268,30 @@ class ShardMemoryLimitsTest {
       memory.checkResident(other, 900L << 20, null); // 88% of the slice
       assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).isEqualTo(1);
       assertThat(sealedCodes(a)).containsExactly(8);
+      assertThat(sealedSizes(a))
+          .as("recoded around its graph: every ordinal kept, the deleted one too")
+          .containsExactly(501);
       assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).as("recoded once").isZero();
-      assertThat(a.count()).isEqualTo(502);
-      List<io.flashvec.index.Record> hits =
-          Searches.search(
-              a, first, 1, new io.flashvec.index.SearchParams(0, 0, 0, true), null, false, false);
-      assertThat(hits).extracting(io.flashvec.index.Record::id).containsExactly(PointId.of(0));
+      assertRecoded(a, first);
+    }
+    memory.checkResident(other, 0, null);
+    try (Shard a =
+        Shard.open(tmp.resolve("recode"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
+      assertThat(sealedCodes(a)).as("after a restart").containsExactly(8);
+      assertRecoded(a, first);
     } finally {
       compactions.shutdownNow();
     }
+  }
+
+  private static void assertRecoded(Shard a, float[] first) {
+    assertThat(a.count()).isEqualTo(501);
+    assertThat(a.get(PointId.of(7), false, true)).as("deleted before the recode").isNull();
+    assertThat(a.get(PointId.of(8), false, true)).isNotNull();
+    List<io.flashvec.index.Record> hits =
+        Searches.search(
+            a, first, 1, new io.flashvec.index.SearchParams(0, 0, 0, true), null, false, false);
+    assertThat(hits).extracting(io.flashvec.index.Record::id).containsExactly(PointId.of(0));
   }
 
   private static List<Integer> sealedCodes(Shard s) {
