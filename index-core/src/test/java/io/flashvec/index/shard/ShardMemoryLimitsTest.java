@@ -14,8 +14,10 @@ import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.Segment;
+import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
+import io.flashvec.storage.testing.CrashSimulatingFileIO;
 import io.flashvec.testing.TestSeeds;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,6 +32,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Under memory limits a shard seals its growing segment at its share of the growing slice, which
@@ -281,6 +285,88 @@ class ShardMemoryLimitsTest {
       assertRecoded(a, first);
     } finally {
       compactions.shutdownNow();
+    }
+  }
+
+  /**
+   * A crash at any durable step of a recode loses nothing: the shard reopens with the segment's old
+   * codes or its new ones, every point and the deletion in place.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = CrashPoint.class,
+      names = {
+        "SEGMENT_BUILD_FILES_WRITTEN",
+        "SEGMENT_BUILD_RENAMED",
+        "COMPACTION_BUILT",
+        "COMPACTION_COMMITTED"
+      })
+  void aCrashDuringARecodeLosesNothing(CrashPoint point) throws Exception {
+    int dim = 64;
+    Random r = TestSeeds.random("shard-memory-limits-recode-crash-" + point);
+    MemoryLimits memory = new MemoryLimits(1L << 32, 1L << 30, 1L << 30, 1L << 30);
+    Object other = new Object();
+    CrashSimulatingFileIO io = new CrashSimulatingFileIO();
+    Shard.Compaction compaction =
+        new Shard.Compaction(
+            Runnable::run, null, 0.2, 10, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false);
+    Path dir = tmp.resolve("recode-crash");
+    Shard a =
+        Shard.open(
+            dir,
+            0,
+            dim,
+            Distance.EUCLID,
+            IndexParams.DEFAULT,
+            new Shard.Options(500, Wal.Options.defaults(), io, Runnable::run, 64, compaction)
+                .withMemory(memory));
+    float[] first = upsert(a, r, 501, dim).get(0).vector();
+    upsert(a, r, 1, dim);
+    a.awaitDurable(a.delete(List.of(PointId.of(7))));
+    a.flush();
+    memory.points(other, 40_000_000);
+    memory.checkResident(other, 900L << 20, null);
+    io.armCrashPoint(point, 1);
+    Throwable halted = null;
+    try {
+      a.compact(false).get(60, TimeUnit.SECONDS);
+    } catch (Throwable t) {
+      halted = t;
+    }
+    assertThat(halted).as("the recode stopped at %s", point).isNotNull();
+    assertThat(io.haltedAt()).isEqualTo(point);
+    io.crash(r);
+    try {
+      a.close();
+    } catch (Exception | Error e) {
+      // the process is dead: its close reaches no file
+    }
+    memory.checkResident(a, 0, null);
+    memory.checkResident(other, 0, null);
+    try (Shard b =
+        Shard.open(
+            dir,
+            0,
+            dim,
+            Distance.EUCLID,
+            IndexParams.DEFAULT,
+            new Shard.Options(500, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 64)
+                .withMemory(memory))) {
+      // the 501 points sealed first, with their old codes or their new ones (the recovery may seal
+      // the growing segment's point beside them)
+      List<Integer> codes = new ArrayList<>();
+      for (Segment seg : b.snapshot().segments()) {
+        if (seg instanceof io.flashvec.index.segment.SealedSegment sealed && seg.size() >= 500) {
+          codes.add(sealed.codebook().subspaces());
+        }
+      }
+      assertThat(codes).hasSize(1);
+      if (point == CrashPoint.COMPACTION_COMMITTED) {
+        assertThat(codes).as("committed before the crash").containsExactly(8);
+      } else {
+        assertThat(codes.get(0)).isIn(8, 32);
+      }
+      assertRecoded(b, first);
     }
   }
 
