@@ -745,6 +745,17 @@ public final class DiskAnnWriter {
     checkCancelled();
     PqCodebook book = fittingOrTrained(null, n, src::vectorAt);
     checkCancelled();
+    encodeAndFinish(src, n, book, null);
+    return n;
+  }
+
+  /**
+   * Encodes the {@code n} vectors of {@code src} with {@code book}, gathers its ids, payloads and
+   * other vectors in its ordinals, and finishes the segment in {@code order} ({@code null}: the
+   * ordinals as they are).
+   */
+  private void encodeAndFinish(Segment src, int n, PqCodebook book, int[] order)
+      throws IOException {
     byte[] codes = step(() -> PqTrainer.encodeAll(book, n, src::vectorAt, pool));
     checkCancelled();
     PointId[] ids = new PointId[n];
@@ -753,9 +764,9 @@ public final class DiskAnnWriter {
     for (int i = 0; i < n; i++) {
       ids[i] = src.idAt(i);
       payloads[i] = src.payloadAt(i);
+      extras.add(i, src, i);
     }
-    finish(n, new PqCodes(book, n, codes), ids, payloads, null);
-    return n;
+    finish(n, new PqCodes(book, n, codes), ids, payloads, order);
   }
 
   /**
@@ -834,17 +845,7 @@ public final class DiskAnnWriter {
         checkedSource(src::vectorAt, g::neighbours, this::checkCancelled),
         order);
     PqCodebook book = fittingOrTrained(codebook, n, src::vectorAt);
-    byte[] codes = step(() -> PqTrainer.encodeAll(book, n, src::vectorAt, pool));
-    checkCancelled();
-    PointId[] ids = new PointId[n];
-    byte[][] payloads = new byte[n][];
-    extras = new SegmentVectors.Collector(n, keepDense);
-    for (int i = 0; i < n; i++) {
-      ids[i] = src.idAt(i);
-      payloads[i] = src.payloadAt(i);
-      extras.add(i, src, i);
-    }
-    finish(n, new PqCodes(book, n, codes), ids, payloads, order);
+    encodeAndFinish(src, n, book, order);
     return n;
   }
 
