@@ -173,10 +173,25 @@ public final class DiskAnnWriter {
 
   /**
    * Whether a build of {@code points} points of {@code dim} dimensions at degree {@code maxDegree}
-   * exceeds {@code memoryBytes} and is therefore built in partitions.
+   * exceeds {@code memoryBytes} and is therefore built in partitions: an in-memory build holds
+   * every point ({@link PartitionedGraphBuilder#bytesPerPoint}) and, while it trains its codebook,
+   * the training set twice more ({@link #trainingBytes}).
    */
   public static boolean buildsInPartitions(int points, int dim, int maxDegree, long memoryBytes) {
-    return points > 0 && !PartitionedGraphBuilder.fitsInMemory(points, dim, maxDegree, memoryBytes);
+    return points > 0
+        && (!PartitionedGraphBuilder.fitsInMemory(points, dim, maxDegree, memoryBytes)
+            || PartitionedGraphBuilder.bytesPerPoint(dim, maxDegree) * points
+                    + trainingBytes(points, dim)
+                > memoryBytes);
+  }
+
+  /**
+   * Heap an in-memory build's codebook training takes beside the points: the rotated training set
+   * (at most {@value PqTrainer#ROTATED_PQ_SAMPLE} points, one array each) and jvector's copies of
+   * its subvectors.
+   */
+  static long trainingBytes(int points, int dim) {
+    return 2L * Math.min(points, PqTrainer.ROTATED_PQ_SAMPLE) * (Float.BYTES * (long) dim + 16);
   }
 
   /**

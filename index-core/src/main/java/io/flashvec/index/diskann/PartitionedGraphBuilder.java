@@ -101,8 +101,17 @@ final class PartitionedGraphBuilder {
   private static final VectorTypeSupport VTS =
       VectorizationProvider.getInstance().getVectorTypeSupport();
 
-  /** Points sampled for the PQ codebook and the partition centroids. */
+  /** Points sampled for the PQ codebook and the partition centroids, at most. */
   static final int SAMPLE = 50_000;
+
+  /** Points sampled however small the budget: 32 a PQ centroid. */
+  static final int MIN_SAMPLE = 8_192;
+
+  /**
+   * Floats the codebook training holds per sampled coordinate, at its peak: the sample, the
+   * rotation's copy and the rotated training set ({@link PqTrainer#trainSeeded}).
+   */
+  static final int TRAINING_COPIES = 3;
 
   /** Points read, assigned and pruned per block (and per cancellation check). */
   static final int BLOCK = 4096;
@@ -140,6 +149,7 @@ final class PartitionedGraphBuilder {
   private int[] order;
   private int partitions;
   private int cap;
+  private long graphBudget;
   private int concurrent = 1;
   private int[] partitionSizes = new int[0];
 
@@ -269,7 +279,8 @@ final class PartitionedGraphBuilder {
     }
     int maxDegree = params.maxDegree();
     int degree = partitionDegree(maxDegree);
-    long c = budget / bytesPerPoint(dim, degree);
+    graphBudget = graphBudget(n, subspaces);
+    long c = graphBudget / bytesPerPoint(dim, degree);
     int minCap = Math.max(256, 4 * maxDegree);
     if (c < minCap) {
       throw new IllegalArgumentException(
@@ -294,35 +305,12 @@ final class PartitionedGraphBuilder {
     io.deleteTree(work);
     io.createDirectories(work);
 
-    // 1. Sample
-    int[] sampleOrds = sampleOrdinals(n, Math.min(n, SAMPLE), new Random(seed));
-    int s = sampleOrds.length;
-    float[] sample = new float[s * dim];
-    float[] one = new float[dim];
-    for (int i = 0; i < s; i++) {
-      if ((i & 1023) == 0) {
-        checkCancelled();
-      }
-      src.read(sampleOrds[i], 1, one);
-      System.arraycopy(one, 0, sample, i * dim, dim);
-    }
-    checkCancelled();
-    PqCodebook book =
-        DiskAnnWriter.abandonable(
-            () -> PqTrainer.trainSeeded(sample, s, dim, subspaces, seed, pool, cancelled),
-            cancelled,
-            segmentId);
-    checkCancelled();
-
-    // 2. Partition
-    float[] centroids = partition(n, sample, s);
+    // 1. Sample and 2. Partition: the sample is garbage once they return
+    Trained trained = sampleAndPartition(src, n, subspaces);
+    PqCodebook book = trained.book();
+    float[] centroids = trained.centroids();
+    float[] mean = trained.mean();
     int p = partitions;
-    float[] mean = new float[dim];
-    for (int i = 0; i < s; i++) {
-      for (int d = 0; d < dim; d++) {
-        mean[d] += sample[i * dim + d] / s;
-      }
-    }
 
     // 3. Assign and spill
     int m = book.subspaces();
@@ -360,15 +348,98 @@ final class PartitionedGraphBuilder {
     io.deleteTree(work);
     LOG.info(
         "partitioned graph built [segment={}, points={}, partitions={}, cap={}, atOnce={},"
-            + " largest={}, budget={}]",
+            + " largest={}, budget={}, graphBudget={}, sample={}]",
         segmentId,
         n,
         p,
         cap,
         concurrent,
         Arrays.stream(partitionSizes).max().orElse(0),
-        budget);
+        budget,
+        graphBudget,
+        sampleSize(n, dim, budget));
     return new PqCodes(book, n, codes);
+  }
+
+  /** The codebook, the partition centroids and the sample's mean, from the sample. */
+  private record Trained(PqCodebook book, float[] centroids, float[] mean) {}
+
+  /**
+   * Steps 1 and 2: reads a sample of {@link #sampleSize} points, trains the codebook on it and
+   * chooses the partitions. The sample is held only while this runs, so the partitions' builds have
+   * the budget without it.
+   */
+  private Trained sampleAndPartition(VectorSource src, int n, int subspaces) throws IOException {
+    int[] sampleOrds = sampleOrdinals(n, sampleSize(n, dim, budget), new Random(seed));
+    int s = sampleOrds.length;
+    float[] sample = new float[s * dim];
+    float[] one = new float[dim];
+    for (int i = 0; i < s; i++) {
+      if ((i & 1023) == 0) {
+        checkCancelled();
+      }
+      src.read(sampleOrds[i], 1, one);
+      System.arraycopy(one, 0, sample, i * dim, dim);
+    }
+    checkCancelled();
+    PqCodebook book =
+        DiskAnnWriter.abandonable(
+            () -> PqTrainer.trainSeeded(sample, s, dim, subspaces, seed, pool, cancelled),
+            cancelled,
+            segmentId);
+    checkCancelled();
+    float[] centroids = partition(n, sample, s);
+    float[] mean = new float[dim];
+    for (int i = 0; i < s; i++) {
+      for (int d = 0; d < dim; d++) {
+        mean[d] += sample[i * dim + d] / s;
+      }
+    }
+    return new Trained(book, centroids, mean);
+  }
+
+  /**
+   * Points sampled for a build of {@code n} points within {@code budget} bytes: at most {@value
+   * #SAMPLE}, and no more than half the budget holds with the codebook training's copies ({@value
+   * #TRAINING_COPIES} floats a sampled coordinate), but never below {@value #MIN_SAMPLE} (32 points
+   * a PQ centroid).
+   */
+  static int sampleSize(int n, int dim, long budget) {
+    long fits = budget / 2 / ((long) TRAINING_COPIES * Float.BYTES * Math.max(1, dim));
+    return (int) Math.min(n, Math.min(SAMPLE, Math.max(MIN_SAMPLE, fits)));
+  }
+
+  /**
+   * Heap a build of {@code n} points with {@code subspaces}-byte codes holds from the assignment to
+   * the end, beside the partitions being built: the PQ codes and, for {@code Dot}, each point's
+   * product with the codebook's centre.
+   */
+  static long heldBytes(int n, int subspaces, Distance distance) {
+    return (long) n * subspaces + (distance == Distance.DOT ? (long) n * Float.BYTES : 0);
+  }
+
+  /**
+   * The bytes the partitions' graphs may take: the budget less {@link #heldBytes}, but at least
+   * what the smallest partition needs (a budget below it has no smaller build to fall back on).
+   */
+  private long graphBudget(int n, int subspaces) {
+    long floor =
+        (long) Math.max(256, 4 * params.maxDegree())
+            * bytesPerPoint(dim, partitionDegree(params.maxDegree()));
+    long left = budget - heldBytes(n, subspaces, distance);
+    if (left < floor && budget >= floor) {
+      LOG.warn(
+          "a build's codes leave its partitions less than the smallest one needs; it builds at"
+              + " that size and exceeds its budget [segment={}, points={}, budget={},"
+              + " held={}, partitionBytes={}]",
+          segmentId,
+          n,
+          budget,
+          heldBytes(n, subspaces, distance),
+          floor);
+      return floor;
+    }
+    return left;
   }
 
   /**
@@ -394,7 +465,7 @@ final class PartitionedGraphBuilder {
    * must not fill up with second copies before its own points arrive. Sets {@link #reserved}.
    */
   private float[] partition(int n, float[] sample, int s) {
-    if (concurrent == 1 && fitsInMemory(n, dim, params.maxDegree(), budget)) {
+    if (concurrent == 1 && fitsInMemory(n, dim, params.maxDegree(), graphBudget)) {
       partitions = 1;
       reserved = new int[] {n};
       return Arrays.copyOf(sample, dim);

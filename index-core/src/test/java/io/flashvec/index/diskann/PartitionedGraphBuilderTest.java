@@ -66,10 +66,15 @@ class PartitionedGraphBuilderTest {
   }
 
   /** A budget whose partitions hold at most {@code cap} points. */
-  private static long budgetForCap(int dim, int cap) {
+  /**
+   * A budget whose partitions hold {@code cap} points in a build of {@code n} points: their graphs
+   * and what the build holds beside them (the PQ codes, for Dot each point's centre product).
+   */
+  private static long budgetForCap(int dim, int cap, int n, Distance d) {
     return cap
-        * PartitionedGraphBuilder.bytesPerPoint(
-            dim, PartitionedGraphBuilder.partitionDegree(PARAMS.maxDegree()));
+            * PartitionedGraphBuilder.bytesPerPoint(
+                dim, PartitionedGraphBuilder.partitionDegree(PARAMS.maxDegree()))
+        + PartitionedGraphBuilder.heldBytes(n, Math.min(dim, PqTrainer.defaultSubspaces(dim)), d);
   }
 
   private static GrowingSegment segment(float[][] data, int dim, Distance d) {
@@ -212,7 +217,7 @@ class PartitionedGraphBuilderTest {
     int cap = 11_000;
     AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
     DiskAnnWriter.write(
-        spec(partDir, 2, src, all(n), d, null), budgetForCap(dim, cap), 42, built::set);
+        spec(partDir, 2, src, all(n), d, null), budgetForCap(dim, cap, n, d), 42, built::set);
 
     PartitionedGraphBuilder b = built.get();
     assertThat(b).as("the build was partitioned").isNotNull();
@@ -271,7 +276,7 @@ class PartitionedGraphBuilderTest {
     Path partDir = tmp.resolve("part");
     AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
     DiskAnnWriter.write(
-        spec(partDir, 2, src, all(n), d, null), budgetForCap(dim, 2_000), 7, built::set);
+        spec(partDir, 2, src, all(n), d, null), budgetForCap(dim, 2_000, n, d), 7, built::set);
     assertThat(built.get().partitions()).isGreaterThanOrEqualTo(8);
     int[][] truth = truth(data, queries, d, 10);
     // Graphs compared with exact scores in the beam (the in-memory mode): at 8,000 × 16 with
@@ -304,12 +309,30 @@ class PartitionedGraphBuilderTest {
   }
 
   @Test
+  void theSampleAndTheCodesComeOutOfTheBudget() {
+    // the training's copies of the sample take at most half the budget, within [8,192, 50,000]
+    long budget = 58L << 20;
+    int s96 = PartitionedGraphBuilder.sampleSize(2_000_000, 96, budget);
+    assertThat((long) s96 * 96 * Float.BYTES * PartitionedGraphBuilder.TRAINING_COPIES)
+        .isLessThanOrEqualTo(budget / 2);
+    assertThat(s96).isBetween(20_000, PartitionedGraphBuilder.SAMPLE);
+    assertThat(PartitionedGraphBuilder.sampleSize(2_000_000, 1536, budget))
+        .isEqualTo(PartitionedGraphBuilder.MIN_SAMPLE);
+    assertThat(PartitionedGraphBuilder.sampleSize(5_000, 96, budget)).isEqualTo(5_000);
+    assertThat(PartitionedGraphBuilder.sampleSize(2_000_000, 96, 1L << 40))
+        .isEqualTo(PartitionedGraphBuilder.SAMPLE);
+    // codes are held through the whole build; Dot also keeps a float a point
+    assertThat(PartitionedGraphBuilder.heldBytes(1_000, 12, Distance.COSINE)).isEqualTo(12_000);
+    assertThat(PartitionedGraphBuilder.heldBytes(1_000, 12, Distance.DOT)).isEqualTo(16_000);
+  }
+
+  @Test
   void theSameSeedWritesTheSameFiles() throws IOException {
     Random r = TestSeeds.random("PartitionedGraphBuilderTest.deterministic");
     int n = 6_000;
     int dim = 16;
     GrowingSegment src = segment(TestVectors.latent(r, n, dim), dim, Distance.EUCLID);
-    long budget = budgetForCap(dim, 1_500);
+    long budget = budgetForCap(dim, 1_500, n, Distance.EUCLID);
     Path a = tmp.resolve("a/seg-3");
     Path b = tmp.resolve("b/seg-3");
     Path c = tmp.resolve("c/seg-3");
@@ -345,7 +368,7 @@ class PartitionedGraphBuilderTest {
       AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
       DiskAnnWriter.write(
           spec(atOnce, 6, src, all(n), Distance.COSINE, pool(2)),
-          budgetForCap(dim, 4_000),
+          budgetForCap(dim, 4_000, n, Distance.COSINE),
           11,
           built::set);
       assertThat(built.get().concurrent()).isEqualTo(2);
@@ -358,7 +381,7 @@ class PartitionedGraphBuilderTest {
       Files.createDirectories(oneByOne.getParent());
       DiskAnnWriter.write(
           spec(oneByOne, 6, src, all(n), Distance.COSINE, pool(2)),
-          budgetForCap(dim, 2_000),
+          budgetForCap(dim, 2_000, n, Distance.COSINE),
           11,
           built::set);
       assertThat(built.get().concurrent()).isEqualTo(1);
@@ -426,7 +449,7 @@ class PartitionedGraphBuilderTest {
     int written =
         DiskAnnWriter.write(
             spec(dir, 4, src, live, Distance.EUCLID, null),
-            budgetForCap(dim, 1_500),
+            budgetForCap(dim, 1_500, live.length, Distance.EUCLID),
             9,
             built::set);
     assertThat(built.get()).isNotNull();
@@ -462,7 +485,7 @@ class PartitionedGraphBuilderTest {
     int n = 6_000;
     int dim = 16;
     GrowingSegment src = segment(TestVectors.latent(r, n, dim), dim, Distance.EUCLID);
-    long budget = budgetForCap(dim, 1_500);
+    long budget = budgetForCap(dim, 1_500, n, Distance.EUCLID);
     // cancelled once the scratch files of each stage exist: spilled vectors, partition edges
     for (String stage : List.of("part-0.vec", "part-1.adj", "graph.fvg")) {
       Path dir = tmp.resolve("seg-" + stage);
