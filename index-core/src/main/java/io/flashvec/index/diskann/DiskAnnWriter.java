@@ -545,19 +545,20 @@ public final class DiskAnnWriter {
       throws IOException {
     io.deleteTree(tmp);
     io.createDirectories(tmp);
-    PointId[] ids = new PointId[n];
-    byte[][] payloads = new byte[n][];
+    // ids and payloads stay in the sources until the metadata is written: a merge of millions of
+    // points must not hold an object and a payload copy for each
     extras = new SegmentVectors.Collector(n, keepDense);
     int at = 0;
+    int[] starts = new int[sources.size() + 1];
     for (int s = 0; s < sources.size(); s++) {
       Segment src = sources.get(s);
+      starts[s] = at;
       for (int ord : ords.get(s)) {
-        ids[at] = src.idAt(ord);
-        payloads[at] = src.payloadAt(ord);
         extras.add(at, src, ord);
         at++;
       }
     }
+    starts[sources.size()] = at;
     checkCancelled();
     var builder =
         new PartitionedGraphBuilder(
@@ -578,11 +579,36 @@ public final class DiskAnnWriter {
             tmp.resolve(DiskAnnFormat.GRAPH_FILE),
             pageOrder);
     checkCancelled();
-    finish(n, codes, ids, payloads, builder.order());
+    finish(
+        n,
+        codes,
+        i -> {
+          int s = sourceOf(starts, i);
+          return sources.get(s).idAt(ords.get(s)[i - starts[s]]);
+        },
+        i -> {
+          int s = sourceOf(starts, i);
+          return sources.get(s).payloadAt(ords.get(s)[i - starts[s]]);
+        },
+        builder.order());
     if (built != null) {
       built.accept(builder);
     }
     return n;
+  }
+
+  /**
+   * The source whose points start at or before input point {@code i} ({@code starts} ascending).
+   */
+  static int sourceOf(int[] starts, int i) {
+    int s = java.util.Arrays.binarySearch(starts, 0, starts.length - 1, i);
+    if (s < 0) {
+      return -s - 2;
+    }
+    while (s + 1 < starts.length - 1 && starts[s + 1] == i) {
+      s++; // sources without points share a start with the next one
+    }
+    return s;
   }
 
   /** The scratch directory of a partitioned build, inside the segment's temporary directory. */
@@ -683,10 +709,23 @@ public final class DiskAnnWriter {
    */
   private void finish(int n, PqCodes codes, PointId[] ids, byte[][] payloads, int[] order)
       throws IOException {
+    finish(n, codes, i -> ids[i], i -> payloads[i], order);
+  }
+
+  /**
+   * {@link #finish(int, PqCodes, PointId[], byte[][], int[])} with input point {@code i}'s id and
+   * payload from {@code ids} and {@code payloads}: asked for as the metadata is written, in the
+   * output's order, rather than held.
+   */
+  private void finish(
+      int n, PqCodes codes, IntFunction<PointId> ids, IntFunction<byte[]> payloads, int[] order)
+      throws IOException {
+    IntFunction<PointId> idAt = ids;
+    IntFunction<byte[]> payloadAt = payloads;
     if (order != null) {
       codes.permute(order);
-      PageOrder.gather(order, ids);
-      PageOrder.gather(order, payloads);
+      idAt = i -> ids.apply(order[i]);
+      payloadAt = i -> payloads.apply(order[i]);
       extras.gather(order);
       DiskAnnFormat.writeOrder(io, tmp.resolve(DiskAnnFormat.ORDER_FILE), segmentId, order);
     }
@@ -708,8 +747,8 @@ public final class DiskAnnWriter {
         distance,
         graphCrc,
         pqCrc,
-        ids,
-        payloads,
+        idAt,
+        payloadAt,
         vectors);
     io.fsyncDirectory(tmp);
     io.crashPoint(CrashPoint.SEGMENT_BUILD_FILES_WRITTEN);

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.BitSet;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.function.IntFunction;
 
 /**
  * A segment's metadata file ({@code meta.fvs}): its shape, the lengths and checksums of its graph
@@ -173,16 +174,65 @@ final class SegmentMeta implements Closeable {
       byte[][] payloads,
       boolean vectorsFile)
       throws IOException {
-    boolean uuids = false;
+    write(
+        io,
+        path,
+        segmentId,
+        n,
+        dim,
+        distance,
+        graphCrc,
+        pqCrc,
+        i -> ids[i],
+        i -> payloads[i],
+        vectorsFile);
+  }
+
+  /**
+   * {@link #write(FileIO, Path, int, int, int, Distance, long[], long[], PointId[], byte[][],
+   * boolean)} with point {@code i}'s id and payload from {@code ids} and {@code payloads}, so that
+   * a merge need not hold every point's id object and payload: it keeps each id's two halves in
+   * primitive arrays (8 bytes a point, 16 with UUIDs) and each payload's length, and asks for each
+   * payload twice (its length, then its bytes).
+   */
+  static void write(
+      FileIO io,
+      Path path,
+      int segmentId,
+      int n,
+      int dim,
+      Distance distance,
+      long[] graphCrc,
+      long[] pqCrc,
+      IntFunction<PointId> ids,
+      IntFunction<byte[]> payloads,
+      boolean vectorsFile)
+      throws IOException {
+    long[] lo = new long[n];
+    long[] hi = null;
+    BitSet uuidBits = null;
+    int[] lengths = new int[n];
     boolean anyPayload = false;
     long payloadBytes = 0;
     for (int i = 0; i < n; i++) {
-      uuids |= ids[i].isUuid();
-      if (payloads[i] != null) {
+      PointId id = ids.apply(i);
+      lo[i] = id.loBits();
+      if (id.isUuid()) {
+        if (hi == null) {
+          hi = new long[n];
+          uuidBits = new BitSet(n);
+        }
+        hi[i] = id.hiBits();
+        uuidBits.set(i);
+      }
+      byte[] p = payloads.apply(i);
+      lengths[i] = p == null ? -1 : p.length;
+      if (p != null) {
         anyPayload = true;
-        payloadBytes += payloads[i].length;
+        payloadBytes += p.length;
       }
     }
+    boolean uuids = hi != null;
     int flags =
         (vectorsFile ? FLAG_VECTORS : 0)
             | (uuids ? FLAG_UUIDS : 0)
@@ -192,21 +242,15 @@ final class SegmentMeta implements Closeable {
       w.putInt(n).putInt(dim).putByte((byte) distance.ordinal());
       w.putLong(graphCrc[1]).putInt((int) graphCrc[0]).putLong(pqCrc[1]).putInt((int) pqCrc[0]);
       w.putByte((byte) flags).putLong(payloadBytes);
-      for (int i = 0; i < n; i++) {
-        w.putLong(ids[i].loBits());
-      }
+      w.putLongs(lo, 0, n);
       if (uuids) {
-        BitSet bits = new BitSet(n);
-        for (int i = 0; i < n; i++) {
-          w.putLong(ids[i].isUuid() ? ids[i].hiBits() : 0);
-          if (ids[i].isUuid()) {
-            bits.set(i);
-          }
-        }
-        long[] words = java.util.Arrays.copyOf(bits.toLongArray(), (n + 63) >>> 6);
+        w.putLongs(hi, 0, n);
+        long[] words = java.util.Arrays.copyOf(uuidBits.toLongArray(), (n + 63) >>> 6);
         w.putLongs(words, 0, words.length);
       }
-      Sorted sorted = Sorted.of(ids, n);
+      Sorted sorted = Sorted.of(lo, hi, uuidBits, n);
+      lo = null;
+      hi = null;
       w.putInt(sorted.numLo.length);
       w.putLongs(sorted.numLo, 0, sorted.numLo.length);
       w.putInts(sorted.numOrd, 0, sorted.numOrd.length);
@@ -216,19 +260,32 @@ final class SegmentMeta implements Closeable {
         w.putLongs(sorted.uuidLo, 0, sorted.uuidLo.length);
         w.putInts(sorted.uuidOrd, 0, sorted.uuidOrd.length);
       }
+      sorted = null;
       if (anyPayload) {
         long at = w.bodyOffset() + w.bodyBytes() + 8L * n;
         for (int i = 0; i < n; i++) {
           w.putLong(at);
-          at += 4 + (payloads[i] == null ? 0 : payloads[i].length);
+          at += 4 + Math.max(0, lengths[i]);
         }
         for (int i = 0; i < n; i++) {
-          byte[] p = payloads[i];
-          if (p == null) {
+          if (lengths[i] < 0) {
             w.putInt(-1);
-          } else {
-            w.putInt(p.length).put(p, 0, p.length);
+            continue;
           }
+          byte[] p = payloads.apply(i);
+          if (p == null || p.length != lengths[i]) {
+            throw new IllegalStateException(
+                "a point's payload changed while its segment was written [segment="
+                    + segmentId
+                    + ", ordinal="
+                    + i
+                    + ", length="
+                    + lengths[i]
+                    + ", now="
+                    + (p == null ? -1 : p.length)
+                    + "]");
+          }
+          w.putInt(p.length).put(p, 0, p.length);
         }
       }
       w.commit();
@@ -458,13 +515,7 @@ final class SegmentMeta implements Closeable {
     Shape shape =
         first.check(path, r.version(), r.version() == VERSION_RECORDS_NO_GRAPH, vectorsFile);
     MappedFile map = payloadAt == null ? null : MappedFile.open(io, path);
-    PointId[] all = new PointId[n];
-    for (int i = 0; i < n; i++) {
-      boolean uuid = uuidOrds != null && uuidOrds.get(i);
-      all[i] = uuid ? PointId.of(new UUID(idHi[i], idLo[i])) : PointId.of(idLo[i]);
-    }
-    Lookup lookup = Lookup.onHeap(Sorted.of(all, n));
-    all = null;
+    Lookup lookup = Lookup.onHeap(Sorted.of(idLo, idHi, uuidOrds, n));
     return new SegmentMeta(
         lookup,
         shape,
@@ -609,23 +660,23 @@ final class SegmentMeta implements Closeable {
   /** Ids sorted for lookup: numeric ones by unsigned value, UUIDs by (high, low) unsigned. */
   private record Sorted(long[] numLo, int[] numOrd, long[] uuidHi, long[] uuidLo, int[] uuidOrd) {
 
-    static Sorted of(PointId[] ids, int n) {
-      int uuids = 0;
-      for (int i = 0; i < n; i++) {
-        if (ids[i].isUuid()) {
-          uuids++;
-        }
-      }
+    /**
+     * The sorted ids of {@code n} points whose id {@code i} has low half {@code lo[i]} and, when
+     * {@code uuid} holds {@code i}, high half {@code hi[i]} ({@code hi} and {@code uuid} are {@code
+     * null} without UUIDs).
+     */
+    static Sorted of(long[] lo, long[] hi, BitSet uuid, int n) {
+      int uuids = uuid == null ? 0 : uuid.cardinality();
       long[] keys = new long[n - uuids];
       long[] ords = new long[n - uuids];
       int[] perm = new int[uuids];
       int k = 0;
       int u = 0;
       for (int i = 0; i < n; i++) {
-        if (ids[i].isUuid()) {
+        if (uuid != null && uuid.get(i)) {
           perm[u++] = i;
         } else {
-          keys[k] = ids[i].loBits() ^ Long.MIN_VALUE; // signed order of flipped = unsigned order
+          keys[k] = lo[i] ^ Long.MIN_VALUE; // signed order of flipped = unsigned order
           ords[k++] = i;
         }
       }
@@ -635,14 +686,21 @@ final class SegmentMeta implements Closeable {
         keys[i] ^= Long.MIN_VALUE;
         numOrd[i] = (int) ords[i];
       }
-      it.unimi.dsi.fastutil.ints.IntArrays.quickSort(perm, (a, b) -> ids[a].compareTo(ids[b]));
-      long[] hi = new long[uuids];
-      long[] lo = new long[uuids];
-      for (int i = 0; i < uuids; i++) {
-        hi[i] = ids[perm[i]].hiBits();
-        lo[i] = ids[perm[i]].loBits();
+      long[] uhi = new long[uuids];
+      long[] ulo = new long[uuids];
+      if (uuids > 0) {
+        it.unimi.dsi.fastutil.ints.IntArrays.quickSort(
+            perm,
+            (a, b) -> {
+              int c = Long.compareUnsigned(hi[a], hi[b]);
+              return c != 0 ? c : Long.compareUnsigned(lo[a], lo[b]);
+            });
+        for (int i = 0; i < uuids; i++) {
+          uhi[i] = hi[perm[i]];
+          ulo[i] = lo[perm[i]];
+        }
       }
-      return new Sorted(keys, numOrd, hi, lo, perm);
+      return new Sorted(keys, numOrd, uhi, ulo, perm);
     }
   }
 

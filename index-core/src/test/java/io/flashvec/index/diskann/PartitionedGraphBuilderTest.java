@@ -65,7 +65,6 @@ class PartitionedGraphBuilderTest {
     return p;
   }
 
-  /** A budget whose partitions hold at most {@code cap} points. */
   /**
    * A budget whose partitions hold {@code cap} points in a build of {@code n} points: their graphs
    * and what the build holds beside them (the PQ codes, for Dot each point's centre product).
@@ -324,6 +323,86 @@ class PartitionedGraphBuilderTest {
     // codes are held through the whole build; Dot also keeps a float a point
     assertThat(PartitionedGraphBuilder.heldBytes(1_000, 12, Distance.COSINE)).isEqualTo(12_000);
     assertThat(PartitionedGraphBuilder.heldBytes(1_000, 12, Distance.DOT)).isEqualTo(16_000);
+  }
+
+  @Test
+  void aPartitionedMergeOfSeveralSourcesKeepsEachPointsIdPayloadAndVector() throws IOException {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.sources");
+    int dim = 16;
+    Distance d = Distance.EUCLID;
+    // UUIDs with payloads, an empty source, numeric ids with and without payloads
+    GrowingSegment a = new GrowingSegment(0, dim, null, d, 100);
+    GrowingSegment empty = new GrowingSegment(1, dim, null, d, 100);
+    GrowingSegment c = new GrowingSegment(2, dim, null, d, 100);
+    java.util.Map<PointId, float[]> vectors = new java.util.HashMap<>();
+    java.util.Map<PointId, String> payloads = new java.util.HashMap<>();
+    for (int i = 0; i < 2_500; i++) {
+      PointId id = PointId.of(new java.util.UUID(r.nextLong(), r.nextLong()));
+      float[] v = d.prepare(TestVectors.gaussian(r, dim));
+      String p = "{\"a\":" + i + "}";
+      a.append(id, v, p.getBytes(StandardCharsets.UTF_8));
+      vectors.put(id, v);
+      payloads.put(id, p);
+    }
+    for (int i = 0; i < 3_500; i++) {
+      PointId id = PointId.of(1_000_000L + i);
+      float[] v = d.prepare(TestVectors.gaussian(r, dim));
+      String p = i % 3 == 0 ? null : "{\"c\":" + i + "}";
+      c.append(id, v, p == null ? null : p.getBytes(StandardCharsets.UTF_8));
+      vectors.put(id, v);
+      payloads.put(id, p);
+    }
+    a.freeze();
+    empty.freeze();
+    c.freeze();
+    int[] fromC = new int[3_000]; // leave 500 out, as a merge drops deleted points
+    Arrays.setAll(fromC, i -> i + 500);
+    for (int i = 0; i < 500; i++) {
+      vectors.remove(c.idAt(i));
+    }
+    int n = 2_500 + fromC.length;
+    Path dir = tmp.resolve("merged");
+    AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
+    DiskAnnWriter.write(
+        new BuildSpec(
+            FileIO.DEFAULT,
+            dir,
+            7,
+            List.of(a, empty, c),
+            List.of(all(2_500), new int[0], fromC),
+            dim,
+            d,
+            PARAMS,
+            null,
+            null),
+        budgetForCap(dim, 1_500, n, d),
+        3,
+        built::set);
+    assertThat(built.get()).as("the build was partitioned").isNotNull();
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 7, 40)) {
+      assertThat(seg.size()).isEqualTo(n);
+      java.util.Set<PointId> seen = new HashSet<>();
+      for (int o = 0; o < n; o++) {
+        PointId id = seg.idAt(o);
+        assertThat(vectors).as("ordinal %d", o).containsKey(id);
+        assertThat(seen.add(id)).isTrue();
+        assertThat(seg.vectorAt(o)).containsExactly(vectors.get(id));
+        byte[] p = seg.payloadAt(o);
+        assertThat(p == null ? null : new String(p, StandardCharsets.UTF_8))
+            .isEqualTo(payloads.get(id));
+      }
+    }
+  }
+
+  @Test
+  void eachInputPointIsFoundInItsSource() {
+    // sources of 3, 0, 0 and 2 points
+    int[] starts = {0, 3, 3, 3, 5};
+    int[] expected = {0, 0, 0, 3, 3};
+    for (int i = 0; i < expected.length; i++) {
+      assertThat(DiskAnnWriter.sourceOf(starts, i)).as("point %d", i).isEqualTo(expected[i]);
+    }
+    assertThat(DiskAnnWriter.sourceOf(new int[] {0, 0, 4}, 2)).isEqualTo(1);
   }
 
   @Test
