@@ -531,8 +531,10 @@ public class StrictModeGuard {
       return 1;
     }
     Map<String, PayloadFieldSchema> indexes = s.settings().payloadSchema().fields();
+    // parsed whole first: a malformed filter is the parser's 400 before any token is taken
+    var parsed = FilterParser.parse(filter, "filter");
     if (indexed(indexes, filter)) {
-      return Math.max(1, service.count(s.collection(), FilterParser.parse(filter, "filter")));
+      return Math.max(1, service.count(s.collection(), parsed));
     }
     long total = service.count(s.collection());
     return Math.max(
