@@ -223,8 +223,13 @@ final class CollectionSettings {
     if (absent(hnsw)) {
       return;
     }
+    // m 0 alone, or with payload_m 0 (no payload-aware links either, as FlashVec has none)
     boolean noIndex =
-        hnsw.isObject() && hnsw.size() == 1 && hnsw.has("m") && isInt(hnsw.get("m"), 0);
+        hnsw.isObject()
+            && hnsw.has("m")
+            && isInt(hnsw.get("m"), 0)
+            && (hnsw.size() == 1
+                || hnsw.size() == 2 && hnsw.has("payload_m") && noPayloadLinks(hnsw));
     if (onDisk == null && !graph && multivector(vectors) && hnsw.isObject()) {
       // Qdrant ignores inline_storage for a multivector (its description warns so): what is left
       // must say no index, or nothing
@@ -356,6 +361,9 @@ final class CollectionSettings {
       throw Requests.invalid(at + " must be an object", at, hnsw);
     }
     for (String f : HNSW_FIELDS) {
+      if (f.equals("payload_m") && noPayloadLinks(hnsw)) {
+        continue;
+      }
       if (!FIELD_HNSW_FIELDS.contains(f) && !absent(hnsw.get(f))) {
         throw refused(
             at + "." + f,
@@ -1138,11 +1146,11 @@ final class CollectionSettings {
               + index.type()
               + ")");
     }
-    if (!absent(hnsw.get("payload_m"))) {
+    if (!noPayloadLinks(hnsw)) {
       throw refused(
           at + ".payload_m",
           hnsw.get("payload_m"),
-          "is not supported: there are no payload-aware graph links");
+          "only 0 is supported: there are no payload-aware graph links");
     }
     JsonNode inline = hnsw.get("inline_storage");
     if (!absent(inline) && !(inline.isBoolean() && inline.booleanValue() == graphOnDisk)) {
@@ -1156,6 +1164,15 @@ final class CollectionSettings {
               + ": a diskann graph record always holds its full vector (true), hnsw and flat keep"
               + " vectors apart (false)");
     }
+  }
+
+  /**
+   * Whether an {@code hnsw_config} asks for no payload-aware graph links ({@code payload_m} absent
+   * or 0), which is what FlashVec builds: a filtered search follows the vector's graph.
+   */
+  private static boolean noPayloadLinks(JsonNode hnsw) {
+    JsonNode p = hnsw.get("payload_m");
+    return absent(p) || isInt(p, 0);
   }
 
   /** Qdrant's {@code m} as the collection info reports it: 0 for flat (no graph). */

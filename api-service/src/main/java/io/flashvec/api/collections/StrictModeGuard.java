@@ -1,6 +1,7 @@
 package io.flashvec.api.collections;
 
 import io.flashvec.api.collections.StrictMode.Field;
+import io.flashvec.api.web.Json;
 import io.flashvec.cluster.CollectionService;
 import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.IndexParams;
@@ -516,15 +517,44 @@ public class StrictModeGuard {
     }
   }
 
-  /** The points a write selects, by ids or by a filter (counted when the write is limited). */
+  /**
+   * The points a write selects, by ids or by a filter, when the write is limited: a filter whose
+   * conditions all have payload indexes is counted exactly; one with a condition on a key without
+   * an index is charged as Qdrant estimates it ({@link WriteCost}), its indexed conditions counted
+   * exactly and each other one half the collection's points.
+   */
   private long selected(Scope s, JsonNode points, JsonNode filter) {
     if (points != null && points.isArray()) {
       return Math.max(1, points.size());
     }
-    if (filter != null && filter.isObject() && s.state().write() != null) {
-      return Math.max(1, service.count(s.collection(), FilterParser.parse(filter, "filter")));
+    if (filter == null || !filter.isObject() || s.state().write() == null) {
+      return 1;
     }
-    return 1;
+    Map<String, PayloadFieldSchema> indexes = s.settings().payloadSchema().fields();
+    // parsed whole first: a malformed filter is the parser's 400 before any token is taken
+    var parsed = FilterParser.parse(filter, "filter");
+    if (indexed(indexes, filter)) {
+      return Math.max(1, service.count(s.collection(), parsed));
+    }
+    long total = service.count(s.collection());
+    return Math.max(
+        1,
+        WriteCost.estimate(
+            filter,
+            total,
+            c -> {
+              JsonNode alone = Json.object().set("must", Json.array().add(c));
+              return indexed(indexes, alone)
+                  ? service.count(s.collection(), FilterParser.parse(alone, "filter"))
+                  : -1;
+            }));
+  }
+
+  /** Whether every key of {@code filter} has a payload index that serves its condition. */
+  private static boolean indexed(Map<String, PayloadFieldSchema> indexes, JsonNode filter) {
+    Unindexed u = new Unindexed(indexes);
+    u.filter("", filter);
+    return u.key == null;
   }
 
   private static void takeWrite(Scope s, long cost) {

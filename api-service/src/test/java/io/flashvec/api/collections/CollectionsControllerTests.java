@@ -327,7 +327,8 @@ class CollectionsControllerTests {
         "hnsw_config",
         "vectors:\"hnsw_config\":{\"payload_m\":16}",
         Kind.REFUSED,
-        "vectors.hnsw_config.payload_m: is not supported");
+        "vectors.hnsw_config.payload_m: only 0 is supported");
+    probe(v, "hnsw_config", "vectors:\"hnsw_config\":{\"payload_m\":0}", Kind.NO_OP);
     probe(v, "quantization_config", "vectors:\"quantization_config\":null", Kind.NO_OP);
     probe(
         v,
@@ -426,7 +427,8 @@ class CollectionsControllerTests {
         "payload_m",
         "hnsw:\"payload_m\":16",
         Kind.REFUSED,
-        "hnsw_config.payload_m: is not supported");
+        "hnsw_config.payload_m: only 0 is supported");
+    probe(h, "payload_m", "hnsw:\"payload_m\":0", Kind.NO_OP);
     probe(h, "inline_storage", "hnsw:\"inline_storage\":true", Kind.NO_OP);
     probe(
         h,

@@ -81,6 +81,33 @@ class FieldIndexUpdatesTest {
   }
 
   @Test
+  void payloadMZeroIsTheNoPayloadLinksFlashVecHas() {
+    // a multivector without a graph: m 0 with payload_m 0 is still no index, shown as given
+    assertThat(
+            update(
+                PLAIN,
+                "{\"vectors\": {\"multi\": {\"hnsw_config\": {\"m\": 0, \"payload_m\": 0}}}}"))
+        .containsExactly(
+            Map.entry(
+                "multi",
+                new FieldIndex(0, 100, Float.NaN, "{\"m\":0,\"payload_m\":0}", null, false)));
+    // a vector with a graph: payload_m 0 changes nothing of it
+    assertThat(
+            update(
+                PLAIN, "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"m\": 8, \"payload_m\": 0}}}}"))
+        .containsExactly(
+            Map.entry(
+                "txt",
+                new FieldIndex(8, 100, Float.NaN, "{\"m\":8,\"payload_m\":0}", null, false)));
+    refused(
+        "{\"vectors\": {\"multi\": {\"hnsw_config\": {\"m\": 0, \"payload_m\": 1}}}}",
+        "vectors.multi.hnsw_config");
+    refused(
+        "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"payload_m\": 16}}}}",
+        "vectors.txt.hnsw_config.payload_m");
+  }
+
+  @Test
   void scalarQuantizationIsSetChangedAndDisabled() {
     FieldIndex set =
         update(PLAIN, "{\"vectors\": {\"txt\": {\"quantization\": " + SCALAR + "}}}").get("txt");

@@ -426,6 +426,44 @@ class StrictModeIT extends OneServerPerClass {
     ok(http.delete("/collections/pb"));
   }
 
+  /**
+   * A filtered write under a write rate limit costs the points its filter matches when its keys are
+   * indexed, and Qdrant's estimate when one is not: half the collection's points for each such
+   * condition, whatever it matches.
+   */
+  @Test
+  void filteredWritesCostTheirMatchesOrQdrantsEstimate() {
+    Random r = TestSeeds.random("StrictModeIT.filteredWrites");
+    ok(http.put("/collections/fw", "{\"vectors\": {\"size\": 4, \"distance\": \"Dot\"}}"));
+    upsert("fw", r, 1, 10);
+    ok(
+        http.put(
+            "/collections/fw/index?wait=true",
+            "{\"field_name\": \"n\", \"field_schema\": \"integer\"}"));
+    strict("fw", "{\"enabled\": true, \"write_rate_limit\": 7}");
+    // indexed: the three points with n in 1..3 cost 3 tokens, leaving 4
+    ok(
+        http.put(
+            "/collections/fw/points/payload?wait=true",
+            "{\"payload\": {\"tag\": 1}, \"filter\": {\"must\": [{\"key\": \"n\","
+                + " \"range\": {\"lte\": 3}}]}}"));
+    // unindexed: no point has City, yet the write costs half the 10 points
+    String unindexed =
+        "{\"payload\": {\"City\": \"x\"}, \"filter\": {\"must\": [{\"key\": \"City\","
+            + " \"match\": {\"value\": \"Berlin\"}}]}}";
+    bad(
+        http.put("/collections/fw/points/payload?wait=true", unindexed),
+        429,
+        "Rate limiting exceeded: Write rate limit exceeded: Operation requires 5 tokens but only");
+    strict("fw", "{\"write_rate_limit\": 7}");
+    ok(http.put("/collections/fw/points/payload?wait=true", unindexed));
+    bad(
+        http.put("/collections/fw/points/payload?wait=true", unindexed),
+        429,
+        "Operation requires 5 tokens but only");
+    ok(http.delete("/collections/fw"));
+  }
+
   private static void strict(String collection, String config) {
     ok(
         http.send(
