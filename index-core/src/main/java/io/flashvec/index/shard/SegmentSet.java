@@ -88,6 +88,19 @@ final class SegmentSet {
     }
   }
 
+  /**
+   * A reference on just {@code segments} (sealed segments of the current snapshot, which holds
+   * them: write lock held), for a long job that reads them until they are replaced, as a compaction
+   * does. Unlike {@link #acquire} it keeps no segment in memory reachable: a snapshot's growing and
+   * frozen segments, sealed meanwhile, would otherwise stay on the heap until the job ends.
+   */
+  Snapshot hold(List<SealedSegment> segments) {
+    for (SealedSegment s : segments) {
+      ref(s);
+    }
+    return new Snapshot(this, segments, List.of(), List.of());
+  }
+
   /** A new segment id, unique in the shard (persisted by the manifest's next id). */
   int allocateId() {
     return nextId.getAndIncrement();

@@ -888,6 +888,11 @@ public final class Shard implements Closeable {
     return segments.acquire();
   }
 
+  /** This shard's segments and their references (tests). */
+  SegmentSet segmentSet() {
+    return segments;
+  }
+
   /** The current snapshot, without a reference: for statistics, not for reading segment data. */
   public Snapshot snapshot() {
     return segments.current();

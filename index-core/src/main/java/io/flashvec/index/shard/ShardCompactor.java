@@ -334,7 +334,7 @@ final class ShardCompactor {
       for (SealedSegment d : plan.sources()) {
         ords.add(recodesInPlace(plan, d) ? allOrdinals(d.size()) : d.liveOrdinals());
       }
-      return new Job(plan, ords, ctx.segments().acquire(), ctx.segments().allocateId());
+      return new Job(plan, ords, ctx.segments().hold(plan.sources()), ctx.segments().allocateId());
     } finally {
       ctx.writeLock().unlock();
     }

@@ -8,6 +8,7 @@ import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.SearchParams;
 import io.flashvec.index.diskann.DiskAnnSegment;
+import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.FileIO;
 import io.flashvec.storage.Wal;
@@ -257,6 +258,45 @@ class ShardCompactionTest extends ShardContractTest {
     }
     assertNoStrayDirectories(dir);
     try (Shard s = open(d)) {
+      assertHolds(s, d, m);
+    }
+  }
+
+  /**
+   * What a compaction holds while it runs: its source segments, readable until it ends although a
+   * newer snapshot has replaced them, and not the growing or frozen segments of the snapshot it was
+   * planned from, which would stay on the heap for the whole merge.
+   */
+  @Test
+  void aCompactionsHoldKeepsItsSourcesAndNoSegmentInMemory() throws Exception {
+    Random r = random();
+    Distance d = Distance.EUCLID;
+    Model m = new Model();
+    automatic = false;
+    try (Shard s = open(d)) {
+      for (int i = 0; i < 3; i++) {
+        fill(r, d, s, m, 25, 0);
+        s.flush();
+        settle(s);
+      }
+      fill(r, d, s, m, 10, 0); // a growing segment with points
+      List<SealedSegment> sources = s.snapshot().sealed();
+      assertThat(sources).hasSizeGreaterThan(1);
+      assertThat(s.snapshot().memory()).isNotEmpty();
+      Snapshot held = s.segmentSet().hold(sources);
+      assertThat(held.memory()).isEmpty();
+      assertThat(held.segments()).containsExactlyElementsOf(sources);
+      s.compact(true).get(60, TimeUnit.SECONDS);
+      settle(s);
+      assertThat(s.snapshot().sealed()).doesNotContainAnyElementsOf(sources);
+      for (SealedSegment old : sources) {
+        assertThat(old.directory()).as("held: not deleted").isDirectory();
+        assertThat(old.vectorAt(0)).hasSize(DIM);
+      }
+      held.release();
+      for (SealedSegment old : sources) {
+        assertThat(old.directory()).as("released: deleted").doesNotExist();
+      }
       assertHolds(s, d, m);
     }
   }
