@@ -79,10 +79,15 @@ class MemorySettingsTest {
                 StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
                 Map.of("FLASHVEC_MEMORY_BUDGET", "1Gi")));
     int status = JvmFlags.print(new String[] {JvmFlags.OPTION}, env, print(out), print(err));
-    long expected = MemoryPlan.of(1L << 30, Runtime.getRuntime().availableProcessors(), 0).heap();
+    MemoryPlan expected = MemoryPlan.of(1L << 30, Runtime.getRuntime().availableProcessors(), 0);
     assertThat(status).isZero();
     assertThat(out.toString(StandardCharsets.UTF_8).trim())
-        .isEqualTo("-Xmx" + expected / MIB + "m");
+        .isEqualTo(
+            "-Xmx"
+                + expected.heap() / MIB
+                + "m -XX:MaxNewSize="
+                + expected.youngGeneration() / MIB
+                + "m");
 
     out.reset();
     status =

@@ -15,7 +15,8 @@ import static io.flashvec.index.ByteSize.human;
  *        │    ├─ resident  35%  PQ codes and Bloom filters of sealed segments, id maps
  *        │    ├─ growing   20%  growing segments and the frozen ones being sealed
  *        │    ├─ build     30%  index builds and merges (in partitions when larger)
- *        │    └─ working   15%  requests in flight, search scratch, parsing
+ *        │    └─ working   15%  requests in flight, search scratch, parsing: the young generation
+ *        │                      (half of it, -XX:MaxNewSize) and the server's own objects
  *        └─ pageCache   what is left (at least 25%): graph records and vectors read from the device
  * </pre>
  *
@@ -121,9 +122,22 @@ public record MemoryPlan(
     return (min + MIB - 1) / MIB * MIB;
   }
 
-  /** The JVM flags that give the process this plan's heap: {@code -Xmx<heap in MiB>m}. */
+  /**
+   * The JVM flags that give the process this plan's heap: {@code -Xmx<heap in MiB>m} and a young
+   * generation of at most half the working slice ({@code -XX:MaxNewSize}). The resident index, the
+   * growing segments and the builds live long and are promoted: they need the old generation, and a
+   * collector left to itself sizes the young one at a third of the heap (Serial and Parallel) or
+   * more (G1), which leaves the old generation smaller than those three slices; the server then
+   * runs full collections back to back and its heap runs out within the budget. The other half of
+   * the working slice is the server's own long-lived objects (its context, pools and caches).
+   */
   public String jvmFlags() {
-    return "-Xmx" + heap / MIB + "m";
+    return "-Xmx" + heap / MIB + "m -XX:MaxNewSize=" + youngGeneration() / MIB + "m";
+  }
+
+  /** The young generation the JVM is given: half the working slice, at least 8 MiB. */
+  public long youngGeneration() {
+    return Math.max(8 * MIB, working / 2 / MIB * MIB);
   }
 
   /**

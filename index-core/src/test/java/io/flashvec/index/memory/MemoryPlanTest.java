@@ -24,7 +24,11 @@ class MemoryPlanTest {
     assertThat(p.pageCache()).isGreaterThanOrEqualTo((long) Math.ceil(768 * MIB * 0.25));
     assertThat(p.heap() % MIB).isZero();
     assertThat(p.heap()).isEqualTo(273 * MIB);
-    assertThat(p.jvmFlags()).isEqualTo("-Xmx273m");
+    // the young generation is half the working slice: the long-lived slices fit the old one
+    assertThat(p.youngGeneration()).isEqualTo(p.working() / 2 / MIB * MIB);
+    assertThat(p.jvmFlags()).isEqualTo("-Xmx273m -XX:MaxNewSize=" + p.working() / 2 / MIB + "m");
+    assertThat(p.heap() - p.youngGeneration())
+        .isGreaterThanOrEqualTo(p.resident() + p.growing() + p.build());
     assertThat(p.build()).isEqualTo((long) (273 * MIB * 0.30));
     assertThat(p.growing()).isEqualTo((long) (273 * MIB * 0.20));
   }
