@@ -79,6 +79,10 @@ public final class DiskAnnWriter {
   // what the points have beyond the default dense vector, by input position (set by each build)
   private SegmentVectors.Collector extras;
 
+  // the settings the written graph was built with (DiskAnnFormat.BUILD_FILE); 0: not recorded
+  private int builtDegree;
+  private int builtList;
+
   /**
    * The dense fields (beside the points) a write bound to a value keeps; the values of other keys,
    * fields deleted from the collection, are dropped. Unbound: every field is kept. {@link
@@ -246,6 +250,7 @@ public final class DiskAnnWriter {
     if (w.dim == 0) {
       return w.intoTmp(() -> w.besideOnly(spec.sources(), spec.ords(), n));
     }
+    w.built(w.params.maxDegree(), w.params.buildSearchList());
     if (buildsInPartitions(n, w.dim, w.params.maxDegree(), memoryBytes)
         || partitionsForThreads(n, w.dim, w.distance, w.params, spec.pool(), memoryBytes)) {
       return w.intoTmp(
@@ -666,8 +671,17 @@ public final class DiskAnnWriter {
    * and the order is written ({@link DiskAnnFormat#ORDER_FILE}) for the shard to map the input's
    * points to their new ordinals.
    */
+  /** The settings the graph this writer writes was built with, recorded in its build file. */
+  private void built(int maxDegree, int buildSearchList) {
+    this.builtDegree = maxDegree;
+    this.builtList = buildSearchList;
+  }
+
   private void finish(int n, PqCodes codes, PointId[] ids, byte[][] payloads, int[] order)
       throws IOException {
+    if (builtList > 0) {
+      DiskAnnFormat.writeBuild(io, tmp, segmentId, builtDegree, builtList);
+    }
     if (order != null) {
       codes.permute(order);
       PageOrder.gather(order, ids);
@@ -741,6 +755,10 @@ public final class DiskAnnWriter {
       Files.createLink(graph, src.dir().resolve(DiskAnnFormat.GRAPH_FILE));
     } catch (UnsupportedOperationException | IOException e) {
       Files.copy(src.dir().resolve(DiskAnnFormat.GRAPH_FILE), graph);
+    }
+    var b = src.graphBuild();
+    if (b != null) {
+      built(b.maxDegree(), b.buildSearchList()); // the graph is the source's
     }
     checkCancelled();
     PqCodebook book = fittingOrTrained(null, n, src::vectorAt);
@@ -833,6 +851,7 @@ public final class DiskAnnWriter {
     }
     io.deleteTree(tmp);
     io.createDirectories(tmp);
+    built(g.maxDegree(), g.buildList());
     g.trimToMaxDegree();
     int[] order = pageOrder(n, Math.max(0, g.entry()), g.maxDegree(), g::neighbours);
     GraphFile.write(
