@@ -900,6 +900,44 @@ final class CollectionSettings {
   }
 
   /**
+   * The primary vector's index after an update body ({@link #checkUpdate}d): its graph's max degree
+   * ({@code 2m}) and construction search list ({@code ef_construct}) from the top-level {@code
+   * hnsw_config}, then from the primary vector's own in {@code vectors} (which wins, as at
+   * creation). {@code null} when neither changes them, or the collection has no primary vector.
+   */
+  static IndexParams primaryIndexUpdate(JsonNode body, CollectionConfig config) {
+    if (!config.hasPrimary() || config.primaryRetired()) {
+      return null;
+    }
+    IndexParams now = config.index();
+    IndexParams next = graphDiff(body.get("hnsw_config"), now, "hnsw_config.");
+    JsonNode vectors = body.get("vectors");
+    if (!absent(vectors) && vectors.isObject()) {
+      String name = config.defaultVectorName();
+      JsonNode diff = vectors.get(name);
+      if (!absent(diff) && diff.isObject()) {
+        String at = name.isEmpty() ? "vectors.hnsw_config." : "vectors." + name + ".hnsw_config.";
+        next = graphDiff(diff.get("hnsw_config"), next, at);
+      }
+    }
+    return next.equals(now) ? null : next;
+  }
+
+  /**
+   * {@code index} with the {@code m} and {@code ef_construct} an {@code hnsw_config} diff gives.
+   */
+  private static IndexParams graphDiff(JsonNode hnsw, IndexParams index, String at) {
+    if (absent(hnsw) || !hnsw.isObject() || index.type().equals(IndexParams.FLAT)) {
+      return index;
+    }
+    int m = Requests.nonNegativeInt(hnsw, "m", describedM(index), 256);
+    int ef =
+        CollectionsController.atLeast(hnsw, at, "ef_construct", index.buildSearchList(), 4, 10_000);
+    int degree = m == describedM(index) ? index.maxDegree() : Math.max(2, 2 * m);
+    return new IndexParams(index.type(), degree, ef, index.alpha(), index.pqSubspaces());
+  }
+
+  /**
    * A vector's shown {@code hnsw_config} ({@code null}: none) with the fields {@code diff} gives,
    * as Qdrant's {@code HnswConfigDiff} update merges them.
    */
@@ -1071,8 +1109,9 @@ final class CollectionSettings {
 
   /**
    * The HNSW fields FlashVec does not set from the request. With {@code current} (an update) the
-   * honoured {@code m} and {@code ef_construct} must equal the collection's: its index is not
-   * rebuilt with new parameters.
+   * honoured {@code m} and {@code ef_construct} may change the primary vector's graph ({@link
+   * #primaryIndexUpdate}), but not whether there is one: {@code m} 0 (the {@code flat} index) is
+   * neither given to nor taken from an existing collection.
    */
   private static void hnsw(JsonNode hnsw, IndexParams index, String at, IndexParams current) {
     if (absent(hnsw)) {
@@ -1083,21 +1122,25 @@ final class CollectionSettings {
     }
     known(hnsw, HNSW_FIELDS, at + ".");
     if (current != null) {
+      boolean flat = current.type().equals(IndexParams.FLAT);
       JsonNode m = hnsw.get("m");
-      if (!absent(m) && !isInt(m, describedM(current))) {
+      if (!absent(m) && !isInt(m, describedM(current)) && (flat || isInt(m, 0))) {
         throw refused(
             at + ".m",
             m,
-            "cannot be changed on an existing collection (it is " + describedM(current) + ")");
+            flat
+                ? "cannot give a graph to a collection created without one (m 0, index type"
+                    + " flat): its segments are searched exactly"
+                : "cannot be 0 on a collection with a graph (it is "
+                    + describedM(current)
+                    + "): the index type is set at creation");
       }
       JsonNode ef = hnsw.get("ef_construct");
-      if (!absent(ef) && !isInt(ef, current.buildSearchList())) {
+      if (flat && !absent(ef) && !isInt(ef, current.buildSearchList())) {
         throw refused(
             at + ".ef_construct",
             ef,
-            "cannot be changed on an existing collection (it is "
-                + current.buildSearchList()
-                + ")");
+            "cannot be changed on a collection without a graph (m 0, index type flat)");
       }
     }
     if (!absent(hnsw.get("full_scan_threshold"))) {
