@@ -160,7 +160,7 @@ final class CollectionSettings {
     hnsw(body.get("hnsw_config"), index, "hnsw_config", null);
     wal(body.get("wal_config"));
     walCapacityMegabytes(body);
-    optimizers(body.get("optimizers_config"), server, null);
+    optimizers(body.get("optimizers_config"), server);
     JsonNode q = body.get("quantization_config");
     if (!absent(q) && !config.denseVectors().values().stream().anyMatch(f -> f.index().scalar())) {
       // scalar quantization applies to the vectors graphs of their own index; with none (a
@@ -728,7 +728,6 @@ final class CollectionSettings {
       JsonNode body,
       java.util.function.Supplier<CollectionConfig> current,
       java.util.function.LongSupplier currentWalMegabytes,
-      java.util.function.IntSupplier currentSegmentNumber,
       Server server) {
     known(body, UPDATE_FIELDS, "");
     JsonNode vectors = Requests.optionalObject(body, "vectors");
@@ -802,7 +801,7 @@ final class CollectionSettings {
       hnsw(hnsw, index, "hnsw_config", index);
     }
     walUpdate(body.get("wal_config"), currentWalMegabytes);
-    optimizers(body.get("optimizers_config"), server, currentSegmentNumber);
+    optimizers(body.get("optimizers_config"), server);
     quantization(body.get("quantization_config"), "quantization_config", true);
     sparseUpdate(body.get("sparse_vectors"), current.get());
     common(body, false);
@@ -1323,9 +1322,25 @@ final class CollectionSettings {
    * shard merge its smallest sealed segments while it has more than {@code N}.
    */
   static int segmentNumber(JsonNode body) {
-    JsonNode n = Requests.member(body, "optimizers_config", "default_segment_number");
+    Integer n =
+        checkedSegmentNumber(Requests.member(body, "optimizers_config", "default_segment_number"));
+    return n == null ? 0 : n;
+  }
+
+  /**
+   * The {@code optimizers_config.default_segment_number} of an update body, or {@code null}: not
+   * given. A change applies at once: each shard merges down to it, or stops merging below the tiers
+   * while it has no more sealed segments (ADR 0043).
+   */
+  static Integer updatedSegmentNumber(JsonNode body) {
+    return checkedSegmentNumber(
+        Requests.member(body, "optimizers_config", "default_segment_number"));
+  }
+
+  /** A {@code default_segment_number} value checked, or {@code null} when absent. */
+  private static Integer checkedSegmentNumber(JsonNode n) {
     if (absent(n)) {
-      return 0;
+      return null;
     }
     if (!n.isIntegralNumber() || !n.canConvertToLong() || n.longValue() < 0) {
       throw Requests.invalid(
@@ -1342,12 +1357,7 @@ final class CollectionSettings {
     return n.intValue();
   }
 
-  /**
-   * @param currentSegmentNumber the collection's {@code default_segment_number} for an update,
-   *     which cannot change it; {@code null} for a create
-   */
-  private static void optimizers(
-      JsonNode o, Server server, java.util.function.IntSupplier currentSegmentNumber) {
+  private static void optimizers(JsonNode o, Server server) {
     if (absent(o)) {
       return;
     }
@@ -1366,16 +1376,7 @@ final class CollectionSettings {
               + ": the share of deleted points that triggers a compaction is a server setting"
               + " (FLASHVEC_COMPACTION_DELETED_FRACTION)");
     }
-    JsonNode segments = o.get("default_segment_number");
-    if (!absent(segments) && currentSegmentNumber != null) {
-      int now = currentSegmentNumber.getAsInt();
-      if (!isInt(segments, now)) {
-        throw refused(
-            "optimizers_config.default_segment_number",
-            segments,
-            "is set when the collection is created (" + now + "); it cannot be changed");
-      }
-    }
+    checkedSegmentNumber(o.get("default_segment_number"));
     JsonNode threads = o.get("max_optimization_threads");
     if (!absent(threads) && !(threads.isString() && threads.asString().equals("auto"))) {
       throw refused(

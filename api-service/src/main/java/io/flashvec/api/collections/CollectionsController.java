@@ -290,7 +290,6 @@ public class CollectionsController {
         json,
         () -> service.describe(CollectionNames.validate(name)).config(),
         () -> walMegabytes(service.settings(CollectionNames.validate(name)).tuning()),
-        () -> service.settings(CollectionNames.validate(name)).tuning().segmentNumber(),
         server());
     Map<String, FieldIndex> indexes =
         CollectionSettings.fieldIndexUpdates(
@@ -310,6 +309,21 @@ public class CollectionsController {
           "hnsw_config",
           json.has("hnsw_config") ? json.get("hnsw_config") : json.get("vectors"),
           "changing the graph settings (m, ef_construct) is not supported in cluster mode yet");
+    }
+    Integer givenSegments = CollectionSettings.updatedSegmentNumber(json);
+    // a change: the shards merge down to it, or stop merging below the tiers (ADR 0043)
+    Integer segmentNumber =
+        givenSegments == null
+                || givenSegments
+                    == service.settings(CollectionNames.validate(name)).tuning().segmentNumber()
+            ? null
+            : givenSegments;
+    if (segmentNumber != null && service.peers() != null) {
+      throw CollectionSettings.refused(
+          "optimizers_config.default_segment_number",
+          json.get("optimizers_config").get("default_segment_number"),
+          "cannot be changed in cluster mode yet (the shard protocol does not carry it to"
+              + " replicas)");
     }
     JsonNode params = json.get("params");
     Boolean onDiskPayload =
@@ -338,6 +352,7 @@ public class CollectionsController {
         || metadataDiff != null
         || !modifiers.isEmpty()
         || !memory.isEmpty()
+        || segmentNumber != null
         || quantizationDisabled) {
       service.updateCollection(
           name,
@@ -345,6 +360,9 @@ public class CollectionsController {
             CollectionTuning next = t;
             if (quantizationDisabled) {
               next = next.withQuantizationConfig(null);
+            }
+            if (segmentNumber != null) {
+              next = next.withSegmentNumber(segmentNumber);
             }
             if (!memory.isEmpty()) {
               next = next.withMemoryShown(memory);

@@ -462,8 +462,13 @@ class CollectionsControllerTests {
         o,
         "default_segment_number",
         "PATCH{\"optimizers_config\":{\"default_segment_number\":6}}",
+        Kind.HONOURED);
+    probe(
+        o,
+        "default_segment_number",
+        "PATCH{\"optimizers_config\":{\"default_segment_number\":1001}}",
         Kind.REFUSED,
-        "optimizers_config.default_segment_number: is set when the collection is created (0)");
+        "optimizers_config.default_segment_number: at most 1000 is supported");
     probe(
         o,
         "max_segment_size",

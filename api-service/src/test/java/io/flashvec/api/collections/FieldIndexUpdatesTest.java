@@ -43,8 +43,7 @@ class FieldIndexUpdatesTest {
   private static Map<String, FieldIndex> update(CollectionConfig config, String body) {
     JsonNode b = json(body);
     CollectionSettings.quantizationAlias(b, false);
-    CollectionSettings.checkUpdate(
-        b, () -> config, () -> 32, () -> 0, new CollectionSettings.Server(0.2));
+    CollectionSettings.checkUpdate(b, () -> config, () -> 32, new CollectionSettings.Server(0.2));
     return CollectionSettings.fieldIndexUpdates(b, config);
   }
 
@@ -106,8 +105,7 @@ class FieldIndexUpdatesTest {
   /** The primary vector's index an update body gives ({@code null}: unchanged). */
   private static IndexParams primary(CollectionConfig config, String body) {
     JsonNode b = json(body);
-    CollectionSettings.checkUpdate(
-        b, () -> config, () -> 32, () -> 0, new CollectionSettings.Server(0.2));
+    CollectionSettings.checkUpdate(b, () -> config, () -> 32, new CollectionSettings.Server(0.2));
     return CollectionSettings.primaryIndexUpdate(b, config);
   }
 
