@@ -333,7 +333,6 @@ public final class DiskAnnFormat implements SegmentFormat {
     return edges + 4L * points + 4096;
   }
 
-  /** Writes a segment's order file (atomically, fsynced). */
   /** Writes {@link #BUILD_FILE} in {@code dir}, atomically. */
   static void writeBuild(FileIO io, Path dir, int segmentId, int maxDegree, int buildSearchList)
       throws IOException {
@@ -363,6 +362,7 @@ public final class DiskAnnFormat implements SegmentFormat {
     return new int[] {b.getInt(), b.getInt()};
   }
 
+  /** Writes a segment's order file (atomically, fsynced). */
   static void writeOrder(FileIO io, Path path, int segmentId, int[] order) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(4 + 4 * order.length).order(ByteOrder.LITTLE_ENDIAN);
     b.putInt(order.length);

@@ -664,19 +664,20 @@ public final class DiskAnnWriter {
         n, entry, GraphFile.recordsPerPage(dim, maxDegree), Math.max(maxDegree, 1024), adj);
   }
 
-  /**
-   * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
-   * and renames {@code tmp} to {@code dir}. With an {@code order} (the graph file's, see {@link
-   * PageOrder}) the codes, ids and payloads, given in input order, are rearranged alike in place,
-   * and the order is written ({@link DiskAnnFormat#ORDER_FILE}) for the shard to map the input's
-   * points to their new ordinals.
-   */
   /** The settings the graph this writer writes was built with, recorded in its build file. */
   private void built(int maxDegree, int buildSearchList) {
     this.builtDegree = maxDegree;
     this.builtList = buildSearchList;
   }
 
+  /**
+   * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
+   * and renames {@code tmp} to {@code dir}. With an {@code order} (the graph file's, see {@link
+   * PageOrder}) the codes, ids and payloads, given in input order, are rearranged alike in place,
+   * and the order is written ({@link DiskAnnFormat#ORDER_FILE}) for the shard to map the input's
+   * points to their new ordinals. The build file ({@link DiskAnnFormat#BUILD_FILE}) records the
+   * graph's settings when they are known ({@link #built}).
+   */
   private void finish(int n, PqCodes codes, PointId[] ids, byte[][] payloads, int[] order)
       throws IOException {
     if (builtList > 0) {
