@@ -253,6 +253,24 @@ public record CollectionConfig(
   }
 
   /**
+   * This collection with the primary vector's graph built with {@code index}'s max degree and
+   * construction search list (a collection update of its {@code m} and {@code ef_construct}): the
+   * segments built with other ones are rebuilt in the background.
+   */
+  public CollectionConfig withIndex(IndexParams index) {
+    return new CollectionConfig(
+        dimension,
+        distance,
+        shardNumber,
+        replicationFactor,
+        index,
+        sparseVectors,
+        vectorName,
+        denseVectors,
+        fieldGeneration);
+  }
+
+  /**
    * This collection with the dense vector {@code name} (other than the primary one) indexed by
    * {@code index}: its storage key and values stay, its sealed segments build its graphs with the
    * new settings (ADR 0040).

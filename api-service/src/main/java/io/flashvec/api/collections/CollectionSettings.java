@@ -160,7 +160,7 @@ final class CollectionSettings {
     hnsw(body.get("hnsw_config"), index, "hnsw_config", null);
     wal(body.get("wal_config"));
     walCapacityMegabytes(body);
-    optimizers(body.get("optimizers_config"), server, null);
+    optimizers(body.get("optimizers_config"), server);
     JsonNode q = body.get("quantization_config");
     if (!absent(q) && !config.denseVectors().values().stream().anyMatch(f -> f.index().scalar())) {
       // scalar quantization applies to the vectors graphs of their own index; with none (a
@@ -736,7 +736,6 @@ final class CollectionSettings {
       JsonNode body,
       java.util.function.Supplier<CollectionConfig> current,
       java.util.function.LongSupplier currentWalMegabytes,
-      java.util.function.IntSupplier currentSegmentNumber,
       Server server) {
     known(body, UPDATE_FIELDS, "");
     JsonNode vectors = Requests.optionalObject(body, "vectors");
@@ -810,7 +809,7 @@ final class CollectionSettings {
       hnsw(hnsw, index, "hnsw_config", index);
     }
     walUpdate(body.get("wal_config"), currentWalMegabytes);
-    optimizers(body.get("optimizers_config"), server, currentSegmentNumber);
+    optimizers(body.get("optimizers_config"), server);
     quantization(body.get("quantization_config"), "quantization_config", true);
     sparseUpdate(body.get("sparse_vectors"), current.get());
     common(body, false);
@@ -905,6 +904,44 @@ final class CollectionSettings {
       }
     }
     return out;
+  }
+
+  /**
+   * The primary vector's index after an update body ({@link #checkUpdate}d): its graph's max degree
+   * ({@code 2m}) and construction search list ({@code ef_construct}) from the top-level {@code
+   * hnsw_config}, then from the primary vector's own in {@code vectors} (which wins, as at
+   * creation). {@code null} when neither changes them, or the collection has no primary vector.
+   */
+  static IndexParams primaryIndexUpdate(JsonNode body, CollectionConfig config) {
+    if (!config.hasPrimary() || config.primaryRetired()) {
+      return null;
+    }
+    IndexParams now = config.index();
+    IndexParams next = graphDiff(body.get("hnsw_config"), now, "hnsw_config.");
+    JsonNode vectors = body.get("vectors");
+    if (!absent(vectors) && vectors.isObject()) {
+      String name = config.defaultVectorName();
+      JsonNode diff = vectors.get(name);
+      if (!absent(diff) && diff.isObject()) {
+        String at = name.isEmpty() ? "vectors.hnsw_config." : "vectors." + name + ".hnsw_config.";
+        next = graphDiff(diff.get("hnsw_config"), next, at);
+      }
+    }
+    return next.equals(now) ? null : next;
+  }
+
+  /**
+   * {@code index} with the {@code m} and {@code ef_construct} an {@code hnsw_config} diff gives.
+   */
+  private static IndexParams graphDiff(JsonNode hnsw, IndexParams index, String at) {
+    if (absent(hnsw) || !hnsw.isObject() || index.type().equals(IndexParams.FLAT)) {
+      return index;
+    }
+    int m = Requests.nonNegativeInt(hnsw, "m", describedM(index), 256);
+    int ef =
+        CollectionsController.atLeast(hnsw, at, "ef_construct", index.buildSearchList(), 4, 10_000);
+    int degree = m == describedM(index) ? index.maxDegree() : Math.max(2, 2 * m);
+    return new IndexParams(index.type(), degree, ef, index.alpha(), index.pqSubspaces());
   }
 
   /**
@@ -1079,8 +1116,9 @@ final class CollectionSettings {
 
   /**
    * The HNSW fields FlashVec does not set from the request. With {@code current} (an update) the
-   * honoured {@code m} and {@code ef_construct} must equal the collection's: its index is not
-   * rebuilt with new parameters.
+   * honoured {@code m} and {@code ef_construct} may change the primary vector's graph ({@link
+   * #primaryIndexUpdate}), but not whether there is one: {@code m} 0 (the {@code flat} index) is
+   * neither given to nor taken from an existing collection.
    */
   private static void hnsw(JsonNode hnsw, IndexParams index, String at, IndexParams current) {
     if (absent(hnsw)) {
@@ -1091,21 +1129,25 @@ final class CollectionSettings {
     }
     known(hnsw, HNSW_FIELDS, at + ".");
     if (current != null) {
+      boolean flat = current.type().equals(IndexParams.FLAT);
       JsonNode m = hnsw.get("m");
-      if (!absent(m) && !isInt(m, describedM(current))) {
+      if (!absent(m) && !isInt(m, describedM(current)) && (flat || isInt(m, 0))) {
         throw refused(
             at + ".m",
             m,
-            "cannot be changed on an existing collection (it is " + describedM(current) + ")");
+            flat
+                ? "cannot give a graph to a collection created without one (m 0, index type"
+                    + " flat): its segments are searched exactly"
+                : "cannot be 0 on a collection with a graph (it is "
+                    + describedM(current)
+                    + "): the index type is set at creation");
       }
       JsonNode ef = hnsw.get("ef_construct");
-      if (!absent(ef) && !isInt(ef, current.buildSearchList())) {
+      if (flat && !absent(ef) && !isInt(ef, current.buildSearchList())) {
         throw refused(
             at + ".ef_construct",
             ef,
-            "cannot be changed on an existing collection (it is "
-                + current.buildSearchList()
-                + ")");
+            "cannot be changed on a collection without a graph (m 0, index type flat)");
       }
     }
     if (!absent(hnsw.get("full_scan_threshold"))) {
@@ -1297,9 +1339,25 @@ final class CollectionSettings {
    * shard merge its smallest sealed segments while it has more than {@code N}.
    */
   static int segmentNumber(JsonNode body) {
-    JsonNode n = Requests.member(body, "optimizers_config", "default_segment_number");
+    Integer n =
+        checkedSegmentNumber(Requests.member(body, "optimizers_config", "default_segment_number"));
+    return n == null ? 0 : n;
+  }
+
+  /**
+   * The {@code optimizers_config.default_segment_number} of an update body, or {@code null}: not
+   * given. A change applies at once: each shard merges down to it, or stops merging below the tiers
+   * while it has no more sealed segments (ADR 0043).
+   */
+  static Integer updatedSegmentNumber(JsonNode body) {
+    return checkedSegmentNumber(
+        Requests.member(body, "optimizers_config", "default_segment_number"));
+  }
+
+  /** A {@code default_segment_number} value checked, or {@code null} when absent. */
+  private static Integer checkedSegmentNumber(JsonNode n) {
     if (absent(n)) {
-      return 0;
+      return null;
     }
     if (!n.isIntegralNumber() || !n.canConvertToLong() || n.longValue() < 0) {
       throw Requests.invalid(
@@ -1316,12 +1374,7 @@ final class CollectionSettings {
     return n.intValue();
   }
 
-  /**
-   * @param currentSegmentNumber the collection's {@code default_segment_number} for an update,
-   *     which cannot change it; {@code null} for a create
-   */
-  private static void optimizers(
-      JsonNode o, Server server, java.util.function.IntSupplier currentSegmentNumber) {
+  private static void optimizers(JsonNode o, Server server) {
     if (absent(o)) {
       return;
     }
@@ -1340,16 +1393,7 @@ final class CollectionSettings {
               + ": the share of deleted points that triggers a compaction is a server setting"
               + " (FLASHVEC_COMPACTION_DELETED_FRACTION)");
     }
-    JsonNode segments = o.get("default_segment_number");
-    if (!absent(segments) && currentSegmentNumber != null) {
-      int now = currentSegmentNumber.getAsInt();
-      if (!isInt(segments, now)) {
-        throw refused(
-            "optimizers_config.default_segment_number",
-            segments,
-            "is set when the collection is created (" + now + "); it cannot be changed");
-      }
-    }
+    checkedSegmentNumber(o.get("default_segment_number"));
     JsonNode threads = o.get("max_optimization_threads");
     if (!absent(threads) && !(threads.isString() && threads.asString().equals("auto"))) {
       throw refused(

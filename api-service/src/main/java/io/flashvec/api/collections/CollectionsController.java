@@ -265,10 +265,12 @@ public class CollectionsController {
    * for a bulk load; raising it starts them) and the FlashVec extension {@code
    * wal_config.fsync_policy} ({@code always | interval | never}), {@code params.on_disk_payload}
    * and {@code params.payload.memory} (for the segments opened from then on: sealed, merged or
-   * reopened at a restart), and the graph settings ({@code hnsw_config.m}, {@code ef_construct},
-   * scalar {@code quantization_config}) of named vectors other than the primary one: persisted, and
-   * their sealed segments' graphs rebuilt in the background (ADR 0040). Other fields are refused
-   * unless their value changes nothing ({@link CollectionSettings}).
+   * reopened at a restart), the graph settings ({@code hnsw_config.m}, {@code ef_construct}, scalar
+   * {@code quantization_config}) of named vectors other than the primary one, and the primary
+   * vector's {@code m} and {@code ef_construct} (top-level or its own {@code hnsw_config}):
+   * persisted, and the sealed segments' graphs built with other settings rebuilt in the background
+   * (ADR 0040). Other fields are refused unless their value changes nothing ({@link
+   * CollectionSettings}).
    */
   @PatchMapping("/collections/{name}")
   Mono<ResponseEntity<byte[]>> update(
@@ -288,7 +290,6 @@ public class CollectionsController {
         json,
         () -> service.describe(CollectionNames.validate(name)).config(),
         () -> walMegabytes(service.settings(CollectionNames.validate(name)).tuning()),
-        () -> service.settings(CollectionNames.validate(name)).tuning().segmentNumber(),
         server());
     Map<String, FieldIndex> indexes =
         CollectionSettings.fieldIndexUpdates(
@@ -299,6 +300,30 @@ public class CollectionsController {
           "vectors." + field,
           json.get("vectors").get(field),
           "changing a vector's graph settings is not supported in cluster mode yet");
+    }
+    IndexParams primaryIndex =
+        CollectionSettings.primaryIndexUpdate(
+            json, service.settings(CollectionNames.validate(name)).config());
+    if (primaryIndex != null && service.peers() != null) {
+      throw CollectionSettings.refused(
+          "hnsw_config",
+          json.has("hnsw_config") ? json.get("hnsw_config") : json.get("vectors"),
+          "changing the graph settings (m, ef_construct) is not supported in cluster mode yet");
+    }
+    Integer givenSegments = CollectionSettings.updatedSegmentNumber(json);
+    // a change: the shards merge down to it, or stop merging below the tiers (ADR 0043)
+    Integer segmentNumber =
+        givenSegments == null
+                || givenSegments
+                    == service.settings(CollectionNames.validate(name)).tuning().segmentNumber()
+            ? null
+            : givenSegments;
+    if (segmentNumber != null && service.peers() != null) {
+      throw CollectionSettings.refused(
+          "optimizers_config.default_segment_number",
+          json.get("optimizers_config").get("default_segment_number"),
+          "cannot be changed in cluster mode yet (the shard protocol does not carry it to"
+              + " replicas)");
     }
     JsonNode params = json.get("params");
     Boolean onDiskPayload =
@@ -327,6 +352,7 @@ public class CollectionsController {
         || metadataDiff != null
         || !modifiers.isEmpty()
         || !memory.isEmpty()
+        || segmentNumber != null
         || quantizationDisabled) {
       service.updateCollection(
           name,
@@ -334,6 +360,9 @@ public class CollectionsController {
             CollectionTuning next = t;
             if (quantizationDisabled) {
               next = next.withQuantizationConfig(null);
+            }
+            if (segmentNumber != null) {
+              next = next.withSegmentNumber(segmentNumber);
             }
             if (!memory.isEmpty()) {
               next = next.withMemoryShown(memory);
@@ -364,12 +393,12 @@ public class CollectionsController {
         strict.forget(name); // its rate limiters start full again, as Qdrant's do
       }
     }
-    if (!indexes.isEmpty()) {
+    if (!indexes.isEmpty() || primaryIndex != null) {
       // persisted with the config; open sealed segments rebuild those graphs in the background
       service.changeVectors(
           name,
           c -> {
-            CollectionConfig next = c;
+            CollectionConfig next = primaryIndex == null ? c : c.withIndex(primaryIndex);
             for (Map.Entry<String, FieldIndex> e : indexes.entrySet()) {
               next = next.withDenseIndex(e.getKey(), e.getValue());
             }

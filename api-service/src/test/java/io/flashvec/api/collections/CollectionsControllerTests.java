@@ -464,8 +464,13 @@ class CollectionsControllerTests {
         o,
         "default_segment_number",
         "PATCH{\"optimizers_config\":{\"default_segment_number\":6}}",
+        Kind.HONOURED);
+    probe(
+        o,
+        "default_segment_number",
+        "PATCH{\"optimizers_config\":{\"default_segment_number\":1001}}",
         Kind.REFUSED,
-        "optimizers_config.default_segment_number: is set when the collection is created (0)");
+        "optimizers_config.default_segment_number: at most 1000 is supported");
     probe(
         o,
         "max_segment_size",
@@ -594,18 +599,13 @@ class CollectionsControllerTests {
         "optimizers_config.max_segment_size: is not supported");
     probe(u, "params", "PATCH{\"params\":{}}", Kind.NO_OP);
     probe(u, "hnsw_config", "PATCH{\"hnsw_config\":{\"m\":32,\"ef_construct\":100}}", Kind.NO_OP);
+    // m and ef_construct rebuild the graphs (primaryGraphSettingsChangeByAnUpdate)
     probe(
         u,
         "hnsw_config",
-        "PATCH{\"hnsw_config\":{\"ef_construct\":200}}",
+        "PATCH{\"hnsw_config\":{\"m\":0}}",
         Kind.REFUSED,
-        "hnsw_config.ef_construct: cannot be changed on an existing collection (it is 100)");
-    probe(
-        u,
-        "hnsw_config",
-        "PATCH{\"hnsw_config\":{\"m\":16}}",
-        Kind.REFUSED,
-        "hnsw_config.m: cannot be changed on an existing collection (it is 32)");
+        "hnsw_config.m: cannot be 0 on a collection with a graph (it is 32)");
     probe(u, "quantization_config", "PATCH{\"quantization_config\":\"Disabled\"}", Kind.NO_OP);
     probe(
         u,
@@ -661,9 +661,9 @@ class CollectionsControllerTests {
     probe(
         d,
         "hnsw_config",
-        "PATCH{\"vectors\":{\"\":{\"hnsw_config\":{\"m\":8}}}}",
+        "PATCH{\"vectors\":{\"\":{\"hnsw_config\":{\"m\":0}}}}",
         Kind.REFUSED,
-        "vectors.hnsw_config.m: cannot be changed on an existing collection");
+        "vectors.hnsw_config.m: cannot be 0 on a collection with a graph");
     probe(
         d,
         "quantization_config",
@@ -843,6 +843,47 @@ class CollectionsControllerTests {
     CollectionTuning documents =
         change.getAllValues().isEmpty() ? null : change.getValue().apply(CollectionTuning.DEFAULT);
     return new Updated(threshold.getValue(), fsync.getValue(), onDiskPayload.getValue(), documents);
+  }
+
+  /**
+   * The primary vector's m and ef_construct, given in its own hnsw_config or the collection's,
+   * change the config's index (persisted and applied by {@code changeVectors}); the vector's own
+   * wins.
+   */
+  @Test
+  void primaryGraphSettingsChangeByAnUpdate() {
+    CollectionConfig current = new CollectionConfig(4, Distance.DOT, 1, 1, IndexParams.DEFAULT);
+    when(service.describe("c"))
+        .thenReturn(new CollectionService.CollectionDescription("c", current, null));
+    for (String[] c :
+        new String[][] {
+          {"{\"vectors\":{\"\":{\"hnsw_config\":{\"m\":8,\"ef_construct\":40}}}}", "16", "40"},
+          {"{\"hnsw_config\":{\"ef_construct\":64}}", "64", "64"},
+          {
+            "{\"hnsw_config\":{\"m\":4,\"ef_construct\":50},"
+                + "\"vectors\":{\"\":{\"hnsw_config\":{\"m\":12}}}}",
+            "24",
+            "50"
+          }
+        }) {
+      update(c[0]);
+      ArgumentCaptor<java.util.function.UnaryOperator<CollectionConfig>> change =
+          ArgumentCaptor.forClass(java.util.function.UnaryOperator.class);
+      verify(service).changeVectors(eq("c"), change.capture());
+      IndexParams next = change.getValue().apply(current).index();
+      assertThat(next)
+          .as(c[0])
+          .isEqualTo(
+              new IndexParams(
+                  IndexParams.DISKANN,
+                  Integer.parseInt(c[1]),
+                  Integer.parseInt(c[2]),
+                  IndexParams.DEFAULT.alpha(),
+                  0));
+    }
+    // the same settings: nothing to rebuild
+    update("{\"hnsw_config\":{\"m\":32,\"ef_construct\":100}}");
+    verify(service, never()).changeVectors(any(), any());
   }
 
   @Test

@@ -43,8 +43,7 @@ class FieldIndexUpdatesTest {
   private static Map<String, FieldIndex> update(CollectionConfig config, String body) {
     JsonNode b = json(body);
     CollectionSettings.quantizationAlias(b, false);
-    CollectionSettings.checkUpdate(
-        b, () -> config, () -> 32, () -> 0, new CollectionSettings.Server(0.2));
+    CollectionSettings.checkUpdate(b, () -> config, () -> 32, new CollectionSettings.Server(0.2));
     return CollectionSettings.fieldIndexUpdates(b, config);
   }
 
@@ -130,9 +129,46 @@ class FieldIndexUpdatesTest {
         .isEqualTo(inherited);
   }
 
+  /** The primary vector's index an update body gives ({@code null}: unchanged). */
+  private static IndexParams primary(CollectionConfig config, String body) {
+    JsonNode b = json(body);
+    CollectionSettings.checkUpdate(b, () -> config, () -> 32, new CollectionSettings.Server(0.2));
+    return CollectionSettings.primaryIndexUpdate(b, config);
+  }
+
+  @Test
+  void thePrimaryVectorsMAndEfConstructChangeItsGraphAndItsOwnWin() {
+    IndexParams d = IndexParams.DEFAULT;
+    assertThat(primary(PLAIN, "{\"vectors\": {\"img\": {\"hnsw_config\": {\"m\": 8}}}}"))
+        .isEqualTo(new IndexParams(d.type(), 16, d.buildSearchList(), d.alpha(), 0));
+    assertThat(primary(PLAIN, "{\"hnsw_config\": {\"ef_construct\": 64}}"))
+        .isEqualTo(new IndexParams(d.type(), d.maxDegree(), 64, d.alpha(), 0));
+    assertThat(
+            primary(
+                PLAIN,
+                "{\"hnsw_config\": {\"m\": 4, \"ef_construct\": 64}, \"vectors\": {\"img\":"
+                    + " {\"hnsw_config\": {\"m\": 10}}}}"))
+        .isEqualTo(new IndexParams(d.type(), 20, 64, d.alpha(), 0));
+    // the same values, or a named vector's: the primary's graph stays
+    assertThat(primary(PLAIN, "{\"hnsw_config\": {\"m\": 32, \"ef_construct\": 100}}")).isNull();
+    assertThat(primary(PLAIN, "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"m\": 8}}}}")).isNull();
+    // a flat collection has no graph to change
+    CollectionConfig flat =
+        new CollectionConfig(
+            4, Distance.DOT, 1, 1, new IndexParams(IndexParams.FLAT, 64, 100, 1.2f, 0));
+    assertThatThrownBy(() -> primary(flat, "{\"hnsw_config\": {\"m\": 16}}"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("hnsw_config.m");
+    assertThatThrownBy(() -> primary(flat, "{\"hnsw_config\": {\"ef_construct\": 50}}"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("hnsw_config.ef_construct");
+    assertThatThrownBy(() -> primary(PLAIN, "{\"hnsw_config\": {\"ef_construct\": 20000}}"))
+        .hasMessageContaining("ef_construct");
+  }
+
   @Test
   void whatCannotBeHonouredIsRefusedNamingTheField() {
-    refused("{\"vectors\": {\"img\": {\"hnsw_config\": {\"m\": 8}}}}", "vectors.img.hnsw_config.m");
+    refused("{\"vectors\": {\"img\": {\"hnsw_config\": {\"m\": 0}}}}", "vectors.img.hnsw_config.m");
     refused(
         "{\"vectors\": {\"txt\": {\"quantization_config\": {\"product\": {\"compression\":"
             + " \"x16\"}}}}}",

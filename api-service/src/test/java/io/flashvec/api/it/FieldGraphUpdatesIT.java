@@ -52,8 +52,8 @@ class FieldGraphUpdatesIT extends OneServerPerClass {
     Await.until(Duration.ofSeconds(60), "the graphs written", () -> graphsWritten("m=16") > 0);
     int written = graphsWritten("m=16");
 
-    // refused, naming the field: the primary's graph, product quantization, on_disk
-    refused("{\"vectors\": {\"img\": {\"hnsw_config\": {\"m\": 8}}}}", "vectors.img.hnsw_config.m");
+    // refused, naming the field: no graph for the primary, product quantization, on_disk
+    refused("{\"vectors\": {\"img\": {\"hnsw_config\": {\"m\": 0}}}}", "vectors.img.hnsw_config.m");
     refused(
         "{\"vectors\": {\"txt\": {\"quantization_config\": {\"product\": {\"compression\":"
             + " \"x16\"}}}}}",

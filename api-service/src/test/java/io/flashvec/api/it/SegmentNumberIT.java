@@ -12,8 +12,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * Qdrant's {@code optimizers_config.default_segment_number} against a real server: a collection
  * created with 2 keeps two of its three small sealed segments' points apart (each with a graph),
- * where the tiers merge the same three into one; the setting reads back, survives a restart and
- * cannot be changed by an update.
+ * where the tiers merge the same three into one; the setting reads back and survives a restart, and
+ * an update to 1 merges the two at once and is kept too.
  */
 class SegmentNumberIT extends OneServerPerClass {
 
@@ -56,13 +56,6 @@ class SegmentNumberIT extends OneServerPerClass {
         Duration.ofSeconds(120),
         "a target of two leaves two segments, each built",
         () -> sealed("two").size() == 2 && green("two"));
-    Http.Response change =
-        http.send(
-            "PATCH",
-            "/collections/two",
-            "{\"optimizers_config\": {\"default_segment_number\": 1}}");
-    assertThat(change.status()).isEqualTo(400);
-    assertThat(change.error()).contains("default_segment_number", "cannot be changed");
     server.restart();
     assertThat(
             http.get("/collections/two")
@@ -76,6 +69,36 @@ class SegmentNumberIT extends OneServerPerClass {
         .as("%s", after)
         .isTrue();
     assertThat(http.get("/collections/two").result().path("points_count").asLong()).isEqualTo(60);
+
+    // an update changes the target: the shard merges down to it at once, and keeps it
+    Http.Response tooMany =
+        http.send(
+            "PATCH",
+            "/collections/two",
+            "{\"optimizers_config\": {\"default_segment_number\": 1001}}");
+    assertThat(tooMany.status()).isEqualTo(400);
+    assertThat(tooMany.error()).contains("default_segment_number", "at most 1000");
+    ok(
+        http.send(
+            "PATCH",
+            "/collections/two",
+            "{\"optimizers_config\": {\"default_segment_number\": 1}}"));
+    assertThat(segmentNumber("two")).isEqualTo(1);
+    Await.until(
+        Duration.ofSeconds(120),
+        "a target of one merges the two segments",
+        () -> sealed("two").equals(List.of(60)) && green("two"));
+    server.restart();
+    assertThat(segmentNumber("two")).isEqualTo(1);
+    assertThat(sealed("two")).isEqualTo(List.of(60));
+    assertThat(http.get("/collections/two").result().path("points_count").asLong()).isEqualTo(60);
+  }
+
+  private static int segmentNumber(String collection) {
+    return http.get("/collections/" + collection)
+        .result()
+        .at("/config/optimizer_config/default_segment_number")
+        .asInt();
   }
 
   private static boolean green(String collection) {

@@ -336,7 +336,18 @@ public final class LocalCollectionService implements CollectionService, LocalDat
       String collection, java.util.function.UnaryOperator<CollectionConfig> change) {
     Collection c = collection(collection);
     String name = dir.resolve(collection);
-    CollectionConfig next = dir.reconfigure(name, change, c::reconfigure);
+    CollectionConfig next =
+        dir.reconfigure(
+            name,
+            now -> {
+              CollectionConfig n = change.apply(now);
+              if (!n.index().equals(now.index())) {
+                // before the new graph settings are persisted: the segments say what built them
+                c.recordGraphBuilds();
+              }
+              return n;
+            },
+            c::reconfigure);
     LOG.info(
         "collection vectors changed [name={}, dense={}, sparse={}, primary={}]",
         name,

@@ -4,6 +4,7 @@ import io.flashvec.index.CollectionConfig;
 import io.flashvec.index.CollectionTuning;
 import io.flashvec.index.DenseVectorParams;
 import io.flashvec.index.Distance;
+import io.flashvec.index.IndexParams;
 import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.NotFoundException;
 import io.flashvec.index.Point;
@@ -784,14 +785,49 @@ public final class Collection implements Closeable {
     if (next.dimension() != now.dimension()
         || next.distance() != now.distance()
         || next.shardNumber() != now.shardNumber()
-        || next.fieldGeneration() < now.fieldGeneration()) {
+        || next.fieldGeneration() < now.fieldGeneration()
+        || !graphSettingsOnly(now.index(), next.index())) {
       throw new IllegalArgumentException(
-          "only the vector fields beside the points can change [collection=" + name + "]");
+          "only the vector fields beside the points and the primary vector's m and ef_construct"
+              + " can change [collection="
+              + name
+              + "]");
     }
+    boolean graph = !now.index().equals(next.index());
     for (Shard s : shards) {
       s.denseFields(next.denseOnDisk(), next.multivectors(), next.denseVectors());
+      if (graph) {
+        s.graphParams(next.index());
+      }
     }
     config = next;
+  }
+
+  /**
+   * Whether {@code next} differs from {@code now} in the graph's max degree and construction search
+   * list at most (a collection update of the primary vector's {@code m} and {@code ef_construct}).
+   */
+  static boolean graphSettingsOnly(IndexParams now, IndexParams next) {
+    return now.type().equals(next.type())
+        && now.alpha() == next.alpha()
+        && now.pqSubspaces() == next.pqSubspaces();
+  }
+
+  /**
+   * Before a config whose primary graph settings differ from the ones in force is persisted: every
+   * shard records in its sealed segments the construction search list that built them ({@link
+   * Shard#recordGraphBuilds}), so the rebuilds {@link #reconfigure} starts, and those the next open
+   * finds, know which segments were built with other settings.
+   */
+  public synchronized void recordGraphBuilds() {
+    for (Shard s : shards) {
+      try {
+        s.recordGraphBuilds();
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(
+            "cannot record the segments' graph settings [collection=" + name + "]", e);
+      }
+    }
   }
 
   public Info info() {

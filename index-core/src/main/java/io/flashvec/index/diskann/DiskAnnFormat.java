@@ -49,8 +49,21 @@ public final class DiskAnnFormat implements SegmentFormat {
    */
   static final String ORDER_FILE = "order.fvs";
 
+  static final String BUILD_FORMAT = "graph-build";
+  static final int BUILD_VERSION = 1;
+
+  /**
+   * The build file ({@code graph-build.fvs}, a {@link ChecksummedFile}, {@code graph-build} v1:
+   * {@code int maxDegree | int buildSearchList}): the settings the segment's graph was built with,
+   * so a change of the collection's graph settings finds the segments to rebuild ({@link
+   * SealedSegment#graphBuild}). Absent in a segment without a graph and in one written before the
+   * file existed, whose settings are the collection's (a change records them first).
+   */
+  static final String BUILD_FILE = "graph-build.fvs";
+
   private final Distance distance;
-  private final IndexParams params;
+  // the collection's index; its max degree and construction list change with its graph settings
+  private volatile IndexParams params;
   private final int defaultSearchList;
   private final DiskAnnSettings settings;
   private volatile boolean payloadsOnHeap;
@@ -168,6 +181,18 @@ public final class DiskAnnFormat implements SegmentFormat {
    */
   public void codeBytes(IntSupplier bytes) {
     this.codeBytes = bytes;
+  }
+
+  /**
+   * The primary vector's graph settings for the segments written from now on (a collection update
+   * changed {@code m} or {@code ef_construct}): only {@code maxDegree} and {@code buildSearchList}
+   * are taken from {@code next}.
+   */
+  public void graphParams(IndexParams next) {
+    IndexParams p = params;
+    this.params =
+        new IndexParams(
+            p.type(), next.maxDegree(), next.buildSearchList(), p.alpha(), p.pqSubspaces());
   }
 
   private IndexParams writeParams() {
@@ -306,6 +331,35 @@ public final class DiskAnnFormat implements SegmentFormat {
     long edges =
         GraphFile.fileBytes(points, dim, params.maxDegree()) - GraphFile.fileBytes(points, dim, 0);
     return edges + 4L * points + 4096;
+  }
+
+  /** Writes {@link #BUILD_FILE} in {@code dir}, atomically. */
+  static void writeBuild(FileIO io, Path dir, int segmentId, int maxDegree, int buildSearchList)
+      throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(maxDegree).putInt(buildSearchList);
+    ChecksummedFile.write(
+        io, dir.resolve(BUILD_FILE), BUILD_FORMAT, BUILD_VERSION, segmentId, b.array());
+  }
+
+  /**
+   * The max degree and construction search list {@link #BUILD_FILE} in {@code dir} records, or
+   * {@code null} when the segment has none.
+   *
+   * @throws CorruptFileException if it fails its checksum
+   */
+  static int[] readBuild(FileIO io, Path dir) throws IOException {
+    ChecksummedFile.Contents c;
+    try {
+      c = ChecksummedFile.read(io, dir.resolve(BUILD_FILE), BUILD_FORMAT, BUILD_VERSION, 1);
+    } catch (NoSuchFileException e) {
+      return null;
+    }
+    ByteBuffer b = c.body().order(ByteOrder.LITTLE_ENDIAN);
+    if (b.remaining() < 8) {
+      throw new CorruptFileException("graph build file is truncated", dir.resolve(BUILD_FILE));
+    }
+    return new int[] {b.getInt(), b.getInt()};
   }
 
   /** Writes a segment's order file (atomically, fsynced). */

@@ -61,6 +61,10 @@ import java.util.function.IntPredicate;
  *   <li>{@code field-graph-<hash>.fvs} — optional, one per named dense field with a graph ({@link
  *       FieldGraph}, ADR 0040): derived data written once the graph is built, read at open when it
  *       matches, not listed in {@code meta.fvs}.
+ *   <li>{@code graph-build.fvs} — optional {@link ChecksummedFile} ({@code graph-build} v1): the
+ *       max degree and construction search list the graph was built with ({@link #graphBuild}),
+ *       which a change of the collection's graph settings compares; absent in a raw segment and in
+ *       one written before it existed.
  * </ul>
  *
  * Graph ordinal {@code i} is segment ordinal {@code i}; the writer numbers the points in the
@@ -148,6 +152,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
    * split again, read once per search.
    */
   private volatile HotNodeCache nodeCache;
+
+  // the settings the graph was built with (DiskAnnFormat.BUILD_FILE); null: not recorded
+  private volatile int[] build;
 
   /** The records {@link #nodeCache} was built to hold; written only under the budget's lock. */
   private int nodeCacheFits;
@@ -394,6 +401,9 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               inMemory,
               settings);
       segment.vectors = vectors;
+      if (graph != null && graph.hasEdges()) {
+        segment.build = DiskAnnFormat.readBuild(io, dir);
+      }
       if (!inMemory && graph != null && graph.hasEdges()) {
         settings.nodeCache().join(segment);
       }
@@ -651,6 +661,32 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   @Override
   public boolean hasGraph() {
     return graph == null || graph.hasEdges();
+  }
+
+  /**
+   * As its build file says ({@link DiskAnnFormat#BUILD_FILE}); without one, the graph file's max
+   * degree and an unrecorded construction search list.
+   */
+  @Override
+  public GraphBuild graphBuild() {
+    if (graph == null || !graph.hasEdges()) {
+      return null;
+    }
+    int[] b = build;
+    return b == null ? new GraphBuild(graph.maxDegree(), 0) : new GraphBuild(b[0], b[1]);
+  }
+
+  @Override
+  public void recordBuildSearchList(FileIO io, int list) throws IOException {
+    if (graph == null || !graph.hasEdges() || build != null) {
+      return;
+    }
+    synchronized (this) {
+      if (build == null) {
+        DiskAnnFormat.writeBuild(io, dir, id, graph.maxDegree(), list);
+        build = new int[] {graph.maxDegree(), list};
+      }
+    }
   }
 
   /** 0 for a raw segment (its points are in no graph), else -1 as for any sealed segment. */

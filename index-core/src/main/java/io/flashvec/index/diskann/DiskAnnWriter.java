@@ -79,6 +79,10 @@ public final class DiskAnnWriter {
   // what the points have beyond the default dense vector, by input position (set by each build)
   private SegmentVectors.Collector extras;
 
+  // the settings the written graph was built with (DiskAnnFormat.BUILD_FILE); 0: not recorded
+  private int builtDegree;
+  private int builtList;
+
   /**
    * The dense fields (beside the points) a write bound to a value keeps; the values of other keys,
    * fields deleted from the collection, are dropped. Unbound: every field is kept. {@link
@@ -261,6 +265,7 @@ public final class DiskAnnWriter {
     if (w.dim == 0) {
       return w.intoTmp(() -> w.besideOnly(spec.sources(), spec.ords(), n));
     }
+    w.built(w.params.maxDegree(), w.params.buildSearchList());
     if (buildsInPartitions(n, w.dim, w.params.maxDegree(), memoryBytes)
         || partitionsForThreads(n, w.dim, w.distance, w.params, spec.pool(), memoryBytes)) {
       return w.intoTmp(
@@ -700,12 +705,19 @@ public final class DiskAnnWriter {
         n, entry, GraphFile.recordsPerPage(dim, maxDegree), Math.max(maxDegree, 1024), adj);
   }
 
+  /** The settings the graph this writer writes was built with, recorded in its build file. */
+  private void built(int maxDegree, int buildSearchList) {
+    this.builtDegree = maxDegree;
+    this.builtList = buildSearchList;
+  }
+
   /**
    * Writes the PQ file and the metadata next to a written graph file in {@code tmp}, fsyncs them
    * and renames {@code tmp} to {@code dir}. With an {@code order} (the graph file's, see {@link
    * PageOrder}) the codes, ids and payloads, given in input order, are rearranged alike in place,
    * and the order is written ({@link DiskAnnFormat#ORDER_FILE}) for the shard to map the input's
-   * points to their new ordinals.
+   * points to their new ordinals. The build file ({@link DiskAnnFormat#BUILD_FILE}) records the
+   * graph's settings when they are known ({@link #built}).
    */
   private void finish(int n, PqCodes codes, PointId[] ids, byte[][] payloads, int[] order)
       throws IOException {
@@ -722,6 +734,9 @@ public final class DiskAnnWriter {
       throws IOException {
     IntFunction<PointId> idAt = ids;
     IntFunction<byte[]> payloadAt = payloads;
+    if (builtList > 0) {
+      DiskAnnFormat.writeBuild(io, tmp, segmentId, builtDegree, builtList);
+    }
     if (order != null) {
       codes.permute(order);
       idAt = i -> ids.apply(order[i]);
@@ -795,6 +810,10 @@ public final class DiskAnnWriter {
       Files.createLink(graph, src.dir().resolve(DiskAnnFormat.GRAPH_FILE));
     } catch (UnsupportedOperationException | IOException e) {
       Files.copy(src.dir().resolve(DiskAnnFormat.GRAPH_FILE), graph);
+    }
+    var b = src.graphBuild();
+    if (b != null) {
+      built(b.maxDegree(), b.buildSearchList()); // the graph is the source's
     }
     checkCancelled();
     PqCodebook book = fittingOrTrained(null, n, src::vectorAt);
@@ -887,6 +906,7 @@ public final class DiskAnnWriter {
     }
     io.deleteTree(tmp);
     io.createDirectories(tmp);
+    built(g.maxDegree(), g.buildList());
     g.trimToMaxDegree();
     int[] order = pageOrder(n, Math.max(0, g.entry()), g.maxDegree(), g::neighbours);
     GraphFile.write(

@@ -239,6 +239,11 @@ public final class LiveGraph {
     return maxDegree;
   }
 
+  /** The construction search list (L, Qdrant's {@code ef_construct}). */
+  public int buildList() {
+    return buildList;
+  }
+
   /** The entry node of searches ({@code -1} while empty). */
   public int entry() {
     return size == 0 ? -1 : Math.min(entry, size - 1);

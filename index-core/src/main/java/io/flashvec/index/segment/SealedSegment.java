@@ -52,6 +52,40 @@ public interface SealedSegment extends Segment, Closeable {
    */
   default void indexFields(java.util.Map<String, io.flashvec.index.DenseVectorParams> fields) {}
 
+  /**
+   * The settings the primary vector's graph of this segment was built with.
+   *
+   * @param maxDegree the graph's max degree (twice Qdrant's {@code m})
+   * @param buildSearchList the construction search list (Qdrant's {@code ef_construct}); 0 when the
+   *     segment was written before it was recorded: then it is the collection's, since every change
+   *     of the collection's settings records it first ({@link #recordBuildSearchList})
+   */
+  record GraphBuild(int maxDegree, int buildSearchList) {
+
+    /**
+     * Whether a graph of these settings differs from one the collection's {@code maxDegree} and
+     * {@code buildSearchList} would build now.
+     */
+    public boolean differsFrom(int maxDegree, int buildSearchList) {
+      return this.maxDegree != maxDegree
+          || this.buildSearchList != 0 && this.buildSearchList != buildSearchList;
+    }
+  }
+
+  /**
+   * The settings this segment's graph of the primary vector was built with, or {@code null}: it has
+   * none (sealed raw, or no primary vector).
+   */
+  default GraphBuild graphBuild() {
+    return null;
+  }
+
+  /**
+   * Records durably, if the segment does not say yet, that its graph was built with construction
+   * search list {@code buildSearchList} (the collection's before a change of its graph settings).
+   */
+  default void recordBuildSearchList(FileIO io, int buildSearchList) throws IOException {}
+
   /** Durably writes the current deletion bits (at a WAL checkpoint). */
   void writeDeleted(FileIO io) throws IOException;
 

@@ -427,6 +427,7 @@ public final class Shard implements Closeable {
   private final ShardCompactor compactor;
   private final ShardReader reader;
   private final ShardWriter writer;
+  private final ShardParts parts;
   private final Wal wal;
 
   /** Writes received and not yet applied: waiting for the write lock or being applied. */
@@ -479,7 +480,7 @@ public final class Shard implements Closeable {
             options,
             dim,
             distance,
-            index,
+            new java.util.concurrent.atomic.AtomicReference<>(index),
             format,
             space,
             writeLock,
@@ -501,6 +502,7 @@ public final class Shard implements Closeable {
     this.reader = new ShardReader(dim, distance, segments, locations, payloadIndexes, scheduler);
     List<SealedSegment> sealed = pipeline.openSegments();
     this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader, multivectors);
+    this.parts = parts;
     segments.publish(sealed, List.of(writer.growing()), List.of());
     this.wal = writer.openWal(pipeline.checkpointSeq());
     applied.set(wal.lastSeq()); // every record recovered is applied
@@ -1238,6 +1240,43 @@ public final class Shard implements Closeable {
     for (SealedSegment s : segments.current().sealed()) {
       s.indexFields(keep);
     }
+  }
+
+  /**
+   * Before a change of the primary vector's graph settings is persisted: records in each sealed
+   * segment with a graph that does not say it yet ({@link SealedSegment#recordBuildSearchList}) the
+   * construction search list in force, which built it, so that after the change (and after a
+   * restart) every segment built with other settings is found and rebuilt.
+   */
+  public void recordGraphBuilds() throws java.io.IOException {
+    int list = parts.index().buildSearchList();
+    Snapshot snap = segments.acquire();
+    try {
+      for (SealedSegment s : snap.sealed()) {
+        s.recordBuildSearchList(io, list);
+      }
+    } finally {
+      snap.release();
+    }
+  }
+
+  /**
+   * The primary vector's graph settings changed (a collection update of {@code m} or {@code
+   * ef_construct}, persisted after {@link #recordGraphBuilds}): the segments written from now on
+   * (seals, merges) and the live graphs of new growing segments take {@code next}'s max degree and
+   * construction search list, and the compactor rebuilds, one at a time in the background, every
+   * sealed segment whose graph was built with other ones ({@link Optimizations#CONFIG_MISMATCH}).
+   * Searches go on meanwhile; the collection is yellow until the rebuilds are done.
+   */
+  public void graphParams(IndexParams next) {
+    IndexParams now = parts.index();
+    IndexParams p =
+        new IndexParams(
+            now.type(), next.maxDegree(), next.buildSearchList(), now.alpha(), now.pqSubspaces());
+    parts.indexRef().set(p);
+    format.graphParams(p);
+    writer.graphParams(p);
+    compactor.maybeSchedule();
   }
 
   public Wal wal() {

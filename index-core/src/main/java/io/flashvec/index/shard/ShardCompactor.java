@@ -1,5 +1,6 @@
 package io.flashvec.index.shard;
 
+import io.flashvec.index.IndexParams;
 import io.flashvec.index.Optimizations;
 import io.flashvec.index.diskann.PqTrainer;
 import io.flashvec.index.memory.MemoryLimits;
@@ -69,7 +70,12 @@ final class ShardCompactor {
     DELETED,
     MERGE,
     /** Rewrite one segment with the smaller PQ codes the memory budget allows now. */
-    RECODE
+    RECODE,
+    /**
+     * Build one segment's graph again: it was built with other graph settings ({@code m}, {@code
+     * ef_construct}) than the collection's now.
+     */
+    REBUILD
   }
 
   /** The segments one compaction replaces. */
@@ -265,7 +271,7 @@ final class ShardCompactor {
     return switch (reason) {
       case DELETED -> Optimizations.VACUUM;
       case MERGE -> Optimizations.MERGE;
-      case RECODE -> Optimizations.CONFIG_MISMATCH;
+      case RECODE, REBUILD -> Optimizations.CONFIG_MISMATCH;
     };
   }
 
@@ -433,6 +439,10 @@ final class ShardCompactor {
     for (SealedSegment d : disk) {
       segs.add(new TieredMergePolicy.Seg(d.size(), d.liveCount(), !d.hasGraph()));
     }
+    Plan rebuild = rebuild(disk);
+    if (rebuild != null) {
+      return rebuild;
+    }
     Plan recode = force ? null : recode(disk);
     if (recode != null) {
       return recode;
@@ -445,6 +455,30 @@ final class ShardCompactor {
     pick.sources().forEach(i -> sources.add(disk.get(i)));
     return new Plan(
         pick.kind() == TieredMergePolicy.Kind.DELETED ? Reason.DELETED : Reason.MERGE, sources);
+  }
+
+  /**
+   * The rebuild of a segment whose graph was built with other settings than the collection's now
+   * ({@link SealedSegment.GraphBuild#differsFrom}): the one with the fewest live points first, so
+   * the settings reach most segments soonest. {@code null} when every graph matches. A raw segment
+   * has no graph yet; its merge builds it with the settings in force.
+   */
+  Plan rebuild(List<SealedSegment> disk) {
+    IndexParams index = ctx.index();
+    if (ctx.dimension() == 0 || index.type().equals(IndexParams.FLAT) || pipeline.deferBuilds()) {
+      return null; // no graph, or index builds wait for a bulk load's end
+    }
+    SealedSegment best = null;
+    for (SealedSegment d : disk) {
+      SealedSegment.GraphBuild b = d.graphBuild();
+      if (b != null
+          && d.liveCount() > 0
+          && b.differsFrom(index.maxDegree(), index.buildSearchList())
+          && (best == null || d.liveCount() < best.liveCount())) {
+        best = d;
+      }
+    }
+    return best == null ? null : new Plan(Reason.REBUILD, List.of(best));
   }
 
   /**

@@ -13,14 +13,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * What the stages of one shard share: its directory and settings, and the state they hand each
  * other — the segment set, where each id lives, the payload indexes, the write lock, the background
  * jobs, the free-space guard and the record of optimizations. {@link Shard} creates it once and
- * gives it to each stage, which keeps the parts it uses.
+ * gives it to each stage, which keeps the parts it uses. The index parameters ({@link #index})
+ * change when a collection update sets the primary vector's {@code m} or {@code ef_construct}.
  */
 record ShardParts(
     Path dir,
     Shard.Options options,
     int dimension,
     Distance distance,
-    IndexParams index,
+    java.util.concurrent.atomic.AtomicReference<IndexParams> indexRef,
     SegmentFormat format,
     SpaceGuard space,
     ReentrantLock writeLock,
@@ -37,6 +38,7 @@ record ShardParts(
    * size the points held then allow.
    */
   IndexParams writeParams(long points) {
+    IndexParams index = index();
     MemoryLimits memory = options.memory();
     if (memory == null || index.pqSubspaces() > 0 || dimension == 0) {
       return index;
@@ -48,5 +50,10 @@ record ShardParts(
     }
     return new IndexParams(
         index.type(), index.maxDegree(), index.buildSearchList(), index.alpha(), bytes);
+  }
+
+  /** The collection's index parameters now. */
+  IndexParams index() {
+    return indexRef.get();
   }
 }

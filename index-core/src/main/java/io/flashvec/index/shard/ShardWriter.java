@@ -59,7 +59,9 @@ final class ShardWriter {
   private final Shard.Options options;
   private final SpaceGuard space;
   private final BackgroundJobs jobs;
-  private final LiveGraph.Params liveGraph;
+  // the live graph of the growing segments created from now on (null: none); a change of the
+  // collection's graph settings replaces it, the current growing segment keeps its own
+  private volatile LiveGraph.Params liveGraph;
   private final ReentrantLock writeLock;
   private final SegmentSet segments;
   private final IdLocations locations;
@@ -118,6 +120,18 @@ final class ShardWriter {
     this.compactor = compactor;
     this.reader = reader;
     this.growing = newGrowing();
+  }
+
+  /**
+   * The primary vector's graph settings of the growing segments created from now on: their live
+   * graphs take {@code next}'s max degree and construction search list. The current growing segment
+   * keeps its own; once sealed, its segment is rebuilt ({@link ShardCompactor}).
+   */
+  void graphParams(IndexParams next) {
+    LiveGraph.Params p = liveGraph;
+    if (p != null) {
+      liveGraph = new LiveGraph.Params(next.maxDegree(), next.buildSearchList(), p.alpha());
+    }
   }
 
   /** A new growing segment; with a live graph for the {@code diskann} and {@code hnsw} types. */

@@ -220,6 +220,86 @@ class ShardCompactionTest extends ShardContractTest {
     }
   }
 
+  private static List<SealedSegment.GraphBuild> graphBuilds(Shard s) {
+    List<SealedSegment.GraphBuild> out = new ArrayList<>();
+    for (SealedSegment seg : s.snapshot().sealed()) {
+      out.add(seg.graphBuild());
+    }
+    return out;
+  }
+
+  /**
+   * A change of the graph settings (a collection update of m and ef_construct) rebuilds in the
+   * background every sealed segment built with other ones, segments written before the build file
+   * existed included once the settings that built them are recorded; the segments sealed from then
+   * on take the new settings, the answers stay, and a reopen with them has nothing to rebuild.
+   */
+  @Test
+  void changedGraphSettingsRebuildTheSealedSegments() throws Exception {
+    Random r = random();
+    Distance d = Distance.COSINE;
+    Model m = new Model();
+    segmentsPerTier = 10;
+    SealedSegment.GraphBuild old =
+        new SealedSegment.GraphBuild(
+            IndexParams.DEFAULT.maxDegree(), IndexParams.DEFAULT.buildSearchList());
+    try (Shard s = open(d)) {
+      for (int i = 0; i < 3; i++) {
+        fill(r, d, s, m, 70, 0);
+        s.flush();
+        settle(s);
+      }
+      assertThat(graphBuilds(s)).isNotEmpty().containsOnly(old);
+    }
+    // segments written before their build was recorded: the graph file's degree, list unknown
+    try (Stream<Path> dirs = Files.list(tmp.resolve("shard").resolve("segments"))) {
+      for (Path dir : dirs.toList()) {
+        Files.delete(dir.resolve("graph-build.fvs"));
+      }
+    }
+    IndexParams next = new IndexParams(IndexParams.DISKANN, 24, 40, 1.2f, 0);
+    SealedSegment.GraphBuild nextBuild = new SealedSegment.GraphBuild(24, 40);
+    try (Shard s = open(d)) {
+      settle(s);
+      long before = s.compactionsDone();
+      assertThat(graphBuilds(s))
+          .containsOnly(new SealedSegment.GraphBuild(IndexParams.DEFAULT.maxDegree(), 0));
+      s.recordGraphBuilds();
+      assertThat(graphBuilds(s)).as("recorded before the change").containsOnly(old);
+      int sealed = graphBuilds(s).size();
+      s.graphParams(next);
+      settle(s);
+      assertThat(graphBuilds(s)).as("rebuilt").containsOnly(nextBuild);
+      assertThat(s.compactionsDone() - before).as("one rebuild per segment").isEqualTo(sealed);
+      assertHolds(s, d, m);
+      assertSearchMatchesBruteForce(r, s, d, m, 10);
+      fill(r, d, s, m, 70, 0.3);
+      s.flush();
+      settle(s);
+      assertThat(graphBuilds(s)).as("sealed after the change").containsOnly(nextBuild);
+    }
+    try (Shard s =
+        Shard.open(
+            tmp.resolve("shard"),
+            0,
+            DIM,
+            d,
+            next,
+            new Shard.Options(
+                sealThreshold(),
+                Wal.Options.defaults().withSegmentBytes(32 << 10),
+                io,
+                builds,
+                64,
+                compaction()))) {
+      settle(s);
+      assertThat(s.compactionsDone()).as("nothing left to rebuild").isZero();
+      assertThat(graphBuilds(s)).containsOnly(nextBuild);
+      assertHolds(s, d, m);
+      assertSearchMatchesBruteForce(r, s, d, m, 10);
+    }
+  }
+
   @Test
   void mergesSmallSegmentsAndRewritesDeletedOnes() throws Exception {
     Random r = random();
