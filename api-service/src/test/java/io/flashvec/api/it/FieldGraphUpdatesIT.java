@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flashvec.testing.Await;
 import io.flashvec.testing.TestSeeds;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Random;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import tools.jackson.databind.JsonNode;
@@ -40,9 +38,9 @@ class FieldGraphUpdatesIT extends OneServerPerClass {
             .append("{\"id\": ")
             .append(id)
             .append(", \"vector\": {\"img\": ")
-            .append(SparseVectorsIT.vec(gaussian(r, 4)))
+            .append(SparseVectorsIT.vec(ExactRecall.gaussian(r, 4)))
             .append(", \"txt\": ")
-            .append(SparseVectorsIT.vec(gaussian(r, 16)))
+            .append(SparseVectorsIT.vec(ExactRecall.gaussian(r, 16)))
             .append("}}");
       }
       ok(http.put("/collections/u/points?wait=true", sb.append("]}").toString()));
@@ -76,19 +74,19 @@ class FieldGraphUpdatesIT extends OneServerPerClass {
         .isEqualTo("{\"m\":8,\"ef_construct\":64}");
     assertThat(vectors.at("/txt/quantization_config").toString())
         .isEqualTo("{\"scalar\":{\"type\":\"int8\",\"quantile\":0.99}}");
-    checkSearches(r, "while or after the graphs are built again");
+    ExactRecall.check(http, "u", "txt", 16, r, "while or after the graphs are built again");
     awaitIndexed(2L * POINTS);
     Await.until(
         Duration.ofSeconds(120),
         "the graphs of the new settings written",
         () -> graphsWritten("m=8") > 0 && graphsWritten("m=8") == written);
-    checkSearches(r, "after the update");
+    ExactRecall.check(http, "u", "txt", 16, r, "after the update");
 
     server.restart();
     http = new Http(server.url());
     assertThat(http.get("/collections/u").result().at("/config/params/vectors")).isEqualTo(vectors);
     awaitIndexed(2L * POINTS);
-    checkSearches(r, "after a restart");
+    ExactRecall.check(http, "u", "txt", 16, r, "after a restart");
     assertThat(graphsWritten("m=8"))
         .as("the files of the new settings are read back, not built again")
         .isEqualTo(written);
@@ -115,7 +113,7 @@ class FieldGraphUpdatesIT extends OneServerPerClass {
                 .intValue())
         .isZero();
     awaitIndexed(POINTS);
-    checkSearches(r, "without a graph");
+    ExactRecall.check(http, "u", "txt", 16, r, "without a graph");
     ok(
         http.send(
             "PATCH",
@@ -125,7 +123,7 @@ class FieldGraphUpdatesIT extends OneServerPerClass {
         http.post(
             "/collections/u/points/query",
             "{\"query\": "
-                + SparseVectorsIT.vec(gaussian(r, 16))
+                + SparseVectorsIT.vec(ExactRecall.gaussian(r, 16))
                 + ", \"using\": \"txt\", \"limit\": 3}");
     assertThat(scan.status()).as(scan.raw()).isEqualTo(400);
     assertThat(scan.error()).contains("txt");
@@ -155,49 +153,6 @@ class FieldGraphUpdatesIT extends OneServerPerClass {
           return c.get("indexed_vectors_count").longValue() == expected
               && c.get("status").asString().equals("green");
         });
-  }
-
-  /** Searches of txt against exact ones (Qdrant's {@code exact}). */
-  private static void checkSearches(Random r, String when) {
-    int hits = 0;
-    for (int i = 0; i < 20; i++) {
-      float[] q = gaussian(r, 16);
-      Set<Long> exact = ids(query(q, true));
-      Set<Long> found = ids(query(q, false));
-      assertThat(found).as(when).hasSize(10);
-      found.retainAll(exact);
-      hits += found.size();
-    }
-    assertThat(hits / 200.0).as("recall@10 %s", when).isGreaterThanOrEqualTo(0.9);
-  }
-
-  private static JsonNode query(float[] q, boolean exact) {
-    Http.Response resp =
-        http.post(
-            "/collections/u/points/query",
-            "{\"query\": "
-                + SparseVectorsIT.vec(q)
-                + ", \"using\": \"txt\", \"limit\": 10, \"params\": {\"exact\": "
-                + exact
-                + "}}");
-    ok(resp);
-    return resp.result().get("points");
-  }
-
-  private static Set<Long> ids(JsonNode points) {
-    Set<Long> out = new HashSet<>();
-    for (JsonNode p : points) {
-      out.add(p.get("id").longValue());
-    }
-    return out;
-  }
-
-  private static float[] gaussian(Random r, int dim) {
-    float[] v = new float[dim];
-    for (int i = 0; i < dim; i++) {
-      v[i] = (float) r.nextGaussian();
-    }
-    return v;
   }
 
   private static void ok(Http.Response r) {

@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -63,7 +62,7 @@ class PrimaryGraphUpdatesIT extends OneServerPerClass {
     JsonNode hnsw = http.get("/collections/p").result().at("/config/hnsw_config");
     assertThat(hnsw.get("m").intValue()).isEqualTo(8);
     assertThat(hnsw.get("ef_construct").intValue()).isEqualTo(40);
-    checkSearches(r, "while the segments are rebuilt");
+    ExactRecall.check(http, "p", null, DIM, r, "while the segments are rebuilt");
     awaitGreen(3000);
     Await.until(
         Duration.ofSeconds(120),
@@ -75,7 +74,7 @@ class PrimaryGraphUpdatesIT extends OneServerPerClass {
     assertThat(done.get("completed").findValuesAsString("optimizer"))
         .as("%s", done)
         .contains("config_mismatch");
-    checkSearches(r, "after the rebuilds");
+    ExactRecall.check(http, "p", null, DIM, r, "after the rebuilds");
 
     upload(r, 3000, 3500);
     ok(http.post("/collections/p/flush", ""));
@@ -87,7 +86,7 @@ class PrimaryGraphUpdatesIT extends OneServerPerClass {
     assertThat(http.get("/collections/p").result().at("/config/hnsw_config")).isEqualTo(hnsw);
     awaitGreen(3500);
     assertThat(builds()).as("nothing rebuilt back at the restart").containsOnly(build(16, 40));
-    checkSearches(r, "after a restart");
+    ExactRecall.check(http, "p", null, DIM, r, "after a restart");
 
     // the collection's hnsw_config reaches the primary vector too
     ok(http.send("PATCH", "/collections/p", "{\"hnsw_config\": {\"ef_construct\": 60}}"));
@@ -100,7 +99,7 @@ class PrimaryGraphUpdatesIT extends OneServerPerClass {
         () -> "builds " + builds(),
         () -> Set.copyOf(builds()).equals(Set.of(build(16, 60))));
     awaitGreen(3500);
-    checkSearches(r, "after the second update");
+    ExactRecall.check(http, "p", null, DIM, r, "after the second update");
   }
 
   private static List<Integer> build(int maxDegree, int efConstruct) {
@@ -137,7 +136,7 @@ class PrimaryGraphUpdatesIT extends OneServerPerClass {
           .append("{\"id\": ")
           .append(id)
           .append(", \"vector\": ")
-          .append(SparseVectorsIT.vec(gaussian(r, DIM)))
+          .append(SparseVectorsIT.vec(ExactRecall.gaussian(r, DIM)))
           .append("}");
     }
     ok(http.put("/collections/p/points?wait=true", sb.append("]}").toString()));
@@ -159,49 +158,6 @@ class PrimaryGraphUpdatesIT extends OneServerPerClass {
           return c.get("indexed_vectors_count").longValue() == points
               && c.get("status").asString().equals("green");
         });
-  }
-
-  /** Searches against exact ones (Qdrant's {@code exact}). */
-  private static void checkSearches(Random r, String when) {
-    int hits = 0;
-    for (int i = 0; i < 20; i++) {
-      float[] q = gaussian(r, DIM);
-      Set<Long> exact = ids(query(q, true));
-      Set<Long> found = ids(query(q, false));
-      assertThat(found).as(when).hasSize(10);
-      found.retainAll(exact);
-      hits += found.size();
-    }
-    assertThat(hits / 200.0).as("recall@10 %s", when).isGreaterThanOrEqualTo(0.9);
-  }
-
-  private static JsonNode query(float[] q, boolean exact) {
-    Http.Response resp =
-        http.post(
-            "/collections/p/points/query",
-            "{\"query\": "
-                + SparseVectorsIT.vec(q)
-                + ", \"limit\": 10, \"params\": {\"exact\": "
-                + exact
-                + "}}");
-    ok(resp);
-    return resp.result().get("points");
-  }
-
-  private static Set<Long> ids(JsonNode points) {
-    Set<Long> out = new HashSet<>();
-    for (JsonNode p : points) {
-      out.add(p.get("id").longValue());
-    }
-    return out;
-  }
-
-  private static float[] gaussian(Random r, int dim) {
-    float[] v = new float[dim];
-    for (int i = 0; i < dim; i++) {
-      v[i] = (float) r.nextGaussian();
-    }
-    return v;
   }
 
   private static void ok(Http.Response r) {
