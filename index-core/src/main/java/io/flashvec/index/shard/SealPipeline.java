@@ -80,6 +80,11 @@ final class SealPipeline {
   private final BackgroundJobs jobs;
   private final OptimizationTracker tracker;
   private Runnable onInstall = () -> {};
+
+  /** Installs whose {@link #onInstall} has not run yet. */
+  private final java.util.concurrent.atomic.AtomicInteger installing =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   private final ArrayDeque<Pending> pending = new ArrayDeque<>(); // guarded by writeLock
   private long checkpointSeq; // guarded by writeLock
   private Wal wal; // set by start, before any build
@@ -317,6 +322,9 @@ final class SealPipeline {
     try {
       if (!builds()) {
         return false;
+      }
+      if (installing.get() > 0) {
+        return true;
       }
       for (Pending p : pending) {
         if (p.segment().state() == Segment.State.INDEXING) {
@@ -730,6 +738,7 @@ final class SealPipeline {
    */
   private void install(Pending p, SealedSegment built, int[] liveOrds) throws IOException {
     GrowingSegment f = p.segment();
+    boolean counted = false;
     writeLock.lock();
     try {
       if (jobs.closed()) {
@@ -761,6 +770,10 @@ final class SealPipeline {
       }
       segments.dropRetired();
       payloadIndexes.drop(f);
+      // still indexing until the compactor has looked for work (onInstall): a shard that is
+      // neither indexing nor compacting in between would be reported green, or settled, early
+      installing.incrementAndGet();
+      counted = true;
       if (pending.remove(p)) {
         pendingOwes.addAndGet(-p.owes());
       }
@@ -768,10 +781,22 @@ final class SealPipeline {
       sealRoom.signalAll();
       io.crashPoint(CrashPoint.SEGMENT_INSTALLED);
       checkpointAfterInstall(p.sealSeq(), "seal");
+    } catch (Throwable t) {
+      if (counted) {
+        installing.decrementAndGet();
+        counted = false;
+      }
+      throw t;
     } finally {
       writeLock.unlock();
     }
-    onInstall.run();
+    try {
+      onInstall.run();
+    } finally {
+      if (counted) {
+        installing.decrementAndGet();
+      }
+    }
   }
 
   /**

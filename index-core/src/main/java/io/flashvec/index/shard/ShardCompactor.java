@@ -94,6 +94,7 @@ final class ShardCompactor {
   private final ReentrantLock lock = new ReentrantLock();
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final AtomicInteger requested = new AtomicInteger();
+  private final AtomicInteger passes = new AtomicInteger();
   private final AtomicLong done = new AtomicLong();
   private volatile Set<Integer> running = Set.of();
   private volatile int targetSegments;
@@ -175,8 +176,15 @@ final class ShardCompactor {
     try {
       ex.execute(
           () -> {
-            scheduled.set(false);
-            runAll(false);
+            // busy throughout: counted before the scheduled flag drops, so that no moment between
+            // the two reads as idle (a newer maybeSchedule may then queue the next pass)
+            passes.incrementAndGet();
+            try {
+              scheduled.set(false);
+              runAll(false);
+            } finally {
+              passes.decrementAndGet();
+            }
           });
     } catch (RuntimeException e) {
       scheduled.set(false); // executor shut down: the server is stopping
@@ -211,7 +219,7 @@ final class ShardCompactor {
   }
 
   boolean busy() {
-    return scheduled.get() || requested.get() > 0 || lock.isLocked();
+    return scheduled.get() || passes.get() > 0 || requested.get() > 0 || lock.isLocked();
   }
 
   /**
