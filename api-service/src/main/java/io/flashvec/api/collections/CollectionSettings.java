@@ -914,6 +914,17 @@ final class CollectionSettings {
    */
   static IndexParams primaryIndexUpdate(JsonNode body, CollectionConfig config) {
     if (!config.hasPrimary() || config.primaryRetired()) {
+      JsonNode h = body.get("hnsw_config");
+      if (!absent(h)
+          && h.isObject()
+          && !graphDiff(h, config.index(), "hnsw_config.").equals(config.index())) {
+        // nothing would take it: refused rather than stored and ignored
+        throw refused(
+            "hnsw_config",
+            h,
+            "changes no graph: the collection has no primary dense vector; a named vector takes"
+                + " its own hnsw_config under vectors");
+      }
       return null;
     }
     IndexParams now = config.index();

@@ -398,7 +398,11 @@ public class CollectionsController {
       service.changeVectors(
           name,
           c -> {
-            CollectionConfig next = primaryIndex == null ? c : c.withIndex(primaryIndex);
+            // the diff applied to the config as it is now, so that concurrent updates of m and of
+            // ef_construct both hold
+            IndexParams now =
+                primaryIndex == null ? null : CollectionSettings.primaryIndexUpdate(json, c);
+            CollectionConfig next = now == null ? c : c.withIndex(now);
             for (Map.Entry<String, FieldIndex> e : indexes.entrySet()) {
               next = next.withDenseIndex(e.getKey(), e.getValue());
             }

@@ -402,7 +402,17 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
               settings);
       segment.vectors = vectors;
       if (graph != null && graph.hasEdges()) {
-        segment.build = DiskAnnFormat.readBuild(io, dir);
+        try {
+          segment.build = DiskAnnFormat.readBuild(io, dir);
+        } catch (IOException | RuntimeException e) {
+          // derived data: the segment opens, and counts as built with settings of its own, so the
+          // compactor rebuilds it and writes the file anew
+          LOG.warn(
+              "graph build file unreadable; the segment's graph is rebuilt [dir={}]: {}",
+              dir,
+              e.toString());
+          segment.build = new int[] {graph.maxDegree(), -1};
+        }
       }
       if (!inMemory && graph != null && graph.hasEdges()) {
         settings.nodeCache().join(segment);

@@ -810,6 +810,24 @@ final class SealPipeline {
    * @param built the new segment, or {@code null} when no source had a live point left
    * @return false if the shard was closed meanwhile (the new segment is then discarded)
    */
+  /**
+   * A recode keeps its source's graph but may have started before the source recorded the settings
+   * it was built with (a change of the graph settings records them first): the new segment then
+   * says nothing, which reads as built with the collection's new settings, and would never be
+   * rebuilt. At the install (write lock held, so after any such record) it takes the source's.
+   */
+  private void carryGraphBuild(SealedSegment source, SealedSegment built) throws IOException {
+    SealedSegment.GraphBuild mine = built.graphBuild();
+    SealedSegment.GraphBuild theirs = source.graphBuild();
+    if (mine != null
+        && theirs != null
+        && mine.buildSearchList() == 0
+        && theirs.buildSearchList() != 0
+        && mine.maxDegree() == theirs.maxDegree()) {
+      built.recordBuildSearchList(io, theirs.buildSearchList());
+    }
+  }
+
   boolean installCompaction(List<SealedSegment> sources, List<int[]> ords, SealedSegment built)
       throws IOException {
     int[] order = built == null ? null : built.buildOrder(io);
@@ -840,6 +858,9 @@ final class SealPipeline {
         } else {
           sealed.add(s);
         }
+      }
+      if (built != null && sources.size() == 1) {
+        carryGraphBuild(sources.getFirst(), built);
       }
       // sealed points have no entries: the new segment finds its ids itself
       segments.publish(sealed, snap.memory(), List.copyOf(sources));

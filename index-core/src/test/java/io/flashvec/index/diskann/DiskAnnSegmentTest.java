@@ -444,6 +444,34 @@ class DiskAnnSegmentTest {
   }
 
   @Test
+  void anUnreadableGraphBuildFileOpensTheSegmentForARebuild() throws IOException {
+    Random r = TestSeeds.random("diskann-build-file");
+    float[][] data = latent(r, 300, DIM);
+    Path dir = tmp.resolve("seg");
+    DiskAnnWriter.write(
+        FileIO.DEFAULT,
+        dir,
+        2,
+        source(data, Distance.EUCLID),
+        all(300),
+        Distance.EUCLID,
+        IndexParams.DEFAULT);
+    int degree = IndexParams.DEFAULT.maxDegree();
+    int list = IndexParams.DEFAULT.buildSearchList();
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 2, 100)) {
+      assertThat(seg.graphBuild().differsFrom(degree, list)).isFalse();
+    }
+    // the file is derived data: damaged, it must not make the segment (and its shard) unopenable
+    java.nio.file.Files.write(dir.resolve(DiskAnnFormat.BUILD_FILE), new byte[] {1, 2, 3});
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, dir, 2, 100)) {
+      assertThat(seg.size()).isEqualTo(300);
+      assertThat(seg.graphBuild().differsFrom(degree, list))
+          .as("counts as built with other settings, so the compactor rebuilds it")
+          .isTrue();
+    }
+  }
+
+  @Test
   void deletedPointsAreNeverReturnedAndSurviveReopen() throws IOException {
     Random r = TestSeeds.random("diskann-delete");
     float[][] data = latent(r, 500, DIM);
