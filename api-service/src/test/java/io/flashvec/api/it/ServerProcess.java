@@ -85,11 +85,23 @@ public final class ServerProcess implements AutoCloseable {
     this.extraArgs = List.of(extraArgs);
   }
 
+  /** Ports {@link #freePort} handed out in this JVM: the kernel may offer a closed one again. */
+  private static final java.util.Set<Integer> HANDED_OUT =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /**
+   * A loopback port free now and not handed out before in this JVM: a test that takes two (a node's
+   * HTTP and gRPC ports) before either is bound must not get the same one twice.
+   */
   static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    while (true) {
+      try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        if (HANDED_OUT.add(s.getLocalPort())) {
+          return s.getLocalPort();
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
   }
 
