@@ -183,10 +183,9 @@ public final class DiskAnnWriter {
    */
   public static boolean buildsInPartitions(int points, int dim, int maxDegree, long memoryBytes) {
     return points > 0
-        && (!PartitionedGraphBuilder.fitsInMemory(points, dim, maxDegree, memoryBytes)
-            || PartitionedGraphBuilder.bytesPerPoint(dim, maxDegree) * points
-                    + trainingBytes(points, dim)
-                > memoryBytes);
+        && PartitionedGraphBuilder.bytesPerPoint(dim, maxDegree) * points
+                + trainingBytes(points, dim)
+            > memoryBytes;
   }
 
   /**
