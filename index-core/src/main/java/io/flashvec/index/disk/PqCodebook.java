@@ -1,5 +1,9 @@
 package io.flashvec.index.disk;
 
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentHashMap;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -110,6 +114,89 @@ public final class PqCodebook {
           transposed[co + i * k + cc] = codebooks[co + cc * sizes[s] + i];
         }
       }
+    }
+  }
+
+  /**
+   * A codebook of these contents ({@link #PqCodebook(int, int, float[], int[], float[], float[])}),
+   * the same object as a live one of equal contents: consecutive seals of a shard share their
+   * codebook (ADR 0047), and a shard of a hundred segments would otherwise hold a hundred copies of
+   * it (about 250 KB each at 96 dimensions: the centroids twice, the rotation in two precisions).
+   * Process-wide and weak: a codebook no segment holds any more is collected.
+   */
+  public static PqCodebook shared(
+      int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
+    Contents key = new Contents(k, dim, centroid, sizes, codebooks, rotation);
+    for (Object gone; (gone = SHARED_GONE.poll()) != null; ) {
+      Shared ref = (Shared) gone;
+      SHARED.remove(ref.key, ref);
+    }
+    Shared ref = SHARED.get(key);
+    PqCodebook book = ref == null ? null : ref.get();
+    if (book != null) {
+      return book;
+    }
+    PqCodebook made = new PqCodebook(k, dim, centroid, sizes, codebooks, rotation);
+    while (true) {
+      Shared mine = new Shared(key, made);
+      Shared theirs = SHARED.putIfAbsent(key, mine);
+      if (theirs == null) {
+        return made;
+      }
+      PqCodebook other = theirs.get();
+      if (other != null) {
+        return other;
+      }
+      SHARED.remove(key, theirs);
+    }
+  }
+
+  /** Live shared codebooks by contents ({@link #shared}). */
+  private static final ConcurrentHashMap<Contents, Shared> SHARED = new ConcurrentHashMap<>();
+
+  private static final ReferenceQueue<PqCodebook> SHARED_GONE = new ReferenceQueue<>();
+
+  /** How many distinct shared codebooks are live (for tests). */
+  static int sharedCount() {
+    return SHARED.size();
+  }
+
+  private static final class Shared extends WeakReference<PqCodebook> {
+    final Contents key;
+
+    Shared(Contents key, PqCodebook book) {
+      super(book, SHARED_GONE);
+      this.key = key;
+    }
+  }
+
+  /** A codebook's defining arrays, compared by value. */
+  private record Contents(
+      int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Contents c
+          && k == c.k
+          && dim == c.dim
+          && Arrays.equals(sizes, c.sizes)
+          && Arrays.equals(centroid, c.centroid)
+          && Arrays.equals(codebooks, c.codebooks)
+          && Arrays.equals(rotation, c.rotation);
+    }
+
+    @Override
+    public int hashCode() {
+      int h = 31 * k + dim;
+      h = 31 * h + Arrays.hashCode(sizes);
+      h = 31 * h + Arrays.hashCode(centroid);
+      h = 31 * h + Arrays.hashCode(codebooks);
+      return 31 * h + Arrays.hashCode(rotation);
+    }
+
+    @Override
+    public String toString() {
+      return "Contents[k=" + k + ", dim=" + dim + ", subspaces=" + sizes.length + "]";
     }
   }
 

@@ -233,7 +233,7 @@ public final class PqCodes {
       b.position(b.position() + 4 * books.length);
       byte[] codes = new byte[Math.multiplyExact(count, m)];
       b.get(codes);
-      return new PqCodes(new PqCodebook(k, dim, centroid, sizes, books, rotation), count, codes);
+      return new PqCodes(PqCodebook.shared(k, dim, centroid, sizes, books, rotation), count, codes);
     } catch (RuntimeException e) {
       if (e instanceof CorruptFileException c) {
         throw c;

@@ -10,11 +10,13 @@ import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SparseVector;
 import io.flashvec.index.UnavailableException;
+import io.flashvec.index.disk.PqCodebook;
 import io.flashvec.index.filter.FilterEvaluator;
 import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.LiveGraph;
+import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.DiskFullException;
@@ -24,7 +26,9 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -250,16 +254,35 @@ final class ShardWriter {
     if (memory == null) {
       return;
     }
-    long bytes = locations.memoryBytes();
+    List<Segment> current = segments.current().segments();
     long points = 0;
-    for (Segment s : segments.current().segments()) {
-      if (s.onDisk()) {
-        bytes += s.heapBytes();
-      }
+    for (Segment s : current) {
       points += s.liveCount();
     }
     memory.points(this, points);
-    memory.checkResident(this, bytes, what);
+    memory.checkResident(this, locations.memoryBytes() + residentBytes(current), what);
+  }
+
+  /**
+   * The heap that the on-disk {@code segments} hold ({@link Segment#heapBytes}), a codebook that
+   * consecutive seals share (one object, {@link PqCodebook#shared}) counted once, not once for each
+   * of its segments.
+   */
+  static long residentBytes(List<Segment> segments) {
+    long bytes = 0;
+    Set<PqCodebook> books = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (Segment s : segments) {
+      if (s.onDisk()) {
+        bytes += s.heapBytes();
+        if (s instanceof SealedSegment sealed) {
+          PqCodebook book = sealed.codebook();
+          if (book != null && !books.add(book)) {
+            bytes -= book.memoryBytes();
+          }
+        }
+      }
+    }
+    return bytes;
   }
 
   /**

@@ -10,9 +10,11 @@ import io.flashvec.index.InsufficientMemoryException;
 import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Searches;
+import io.flashvec.index.disk.PqCodebook;
 import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.segment.GrowingSegment;
+import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.Segment;
 import io.flashvec.storage.CrashPoint;
 import io.flashvec.storage.FileIO;
@@ -200,6 +202,37 @@ class ShardMemoryLimitsTest {
       assertThat(a.get(PointId.of(1), false, true)).isNotNull();
     }
     assertThat(memory.residentTotal()).as("a closed shard holds nothing").isZero();
+  }
+
+  /**
+   * Consecutive seals share their codebook: the segments read back from their files hold one
+   * object, and the resident index counts it once.
+   */
+  @Test
+  void aCodebookSharedBySealsIsHeldAndCountedOnce() throws Exception {
+    MemoryLimits unlimited = new MemoryLimits(1L << 40, 1L << 40, 1L << 30, 1L << 30);
+    // live graphs built as points arrive: each seal writes its graph with the newest codebook
+    Shard.Options options = residentOptions(unlimited).withLiveIndexer(Runnable::run);
+    try (Shard a = open("shared-codebook", options)) {
+      Random r = TestSeeds.random("shard-memory-limits-shared-codebook");
+      upsert(a, r, 500);
+      upsert(a, r, 500);
+      upsert(a, r, 1);
+      List<Segment> segments = a.snapshot().segments();
+      List<SealedSegment> sealed = new ArrayList<>();
+      long heap = 0;
+      for (Segment s : segments) {
+        if (s.onDisk()) {
+          sealed.add((SealedSegment) s);
+          heap += s.heapBytes();
+        }
+      }
+      assertThat(sealed).hasSize(2);
+      PqCodebook book = sealed.get(0).codebook();
+      assertThat(book).isNotNull();
+      assertThat(sealed.get(1).codebook()).isSameAs(book);
+      assertThat(ShardWriter.residentBytes(segments)).isEqualTo(heap - book.memoryBytes());
+    }
   }
 
   /**

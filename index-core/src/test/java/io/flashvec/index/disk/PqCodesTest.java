@@ -1,0 +1,54 @@
+package io.flashvec.index.disk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flashvec.storage.FileIO;
+import java.io.IOException;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PqCodesTest {
+
+  @TempDir Path tmp;
+
+  private static PqCodebook book(float shift) {
+    return new PqCodebook(
+        2,
+        4,
+        new float[] {shift, 0, 0, 0},
+        new int[] {2, 2},
+        new float[] {1, 0, 0, 1, 2, 2, -1, -1});
+  }
+
+  /** Segments sealed with one codebook share it in memory once their files are read back. */
+  @Test
+  void filesOfEqualCodebooksShareOneInMemory() throws IOException {
+    Path a = tmp.resolve("a.fvs");
+    Path b = tmp.resolve("b.fvs");
+    Path c = tmp.resolve("c.fvs");
+    new PqCodes(book(0.5f), 2, new byte[] {0, 1, 1, 0}).write(FileIO.DEFAULT, a, 1);
+    new PqCodes(book(0.5f), 3, new byte[] {1, 1, 0, 0, 1, 0}).write(FileIO.DEFAULT, b, 2);
+    new PqCodes(book(0.25f), 2, new byte[] {0, 1, 1, 0}).write(FileIO.DEFAULT, c, 3);
+
+    PqCodes ra = PqCodes.read(FileIO.DEFAULT, a, 1);
+    PqCodes rb = PqCodes.read(FileIO.DEFAULT, b, 2);
+    PqCodes rc = PqCodes.read(FileIO.DEFAULT, c, 3);
+
+    assertThat(rb.codebook()).isSameAs(ra.codebook());
+    assertThat(rc.codebook()).as("another centroid, another codebook").isNotSameAs(ra.codebook());
+    // the codes stay each segment's own
+    assertThat(ra.count()).isEqualTo(2);
+    assertThat(rb.count()).isEqualTo(3);
+    float[] table = ra.newTable();
+    float[] scratch = new float[4];
+    float[] got = new float[3];
+    rb.fillTable(new float[] {1, 0, 0, 0}, true, table, scratch);
+    rb.distances(table, new int[] {0, 1, 2}, 3, got);
+    float[] alone = new float[3];
+    PqCodes own = new PqCodes(book(0.5f), 3, new byte[] {1, 1, 0, 0, 1, 0});
+    own.fillTable(new float[] {1, 0, 0, 0}, true, table, scratch);
+    own.distances(table, new int[] {0, 1, 2}, 3, alone);
+    assertThat(got).containsExactly(alone);
+  }
+}
