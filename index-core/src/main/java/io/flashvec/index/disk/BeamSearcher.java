@@ -39,9 +39,9 @@ import java.util.function.IntPredicate;
  * from it instead of the mapping, and neither checked for residency nor prefetched. Without PQ
  * codes (the in-memory {@code hnsw} comparison type) neighbours are scored exactly. Nodes rejected
  * by the {@code accept} predicate (deleted, or filtered out) are traversed but never returned. Not
- * thread-safe: one searcher per thread, reused across queries (its scratch is sized to the graph: a
- * visited stamp per node up to {@link #MAX_STAMPED_NODES} nodes, above that a {@link VisitedSet}
- * sized by what a search visits).
+ * thread-safe: one searcher per thread, reused across queries (its scratch: a visited bit per node
+ * while the bits take at most twice the memory of a {@link VisitedSet} sized by what a search
+ * visits, else that set).
  */
 public final class BeamSearcher {
 
@@ -57,18 +57,22 @@ public final class BeamSearcher {
   private final MemorySegment seg;
 
   /**
-   * Graphs up to this many nodes keep a visited stamp per node; larger ones a {@link VisitedSet},
-   * so a pooled searcher's memory stays bounded by what a search visits (4 MiB of stamps here).
+   * Graphs up to this many nodes may keep a visited bit per node ({@link #bitsFor}); larger ones a
+   * {@link VisitedSet}, so a pooled searcher's memory is bounded by what a search visits, not by
+   * its graph.
    */
-  static final int MAX_STAMPED_NODES = 1 << 20;
+  static final int MAX_BIT_NODES = 1 << 24;
 
   /** Ordinals a PQ scan scores per batch at least (a neighbour list's worth when larger). */
   static final int SCAN_BLOCK = 256;
 
-  /** A visited stamp per node (graphs up to {@link #MAX_STAMPED_NODES}), else null. */
-  private final int[] stamp;
+  /** A visited bit per node ({@link #bitsFor}), else null. */
+  private final long[] bits;
 
-  private int epoch;
+  /** The words of {@link #bits} the current search set, to clear them for the next. */
+  private int[] bitWords = new int[0];
+
+  private int bitWordCount;
 
   /** The visited nodes of larger graphs, else null. */
   private final VisitedSet visitedSet;
@@ -146,20 +150,21 @@ public final class BeamSearcher {
   }
 
   public BeamSearcher(GraphFile g, PqCodes pq, boolean euclid) {
-    this(g, pq, euclid, MAX_STAMPED_NODES);
+    this(g, pq, euclid, MAX_BIT_NODES);
   }
 
-  /** As above; graphs of more than {@code maxStampedNodes} nodes use a {@link VisitedSet}. */
-  BeamSearcher(GraphFile g, PqCodes pq, boolean euclid, int maxStampedNodes) {
+  /** As above; graphs of more than {@code maxBitNodes} nodes use a {@link VisitedSet}. */
+  BeamSearcher(GraphFile g, PqCodes pq, boolean euclid, int maxBitNodes) {
     this.g = g;
     this.pq = pq;
     this.euclid = euclid;
     this.dim = g.dimension();
     this.seg = g.segment();
-    boolean stamped = g.count() <= maxStampedNodes;
-    this.stamp = stamped ? new int[g.count()] : null;
     // a search at the default list of 100 visits at most about 100 × maxDegree nodes
-    this.visitedSet = stamped ? null : new VisitedSet(100 * g.maxDegree());
+    int visits = 100 * g.maxDegree();
+    boolean bitted = bitsFor(g.count(), visits, maxBitNodes);
+    this.bits = bitted ? new long[(g.count() + 63) >>> 6] : null;
+    this.visitedSet = bitted ? null : new VisitedSet(visits);
     this.table = pq == null ? null : pq.newTable();
     this.centered = new float[pq == null ? dim : pq.codebook().scratchLength()];
     // a neighbour list, or a block of a PQ scan (raw files have no neighbours)
@@ -175,6 +180,19 @@ public final class BeamSearcher {
     this.unitBytes = rb <= PAGE ? PAGE : (rb + PAGE - 1) / PAGE * PAGE;
     this.resIds = new int[16];
     this.resDist = new float[16];
+  }
+
+  /**
+   * Whether a searcher of a graph of {@code nodes} keeps a bit per node rather than a set of the
+   * about {@code visits} nodes a search visits: while the bits take at most twice the set's memory
+   * (2M nodes at degree 64). A segment pools a searcher for each concurrent search, so what a
+   * searcher holds for its graph is multiplied by the cores: a stamp per node (an int) made 32
+   * concurrent searches of a 1M-point segment hold 128 MiB beside its 16–32 MB of codes; bits hold
+   * 4 MiB, and the set's table does not grow with the graph. Per search (one thread, warm, 96-d):
+   * the bits as fast as the stamps, the set 5–8% slower (see {@code docs/benchmarks/scale.md}).
+   */
+  static boolean bitsFor(int nodes, int visits, int maxBitNodes) {
+    return nodes <= maxBitNodes && ((nodes + 63L) >>> 6) * 8 <= 2 * VisitedSet.bytesFor(visits);
   }
 
   private void startResults(int k) {
@@ -540,11 +558,10 @@ public final class BeamSearcher {
     }
     int cap = Math.max(searchList, k);
     ensureCandidates(cap);
-    if (stamp == null) {
+    if (bits == null) {
       visitedSet.clear();
-    } else if (++epoch == 0) {
-      Arrays.fill(stamp, 0);
-      epoch = 1;
+    } else {
+      clearBits();
     }
     if (pq != null) {
       pq.fillTable(q, euclid, table, centered);
@@ -559,24 +576,47 @@ public final class BeamSearcher {
     return cap;
   }
 
+  /** Clears the words of {@link #bits} the last search set (all of them when it set many). */
+  private void clearBits() {
+    if (bitWordCount > bits.length >>> 3) {
+      Arrays.fill(bits, 0L);
+    } else {
+      for (int i = 0; i < bitWordCount; i++) {
+        bits[bitWords[i]] = 0L;
+      }
+    }
+    bitWordCount = 0;
+  }
+
   /** Marks {@code v} visited; returns whether it was not yet. */
   private boolean firstVisit(int v) {
-    if (stamp == null) {
+    if (bits == null) {
       return visitedSet.add(v);
     }
-    if (stamp[v] == epoch) {
+    int w = v >>> 6;
+    long word = bits[w];
+    long bit = 1L << v;
+    if ((word & bit) != 0) {
       return false;
     }
-    stamp[v] = epoch;
+    if (word == 0) {
+      if (bitWordCount == bitWords.length) {
+        bitWords =
+            Arrays.copyOf(bitWords, Math.min(bits.length, Math.max(64, 2 * bitWords.length)));
+      }
+      bitWords[bitWordCount++] = w;
+    }
+    bits[w] = word | bit;
     return true;
   }
 
   /**
-   * Bytes of this searcher's visited nodes (stamps or the set) and of its read buffers, for memory
+   * Bytes of this searcher's visited nodes (bits or the set) and of its read buffers, for memory
    * accounting.
    */
   public long visitedBytes() {
-    return (stamp == null ? visitedSet.memoryBytes() : 4L * stamp.length) + ioBuf.byteSize();
+    return (bits == null ? visitedSet.memoryBytes() : 8L * bits.length + 4L * bitWords.length)
+        + ioBuf.byteSize();
   }
 
   private void scoreBatch(float[] q, int count) {

@@ -23,11 +23,20 @@ final class VisitedSet {
 
   /** A set that holds {@code expected} ordinals before it first grows. */
   VisitedSet(int expected) {
-    int cap = Integer.highestOneBit(Math.max(16, expected) * 2 - 1) << 1;
+    int cap = capacityFor(expected);
     keys = new int[cap];
     gens = new int[cap];
     mask = cap - 1;
     shift = 32 - Integer.numberOfTrailingZeros(cap);
+  }
+
+  private static int capacityFor(int expected) {
+    return Integer.highestOneBit(Math.max(16, expected) * 2 - 1) << 1;
+  }
+
+  /** Heap bytes of a new set for {@code expected} ordinals ({@link #memoryBytes}). */
+  static long bytesFor(int expected) {
+    return 8L * capacityFor(expected);
   }
 
   /** Empties the set (one increment; the table is wiped once every 2^32 clears). */

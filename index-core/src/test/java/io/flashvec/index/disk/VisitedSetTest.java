@@ -13,6 +13,8 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 @ExtendWith(TestSeeds.Reporter.class)
 class VisitedSetTest {
@@ -44,10 +46,28 @@ class VisitedSetTest {
     }
   }
 
+  /**
+   * Bits while they take at most twice the set's table, so a searcher never grows with its graph.
+   */
   @Test
-  void aSearcherWithTheSetFindsWhatOneWithStampsFinds() throws IOException {
-    Random r = TestSeeds.random("visited-set-search");
-    int n = 3000;
+  void aSearcherKeepsBitsOnlyWhileTheyTakeLittleMoreThanTheSet() {
+    int visits = 100 * 64;
+    long set = VisitedSet.bytesFor(visits);
+    assertThat(set).isEqualTo(8L * 16384);
+    assertThat(BeamSearcher.bitsFor(2 * 1024 * 1024, visits, BeamSearcher.MAX_BIT_NODES)).isTrue();
+    assertThat(BeamSearcher.bitsFor(2 * 1024 * 1024 + 64, visits, BeamSearcher.MAX_BIT_NODES))
+        .isFalse();
+    assertThat(BeamSearcher.bitsFor(1000, visits, 999)).isFalse();
+  }
+
+  /**
+   * The same results and costs with a bit per node and with the set; 200,000 nodes so that a search
+   * clears only the words it set, 3,000 so that one clears them all.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {3000, 200_000})
+  void aSearcherWithTheSetFindsWhatOneWithBitsFinds(int n) throws IOException {
+    Random r = TestSeeds.random("visited-set-search-" + n);
     int dim = 8;
     int degree = 12;
     float[][] v = new float[n][dim];
@@ -84,7 +104,7 @@ class VisitedSetTest {
           }
         });
     try (GraphFile g = GraphFile.open(FileIO.DEFAULT, p, false)) {
-      BeamSearcher stamped = new BeamSearcher(g, null, true);
+      BeamSearcher bitted = new BeamSearcher(g, null, true);
       BeamSearcher hashed = new BeamSearcher(g, null, true, 0);
       SearchStats a = new SearchStats();
       SearchStats b = new SearchStats();
@@ -93,14 +113,14 @@ class VisitedSetTest {
         query[0] += 0.1f;
         int list = 10 + r.nextInt(300); // past the set's first size: it grows
         int beam = 1 + (q % 4);
-        stamped.search(query, 10, list, beam, false, null, a);
+        bitted.search(query, 10, list, beam, false, null, a);
         hashed.search(query, 10, list, beam, false, null, b);
-        assertThat(hashed.resultCount()).isEqualTo(stamped.resultCount());
-        for (int i = 0; i < stamped.resultCount(); i++) {
-          assertThat(hashed.resultOrdinal(i)).isEqualTo(stamped.resultOrdinal(i));
+        assertThat(hashed.resultCount()).isEqualTo(bitted.resultCount());
+        for (int i = 0; i < bitted.resultCount(); i++) {
+          assertThat(hashed.resultOrdinal(i)).isEqualTo(bitted.resultOrdinal(i));
           // up to the last bits: interpreted and compiled Vector API kernels sum differently
           assertThat(hashed.resultDistance(i))
-              .isCloseTo(stamped.resultDistance(i), org.assertj.core.data.Offset.offset(1e-4f));
+              .isCloseTo(bitted.resultDistance(i), org.assertj.core.data.Offset.offset(1e-4f));
         }
       }
       assertThat(b.visited).isEqualTo(a.visited);
