@@ -2,8 +2,11 @@ package io.flashvec.index.disk;
 
 import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -126,78 +129,84 @@ public final class PqCodebook {
    */
   public static PqCodebook shared(
       int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
-    Contents key = new Contents(k, dim, centroid, sizes, codebooks, rotation);
-    for (Object gone; (gone = SHARED_GONE.poll()) != null; ) {
-      Shared ref = (Shared) gone;
-      SHARED.remove(ref.key, ref);
-    }
-    Shared ref = SHARED.get(key);
-    PqCodebook book = ref == null ? null : ref.get();
-    if (book != null) {
-      return book;
-    }
-    PqCodebook made = new PqCodebook(k, dim, centroid, sizes, codebooks, rotation);
-    while (true) {
-      Shared mine = new Shared(key, made);
-      Shared theirs = SHARED.putIfAbsent(key, mine);
-      if (theirs == null) {
-        return made;
+    int hash = contentHash(k, dim, centroid, sizes, codebooks, rotation);
+    synchronized (SHARED) {
+      for (Object gone; (gone = SHARED_GONE.poll()) != null; ) {
+        forget((Shared) gone);
       }
-      PqCodebook other = theirs.get();
-      if (other != null) {
-        return other;
+      List<Shared> same = SHARED.get(hash);
+      if (same != null) {
+        for (Shared ref : same) {
+          PqCodebook book = ref.get();
+          if (book != null && book.holds(k, dim, centroid, sizes, codebooks, rotation)) {
+            return book;
+          }
+        }
       }
-      SHARED.remove(key, theirs);
+      PqCodebook made = new PqCodebook(k, dim, centroid, sizes, codebooks, rotation);
+      SHARED.computeIfAbsent(hash, h -> new ArrayList<>(1)).add(new Shared(hash, made));
+      return made;
     }
   }
 
-  /** Live shared codebooks by contents ({@link #shared}). */
-  private static final ConcurrentHashMap<Contents, Shared> SHARED = new ConcurrentHashMap<>();
+  /**
+   * Live shared codebooks by the hash of their contents ({@link #shared}). The references hold only
+   * the hash, so a collected codebook leaves nothing of its arrays behind; guarded by itself.
+   */
+  private static final Map<Integer, List<Shared>> SHARED = new HashMap<>();
 
   private static final ReferenceQueue<PqCodebook> SHARED_GONE = new ReferenceQueue<>();
 
-  /** How many distinct shared codebooks are live (for tests). */
-  static int sharedCount() {
-    return SHARED.size();
+  /**
+   * How many codebooks are registered under the hash of these contents, collected ones not yet
+   * purged excluded (for tests).
+   */
+  static int sharedWith(
+      int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
+    int hash = contentHash(k, dim, centroid, sizes, codebooks, rotation);
+    synchronized (SHARED) {
+      for (Object gone; (gone = SHARED_GONE.poll()) != null; ) {
+        forget((Shared) gone);
+      }
+      List<Shared> same = SHARED.get(hash);
+      return same == null ? 0 : same.size();
+    }
+  }
+
+  private static void forget(Shared ref) {
+    List<Shared> same = SHARED.get(ref.hash);
+    if (same != null && same.remove(ref) && same.isEmpty()) {
+      SHARED.remove(ref.hash);
+    }
   }
 
   private static final class Shared extends WeakReference<PqCodebook> {
-    final Contents key;
+    final int hash;
 
-    Shared(Contents key, PqCodebook book) {
+    Shared(int hash, PqCodebook book) {
       super(book, SHARED_GONE);
-      this.key = key;
+      this.hash = hash;
     }
   }
 
-  /** A codebook's defining arrays, compared by value. */
-  private record Contents(
+  private static int contentHash(
       int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
+    int h = 31 * k + dim;
+    h = 31 * h + Arrays.hashCode(sizes);
+    h = 31 * h + Arrays.hashCode(centroid);
+    h = 31 * h + Arrays.hashCode(codebooks);
+    return 31 * h + Arrays.hashCode(rotation);
+  }
 
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Contents c
-          && k == c.k
-          && dim == c.dim
-          && Arrays.equals(sizes, c.sizes)
-          && Arrays.equals(centroid, c.centroid)
-          && Arrays.equals(codebooks, c.codebooks)
-          && Arrays.equals(rotation, c.rotation);
-    }
-
-    @Override
-    public int hashCode() {
-      int h = 31 * k + dim;
-      h = 31 * h + Arrays.hashCode(sizes);
-      h = 31 * h + Arrays.hashCode(centroid);
-      h = 31 * h + Arrays.hashCode(codebooks);
-      return 31 * h + Arrays.hashCode(rotation);
-    }
-
-    @Override
-    public String toString() {
-      return "Contents[k=" + k + ", dim=" + dim + ", subspaces=" + sizes.length + "]";
-    }
+  /** Whether this codebook was made of arrays equal to these. */
+  private boolean holds(
+      int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
+    return this.k == k
+        && this.dim == dim
+        && Arrays.equals(this.sizes, sizes)
+        && Arrays.equals(this.centroid, centroid)
+        && Arrays.equals(this.codebooks, codebooks)
+        && Arrays.equals(this.rotation, rotation);
   }
 
   public int subspaces() {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -50,5 +51,33 @@ class PqCodesTest {
     own.fillTable(new float[] {1, 0, 0, 0}, true, table, scratch);
     own.distances(table, new int[] {0, 1, 2}, 3, alone);
     assertThat(got).containsExactly(alone);
+  }
+
+  /**
+   * A shared codebook no segment holds any more is collected, and the registry forgets it: it keeps
+   * nothing of the codebook's arrays (at 1536 dimensions the rotation alone is 9 MiB).
+   */
+  @Test
+  void aSharedCodebookNoSegmentHoldsIsCollectedAndForgotten() {
+    float[] centroid = {0.125f, -3, 7, 0.5f};
+    int[] sizes = {2, 2};
+    float[] books = {1, 0, 0, 1, 2, 2, -1, -1};
+    PqCodebook first = PqCodebook.shared(2, 4, centroid.clone(), sizes, books, null);
+    assertThat(PqCodebook.shared(2, 4, centroid.clone(), sizes.clone(), books.clone(), null))
+        .isSameAs(first);
+    assertThat(PqCodebook.sharedWith(2, 4, centroid, sizes, books, null)).isEqualTo(1);
+
+    WeakReference<PqCodebook> weak = new WeakReference<>(first);
+    first = null;
+    for (int i = 0; i < 200 && PqCodebook.sharedWith(2, 4, centroid, sizes, books, null) > 0; i++) {
+      System.gc();
+    }
+    assertThat(weak.get()).as("collected once nothing holds it").isNull();
+    assertThat(PqCodebook.sharedWith(2, 4, centroid, sizes, books, null))
+        .as("the registry forgets a collected codebook")
+        .isZero();
+    PqCodebook again = PqCodebook.shared(2, 4, centroid, sizes, books, null);
+    assertThat(again.clusters()).isEqualTo(2);
+    assertThat(PqCodebook.sharedWith(2, 4, centroid, sizes, books, null)).isEqualTo(1);
   }
 }
