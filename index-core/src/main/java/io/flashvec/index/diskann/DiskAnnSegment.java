@@ -1050,7 +1050,7 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
   public long memoryBytes() {
     // PQ codes, what the metadata holds on the heap (payloads kept in memory; ids and payload
     // offsets of files older than version 5, whose columns are mapped), the graph if it is on the
-    // heap, each pooled searcher's visited stamps (or set), and the hot node cache (native).
+    // heap, each pooled searcher's visited bits (or set), and the hot node cache (native).
     HotNodeCache cache = nodeCache;
     return (pq == null ? 0 : pq.memoryBytes())
         + (inMemory && graph != null ? graph.file().size() : 0)

@@ -1301,12 +1301,18 @@ public final class Shard implements Closeable {
     return n;
   }
 
+  /** Heap bytes of the id map's entries (for tests). */
+  long idMapBytes() {
+    return locations.memoryBytes();
+  }
+
   public long memoryBytes() {
     long n = locations.memoryBytes(); // the id map's entries (growing and frozen segments)
-    for (Segment s : segments.current().segments()) {
+    List<Segment> current = segments.current().segments();
+    for (Segment s : current) {
       n += s.memoryBytes();
     }
-    return n;
+    return n - ShardWriter.repeatedCodebookBytes(current); // a shared codebook once
   }
 
   public Path directory() {

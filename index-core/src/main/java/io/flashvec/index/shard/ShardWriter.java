@@ -270,15 +270,27 @@ final class ShardWriter {
    */
   static long residentBytes(List<Segment> segments) {
     long bytes = 0;
-    Set<PqCodebook> books = Collections.newSetFromMap(new IdentityHashMap<>());
     for (Segment s : segments) {
       if (s.onDisk()) {
         bytes += s.heapBytes();
-        if (s instanceof SealedSegment sealed) {
-          PqCodebook book = sealed.codebook();
-          if (book != null && !books.add(book)) {
-            bytes -= book.memoryBytes();
-          }
+      }
+    }
+    return bytes - repeatedCodebookBytes(segments);
+  }
+
+  /**
+   * The bytes of the codebooks that {@code segments} hold more than once (the same object, {@link
+   * PqCodebook#shared}), each counted but once in what the segments hold: what the sum of their
+   * {@link Segment#memoryBytes} counts twice.
+   */
+  static long repeatedCodebookBytes(List<Segment> segments) {
+    long bytes = 0;
+    Set<PqCodebook> books = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (Segment s : segments) {
+      if (s.onDisk() && s instanceof SealedSegment sealed) {
+        PqCodebook book = sealed.codebook();
+        if (book != null && !books.add(book)) {
+          bytes += book.memoryBytes();
         }
       }
     }

@@ -221,7 +221,9 @@ class ShardMemoryLimitsTest {
       List<Segment> segments = a.snapshot().segments();
       List<SealedSegment> sealed = new ArrayList<>();
       long heap = 0;
+      long memory = 0;
       for (Segment s : segments) {
+        memory += s.memoryBytes();
         if (s.onDisk()) {
           sealed.add((SealedSegment) s);
           heap += s.heapBytes();
@@ -232,6 +234,8 @@ class ShardMemoryLimitsTest {
       assertThat(book).isNotNull();
       assertThat(sealed.get(1).codebook()).isSameAs(book);
       assertThat(ShardWriter.residentBytes(segments)).isEqualTo(heap - book.memoryBytes());
+      // what the shard reports (telemetry, collection info) counts it once as well
+      assertThat(a.memoryBytes()).isEqualTo(a.idMapBytes() + memory - book.memoryBytes());
     }
   }
 
