@@ -57,9 +57,9 @@ public final class BeamSearcher {
   private final MemorySegment seg;
 
   /**
-   * Graphs up to this many nodes may keep a visited bit per node ({@link #bitsFor}); larger ones a
-   * {@link VisitedSet}, so a pooled searcher's memory is bounded by what a search visits, not by
-   * its graph.
+   * A hard cap on the graphs that keep a visited bit per node, whatever {@link #bitsFor}'s size
+   * rule allows (that rule stops at about 2M nodes at degree 64, 8M at 256, so this cap binds only
+   * from a degree of about 512); larger graphs keep a {@link VisitedSet}.
    */
   static final int MAX_BIT_NODES = 1 << 24;
 
@@ -189,7 +189,7 @@ public final class BeamSearcher {
    * searcher holds for its graph is multiplied by the cores: a stamp per node (an int) made 32
    * concurrent searches of a 1M-point segment hold 128 MiB beside its 16–32 MB of codes; bits hold
    * 4 MiB, and the set's table does not grow with the graph. Per search (one thread, warm, 96-d):
-   * the bits as fast as the stamps, the set 5–8% slower (see {@code docs/benchmarks/scale.md}).
+   * the bits as fast as the stamps were, the set 5–11% slower (ADR 0024's amendment).
    */
   static boolean bitsFor(int nodes, int visits, int maxBitNodes) {
     return nodes <= maxBitNodes && ((nodes + 63L) >>> 6) * 8 <= 2 * VisitedSet.bytesFor(visits);

@@ -3,11 +3,12 @@ package io.flashvec.index.disk;
 import java.util.Arrays;
 
 /**
- * The nodes one graph search has visited, for graphs too large for a stamp per node: an
- * open-addressing hash set of ordinals (linear probing) whose slots carry the generation that wrote
- * them, so {@link #clear()} is one increment, not a pass over the table. Its size follows what a
- * search visits (about {@code searchList × maxDegree}), not the graph: a pooled searcher of a graph
- * of 2^24 nodes holds kilobytes where a stamp array would hold 64 MiB.
+ * The nodes one graph search has visited, for graphs too large for a bit per node ({@link
+ * BeamSearcher#bitsFor}): an open-addressing hash set of ordinals (linear probing) whose slots
+ * carry the generation that wrote them, so {@link #clear()} is one increment, not a pass over the
+ * table. Its size follows what a search visits (about {@code searchList × maxDegree}), not the
+ * graph: a pooled searcher of a graph of 2^28 nodes holds about 128 KiB where bits would take 32
+ * MiB.
  *
  * <p>The table doubles when half full, so a search that visits more than any before it allocates
  * once; the searcher keeps the larger table. Not thread-safe: one per searcher.
