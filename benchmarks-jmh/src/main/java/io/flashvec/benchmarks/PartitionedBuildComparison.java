@@ -35,8 +35,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Usage: {@code java --add-modules jdk.incubator.vector -cp benchmarks.jar
  * io.flashvec.benchmarks.PartitionedBuildComparison [points] [dim] [budgetFraction] [dir] [builds]}
  * (defaults: 200000, 96, 0.25, a temporary directory, {@code both}; {@code partitioned} or {@code
- * one-shot} runs only that build). Each build also prints the CPU time of the whole process while
- * it ran. Data: {@link SyntheticVectors} with {@link AbstractBenchmark#SEED}, cosine.
+ * one-shot} runs only that build; {@code floors=50000,20000} runs one partitioned build per floor
+ * of the points a partition may be cut to so that several are built at once). Each build also
+ * prints the CPU time of the whole process while it ran. Data: {@link SyntheticVectors} with {@link
+ * AbstractBenchmark#SEED}, cosine.
  */
 public final class PartitionedBuildComparison {
 
@@ -79,6 +81,29 @@ public final class PartitionedBuildComparison {
         fraction,
         Runtime.getRuntime().availableProcessors());
     String builds = args.length > 4 ? args[4] : "both";
+    if (builds.startsWith("floors=")) {
+      // partitioned builds side by side, one per floor of the points a partition may be cut to so
+      // that several are built at once (PartitionedGraphBuilder.concurrentCapFloor)
+      java.lang.reflect.Field floor =
+          Class.forName("io.flashvec.index.diskann.PartitionedGraphBuilder")
+              .getDeclaredField("concurrentCapFloor");
+      floor.setAccessible(true);
+      int id = 2;
+      for (String f : builds.substring("floors=".length()).split(",")) {
+        floor.setInt(null, Integer.parseInt(f));
+        run(
+            "partitioned floor=" + f,
+            src,
+            ords,
+            dir.resolve("seg-" + id),
+            id,
+            budget,
+            queries,
+            truth);
+        id++;
+      }
+      return;
+    }
     if (!builds.equals("partitioned")) {
       run("one-shot", src, ords, dir.resolve("seg-1"), 1, Long.MAX_VALUE / 2, queries, truth);
     }
