@@ -36,8 +36,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * io.flashvec.benchmarks.PartitionedBuildComparison [points] [dim] [budgetFraction] [dir] [builds]}
  * (defaults: 200000, 96, 0.25, a temporary directory, {@code both}; {@code partitioned} or {@code
  * one-shot} runs only that build; {@code floors=50000,20000} runs one partitioned build per floor
- * of the points a partition may be cut to so that several are built at once). Each build also
- * prints the CPU time of the whole process while it ran. Data: {@link SyntheticVectors} with {@link
+ * of the points a partition may be cut to so that several are built at once; {@code codes=4,8,32}
+ * one partitioned build per PQ code size, then the graph of the largest size recoded to each
+ * smaller one, which separates what codes cost a build from what they cost a search; {@code
+ * eval=10,14} only searches segments a run left in {@code dir}, by id). Each build also prints the
+ * CPU time of the whole process while it ran. Data: {@link SyntheticVectors} with {@link
  * AbstractBenchmark#SEED}, cosine.
  */
 public final class PartitionedBuildComparison {
@@ -81,6 +84,19 @@ public final class PartitionedBuildComparison {
         fraction,
         Runtime.getRuntime().availableProcessors());
     String builds = args.length > 4 ? args[4] : "both";
+    if (builds.startsWith("eval=")) {
+      // searches segments an earlier run of this class left in dir, by id
+      for (String i : builds.substring("eval=".length()).split(",")) {
+        int id = Integer.parseInt(i);
+        System.out.printf(
+            Locale.ROOT, "seg-%d:%s%n", id, recalls(dir.resolve("seg-" + id), id, queries, truth));
+      }
+      return;
+    }
+    if (builds.startsWith("codes=")) {
+      codes(builds.substring("codes=".length()), src, ords, dir, budget, queries, truth);
+      return;
+    }
     if (builds.startsWith("floors=")) {
       // partitioned builds side by side, one per floor of the points a partition may be cut to so
       // that several are built at once (PartitionedGraphBuilder.concurrentCapFloor)
@@ -98,6 +114,7 @@ public final class PartitionedBuildComparison {
             dir.resolve("seg-" + id),
             id,
             budget,
+            PARAMS,
             queries,
             truth);
         id++;
@@ -105,10 +122,19 @@ public final class PartitionedBuildComparison {
       return;
     }
     if (!builds.equals("partitioned")) {
-      run("one-shot", src, ords, dir.resolve("seg-1"), 1, Long.MAX_VALUE / 2, queries, truth);
+      run(
+          "one-shot",
+          src,
+          ords,
+          dir.resolve("seg-1"),
+          1,
+          Long.MAX_VALUE / 2,
+          PARAMS,
+          queries,
+          truth);
     }
     if (!builds.equals("one-shot")) {
-      run("partitioned", src, ords, dir.resolve("seg-2"), 2, budget, queries, truth);
+      run("partitioned", src, ords, dir.resolve("seg-2"), 2, budget, PARAMS, queries, truth);
     }
   }
 
@@ -119,6 +145,7 @@ public final class PartitionedBuildComparison {
       Path segDir,
       int id,
       long budget,
+      IndexParams params,
       float[][] queries,
       int[][] truth)
       throws IOException, InterruptedException {
@@ -153,7 +180,7 @@ public final class PartitionedBuildComparison {
             List.<int[]>of(ords),
             src.dimension(),
             DISTANCE,
-            PARAMS,
+            params,
             null,
             null),
         budget);
@@ -161,13 +188,7 @@ public final class PartitionedBuildComparison {
     long cpuMillis = (processCpuNanos() - cpu0) / 1_000_000;
     done.set(true);
     sampler.join();
-    StringBuilder recalls = new StringBuilder();
-    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, segDir, id, 100)) {
-      for (int l : SEARCH_LISTS) {
-        recalls.append(
-            String.format(Locale.ROOT, " recall@10(L=%d)=%.4f", l, recall(seg, queries, truth, l)));
-      }
-    }
+    String recalls = recalls(segDir, id, queries, truth);
     System.out.printf(
         Locale.ROOT,
         "%s: build %d ms, CPU %d ms (%.3f ms a point), peak heap above baseline %d MB,%s%n",
@@ -177,6 +198,101 @@ public final class PartitionedBuildComparison {
         cpuMillis / (double) ords.length,
         (peak.get() - base) >> 20,
         recalls);
+  }
+
+  /**
+   * Separates what PQ codes of each size cost a graph's build (its partitions' edges are merged and
+   * pruned by code distances) from what they cost its searches (navigated by code distances): one
+   * partitioned build per code size, then the graph of the largest size recoded to each smaller one
+   * ({@code DiskAnnWriter.recode}: the same graph, other codes), each searched.
+   */
+  private static void codes(
+      String sizes,
+      GrowingSegment src,
+      int[] ords,
+      Path dir,
+      long budget,
+      float[][] queries,
+      int[][] truth)
+      throws Exception {
+    int[] bytes =
+        java.util.Arrays.stream(sizes.split(",")).mapToInt(Integer::parseInt).sorted().toArray();
+    int largest = bytes[bytes.length - 1];
+    int id = 10;
+    int largestId = 0;
+    for (int b : bytes) {
+      IndexParams p =
+          new IndexParams(
+              PARAMS.type(), PARAMS.maxDegree(), PARAMS.buildSearchList(), PARAMS.alpha(), b);
+      run(
+          "partitioned codes=" + b,
+          src,
+          ords,
+          dir.resolve("seg-" + id),
+          id,
+          budget,
+          p,
+          queries,
+          truth);
+      if (b == largest) {
+        largestId = id;
+      }
+      id++;
+    }
+    java.lang.reflect.Method recode =
+        Class.forName("io.flashvec.index.diskann.DiskAnnWriter")
+            .getDeclaredMethod(
+                "recode",
+                FileIO.class,
+                Path.class,
+                int.class,
+                DiskAnnSegment.class,
+                Distance.class,
+                IndexParams.class,
+                java.util.concurrent.ForkJoinPool.class,
+                java.util.function.BooleanSupplier.class);
+    recode.setAccessible(true);
+    try (DiskAnnSegment graph =
+        DiskAnnSegment.open(FileIO.DEFAULT, dir.resolve("seg-" + largestId), largestId, 100)) {
+      for (int b : bytes) {
+        if (b == largest) {
+          continue;
+        }
+        IndexParams p =
+            new IndexParams(
+                PARAMS.type(), PARAMS.maxDegree(), PARAMS.buildSearchList(), PARAMS.alpha(), b);
+        Path segDir = dir.resolve("seg-" + id);
+        recode.invoke(
+            null,
+            FileIO.DEFAULT,
+            segDir,
+            id,
+            graph,
+            DISTANCE,
+            p,
+            java.util.concurrent.ForkJoinPool.commonPool(),
+            BuildSpec.NEVER_CANCELLED);
+        System.out.printf(
+            Locale.ROOT,
+            "graph of codes=%d recoded to codes=%d:%s%n",
+            largest,
+            b,
+            recalls(segDir, id, queries, truth));
+        id++;
+      }
+    }
+  }
+
+  private static String recalls(Path segDir, int id, float[][] queries, int[][] truth)
+      throws IOException {
+    StringBuilder recalls = new StringBuilder();
+    try (DiskAnnSegment seg = DiskAnnSegment.open(FileIO.DEFAULT, segDir, id, 100)) {
+      for (int l : SEARCH_LISTS) {
+        recalls.append(
+            String.format(Locale.ROOT, " recall@10(L=%d)=%.4f", l, recall(seg, queries, truth, l)));
+      }
+    }
+    return recalls.toString();
   }
 
   /** User and system CPU of this process so far, from {@code /proc/self/stat} (Linux). */
