@@ -64,7 +64,7 @@ class MemorySettingsTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith(
             "flashvec.memory.budget: memory budget too small [budget=300 MiB (314572800),"
-                + " needs≥562 MiB (589299712)]");
+                + " needs≥463 MiB (485490688)]");
   }
 
   @Test
@@ -87,7 +87,7 @@ class MemorySettingsTest {
                 + expected.heap() / MIB
                 + "m -XX:MaxNewSize="
                 + expected.youngGeneration() / MIB
-                + "m");
+                + "m -Djdk.nio.maxCachedBufferSize=1048576");
 
     out.reset();
     status =

@@ -11,13 +11,13 @@ import static io.flashvec.index.ByteSize.human;
  * total ─┬─ jvmNative   192 MiB + 1 MiB per expected thread (metaspace, code cache, thread stacks,
  *        │              GC structures, Netty and NIO buffers)
  *        ├─ nodeCache   5% (native memory for cached graph records)
- *        ├─ heap        the rest after the page cache's 25%, at most the JVM's -Xmx:
- *        │    ├─ resident  35%  PQ codes and Bloom filters of sealed segments, id maps
- *        │    ├─ growing   20%  growing segments and the frozen ones being sealed
- *        │    ├─ build     30%  index builds and merges (in partitions when larger)
+ *        ├─ heap        the rest after the page cache's 10%, at most the JVM's -Xmx:
+ *        │    ├─ resident  45%  PQ codes and Bloom filters of sealed segments, id maps
+ *        │    ├─ growing   15%  growing segments and the frozen ones being sealed
+ *        │    ├─ build     25%  index builds and merges (in partitions when larger)
  *        │    └─ working   15%  requests in flight, search scratch, parsing: the young generation
  *        │                      (half of it, -XX:MaxNewSize) and the server's own objects
- *        └─ pageCache   what is left (at least 25%): graph records and vectors read from the device
+ *        └─ pageCache   what is left (at least 10%): graph records and vectors read from the device
  * </pre>
  *
  * A budget too small for {@value #MIN_HEAP_MIB} MiB of heap beside the native memory and the page
@@ -53,10 +53,19 @@ public record MemoryPlan(
 
   static final long JVM_NATIVE_BASE = 192 * MIB;
   static final double NODE_CACHE_SHARE = 0.05;
-  static final double PAGE_CACHE_SHARE = 0.25;
-  static final double RESIDENT_SHARE = 0.35;
-  static final double GROWING_SHARE = 0.20;
-  static final double BUILD_SHARE = 0.30;
+
+  /**
+   * The page cache's floor. An index larger than memory is read at random, a page per expanded
+   * node, so a page cache that holds a few percent of it more or less changes its hit rate by as
+   * much; the PQ codes that steer every search are worth more there (ADR 0025, third amendment).
+   * The heap is committed as it is used, so until its slices fill, the page cache has their room
+   * too.
+   */
+  static final double PAGE_CACHE_SHARE = 0.10;
+
+  static final double RESIDENT_SHARE = 0.45;
+  static final double GROWING_SHARE = 0.15;
+  static final double BUILD_SHARE = 0.25;
 
   /**
    * The plan for {@code budget} bytes on a machine with {@code processors} processors, whose JVM
@@ -84,7 +93,7 @@ public record MemoryPlan(
               + processors
               + " processors), a "
               + MIN_HEAP_MIB
-              + " MiB heap, 5% for the node cache and 25% for the page cache");
+              + " MiB heap, 5% for the node cache and 10% for the page cache");
     }
     long nodeCache = (long) (budget * NODE_CACHE_SHARE);
     long planned = budget - jvmNative - nodeCache - (long) Math.ceil(budget * PAGE_CACHE_SHARE);
@@ -130,10 +139,23 @@ public record MemoryPlan(
    * more (G1), which leaves the old generation smaller than those three slices; the server then
    * runs full collections back to back and its heap runs out within the budget. The other half of
    * the working slice is the server's own long-lived objects (its context, pools and caches).
+   *
+   * <p>And {@code -Djdk.nio.maxCachedBufferSize=1048576}: the JDK copies a heap buffer read or
+   * written through a channel via a temporary direct buffer and, unbounded, keeps it with the
+   * thread for its lifetime, native memory the plan does not count. FlashVec's own file I/O passes
+   * heap buffers in 1 MiB chunks ({@code FileIO}); the flag bounds the libraries' too.
    */
   public String jvmFlags() {
-    return "-Xmx" + heap / MIB + "m -XX:MaxNewSize=" + youngGeneration() / MIB + "m";
+    return "-Xmx"
+        + heap / MIB
+        + "m -XX:MaxNewSize="
+        + youngGeneration() / MIB
+        + "m -Djdk.nio.maxCachedBufferSize="
+        + MAX_CACHED_IO_BUFFER;
   }
+
+  /** The largest temporary direct buffer the JDK may keep with a thread ({@link #jvmFlags}). */
+  static final int MAX_CACHED_IO_BUFFER = 1 << 20;
 
   /** The young generation the JVM is given: half the working slice, at least 8 MiB. */
   public long youngGeneration() {
