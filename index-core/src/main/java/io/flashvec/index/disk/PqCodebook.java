@@ -131,9 +131,7 @@ public final class PqCodebook {
       int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
     int hash = contentHash(k, dim, centroid, sizes, codebooks, rotation);
     synchronized (SHARED) {
-      for (Object gone; (gone = SHARED_GONE.poll()) != null; ) {
-        forget((Shared) gone);
-      }
+      forgetCollected();
       List<Shared> same = SHARED.get(hash);
       if (same != null) {
         for (Shared ref : same) {
@@ -165,11 +163,16 @@ public final class PqCodebook {
       int k, int dim, float[] centroid, int[] sizes, float[] codebooks, float[] rotation) {
     int hash = contentHash(k, dim, centroid, sizes, codebooks, rotation);
     synchronized (SHARED) {
-      for (Object gone; (gone = SHARED_GONE.poll()) != null; ) {
-        forget((Shared) gone);
-      }
+      forgetCollected();
       List<Shared> same = SHARED.get(hash);
       return same == null ? 0 : same.size();
+    }
+  }
+
+  /** Drops the entries of collected codebooks; the caller holds {@code SHARED}'s monitor. */
+  private static void forgetCollected() {
+    for (Object gone; (gone = SHARED_GONE.poll()) != null; ) {
+      forget((Shared) gone);
     }
   }
 
