@@ -94,6 +94,9 @@ public final class DiskAnnWriter {
 
   private final java.util.function.Predicate<String> keepDense;
 
+  /** Where a partitioned build reports how far it is ({@link BuildSpec#progress}); may be null. */
+  private java.util.concurrent.atomic.AtomicLong progress;
+
   private DiskAnnWriter(
       FileIO io,
       Path dir,
@@ -260,6 +263,7 @@ public final class DiskAnnWriter {
             spec.pool(),
             spec.cancelled(),
             pageOrder);
+    w.progress = spec.progress();
     int n = spec.points();
     if (w.dim == 0) {
       return w.intoTmp(() -> w.besideOnly(spec.sources(), spec.ords(), n));
@@ -576,6 +580,7 @@ public final class DiskAnnWriter {
             cancelled,
             segmentId,
             seed);
+    builder.progress(progress);
     PqCodes codes =
         builder.build(
             VectorSource.of(sources, ords, dim),

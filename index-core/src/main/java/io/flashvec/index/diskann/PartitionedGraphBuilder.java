@@ -240,6 +240,38 @@ final class PartitionedGraphBuilder {
     return partitionSizes.clone();
   }
 
+  /**
+   * Reports to {@code sink} ({@code null}: nowhere) how far the next build is, in points of the
+   * build: the sample, the partitioning and the spill to 5%, the partitions' graphs to 75% (by the
+   * points they hold, as each is done), the edge merge to 85%, the page-order rewrite to 100% (by
+   * the records written). The shares are what the phases took at 10M × 96 under a small budget,
+   * where the partitions are most of the build; the figure is for a person watching, not a clock.
+   */
+  void progress(java.util.concurrent.atomic.AtomicLong sink) {
+    this.progress = sink;
+  }
+
+  private java.util.concurrent.atomic.AtomicLong progress;
+  private long progressPoints;
+  private final java.util.concurrent.atomic.AtomicLong partitionPointsBuilt =
+      new java.util.concurrent.atomic.AtomicLong();
+  private long partitionPointsTotal;
+
+  /** Reports that the build reached {@code fraction} of its work (never backwards). */
+  private void reached(double fraction) {
+    java.util.concurrent.atomic.AtomicLong sink = progress;
+    if (sink != null) {
+      long at = Math.min(progressPoints, (long) (fraction * progressPoints));
+      sink.accumulateAndGet(at, Math::max);
+    }
+  }
+
+  /** A partition of {@code points} points has its graph. */
+  private void partitionBuilt(int points) {
+    long built = partitionPointsBuilt.addAndGet(points);
+    reached(0.05 + 0.70 * built / Math.max(1, partitionPointsTotal));
+  }
+
   private void checkCancelled() {
     if (cancelled.getAsBoolean()) {
       throw new CancellationException("segment build cancelled [segment=" + segmentId + "]");
@@ -324,6 +356,10 @@ final class PartitionedGraphBuilder {
     int entry = assign(src, n, book, codes, centroids, p, mean, global);
     int parts = partitionSizes.length;
     checkCancelled();
+    progressPoints = n;
+    partitionPointsBuilt.set(0);
+    partitionPointsTotal = Arrays.stream(partitionSizes).asLongStream().sum();
+    reached(0.05);
 
     // 4. Build each partition
     if (live) {
@@ -332,6 +368,7 @@ final class PartitionedGraphBuilder {
       for (int part = 0; part < parts; part++) {
         checkCancelled();
         buildPartition(part, p == 1 ? maxDegree : degree);
+        partitionBuilt(partitionSizes[part]);
       }
     }
 
@@ -339,6 +376,7 @@ final class PartitionedGraphBuilder {
     boolean reorder = pageOrder && n > 1 && GraphFile.recordsPerPage(dim, params.maxDegree()) > 1;
     Path merged = reorder ? work.resolve("merged.fvg") : graphPath;
     merge(src, n, entry, parts, book, codes, merged);
+    reached(0.85);
     if (reorder) {
       for (int part = 0; part < parts; part++) {
         io.deleteIfExists(adjFile(part));
@@ -346,6 +384,7 @@ final class PartitionedGraphBuilder {
       writeInPageOrder(merged, graphPath);
     }
     io.deleteTree(work);
+    reached(1.0);
     LOG.info(
         "partitioned graph built [segment={}, points={}, partitions={}, cap={}, atOnce={},"
             + " largest={}, budget={}, graphBudget={}, sample={}]",
@@ -712,6 +751,7 @@ final class PartitionedGraphBuilder {
             try {
               checkCancelled();
               buildLivePartition(part, degree);
+              partitionBuilt(partitionSizes[part]);
             } catch (Throwable t) {
               failed.compareAndSet(null, t);
             }
@@ -960,7 +1000,19 @@ final class PartitionedGraphBuilder {
           dim,
           g.maxDegree(),
           g.entry(),
-          DiskAnnWriter.checkedSource(nodes::vector, nodes::neighbours, this::checkCancelled),
+          DiskAnnWriter.checkedSource(
+              nodes::vector,
+              nodes::neighbours,
+              new Runnable() {
+                private long written; // records, counted at each check (every 4,096)
+
+                @Override
+                public void run() {
+                  reached(0.85 + 0.15 * Math.min(1.0, written / (double) n));
+                  written += 4096;
+                  checkCancelled();
+                }
+              }),
           o);
       order = o;
     }

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -22,6 +23,9 @@ import java.util.function.BooleanSupplier;
  *     build that can be cancelled then throws a {@link java.util.concurrent.CancellationException}
  *     soon after and leaves neither {@code dir} nor its temporary directory behind; {@code null}:
  *     never ({@link #NEVER_CANCELLED})
+ * @param progress where a build that knows how far it is reports it, in points of {@link #points}
+ *     (approximate, never past them, never backwards), for the optimizations view; {@code null}:
+ *     nobody asks. Only partitioned builds report so far: the builds that take long.
  */
 public record BuildSpec(
     FileIO io,
@@ -33,7 +37,8 @@ public record BuildSpec(
     Distance distance,
     IndexParams params,
     ForkJoinPool pool,
-    BooleanSupplier cancelled) {
+    BooleanSupplier cancelled,
+    AtomicLong progress) {
 
   /** The cancellation of a build that is never cancelled. */
   public static final BooleanSupplier NEVER_CANCELLED = () -> false;
@@ -56,6 +61,21 @@ public record BuildSpec(
     }
   }
 
+  /** A build without progress reports. */
+  public BuildSpec(
+      FileIO io,
+      Path dir,
+      int segmentId,
+      List<? extends Segment> sources,
+      List<int[]> ords,
+      int dimension,
+      Distance distance,
+      IndexParams params,
+      ForkJoinPool pool,
+      BooleanSupplier cancelled) {
+    this(io, dir, segmentId, sources, ords, dimension, distance, params, pool, cancelled, null);
+  }
+
   /** Points the segment will hold. */
   public int points() {
     int n = 0;
@@ -67,12 +87,13 @@ public record BuildSpec(
 
   /** The same build with another cancellation. */
   public BuildSpec withCancelled(BooleanSupplier c) {
-    return new BuildSpec(io, dir, segmentId, sources, ords, dimension, distance, params, pool, c);
+    return new BuildSpec(
+        io, dir, segmentId, sources, ords, dimension, distance, params, pool, c, progress);
   }
 
   /** The same build with another pool. */
   public BuildSpec withPool(ForkJoinPool p) {
     return new BuildSpec(
-        io, dir, segmentId, sources, ords, dimension, distance, params, p, cancelled);
+        io, dir, segmentId, sources, ords, dimension, distance, params, p, cancelled, progress);
   }
 }

@@ -176,7 +176,8 @@ final class OptimizationTracker {
       } else if (progress == null) {
         done = -1;
       } else {
-        done = Math.min(total, Math.max(0, progress.getAsLong()));
+        long at = progress.getAsLong();
+        done = at < 0 ? -1 : Math.min(total, at); // negative: not reported yet
       }
       return new Optimization(
           uuid, optimizer, status, reason, segments, startedAt, finishedAt, done, total);

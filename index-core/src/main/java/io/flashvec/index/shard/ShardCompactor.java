@@ -560,8 +560,12 @@ final class ShardCompactor {
         live[i] = job.ords().get(i).length;
         sourceIds[i] = ids.get(i);
       }
+      // -1 until a build reports (partitioned builds do): the view shows no progress till then
+      java.util.concurrent.atomic.AtomicLong progress =
+          new java.util.concurrent.atomic.AtomicLong(-1);
       track =
-          ctx.tracker().start(optimizer(job.plan().reason()), job.newId(), sourceIds, live, null);
+          ctx.tracker()
+              .start(optimizer(job.plan().reason()), job.newId(), sourceIds, live, progress::get);
       if (points > 0) {
         var io = ctx.options().io();
         io.createDirectories(pipeline.segmentsDirectory());
@@ -589,7 +593,8 @@ final class ShardCompactor {
                       ctx.distance(),
                       ctx.writeParams(points),
                       config.pool(),
-                      ctx.jobs()::cancelled));
+                      ctx.jobs()::cancelled,
+                      progress));
         }
         if (ctx.jobs().cancelled()) {
           throw new CancellationException("shard closing");

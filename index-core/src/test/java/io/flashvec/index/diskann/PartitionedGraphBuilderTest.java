@@ -432,6 +432,55 @@ class PartitionedGraphBuilderTest {
         .isNotEqualTo(Files.readAllBytes(c.resolve(DiskAnnFormat.GRAPH_FILE)));
   }
 
+  /** The progress a partitioned build reports moves forward through its phases to its points. */
+  @Test
+  void aPartitionedBuildReportsItsProgressInPoints() throws IOException {
+    Random r = TestSeeds.random("PartitionedGraphBuilderTest.progress");
+    int n = 6_000;
+    int dim = 16;
+    GrowingSegment src = segment(TestVectors.latent(r, n, dim), dim, Distance.EUCLID);
+    java.util.concurrent.atomic.AtomicLong progress =
+        new java.util.concurrent.atomic.AtomicLong(-1);
+    List<Long> seen = new ArrayList<>();
+    // the build polls its cancellation often, in every phase: sample the progress there
+    BooleanSupplier sampler =
+        () -> {
+          synchronized (seen) {
+            seen.add(progress.get());
+          }
+          return false;
+        };
+    BuildSpec s = spec(tmp.resolve("seg-8"), 8, src, all(n), Distance.EUCLID, pool(1));
+    AtomicReference<PartitionedGraphBuilder> built = new AtomicReference<>();
+    DiskAnnWriter.write(
+        new BuildSpec(
+            s.io(),
+            s.dir(),
+            s.segmentId(),
+            s.sources(),
+            s.ords(),
+            s.dimension(),
+            s.distance(),
+            s.params(),
+            s.pool(),
+            sampler,
+            progress),
+        budgetForCap(dim, 1_500, n, Distance.EUCLID),
+        5,
+        built::set);
+    assertThat(built.get().partitions()).isGreaterThan(1);
+    assertThat(progress.get()).as("done: every point").isEqualTo(n);
+    List<Long> reported = seen.stream().filter(v -> v >= 0).toList();
+    assertThat(seen.getFirst()).as("nothing reported before the partitions").isEqualTo(-1);
+    assertThat(reported).as("never backwards").isSorted();
+    assertThat(reported.stream().filter(v -> v > 0.05 * n && v < 0.75 * n).count())
+        .as("partitions reported as they are built")
+        .isPositive();
+    assertThat(reported.stream().filter(v -> v > 0.85 * n && v < n).count())
+        .as("the page-order rewrite reported as it writes")
+        .isPositive();
+  }
+
   @Test
   void partitionsBuiltAtOnceWriteWhatOneAfterAnotherWrites() throws IOException {
     Random r = TestSeeds.random("PartitionedGraphBuilderTest.concurrent");
