@@ -87,7 +87,7 @@ class MemorySettingsTest {
                 + expected.heap() / MIB
                 + "m -XX:MaxNewSize="
                 + expected.youngGeneration() / MIB
-                + "m -Djdk.nio.maxCachedBufferSize=1048576");
+                + "m -Djdk.nio.maxCachedBufferSize=1048576 -XX:TrimNativeHeapInterval=5000");
 
     out.reset();
     status =

@@ -30,7 +30,7 @@ class MemoryPlanTest {
         .isEqualTo(
             "-Xmx388m -XX:MaxNewSize="
                 + p.working() / 2 / MIB
-                + "m -Djdk.nio.maxCachedBufferSize=1048576");
+                + "m -Djdk.nio.maxCachedBufferSize=1048576 -XX:TrimNativeHeapInterval=5000");
     assertThat(p.heap() - p.youngGeneration())
         .isGreaterThanOrEqualTo(p.resident() + p.growing() + p.build());
     assertThat(p.resident()).isEqualTo((long) (388 * MIB * 0.45));
