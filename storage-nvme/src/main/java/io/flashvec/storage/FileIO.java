@@ -61,6 +61,11 @@ public class FileIO {
 
   /** Reads until the buffer is full or the end of the file; returns the bytes read. */
   public int readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+    return readChunked(channel, buffer, position);
+  }
+
+  private static int readChunked(FileChannel channel, ByteBuffer buffer, long position)
+      throws IOException {
     int total = 0;
     while (buffer.hasRemaining()) {
       int n;
@@ -159,9 +164,29 @@ public class FileIO {
     return Files.size(path);
   }
 
-  /** Reads a whole (small) file. */
+  /**
+   * Reads a whole file, in chunks of {@link #HEAP_CHUNK} ({@link Files#readAllBytes} reads through
+   * one temporary direct buffer of the file's size, kept with the thread).
+   *
+   * @throws IOException also when the file is larger than an array can hold, or shrinks while it is
+   *     read
+   */
   public byte[] readAllBytes(Path path) throws IOException {
-    return Files.readAllBytes(path);
+    try (FileChannel ch = FileChannel.open(path, java.nio.file.StandardOpenOption.READ)) {
+      long size = ch.size();
+      if (size > Integer.MAX_VALUE - 8) {
+        throw new IOException(
+            "file too large to read whole [path=" + path + ", size=" + size + "]");
+      }
+      byte[] out = new byte[(int) size];
+      ByteBuffer b = ByteBuffer.wrap(out);
+      int n = readChunked(ch, b, 0);
+      if (n != size) {
+        throw new IOException(
+            "file shrank while read [path=" + path + ", size=" + size + ", read=" + n + "]");
+      }
+      return out;
+    }
   }
 
   /**

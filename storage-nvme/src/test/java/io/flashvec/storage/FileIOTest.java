@@ -45,5 +45,9 @@ class FileIOTest {
     assertThat(n).isEqualTo(size - 7 - 5);
     assertThat(in.position()).isEqualTo(3 + n);
     assertThat(java.util.Arrays.equals(back, 3, 3 + n, data, 12, size)).isTrue();
+
+    assertThat(FileIO.DEFAULT.readAllBytes(f)).isEqualTo(disk);
+    Path empty = Files.createFile(dir.resolve("empty.bin"));
+    assertThat(FileIO.DEFAULT.readAllBytes(empty)).isEmpty();
   }
 }
