@@ -10,11 +10,12 @@ import org.springframework.core.env.StandardEnvironment;
 
 /**
  * {@code java -jar flashvec.jar --print-jvm-flags [--flashvec.memory.budget=…]}: prints the JVM
- * flags the memory budget gives ({@code -Xmx…m}) and exits, without starting the server, so the
- * {@code flashvec} launcher and the container image size the heap from the budget before the
- * server's JVM starts. The budget is bound as the server binds it, from {@code
- * --flashvec.memory.budget=}, a system property or {@code FLASHVEC_MEMORY_BUDGET}, else the default
- * ({@link SystemMemory}); a budget in a configuration file is not seen here.
+ * flags the memory budget gives ({@link MemoryPlan#jvmFlags}: heap, young generation, native-memory
+ * bounds) and exits, without starting the server, so the {@code flashvec} launcher and the
+ * container image size the heap from the budget before the server's JVM starts. The budget is bound
+ * as the server binds it, from {@code --flashvec.memory.budget=}, a system property or {@code
+ * FLASHVEC_MEMORY_BUDGET}, else the default ({@link SystemMemory}); a budget in a configuration
+ * file is not seen here.
  */
 public final class JvmFlags {
 

@@ -5,7 +5,6 @@ import io.flashvec.index.InsufficientMemoryException;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,8 +43,8 @@ public final class MemoryLimits {
   private final Map<Object, Long> resident = new ConcurrentHashMap<>();
   private final Map<Object, Long> points = new ConcurrentHashMap<>();
 
-  /** The smallest code size {@link #pqBytes} has warned about ({@code MAX_VALUE}: none yet). */
-  private final AtomicInteger warnedBytes = new AtomicInteger(Integer.MAX_VALUE);
+  /** By default code size: the smallest size {@link #pqBytes} has warned about. */
+  private final Map<Integer, Integer> warnedBytes = new ConcurrentHashMap<>();
 
   /**
    * Limits with {@code growingBytes} of heap for all growing segments and {@code buildBytes} for
@@ -176,7 +175,7 @@ public final class MemoryLimits {
       }
     }
     int bytes = Math.max(minimum, step);
-    if (bytes < preferred && warnedBytes.getAndAccumulate(bytes, Math::min) > bytes) {
+    if (bytes < preferred && smallerThanWarned(preferred, bytes)) {
       // once per smaller size: the recall a search reaches falls with the codes that steer it
       // (96-d, one graph: 32 bytes recall@10 0.99 at search list 100, 16 0.90, 8 0.52, 4 0.28)
       LOG.warn(
@@ -192,10 +191,27 @@ public final class MemoryLimits {
     return bytes;
   }
 
-  /** The smallest code size {@link #pqBytes} chose below its default so far (tests; 0: none). */
-  int shrunkTo() {
-    int w = warnedBytes.get();
-    return w == Integer.MAX_VALUE ? 0 : w;
+  /** Whether {@code bytes} is below every size warned about for {@code preferred}; records it. */
+  private boolean smallerThanWarned(int preferred, int bytes) {
+    boolean[] smaller = {false};
+    warnedBytes.compute(
+        preferred,
+        (p, warned) -> {
+          if (warned == null || bytes < warned) {
+            smaller[0] = true;
+            return bytes;
+          }
+          return warned;
+        });
+    return smaller[0];
+  }
+
+  /**
+   * The smallest code size {@link #pqBytes} chose below the default {@code preferred} so far
+   * (tests; 0: none).
+   */
+  int shrunkTo(int preferred) {
+    return warnedBytes.getOrDefault(preferred, 0);
   }
 
   /** Heap for the sealed segments' resident index of every shard ({@code Long.MAX_VALUE}: none). */

@@ -70,16 +70,17 @@ class MemoryLimitsTest {
     // half of a 200 MB slice for codes, 1.5 bytes a point besides them
     MemoryLimits m = new MemoryLimits(1L << 30, 200_000_000, 1L << 20, 1L << 20);
     assertThat(m.pqBytes(32, 4, 1_000_000)).as("98.5 bytes fit").isEqualTo(32);
-    assertThat(m.shrunkTo()).as("nothing shrunk, nothing logged").isZero();
+    assertThat(m.shrunkTo(32)).as("nothing shrunk, nothing logged").isZero();
     assertThat(m.pqBytes(32, 4, 3_000_000)).as("31.8 fit").isEqualTo(24);
-    assertThat(m.shrunkTo()).as("the warning names the smallest size so far").isEqualTo(24);
+    assertThat(m.shrunkTo(32)).as("the warning names the smallest size so far").isEqualTo(24);
     assertThat(m.pqBytes(32, 4, 4_000_000)).as("23.5 fit").isEqualTo(16);
     assertThat(m.pqBytes(32, 4, 6_000_000)).as("15.2 fit").isEqualTo(12);
     assertThat(m.pqBytes(32, 4, 10_000_000)).as("8.5 fit").isEqualTo(8);
     assertThat(m.pqBytes(32, 4, 14_000_000)).as("5.6 fit").isEqualTo(4);
-    assertThat(m.shrunkTo()).isEqualTo(4);
+    assertThat(m.shrunkTo(32)).isEqualTo(4);
     assertThat(m.pqBytes(32, 6, 14_000_000)).as("not below the minimum").isEqualTo(6);
     assertThat(m.pqBytes(48, 4, 4_000_000)).as("48, 36, 24, 18: 23.5 fit").isEqualTo(18);
+    assertThat(m.shrunkTo(48)).as("another default warns on its own").isEqualTo(18);
     Object a = new Object();
     Object b = new Object();
     m.points(a, 3_000_000);
