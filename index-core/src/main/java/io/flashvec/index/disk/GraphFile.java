@@ -263,6 +263,36 @@ public final class GraphFile implements Closeable {
   }
 
   /**
+   * {@link #nodes()} for a writer that reads every record once in {@code order} ({@link #write}
+   * with that order): each read first asks the kernel for the records of the next {@code ahead}
+   * positions ({@code madvise(WILLNEED)} on the mapping), so that a rewrite whose reads land at
+   * random in a file larger than the page cache keeps that many reads in flight instead of faulting
+   * one page at a time. Advice only: a file read without a mapping reads as {@link #nodes()} does.
+   */
+  public NodeSource nodesReadInOrder(int[] order, int ahead) {
+    NodeSource nodes = nodes();
+    return new NodeSource() {
+      private int next; // records read so far
+      private int advised; // positions whose records were asked for
+
+      @Override
+      public float[] vector(int ord) {
+        int until = Math.min(order.length, next + 1 + ahead);
+        for (; advised < until; advised++) {
+          file.prefetch(recordOffset(order[advised]), recordBytes);
+        }
+        next++;
+        return nodes.vector(ord);
+      }
+
+      @Override
+      public int neighbours(int ord, int[] out) {
+        return nodes.neighbours(ord, out);
+      }
+    };
+  }
+
+  /**
    * Writes a graph file (not fsynced: the caller syncs it with the rest of the segment). Neighbour
    * lists longer than {@code maxDegree} are cut.
    */

@@ -47,6 +47,35 @@ class GraphFileTest {
     };
   }
 
+  /** Reading ahead in the write's order is advice only: the rewritten file is the same bytes. */
+  @Test
+  void aRewriteReadInOrderWritesWhatThePlainRewriteWrites() throws IOException {
+    Random r = TestSeeds.random("GraphFileTest.readInOrder");
+    int n = 1_000;
+    float[][] v = TestVectors.latent(r, n, 8);
+    Path src = tmp.resolve("src.fvg");
+    GraphFile.write(FileIO.DEFAULT, src, n, 8, 6, 0, ring(v, 6));
+    int[] order = new int[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = i;
+    }
+    for (int i = n - 1; i > 0; i--) {
+      int j = r.nextInt(i + 1);
+      int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    Path plain = tmp.resolve("plain.fvg");
+    Path ahead = tmp.resolve("ahead.fvg");
+    try (GraphFile g = GraphFile.open(FileIO.DEFAULT, src, false)) {
+      GraphFile.write(FileIO.DEFAULT, plain, n, 8, 6, g.entry(), g.nodes(), order);
+      GraphFile.write(
+          FileIO.DEFAULT, ahead, n, 8, 6, g.entry(), g.nodesReadInOrder(order, 16), order);
+    }
+    assertThat(Files.readAllBytes(ahead)).isEqualTo(Files.readAllBytes(plain));
+    assertThat(Files.readAllBytes(plain)).isNotEqualTo(Files.readAllBytes(src));
+  }
+
   @Test
   void formatIsPinned() throws IOException {
     // A change to these bytes is a file-format change: bump GraphFile.VERSION and keep a reader.
