@@ -255,13 +255,16 @@ public final class IngestBench {
         }
         if (System.nanoTime() - nextProgress >= 0) {
           nextProgress += PROGRESS_NANOS;
+          String running = client.runningOptimizations(cfg.collection);
           log(
-              info == null || info.indexedCount() < 0
-                  ? "indexing: status=%s"
-                  : "indexing: %3$d/%2$d points indexed, status=%1$s",
+              (info == null || info.indexedCount() < 0
+                      ? "indexing: status=%s"
+                      : "indexing: %3$d/%2$d points indexed, status=%1$s")
+                  + (running == null ? "" : " [running: %4$s]"),
               status,
               info == null ? 0 : info.pointsCount(),
-              info == null ? 0 : info.indexedCount());
+              info == null ? 0 : info.indexedCount(),
+              running);
         }
         sleep(sleep);
         sleep = Math.min(1000, sleep * 2);

@@ -288,6 +288,42 @@ public final class QdrantRestClient implements VectorDbClient {
     return new CollectionInfo(result.path("status").asString("unknown"), count, indexed);
   }
 
+  /** From {@code GET /collections/{c}/optimizations} (Qdrant 1.19's shape, FlashVec's too). */
+  @Override
+  public String runningOptimizations(String collection) {
+    try {
+      Response r = send("GET", collectionPath(collection) + "/optimizations", null);
+      return r.status == 200 ? summarizeRunning(r.json().path("result").path("running")) : null;
+    } catch (UncheckedIOException | ServerException | JacksonException e) {
+      return null;
+    }
+  }
+
+  /**
+   * {@code merge 43% of 1548000 points; indexing 18000 points} for the optimizations' {@code
+   * running} array: the share done where the server reports it; null when none runs.
+   */
+  static String summarizeRunning(JsonNode running) {
+    if (!running.isArray() || running.isEmpty()) {
+      return null;
+    }
+    StringBuilder out = new StringBuilder();
+    for (JsonNode o : running) {
+      if (!out.isEmpty()) {
+        out.append("; ");
+      }
+      JsonNode progress = o.path("progress");
+      long total = progress.path("total").asLong(-1);
+      JsonNode done = progress.path("done");
+      out.append(o.path("optimizer").asString("optimization"));
+      if (done.isNumber() && total > 0) {
+        out.append(' ').append(Math.min(100, done.asLong() * 100 / total)).append("% of");
+      }
+      out.append(' ').append(total < 0 ? "?" : Long.toString(total)).append(" points");
+    }
+    return out.toString();
+  }
+
   @Override
   public String metricsText() {
     try {

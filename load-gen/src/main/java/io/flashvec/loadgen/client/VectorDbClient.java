@@ -87,6 +87,15 @@ public interface VectorDbClient extends AutoCloseable {
   /** The collection's status and point count. */
   CollectionInfo collectionInfo(String collection);
 
+  /**
+   * The index builds and merges running on the collection, with how far each is, in one line (for
+   * example {@code merge 43% of 1548000 points; indexing 18000 points}), or null when none runs or
+   * the target does not say.
+   */
+  default String runningOptimizations(String collection) {
+    return null;
+  }
+
   /** The server's metrics in Prometheus text format, or null if it has none. */
   String metricsText();
 
