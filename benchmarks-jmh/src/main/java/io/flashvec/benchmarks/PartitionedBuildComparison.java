@@ -39,9 +39,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * of the points a partition may be cut to so that several are built at once; {@code codes=4,8,32}
  * one partitioned build per PQ code size, then the graph of the largest size recoded to each
  * smaller one, which separates what codes cost a build from what they cost a search; {@code
- * eval=10,14} only searches segments a run left in {@code dir}, by id). Each build also prints the
- * CPU time of the whole process while it ran. Data: {@link SyntheticVectors} with {@link
- * AbstractBenchmark#SEED}, cosine.
+ * eval=10,14} only searches segments a run left in {@code dir}, by id; {@code recode=13:12,24}
+ * recodes such a segment to each size and searches it). Each build also prints the CPU time of the
+ * whole process while it ran. Data: {@link SyntheticVectors} with {@link AbstractBenchmark#SEED},
+ * cosine.
  */
 public final class PartitionedBuildComparison {
 
@@ -91,6 +92,15 @@ public final class PartitionedBuildComparison {
         System.out.printf(
             Locale.ROOT, "seg-%d:%s%n", id, recalls(dir.resolve("seg-" + id), id, queries, truth));
       }
+      return;
+    }
+    if (builds.startsWith("recode=")) {
+      // recode=ID:B,B,...: recodes segment ID a run left in dir (its codes taken as the largest)
+      String[] spec = builds.substring("recode=".length()).split(":");
+      int graphId = Integer.parseInt(spec[0]);
+      int[] sizes =
+          java.util.Arrays.stream(spec[1].split(",")).mapToInt(Integer::parseInt).toArray();
+      recodeEach(dir, graphId, Integer.MAX_VALUE, sizes, 100 + graphId * 10, queries, truth);
       return;
     }
     if (builds.startsWith("codes=")) {
@@ -239,6 +249,24 @@ public final class PartitionedBuildComparison {
       }
       id++;
     }
+    recodeEach(dir, largestId, largest, bytes, id, queries, truth);
+  }
+
+  /**
+   * Recodes segment {@code graphId} (codes of {@code largest} bytes, skipped; {@code
+   * Integer.MAX_VALUE}: none is) in {@code dir} to each size of {@code bytes} (as segments {@code
+   * firstId}, {@code firstId + 1}, …) and searches each.
+   */
+  private static void recodeEach(
+      Path dir,
+      int graphId,
+      int largest,
+      int[] bytes,
+      int firstId,
+      float[][] queries,
+      int[][] truth)
+      throws Exception {
+    int id = firstId;
     java.lang.reflect.Method recode =
         Class.forName("io.flashvec.index.diskann.DiskAnnWriter")
             .getDeclaredMethod(
@@ -253,7 +281,7 @@ public final class PartitionedBuildComparison {
                 java.util.function.BooleanSupplier.class);
     recode.setAccessible(true);
     try (DiskAnnSegment graph =
-        DiskAnnSegment.open(FileIO.DEFAULT, dir.resolve("seg-" + largestId), largestId, 100)) {
+        DiskAnnSegment.open(FileIO.DEFAULT, dir.resolve("seg-" + graphId), graphId, 100)) {
       for (int b : bytes) {
         if (b == largest) {
           continue;
@@ -274,8 +302,8 @@ public final class PartitionedBuildComparison {
             BuildSpec.NEVER_CANCELLED);
         System.out.printf(
             Locale.ROOT,
-            "graph of codes=%d recoded to codes=%d:%s%n",
-            largest,
+            "seg-%d recoded to codes=%d:%s%n",
+            graphId,
             b,
             recalls(segDir, id, queries, truth));
         id++;
