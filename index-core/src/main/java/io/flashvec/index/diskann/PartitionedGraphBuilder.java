@@ -148,6 +148,7 @@ final class PartitionedGraphBuilder {
   // what the last build did, for logs and tests
   private int[] order;
   private int partitions;
+  private long orderNanos; // the last build's PageOrder.compute, for its log line
   private int cap;
   private long graphBudget;
   private int concurrent = 1;
@@ -311,6 +312,7 @@ final class PartitionedGraphBuilder {
   PqCodes build(VectorSource src, int subspaces, Path graphPath, boolean pageOrder)
       throws IOException {
     order = null;
+    orderNanos = 0;
     int n = src.size();
     if (src.dimension() != dim) {
       throw new IllegalArgumentException(
@@ -344,6 +346,7 @@ final class PartitionedGraphBuilder {
     io.deleteTree(work);
     io.createDirectories(work);
 
+    long t0 = System.nanoTime();
     // 1. Sample and 2. Partition: the sample is garbage once they return
     Trained trained = sampleAndPartition(src, n, subspaces);
     PqCodebook book = trained.book();
@@ -367,6 +370,7 @@ final class PartitionedGraphBuilder {
     partitionPointsBuilt.set(0);
     partitionPointsTotal = Arrays.stream(partitionSizes).asLongStream().sum();
     reached(0.05);
+    long t1 = System.nanoTime();
 
     // 4. Build each partition
     if (live) {
@@ -379,11 +383,13 @@ final class PartitionedGraphBuilder {
       }
     }
 
+    long t2 = System.nanoTime();
     // 5. Merge and write
     boolean reorder = pageOrder && n > 1 && GraphFile.recordsPerPage(dim, params.maxDegree()) > 1;
     Path merged = reorder ? work.resolve("merged.fvg") : graphPath;
     merge(src, n, entry, parts, book, codes, merged);
     reached(0.85);
+    long t3 = System.nanoTime();
     if (reorder) {
       for (int part = 0; part < parts; part++) {
         io.deleteIfExists(adjFile(part));
@@ -392,9 +398,11 @@ final class PartitionedGraphBuilder {
     }
     io.deleteTree(work);
     reached(1.0);
+    long t4 = System.nanoTime();
     LOG.info(
         "partitioned graph built [segment={}, points={}, partitions={}, cap={}, atOnce={},"
-            + " largest={}, budget={}, graphBudget={}, sample={}]",
+            + " largest={}, budget={}, graphBudget={}, sample={}, millis: partition={}, build={},"
+            + " merge={}, order={}, rewrite={}]",
         segmentId,
         n,
         p,
@@ -403,7 +411,12 @@ final class PartitionedGraphBuilder {
         Arrays.stream(partitionSizes).max().orElse(0),
         budget,
         graphBudget,
-        sampleSize(n, dim, budget));
+        sampleSize(n, dim, budget),
+        (t1 - t0) / 1_000_000,
+        (t2 - t1) / 1_000_000,
+        (t3 - t2) / 1_000_000,
+        orderNanos / 1_000_000,
+        (t4 - t3 - orderNanos) / 1_000_000);
     return new PqCodes(book, n, codes);
   }
 
@@ -991,6 +1004,7 @@ final class PartitionedGraphBuilder {
     checkCancelled();
     try (GraphFile g = GraphFile.open(io, merged, false)) {
       int n = g.count();
+      long t0 = System.nanoTime();
       int[] o =
           PageOrder.compute(
               n,
@@ -998,6 +1012,7 @@ final class PartitionedGraphBuilder {
               GraphFile.recordsPerPage(dim, g.maxDegree()),
               g.maxDegree(),
               g.nodes()::neighbours);
+      orderNanos = System.nanoTime() - t0;
       checkCancelled();
       // the records are read at random: keep reads in flight rather than fault one at a time
       GraphFile.NodeSource nodes = g.nodesReadInOrder(o, REWRITE_READS_AHEAD);
