@@ -15,7 +15,8 @@ class TelemetryDetailsTest {
   @TempDir Path tmp;
 
   private static FlashVecNode.Resources resources(MemoryPlan plan, long resident, long minFree) {
-    return new FlashVecNode.Resources("auto", 32, 0, 0, 0, plan, resident, minFree);
+    return new FlashVecNode.Resources(
+        "auto", 32, 0, 0, 0, plan, resident, minFree, java.util.Map.of(), 0);
   }
 
   @Test

@@ -215,7 +215,9 @@ final class Engine implements AutoCloseable {
         io.bytesRead(),
         settings.memoryPlan,
         memory == null ? 0 : memory.residentTotal(),
-        settings.minFreeBytes);
+        settings.minFreeBytes,
+        memory == null ? java.util.Map.of() : memory.codesShrunk(),
+        memory == null ? 0 : memory.pointsTotal());
   }
 
   /**

@@ -55,7 +55,9 @@ public final class FlashVecNode implements Closeable {
       long ioBytesRead,
       io.flashvec.index.memory.MemoryPlan memoryPlan,
       long residentIndexBytes,
-      long minFreeBytes) {}
+      long minFreeBytes,
+      java.util.Map<Integer, Integer> pqBytesShrunk,
+      long pointsHeld) {}
 
   private final Engine engine;
   private final LocalData local;

@@ -214,6 +214,14 @@ public final class MemoryLimits {
     return warnedBytes.getOrDefault(preferred, 0);
   }
 
+  /**
+   * For each default code size {@link #pqBytes} chose below since this server started, the smallest
+   * size it chose (the {@code /issues} report); empty when the codes kept their default.
+   */
+  public Map<Integer, Integer> codesShrunk() {
+    return Map.copyOf(warnedBytes);
+  }
+
   /** Heap for the sealed segments' resident index of every shard ({@code Long.MAX_VALUE}: none). */
   public long residentBytes() {
     return residentBytes;
