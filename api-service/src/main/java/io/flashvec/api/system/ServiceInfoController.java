@@ -376,6 +376,7 @@ public class ServiceInfoController {
    * The PQ code sizes the memory budget shrank (ADR 0025): a search steered by smaller codes finds
    * fewer of the true neighbours, and the segments written meanwhile keep those codes until a merge
    * or a recode rewrites them, so the report stays until the server restarts (or it is dismissed).
+   * The id names both sizes: a smaller size after a dismissal is reported again.
    */
   static List<IssueTracker.Issue> memoryIssues(FlashVecNode.Resources res) {
     List<IssueTracker.Issue> out = new ArrayList<>();
@@ -384,7 +385,7 @@ public class ServiceInfoController {
             (preferred, chosen) ->
                 out.add(
                     new IssueTracker.Issue(
-                        "pq_codes_shrunk_by_memory_budget/" + preferred,
+                        "pq_codes_shrunk_by_memory_budget/" + preferred + "-to-" + chosen,
                         "Segments were written with "
                             + chosen
                             + "-byte PQ codes instead of the default "

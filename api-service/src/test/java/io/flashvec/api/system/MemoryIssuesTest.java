@@ -26,7 +26,8 @@ class MemoryIssuesTest {
     assertThat(issues)
         .extracting(IssueTracker.Issue::id)
         .containsExactly(
-            "pq_codes_shrunk_by_memory_budget/32", "pq_codes_shrunk_by_memory_budget/48");
+            "pq_codes_shrunk_by_memory_budget/32-to-8",
+            "pq_codes_shrunk_by_memory_budget/48-to-24");
     IssueTracker.Issue first = issues.get(0);
     assertThat(first.description())
         .contains("8-byte PQ codes instead of the default 32")
