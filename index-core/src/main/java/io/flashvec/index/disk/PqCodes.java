@@ -4,8 +4,6 @@ import io.flashvec.storage.ChecksummedFile;
 import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
 
 /**
@@ -134,62 +132,53 @@ public final class PqCodes {
     return codes.length + book.memoryBytes();
   }
 
-  /** Writes the codebook and codes as a checksummed file (fsynced by {@link ChecksummedFile}). */
+  /**
+   * Writes the codebook and codes as a checksummed file (fsynced by {@link ChecksummedFile}),
+   * streamed: the codes are not copied (a merged segment's are hundreds of megabytes, written under
+   * the memory budget beside the codes being replaced).
+   */
   public void write(FileIO io, Path path, int segmentId) throws IOException {
     float[] centroid = book.centroid;
     float[] rotation = book.rotation;
     float[] codebooks = book.codebooks;
     int dim = book.dim;
-    long size =
-        4 * 4
-            + 1
-            + (centroid == null ? 0 : 4L * dim)
-            + (rotation == null ? 0 : 4L * rotation.length)
-            + 4L * m
-            + 4L * codebooks.length
-            + codes.length;
-    if (size > Integer.MAX_VALUE - 64) {
-      throw new IllegalStateException("PQ file too large [bytes=" + size + "]");
+    try (ChecksummedFile.Writer w =
+        ChecksummedFile.Writer.create(io, path, FORMAT, VERSION, segmentId)) {
+      int flags = (centroid == null ? 0 : 1) | (rotation == null ? 0 : 2);
+      w.putInt(count).putInt(m).putInt(book.k).putInt(dim).putByte((byte) flags);
+      if (centroid != null) {
+        w.putFloats(centroid, 0, centroid.length);
+      }
+      if (rotation != null) {
+        w.putFloats(rotation, 0, rotation.length);
+      }
+      w.putInts(book.sizes, 0, book.sizes.length);
+      w.putFloats(codebooks, 0, codebooks.length);
+      w.put(codes, 0, codes.length);
+      w.commit();
     }
-    ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
-    int flags = (centroid == null ? 0 : 1) | (rotation == null ? 0 : 2);
-    b.putInt(count).putInt(m).putInt(book.k).putInt(dim).put((byte) flags);
-    if (centroid != null) {
-      b.asFloatBuffer().put(centroid);
-      b.position(b.position() + 4 * dim);
-    }
-    if (rotation != null) {
-      b.asFloatBuffer().put(rotation);
-      b.position(b.position() + 4 * rotation.length);
-    }
-    for (int s : book.sizes) {
-      b.putInt(s);
-    }
-    b.asFloatBuffer().put(codebooks);
-    b.position(b.position() + 4 * codebooks.length);
-    b.put(codes);
-    ChecksummedFile.write(io, path, FORMAT, VERSION, segmentId, b.array());
   }
 
   /** Reads a file written by {@link #write}, verifying its checksum. */
   public static PqCodes read(FileIO io, Path path, int segmentId) throws IOException {
-    ChecksummedFile.Contents f = ChecksummedFile.read(io, path, FORMAT, MIN_VERSION, VERSION);
-    if (f.segmentId() != segmentId) {
-      throw new CorruptFileException(
-          "PQ file belongs to another segment [expected="
-              + segmentId
-              + ", got="
-              + f.segmentId()
-              + "]",
-          path);
-    }
-    ByteBuffer b = f.body().order(ByteOrder.LITTLE_ENDIAN);
-    try {
-      int count = b.getInt();
-      int m = b.getInt();
-      int k = b.getInt();
-      int dim = b.getInt();
-      int flags = b.get();
+    // streamed, so that the codes are not held twice while they are read (the file's bytes and
+    // the array); nothing is trusted before the checksum is verified at the end
+    try (ChecksummedFile.Reader r =
+        ChecksummedFile.Reader.open(io, path, FORMAT, MIN_VERSION, VERSION)) {
+      if (r.segmentId() != segmentId) {
+        throw new CorruptFileException(
+            "PQ file belongs to another segment [expected="
+                + segmentId
+                + ", got="
+                + r.segmentId()
+                + "]",
+            path);
+      }
+      int count = r.getInt();
+      int m = r.getInt();
+      int k = r.getInt();
+      int dim = r.getInt();
+      int flags = r.get();
       if (count < 0
           || m <= 0
           || m > dim
@@ -197,7 +186,8 @@ public final class PqCodes {
           || k > 256
           || dim <= 0
           || (flags & ~3) != 0
-          || (f.version() < 2 && flags > 1)) {
+          || (r.version() < 2 && flags > 1)
+          || (long) count * m > r.remaining()) {
         throw new CorruptFileException(
             "PQ header is inconsistent [count="
                 + count
@@ -213,32 +203,36 @@ public final class PqCodes {
       float[] centroid = null;
       if ((flags & 1) != 0) {
         centroid = new float[dim];
-        b.asFloatBuffer().get(centroid);
-        b.position(b.position() + 4 * dim);
+        r.getFloats(centroid, 0, dim);
       }
       float[] rotation = null;
       if ((flags & 2) != 0) {
-        rotation = new float[Math.multiplyExact(dim, dim)];
-        b.asFloatBuffer().get(rotation);
-        b.position(b.position() + 4 * rotation.length);
+        if (4L * dim * dim > r.remaining()) {
+          throw new CorruptFileException("PQ rotation is truncated [dim=" + dim + "]", path);
+        }
+        rotation = new float[dim * dim];
+        r.getFloats(rotation, 0, rotation.length);
       }
       int[] sizes = new int[m];
-      int total = 0;
-      for (int i = 0; i < m; i++) {
-        sizes[i] = b.getInt();
-        total += sizes[i];
+      r.getInts(sizes, 0, m);
+      long total = 0;
+      for (int size : sizes) {
+        if (size <= 0 || size > dim) {
+          throw new CorruptFileException(
+              "PQ subspace size is out of range [size=" + size + ", dim=" + dim + "]", path);
+        }
+        total += size;
       }
-      float[] books = new float[k * total];
-      b.asFloatBuffer().get(books);
-      b.position(b.position() + 4 * books.length);
-      byte[] codes = new byte[Math.multiplyExact(count, m)];
-      b.get(codes);
+      if (4L * k * total + (long) count * m > r.remaining()) {
+        throw new CorruptFileException(
+            "PQ codebooks are truncated [K=" + k + ", dims=" + total + "]", path);
+      }
+      float[] books = new float[(int) (k * total)];
+      r.getFloats(books, 0, books.length);
+      byte[] codes = new byte[count * m];
+      r.get(codes, 0, codes.length);
+      r.finish();
       return new PqCodes(PqCodebook.shared(k, dim, centroid, sizes, books, rotation), count, codes);
-    } catch (RuntimeException e) {
-      if (e instanceof CorruptFileException c) {
-        throw c;
-      }
-      throw new CorruptFileException("PQ file is malformed: " + e, path, e);
     }
   }
 }

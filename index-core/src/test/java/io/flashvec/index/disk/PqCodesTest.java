@@ -1,10 +1,13 @@
 package io.flashvec.index.disk;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flashvec.storage.CorruptFileException;
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
 import java.lang.ref.WeakReference;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -79,5 +82,36 @@ class PqCodesTest {
     PqCodebook again = PqCodebook.shared(2, 4, centroid, sizes, books, null);
     assertThat(again.clusters()).isEqualTo(2);
     assertThat(PqCodebook.sharedWith(2, 4, centroid, sizes, books, null)).isEqualTo(1);
+  }
+
+  /**
+   * A file read back streamed is the one written, byte for byte through the codes, and a flipped
+   * byte, a truncation or a file of another segment is refused as corrupt, never read as codes.
+   */
+  @Test
+  void aDamagedFileIsRefusedAndAnIntactOneReadsBack() throws IOException {
+    Path a = tmp.resolve("pq.fvs");
+    byte[] codes = new byte[2 * 5000];
+    for (int i = 0; i < codes.length; i++) {
+      codes[i] = (byte) (i % 2);
+    }
+    new PqCodes(book(0.5f), 5000, codes).write(FileIO.DEFAULT, a, 7);
+    PqCodes back = PqCodes.read(FileIO.DEFAULT, a, 7);
+    assertThat(back.count()).isEqualTo(5000);
+    assertThat(back.memoryBytes()).isEqualTo(new PqCodes(book(0.5f), 5000, codes).memoryBytes());
+
+    assertThatThrownBy(() -> PqCodes.read(FileIO.DEFAULT, a, 8))
+        .isInstanceOf(CorruptFileException.class)
+        .hasMessageContaining("another segment");
+    byte[] bytes = Files.readAllBytes(a);
+    byte[] flipped = bytes.clone();
+    flipped[flipped.length - 100] ^= 1; // in the codes
+    Files.write(a, flipped);
+    assertThatThrownBy(() -> PqCodes.read(FileIO.DEFAULT, a, 7))
+        .isInstanceOf(CorruptFileException.class)
+        .hasMessageContaining("checksum");
+    Files.write(a, java.util.Arrays.copyOf(bytes, bytes.length - 3000));
+    assertThatThrownBy(() -> PqCodes.read(FileIO.DEFAULT, a, 7))
+        .isInstanceOf(CorruptFileException.class);
   }
 }
