@@ -4,6 +4,7 @@ import io.flashvec.index.Distance;
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.disk.GraphFile;
 import io.flashvec.index.disk.PageOrder;
+import io.flashvec.index.disk.PqCodebook;
 import io.flashvec.index.segment.GrowingSegment;
 import io.flashvec.index.segment.SealedSegment;
 import io.flashvec.index.segment.SegmentBuilder;
@@ -219,6 +220,7 @@ public final class DiskAnnFormat implements SegmentFormat {
       int segmentId,
       SealedSegment source,
       int pqSubspaces,
+      PqCodebook codebook,
       BooleanSupplier cancelled)
       throws IOException {
     if (!canRecode(source)) {
@@ -241,6 +243,7 @@ public final class DiskAnnFormat implements SegmentFormat {
                 (DiskAnnSegment) source,
                 distance,
                 p,
+                codebook,
                 settings.buildPool(),
                 cancelled));
   }

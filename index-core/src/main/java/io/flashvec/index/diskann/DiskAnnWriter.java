@@ -779,10 +779,11 @@ public final class DiskAnnWriter {
   /**
    * Writes segment {@code segmentId} as {@code src} with PQ codes of {@code params}' size: the
    * graph file is {@code src}'s, hard-linked (copied where the file system has no links), so
-   * nothing is built; a codebook is trained on an even sample of its vectors, every vector is
-   * encoded, and the ids and payloads are written in the same ordinals, deleted ones included (the
-   * caller marks them, as after a merge). The new segment has no order file: ordinal {@code i} is
-   * {@code src}'s ordinal {@code i}. Written like {@link #write}; {@code src} must be {@link
+   * nothing is built; {@code codebook} is used when it has {@code params}' size and the dimension
+   * ({@code null}: none), else a codebook is trained on an even sample of its vectors; every vector
+   * is encoded, and the ids and payloads are written in the same ordinals, deleted ones included
+   * (the caller marks them, as after a merge). The new segment has no order file: ordinal {@code i}
+   * is {@code src}'s ordinal {@code i}. Written like {@link #write}; {@code src} must be {@link
    * DiskAnnSegment#recodable}. Returns the number of points written.
    */
   static int recode(
@@ -792,6 +793,7 @@ public final class DiskAnnWriter {
       DiskAnnSegment src,
       Distance distance,
       IndexParams params,
+      PqCodebook codebook,
       ForkJoinPool pool,
       BooleanSupplier cancelled)
       throws IOException {
@@ -802,10 +804,10 @@ public final class DiskAnnWriter {
     DiskAnnWriter w =
         new DiskAnnWriter(
             io, dir, segmentId, src.dimension(), distance, params, pool, cancelled, false);
-    return w.intoTmp(() -> w.recodeFrom(src));
+    return w.intoTmp(() -> w.recodeFrom(src, codebook));
   }
 
-  private int recodeFrom(DiskAnnSegment src) throws IOException {
+  private int recodeFrom(DiskAnnSegment src, PqCodebook codebook) throws IOException {
     int n = src.size();
     io.deleteTree(tmp);
     io.createDirectories(tmp);
@@ -820,9 +822,17 @@ public final class DiskAnnWriter {
       built(b.maxDegree(), b.buildSearchList()); // the graph is the source's
     }
     checkCancelled();
-    PqCodebook book = fittingOrTrained(null, n, src::vectorAt);
+    PqCodebook book = fittingOrTrained(codebook, n, src::vectorAt);
     checkCancelled();
-    encodeAndFinish(src, n, book, null);
+    byte[] codes = step(() -> PqTrainer.encodeAll(book, n, src::vectorAt, pool));
+    checkCancelled();
+    extras = new SegmentVectors.Collector(n, keepDense);
+    for (int i = 0; i < n; i++) {
+      extras.add(i, src, i);
+    }
+    // ids and payloads are read from the source as the metadata is written, not held: a recode
+    // runs under the memory budget beside the source's codes, at any segment size
+    finish(n, new PqCodes(book, n, codes), src::idAt, src::payloadAt, null);
     return n;
   }
 

@@ -64,6 +64,15 @@ public final class PqTrainer {
   /** Points PQ is trained on when a codebook is trained from a live graph's segment. */
   static final int TRAINING_SAMPLE = 25_000;
 
+  /**
+   * Heap that training a codebook of {@code dim}-dimensional vectors takes at most, about: the
+   * {@link #TRAINING_SAMPLE} vectors, the rotation's sample, the rotated copies and k-means' own
+   * copy of them (38 MB at 96 dimensions, 154 MB at 384).
+   */
+  public static long trainingBytes(int dim) {
+    return 4L * TRAINING_SAMPLE * (4L * dim + 16);
+  }
+
   /** Points whose covariance gives the rotation, and points the rotated codebook is trained on. */
   static final int ROTATION_SAMPLE = 20_000;
 

@@ -162,19 +162,7 @@ public final class MemoryLimits {
       return preferred;
     }
     long n = Math.max(Math.max(1, points), pointsTotal());
-    double fits = residentBytes * CODE_FILL / n - POINT_OVERHEAD_BYTES;
-    int step = preferred;
-    // preferred, 3/4, 1/2, 3/8, 1/4, 3/16, ...: each step a quarter or a third smaller
-    for (int half = preferred; step > fits && step > minimum; ) {
-      int threeQuarters = half * 3 / 4;
-      if (step == half && threeQuarters < half && threeQuarters > minimum) {
-        step = threeQuarters;
-      } else {
-        half /= 2;
-        step = half;
-      }
-    }
-    int bytes = Math.max(minimum, step);
+    int bytes = step(preferred, minimum, residentBytes * CODE_FILL / n - POINT_OVERHEAD_BYTES);
     if (bytes < preferred && smallerThanWarned(preferred, bytes)) {
       // once per smaller size: the recall a search reaches falls with the codes that steer it
       // (96-d, one graph: 32 bytes recall@10 0.99 at search list 100, 16 0.90, 8 0.52, 4 0.28)
@@ -189,6 +177,58 @@ public final class MemoryLimits {
           ByteSize.human(residentBytes));
     }
     return bytes;
+  }
+
+  /**
+   * The largest of {@code preferred}·(1, 3/4, 1/2, 3/8, 1/4, 3/16, …) that is at most {@code fits},
+   * but not below {@code minimum}.
+   */
+  private static int step(int preferred, int minimum, double fits) {
+    int step = preferred;
+    // preferred, 3/4, 1/2, 3/8, 1/4, 3/16, ...: each step a quarter or a third smaller
+    for (int half = preferred; step > fits && step > minimum; ) {
+      int threeQuarters = half * 3 / 4;
+      if (step == half && threeQuarters < half && threeQuarters > minimum) {
+        step = threeQuarters;
+      } else {
+        half /= 2;
+        step = half;
+      }
+    }
+    return Math.max(minimum, step);
+  }
+
+  /**
+   * The share of the resident slice that PQ codes chosen by {@link #idlePqBytes} fill with the
+   * points held: writes have stopped, so the room {@link #CODE_FILL} keeps for arriving points goes
+   * to the codes that steer every search, while staying below the share from which segments are
+   * recoded smaller again (0.8), so that a few writes do not undo it.
+   */
+  public static final double IDLE_CODE_FILL = 0.7;
+
+  /**
+   * PQ bytes per point for segments recoded while the shard takes no writes: {@link #pqBytes}'s
+   * steps, sized so that the codes of every point held fill {@link #IDLE_CODE_FILL} of the resident
+   * slice rather than half of it. Without a resident limit: {@code preferred}.
+   */
+  public int idlePqBytes(int preferred, int minimum) {
+    if (residentBytes == Long.MAX_VALUE || preferred <= minimum) {
+      return preferred;
+    }
+    long n = Math.max(1, pointsTotal());
+    return step(preferred, minimum, residentBytes * IDLE_CODE_FILL / n - POINT_OVERHEAD_BYTES);
+  }
+
+  /**
+   * The bytes the resident index of every shard may still grow by while codes are recoded larger:
+   * up to {@link #IDLE_CODE_FILL} of the resident slice ({@code 0} when it is that full already;
+   * {@code Long.MAX_VALUE} without a resident limit).
+   */
+  public long idleRoom() {
+    if (residentBytes == Long.MAX_VALUE) {
+      return Long.MAX_VALUE;
+    }
+    return Math.max(0, (long) (residentBytes * IDLE_CODE_FILL) - residentTotal());
   }
 
   /** Whether {@code bytes} is below every size warned about for {@code preferred}; records it. */

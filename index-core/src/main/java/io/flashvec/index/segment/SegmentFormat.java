@@ -52,8 +52,10 @@ public interface SegmentFormat {
   /**
    * Writes segment {@code segmentId} as {@code source} with PQ codes of {@code pqSubspaces} bytes,
    * keeping its graph, ids, payloads and ordinals (deleted ones included: the caller marks them);
-   * only when {@link #canRecode}. It costs a read of the vectors, not a graph build. Cancellation
-   * and atomicity as {@link #writeFromGraph}.
+   * only when {@link #canRecode}. It costs a read of the vectors, not a graph build. The codes are
+   * encoded with {@code codebook} when it has that size and {@code source}'s dimension (another
+   * segment's of the shard: no training), else with one trained on a sample of {@code source}.
+   * Cancellation and atomicity as {@link #writeFromGraph}.
    */
   default void recode(
       FileIO io,
@@ -61,6 +63,7 @@ public interface SegmentFormat {
       int segmentId,
       SealedSegment source,
       int pqSubspaces,
+      io.flashvec.index.disk.PqCodebook codebook,
       BooleanSupplier cancelled)
       throws IOException {
     throw new UnsupportedOperationException(

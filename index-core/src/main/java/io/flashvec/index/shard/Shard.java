@@ -502,6 +502,7 @@ public final class Shard implements Closeable {
     this.reader = new ShardReader(dim, distance, segments, locations, payloadIndexes, scheduler);
     List<SealedSegment> sealed = pipeline.openSegments();
     this.writer = new ShardWriter(parts, pipeline, scheduler, compactor, reader, multivectors);
+    compactor.residentFrom(writer::recordResident);
     this.parts = parts;
     segments.publish(sealed, List.of(writer.growing()), List.of());
     this.wal = writer.openWal(pipeline.checkpointSeq());

@@ -2,6 +2,7 @@ package io.flashvec.index.shard;
 
 import io.flashvec.index.IndexParams;
 import io.flashvec.index.Optimizations;
+import io.flashvec.index.disk.PqCodebook;
 import io.flashvec.index.diskann.PqTrainer;
 import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.segment.BuildSpec;
@@ -69,7 +70,10 @@ final class ShardCompactor {
   enum Reason {
     DELETED,
     MERGE,
-    /** Rewrite one segment with the smaller PQ codes the memory budget allows now. */
+    /**
+     * Rewrite one segment around its graph with other PQ codes: smaller ones as the resident index
+     * nears its slice, larger ones once writes stop and the slice has room for them.
+     */
     RECODE,
     /**
      * Build one segment's graph again: it was built with other graph settings ({@code m}, {@code
@@ -78,8 +82,35 @@ final class ShardCompactor {
     REBUILD
   }
 
-  /** The segments one compaction replaces. */
-  record Plan(Reason reason, List<SealedSegment> sources) {}
+  /**
+   * The segments one compaction replaces, and for a {@link Reason#RECODE} the PQ code size ({@code
+   * 0}: what {@link ShardParts#writeParams} gives when it runs) and another segment's codebook of
+   * that size to encode with ({@code null}: one is trained).
+   */
+  record Plan(Reason reason, List<SealedSegment> sources, int codeBytes, PqCodebook codebook) {
+
+    Plan(Reason reason, List<SealedSegment> sources) {
+      this(reason, sources, 0, null);
+    }
+  }
+
+  /**
+   * The codebook of {@code bytes} subspaces of the largest segment among {@code disk} that has one,
+   * or {@code null}: a recode to that size encodes with it instead of training its own (as
+   * consecutive seals share the newest segment's), so it needs no training sample on the heap.
+   */
+  static PqCodebook codebookOf(List<SealedSegment> disk, int bytes) {
+    PqCodebook found = null;
+    int size = -1;
+    for (SealedSegment d : disk) {
+      PqCodebook book = d.hasGraph() ? d.codebook() : null;
+      if (book != null && book.subspaces() == bytes && d.size() > size) {
+        found = book;
+        size = d.size();
+      }
+    }
+    return found;
+  }
 
   /**
    * A planned compaction: its sources' live ordinals at planning time, a snapshot reference that
@@ -401,8 +432,9 @@ final class ShardCompactor {
   /**
    * After a pass: while raw segments wait for writes to stop, looks again once they may have (after
    * {@link Shard.Compaction#rawQuietNanos}), so a load's raw segments are built when it ends, not
-   * at the next write. One recheck per shard is queued at most; each requeues itself while the
-   * writes go on. A bulk load's end schedules its own pass ({@link Shard#setDeferBuilds}).
+   * at the next write; likewise for segments whose codes may grow once writes stop ({@link #grow}).
+   * One recheck per shard is queued at most; each requeues itself while the writes go on. A bulk
+   * load's end schedules its own pass ({@link Shard#setDeferBuilds}).
    */
   private void recheckRawLater() {
     if (config.executor() == null
@@ -410,12 +442,20 @@ final class ShardCompactor {
         || ctx.jobs().cancelled()
         || pipeline.deferBuilds()
         || config.rawQuietNanos() == 0
-        || !hasRaw(ctx.segments().current().sealed())
         || !recheckQueued.compareAndSet(false, true)) {
       return;
     }
+    List<SealedSegment> sealed = ctx.segments().current().sealed();
+    long wait;
+    if (hasRaw(sealed)) {
+      wait = config.rawQuietNanos();
+    } else if (grow(sealed, false) != null) {
+      wait = GROW_QUIET_FACTOR * config.rawQuietNanos();
+    } else {
+      recheckQueued.set(false);
+      return;
+    }
     try {
-      long wait = config.rawQuietNanos();
       CompletableFuture.delayedExecutor(wait + wait / 8, TimeUnit.NANOSECONDS)
           .execute(
               () -> {
@@ -457,7 +497,7 @@ final class ShardCompactor {
     }
     TieredMergePolicy.Pick pick = policy.find(segs, force, hold, targetSegments);
     if (pick == null) {
-      return null;
+      return force ? null : grow(disk, true);
     }
     List<SealedSegment> sources = new ArrayList<>();
     pick.sources().forEach(i -> sources.add(disk.get(i)));
@@ -528,7 +568,77 @@ final class ShardCompactor {
         best = d;
       }
     }
-    return best == null ? null : new Plan(Reason.RECODE, List.of(best));
+    return best == null
+        ? null
+        : new Plan(Reason.RECODE, List.of(best), 0, codebookOf(disk, allowed));
+  }
+
+  /**
+   * Writes stop for this many times {@link Shard.Compaction#rawQuietNanos} (20 s by default) before
+   * codes are recoded larger: a load's pauses are shorter, and a recode of a large segment reads
+   * all its vectors.
+   */
+  static final int GROW_QUIET_FACTOR = 10;
+
+  /** Records the shard's resident index with the memory limits now (set once, at open). */
+  private volatile Runnable residentRecorder = () -> {};
+
+  void residentFrom(Runnable recorder) {
+    this.residentRecorder = recorder;
+  }
+
+  /**
+   * Under a memory budget, once the shard has taken no write for {@link #GROW_QUIET_FACTOR} times
+   * the raw segments' quiet time ({@code quiet} false: whether or not it has), has no raw or frozen
+   * segment waiting and nothing to merge: the rewrite with larger codes ({@link
+   * ShardParts#idleCodeBytes}) of the segment that gains the most code bytes among those whose new
+   * codes fit both the room left in the resident slice ({@link MemoryLimits#idleRoom}) and the
+   * build slice (the new codes are built beside the old ones, and, unless another segment has a
+   * codebook of that size to encode with, a codebook is trained: {@link PqTrainer#trainingBytes}),
+   * or {@code null}. Codes are sized for the points held when a segment is written, with room for
+   * the points still arriving; a shard whose load ended keeps codes smaller than its budget holds,
+   * and recall falls with them (ADR 0025).
+   */
+  private Plan grow(List<SealedSegment> disk, boolean quiet) {
+    MemoryLimits memory = ctx.options().memory();
+    if (memory == null
+        || ctx.index().pqSubspaces() > 0
+        || ctx.dimension() == 0
+        || pipeline.deferBuilds()
+        || pipeline.pendingCount() > 0
+        || hasRaw(disk)
+        || (quiet
+            && System.nanoTime() - lastWriteNanos.getAsLong()
+                < GROW_QUIET_FACTOR * config.rawQuietNanos())) {
+      return null;
+    }
+    int bytes = ctx.idleCodeBytes();
+    if (bytes == 0) {
+      return null;
+    }
+    PqCodebook reuse = codebookOf(disk, bytes);
+    long training = reuse == null ? PqTrainer.trainingBytes(ctx.dimension()) : 0;
+    SealedSegment best = null;
+    long gain = 0;
+    long room = -1;
+    for (SealedSegment d : disk) {
+      var book = d.hasGraph() ? d.codebook() : null;
+      if (book == null || book.subspaces() >= bytes || !ctx.format().canRecode(d)) {
+        continue;
+      }
+      if (room < 0) {
+        residentRecorder.run(); // earlier recodes changed the segments without a write
+        room = memory.idleRoom();
+      }
+      long more = (long) (bytes - book.subspaces()) * d.size();
+      long g = (long) (bytes - book.subspaces()) * d.liveCount();
+      // the new codes and the training (without a codebook to reuse) are built on the heap
+      if (more <= room && (long) bytes * d.size() + training <= memory.buildBytes() && g > gain) {
+        gain = g;
+        best = d;
+      }
+    }
+    return best == null ? null : new Plan(Reason.RECODE, List.of(best), bytes, reuse);
   }
 
   /** Builds and installs one planned compaction; false if it failed or the shard closed. */
@@ -570,7 +680,10 @@ final class ShardCompactor {
         var io = ctx.options().io();
         io.createDirectories(pipeline.segmentsDirectory());
         if (recodesInPlace(job.plan(), sources.get(0))) {
-          int bytes = ctx.writeParams(points).pqSubspaces();
+          int bytes =
+              job.plan().codeBytes() > 0
+                  ? job.plan().codeBytes()
+                  : ctx.writeParams(points).pqSubspaces();
           ctx.format()
               .recode(
                   io,
@@ -578,6 +691,7 @@ final class ShardCompactor {
                   job.newId(),
                   sources.get(0),
                   bytes > 0 ? bytes : PqTrainer.subspaces(0, ctx.dimension()),
+                  job.plan().codebook(),
                   ctx.jobs()::cancelled);
         } else {
           ctx.options()

@@ -52,6 +52,20 @@ record ShardParts(
         index.type(), index.maxDegree(), index.buildSearchList(), index.alpha(), bytes);
   }
 
+  /**
+   * The PQ code size of a segment recoded while writes have stopped ({@link
+   * MemoryLimits#idlePqBytes}): larger than {@link #writeParams}' when the room kept for arriving
+   * points is not needed. {@code 0} without a budget, or when the collection sets the code size.
+   */
+  int idleCodeBytes() {
+    MemoryLimits memory = options.memory();
+    if (memory == null || index().pqSubspaces() > 0 || dimension == 0) {
+      return 0;
+    }
+    return memory.idlePqBytes(
+        PqTrainer.defaultSubspaces(dimension), PqTrainer.minimumSubspaces(dimension));
+  }
+
   /** The collection's index parameters now. */
   IndexParams index() {
     return indexRef.get();

@@ -264,6 +264,16 @@ final class ShardWriter {
   }
 
   /**
+   * Records this shard's resident index and points with the memory limits now, refusing nothing:
+   * for a compaction that sizes a recode by the room left, after earlier ones changed the segments
+   * without a write. Without the write lock: the segment set and the id map's count are read as
+   * they are.
+   */
+  void recordResident() {
+    checkResident(null);
+  }
+
+  /**
    * The heap that the on-disk {@code segments} hold ({@link Segment#heapBytes}), a codebook that
    * consecutive seals share (one object, {@link PqCodebook#shared}) counted once, not once for each
    * of its segments.

@@ -95,4 +95,23 @@ class MemoryLimitsTest {
         .as("no resident limit")
         .isEqualTo(32);
   }
+
+  @Test
+  void idleCodesFillSeventyPercentOfTheSliceAndNoMoreThanItsRoom() {
+    MemoryLimits m = new MemoryLimits(1L << 30, 200_000_000, 1L << 20, 1L << 20);
+    Object shard = new Object();
+    m.points(shard, 10_000_000);
+    assertThat(m.pqBytes(32, 4, 0)).as("writes: half the slice, 8.5 bytes fit").isEqualTo(8);
+    assertThat(m.idlePqBytes(32, 4)).as("idle: 70% of it, 12.5 fit").isEqualTo(12);
+    m.points(shard, 4_000_000);
+    assertThat(m.idlePqBytes(32, 4)).as("33.5 fit").isEqualTo(32);
+    assertThat(m.idleRoom()).isEqualTo(140_000_000);
+    m.checkResident(shard, 100_000_000, null);
+    assertThat(m.idleRoom()).isEqualTo(40_000_000);
+    m.checkResident(shard, 150_000_000, null);
+    assertThat(m.idleRoom()).as("past 70%: no room").isZero();
+    MemoryLimits unlimited = new MemoryLimits(1L << 20, 1L << 20);
+    assertThat(unlimited.idlePqBytes(32, 4)).isEqualTo(32);
+    assertThat(unlimited.idleRoom()).isEqualTo(Long.MAX_VALUE);
+  }
 }

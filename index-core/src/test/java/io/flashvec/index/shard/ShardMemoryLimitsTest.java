@@ -326,6 +326,96 @@ class ShardMemoryLimitsTest {
   }
 
   /**
+   * Codes shrunk while the server held more points are recoded larger once the shard takes no
+   * writes, up to what the points held now allow ({@link MemoryLimits#idlePqBytes}) and only while
+   * the resident slice has room for them; every ordinal kept, the points searchable, once.
+   */
+  @Test
+  void codesGrowBackOnceWritesStopAndTheSliceHasRoom() throws Exception {
+    int dim = 64;
+    Random r = TestSeeds.random("shard-memory-limits-grow");
+    long slice = 1L << 30;
+    MemoryLimits memory = new MemoryLimits(1L << 32, slice, 1L << 30, 1L << 30);
+    Object other = new Object();
+    memory.points(other, 40_000_000); // 8 bytes a point fit when the segment is written
+    ExecutorService compactions = Executors.newSingleThreadExecutor();
+    Shard.Options options =
+        new Shard.Options(
+                500,
+                Wal.Options.defaults(),
+                FileIO.DEFAULT,
+                Runnable::run,
+                64,
+                quiet(compactions, 0))
+            .withMemory(memory);
+    try (Shard a =
+        Shard.open(tmp.resolve("grow"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
+      float[] first = upsert(a, r, 501, dim).get(0).vector();
+      upsert(a, r, 1, dim); // seals the first 501
+      a.awaitDurable(a.delete(List.of(PointId.of(7))));
+      assertThat(sealedCodes(a)).containsExactly(8);
+      memory.checkResident(other, (long) (MemoryLimits.IDLE_CODE_FILL * slice), null);
+      assertThat(a.compact(false).get(60, TimeUnit.SECONDS))
+          .as("larger codes fit the points, but the slice has no room for them")
+          .isZero();
+      assertThat(sealedCodes(a)).containsExactly(8);
+      memory.checkResident(other, 0, null);
+      assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).isEqualTo(1);
+      assertThat(sealedCodes(a))
+          .as("40M points in 70% of the slice: 16 bytes, where half of it held 8")
+          .containsExactly(16);
+      memory.points(other, 0);
+      assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).isEqualTo(1);
+      assertThat(sealedCodes(a)).as("the other shard's points are gone").containsExactly(32);
+      assertThat(sealedSizes(a)).as("recoded around its graph").containsExactly(501);
+      assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).as("recoded once").isZero();
+      assertRecoded(a, first);
+    } finally {
+      compactions.shutdownNow();
+    }
+  }
+
+  /**
+   * Codes do not grow while writes go on: a pause shorter than the quiet time is part of a load.
+   */
+  @Test
+  void codesDoNotGrowWhileWritesGoOn() throws Exception {
+    int dim = 64;
+    Random r = TestSeeds.random("shard-memory-limits-grow-writes");
+    MemoryLimits memory = new MemoryLimits(1L << 32, 1L << 30, 1L << 30, 1L << 30);
+    Object other = new Object();
+    memory.points(other, 40_000_000);
+    ExecutorService compactions = Executors.newSingleThreadExecutor();
+    Shard.Options options =
+        new Shard.Options(
+                500,
+                Wal.Options.defaults(),
+                FileIO.DEFAULT,
+                Runnable::run,
+                64,
+                quiet(compactions, TimeUnit.HOURS.toNanos(1)))
+            .withMemory(memory);
+    try (Shard a =
+        Shard.open(
+            tmp.resolve("grow-writes"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
+      upsert(a, r, 501, dim);
+      upsert(a, r, 1, dim); // seals the first 501
+      memory.points(other, 0);
+      assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).isZero();
+      assertThat(sealedCodes(a)).containsExactly(8);
+    } finally {
+      compactions.shutdownNow();
+    }
+  }
+
+  /** Compactions only on request, raw segments (and growing codes) waiting {@code nanos}. */
+  private static Shard.Compaction quiet(ExecutorService compactions, long nanos) {
+    return new Shard.Compaction(
+            compactions, null, 0.2, 10, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false)
+        .withRawQuietNanos(nanos);
+  }
+
+  /**
    * A crash at any durable step of a recode loses nothing: the shard reopens with the segment's old
    * codes or its new ones, every point and the deletion in place.
    */
