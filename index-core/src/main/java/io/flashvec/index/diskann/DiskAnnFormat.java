@@ -365,12 +365,17 @@ public final class DiskAnnFormat implements SegmentFormat {
     return new int[] {b.getInt(), b.getInt()};
   }
 
-  /** Writes a segment's order file (atomically, fsynced). */
+  /**
+   * Writes a segment's order file (atomically, fsynced), streamed: a merged segment's order is tens
+   * of megabytes, written under the memory budget.
+   */
   static void writeOrder(FileIO io, Path path, int segmentId, int[] order) throws IOException {
-    ByteBuffer b = ByteBuffer.allocate(4 + 4 * order.length).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(order.length);
-    b.asIntBuffer().put(order);
-    ChecksummedFile.write(io, path, ORDER_FORMAT, ORDER_VERSION, segmentId, b.array());
+    try (ChecksummedFile.Writer w =
+        ChecksummedFile.Writer.create(io, path, ORDER_FORMAT, ORDER_VERSION, segmentId)) {
+      w.putInt(order.length);
+      w.putInts(order, 0, order.length);
+      w.commit();
+    }
   }
 
   /**
@@ -381,29 +386,36 @@ public final class DiskAnnFormat implements SegmentFormat {
    */
   static int[] readOrder(FileIO io, Path dir, int segmentId, int count) throws IOException {
     Path path = dir.resolve(ORDER_FILE);
-    ChecksummedFile.Contents c;
+    ChecksummedFile.Reader r;
     try {
-      c = ChecksummedFile.read(io, path, ORDER_FORMAT, ORDER_VERSION, ORDER_VERSION);
+      r = ChecksummedFile.Reader.open(io, path, ORDER_FORMAT, ORDER_VERSION, ORDER_VERSION);
     } catch (NoSuchFileException e) {
       return null;
     }
-    ByteBuffer b = c.body();
-    if (c.segmentId() != segmentId || b.remaining() < 4 || b.getInt() != count) {
-      throw new CorruptFileException(
-          "order file does not match its segment [segment=" + segmentId + ", count=" + count + "]",
-          path);
+    // streamed: the file's bytes are not held beside the order
+    try (r) {
+      if (r.segmentId() != segmentId || r.remaining() < 4 || r.getInt() != count) {
+        throw new CorruptFileException(
+            "order file does not match its segment [segment="
+                + segmentId
+                + ", count="
+                + count
+                + "]",
+            path);
+      }
+      if (r.remaining() != 4L * count) {
+        throw new CorruptFileException(
+            "order file length mismatch [bytes=" + r.remaining() + ", count=" + count + "]", path);
+      }
+      int[] order = new int[count];
+      r.getInts(order, 0, count);
+      r.finish();
+      try {
+        PageOrder.checkPermutation(order, count);
+      } catch (IllegalArgumentException e) {
+        throw new CorruptFileException(e.getMessage(), path);
+      }
+      return order;
     }
-    if (b.remaining() != 4L * count) {
-      throw new CorruptFileException(
-          "order file length mismatch [bytes=" + b.remaining() + ", count=" + count + "]", path);
-    }
-    int[] order = new int[count];
-    b.asIntBuffer().get(order);
-    try {
-      PageOrder.checkPermutation(order, count);
-    } catch (IllegalArgumentException e) {
-      throw new CorruptFileException(e.getMessage(), path);
-    }
-    return order;
   }
 }
