@@ -18,10 +18,12 @@ import java.util.BitSet;
  * unplaced node, the next seed of the walk continues the page. Nodes the walk cannot reach are
  * seeds in ascending ordinal order.
  *
- * <p>Each node's neighbour list is read once, when the node is placed, so it runs in {@code O(n +
- * edges)} time (plus {@code recordsPerPage² · degree} per page to pick the best candidate) and
- * holds three {@code int[n]} (the order, the walk's queue, the scores) and two bit sets, whatever
- * the degree: nothing per edge.
+ * <p>Each node's neighbour list is read once, when the node is placed, and asked for ahead ({@link
+ * Adjacency#willNeed}) when it is one of the next seeds or near the top of a placed node's list, so
+ * that a graph read from the device keeps reads in flight. It runs in {@code O(n + edges)} time
+ * (plus {@code recordsPerPage² · degree} per page to pick the best candidate) and holds three
+ * {@code int[n]} (the order, the walk's queue, the scores) and two bit sets, whatever the degree:
+ * nothing per edge.
  *
  * <p>An order is a permutation {@code order[newOrdinal] = oldOrdinal}; the entry is always new
  * ordinal 0. Deterministic: a function of the adjacency and the entry.
@@ -35,7 +37,23 @@ public final class PageOrder {
   public interface Adjacency {
     /** Writes node {@code ord}'s neighbours into {@code out}; returns how many. */
     int neighbours(int ord, int[] out);
+
+    /**
+     * Advice: node {@code ord}'s list is read soon. A graph read from a file larger than the page
+     * cache starts reading it without waiting ({@code madvise(WILLNEED)}), so that the walk keeps
+     * reads in flight instead of faulting one list at a time. Default: nothing.
+     */
+    default void willNeed(int ord) {}
   }
+
+  /** Queued seeds whose lists are asked for ahead of the walk ({@link Adjacency#willNeed}). */
+  static final int SEEDS_AHEAD = 8;
+
+  /**
+   * A placed node's nearest unplaced neighbours whose lists are asked for ahead: the page's next
+   * pick is most often among them, as they score highest.
+   */
+  static final int NEAREST_AHEAD = 4;
 
   /**
    * The page-local order of a graph of {@code count} nodes packed {@code recordsPerPage} to a page,
@@ -61,12 +79,19 @@ public final class PageOrder {
     int[] cand = new int[recordsPerPage * nbrs.length];
     int qHead = 0;
     int qTail = 0;
+    int advised = 0; // queue positions below this were asked for ahead
     int unreached = 0; // scan position for nodes the walk does not reach
     int pos = 0;
     queue[qTail++] = entry;
     discovered.set(entry);
     while (pos < count) {
       int u = -1;
+      advised = Math.max(advised, qHead);
+      for (int end = Math.min(qTail, qHead + SEEDS_AHEAD); advised < end; advised++) {
+        if (!placed.get(queue[advised])) {
+          adj.willNeed(queue[advised]);
+        }
+      }
       while (qHead < qTail) {
         int q = queue[qHead++];
         if (!placed.get(q)) {
@@ -84,10 +109,15 @@ public final class PageOrder {
         order[pos++] = u;
         placed.set(u);
         int d = Math.min(nbrs.length, adj.neighbours(u, nbrs));
+        int ahead = 0;
         for (int i = 0; i < d; i++) {
           int v = nbrs[i];
           if (v < 0 || v >= count || placed.get(v)) {
             continue;
+          }
+          if (ahead < NEAREST_AHEAD && score[v] == 0) {
+            adj.willNeed(v); // a new candidate near the top of u's list
+            ahead++;
           }
           if (score[v] == 0) {
             cand[nc++] = v;

@@ -9,6 +9,7 @@ import io.flashvec.index.disk.PqCodes;
 import io.flashvec.index.internal.VectorOps;
 import io.flashvec.index.segment.LiveGraph;
 import io.flashvec.storage.FileIO;
+import io.flashvec.storage.MappedFile;
 import io.github.jbellis.jvector.graph.GraphIndexBuilder;
 import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
 import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
@@ -996,6 +997,40 @@ final class PartitionedGraphBuilder {
   }
 
   /**
+   * {@code g}'s neighbour lists for {@link PageOrder#compute}, asking for the lists it will read
+   * next ahead ({@code madvise(WILLNEED)}) unless nine tenths of the file are in the page cache
+   * (one {@code mincore} over the mapping): under a memory budget the merged graph is many times
+   * the page cache, and the walk faulted one list at a time (118 s of a 925 s merge of 1.09M × 96
+   * under 480 MiB, against 1% of a merge with the graph cached); a cached graph skips the advice's
+   * system calls.
+   */
+  static PageOrder.Adjacency aheadWhenNotCached(GraphFile g) {
+    GraphFile.NodeSource nodes = g.nodes();
+    var file = g.file();
+    long bytes = g.recordOffset(g.count() - 1) + g.recordBytes();
+    long pages = (bytes + MappedFile.PAGE - 1) / MappedFile.PAGE;
+    int resident =
+        file.mapped()
+            ? file.residentPages(0, bytes, java.lang.foreign.Arena.ofAuto().allocate(pages))
+            : -1;
+    if (resident < 0 || resident >= 0.9 * pages) {
+      return nodes::neighbours;
+    }
+    int recordBytes = g.recordBytes();
+    return new PageOrder.Adjacency() {
+      @Override
+      public int neighbours(int ord, int[] out) {
+        return nodes.neighbours(ord, out);
+      }
+
+      @Override
+      public void willNeed(int ord) {
+        file.prefetch(g.recordOffset(ord), recordBytes);
+      }
+    };
+  }
+
+  /**
    * Computes the {@link PageOrder} of the graph file {@code merged} from its neighbour lists (read
    * from the mapping, so the graph is never on the heap) and writes it again to {@code graphPath}
    * in that order: one more pass over the graph, its records read in the new order.
@@ -1011,7 +1046,7 @@ final class PartitionedGraphBuilder {
               g.entry(),
               GraphFile.recordsPerPage(dim, g.maxDegree()),
               g.maxDegree(),
-              g.nodes()::neighbours);
+              aheadWhenNotCached(g));
       orderNanos = System.nanoTime() - t0;
       checkCancelled();
       // the records are read at random: keep reads in flight rather than fault one at a time

@@ -97,6 +97,44 @@ class PageOrderTest {
     PageOrder.checkPermutation(order, n);
   }
 
+  /**
+   * The walk asks for lists ahead of reading them, and the advice never changes the order: most
+   * lists read were asked for first (the next seeds, a placed node's nearest new candidates).
+   */
+  @Test
+  void listsAreAskedForAheadWithoutChangingTheOrder() {
+    Random r = TestSeeds.random("PageOrderTest.ahead");
+    int n = 20_000;
+    int[][] adj = randomGraph(r, n, 32, 0);
+    int[] plain = PageOrder.compute(n, 0, 6, 32, of(adj));
+    java.util.BitSet asked = new java.util.BitSet(n);
+    int[] readAfterAsking = {0};
+    int[] asks = {0};
+    PageOrder.Adjacency advised =
+        new PageOrder.Adjacency() {
+          @Override
+          public int neighbours(int ord, int[] out) {
+            if (asked.get(ord)) {
+              readAfterAsking[0]++;
+            }
+            return of(adj).neighbours(ord, out);
+          }
+
+          @Override
+          public void willNeed(int ord) {
+            asked.set(ord);
+            asks[0]++;
+          }
+        };
+    assertThat(PageOrder.compute(n, 0, 6, 32, advised)).isEqualTo(plain);
+    assertThat(readAfterAsking[0])
+        .as("lists read after being asked for, of %d", n)
+        .isGreaterThan(n * 8 / 10);
+    assertThat(asks[0])
+        .as("about the seeds ahead and four per placed node, not a list's worth")
+        .isLessThan(6 * n);
+  }
+
   @Test
   void onePerPageOrOneNodeNeedsNoOrder() {
     int[][] adj = {{1}, {0}};
