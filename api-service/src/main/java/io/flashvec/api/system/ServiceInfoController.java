@@ -402,7 +402,8 @@ public class ServiceInfoController {
                         "Raise the memory budget (flashvec.memory.budget,"
                             + " FLASHVEC_MEMORY_BUDGET, Helm memory.budget): segments merged from then"
                             + " on get larger codes; or set the collection's"
-                            + " index.pq_subspaces to keep a size",
+                            + " index.pq_subspaces to keep a size. Once writes stop for 20 s, codes"
+                            + " grow back as far as 70% of the resident slice holds them",
                         null)));
     return out;
   }
