@@ -283,23 +283,18 @@ class ShardMemoryLimitsTest {
    */
   @Test
   void segmentsAreRecodedWhenTheResidentIndexNearsItsSlice() throws Exception {
-    int dim = 64;
     Random r = TestSeeds.random("shard-memory-limits-recode");
     MemoryLimits memory = new MemoryLimits(1L << 32, 1L << 30, 1L << 30, 1L << 30);
     Object other = new Object();
     ExecutorService compactions = Executors.newSingleThreadExecutor();
-    Shard.Compaction compaction =
-        new Shard.Compaction(
-            compactions, null, 0.2, 10, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false);
     Shard.Options options =
-        new Shard.Options(
-                500, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 64, compaction)
-            .withMemory(memory);
+        recodeOptions(
+            memory,
+            new Shard.Compaction(
+                compactions, null, 0.2, 10, Shard.Compaction.DEFAULT_MAX_SEGMENT_POINTS, false));
     float[] first;
-    try (Shard a =
-        Shard.open(tmp.resolve("recode"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
-      first = upsert(a, r, 501, dim).get(0).vector();
-      upsert(a, r, 1, dim); // seals the first 501
+    try (Shard a = openRecode("recode", options)) {
+      first = sealFirst501(a, r);
       a.awaitDurable(a.delete(List.of(PointId.of(7))));
       assertThat(sealedCodes(a)).containsExactly(32);
       memory.points(other, 40_000_000); // 8 bytes a point fit now
@@ -316,8 +311,7 @@ class ShardMemoryLimitsTest {
       assertRecoded(a, first);
     }
     memory.checkResident(other, 0, null);
-    try (Shard a =
-        Shard.open(tmp.resolve("recode"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
+    try (Shard a = openRecode("recode", options)) {
       assertThat(sealedCodes(a)).as("after a restart").containsExactly(8);
       assertRecoded(a, first);
     } finally {
@@ -332,26 +326,14 @@ class ShardMemoryLimitsTest {
    */
   @Test
   void codesGrowBackOnceWritesStopAndTheSliceHasRoom() throws Exception {
-    int dim = 64;
     Random r = TestSeeds.random("shard-memory-limits-grow");
     long slice = 1L << 30;
     MemoryLimits memory = new MemoryLimits(1L << 32, slice, 1L << 30, 1L << 30);
     Object other = new Object();
     memory.points(other, 40_000_000); // 8 bytes a point fit when the segment is written
     ExecutorService compactions = Executors.newSingleThreadExecutor();
-    Shard.Options options =
-        new Shard.Options(
-                500,
-                Wal.Options.defaults(),
-                FileIO.DEFAULT,
-                Runnable::run,
-                64,
-                quiet(compactions, 0))
-            .withMemory(memory);
-    try (Shard a =
-        Shard.open(tmp.resolve("grow"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
-      float[] first = upsert(a, r, 501, dim).get(0).vector();
-      upsert(a, r, 1, dim); // seals the first 501
+    try (Shard a = openRecode("grow", recodeOptions(memory, quiet(compactions, 0)))) {
+      float[] first = sealFirst501(a, r);
       a.awaitDurable(a.delete(List.of(PointId.of(7))));
       assertThat(sealedCodes(a)).containsExactly(8);
       memory.checkResident(other, (long) (MemoryLimits.IDLE_CODE_FILL * slice), null);
@@ -380,32 +362,38 @@ class ShardMemoryLimitsTest {
    */
   @Test
   void codesDoNotGrowWhileWritesGoOn() throws Exception {
-    int dim = 64;
     Random r = TestSeeds.random("shard-memory-limits-grow-writes");
     MemoryLimits memory = new MemoryLimits(1L << 32, 1L << 30, 1L << 30, 1L << 30);
     Object other = new Object();
     memory.points(other, 40_000_000);
     ExecutorService compactions = Executors.newSingleThreadExecutor();
-    Shard.Options options =
-        new Shard.Options(
-                500,
-                Wal.Options.defaults(),
-                FileIO.DEFAULT,
-                Runnable::run,
-                64,
-                quiet(compactions, TimeUnit.HOURS.toNanos(1)))
-            .withMemory(memory);
-    try (Shard a =
-        Shard.open(
-            tmp.resolve("grow-writes"), 0, dim, Distance.EUCLID, IndexParams.DEFAULT, options)) {
-      upsert(a, r, 501, dim);
-      upsert(a, r, 1, dim); // seals the first 501
+    Shard.Compaction waiting = quiet(compactions, TimeUnit.HOURS.toNanos(1));
+    try (Shard a = openRecode("grow-writes", recodeOptions(memory, waiting))) {
+      sealFirst501(a, r);
       memory.points(other, 0);
       assertThat(a.compact(false).get(60, TimeUnit.SECONDS)).isZero();
       assertThat(sealedCodes(a)).containsExactly(8);
     } finally {
       compactions.shutdownNow();
     }
+  }
+
+  /** Seals at 500 points, builds on the caller's thread, compacts as {@code compaction} says. */
+  private static Shard.Options recodeOptions(MemoryLimits memory, Shard.Compaction compaction) {
+    return new Shard.Options(
+            500, Wal.Options.defaults(), FileIO.DEFAULT, Runnable::run, 64, compaction)
+        .withMemory(memory);
+  }
+
+  private Shard openRecode(String name, Shard.Options options) {
+    return Shard.open(tmp.resolve(name), 0, 64, Distance.EUCLID, IndexParams.DEFAULT, options);
+  }
+
+  /** Upserts 501 points of 64 dimensions and one more, which seals them; returns the first. */
+  private float[] sealFirst501(Shard a, Random r) {
+    float[] first = upsert(a, r, 501, 64).get(0).vector();
+    upsert(a, r, 1, 64); // seals the first 501
+    return first;
   }
 
   /** Compactions only on request, raw segments (and growing codes) waiting {@code nanos}. */
