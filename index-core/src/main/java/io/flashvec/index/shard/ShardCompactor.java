@@ -268,7 +268,8 @@ final class ShardCompactor {
         || !pipeline.started()) {
       return false;
     }
-    return plan(ctx.segments().current().sealed(), false) != null;
+    // without codes that may grow: every point is indexed, and no pass may be coming to grow them
+    return plan(ctx.segments().current().sealed(), false, rawHold(), false) != null;
   }
 
   Set<Integer> sourceIds() {
@@ -291,7 +292,7 @@ final class ShardCompactor {
         || !pipeline.started()) {
       return List.of();
     }
-    Plan plan = plan(ctx.segments().current().sealed(), false, TieredMergePolicy.Hold.NONE);
+    Plan plan = plan(ctx.segments().current().sealed(), false, TieredMergePolicy.Hold.NONE, false);
     if (plan == null || plan.sources().isEmpty()) {
       return List.of();
     }
@@ -449,7 +450,8 @@ final class ShardCompactor {
     long wait;
     if (hasRaw(sealed)) {
       wait = config.rawQuietNanos();
-    } else if (grow(sealed, false) != null) {
+    } else if (failure == null && grow(sealed, false) != null) {
+      // not after a failure: a recode that failed waits for the next seal or delete, as merges do
       wait = GROW_QUIET_FACTOR * config.rawQuietNanos();
     } else {
       recheckQueued.set(false);
@@ -478,11 +480,15 @@ final class ShardCompactor {
 
   /** The compaction policy ({@link TieredMergePolicy}) over the shard's disk segments. */
   Plan plan(List<SealedSegment> disk, boolean force) {
-    return plan(disk, force, rawHold());
+    return plan(disk, force, rawHold(), true);
   }
 
-  /** {@link #plan(List, boolean)} with raw segments waiting as {@code hold} says. */
-  private Plan plan(List<SealedSegment> disk, boolean force, TieredMergePolicy.Hold hold) {
+  /**
+   * {@link #plan(List, boolean)} with raw segments waiting as {@code hold} says, and codes that may
+   * grow ({@link #grow}) only when {@code grow}: a pass plans them, the status views do not.
+   */
+  private Plan plan(
+      List<SealedSegment> disk, boolean force, TieredMergePolicy.Hold hold, boolean grow) {
     List<TieredMergePolicy.Seg> segs = new ArrayList<>(disk.size());
     for (SealedSegment d : disk) {
       segs.add(new TieredMergePolicy.Seg(d.size(), d.liveCount(), !d.hasGraph()));
@@ -497,7 +503,7 @@ final class ShardCompactor {
     }
     TieredMergePolicy.Pick pick = policy.find(segs, force, hold, targetSegments);
     if (pick == null) {
-      return force ? null : grow(disk, true);
+      return force || !grow ? null : grow(disk, true);
     }
     List<SealedSegment> sources = new ArrayList<>();
     pick.sources().forEach(i -> sources.add(disk.get(i)));
@@ -720,6 +726,7 @@ final class ShardCompactor {
       }
       installed = pipeline.installCompaction(sources, job.ords(), built);
       if (installed) {
+        residentRecorder.run(); // other shards size their recodes by it
         track.done();
         done.incrementAndGet();
         failure = null;

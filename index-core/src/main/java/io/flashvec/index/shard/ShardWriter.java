@@ -266,11 +266,20 @@ final class ShardWriter {
   /**
    * Records this shard's resident index and points with the memory limits now, refusing nothing:
    * for a compaction that sizes a recode by the room left, after earlier ones changed the segments
-   * without a write. Without the write lock: the segment set and the id map's count are read as
-   * they are.
+   * without a write. Only while the write lock is free and the shard open, so that a closed shard's
+   * entries ({@link #release}) never come back; otherwise the last record stands.
    */
   void recordResident() {
-    checkResident(null);
+    if (options.memory() == null || !writeLock.tryLock()) {
+      return;
+    }
+    try {
+      if (!jobs.closed()) {
+        checkResident(null);
+      }
+    } finally {
+      writeLock.unlock();
+    }
   }
 
   /**
