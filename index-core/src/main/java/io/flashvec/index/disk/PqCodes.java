@@ -174,65 +174,80 @@ public final class PqCodes {
                 + "]",
             path);
       }
-      int count = r.getInt();
-      int m = r.getInt();
-      int k = r.getInt();
-      int dim = r.getInt();
-      int flags = r.get();
-      if (count < 0
-          || m <= 0
-          || m > dim
-          || k <= 0
-          || k > 256
-          || dim <= 0
-          || (flags & ~3) != 0
-          || (r.version() < 2 && flags > 1)
-          || (long) count * m > r.remaining()) {
-        throw new CorruptFileException(
-            "PQ header is inconsistent [count="
-                + count
-                + ", M="
-                + m
-                + ", K="
-                + k
-                + ", flags="
-                + flags
-                + "]",
-            path);
-      }
-      float[] centroid = null;
-      if ((flags & 1) != 0) {
-        centroid = new float[dim];
-        r.getFloats(centroid, 0, dim);
-      }
-      float[] rotation = null;
-      if ((flags & 2) != 0) {
-        if (4L * dim * dim > r.remaining()) {
-          throw new CorruptFileException("PQ rotation is truncated [dim=" + dim + "]", path);
+      try {
+        return read(r, path);
+      } catch (RuntimeException e) {
+        if (e instanceof CorruptFileException c) {
+          throw c;
         }
-        rotation = new float[dim * dim];
-        r.getFloats(rotation, 0, rotation.length);
+        throw new CorruptFileException("PQ file is malformed: " + e, path, e);
       }
-      int[] sizes = new int[m];
-      r.getInts(sizes, 0, m);
-      long total = 0;
-      for (int size : sizes) {
-        if (size <= 0 || size > dim) {
-          throw new CorruptFileException(
-              "PQ subspace size is out of range [size=" + size + ", dim=" + dim + "]", path);
-        }
-        total += size;
-      }
-      if (4L * k * total + (long) count * m > r.remaining()) {
-        throw new CorruptFileException(
-            "PQ codebooks are truncated [K=" + k + ", dims=" + total + "]", path);
-      }
-      float[] books = new float[(int) (k * total)];
-      r.getFloats(books, 0, books.length);
-      byte[] codes = new byte[count * m];
-      r.get(codes, 0, codes.length);
-      r.finish();
-      return new PqCodes(PqCodebook.shared(k, dim, centroid, sizes, books, rotation), count, codes);
     }
+  }
+
+  /** The body of a PQ file after its header, verified by its checksum before it is returned. */
+  private static PqCodes read(ChecksummedFile.Reader r, Path path) throws IOException {
+    int count = r.getInt();
+    int m = r.getInt();
+    int k = r.getInt();
+    int dim = r.getInt();
+    int flags = r.get();
+    long rest = r.remaining();
+    if (count < 0
+        || m <= 0
+        || m > dim
+        || k <= 0
+        || k > 256
+        || dim <= 0
+        || (flags & ~3) != 0
+        || (r.version() < 2 && flags > 1)
+        || 4L * dim > rest
+        || 4L * m > rest
+        || (long) count * m > rest) {
+      throw new CorruptFileException(
+          "PQ header is inconsistent [count="
+              + count
+              + ", M="
+              + m
+              + ", K="
+              + k
+              + ", flags="
+              + flags
+              + "]",
+          path);
+    }
+    float[] centroid = null;
+    if ((flags & 1) != 0) {
+      centroid = new float[dim];
+      r.getFloats(centroid, 0, dim);
+    }
+    float[] rotation = null;
+    if ((flags & 2) != 0) {
+      if (4L * dim * dim > r.remaining()) {
+        throw new CorruptFileException("PQ rotation is truncated [dim=" + dim + "]", path);
+      }
+      rotation = new float[dim * dim];
+      r.getFloats(rotation, 0, rotation.length);
+    }
+    int[] sizes = new int[m];
+    r.getInts(sizes, 0, m);
+    long total = 0;
+    for (int size : sizes) {
+      if (size <= 0 || size > dim) {
+        throw new CorruptFileException(
+            "PQ subspace size is out of range [size=" + size + ", dim=" + dim + "]", path);
+      }
+      total += size;
+    }
+    if (4L * k * total + (long) count * m > r.remaining()) {
+      throw new CorruptFileException(
+          "PQ codebooks are truncated [K=" + k + ", dims=" + total + "]", path);
+    }
+    float[] books = new float[Math.toIntExact(k * total)];
+    r.getFloats(books, 0, books.length);
+    byte[] codes = new byte[Math.multiplyExact(count, m)];
+    r.get(codes, 0, codes.length);
+    r.finish();
+    return new PqCodes(PqCodebook.shared(k, dim, centroid, sizes, books, rotation), count, codes);
   }
 }

@@ -1007,6 +1007,9 @@ final class PartitionedGraphBuilder {
   static PageOrder.Adjacency aheadWhenNotCached(GraphFile g) {
     GraphFile.NodeSource nodes = g.nodes();
     var file = g.file();
+    if (g.count() <= 1) {
+      return nodes::neighbours; // nothing to order
+    }
     long bytes = g.recordOffset(g.count() - 1) + g.recordBytes();
     long pages = (bytes + MappedFile.PAGE - 1) / MappedFile.PAGE;
     int resident =
