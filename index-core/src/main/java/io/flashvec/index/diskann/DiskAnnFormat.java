@@ -221,6 +221,7 @@ public final class DiskAnnFormat implements SegmentFormat {
       SealedSegment source,
       int pqSubspaces,
       PqCodebook codebook,
+      int trainingSample,
       BooleanSupplier cancelled)
       throws IOException {
     if (!canRecode(source)) {
@@ -244,6 +245,7 @@ public final class DiskAnnFormat implements SegmentFormat {
                 distance,
                 p,
                 codebook,
+                trainingSample,
                 settings.buildPool(),
                 cancelled));
   }

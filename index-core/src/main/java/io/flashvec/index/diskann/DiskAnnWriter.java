@@ -780,11 +780,12 @@ public final class DiskAnnWriter {
    * Writes segment {@code segmentId} as {@code src} with PQ codes of {@code params}' size: the
    * graph file is {@code src}'s, hard-linked (copied where the file system has no links), so
    * nothing is built; {@code codebook} is used when it has {@code params}' size and the dimension
-   * ({@code null}: none), else a codebook is trained on an even sample of its vectors; every vector
-   * is encoded, and the ids and payloads are written in the same ordinals, deleted ones included
-   * (the caller marks them, as after a merge). The new segment has no order file: ordinal {@code i}
-   * is {@code src}'s ordinal {@code i}. Written like {@link #write}; {@code src} must be {@link
-   * DiskAnnSegment#recodable}. Returns the number of points written.
+   * ({@code null}: none), else a codebook is trained on an even sample of at most {@code
+   * trainingSample} of its vectors; every vector is encoded, and the ids and payloads are written
+   * in the same ordinals, deleted ones included (the caller marks them, as after a merge). The new
+   * segment has no order file: ordinal {@code i} is {@code src}'s ordinal {@code i}. Written like
+   * {@link #write}; {@code src} must be {@link DiskAnnSegment#recodable}. Returns the number of
+   * points written.
    */
   static int recode(
       FileIO io,
@@ -794,6 +795,7 @@ public final class DiskAnnWriter {
       Distance distance,
       IndexParams params,
       PqCodebook codebook,
+      int trainingSample,
       ForkJoinPool pool,
       BooleanSupplier cancelled)
       throws IOException {
@@ -804,10 +806,11 @@ public final class DiskAnnWriter {
     DiskAnnWriter w =
         new DiskAnnWriter(
             io, dir, segmentId, src.dimension(), distance, params, pool, cancelled, false);
-    return w.intoTmp(() -> w.recodeFrom(src, codebook));
+    return w.intoTmp(() -> w.recodeFrom(src, codebook, trainingSample));
   }
 
-  private int recodeFrom(DiskAnnSegment src, PqCodebook codebook) throws IOException {
+  private int recodeFrom(DiskAnnSegment src, PqCodebook codebook, int trainingSample)
+      throws IOException {
     int n = src.size();
     io.deleteTree(tmp);
     io.createDirectories(tmp);
@@ -822,7 +825,7 @@ public final class DiskAnnWriter {
       built(b.maxDegree(), b.buildSearchList()); // the graph is the source's
     }
     checkCancelled();
-    PqCodebook book = fittingOrTrained(codebook, n, src::vectorAt);
+    PqCodebook book = fittingOrTrained(codebook, n, src::vectorAt, trainingSample);
     checkCancelled();
     byte[] codes = step(() -> PqTrainer.encodeAll(book, n, src::vectorAt, pool));
     checkCancelled();
@@ -973,13 +976,19 @@ public final class DiskAnnWriter {
    * one trained on an even sample of the segment's {@code n} vectors.
    */
   private PqCodebook fittingOrTrained(PqCodebook codebook, int n, IntFunction<float[]> vectorAt) {
+    return fittingOrTrained(codebook, n, vectorAt, PqTrainer.TRAINING_SAMPLE);
+  }
+
+  /** As above, trained on at most {@code maxSample} points (at least one). */
+  private PqCodebook fittingOrTrained(
+      PqCodebook codebook, int n, IntFunction<float[]> vectorAt, int maxSample) {
     if (codebook != null
         && codebook.dimension() == dim
         && codebook.subspaces() == subspaces()
         && n != 0) {
       return codebook;
     }
-    int sample = Math.min(n, PqTrainer.TRAINING_SAMPLE);
+    int sample = Math.min(n, Math.clamp(maxSample, 1, PqTrainer.TRAINING_SAMPLE));
     List<VectorFloat<?>> vs = new ArrayList<>(sample);
     for (int i = 0; i < sample; i++) {
       vs.add(VTS.createFloatVector(vectorAt.apply((int) ((long) i * n / sample))));

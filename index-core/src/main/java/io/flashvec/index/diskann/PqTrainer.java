@@ -62,7 +62,7 @@ public final class PqTrainer {
   static final int EIGHTH_FROM_DIM = 384;
 
   /** Points PQ is trained on when a codebook is trained from a live graph's segment. */
-  static final int TRAINING_SAMPLE = 25_000;
+  public static final int TRAINING_SAMPLE = 25_000;
 
   /**
    * Heap that training a codebook of {@code dim}-dimensional vectors takes at most, about: the
@@ -70,7 +70,28 @@ public final class PqTrainer {
    * copy of them (38 MB at 96 dimensions, 154 MB at 384).
    */
   public static long trainingBytes(int dim) {
-    return 4L * TRAINING_SAMPLE * (4L * dim + 16);
+    return trainingBytes(dim, TRAINING_SAMPLE);
+  }
+
+  /** Heap that training on {@code sample} points of {@code dim} dimensions takes at most, about. */
+  public static long trainingBytes(int dim, int sample) {
+    return 4L * sample * (4L * dim + 16);
+  }
+
+  /**
+   * The fewest points a codebook is trained on: 20 for each of the 256 centroids of a subspace.
+   * Fewer leave centroids that stand for one or two points.
+   */
+  public static final int MIN_TRAINING_SAMPLE = 5_120;
+
+  /**
+   * The largest training sample of {@code dim}-dimensional points, at most {@link
+   * #TRAINING_SAMPLE}, whose training fits {@code bytes} of heap ({@link #trainingBytes(int,
+   * int)}), or 0 when not even {@link #MIN_TRAINING_SAMPLE} points fit.
+   */
+  public static int trainingSampleWithin(int dim, long bytes) {
+    long fits = bytes / trainingBytes(dim, 1);
+    return fits < MIN_TRAINING_SAMPLE ? 0 : (int) Math.min(TRAINING_SAMPLE, fits);
   }
 
   /** Points whose covariance gives the rotation, and points the rotated codebook is trained on. */

@@ -54,7 +54,8 @@ public interface SegmentFormat {
    * keeping its graph, ids, payloads and ordinals (deleted ones included: the caller marks them);
    * only when {@link #canRecode}. It costs a read of the vectors, not a graph build. The codes are
    * encoded with {@code codebook} when it has that size and {@code source}'s dimension (another
-   * segment's of the shard: no training), else with one trained on a sample of {@code source}.
+   * segment's of the shard: no training), else with one trained on an even sample of at most {@code
+   * trainingSample} points of {@code source} (the caller sizes it to the heap it may take).
    * Cancellation and atomicity as {@link #writeFromGraph}.
    */
   default void recode(
@@ -64,6 +65,7 @@ public interface SegmentFormat {
       SealedSegment source,
       int pqSubspaces,
       io.flashvec.index.disk.PqCodebook codebook,
+      int trainingSample,
       BooleanSupplier cancelled)
       throws IOException {
     throw new UnsupportedOperationException(

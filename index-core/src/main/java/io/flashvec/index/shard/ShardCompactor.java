@@ -87,10 +87,15 @@ final class ShardCompactor {
    * 0}: what {@link ShardParts#writeParams} gives when it runs) and another segment's codebook of
    * that size to encode with ({@code null}: one is trained).
    */
-  record Plan(Reason reason, List<SealedSegment> sources, int codeBytes, PqCodebook codebook) {
+  record Plan(
+      Reason reason,
+      List<SealedSegment> sources,
+      int codeBytes,
+      PqCodebook codebook,
+      int trainingSample) {
 
     Plan(Reason reason, List<SealedSegment> sources) {
-      this(reason, sources, 0, null);
+      this(reason, sources, 0, null, PqTrainer.TRAINING_SAMPLE);
     }
   }
 
@@ -574,9 +579,20 @@ final class ShardCompactor {
         best = d;
       }
     }
-    return best == null
-        ? null
-        : new Plan(Reason.RECODE, List.of(best), 0, codebookOf(disk, allowed));
+    if (best == null) {
+      return null;
+    }
+    PqCodebook reuse = codebookOf(disk, allowed);
+    // a shrink must run whatever room is left: without a codebook to reuse, it trains on the
+    // sample that fits beside the new codes in the build slice, however small
+    int sample =
+        reuse != null
+            ? 0
+            : Math.max(
+                PqTrainer.trainingSampleWithin(
+                    ctx.dimension(), memory.buildBytes() - (long) allowed * best.size()),
+                PqTrainer.MIN_TRAINING_SAMPLE);
+    return new Plan(Reason.RECODE, List.of(best), 0, reuse, sample);
   }
 
   /**
@@ -623,8 +639,8 @@ final class ShardCompactor {
       return null;
     }
     PqCodebook reuse = codebookOf(disk, bytes);
-    long training = reuse == null ? PqTrainer.trainingBytes(ctx.dimension()) : 0;
     SealedSegment best = null;
+    int bestSample = 0;
     long gain = 0;
     long room = -1;
     for (SealedSegment d : disk) {
@@ -639,12 +655,15 @@ final class ShardCompactor {
       long more = (long) (bytes - book.subspaces()) * d.size();
       long g = (long) (bytes - book.subspaces()) * d.liveCount();
       // the new codes and the training (without a codebook to reuse) are built on the heap
-      if (more <= room && (long) bytes * d.size() + training <= memory.buildBytes() && g > gain) {
+      long left = memory.buildBytes() - (long) bytes * d.size();
+      int sample = reuse != null ? 0 : PqTrainer.trainingSampleWithin(ctx.dimension(), left);
+      if (more <= room && left >= 0 && (reuse != null || sample > 0) && g > gain) {
         gain = g;
         best = d;
+        bestSample = sample;
       }
     }
-    return best == null ? null : new Plan(Reason.RECODE, List.of(best), bytes, reuse);
+    return best == null ? null : new Plan(Reason.RECODE, List.of(best), bytes, reuse, bestSample);
   }
 
   /** Builds and installs one planned compaction; false if it failed or the shard closed. */
@@ -698,6 +717,7 @@ final class ShardCompactor {
                   sources.get(0),
                   bytes > 0 ? bytes : PqTrainer.subspaces(0, ctx.dimension()),
                   job.plan().codebook(),
+                  job.plan().trainingSample(),
                   ctx.jobs()::cancelled);
         } else {
           ctx.options()

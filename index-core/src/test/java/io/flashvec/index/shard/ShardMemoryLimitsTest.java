@@ -11,6 +11,7 @@ import io.flashvec.index.Point;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Searches;
 import io.flashvec.index.disk.PqCodebook;
+import io.flashvec.index.diskann.PqTrainer;
 import io.flashvec.index.memory.MemoryLimits;
 import io.flashvec.index.memory.MemoryPlan;
 import io.flashvec.index.segment.GrowingSegment;
@@ -354,6 +355,37 @@ class ShardMemoryLimitsTest {
       assertRecoded(a, first);
     } finally {
       compactions.shutdownNow();
+    }
+  }
+
+  /**
+   * Without another segment's codebook of the larger size, a recode trains one on the sample that
+   * fits the build slice beside the new codes ({@link PqTrainer#trainingSampleWithin}): a slice too
+   * small for the full sample still lets codes grow, one too small for the fewest points a codebook
+   * is trained on does not.
+   */
+  @Test
+  void codesGrowWithTheTrainingSampleTheBuildSliceHolds() throws Exception {
+    long full = PqTrainer.trainingBytes(64);
+    long least = PqTrainer.trainingBytes(64, PqTrainer.MIN_TRAINING_SAMPLE);
+    for (long build : new long[] {full / 2, least / 2}) {
+      Random r = TestSeeds.random("shard-memory-limits-grow-sample");
+      MemoryLimits memory = new MemoryLimits(1L << 32, 1L << 30, 1L << 30, build);
+      Object other = new Object();
+      memory.points(other, 40_000_000);
+      ExecutorService compactions = Executors.newSingleThreadExecutor();
+      try (Shard a = openRecode("grow-" + build, recodeOptions(memory, quiet(compactions, 0)))) {
+        sealFirst501(a, r);
+        assertThat(sealedCodes(a)).containsExactly(8);
+        memory.points(other, 0);
+        boolean fits = build >= least;
+        assertThat(a.compact(false).get(60, TimeUnit.SECONDS))
+            .as("build slice of %d bytes, the full sample takes %d", build, full)
+            .isEqualTo(fits ? 1 : 0);
+        assertThat(sealedCodes(a)).containsExactly(fits ? 32 : 8);
+      } finally {
+        compactions.shutdownNow();
+      }
     }
   }
 
