@@ -9,7 +9,9 @@ import io.flashvec.index.InvalidInputException;
 import io.flashvec.index.PointId;
 import io.flashvec.index.Record;
 import io.flashvec.index.SearchStats;
+import io.flashvec.index.filter.Condition;
 import io.flashvec.index.filter.FieldPath;
+import io.flashvec.index.filter.Filter;
 import io.flashvec.index.filter.FilterEvaluator;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -75,31 +77,8 @@ final class QueryGroups {
     }
     UniversalQuery.Fetch fetch = new UniversalQuery.Fetch(true, withVector);
 
-    long fetchLimit = Math.min(maxLimit, (long) groups * groupSize);
-    Map<JsonNode, List<Record>> byValue;
-    while (true) {
-      UniversalQuery.Node n =
-          new UniversalQuery.Node(
-              node.path(),
-              node.prefetch(),
-              node.query(),
-              node.using(),
-              node.filter(),
-              node.params(),
-              node.threshold(),
-              (int) fetchLimit,
-              node.lookupFrom(),
-              node.idfCorpus());
-      List<Record> hits = query.run(collection, n, null, 0, fetch, stats);
-      byValue = group(hits, path, groups, groupSize);
-      boolean full =
-          byValue.size() == groups
-              && byValue.values().stream().allMatch(l -> l.size() == groupSize);
-      if (full || hits.size() < fetchLimit || fetchLimit >= maxLimit) {
-        break;
-      }
-      fetchLimit = Math.min(maxLimit, fetchLimit * 4);
-    }
+    Map<JsonNode, List<Record>> byValue =
+        collect(collection, node, path, groups, groupSize, fetch, stats);
 
     Map<PointId, Record> looked =
         lookup == null ? Map.of() : lookup.fetch(service, byValue.keySet());
@@ -129,29 +108,191 @@ final class QueryGroups {
     return out;
   }
 
-  /** Groups best-first hits: the first {@code groups} values met, up to {@code size} hits each. */
-  static Map<JsonNode, List<Record>> group(
-      List<Record> hits, FieldPath path, int groups, int size) {
-    Map<JsonNode, List<Record>> byValue = new LinkedHashMap<>();
-    for (Record r : hits) {
-      if (r.payload() == null) {
-        continue;
-      }
-      for (JsonNode v : values(Json.readStored(r.payload()), path)) {
-        List<Record> g = byValue.get(v);
-        if (g == null) {
-          if (byValue.size() >= groups) {
-            continue;
-          }
-          g = new ArrayList<>();
-          byValue.put(v, g);
+  /** Requests spent finding groups, then filling the best ones that are not full: Qdrant's. */
+  static final int COLLECT_REQUESTS = 5;
+
+  static final int FILL_REQUESTS = 5;
+
+  /**
+   * The best {@code groups} groups of {@code node}'s results by {@code path}, up to {@code size}
+   * hits each, as Qdrant's group-by driver finds them: each request asks for {@code groups · size}
+   * points that have a value at {@code path} and were not found before, its prefetches (at every
+   * depth) for {@code size} times their limits; first up to {@link #COLLECT_REQUESTS} leaving out
+   * the groups already full, then up to {@link #FILL_REQUESTS} only for the best groups that are
+   * not.
+   */
+  private Map<JsonNode, List<Record>> collect(
+      String collection,
+      UniversalQuery.Node node,
+      FieldPath path,
+      int groups,
+      int size,
+      UniversalQuery.Fetch fetch,
+      SearchStats stats) {
+    Groups found = new Groups(path, groups, size, query.higherIsBetter(collection, node));
+    UniversalQuery.Node shaped = scaled(node, size, (int) Math.min(maxLimit, (long) groups * size));
+    boolean filling = false;
+    int left = COLLECT_REQUESTS;
+    while (true) {
+      if (left == 0) {
+        if (filling) {
+          break;
         }
-        if (g.size() < size) {
-          g.add(r);
+        filling = true;
+        left = FILL_REQUESTS;
+      }
+      left--;
+      List<Condition> must = new ArrayList<>();
+      List<Condition> mustNot = new ArrayList<>();
+      mustNot.add(new Condition.IsEmpty(path));
+      if (!found.seen.isEmpty()) {
+        mustNot.add(new Condition.HasId(found.seen));
+      }
+      Set<Object> keys = filling ? found.openBest() : found.full();
+      if (!keys.isEmpty()) {
+        must.add(
+            filling ? new Condition.MatchAny(path, keys) : new Condition.MatchExcept(path, keys));
+      }
+      List<Record> hits =
+          query.run(
+              collection, shaped, new Filter(must, List.of(), mustNot, null), 0, fetch, stats);
+      found.add(hits);
+      if (found.filledBest() >= groups || (filling && hits.isEmpty())) {
+        break;
+      }
+      if (hits.isEmpty()) {
+        left = 0; // nothing more to find: fill the best groups
+      }
+    }
+    return found.distill();
+  }
+
+  /**
+   * Hits gathered into groups by the values at {@code path}, over several requests, as Qdrant's
+   * groups aggregator: a hit joins the group of each of its values (a point seen before is not
+   * added again); groups rank by their best hit and hits by score, in the query's order ({@code
+   * higherIsBetter}; {@code null}: as found); ties stay as found.
+   */
+  static final class Groups {
+    private final FieldPath path;
+    private final int groups;
+    private final int size;
+    private final java.util.Comparator<Record> better;
+    private final Map<JsonNode, List<Record>> all = new LinkedHashMap<>();
+    final Set<PointId> seen = new java.util.HashSet<>();
+
+    Groups(FieldPath path, int groups, int size, Boolean higherIsBetter) {
+      this.path = path;
+      this.groups = groups;
+      this.size = size;
+      this.better =
+          higherIsBetter == null
+              ? (a, b) -> 0
+              : higherIsBetter
+                  ? (a, b) -> Float.compare(b.score(), a.score())
+                  : (a, b) -> Float.compare(a.score(), b.score());
+    }
+
+    void add(List<Record> hits) {
+      for (Record r : hits) {
+        if (r.payload() == null || !seen.add(r.id())) {
+          continue;
+        }
+        for (JsonNode v : values(Json.readStored(r.payload()), path)) {
+          all.computeIfAbsent(v, k -> new ArrayList<>()).add(r);
         }
       }
     }
-    return byValue;
+
+    /** The keys of the best {@code groups} groups, by their best hit. */
+    List<JsonNode> best() {
+      List<Map.Entry<JsonNode, Record>> tops = new ArrayList<>();
+      for (Map.Entry<JsonNode, List<Record>> e : all.entrySet()) {
+        Record top = null;
+        for (Record r : e.getValue()) {
+          if (top == null || better.compare(r, top) < 0) {
+            top = r;
+          }
+        }
+        tops.add(Map.entry(e.getKey(), top));
+      }
+      tops.sort((a, b) -> better.compare(a.getValue(), b.getValue()));
+      List<JsonNode> out = new ArrayList<>();
+      for (int i = 0; i < Math.min(groups, tops.size()); i++) {
+        out.add(tops.get(i).getKey());
+      }
+      return out;
+    }
+
+    /** The values of the groups that are full, as a filter matches them. */
+    Set<Object> full() {
+      Set<Object> out = new LinkedHashSet<>();
+      all.forEach(
+          (k, hits) -> {
+            if (hits.size() >= size) {
+              out.add(matchable(k));
+            }
+          });
+      return out;
+    }
+
+    /** The values of the best groups that are not full yet. */
+    Set<Object> openBest() {
+      Set<Object> out = new LinkedHashSet<>();
+      for (JsonNode k : best()) {
+        if (all.get(k).size() < size) {
+          out.add(matchable(k));
+        }
+      }
+      return out;
+    }
+
+    /** How many of the best groups are full. */
+    int filledBest() {
+      int n = 0;
+      for (JsonNode k : best()) {
+        n += all.get(k).size() >= size ? 1 : 0;
+      }
+      return n;
+    }
+
+    /** The best groups, best first, each with its best {@code size} hits. */
+    Map<JsonNode, List<Record>> distill() {
+      Map<JsonNode, List<Record>> out = new LinkedHashMap<>();
+      for (JsonNode k : best()) {
+        List<Record> hits = new ArrayList<>(all.get(k));
+        hits.sort(better); // stable: ties stay as found
+        out.put(k, hits.size() > size ? List.copyOf(hits.subList(0, size)) : hits);
+      }
+      return out;
+    }
+
+    /** A group key as a filter matches it: a string or a long. */
+    private static Object matchable(JsonNode key) {
+      return key.isString() ? key.asString() : (Object) key.longValue();
+    }
+  }
+
+  /**
+   * {@code node} asking for {@code limit} results, its prefetches at any depth for {@code times}
+   * their limits.
+   */
+  private UniversalQuery.Node scaled(UniversalQuery.Node node, int times, int limit) {
+    List<UniversalQuery.Node> prefetch = new ArrayList<>();
+    for (UniversalQuery.Node p : node.prefetch()) {
+      prefetch.add(scaled(p, times, (int) Math.min(maxLimit, (long) p.limit() * times)));
+    }
+    return new UniversalQuery.Node(
+        node.path(),
+        prefetch,
+        node.query(),
+        node.using(),
+        node.filter(),
+        node.params(),
+        node.threshold(),
+        limit,
+        node.lookupFrom(),
+        node.idfCorpus());
   }
 
   /**

@@ -1356,6 +1356,54 @@ final class UniversalQuery {
     return service.config(collection).internalName(usingName(node));
   }
 
+  /**
+   * How the results of {@code node} are ranked, as Qdrant's {@code query_result_order}: {@code
+   * true} when a higher score is better, {@code false} when a lower one is (the distances of Euclid
+   * and Manhattan vectors, {@code order_by} ascending, points by id without a query), {@code null}
+   * when they have no order to compare across requests (random samples, MMR).
+   */
+  Boolean higherIsBetter(String collection, Node node) {
+    JsonNode q = node.query();
+    if (q == null || q.isNull()) {
+      return false; // points by id
+    }
+    if (Fusion.parse(q, node.path() + "query") != null) {
+      return true;
+    }
+    if (q.isObject()) {
+      if (q.has("formula") || q.has("discover") || q.has("context")) {
+        return true;
+      }
+      if (q.has("order_by")) {
+        JsonNode o = q.get("order_by");
+        return o.isObject() && o.path("direction").asString("asc").equals("desc");
+      }
+      if (q.has("sample")) {
+        return null;
+      }
+      if (q.has("nearest") && q.get("mmr") != null && !q.get("mmr").isNull()) {
+        return null;
+      }
+      if (q.has("relevance_feedback")) {
+        return true;
+      }
+      if (q.has("recommend")) {
+        JsonNode strategy = q.get("recommend").get("strategy");
+        boolean average =
+            strategy == null
+                || strategy.isNull()
+                || strategy.asString("average_vector").equals("average_vector");
+        if (!average) {
+          return true;
+        }
+      }
+    }
+    if (isTextQuery(q) || sparseUsing(collection, node) != null) {
+      return true;
+    }
+    return service.config(collection).distance(denseUsing(collection, node)).higherIsBetter();
+  }
+
   /** The dense vector {@code using} ({@code ""}: the primary one) of a record read with vectors. */
   static float[] vectorOf(Record r, String using) {
     if (using.isEmpty()) {

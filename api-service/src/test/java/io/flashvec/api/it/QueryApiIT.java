@@ -367,6 +367,54 @@ class QueryApiIT extends OneServerPerClass {
     assertThat(missing.error()).contains("Collection nope not found");
   }
 
+  /**
+   * As Qdrant's group-by: prefetches are asked for {@code group_size} times their limits, and the
+   * groups still open are filled by further requests that leave out the points and the full groups
+   * found; a prefetch limit of one still yields every group.
+   */
+  @Test
+  void groupsOfFusedPrefetchesAreFilledByFurtherRequests() {
+    ok(
+        http.put(
+            "/collections/g",
+            "{\"vectors\":{\"a\":{\"size\":2,\"distance\":\"Dot\"},"
+                + "\"b\":{\"size\":2,\"distance\":\"Dot\"}}}"));
+    StringBuilder points = new StringBuilder("{\"points\":[");
+    String[] groupOf = {"x", "x", "y", "y", "z", "z"};
+    for (int i = 1; i <= 6; i++) {
+      // vector a ranks the points by id, vector b in reverse
+      points
+          .append(i > 1 ? "," : "")
+          .append("{\"id\":")
+          .append(i)
+          .append(",\"vector\":{\"a\":[")
+          .append(7 - i)
+          .append(",0],\"b\":[")
+          .append(i)
+          .append(",0]},\"payload\":{\"g\":\"")
+          .append(groupOf[i - 1])
+          .append("\"}}");
+    }
+    ok(http.put("/collections/g/points?wait=true", points.append("]}").toString()));
+    JsonNode groups =
+        http.post(
+                "/collections/g/points/query/groups",
+                "{\"prefetch\":[{\"query\":[1,0],\"using\":\"a\",\"limit\":1},"
+                    + "{\"query\":[1,0],\"using\":\"b\",\"limit\":1}],"
+                    + "\"query\":{\"fusion\":\"rrf\"},\"group_by\":\"g\",\"limit\":3,"
+                    + "\"group_size\":1}")
+            .result()
+            .get("groups");
+    Set<String> ids = new HashSet<>();
+    for (JsonNode g : groups) {
+      ids.add(g.get("id").asString());
+      assertThat(g.get("hits")).hasSize(1);
+      // each hit tops one of its request's two lists: 1 / (k + 0) with k = 2
+      assertThat(g.at("/hits/0/score").doubleValue()).isCloseTo(0.5, within(1e-6));
+    }
+    assertThat(ids).containsExactlyInAnyOrder("x", "y", "z");
+  }
+
   @Test
   void distanceMatrixPairsAndOffsetsAreExactAmongTheSample() {
     String body =
