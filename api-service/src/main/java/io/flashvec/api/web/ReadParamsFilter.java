@@ -24,6 +24,9 @@ import reactor.core.scheduler.Schedulers;
  *       all}): FlashVec reads one replica, so every value reads the same where a collection has one
  *       copy of each shard (a standalone server, or {@code replication_factor} 1) and is accepted
  *       there; elsewhere only {@code 1} is, and the others are refused with 400.
+ *   <li>{@code ordering} of writes ({@code weak}, {@code medium}, {@code strong}): every write to a
+ *       shard goes through its primary in one order (ADR 0019), which is {@code strong} and so
+ *       meets the other two; any other value is refused with 400, as Qdrant does.
  * </ul>
  */
 @Component
@@ -32,6 +35,7 @@ public class ReadParamsFilter implements WebFilter {
 
   private static final String PREFIX = "/collections/";
   private static final Set<String> LEVELS = Set.of("majority", "quorum", "all");
+  private static final Set<String> ORDERINGS = Set.of("weak", "medium", "strong");
 
   private final org.springframework.beans.factory.ObjectProvider<CollectionService> services;
   private final org.springframework.beans.factory.ObjectProvider<
@@ -59,6 +63,12 @@ public class ReadParamsFilter implements WebFilter {
     var query = exchange.getRequest().getQueryParams();
     String timeout = query.getFirst("timeout");
     String consistency = query.getFirst("consistency");
+    String ordering = query.getFirst("ordering");
+    if (ordering != null && !ORDERINGS.contains(ordering)) {
+      return Mono.error(
+          new InvalidInputException(
+              "Wrong input: ordering must be weak, medium or strong [ordering=" + ordering + "]"));
+    }
     if (timeout == null && consistency == null) {
       return chain.filter(exchange);
     }

@@ -628,6 +628,34 @@ public final class Requests {
           at + "shard_key",
           key);
     }
+    lookupShardKey(n, at);
+  }
+
+  /** {@code lookup_from.shard_key} of a query and of its prefetches, at any depth. */
+  private static void lookupShardKey(JsonNode n, String at) {
+    if (!n.isObject()) {
+      return;
+    }
+    JsonNode from = n.get("lookup_from");
+    if (from != null && from.isObject()) {
+      JsonNode key = from.get("shard_key");
+      if (key != null && !key.isNull()) {
+        throw invalid(
+            at
+                + "lookup_from.shard_key: custom sharding is not supported; points are hashed"
+                + " over the collection's shard_number shards",
+            at + "lookup_from.shard_key",
+            key);
+      }
+    }
+    JsonNode prefetch = n.get("prefetch");
+    if (prefetch != null && prefetch.isObject()) {
+      lookupShardKey(prefetch, at + "prefetch.");
+    } else if (prefetch != null && prefetch.isArray()) {
+      for (int i = 0; i < prefetch.size(); i++) {
+        lookupShardKey(prefetch.get(i), at + "prefetch[" + i + "].");
+      }
+    }
   }
 
   /** Most candidates an {@code oversampling} may ask for, as {@code rerank_k} allows. */

@@ -340,6 +340,18 @@ class SearchControllerTests {
         "searches[1].shard_key: custom sharding is not supported"
       },
       {"/collections/c/points/query", "{\"query\":[1,2],\"shard_key\":7}", "[shard_key=7]"},
+      {
+        "/collections/c/points/query",
+        "{\"query\":{\"recommend\":{\"positive\":[1]}},"
+            + "\"lookup_from\":{\"collection\":\"d\",\"shard_key\":\"eu\"}}",
+        "[lookup_from.shard_key=\\\"eu\\\"]"
+      },
+      {
+        "/collections/c/points/query",
+        "{\"prefetch\":[{\"query\":[1,2]},{\"prefetch\":{\"query\":[1,2],"
+            + "\"lookup_from\":{\"collection\":\"d\",\"shard_key\":1}}}],\"query\":{\"fusion\":\"rrf\"}}",
+        "prefetch[1].prefetch.lookup_from.shard_key: custom sharding is not supported"
+      },
     };
     for (String[] c : cases) {
       assertThat(errorOf(post(c[0], c[1]), 400)).as(c[1]).contains(c[2]);
@@ -382,6 +394,20 @@ class SearchControllerTests {
                 post("/collections/c/points/search?timeout=1s", "{\"vector\":[1,2],\"limit\":1}"),
                 400))
         .contains("[timeout=1s]");
+  }
+
+  /** Writes are ordered through each shard's primary (strong); other values are refused. */
+  @Test
+  void orderingIsAcceptedForQdrantsLevelsAndRefusedOtherwise() {
+    String body = "{\"vector\":[1,2],\"limit\":1}";
+    for (String level : List.of("weak", "medium", "strong")) {
+      assertThat(searched("/collections/c/points/search?ordering=" + level, body))
+          .as(level)
+          .isNotNull();
+    }
+    assertThat(errorOf(post("/collections/c/points/search?ordering=bogus", body), 400))
+        .contains("ordering must be weak, medium or strong")
+        .contains("[ordering=bogus]");
   }
 
   @Test
