@@ -93,6 +93,21 @@ final class CollectionSettings {
           "payload_m",
           "inline_storage");
 
+  /**
+   * What collection info reports for three fields Qdrant's schema requires and FlashVec has no
+   * setting for: {@code hnsw_config.full_scan_threshold} (exact scans are chosen by the filter's
+   * selectivity), {@code optimizers_config.vacuum_min_vector_number} (compactions follow the share
+   * of deleted points) and {@code flush_interval_sec} (writes are durable per the WAL's fsync
+   * policy). A body that gives the reported value back (a client copying a collection's config, as
+   * qdrant-client's {@code migrate} does; they are also Qdrant's defaults) is accepted, since it
+   * asks for nothing else than what FlashVec does; any other value is refused.
+   */
+  static final int REPORTED_FULL_SCAN_THRESHOLD = 10_000;
+
+  static final int REPORTED_VACUUM_MIN_VECTORS = 1_000;
+
+  static final int REPORTED_FLUSH_INTERVAL_SEC = 5;
+
   static final Set<String> OPTIMIZER_FIELDS =
       Set.of(
           "deleted_threshold",
@@ -1161,11 +1176,15 @@ final class CollectionSettings {
             "cannot be changed on a collection without a graph (m 0, index type flat)");
       }
     }
-    if (!absent(hnsw.get("full_scan_threshold"))) {
+    JsonNode fullScan = hnsw.get("full_scan_threshold");
+    if (!absent(fullScan) && !isInt(fullScan, REPORTED_FULL_SCAN_THRESHOLD)) {
       throw refused(
           at + ".full_scan_threshold",
-          hnsw.get("full_scan_threshold"),
-          "is not supported: FlashVec chooses exact scans by the filter's selectivity");
+          fullScan,
+          "only "
+              + REPORTED_FULL_SCAN_THRESHOLD
+              + " (what collection info reports) is supported: FlashVec chooses exact scans by"
+              + " the filter's selectivity");
     }
     JsonNode threads = hnsw.get("max_indexing_threads");
     if (!absent(threads) && !isInt(threads, 0)) {
@@ -1428,24 +1447,33 @@ final class CollectionSettings {
             "max_segment_size",
             "memmap_threshold",
             "flush_interval_sec")) {
-      if (!absent(o.get(f))) {
-        throw refused(
-            "optimizers_config." + f,
-            o.get(f),
-            switch (f) {
-              case "vacuum_min_vector_number" ->
-                  "is not supported: compactions are triggered by the share of deleted points"
-                      + " only (FLASHVEC_COMPACTION_DELETED_FRACTION)";
-              case "max_segment_size" ->
-                  "is not supported: the largest merged segment is a server setting"
-                      + " (FLASHVEC_MERGE_MAX_SEGMENT_POINTS)";
-              case "memmap_threshold" ->
-                  "is not supported: sealed segments are always memory-mapped from disk";
-              default ->
-                  "is not supported: writes are durable per the WAL's fsync policy"
-                      + " (wal_config.fsync_policy)";
-            });
+      JsonNode v = o.get(f);
+      if (absent(v)
+          || (f.equals("vacuum_min_vector_number") && isInt(v, REPORTED_VACUUM_MIN_VECTORS))
+          || (f.equals("flush_interval_sec") && isInt(v, REPORTED_FLUSH_INTERVAL_SEC))) {
+        continue;
       }
+      throw refused(
+          "optimizers_config." + f,
+          v,
+          switch (f) {
+            case "vacuum_min_vector_number" ->
+                "only "
+                    + REPORTED_VACUUM_MIN_VECTORS
+                    + " (what collection info reports) is supported: compactions are triggered"
+                    + " by the share of deleted points only"
+                    + " (FLASHVEC_COMPACTION_DELETED_FRACTION)";
+            case "max_segment_size" ->
+                "is not supported: the largest merged segment is a server setting"
+                    + " (FLASHVEC_MERGE_MAX_SEGMENT_POINTS)";
+            case "memmap_threshold" ->
+                "is not supported: sealed segments are always memory-mapped from disk";
+            default ->
+                "only "
+                    + REPORTED_FLUSH_INTERVAL_SEC
+                    + " (what collection info reports) is supported: writes are durable per the"
+                    + " WAL's fsync policy (wal_config.fsync_policy)";
+          });
     }
   }
 

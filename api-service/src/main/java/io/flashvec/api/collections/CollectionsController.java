@@ -945,18 +945,18 @@ public class CollectionsController {
     ObjectNode hnsw = config.putObject("hnsw_config");
     hnsw.put("m", CollectionSettings.describedM(c.index()));
     hnsw.put("ef_construct", c.index().buildSearchList());
-    hnsw.put("full_scan_threshold", 10_000);
+    hnsw.put("full_scan_threshold", CollectionSettings.REPORTED_FULL_SCAN_THRESHOLD);
     hnsw.put("on_disk", c.index().type().equals(IndexParams.DISKANN));
     ObjectNode opt = config.putObject("optimizer_config");
     opt.put("deleted_threshold", props.compaction().deletedFraction());
-    opt.put("vacuum_min_vector_number", 1000);
+    opt.put("vacuum_min_vector_number", CollectionSettings.REPORTED_VACUUM_MIN_VECTORS);
     opt.put("default_segment_number", info.tuning().segmentNumber());
     opt.putNull("max_segment_size");
     opt.putNull("memmap_threshold");
     int threshold = info.tuning().indexingThreshold();
     opt.put(
         "indexing_threshold", threshold < 0 ? props.segment().sealThresholdPoints() : threshold);
-    opt.put("flush_interval_sec", 5);
+    opt.put("flush_interval_sec", CollectionSettings.REPORTED_FLUSH_INTERVAL_SEC);
     opt.putNull("max_optimization_threads");
     ObjectNode wal = config.putObject("wal_config");
     wal.put("wal_capacity_mb", walMegabytes(info.tuning(), props));

@@ -395,12 +395,14 @@ class CollectionsControllerTests {
     probe(h, "m", "hnsw:\"m\":8", Kind.HONOURED);
     probe(h, "m", "hnsw:\"m\":0", Kind.HONOURED);
     probe(h, "ef_construct", "hnsw:\"ef_construct\":50", Kind.HONOURED);
+    // the value collection info reports (and Qdrant's default): a copied config is accepted
+    probe(h, "full_scan_threshold", "hnsw:\"full_scan_threshold\":10000", Kind.NO_OP);
     probe(
         h,
         "full_scan_threshold",
-        "hnsw:\"full_scan_threshold\":10000",
+        "hnsw:\"full_scan_threshold\":5000",
         Kind.REFUSED,
-        "hnsw_config.full_scan_threshold: is not supported");
+        "hnsw_config.full_scan_threshold: only 10000 (what collection info reports) is supported");
     probe(h, "max_indexing_threads", "hnsw:\"max_indexing_threads\":0", Kind.NO_OP);
     probe(
         h,
@@ -445,12 +447,13 @@ class CollectionsControllerTests {
         "opt:\"deleted_threshold\":0.5",
         Kind.REFUSED,
         "optimizers_config.deleted_threshold: must be 0.2");
+    probe(o, "vacuum_min_vector_number", "opt:\"vacuum_min_vector_number\":1000", Kind.NO_OP);
     probe(
         o,
         "vacuum_min_vector_number",
-        "opt:\"vacuum_min_vector_number\":1000",
+        "opt:\"vacuum_min_vector_number\":100",
         Kind.REFUSED,
-        "optimizers_config.vacuum_min_vector_number: is not supported");
+        "optimizers_config.vacuum_min_vector_number: only 1000 (what collection info reports)");
     probe(o, "default_segment_number", "opt:\"default_segment_number\":0", Kind.NO_OP);
     // each shard merges its smallest sealed segments while it has more (TieredMergePolicy)
     probe(o, "default_segment_number", "opt:\"default_segment_number\":2", Kind.HONOURED);
@@ -484,12 +487,13 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "optimizers_config.memmap_threshold: is not supported");
     probe(o, "indexing_threshold", "opt:\"indexing_threshold\":0", Kind.HONOURED);
+    probe(o, "flush_interval_sec", "opt:\"flush_interval_sec\":5", Kind.NO_OP);
     probe(
         o,
         "flush_interval_sec",
-        "opt:\"flush_interval_sec\":5",
+        "opt:\"flush_interval_sec\":1",
         Kind.REFUSED,
-        "optimizers_config.flush_interval_sec: is not supported");
+        "optimizers_config.flush_interval_sec: only 5 (what collection info reports)");
     probe(o, "max_optimization_threads", "opt:\"max_optimization_threads\":\"auto\"", Kind.NO_OP);
     probe(
         o,

@@ -335,6 +335,21 @@ class RestApiIT {
     assertThat(info.at("/config/hnsw_config").isObject()).isTrue();
     assertThat(info.at("/config/optimizer_config/flush_interval_sec").isNumber()).isTrue();
     assertThat(info.get("payload_schema").isObject()).isTrue();
+    // the config collection info reports is accepted back, as qdrant-client's migrate sends it
+    JsonNode config = info.get("config");
+    var copy = tools.jackson.databind.json.JsonMapper.builder().build().createObjectNode();
+    copy.set("vectors", config.at("/params/vectors"));
+    copy.set("shard_number", config.at("/params/shard_number"));
+    copy.set("replication_factor", config.at("/params/replication_factor"));
+    copy.set("write_consistency_factor", config.at("/params/write_consistency_factor"));
+    copy.set("on_disk_payload", config.at("/params/on_disk_payload"));
+    copy.set("hnsw_config", config.get("hnsw_config"));
+    copy.set("optimizers_config", config.get("optimizer_config"));
+    copy.set("wal_config", config.get("wal_config"));
+    copy.set("quantization_config", config.get("quantization_config"));
+    assertThat(http.put("/collections/life_copy", copy.toString()).status()).isEqualTo(200);
+    assertThat(http.get("/collections/life_copy").result().get("config")).isEqualTo(config);
+    assertThat(http.delete("/collections/life_copy").status()).isEqualTo(200);
     JsonNode cluster = http.get("/collections/life/cluster").result();
     assertThat(cluster.get("peer_id").asLong()).isPositive();
     assertThat(cluster.get("shard_count").asInt()).isEqualTo(1);
