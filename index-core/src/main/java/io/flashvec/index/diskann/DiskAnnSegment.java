@@ -588,13 +588,23 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
             params.beamWidth() > 0
                 ? params.beamWidth()
                 : settings.beamWidth() > 0 ? settings.beamWidth() : prefetch ? COLD_BEAM_WIDTH : 1;
-        if (prefetch && reader != null) {
-          // the thread parks while reads are in flight and other searches run on its carrier:
-          // its fault counter no longer measures this search, the reads issued do
-          pipelined = true;
-          s.searchPipelined(query, k, plan.searchList(), beamWidth, ok, nodeCache, reader, stats);
-        } else {
-          s.search(query, k, plan.searchList(), beamWidth, prefetch, ok, nodeCache, stats);
+        HotNodeCache cache = nodeCache;
+        if (cache != null && !cache.acquire()) {
+          cache = null; // swapped and freed since: the first hops come from the graph file
+        }
+        try {
+          if (prefetch && reader != null) {
+            // the thread parks while reads are in flight and other searches run on its carrier:
+            // its fault counter no longer measures this search, the reads issued do
+            pipelined = true;
+            s.searchPipelined(query, k, plan.searchList(), beamWidth, ok, cache, reader, stats);
+          } else {
+            s.search(query, k, plan.searchList(), beamWidth, prefetch, ok, cache, stats);
+          }
+        } finally {
+          if (cache != null) {
+            cache.release();
+          }
         }
       }
       for (int i = 0; i < s.resultCount(); i++) {
@@ -1113,8 +1123,12 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
     if (fits == nodeCacheFits) {
       return;
     }
+    HotNodeCache old = nodeCache;
     nodeCache = fits == 0 ? null : HotNodeCache.build(graph, bytes);
     nodeCacheFits = fits;
+    if (old != null) {
+      old.release(); // freed at once, or by the last search still reading it
+    }
   }
 
   /** The hot node cache searches read now, or null. */
@@ -1132,7 +1146,11 @@ public final class DiskAnnSegment implements SealedSegment, NodeCacheBudget.Memb
       }
     }
     settings.nodeCache().leave(this);
+    HotNodeCache cache = nodeCache;
     nodeCache = null;
+    if (cache != null) {
+      cache.release();
+    }
     searchers.clear();
     if (reader != null) {
       reader.close();

@@ -1,6 +1,7 @@
 package io.flashvec.index.disk;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flashvec.storage.FileIO;
 import java.io.IOException;
@@ -60,6 +61,36 @@ class HotNodeCacheTest {
       assertThat(small.order()).containsExactly(7, 30, 12, 40, 50);
       assertThat(small.slot(50)).isEqualTo(4);
       assertThat(small.slot(41)).isEqualTo(-1);
+    }
+  }
+
+  /**
+   * The records are freed when the last reference goes, not by the collector: a search that holds
+   * the cache keeps it readable after its owner let it go, and once freed it can no longer be taken
+   * (a search then reads the file).
+   */
+  @Test
+  void theLastReleaseFreesTheRecords() throws IOException {
+    int[][] adj = new int[200][];
+    adj[7] = new int[] {30, 12};
+    try (GraphFile g = graph(200, 7, adj)) {
+      HotNodeCache c = HotNodeCache.build(g, Long.MAX_VALUE);
+      assertThat(c.acquire()).as("a search takes it").isTrue();
+      c.release(); // the owner swaps it out
+      assertThat(c.held()).isTrue();
+      long first = c.records().get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+      assertThat(first)
+          .isEqualTo(
+              g.segment()
+                  .get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, g.recordOffset(7)));
+      c.release(); // the search ends
+      assertThat(c.held()).isFalse();
+      assertThat(c.acquire()).as("freed: no search may take it").isFalse();
+      assertThatThrownBy(() -> c.records().get(java.lang.foreign.ValueLayout.JAVA_LONG, 0))
+          .as("its memory is gone")
+          .isInstanceOf(IllegalStateException.class);
+      assertThatThrownBy(c::release).isInstanceOf(IllegalStateException.class);
+      assertThat(c.nativeBytes()).as("still reported for what it was").isPositive();
     }
   }
 
