@@ -87,6 +87,11 @@ public class FacetController {
     String key = keyNode.asString();
     strict.check(name, StrictModeGuard.Route.FACET, b);
     FieldPath path = FieldPath.parse(key, "key");
+    JsonNode limitNode = b.get("limit");
+    if (limitNode != null && limitNode.isIntegralNumber() && limitNode.asLong(1) == 0) {
+      throw new io.flashvec.api.web.ValidationException(
+          "limit", "value 0 invalid, must be 1 or larger");
+    }
     int limit = Requests.nonNegativeInt(b, "limit", DEFAULT_LIMIT, maxLimit);
     Requests.bool(b, "exact", false); // validated; the counts are exact either way
     Filter filter = Requests.filter(b, "");

@@ -287,6 +287,15 @@ public class SearchController {
         p.withVector());
   }
 
+  /** A {@code limit} of 0, which Qdrant's validation answers with 422. */
+  static void zeroLimit(JsonNode b, String prefix) {
+    JsonNode limit = b.get("limit");
+    if (limit != null && limit.isIntegralNumber() && limit.asLong(1) == 0) {
+      throw new io.flashvec.api.web.ValidationException(
+          prefix + "limit", "value 0 invalid, must be 1 or larger");
+    }
+  }
+
   private Parsed parseSearch(String name, JsonNode b, String prefix) {
     if (!b.isObject()) {
       throw new InvalidInputException(
@@ -299,6 +308,7 @@ public class SearchController {
     if (!b.has("limit")) {
       throw new InvalidInputException("Wrong input: missing field `" + prefix + "limit`");
     }
+    zeroLimit(b, prefix);
     CollectionConfig config = service.config(name);
     if (vector.isObject() && vector.has("name")) {
       // Qdrant's NamedVector / NamedSparseVector
@@ -399,6 +409,156 @@ public class SearchController {
           return new Plan(
               false, stats -> groups.run(name, b, query.parse(b, "", new int[1]), stats));
         });
+  }
+
+  /**
+   * Qdrant's older recommend API ({@code points/recommend}, still served by Qdrant and used by
+   * qdrant-client up to 1.12): {@code positive}, {@code negative} and {@code strategy} beside the
+   * search's fields, answered as the query API's {@code recommend} query, a list of scored points.
+   */
+  @PostMapping("/collections/{name}/points/recommend")
+  Mono<ResponseEntity<byte[]>> recommend(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return legacy(name, body, SearchController::recommendQuery);
+  }
+
+  @PostMapping("/collections/{name}/points/recommend/batch")
+  Mono<ResponseEntity<byte[]>> recommendBatch(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return legacyBatch(name, body, SearchController::recommendQuery);
+  }
+
+  @PostMapping("/collections/{name}/points/recommend/groups")
+  Mono<ResponseEntity<byte[]>> recommendGroups(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return single(
+        name,
+        body,
+        Json::parse,
+        b -> {
+          ObjectNode q = recommendQuery(b, "");
+          strict.check(name, Route.QUERY_GROUPS, q);
+          return new Plan(
+              false, stats -> groups.run(name, q, query.parse(q, "", new int[1]), stats));
+        });
+  }
+
+  /**
+   * Qdrant's older discovery API ({@code points/discover}): {@code target} and {@code context}
+   * pairs, answered as the query API's {@code discover} query (a {@code context} query without a
+   * target).
+   */
+  @PostMapping("/collections/{name}/points/discover")
+  Mono<ResponseEntity<byte[]>> discover(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return legacy(name, body, SearchController::discoverQuery);
+  }
+
+  @PostMapping("/collections/{name}/points/discover/batch")
+  Mono<ResponseEntity<byte[]>> discoverBatch(
+      @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return legacyBatch(name, body, SearchController::discoverQuery);
+  }
+
+  /** A request of the older APIs, run as the query {@code translate} makes of it. */
+  private Mono<ResponseEntity<byte[]>> legacy(
+      String name, byte[] body, BiFunction<JsonNode, String, ObjectNode> translate) {
+    return single(
+        name,
+        body,
+        Json::parse,
+        b -> {
+          ObjectNode q = translate.apply(b, "");
+          strict.check(name, Route.QUERY, q);
+          return new Plan(false, stats -> runQuery(name, q, "", stats).get("points"));
+        });
+  }
+
+  private Mono<ResponseEntity<byte[]>> legacyBatch(
+      String name, byte[] body, BiFunction<JsonNode, String, ObjectNode> translate) {
+    long t0 = System.nanoTime();
+    return blocking.call(
+        () -> {
+          CollectionNames.validate(name);
+          JsonNode b = Json.parse(body);
+          JsonNode searches = batchOf(b);
+          ArrayNode queries = Json.array();
+          for (int i = 0; i < searches.size(); i++) {
+            queries.add(translate.apply(searches.get(i), "searches[" + i + "]."));
+          }
+          ObjectNode batch = Json.object();
+          batch.set("searches", queries);
+          strict.check(name, Route.QUERY_BATCH, batch);
+          return respond(
+              name,
+              t0,
+              b,
+              queries.size(),
+              stats -> {
+                ArrayNode out = Json.array();
+                for (int i = 0; i < queries.size(); i++) {
+                  out.add(
+                      runQuery(name, queries.get(i), "searches[" + i + "].", stats).get("points"));
+                }
+                return out;
+              });
+        });
+  }
+
+  /** An older recommend request as a query: its examples and strategy become the query. */
+  static ObjectNode recommendQuery(JsonNode b, String prefix) {
+    ObjectNode q = legacyBody(b, prefix);
+    ObjectNode recommend = Json.object();
+    for (String f : List.of("positive", "negative", "strategy")) {
+      JsonNode v = q.remove(f);
+      if (v != null && !v.isNull()) {
+        recommend.set(f, v);
+      }
+    }
+    ObjectNode query = Json.object();
+    query.set("recommend", recommend);
+    q.set("query", query);
+    return q;
+  }
+
+  /** An older discover request as a query: {@code discover}, or {@code context} without target. */
+  static ObjectNode discoverQuery(JsonNode b, String prefix) {
+    ObjectNode q = legacyBody(b, prefix);
+    JsonNode target = q.remove("target");
+    JsonNode context = q.remove("context");
+    if (context == null || context.isNull()) {
+      context = Json.array();
+    }
+    ObjectNode query = Json.object();
+    if (target != null && !target.isNull()) {
+      ObjectNode discover = Json.object();
+      discover.set("target", target);
+      discover.set("context", context);
+      query.set("discover", discover);
+    } else {
+      query.set("context", context);
+    }
+    q.set("query", query);
+    return q;
+  }
+
+  /** A copy of an older request body, which must give {@code limit} and no {@code query}. */
+  private static ObjectNode legacyBody(JsonNode b, String prefix) {
+    if (!b.isObject()) {
+      throw new InvalidInputException("Wrong input: " + prefix + "request must be an object");
+    }
+    if (!b.has("limit")) {
+      throw new InvalidInputException("Wrong input: missing field `" + prefix + "limit`");
+    }
+    zeroLimit(b, prefix);
+    if (b.has("query") || b.has("prefetch")) {
+      String f = b.has("query") ? "query" : "prefetch";
+      throw Requests.invalid(
+          "unknown field `" + prefix + f + "`: use points/query for the query API",
+          prefix + f,
+          b.get(f));
+    }
+    return ((ObjectNode) b).deepCopy();
   }
 
   /** The older grouped search: a {@code vector} instead of a {@code query}. */

@@ -196,6 +196,56 @@ class QueryApiIT extends OneServerPerClass {
     assertThat(ids(sumExact)).isEqualTo(exact);
   }
 
+  /**
+   * Qdrant's older recommend and discover routes (qdrant-client up to 1.12 calls them) answer as
+   * the query API's recommend and discover queries: the same points and scores, as a list.
+   */
+  @Test
+  void theOlderRecommendAndDiscoverRoutesAnswerAsTheQueryApi() {
+    String rec = "\"positive\":[3,4],\"negative\":[5],\"strategy\":\"best_score\"";
+    String rest = ",\"limit\":5,\"params\":{\"exact\":true},\"with_payload\":true}";
+    JsonNode byQuery =
+        points(
+            http.post(
+                "/collections/q/points/query", "{\"query\":{\"recommend\":{" + rec + "}}" + rest));
+    Http.Response legacy = http.post("/collections/q/points/recommend", "{" + rec + rest);
+    ok(legacy);
+    assertThat(legacy.result()).isEqualTo(byQuery);
+    Http.Response batch =
+        http.post(
+            "/collections/q/points/recommend/batch",
+            "{\"searches\":[{" + rec + rest + ",{\"positive\":[7]" + rest + "]}");
+    ok(batch);
+    assertThat(batch.result().get(0)).isEqualTo(byQuery);
+    assertThat(batch.result().get(1)).hasSize(5);
+    Http.Response grouped =
+        http.post(
+            "/collections/q/points/recommend/groups",
+            "{" + rec + ",\"limit\":2,\"group_by\":\"doc\",\"group_size\":1}");
+    ok(grouped);
+    assertThat(grouped.result().get("groups")).hasSize(2);
+
+    String ctx = "\"context\":[{\"positive\":11,\"negative\":12}]";
+    JsonNode discover =
+        points(
+            http.post(
+                "/collections/q/points/query",
+                "{\"query\":{\"discover\":{\"target\":10," + ctx + "}}" + rest));
+    Http.Response d = http.post("/collections/q/points/discover", "{\"target\":10," + ctx + rest);
+    ok(d);
+    assertThat(d.result()).isEqualTo(discover);
+    JsonNode context =
+        points(http.post("/collections/q/points/query", "{\"query\":{" + ctx + "}" + rest));
+    Http.Response c =
+        http.post("/collections/q/points/discover/batch", "{\"searches\":[{" + ctx + rest + "]}");
+    ok(c);
+    assertThat(c.result().get(0)).isEqualTo(context);
+
+    Http.Response noLimit = http.post("/collections/q/points/recommend", "{\"positive\":[3]}");
+    assertThat(noLimit.status()).isEqualTo(400);
+    assertThat(noLimit.error()).contains("missing field `limit`");
+  }
+
   @Test
   void discoverAndContextScoreAsQdrant() {
     ToDoubleFunction<float[]> discover =
@@ -465,6 +515,9 @@ class QueryApiIT extends OneServerPerClass {
     Http.Response r = http.post("/collections/q/facet", "{\"key\":\"doc\"}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("Index required but not found for \"doc\"");
+    Http.Response zero = http.post("/collections/q/facet", "{\"key\":\"price\",\"limit\":0}");
+    assertThat(zero.status()).isEqualTo(422);
+    assertThat(zero.error()).contains("limit: value 0 invalid, must be 1 or larger");
   }
 
   /**

@@ -281,6 +281,16 @@ class SearchControllerTests {
     }
     assertThat(errorOf(post("/collections/c/points/query", "{\"query\":[1,2],\"limit\":-1}"), 400))
         .contains("limit must be a non-negative integer");
+    // as Qdrant's validation: a limit of 0 is 422, for a search as for a query
+    assertThat(errorOf(post("/collections/c/points/search", "{\"vector\":[1,2],\"limit\":0}"), 422))
+        .contains("limit: value 0 invalid, must be 1 or larger");
+    assertThat(
+            errorOf(
+                post(
+                    "/collections/c/points/search/batch",
+                    "{\"searches\":[{\"vector\":[1,2],\"limit\":1},{\"vector\":[1,2],\"limit\":0}]}"),
+                422))
+        .contains("limit: value 0 invalid");
   }
 
   @Test
