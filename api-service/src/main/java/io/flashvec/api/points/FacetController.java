@@ -77,6 +77,7 @@ public class FacetController {
   }
 
   private ObjectNode facet(String name, JsonNode b) {
+    Requests.refuseUnknown(b, Requests.Fields.FACET, "");
     if (!b.isObject()) {
       throw new InvalidInputException("Wrong input: facet request must be an object");
     }

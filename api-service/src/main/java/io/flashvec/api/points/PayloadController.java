@@ -176,6 +176,12 @@ public class PayloadController {
       java.util.function.Function<JsonNode, UnaryOperator<byte[]>> change) {
     // Qdrant's clear_payload takes {"points": [...]} or {"filter": {...}}; the others take
     // "points" or "filter" beside the change.
+    Requests.refuseUnknown(
+        b,
+        change == CLEAR
+            ? Requests.Fields.SELECTOR
+            : change == DELETE_KEYS ? Requests.Fields.DELETE_PAYLOAD : Requests.Fields.SET_PAYLOAD,
+        "");
     JsonNode pts = b.isArray() ? b : b.get("points");
     boolean hasFilter = b.isObject() && b.has("filter") && !b.get("filter").isNull();
     if ((pts == null || pts.isNull()) == !hasFilter) {

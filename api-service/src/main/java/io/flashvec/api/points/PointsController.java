@@ -222,6 +222,7 @@ public class PointsController {
   private static final int DELETE_PAGE = 1000;
 
   Collection.UpdateResult deleteVectors(String name, JsonNode b, boolean wait) {
+    Requests.refuseUnknown(b, Requests.Fields.DELETE_VECTORS, "");
     JsonNode names = b.get("vector");
     if (names == null || !names.isArray()) {
       throw Requests.invalid(
@@ -289,6 +290,7 @@ public class PointsController {
 
   /** A delete body ({@code points} or {@code filter}), parsed and applied. */
   Collection.UpdateResult delete(String name, JsonNode b, boolean wait) {
+    Requests.refuseUnknown(b, Requests.Fields.SELECTOR, "");
     JsonNode pts = b.get("points");
     boolean hasFilter = b.has("filter") && !b.get("filter").isNull();
     if ((pts == null || pts.isNull()) == !hasFilter) {
@@ -331,6 +333,7 @@ public class PointsController {
 
   /** The points a parsed retrieve body names, as Qdrant renders them. */
   private ArrayNode retrieve(String name, JsonNode b) {
+    Requests.refuseUnknown(b, Requests.Fields.RETRIEVE, "");
     strict.check(name, Route.RETRIEVE, b);
     List<PointId> ids = Requests.ids(b.get("ids"), "ids");
     checkBatch(ids.size());
@@ -353,6 +356,7 @@ public class PointsController {
 
   /** Qdrant's count result of a parsed count body. */
   private ObjectNode count(String name, JsonNode b) {
+    Requests.refuseUnknown(b, Requests.Fields.COUNT, "");
     strict.check(name, Route.COUNT, b);
     Requests.bool(b, "exact", true); // always exact: counted from the live bitmaps
     Filter filter = Requests.filter(b, "");
@@ -369,6 +373,7 @@ public class PointsController {
 
   /** Qdrant's scroll page of a parsed scroll body. */
   private ObjectNode scroll(String name, JsonNode b) {
+    Requests.refuseUnknown(b, Requests.Fields.SCROLL, "");
     strict.check(name, Route.SCROLL, b);
     Filter filter = Requests.filter(b, "");
     JsonNode off = b.get("offset");

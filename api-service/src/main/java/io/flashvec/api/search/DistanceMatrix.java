@@ -40,6 +40,7 @@ final class DistanceMatrix {
     if (!b.isObject()) {
       throw new io.flashvec.index.InvalidInputException("Wrong input: body must be an object");
     }
+    Requests.refuseUnknown(b, Requests.Fields.MATRIX, "");
     JsonNode using = b.get("using");
     if (using != null && !using.isNull() && !using.isString()) {
       throw Requests.invalid("using must be a vector name", "using", using);

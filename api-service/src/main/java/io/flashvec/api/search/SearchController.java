@@ -131,6 +131,7 @@ public class SearchController {
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parse(body);
+          Requests.refuseUnknown(b, Requests.Fields.BATCH, "");
           JsonNode searches = batchOf(b);
           strict.check(name, route, b);
           return respond(name, t0, b, searches.size(), stats -> work.apply(searches, stats));
@@ -301,6 +302,7 @@ public class SearchController {
       throw new InvalidInputException(
           "Wrong input: " + prefix + "search request must be an object");
     }
+    Requests.refuseUnknown(b, Requests.Fields.SEARCH, prefix);
     if (!b.has("vector")) {
       throw new InvalidInputException("Wrong input: missing field `" + prefix + "vector`");
     }
@@ -378,6 +380,7 @@ public class SearchController {
   }
 
   private ObjectNode runQuery(String name, JsonNode b, String prefix, SearchStats stats) {
+    Requests.refuseUnknown(b, Requests.Fields.QUERY, prefix);
     UniversalQuery.Node node = query.parse(b, prefix, new int[1], () -> service.count(name));
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
     boolean withVector = Output.withVector(b, "with_vector", false);
@@ -405,6 +408,7 @@ public class SearchController {
         body,
         Json::parse,
         b -> {
+          Requests.refuseUnknown(b, Requests.Fields.QUERY_GROUPS, "");
           strict.check(name, Route.QUERY_GROUPS, b);
           return new Plan(
               false, stats -> groups.run(name, b, query.parse(b, "", new int[1]), stats));
@@ -419,13 +423,13 @@ public class SearchController {
   @PostMapping("/collections/{name}/points/recommend")
   Mono<ResponseEntity<byte[]>> recommend(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return legacy(name, body, SearchController::recommendQuery);
+    return legacy(name, body, Requests.Fields.RECOMMEND, SearchController::recommendQuery);
   }
 
   @PostMapping("/collections/{name}/points/recommend/batch")
   Mono<ResponseEntity<byte[]>> recommendBatch(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return legacyBatch(name, body, SearchController::recommendQuery);
+    return legacyBatch(name, body, Requests.Fields.RECOMMEND, SearchController::recommendQuery);
   }
 
   @PostMapping("/collections/{name}/points/recommend/groups")
@@ -436,6 +440,7 @@ public class SearchController {
         body,
         Json::parse,
         b -> {
+          Requests.refuseUnknown(b, Requests.Fields.RECOMMEND_GROUPS, "");
           ObjectNode q = recommendQuery(b, "");
           strict.check(name, Route.QUERY_GROUPS, q);
           return new Plan(
@@ -451,23 +456,27 @@ public class SearchController {
   @PostMapping("/collections/{name}/points/discover")
   Mono<ResponseEntity<byte[]>> discover(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return legacy(name, body, SearchController::discoverQuery);
+    return legacy(name, body, Requests.Fields.DISCOVER, SearchController::discoverQuery);
   }
 
   @PostMapping("/collections/{name}/points/discover/batch")
   Mono<ResponseEntity<byte[]>> discoverBatch(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return legacyBatch(name, body, SearchController::discoverQuery);
+    return legacyBatch(name, body, Requests.Fields.DISCOVER, SearchController::discoverQuery);
   }
 
   /** A request of the older APIs, run as the query {@code translate} makes of it. */
   private Mono<ResponseEntity<byte[]>> legacy(
-      String name, byte[] body, BiFunction<JsonNode, String, ObjectNode> translate) {
+      String name,
+      byte[] body,
+      java.util.Set<String> fields,
+      BiFunction<JsonNode, String, ObjectNode> translate) {
     return single(
         name,
         body,
         Json::parse,
         b -> {
+          Requests.refuseUnknown(b, fields, "");
           ObjectNode q = translate.apply(b, "");
           strict.check(name, Route.QUERY, q);
           return new Plan(false, stats -> runQuery(name, q, "", stats).get("points"));
@@ -475,15 +484,20 @@ public class SearchController {
   }
 
   private Mono<ResponseEntity<byte[]>> legacyBatch(
-      String name, byte[] body, BiFunction<JsonNode, String, ObjectNode> translate) {
+      String name,
+      byte[] body,
+      java.util.Set<String> fields,
+      BiFunction<JsonNode, String, ObjectNode> translate) {
     long t0 = System.nanoTime();
     return blocking.call(
         () -> {
           CollectionNames.validate(name);
           JsonNode b = Json.parse(body);
+          Requests.refuseUnknown(b, Requests.Fields.BATCH, "");
           JsonNode searches = batchOf(b);
           ArrayNode queries = Json.array();
           for (int i = 0; i < searches.size(); i++) {
+            Requests.refuseUnknown(searches.get(i), fields, "searches[" + i + "].");
             queries.add(translate.apply(searches.get(i), "searches[" + i + "]."));
           }
           ObjectNode batch = Json.object();
@@ -573,6 +587,7 @@ public class SearchController {
           if (!b.isObject() || !b.has("vector")) {
             throw new InvalidInputException("Wrong input: missing field `vector`");
           }
+          Requests.refuseUnknown(b, Requests.Fields.SEARCH_GROUPS, "");
           strict.check(name, Route.SEARCH_GROUPS, b);
           ObjectNode q = ((ObjectNode) b).deepCopy();
           JsonNode v = q.remove("vector");

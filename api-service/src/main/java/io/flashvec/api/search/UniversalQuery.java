@@ -151,6 +151,13 @@ final class UniversalQuery {
       throw new TooLargeException(
           "Payload too large: too many prefetches in one query [max=" + maxNodes + "]");
     }
+    if (path.endsWith("prefetch.") || path.endsWith("].") && path.contains("prefetch[")) {
+      Requests.refuseUnknown(b, Requests.Fields.PREFETCH, path);
+    }
+    JsonNode from = b.get("lookup_from");
+    if (from != null && from.isObject()) {
+      Requests.refuseUnknown(from, Requests.Fields.LOOKUP_FROM, path + "lookup_from.");
+    }
     List<Node> prefetch = new ArrayList<>();
     JsonNode p = b.get("prefetch");
     if (p != null && !p.isNull()) {

@@ -43,10 +43,10 @@ public final class Output {
       if (n.isArray()) {
         return new PayloadSelector(true, keys(n, field), null);
       }
-      if (n.isObject() && n.has("include")) {
+      if (n.isObject() && n.size() == 1 && n.has("include")) {
         return new PayloadSelector(true, keys(n.get("include"), field + ".include"), null);
       }
-      if (n.isObject() && n.has("exclude")) {
+      if (n.isObject() && n.size() == 1 && n.has("exclude")) {
         return new PayloadSelector(true, null, keys(n.get("exclude"), field + ".exclude"));
       }
       throw Requests.invalid(

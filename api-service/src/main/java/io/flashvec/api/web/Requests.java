@@ -758,6 +758,134 @@ public final class Requests {
    * Qdrant's 400 for a bad value: {@code "Wrong input: <problem> [<field>=<value>]"}, the value
    * abbreviated.
    */
+  /**
+   * The fields Qdrant's request bodies have (its OpenAPI schemas, with its {@code with_vectors}
+   * alias) and FlashVec's {@code with_stats}, by body. A body with any other field is refused
+   * ({@link #refuseUnknown}): a misspelt setting would otherwise be accepted and do nothing.
+   */
+  public static final class Fields {
+    private Fields() {}
+
+    private static java.util.Set<String> of(java.util.Set<String> base, String... more) {
+      java.util.Set<String> out = new java.util.HashSet<>(base);
+      out.addAll(java.util.List.of(more));
+      return java.util.Set.copyOf(out);
+    }
+
+    private static final java.util.Set<String> READ =
+        java.util.Set.of(
+            "filter", "params", "limit", "with_payload", "with_vector", "with_vectors");
+
+    public static final java.util.Set<String> SEARCH =
+        of(READ, "vector", "offset", "score_threshold", "shard_key", "with_stats");
+    public static final java.util.Set<String> SEARCH_GROUPS =
+        of(READ, "vector", "score_threshold", "shard_key", "group_by", "group_size", "with_lookup");
+    public static final java.util.Set<String> QUERY =
+        of(
+            READ,
+            "prefetch",
+            "query",
+            "using",
+            "score_threshold",
+            "offset",
+            "lookup_from",
+            "shard_key",
+            "with_stats");
+    public static final java.util.Set<String> QUERY_GROUPS =
+        of(
+            READ,
+            "prefetch",
+            "query",
+            "using",
+            "score_threshold",
+            "lookup_from",
+            "shard_key",
+            "group_by",
+            "group_size",
+            "with_lookup");
+    public static final java.util.Set<String> PREFETCH =
+        java.util.Set.of(
+            "prefetch",
+            "query",
+            "using",
+            "filter",
+            "params",
+            "score_threshold",
+            "limit",
+            "lookup_from");
+    public static final java.util.Set<String> RECOMMEND =
+        of(
+            READ,
+            "positive",
+            "negative",
+            "strategy",
+            "offset",
+            "score_threshold",
+            "using",
+            "lookup_from",
+            "shard_key",
+            "with_stats");
+    public static final java.util.Set<String> RECOMMEND_GROUPS =
+        of(RECOMMEND, "group_by", "group_size", "with_lookup");
+    public static final java.util.Set<String> DISCOVER =
+        of(READ, "target", "context", "offset", "using", "lookup_from", "shard_key", "with_stats");
+    public static final java.util.Set<String> BATCH = java.util.Set.of("searches", "with_stats");
+    public static final java.util.Set<String> SCROLL =
+        java.util.Set.of(
+            "filter",
+            "limit",
+            "offset",
+            "order_by",
+            "shard_key",
+            "with_payload",
+            "with_vector",
+            "with_vectors");
+    public static final java.util.Set<String> COUNT =
+        java.util.Set.of("exact", "filter", "shard_key");
+    public static final java.util.Set<String> FACET =
+        java.util.Set.of("exact", "filter", "key", "limit", "shard_key");
+    public static final java.util.Set<String> MATRIX =
+        java.util.Set.of("filter", "limit", "sample", "shard_key", "using");
+    public static final java.util.Set<String> RETRIEVE =
+        java.util.Set.of("ids", "shard_key", "with_payload", "with_vector", "with_vectors");
+    public static final java.util.Set<String> SET_PAYLOAD =
+        java.util.Set.of("filter", "key", "payload", "points", "shard_key");
+    public static final java.util.Set<String> DELETE_PAYLOAD =
+        java.util.Set.of("filter", "keys", "points", "shard_key");
+    public static final java.util.Set<String> SELECTOR =
+        java.util.Set.of("filter", "points", "shard_key");
+    public static final java.util.Set<String> DELETE_VECTORS =
+        java.util.Set.of("filter", "points", "shard_key", "vector");
+    public static final java.util.Set<String> ORDER_BY =
+        java.util.Set.of("key", "direction", "start_from");
+    public static final java.util.Set<String> LOOKUP_FROM =
+        java.util.Set.of("collection", "vector", "shard_key");
+  }
+
+  /**
+   * Refuses a field of {@code body} (an object; anything else is left to the caller) that is not in
+   * {@code fields}, naming it ({@code at} is the body's path, {@code ""} at the top) and the fields
+   * known there. A field set to {@code null} sets nothing and is let through.
+   */
+  public static void refuseUnknown(JsonNode body, java.util.Set<String> fields, String at) {
+    if (body == null || !body.isObject()) {
+      return;
+    }
+    for (String k : body.propertyNames()) {
+      JsonNode v = body.get(k);
+      if (!fields.contains(k) && v != null && !v.isNull()) {
+        throw invalid(
+            "unknown field `"
+                + at
+                + k
+                + "`; known: "
+                + String.join(", ", new java.util.TreeSet<>(fields)),
+            at + k,
+            v);
+      }
+    }
+  }
+
   public static InvalidInputException invalid(String problem, String field, JsonNode value) {
     return new InvalidInputException(
         "Wrong input: " + problem + " [" + field + "=" + abbreviate(value) + "]");
@@ -791,6 +919,9 @@ public final class Requests {
     String key;
     boolean ascending = true;
     Double startFrom = null;
+    if (orderBy.isObject()) {
+      refuseUnknown(orderBy, Fields.ORDER_BY, field + ".");
+    }
     if (orderBy.isString()) {
       key = orderBy.asString();
     } else if (orderBy.isObject() && orderBy.path("key").isString()) {

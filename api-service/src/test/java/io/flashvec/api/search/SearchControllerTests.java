@@ -406,6 +406,58 @@ class SearchControllerTests {
         .contains("[timeout=1s]");
   }
 
+  /**
+   * A field Qdrant's request schema does not have (a misspelt setting) is refused with a 400 that
+   * names it, at the top of a body, in a batch, in a prefetch and in the nested selectors, instead
+   * of being accepted and doing nothing.
+   */
+  @Test
+  void unknownFieldsAreRefusedWhereverTheyAre() {
+    String[][] cases = {
+      {
+        "/collections/c/points/search",
+        "{\"vector\":[1,2],\"limit\":1,\"with_vectorz\":true}",
+        "with_vectorz"
+      },
+      {
+        "/collections/c/points/search/batch",
+        "{\"searches\":[{\"vector\":[1,2],\"limit\":1,\"fliter\":{}}]}",
+        "searches[0].fliter"
+      },
+      {
+        "/collections/c/points/search/batch", "{\"searches\":[],\"oops\":1}", "unknown field `oops`"
+      },
+      {"/collections/c/points/query", "{\"query\":[1,2],\"lmit\":3}", "unknown field `lmit`"},
+      {
+        "/collections/c/points/query",
+        "{\"prefetch\":[{\"query\":[1,2],\"offset\":2}],\"query\":{\"fusion\":\"rrf\"}}",
+        "prefetch[0].offset"
+      },
+      {
+        "/collections/c/points/query",
+        "{\"query\":[1,2],\"lookup_from\":{\"collection\":\"d\",\"vectr\":\"x\"}}",
+        "lookup_from.vectr"
+      },
+      {
+        "/collections/c/points/search",
+        "{\"vector\":[1,2],\"limit\":1,\"with_payload\":{\"include\":[\"a\"],\"zz\":1}}",
+        "with_payload"
+      },
+      {
+        "/collections/c/points/recommend",
+        "{\"positive\":[1],\"limit\":1,\"positve\":[2]}",
+        "positve"
+      },
+    };
+    for (String[] c : cases) {
+      assertThat(errorOf(post(c[0], c[1]), 400)).as(c[1]).contains(c[2]);
+    }
+    // null sets nothing, as before
+    assertThat(
+            searched("/collections/c/points/search", "{\"vector\":[1,2],\"limit\":1,\"x\":null}"))
+        .isNotNull();
+  }
+
   /** Writes are ordered through each shard's primary (strong); other values are refused. */
   @Test
   void orderingIsAcceptedForQdrantsLevelsAndRefusedOtherwise() {
