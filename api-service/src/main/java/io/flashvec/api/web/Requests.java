@@ -542,6 +542,21 @@ public final class Requests {
           indexedOnly);
     }
     JsonNode acorn = p.get("acorn");
+    if (acorn != null && acorn.isObject()) {
+      refuseUnknown(acorn, java.util.Set.of("enable", "max_selectivity"), "params.acorn.");
+      JsonNode sel = acorn.get("max_selectivity");
+      if (sel != null && !sel.isNull()) {
+        if (!sel.isNumber()) {
+          throw invalid(
+              "params.acorn.max_selectivity must be a number", "params.acorn.max_selectivity", sel);
+        }
+        if (sel.doubleValue() < 0 || sel.doubleValue() > 1) {
+          throw new ValidationException(
+              "params.acorn.max_selectivity",
+              "value " + sel + " invalid, must be in the range 0.0..=1.0");
+        }
+      }
+    }
     if (acorn != null && !acorn.isNull()) {
       JsonNode enable = acorn.get("enable");
       if (!acorn.isObject()

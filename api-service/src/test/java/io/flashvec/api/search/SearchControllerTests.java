@@ -452,6 +452,20 @@ class SearchControllerTests {
     for (String[] c : cases) {
       assertThat(errorOf(post(c[0], c[1]), 400)).as(c[1]).contains(c[2]);
     }
+    assertThat(
+            errorOf(
+                post(
+                    "/collections/c/points/search",
+                    "{\"vector\":[1,2],\"limit\":1,\"params\":{\"acorn\":{\"max_selectivity\":1.5}}}"),
+                422))
+        .contains("params.acorn.max_selectivity: value 1.5 invalid");
+    assertThat(
+            errorOf(
+                post(
+                    "/collections/c/points/search",
+                    "{\"vector\":[1,2],\"limit\":1,\"params\":{\"acorn\":{\"enabel\":true}}}"),
+                400))
+        .contains("params.acorn.enabel");
     // null sets nothing, as before
     assertThat(
             searched("/collections/c/points/search", "{\"vector\":[1,2],\"limit\":1,\"x\":null}"))
