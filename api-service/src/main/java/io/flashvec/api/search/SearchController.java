@@ -403,15 +403,27 @@ public class SearchController {
   @PostMapping("/collections/{name}/points/query/groups")
   Mono<ResponseEntity<byte[]>> queryGroups(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
+    return grouped(name, body, Requests.Fields.QUERY_GROUPS, (b, prefix) -> b);
+  }
+
+  /**
+   * A grouped request: the query {@code translate} makes of the body, grouped by {@link #groups}.
+   */
+  private Mono<ResponseEntity<byte[]>> grouped(
+      String name,
+      byte[] body,
+      java.util.Set<String> fields,
+      BiFunction<JsonNode, String, JsonNode> translate) {
     return single(
         name,
         body,
         Json::parse,
         b -> {
-          Requests.refuseUnknown(b, Requests.Fields.QUERY_GROUPS, "");
-          strict.check(name, Route.QUERY_GROUPS, b);
+          Requests.refuseUnknown(b, fields, "");
+          JsonNode q = translate.apply(b, "");
+          strict.check(name, Route.QUERY_GROUPS, q);
           return new Plan(
-              false, stats -> groups.run(name, b, query.parse(b, "", new int[1]), stats));
+              false, stats -> groups.run(name, q, query.parse(q, "", new int[1]), stats));
         });
   }
 
@@ -435,17 +447,7 @@ public class SearchController {
   @PostMapping("/collections/{name}/points/recommend/groups")
   Mono<ResponseEntity<byte[]>> recommendGroups(
       @PathVariable String name, @RequestBody(required = false) byte[] body) {
-    return single(
-        name,
-        body,
-        Json::parse,
-        b -> {
-          Requests.refuseUnknown(b, Requests.Fields.RECOMMEND_GROUPS, "");
-          ObjectNode q = recommendQuery(b, "");
-          strict.check(name, Route.QUERY_GROUPS, q);
-          return new Plan(
-              false, stats -> groups.run(name, q, query.parse(q, "", new int[1]), stats));
-        });
+    return grouped(name, body, Requests.Fields.RECOMMEND_GROUPS, SearchController::recommendQuery);
   }
 
   /**

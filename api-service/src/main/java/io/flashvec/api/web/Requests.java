@@ -634,16 +634,19 @@ public final class Requests {
   }
 
   private static void shardKey(JsonNode n, String at) {
-    JsonNode key = n.isObject() ? n.get("shard_key") : null;
+    noShardKey(n.isObject() ? n.get("shard_key") : null, at + "shard_key");
+    lookupShardKey(n, at);
+  }
+
+  private static void noShardKey(JsonNode key, String field) {
     if (key != null && !key.isNull()) {
       throw invalid(
-          at
-              + "shard_key: custom sharding is not supported; points are hashed over the"
-              + " collection's shard_number shards",
-          at + "shard_key",
+          field
+              + ": custom sharding is not supported; points are hashed over the collection's"
+              + " shard_number shards",
+          field,
           key);
     }
-    lookupShardKey(n, at);
   }
 
   /** {@code lookup_from.shard_key} of a query and of its prefetches, at any depth. */
@@ -653,15 +656,7 @@ public final class Requests {
     }
     JsonNode from = n.get("lookup_from");
     if (from != null && from.isObject()) {
-      JsonNode key = from.get("shard_key");
-      if (key != null && !key.isNull()) {
-        throw invalid(
-            at
-                + "lookup_from.shard_key: custom sharding is not supported; points are hashed"
-                + " over the collection's shard_number shards",
-            at + "lookup_from.shard_key",
-            key);
-      }
+      noShardKey(from.get("shard_key"), at + "lookup_from.shard_key");
     }
     JsonNode prefetch = n.get("prefetch");
     if (prefetch != null && prefetch.isObject()) {
