@@ -380,8 +380,9 @@ public class SearchController {
   }
 
   private ObjectNode runQuery(String name, JsonNode b, String prefix, SearchStats stats) {
-    Requests.refuseUnknown(b, Requests.Fields.QUERY, prefix);
     UniversalQuery.Node node = query.parse(b, prefix, new int[1], () -> service.count(name));
+    // after the query's own checks, whose messages Qdrant gives first (it ignores the field)
+    Requests.refuseUnknown(b, Requests.Fields.QUERY, prefix);
     Output.PayloadSelector sel = Output.PayloadSelector.parse(b, "with_payload", false);
     boolean withVector = Output.withVector(b, "with_vector", false);
     int offset = Requests.nonNegativeInt(b, "offset", 0, maxLimit);

@@ -466,6 +466,14 @@ class SearchControllerTests {
                     "{\"vector\":[1,2],\"limit\":1,\"params\":{\"acorn\":{\"enabel\":true}}}"),
                 400))
         .contains("params.acorn.enabel");
+    // the query's own checks come first, as Qdrant's (which ignores the field) answers them
+    assertThat(
+            errorOf(
+                post(
+                    "/collections/c/points/query",
+                    "{\"vector\":[1,2],\"using\":\"v\",\"query\":{\"fusion\":\"rrf\"}}"),
+                400))
+        .contains("Fusion queries cannot be combined with the 'using' field");
     // null sets nothing, as before
     assertThat(
             searched("/collections/c/points/search", "{\"vector\":[1,2],\"limit\":1,\"x\":null}"))
