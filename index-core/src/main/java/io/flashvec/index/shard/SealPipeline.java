@@ -459,8 +459,9 @@ final class SealPipeline {
                       jobs::cancelled));
         }
         built = format.open(io, target, newId);
-        liveOrds = inBuildOrder(liveOrds, built.buildOrder(io));
+        // adopted before anything else can fail, so that a failure discards (closes) it
         segments.adopt(built);
+        liveOrds = inBuildOrder(liveOrds, built.buildOrder(io));
         payloadIndexes.openDisk(built, target);
       }
       install(p, built, liveOrds);
