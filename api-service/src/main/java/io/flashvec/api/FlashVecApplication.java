@@ -14,6 +14,12 @@ public class FlashVecApplication {
     if (args.length > 0 && args[0].equals(JvmFlags.OPTION)) {
       System.exit(JvmFlags.print(args, System.out, System.err));
     }
+    String missing = JvmFlags.missingModule();
+    if (missing != null) {
+      // the distance kernels need it: without it the first write or search fails, so refuse now
+      System.err.println(missing);
+      System.exit(2);
+    }
     SpringApplication.run(FlashVecApplication.class, args);
   }
 }

@@ -24,6 +24,25 @@ public final class JvmFlags {
 
   private JvmFlags() {}
 
+  /** The module FlashVec's distance kernels use (the incubating Vector API). */
+  static final String VECTOR_MODULE = "jdk.incubator.vector";
+
+  /**
+   * A one-line start-up error when the JVM runs without {@link #VECTOR_MODULE} (a plain {@code java
+   * -jar flashvec.jar}), whose kernels every write and search uses; {@code null} when it is there.
+   * {@code ./flashvec run} and the image add it.
+   */
+  public static String missingModule() {
+    if (ModuleLayer.boot().findModule(VECTOR_MODULE).isPresent()) {
+      return null;
+    }
+    return "flashvec: cannot start: the JVM runs without the module "
+        + VECTOR_MODULE
+        + ", which the distance kernels need; start it with `java --add-modules "
+        + VECTOR_MODULE
+        + " --enable-native-access=ALL-UNNAMED -jar flashvec.jar` (./flashvec run and the image do)";
+  }
+
   /**
    * Prints the flags for {@code args} and the environment to {@code out}; returns the exit status:
    * 0, or 2 after printing why to {@code err} (a malformed or too small budget).

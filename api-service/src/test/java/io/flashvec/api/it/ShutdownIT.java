@@ -141,6 +141,33 @@ class ShutdownIT {
     }
   }
 
+  @Test
+  void aJvmWithoutTheVectorModuleExitsAtOnceSayingWhichFlagToAdd() throws Exception {
+    String jar = System.getProperty("flashvec.server.jar", "target/flashvec.jar");
+    Path log = tmp.resolve("plain.log");
+    Process p =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx128m",
+                "-jar",
+                jar,
+                "--flashvec.port=0",
+                "--flashvec.data-dir=" + tmp.resolve("plain"))
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
+    assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).isEqualTo(2);
+    List<String> lines = Files.readAllLines(log);
+    assertThat(lines)
+        .anyMatch(
+            l ->
+                l.startsWith("flashvec: cannot start: the JVM runs without the module")
+                    && l.contains("--add-modules jdk.incubator.vector"));
+    assertThat(lines).noneMatch(l -> l.startsWith("\tat ") || l.contains("Exception"));
+    assertThat(tmp.resolve("plain")).doesNotExist();
+  }
+
   private static String batch(Random rnd, int from, int n) {
     ObjectNode body = Http.JSON.createObjectNode();
     ArrayNode pts = body.putArray("points");
