@@ -37,6 +37,8 @@ import io.flashvec.storage.FsyncPolicy;
  * @param quantizationConfig the collection's {@code quantization_config} (scalar or turbo) as
  *     given, compact JSON, when no vector inherits it, so it is still shown ({@code null}: none, or
  *     the vectors that inherit it carry it, {@link FieldIndex})
+ * @param walRetainClosed how many closed WAL segments each shard keeps after a checkpoint covers
+ *     them (Qdrant's {@code wal_config.wal_retain_closed}, set at creation; {@code 0}: none)
  */
 public record CollectionTuning(
     int indexingThreshold,
@@ -48,7 +50,50 @@ public record CollectionTuning(
     long walSegmentBytes,
     java.util.Set<String> memoryShown,
     int segmentNumber,
-    String quantizationConfig) {
+    String quantizationConfig,
+    int walRetainClosed) {
+
+  /** Settings without closed WAL segments kept past their checkpoint. */
+  public CollectionTuning(
+      int indexingThreshold,
+      FsyncPolicy fsyncPolicy,
+      boolean onDiskPayload,
+      String strictMode,
+      String metadata,
+      java.util.Set<String> sparseIdf,
+      long walSegmentBytes,
+      java.util.Set<String> memoryShown,
+      int segmentNumber,
+      String quantizationConfig) {
+    this(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        memoryShown,
+        segmentNumber,
+        quantizationConfig,
+        0);
+  }
+
+  /** This tuning keeping {@code n} closed WAL segments past their checkpoint. */
+  public CollectionTuning withWalRetainClosed(int n) {
+    return new CollectionTuning(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        memoryShown,
+        segmentNumber,
+        quantizationConfig,
+        n);
+  }
 
   /** The {@code memoryShown} of the graph's vector's {@code memory}. */
   public static final String VECTORS_MEMORY = "vectors";
@@ -62,6 +107,10 @@ public record CollectionTuning(
   public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null, true);
 
   public CollectionTuning {
+    if (walRetainClosed < 0) {
+      throw new InvalidInputException(
+          "wal_retain_closed must not be negative [wal_retain_closed=" + walRetainClosed + "]");
+    }
     if (walSegmentBytes < 0) {
       throw new InvalidInputException(
           "wal_capacity_mb must not be negative [wal_segment_bytes=" + walSegmentBytes + "]");
@@ -171,7 +220,8 @@ public record CollectionTuning(
         walSegmentBytes,
         memoryShown,
         segmentNumber,
-        json);
+        json,
+        walRetainClosed);
   }
 
   public CollectionTuning withSegmentNumber(int n) {
@@ -185,7 +235,8 @@ public record CollectionTuning(
         walSegmentBytes,
         memoryShown,
         n,
-        quantizationConfig);
+        quantizationConfig,
+        walRetainClosed);
   }
 
   /** This tuning with {@code given} added to the {@code memory} placements shown. */
@@ -202,7 +253,8 @@ public record CollectionTuning(
         walSegmentBytes,
         all,
         segmentNumber,
-        quantizationConfig);
+        quantizationConfig,
+        walRetainClosed);
   }
 
   /** Settings without sparse fields weighted by IDF. */
@@ -228,7 +280,8 @@ public record CollectionTuning(
         walSegmentBytes,
         memoryShown,
         segmentNumber,
-        quantizationConfig);
+        quantizationConfig,
+        walRetainClosed);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -263,7 +316,8 @@ public record CollectionTuning(
         walSegmentBytes,
         memoryShown,
         segmentNumber,
-        quantizationConfig);
+        quantizationConfig,
+        walRetainClosed);
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
@@ -278,7 +332,8 @@ public record CollectionTuning(
         walSegmentBytes,
         memoryShown,
         segmentNumber,
-        quantizationConfig);
+        quantizationConfig,
+        walRetainClosed);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
@@ -293,7 +348,8 @@ public record CollectionTuning(
         walSegmentBytes,
         memoryShown,
         segmentNumber,
-        quantizationConfig);
+        quantizationConfig,
+        walRetainClosed);
   }
 
   /** This tuning with WAL segments of {@code bytes} ({@code 0}: the server's size). */
@@ -308,6 +364,7 @@ public record CollectionTuning(
         bytes,
         memoryShown,
         segmentNumber,
-        quantizationConfig);
+        quantizationConfig,
+        walRetainClosed);
   }
 }

@@ -111,8 +111,13 @@ public final class Wal implements Closeable {
       Duration fsyncInterval,
       long segmentBytes,
       ScheduledExecutorService scheduler,
-      Listener listener) {
+      Listener listener,
+      int retainClosed) {
     public Options {
+      if (retainClosed < 0) {
+        throw new IllegalArgumentException(
+            "retainClosed must not be negative [retainClosed=" + retainClosed + "]");
+      }
       Objects.requireNonNull(fsyncPolicy, "fsyncPolicy");
       Objects.requireNonNull(fsyncInterval, "fsyncInterval");
       if (segmentBytes < 4096) {
@@ -124,25 +129,47 @@ public final class Wal implements Closeable {
       }
     }
 
-    /** Defaults: fsync always, 1 s flusher interval, 64 MiB segments, no scheduler. */
+    /**
+     * Defaults: fsync always, 1 s flusher interval, 64 MiB segments, no scheduler, closed segments
+     * deleted as soon as a checkpoint covers them.
+     */
     public static Options defaults() {
-      return new Options(FsyncPolicy.ALWAYS, Duration.ofSeconds(1), 64L << 20, null, Listener.NONE);
+      return new Options(
+          FsyncPolicy.ALWAYS, Duration.ofSeconds(1), 64L << 20, null, Listener.NONE, 0);
+    }
+
+    /** Tuning without closed segments kept past their checkpoint. */
+    public Options(
+        FsyncPolicy fsyncPolicy,
+        Duration fsyncInterval,
+        long segmentBytes,
+        ScheduledExecutorService scheduler,
+        Listener listener) {
+      this(fsyncPolicy, fsyncInterval, segmentBytes, scheduler, listener, 0);
     }
 
     public Options withPolicy(FsyncPolicy policy) {
-      return new Options(policy, fsyncInterval, segmentBytes, scheduler, listener);
+      return new Options(policy, fsyncInterval, segmentBytes, scheduler, listener, retainClosed);
     }
 
     public Options withSegmentBytes(long bytes) {
-      return new Options(fsyncPolicy, fsyncInterval, bytes, scheduler, listener);
+      return new Options(fsyncPolicy, fsyncInterval, bytes, scheduler, listener, retainClosed);
     }
 
     public Options withScheduler(ScheduledExecutorService s, Duration interval) {
-      return new Options(fsyncPolicy, interval, segmentBytes, s, listener);
+      return new Options(fsyncPolicy, interval, segmentBytes, s, listener, retainClosed);
+    }
+
+    /**
+     * The same tuning keeping the {@code n} newest closed segments after a checkpoint covers them
+     * (Qdrant's {@code wal_config.wal_retain_closed}), for inspection or a peer catching up.
+     */
+    public Options withRetainClosed(int n) {
+      return new Options(fsyncPolicy, fsyncInterval, segmentBytes, scheduler, listener, n);
     }
 
     public Options withListener(Listener l) {
-      return new Options(fsyncPolicy, fsyncInterval, segmentBytes, scheduler, l);
+      return new Options(fsyncPolicy, fsyncInterval, segmentBytes, scheduler, l, retainClosed);
     }
   }
 
@@ -597,14 +624,18 @@ public final class Wal implements Closeable {
 
   /**
    * Deletes whole segments all of whose records have a sequence number below {@code seq} (they are
-   * covered by a checkpoint). The segment being written is never deleted.
+   * covered by a checkpoint), but the {@link Options#retainClosed()} newest of them. The segment
+   * being written is never deleted. Recovery replays from the checkpoint, so what is kept is never
+   * applied twice.
    */
   public void truncateBefore(long seq) {
     appendLock.lock();
     try {
       checkUsable();
       boolean deleted = false;
-      while (segmentFirstSeqs.size() > 1 && segmentFirstSeqs.get(1) <= seq) {
+      int keep = options.retainClosed();
+      // segment i is covered when segment i + 1 starts at or before seq
+      while (segmentFirstSeqs.size() > 1 + keep && segmentFirstSeqs.get(1 + keep) <= seq) {
         long first = segmentFirstSeqs.removeFirst();
         Path p = segmentPath(first);
         long size = io.size(p);

@@ -493,6 +493,39 @@ class WalTest {
     }
   }
 
+  @Test
+  void truncationKeepsTheNewestClosedSegmentsItIsToldToRetain() throws IOException {
+    Path dir = tmp.resolve("wal");
+    List<Rec> written = new ArrayList<>();
+    try (Wal wal = Wal.open(dir, io, small().withRetainClosed(2), 0, NO_RECORDS_EXPECTED)) {
+      while (wal.segmentCount() < 6) {
+        written.add(append(wal, random.nextInt(150)));
+      }
+      List<Path> segs = segments(dir);
+      long f3 = firstSeq(segs.get(3));
+      long f4 = firstSeq(segs.get(4));
+
+      // segments 0-2 are covered: the newest two of them stay
+      wal.truncateBefore(f3);
+      assertThat(segments(dir)).isEqualTo(segs.subList(1, segs.size()));
+      wal.truncateBefore(f4);
+      assertThat(segments(dir)).isEqualTo(segs.subList(2, segs.size()));
+      // however far the checkpoint is, two closed segments stay beside the one being written
+      wal.truncateBefore(Long.MAX_VALUE);
+      assertThat(segments(dir)).isEqualTo(segs.subList(segs.size() - 3, segs.size()));
+      assertThat(wal.sizeBytes()).isEqualTo(totalSize(dir));
+      written.add(append(wal, 10));
+    }
+    // recovery replays from the checkpoint, never the kept records before it
+    long tailFirst = firstSeq(segments(dir).getLast());
+    Opened opened = open(dir, small().withRetainClosed(2), tailFirst);
+    try (Wal wal = opened.wal()) {
+      assertSameRecords(opened.records(), written.subList((int) tailFirst - 1, written.size()));
+      assertThat(wal.recovery().segments()).isEqualTo(3);
+      assertThat(wal.lastSeq()).isEqualTo(written.size());
+    }
+  }
+
   // ---------------------------------------------------------------- I/O failures
 
   @Test

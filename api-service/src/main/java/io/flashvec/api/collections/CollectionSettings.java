@@ -1349,12 +1349,31 @@ final class CollectionSettings {
           ahead,
           "only 0 is supported: WAL segments are created when needed");
     }
-    if (!absent(wal.get("wal_retain_closed"))) {
-      throw refused(
-          "wal_config.wal_retain_closed",
-          wal.get("wal_retain_closed"),
-          "is not supported: closed WAL segments are deleted once a checkpoint covers them");
+  }
+
+  /** The largest {@code wal_retain_closed}: closed segments kept beyond it only fill the disk. */
+  static final int MAX_WAL_RETAIN_CLOSED = 1_000;
+
+  /**
+   * The {@code wal_config.wal_retain_closed} of a create body: how many closed WAL segments each
+   * shard keeps after a checkpoint covers them ({@code 0}, also when absent: none; Qdrant's
+   * default, {@code 1}, keeps the newest). Recovery replays from the checkpoint, so the kept
+   * segments are never applied twice.
+   */
+  static int walRetainClosed(JsonNode body) {
+    JsonNode n = Requests.member(body, "wal_config", "wal_retain_closed");
+    if (n == null) {
+      return 0;
     }
+    if (!n.isIntegralNumber()
+        || n.bigIntegerValue().signum() < 0
+        || n.bigIntegerValue().compareTo(java.math.BigInteger.valueOf(MAX_WAL_RETAIN_CLOSED)) > 0) {
+      throw Requests.invalid(
+          "wal_config.wal_retain_closed must be an integer from 0 to " + MAX_WAL_RETAIN_CLOSED,
+          "wal_config.wal_retain_closed",
+          n);
+    }
+    return n.intValue();
   }
 
   /**

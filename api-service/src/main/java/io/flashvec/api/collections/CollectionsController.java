@@ -129,6 +129,10 @@ public class CollectionsController {
     if (walMb != null && walMb * (1L << 20) != props.wal().segmentBytes().toBytes()) {
       t = t.withWalSegmentBytes(walMb << 20);
     }
+    int retain = CollectionSettings.walRetainClosed(json);
+    if (retain > 0) {
+      t = t.withWalRetainClosed(retain);
+    }
     java.util.Set<String> idf = new java.util.TreeSet<>();
     CollectionSettings.sparseModifiers(json)
         .forEach(
@@ -291,6 +295,16 @@ public class CollectionsController {
         () -> service.describe(CollectionNames.validate(name)).config(),
         () -> walMegabytes(service.settings(CollectionNames.validate(name)).tuning()),
         server());
+    JsonNode retain = Requests.member(json, "wal_config", "wal_retain_closed");
+    if (retain != null) {
+      int current = service.settings(CollectionNames.validate(name)).tuning().walRetainClosed();
+      if (!retain.isIntegralNumber() || retain.longValue() != current) {
+        throw CollectionSettings.refused(
+            "wal_config.wal_retain_closed",
+            retain,
+            "is set when the collection is created (" + current + "); it cannot be changed");
+      }
+    }
     Map<String, FieldIndex> indexes =
         CollectionSettings.fieldIndexUpdates(
             json, service.settings(CollectionNames.validate(name)).config());
@@ -758,14 +772,9 @@ public class CollectionsController {
               alpha,
               Requests.nonNegativeInt(idx, "pq_subspaces", 0, CollectionConfig.MAX_DIMENSION));
     }
-    JsonNode onDisk = vectors.get("on_disk");
     boolean typeGiven = idx != null && idx.hasNonNull("type");
-    if (onDisk != null
-        && onDisk.isBoolean()
-        && !onDisk.booleanValue()
-        && !typeGiven
-        && index.type().equals(IndexParams.DISKANN)) {
-      // Qdrant's vectors in RAM: the same graph, held in memory (index type hnsw)
+    if (!typeGiven && index.type().equals(IndexParams.DISKANN) && inMemory(body, vectors)) {
+      // Qdrant's vectors or HNSW graph in RAM: the same graph, held in memory (index type hnsw)
       index =
           new IndexParams(
               IndexParams.HNSW,
@@ -782,6 +791,27 @@ public class CollectionsController {
     }
     return new CollectionConfig(
         size, distance, shards, replicas, index, sparse, vectorName, others);
+  }
+
+  /**
+   * Whether a create body asks for the primary vector in memory as Qdrant says it: {@code
+   * vectors.on_disk: false}, or {@code hnsw_config.on_disk: false} (the vector's own, else the
+   * collection's), which is what {@code GET} of a default Qdrant collection shows and
+   * qdrant-client's {@code migrate} sends back.
+   */
+  private static boolean inMemory(JsonNode body, JsonNode vectors) {
+    if (isFalse(vectors.get("on_disk"))) {
+      return true;
+    }
+    JsonNode own = Requests.member(vectors, "hnsw_config", "on_disk");
+    if (own != null && !own.isNull()) {
+      return isFalse(own);
+    }
+    return isFalse(Requests.member(body, "hnsw_config", "on_disk"));
+  }
+
+  private static boolean isFalse(JsonNode n) {
+    return n != null && n.isBoolean() && !n.booleanValue();
   }
 
   /**
@@ -961,6 +991,7 @@ public class CollectionsController {
     ObjectNode wal = config.putObject("wal_config");
     wal.put("wal_capacity_mb", walMegabytes(info.tuning(), props));
     wal.put("wal_segments_ahead", 0);
+    wal.put("wal_retain_closed", info.tuning().walRetainClosed());
     if (collectionQuantization == null) {
       collectionQuantization = info.tuning().quantizationConfig();
     }

@@ -315,6 +315,48 @@ class RestApiIT {
   }
 
   @Test
+  void aConfigCopiedFromQdrantKeepsItsGraphInMemoryAndItsClosedWalSegments() {
+    // what GET of a default Qdrant 1.x collection shows and qdrant-client's migrate sends back
+    String qdrantDefaults =
+        "{\"vectors\":{\"size\":4,\"distance\":\"Cosine\"},\"shard_number\":1,"
+            + "\"replication_factor\":1,\"write_consistency_factor\":1,\"on_disk_payload\":true,"
+            + "\"hnsw_config\":{\"m\":16,\"ef_construct\":100,\"full_scan_threshold\":10000,"
+            + "\"max_indexing_threads\":0,\"on_disk\":false},"
+            + "\"optimizers_config\":{\"deleted_threshold\":0.2,\"vacuum_min_vector_number\":1000,"
+            + "\"default_segment_number\":0,\"max_segment_size\":null,\"memmap_threshold\":null,"
+            + "\"indexing_threshold\":10000,\"flush_interval_sec\":5,"
+            + "\"max_optimization_threads\":null},"
+            + "\"wal_config\":{\"wal_capacity_mb\":32,\"wal_segments_ahead\":0,"
+            + "\"wal_retain_closed\":1},\"quantization_config\":null}";
+    Http.Response created = http.put("/collections/migrated", qdrantDefaults);
+    assertThat(created.status()).as(created.raw()).isEqualTo(200);
+    JsonNode config = http.get("/collections/migrated").result().get("config");
+    // Qdrant's graph in RAM: FlashVec's in-memory index, shown as Qdrant shows it
+    assertThat(config.at("/hnsw_config/on_disk").asBoolean()).isFalse();
+    assertThat(config.at("/params/vectors/on_disk").asBoolean()).isFalse();
+    assertThat(config.at("/hnsw_config/m").asInt()).isEqualTo(16);
+    assertThat(config.at("/wal_config/wal_retain_closed").asInt()).isEqualTo(1);
+    assertThat(config.at("/wal_config/wal_capacity_mb").asInt()).isEqualTo(32);
+    // set at creation
+    Http.Response changed =
+        http.send("PATCH", "/collections/migrated", "{\"wal_config\":{\"wal_retain_closed\":3}}");
+    assertThat(changed.status()).isEqualTo(400);
+    assertThat(changed.error()).contains("wal_config.wal_retain_closed=3");
+    Http.Response same =
+        http.send("PATCH", "/collections/migrated", "{\"wal_config\":{\"wal_retain_closed\":1}}");
+    assertThat(same.status()).as(same.raw()).isEqualTo(200);
+    Http.Response negative =
+        http.put(
+            "/collections/migrated_bad",
+            "{\"vectors\":{\"size\":4,\"distance\":\"Dot\"},"
+                + "\"wal_config\":{\"wal_retain_closed\":-1}}");
+    assertThat(negative.status()).isEqualTo(400);
+    assertThat(negative.error()).contains("wal_config.wal_retain_closed");
+    assertThat(http.get("/collections/migrated_bad").status()).isEqualTo(404);
+    assertThat(http.delete("/collections/migrated").status()).isEqualTo(200);
+  }
+
+  @Test
   void collectionLifecycleInQdrantShapes() {
     create("life", 3, "Cosine");
     assertThat(http.get("/collections/life/exists").result().get("exists").asBoolean()).isTrue();

@@ -129,6 +129,9 @@ public final class CollectionMetaJson {
     if (m.tuning().walSegmentBytes() > 0) {
       t.put("wal_segment_bytes", m.tuning().walSegmentBytes());
     }
+    if (m.tuning().walRetainClosed() > 0) {
+      t.put("wal_retain_closed", m.tuning().walRetainClosed());
+    }
     if (m.tuning().segmentNumber() > 0) {
       t.put("default_segment_number", m.tuning().segmentNumber());
     }
@@ -270,7 +273,8 @@ public final class CollectionMetaJson {
             t.path("wal_segment_bytes").asLong(0),
             sparseIdf(t.path("memory_shown")),
             t.path("default_segment_number").asInt(0),
-            document(t, "quantization_config"));
+            document(t, "quantization_config"),
+            t.path("wal_retain_closed").asInt(0));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

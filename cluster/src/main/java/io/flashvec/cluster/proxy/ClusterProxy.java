@@ -169,6 +169,15 @@ public final class ClusterProxy implements CollectionService, Closeable {
               + (tuning.walSegmentBytes() >> 20)
               + "]");
     }
+    if (tuning.walRetainClosed() > 0) {
+      // the shard protocol does not carry it to the replicas: refused rather than ignored
+      throw new InvalidInputException(
+          "Wrong input: wal_config.wal_retain_closed is only supported in standalone mode; cluster"
+              + " replicas delete closed WAL segments once a checkpoint covers them"
+              + " [wal_config.wal_retain_closed="
+              + tuning.walRetainClosed()
+              + "]");
+    }
     if (tuning.segmentNumber() > 0) {
       // the shard protocol does not carry it to the replicas: refused rather than ignored
       throw new InvalidInputException(

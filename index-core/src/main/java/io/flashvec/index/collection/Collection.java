@@ -172,6 +172,9 @@ public final class Collection implements Closeable {
     if (tuning.walSegmentBytes() > 0) {
       options = options.withWalSegmentBytes(tuning.walSegmentBytes());
     }
+    if (tuning.walRetainClosed() > 0) {
+      options = options.withWalRetainClosed(tuning.walRetainClosed());
+    }
     options =
         options.withIndexedFields(config.denseVectors()).withTargetSegments(tuning.segmentNumber());
     Shard shard =

@@ -205,6 +205,11 @@ public final class Shard implements Closeable {
       return with(c -> c.wal = wal.withSegmentBytes(bytes));
     }
 
+    /** The same options keeping {@code n} closed WAL segments past their checkpoint. */
+    public Options withWalRetainClosed(int n) {
+      return with(c -> c.wal = wal.withRetainClosed(n));
+    }
+
     /**
      * The same options with segment builds done by {@code builder} (cluster: an index node; {@code
      * null}: in this process, by the shard's segment format).
