@@ -39,6 +39,9 @@ import io.flashvec.storage.FsyncPolicy;
  *     the vectors that inherit it carry it, {@link FieldIndex})
  * @param walRetainClosed how many closed WAL segments each shard keeps after a checkpoint covers
  *     them (Qdrant's {@code wal_config.wal_retain_closed}, set at creation; {@code 0}: none)
+ * @param optimizationJobs the most segment builds and merges each shard runs at once (Qdrant's
+ *     {@code optimizers_config.max_optimization_threads}, set at creation; {@code 0}: no cap of its
+ *     own, the server's build and merge threads decide)
  */
 public record CollectionTuning(
     int indexingThreshold,
@@ -51,7 +54,8 @@ public record CollectionTuning(
     java.util.Set<String> memoryShown,
     int segmentNumber,
     String quantizationConfig,
-    int walRetainClosed) {
+    int walRetainClosed,
+    int optimizationJobs) {
 
   /** Settings without closed WAL segments kept past their checkpoint. */
   public CollectionTuning(
@@ -76,6 +80,7 @@ public record CollectionTuning(
         memoryShown,
         segmentNumber,
         quantizationConfig,
+        0,
         0);
   }
 
@@ -92,6 +97,24 @@ public record CollectionTuning(
         memoryShown,
         segmentNumber,
         quantizationConfig,
+        n,
+        optimizationJobs);
+  }
+
+  /** This tuning with at most {@code n} builds and merges at once per shard ({@code 0}: auto). */
+  public CollectionTuning withOptimizationJobs(int n) {
+    return new CollectionTuning(
+        indexingThreshold,
+        fsyncPolicy,
+        onDiskPayload,
+        strictMode,
+        metadata,
+        sparseIdf,
+        walSegmentBytes,
+        memoryShown,
+        segmentNumber,
+        quantizationConfig,
+        walRetainClosed,
         n);
   }
 
@@ -107,6 +130,12 @@ public record CollectionTuning(
   public static final CollectionTuning DEFAULT = new CollectionTuning(-1, null, true);
 
   public CollectionTuning {
+    if (optimizationJobs < 0) {
+      throw new InvalidInputException(
+          "max_optimization_threads must not be negative [max_optimization_threads="
+              + optimizationJobs
+              + "]");
+    }
     if (walRetainClosed < 0) {
       throw new InvalidInputException(
           "wal_retain_closed must not be negative [wal_retain_closed=" + walRetainClosed + "]");
@@ -221,7 +250,8 @@ public record CollectionTuning(
         memoryShown,
         segmentNumber,
         json,
-        walRetainClosed);
+        walRetainClosed,
+        optimizationJobs);
   }
 
   public CollectionTuning withSegmentNumber(int n) {
@@ -236,7 +266,8 @@ public record CollectionTuning(
         memoryShown,
         n,
         quantizationConfig,
-        walRetainClosed);
+        walRetainClosed,
+        optimizationJobs);
   }
 
   /** This tuning with {@code given} added to the {@code memory} placements shown. */
@@ -254,7 +285,8 @@ public record CollectionTuning(
         all,
         segmentNumber,
         quantizationConfig,
-        walRetainClosed);
+        walRetainClosed,
+        optimizationJobs);
   }
 
   /** Settings without sparse fields weighted by IDF. */
@@ -281,7 +313,8 @@ public record CollectionTuning(
         memoryShown,
         segmentNumber,
         quantizationConfig,
-        walRetainClosed);
+        walRetainClosed,
+        optimizationJobs);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -317,7 +350,8 @@ public record CollectionTuning(
         memoryShown,
         segmentNumber,
         quantizationConfig,
-        walRetainClosed);
+        walRetainClosed,
+        optimizationJobs);
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
@@ -333,7 +367,8 @@ public record CollectionTuning(
         memoryShown,
         segmentNumber,
         quantizationConfig,
-        walRetainClosed);
+        walRetainClosed,
+        optimizationJobs);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
@@ -349,7 +384,8 @@ public record CollectionTuning(
         memoryShown,
         segmentNumber,
         quantizationConfig,
-        walRetainClosed);
+        walRetainClosed,
+        optimizationJobs);
   }
 
   /** This tuning with WAL segments of {@code bytes} ({@code 0}: the server's size). */
@@ -365,6 +401,7 @@ public record CollectionTuning(
         memoryShown,
         segmentNumber,
         quantizationConfig,
-        walRetainClosed);
+        walRetainClosed,
+        optimizationJobs);
   }
 }

@@ -1351,6 +1351,38 @@ final class CollectionSettings {
     }
   }
 
+  /** The largest {@code max_optimization_threads}. */
+  static final int MAX_OPTIMIZATION_JOBS = 1_024;
+
+  /**
+   * Qdrant's {@code optimizers_config.max_optimization_threads}: {@code null}, absent or {@code
+   * "auto"} give {@code 0} (no cap of the collection's own: the server's build and merge threads
+   * decide); {@code N} lets each shard run at most {@code N} segment builds and merges at once.
+   * {@code 0}, which in Qdrant stops optimizations, is refused: {@code indexing_threshold: 0}
+   * defers index builds.
+   */
+  static int optimizationJobs(JsonNode threads) {
+    if (absent(threads) || (threads.isString() && threads.asString().equals("auto"))) {
+      return 0;
+    }
+    String at = "optimizers_config.max_optimization_threads";
+    if (!threads.isIntegralNumber()
+        || threads.bigIntegerValue().signum() < 0
+        || threads.bigIntegerValue().compareTo(java.math.BigInteger.valueOf(MAX_OPTIMIZATION_JOBS))
+            > 0) {
+      throw Requests.invalid(
+          at + " must be auto or an integer from 1 to " + MAX_OPTIMIZATION_JOBS, at, threads);
+    }
+    if (threads.intValue() == 0) {
+      throw refused(
+          at,
+          threads,
+          "0 (no optimizations) is not supported: set optimizers_config.indexing_threshold 0 to"
+              + " defer index builds");
+    }
+    return threads.intValue();
+  }
+
   /** The largest {@code wal_retain_closed}: closed segments kept beyond it only fill the disk. */
   static final int MAX_WAL_RETAIN_CLOSED = 1_000;
 
@@ -1443,14 +1475,7 @@ final class CollectionSettings {
               + " (FLASHVEC_COMPACTION_DELETED_FRACTION)");
     }
     checkedSegmentNumber(o.get("default_segment_number"));
-    JsonNode threads = o.get("max_optimization_threads");
-    if (!absent(threads) && !(threads.isString() && threads.asString().equals("auto"))) {
-      throw refused(
-          "optimizers_config.max_optimization_threads",
-          threads,
-          "only auto is supported: seals and merges run on the server's shared background"
-              + " threads and cannot be paused (0) or capped per collection");
-    }
+    optimizationJobs(o.get("max_optimization_threads"));
     JsonNode prevent = o.get("prevent_unoptimized");
     if (!absent(prevent) && !(prevent.isBoolean() && !prevent.booleanValue())) {
       throw refused(

@@ -129,6 +129,12 @@ public class CollectionsController {
     if (walMb != null && walMb * (1L << 20) != props.wal().segmentBytes().toBytes()) {
       t = t.withWalSegmentBytes(walMb << 20);
     }
+    int jobs =
+        CollectionSettings.optimizationJobs(
+            Requests.member(json, "optimizers_config", "max_optimization_threads"));
+    if (jobs > 0) {
+      t = t.withOptimizationJobs(jobs);
+    }
     int retain = CollectionSettings.walRetainClosed(json);
     if (retain > 0) {
       t = t.withWalRetainClosed(retain);
@@ -295,6 +301,18 @@ public class CollectionsController {
         () -> service.describe(CollectionNames.validate(name)).config(),
         () -> walMegabytes(service.settings(CollectionNames.validate(name)).tuning()),
         server());
+    JsonNode threads = Requests.member(json, "optimizers_config", "max_optimization_threads");
+    if (threads != null) {
+      int current = service.settings(CollectionNames.validate(name)).tuning().optimizationJobs();
+      if (CollectionSettings.optimizationJobs(threads) != current) {
+        throw CollectionSettings.refused(
+            "optimizers_config.max_optimization_threads",
+            threads,
+            "is set when the collection is created ("
+                + (current == 0 ? "auto" : Integer.toString(current))
+                + "); it cannot be changed");
+      }
+    }
     JsonNode retain = Requests.member(json, "wal_config", "wal_retain_closed");
     if (retain != null) {
       int current = service.settings(CollectionNames.validate(name)).tuning().walRetainClosed();
@@ -987,7 +1005,11 @@ public class CollectionsController {
     opt.put(
         "indexing_threshold", threshold < 0 ? props.segment().sealThresholdPoints() : threshold);
     opt.put("flush_interval_sec", CollectionSettings.REPORTED_FLUSH_INTERVAL_SEC);
-    opt.putNull("max_optimization_threads");
+    if (info.tuning().optimizationJobs() > 0) {
+      opt.put("max_optimization_threads", info.tuning().optimizationJobs());
+    } else {
+      opt.putNull("max_optimization_threads");
+    }
     ObjectNode wal = config.putObject("wal_config");
     wal.put("wal_capacity_mb", walMegabytes(info.tuning(), props));
     wal.put("wal_segments_ahead", 0);

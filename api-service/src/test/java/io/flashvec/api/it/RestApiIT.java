@@ -354,6 +354,34 @@ class RestApiIT {
     assertThat(negative.error()).contains("wal_config.wal_retain_closed");
     assertThat(http.get("/collections/migrated_bad").status()).isEqualTo(404);
     assertThat(http.delete("/collections/migrated").status()).isEqualTo(200);
+    // what qdrant-client's local mode shows: one optimization at a time per shard
+    Http.Response one =
+        http.put(
+            "/collections/migrated_local",
+            "{\"vectors\":{\"size\":4,\"distance\":\"Dot\"},"
+                + "\"optimizers_config\":{\"max_optimization_threads\":1}}");
+    assertThat(one.status()).as(one.raw()).isEqualTo(200);
+    assertThat(
+            http.get("/collections/migrated_local")
+                .result()
+                .at("/config/optimizer_config/max_optimization_threads")
+                .asInt())
+        .isEqualTo(1);
+    Http.Response more =
+        http.send(
+            "PATCH",
+            "/collections/migrated_local",
+            "{\"optimizers_config\":{\"max_optimization_threads\":4}}");
+    assertThat(more.status()).isEqualTo(400);
+    assertThat(more.error()).contains("optimizers_config.max_optimization_threads=4");
+    Http.Response none =
+        http.put(
+            "/collections/migrated_none",
+            "{\"vectors\":{\"size\":4,\"distance\":\"Dot\"},"
+                + "\"optimizers_config\":{\"max_optimization_threads\":0}}");
+    assertThat(none.status()).isEqualTo(400);
+    assertThat(none.error()).contains("indexing_threshold");
+    assertThat(http.delete("/collections/migrated_local").status()).isEqualTo(200);
   }
 
   @Test

@@ -132,6 +132,9 @@ public final class CollectionMetaJson {
     if (m.tuning().walRetainClosed() > 0) {
       t.put("wal_retain_closed", m.tuning().walRetainClosed());
     }
+    if (m.tuning().optimizationJobs() > 0) {
+      t.put("max_optimization_threads", m.tuning().optimizationJobs());
+    }
     if (m.tuning().segmentNumber() > 0) {
       t.put("default_segment_number", m.tuning().segmentNumber());
     }
@@ -274,7 +277,8 @@ public final class CollectionMetaJson {
             sparseIdf(t.path("memory_shown")),
             t.path("default_segment_number").asInt(0),
             document(t, "quantization_config"),
-            t.path("wal_retain_closed").asInt(0));
+            t.path("wal_retain_closed").asInt(0),
+            t.path("max_optimization_threads").asInt(0));
     return new CollectionMeta(
         c.path("name").asString(), config, c.path("created_at").asLong(), tuning);
   }

@@ -169,6 +169,15 @@ public final class ClusterProxy implements CollectionService, Closeable {
               + (tuning.walSegmentBytes() >> 20)
               + "]");
     }
+    if (tuning.optimizationJobs() > 0) {
+      // the shard protocol does not carry it to the replicas: refused rather than ignored
+      throw new InvalidInputException(
+          "Wrong input: optimizers_config.max_optimization_threads is only supported in standalone"
+              + " mode; cluster replicas build and merge on the node's threads"
+              + " [optimizers_config.max_optimization_threads="
+              + tuning.optimizationJobs()
+              + "]");
+    }
     if (tuning.walRetainClosed() > 0) {
       // the shard protocol does not carry it to the replicas: refused rather than ignored
       throw new InvalidInputException(

@@ -175,6 +175,8 @@ public final class Collection implements Closeable {
     if (tuning.walRetainClosed() > 0) {
       options = options.withWalRetainClosed(tuning.walRetainClosed());
     }
+    // per shard: each call makes the shard its own slots
+    options = options.withOptimizationJobs(tuning.optimizationJobs());
     options =
         options.withIndexedFields(config.denseVectors()).withTargetSegments(tuning.segmentNumber());
     Shard shard =

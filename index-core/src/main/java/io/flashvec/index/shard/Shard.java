@@ -205,6 +205,31 @@ public final class Shard implements Closeable {
       return with(c -> c.wal = wal.withSegmentBytes(bytes));
     }
 
+    /**
+     * The same options with at most {@code n} of the shard's segment builds and merge passes
+     * running at once (Qdrant's {@code optimizers_config.max_optimization_threads}), on the same
+     * executors; {@code 0}: no cap of its own. Call once per shard: each call makes new slots.
+     */
+    public Options withOptimizationJobs(int n) {
+      if (n == 0) {
+        return this;
+      }
+      JobSlots slots = new JobSlots(n);
+      return with(
+          c -> {
+            c.buildExecutor = slots.wrap(buildExecutor);
+            c.compaction =
+                new Compaction(
+                    slots.wrap(compaction.executor()),
+                    compaction.pool(),
+                    compaction.deletedFraction(),
+                    compaction.segmentsPerTier(),
+                    compaction.maxSegmentPoints(),
+                    compaction.automatic(),
+                    compaction.rawQuietNanos());
+          });
+    }
+
     /** The same options keeping {@code n} closed WAL segments past their checkpoint. */
     public Options withWalRetainClosed(int n) {
       return with(c -> c.wal = wal.withRetainClosed(n));
