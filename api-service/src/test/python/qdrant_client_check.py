@@ -181,6 +181,23 @@ def main(url):
 
     check(client.delete_collection(name), "delete_collection")
     check(not client.collection_exists(name), "collection gone")
+
+    # migrate from qdrant-client's local mode: its config as GET shows it (max_optimization_threads 1,
+    # wal_retain_closed 1, indexing_threshold 20000) and its points (local mode keeps no payload index)
+    local = QdrantClient(":memory:")
+    local.create_collection("migrated", vectors_config=models.VectorParams(size=4, distance=models.Distance.COSINE))
+    local.upsert("migrated", points=[
+        models.PointStruct(id=i, vector=[i + 1.0, 2.0, 3.0, 4.0], payload={"k": i}) for i in range(50)])
+    local.migrate(client, collection_names=["migrated"], recreate_on_collision=True)
+    check(client.count("migrated").count == 50, "migrated points")
+    migrated = client.get_collection("migrated")
+    check(migrated.config.optimizer_config.max_optimization_threads == 1,
+          f"migrated max_optimization_threads {migrated.config.optimizer_config}")
+    check(migrated.config.wal_config.wal_retain_closed == 1, f"migrated wal config {migrated.config.wal_config}")
+    want = [p.id for p in local.query_points("migrated", query=[1.0, 2.0, 3.0, 4.0], limit=5).points]
+    got = [p.id for p in client.query_points("migrated", query=[1.0, 2.0, 3.0, 4.0], limit=5).points]
+    check(got == want, f"migrated search {got} != {want}")
+    check(client.delete_collection("migrated"), "delete migrated")
     print("qdrant-client check passed")
 
 
