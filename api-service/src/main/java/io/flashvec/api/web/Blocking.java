@@ -108,14 +108,32 @@ public class Blocking implements AutoCloseable {
         });
   }
 
+  /**
+   * {@code work} with the errors Reactor treats as fatal to the JVM, but which end only this
+   * request (a {@link StackOverflowError}, a {@link LinkageError} such as a class that cannot
+   * load), turned into an exception: Reactor rethrows fatal errors on the worker thread and never
+   * completes the request, which would hang its client. The error handler answers it as an internal
+   * error (500). An {@link OutOfMemoryError} stays fatal: the server exits on it ({@code
+   * -XX:+ExitOnOutOfMemoryError}).
+   */
+  static <T> Callable<T> contained(Callable<T> work) {
+    return () -> {
+      try {
+        return work.call();
+      } catch (StackOverflowError | LinkageError e) {
+        throw new IllegalStateException("request failed with " + e, e);
+      }
+    };
+  }
+
   /** Calls {@code work} off the event loop, for answers other than JSON (a file to stream). */
   public <T> Mono<T> supply(Callable<T> work) {
-    return Mono.fromCallable(work).subscribeOn(scheduler);
+    return Mono.fromCallable(contained(work)).subscribeOn(scheduler);
   }
 
   /** Calls {@code work} off the event loop. */
   public Mono<ResponseEntity<byte[]>> call(Callable<ResponseEntity<byte[]>> work) {
-    return bounded(Mono.fromCallable(work).subscribeOn(scheduler));
+    return bounded(Mono.fromCallable(contained(work)).subscribeOn(scheduler));
   }
 
   /**
@@ -126,7 +144,7 @@ public class Blocking implements AutoCloseable {
    * shows in P99 (ADR 0016).
    */
   public Mono<ResponseEntity<byte[]>> write(Callable<ResponseEntity<byte[]>> work) {
-    return bounded(Mono.fromCallable(work).subscribeOn(writeScheduler));
+    return bounded(Mono.fromCallable(contained(work)).subscribeOn(writeScheduler));
   }
 
   /**
@@ -137,7 +155,7 @@ public class Blocking implements AutoCloseable {
    * requests/s on 2 cores (2 clients).
    */
   public Mono<ResponseEntity<byte[]>> call(boolean inline, Callable<ResponseEntity<byte[]>> work) {
-    return inline ? bounded(Mono.fromCallable(work)) : call(work);
+    return inline ? bounded(Mono.fromCallable(contained(work))) : call(work);
   }
 
   /** A request's work on its parsed JSON body; its result is answered in Qdrant's envelope. */
@@ -187,10 +205,11 @@ public class Blocking implements AutoCloseable {
     java.util.concurrent.atomic.AtomicLong applied = new java.util.concurrent.atomic.AtomicLong(-1);
     Mono<ResponseEntity<byte[]>> run =
         Mono.fromCallable(
-                () ->
-                    ScopedValue.where(
-                            io.flashvec.index.collection.Collection.ON_APPLIED, applied::set)
-                        .call(() -> Json.ok(onBody(name, body, Json::parse, work), t0)))
+                contained(
+                    () ->
+                        ScopedValue.where(
+                                io.flashvec.index.collection.Collection.ON_APPLIED, applied::set)
+                            .call(() -> Json.ok(onBody(name, body, Json::parse, work), t0))))
             .subscribeOn(writeScheduler);
     return Mono.deferContextual(
         ctx -> {

@@ -36,6 +36,28 @@ class BlockingTest {
   }
 
   @Test
+  void anErrorReactorHoldsFatalFailsTheRequestInsteadOfHangingIt() {
+    try (Blocking b = new Blocking(new FlashVecProperties.Writes(0, 2))) {
+      for (Error e :
+          new Error[] {
+            new NoClassDefFoundError("jdk/incubator/vector/Vector"), new StackOverflowError()
+          }) {
+        java.util.concurrent.Callable<ResponseEntity<byte[]>> work =
+            () -> {
+              throw e;
+            };
+        for (var mono : java.util.List.of(b.call(work), b.write(work), b.call(true, work))) {
+          org.assertj.core.api.Assertions.assertThatThrownBy(
+                  () -> mono.block(java.time.Duration.ofSeconds(10)))
+              .isInstanceOf(IllegalStateException.class)
+              .hasMessageContaining("request failed with " + e.getClass().getName())
+              .hasCause(e);
+        }
+      }
+    }
+  }
+
+  @Test
   void writesRunAtTheirLowerPriorityAndOtherRequestsDoNot() throws Exception {
     assumeTrue(Files.exists(Path.of("/proc/thread-self/stat")), "Linux only");
     int base = niceOfCurrentThread();
