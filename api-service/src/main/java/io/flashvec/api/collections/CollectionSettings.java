@@ -432,7 +432,7 @@ final class CollectionSettings {
 
   /** Whether {@code q} is a scalar or turbo {@code quantization_config}. */
   private static boolean codes(JsonNode q) {
-    return q.isObject() && (q.has("scalar") || q.has("turbo"));
+    return q.isObject() && (q.has("scalar") || turboCodes(q));
   }
 
   /**
@@ -451,7 +451,7 @@ final class CollectionSettings {
         return null;
       }
     }
-    if (q.has("turbo")) {
+    if (turboCodes(q)) {
       turboBits(q, "quantization_config");
     } else {
       scalarQuantile(q, "quantization_config");
@@ -467,6 +467,9 @@ final class CollectionSettings {
    * bits, Qdrant's default {@code bits4} when absent.
    */
   private static TurboQuant.Bits turboBits(JsonNode q, String at) {
+    if (q.has("binary")) {
+      return binaryBits(q, at);
+    }
     JsonNode t = q.get("turbo");
     if (q.size() != 1 || !t.isObject()) {
       throw Requests.invalid(at + ".turbo must be an object", at + ".turbo", t);
@@ -493,6 +496,71 @@ final class CollectionSettings {
           at + ".turbo.bits must be one of bits1, bits1_5, bits2, bits4", at + ".turbo.bits", bits);
     }
     return b;
+  }
+
+  /**
+   * Whether {@code q} asks for codes FlashVec keeps as TurboQuant codes: Qdrant's {@code turbo}
+   * quantization, or its {@code binary} one ({@link #binaryBits}).
+   */
+  private static boolean turboCodes(JsonNode q) {
+    return q != null && q.isObject() && (q.has("turbo") || q.has("binary"));
+  }
+
+  /** The fields of Qdrant's binary quantization. */
+  static final Set<String> BINARY_FIELDS = Set.of("always_ram", "encoding", "query_encoding");
+
+  /**
+   * Qdrant's binary quantization ({@code {"binary": {"always_ram", "encoding", "query_encoding"}}})
+   * at {@code at}, as the TurboQuant codes of the same bits per coordinate (ADR 0045 amendment):
+   * {@code one_bit} (the default), {@code one_and_half_bits} and {@code two_bits} are {@code
+   * bits1}, {@code bits1_5} and {@code bits2}, the signs (or 2-bit levels) of the rotated vector.
+   * Queries are scored against them at full precision, which is Qdrant's {@code query_encoding:
+   * default} for FlashVec; a coarser query encoding is refused.
+   */
+  private static TurboQuant.Bits binaryBits(JsonNode q, String at) {
+    JsonNode b = q.get("binary");
+    if (q.size() != 1 || !b.isObject()) {
+      throw Requests.invalid(at + ".binary must be an object", at + ".binary", b);
+    }
+    known(b, BINARY_FIELDS, at + ".binary.");
+    JsonNode ram = b.get("always_ram");
+    if (!absent(ram) && !ram.isBoolean()) {
+      throw Requests.invalid(at + ".binary.always_ram must be a boolean", at + ".binary", ram);
+    }
+    if (!absent(ram) && !ram.booleanValue()) {
+      throw refused(
+          at + ".binary.always_ram",
+          ram,
+          "must be true or absent: the binary codes of a vector's graph are always held in memory");
+    }
+    JsonNode query = b.get("query_encoding");
+    if (!absent(query) && !(query.isString() && query.asString().equals("default"))) {
+      if (query.isString()
+          && List.of("binary", "scalar4bits", "scalar8bits").contains(query.asString())) {
+        throw refused(
+            at + ".binary.query_encoding",
+            query,
+            "only default is supported: a query is scored against the codes at full precision");
+      }
+      throw Requests.invalid(
+          at + ".binary.query_encoding must be one of default, binary, scalar4bits, scalar8bits",
+          at + ".binary.query_encoding",
+          query);
+    }
+    JsonNode encoding = b.get("encoding");
+    if (absent(encoding)) {
+      return TurboQuant.Bits.BITS1;
+    }
+    return switch (encoding.isString() ? encoding.asString() : "") {
+      case "one_bit" -> TurboQuant.Bits.BITS1;
+      case "one_and_half_bits" -> TurboQuant.Bits.BITS1_5;
+      case "two_bits" -> TurboQuant.Bits.BITS2;
+      default ->
+          throw Requests.invalid(
+              at + ".binary.encoding must be one of one_bit, two_bits, one_and_half_bits",
+              at + ".binary.encoding",
+              encoding);
+    };
   }
 
   /**
@@ -532,7 +600,7 @@ final class CollectionSettings {
     float quantile = Float.NaN;
     TurboQuant.Bits turbo = null;
     if (q != null) {
-      if (q.isObject() && q.has("turbo")) {
+      if (turboCodes(q)) {
         turbo = turboBits(q, qAt);
       } else {
         quantile = scalarQuantile(q, qAt);
@@ -773,7 +841,7 @@ final class CollectionSettings {
             known(diff, VECTOR_DIFF_FIELDS, at);
             IndexParams index = current.get().index();
             vectorPlacement(diff, index, at);
-            quantization(diff.get("quantization_config"), at + "quantization_config", true);
+            primaryQuantization(diff.get("quantization_config"), at + "quantization_config");
             hnsw(diff.get("hnsw_config"), index, at + "hnsw_config", index);
           }
         } else if (!e.getKey().isEmpty() && current.get().denseKey(e.getKey()) != null) {
@@ -825,7 +893,7 @@ final class CollectionSettings {
     }
     walUpdate(body.get("wal_config"), currentWalMegabytes);
     optimizers(body.get("optimizers_config"), server);
-    quantization(body.get("quantization_config"), "quantization_config", true);
+    primaryQuantization(body.get("quantization_config"), "quantization_config");
     sparseUpdate(body.get("sparse_vectors"), current.get());
     common(body, false);
   }
@@ -899,7 +967,7 @@ final class CollectionSettings {
         quantization = collection == null ? null : collection.quantizationConfig();
         inherited = collection != null;
       } else if (!absent(q)) {
-        boolean isTurbo = q.isObject() && q.has("turbo");
+        boolean isTurbo = turboCodes(q);
         turbo = isTurbo ? turboBits(q, qAt) : null;
         quantile = isTurbo ? Float.NaN : scalarQuantile(q, qAt);
         quantization = q.toString();
@@ -1267,6 +1335,26 @@ final class CollectionSettings {
         (kind == null ? "Qdrant's quantization" : kind + " quantization")
             + " is not supported; FlashVec's diskann index keeps product-quantised codes in RAM,"
             + " sized by index.pq_subspaces at creation");
+  }
+
+  /**
+   * An update's {@code quantization_config} for the primary vector (its own, or the collection's,
+   * which reaches it): scalar, turbo and binary are honoured at creation only, where they make
+   * another vector the primary one.
+   */
+  private static void primaryQuantization(JsonNode q, String at) {
+    if (!absent(q) && codes(q)) {
+      String kind = q.size() == 1 ? q.propertyNames().iterator().next() : "this";
+      throw refused(
+          at,
+          q,
+          kind
+              + " quantization cannot be added to the primary vector by an update: its diskann"
+              + " graph navigates by product-quantised codes sized at creation"
+              + " (index.pq_subspaces); give it when the collection is created, or on a named"
+              + " vector other than the first");
+    }
+    quantization(q, at, true);
   }
 
   private static void writeConsistency(JsonNode n, String at) {

@@ -330,12 +330,15 @@ class CollectionsControllerTests {
         "vectors.hnsw_config.payload_m: only 0 is supported");
     probe(v, "hnsw_config", "vectors:\"hnsw_config\":{\"payload_m\":0}", Kind.NO_OP);
     probe(v, "quantization_config", "vectors:\"quantization_config\":null", Kind.NO_OP);
+    // binary: one-bit TurboQuant codes, which make the vector one with a graph of its own
+    probe(
+        v, "quantization_config", "vectors:\"quantization_config\":{\"binary\":{}}", Kind.HONOURED);
     probe(
         v,
         "quantization_config",
-        "vectors:\"quantization_config\":{\"binary\":{}}",
+        "vectors:\"quantization_config\":{\"binary\":{\"query_encoding\":\"scalar8bits\"}}",
         Kind.REFUSED,
-        "vectors.quantization_config: binary quantization is not supported");
+        "vectors.quantization_config.binary.query_encoding: only default is supported");
     probe(v, "on_disk", "vectors:\"on_disk\":true", Kind.NO_OP);
     // vectors in RAM: without an explicit index type, the in-memory hnsw index is chosen
     probe(v, "on_disk", "vectors:\"on_disk\":false", Kind.HONOURED);
@@ -411,10 +414,12 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "hnsw_config.max_indexing_threads: only 0 is supported");
     probe(h, "on_disk", "hnsw:\"on_disk\":true", Kind.NO_OP);
+    // Qdrant's default graph in RAM: without an explicit index type, the in-memory hnsw index
+    probe(h, "on_disk", "hnsw:\"on_disk\":false", Kind.HONOURED);
     probe(
         h,
         "on_disk",
-        "hnsw:\"on_disk\":false",
+        "hnsw:\"on_disk\":false},\"index\":{\"type\":\"diskann\"",
         Kind.REFUSED,
         "hnsw_config.on_disk: must be true for index.type diskann");
     probe(h, "memory", "hnsw:\"memory\":\"cold\"", Kind.NO_OP);
@@ -495,12 +500,13 @@ class CollectionsControllerTests {
         Kind.REFUSED,
         "optimizers_config.flush_interval_sec: only 5 (what collection info reports)");
     probe(o, "max_optimization_threads", "opt:\"max_optimization_threads\":\"auto\"", Kind.NO_OP);
+    probe(o, "max_optimization_threads", "opt:\"max_optimization_threads\":1", Kind.HONOURED);
     probe(
         o,
         "max_optimization_threads",
-        "opt:\"max_optimization_threads\":1",
+        "opt:\"max_optimization_threads\":0",
         Kind.REFUSED,
-        "optimizers_config.max_optimization_threads: only auto is supported");
+        "optimizers_config.max_optimization_threads: 0 (no optimizations) is not supported");
     probe(o, "prevent_unoptimized", "opt:\"prevent_unoptimized\":false", Kind.NO_OP);
     probe(
         o,
@@ -525,12 +531,14 @@ class CollectionsControllerTests {
         "wal:\"wal_segments_ahead\":1",
         Kind.REFUSED,
         "wal_config.wal_segments_ahead: only 0 is supported");
+    probe(w, "wal_retain_closed", "wal:\"wal_retain_closed\":1", Kind.HONOURED);
+    probe(w, "wal_retain_closed", "wal:\"wal_retain_closed\":0", Kind.NO_OP);
     probe(
         w,
         "wal_retain_closed",
-        "wal:\"wal_retain_closed\":1",
+        "wal:\"wal_retain_closed\":-1",
         Kind.REFUSED,
-        "wal_config.wal_retain_closed: is not supported");
+        "wal_config.wal_retain_closed must be an integer from 0 to 1000");
     probe(w, "(FlashVec) fsync_policy", "wal:\"fsync_policy\":\"interval\"", Kind.HONOURED);
 
     String q = "QuantizationConfig";
@@ -563,14 +571,13 @@ class CollectionsControllerTests {
         "\"quantization_config\":{\"turbo\":{\"always_ram\":false}}",
         Kind.REFUSED,
         "quantization_config.turbo.always_ram: must be true or absent");
-    for (String kind : List.of("product", "binary")) {
-      probe(
-          q,
-          kind,
-          "\"quantization_config\":{\"" + kind + "\":{}}",
-          Kind.REFUSED,
-          "quantization_config: " + kind + " quantization is not supported");
-    }
+    probe(
+        q,
+        "product",
+        "\"quantization_config\":{\"product\":{}}",
+        Kind.REFUSED,
+        "quantization_config: product quantization is not supported");
+    probe(q, "binary", "\"quantization_config\":{\"binary\":{}}", Kind.HONOURED);
 
     probe("PayloadStorageParams", "memory", "\"payload\":{\"memory\":\"cold\"}", Kind.NO_OP);
     probe("PayloadStorageParams", "memory", "\"payload\":{\"memory\":\"cached\"}", Kind.HONOURED);
@@ -678,7 +685,7 @@ class CollectionsControllerTests {
         "quantization_config",
         "PATCH{\"vectors\":{\"\":{\"quantization_config\":{\"scalar\":{\"type\":\"int8\"}}}}}",
         Kind.REFUSED,
-        "vectors.quantization_config: scalar quantization is not supported");
+        "vectors.quantization_config: scalar quantization cannot be added to the primary vector by an update");
     probe(d, "on_disk", "PATCH{\"vectors\":{\"\":{\"on_disk\":true}}}", Kind.NO_OP);
     probe(
         d,

@@ -174,8 +174,9 @@ class FieldIndexUpdatesTest {
             + " \"x16\"}}}}}",
         "vectors.txt.quantization_config");
     refused(
-        "{\"vectors\": {\"txt\": {\"quantization_config\": {\"binary\": {}}}}}",
-        "vectors.txt.quantization_config");
+        "{\"vectors\": {\"txt\": {\"quantization_config\": {\"binary\": {\"query_encoding\":"
+            + " \"binary\"}}}}}",
+        "vectors.txt.quantization_config.binary.query_encoding");
     refused("{\"vectors\": {\"txt\": {\"on_disk\": true}}}", "vectors.txt.on_disk");
     refused(
         "{\"vectors\": {\"txt\": {\"hnsw_config\": {\"m\": 0}, \"quantization_config\": "

@@ -34,7 +34,9 @@ class TurboQuantIT extends OneServerPerClass {
                 + " \"quantization_config\": {\"turbo\": {\"bits\": \"bits4\", \"always_ram\":"
                 + " true}}},"
                 + " \"b\": {\"size\": 24, \"distance\": \"Euclid\"},"
-                + " \"c\": {\"size\": 20, \"distance\": \"Dot\", \"datatype\": \"turbo4\"}},"
+                + " \"c\": {\"size\": 20, \"distance\": \"Dot\", \"datatype\": \"turbo4\"},"
+                + " \"d\": {\"size\": 32, \"distance\": \"Dot\", \"quantization_config\":"
+                + " {\"binary\": {\"always_ram\": true}}}},"
                 + " \"quantization_config\": {\"turbo\": {\"bits\": \"bits2\"}}}"));
     float[][] c = new float[POINTS][];
     for (int from = 0; from < POINTS; from += 500) {
@@ -50,6 +52,8 @@ class TurboQuantIT extends OneServerPerClass {
             .append(SparseVectorsIT.vec(gaussian(r, 24)))
             .append(", \"c\": ")
             .append(SparseVectorsIT.vec(c[id]))
+            .append(", \"d\": ")
+            .append(SparseVectorsIT.vec(gaussian(r, 32)))
             .append("}}");
       }
       ok(http.put("/collections/t/points?wait=true", sb.append("]}").toString()));
@@ -62,6 +66,9 @@ class TurboQuantIT extends OneServerPerClass {
     assertThat(config.get("quantization_config").toString())
         .isEqualTo("{\"turbo\":{\"bits\":\"bits2\"}}");
     assertThat(vectors.get("c").get("datatype").asString()).isEqualTo("turbo4");
+    // Qdrant's binary quantization: one-bit TurboQuant codes, shown as given
+    assertThat(vectors.get("d").get("quantization_config").toString())
+        .isEqualTo("{\"binary\":{\"always_ram\":true}}");
 
     JsonNode stored = http.get("/collections/t/points/7").result().at("/vector/c");
     float[] back = floats(stored);
@@ -71,9 +78,10 @@ class TurboQuantIT extends OneServerPerClass {
     assertThat(http.get("/collections/t/points/7").result().at("/vector/c")).isEqualTo(stored);
 
     ok(http.post("/collections/t/flush", ""));
-    awaitIndexed("t", 3L * POINTS);
+    awaitIndexed("t", 4L * POINTS);
     checkSearches(r, "a", 32, 0.9);
     checkSearches(r, "b", 24, 0.85);
+    checkSearches(r, "d", 32, 0.75); // one bit for each of 32 coordinates navigates coarsely
 
     // a collection-level quantization that every quantized vector overrides is still shown
     ok(
@@ -95,7 +103,7 @@ class TurboQuantIT extends OneServerPerClass {
         .isTrue();
     assertThat(http.get("/collections/t").result().get("config")).isEqualTo(config);
     assertThat(http.get("/collections/t/points/7").result().at("/vector/c")).isEqualTo(stored);
-    awaitIndexed("t", 3L * POINTS);
+    awaitIndexed("t", 4L * POINTS);
     checkSearches(r, "a", 32, 0.9);
   }
 
@@ -134,6 +142,22 @@ class TurboQuantIT extends OneServerPerClass {
                 + " \"quantization_config\": {\"turbo\": {\"bits\": \"bits8\"}}}");
     assertThat(collectionBits.status()).isEqualTo(400);
     assertThat(collectionBits.error()).contains("quantization_config.turbo.bits");
+    Http.Response coarse =
+        http.put(
+            "/collections/bad",
+            base
+                + "{\"size\": 4, \"distance\": \"Dot\", \"quantization_config\": {\"binary\":"
+                + " {\"query_encoding\": \"binary\"}}}}}");
+    assertThat(coarse.status()).isEqualTo(400);
+    assertThat(coarse.error()).contains("vectors.b.quantization_config.binary.query_encoding");
+    Http.Response encoding =
+        http.put(
+            "/collections/bad",
+            base
+                + "{\"size\": 4, \"distance\": \"Dot\", \"quantization_config\": {\"binary\":"
+                + " {\"encoding\": \"three_bits\"}}}}}");
+    assertThat(encoding.status()).isEqualTo(400);
+    assertThat(encoding.error()).contains("vectors.b.quantization_config.binary.encoding");
     assertThat(http.get("/collections/bad").status()).isEqualTo(404);
 
     // the primary (diskann) vector keeps its product quantisation: turbo by an update is refused
