@@ -330,6 +330,34 @@ class LocalMetadataStoreTest {
   }
 
   @Test
+  void retainedWalSegmentsAndOptimizationSlotsAreStoredOnlyWhenGivenAndKeptByLaterChanges()
+      throws Exception {
+    LocalMetadataStore s = new LocalMetadataStore(dir, io);
+    s.createIfAbsent(meta("docs", 4));
+    assertThat(Files.readString(file()))
+        .doesNotContain("wal_retain_closed")
+        .doesNotContain("max_optimization_threads");
+    CollectionTuning t = CollectionTuning.DEFAULT.withWalRetainClosed(2).withOptimizationJobs(1);
+    s.updateTuning("docs", t);
+    assertThat(Files.readString(file()))
+        .contains("\"wal_retain_closed\" : 2")
+        .contains("\"max_optimization_threads\" : 1");
+    CollectionTuning read = new LocalMetadataStore(dir, io).get("docs").orElseThrow().tuning();
+    assertThat(read).isEqualTo(t);
+    CollectionTuning later =
+        read.merge(100, FsyncPolicy.NEVER, false)
+            .withStrictMode("{}")
+            .withMetadata("{}")
+            .withSparseIdf(java.util.Set.of("t"))
+            .withWalSegmentBytes(1 << 20)
+            .withSegmentNumber(3)
+            .withQuantizationConfig("{}")
+            .withMemoryShown(java.util.Set.of(CollectionTuning.VECTORS_MEMORY));
+    assertThat(later.walRetainClosed()).isEqualTo(2);
+    assertThat(later.optimizationJobs()).isEqualTo(1);
+  }
+
+  @Test
   void memoryPlacementsShownAreStoredOnlyWhenGivenAndKeptByLaterChanges() throws Exception {
     LocalMetadataStore s = new LocalMetadataStore(dir, io);
     s.createIfAbsent(meta("docs", 4));
