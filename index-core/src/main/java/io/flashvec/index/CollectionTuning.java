@@ -86,36 +86,12 @@ public record CollectionTuning(
 
   /** This tuning keeping {@code n} closed WAL segments past their checkpoint. */
   public CollectionTuning withWalRetainClosed(int n) {
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        strictMode,
-        metadata,
-        sparseIdf,
-        walSegmentBytes,
-        memoryShown,
-        segmentNumber,
-        quantizationConfig,
-        n,
-        optimizationJobs);
+    return with(c -> c.walRetainClosed = n);
   }
 
   /** This tuning with at most {@code n} builds and merges at once per shard ({@code 0}: auto). */
   public CollectionTuning withOptimizationJobs(int n) {
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        strictMode,
-        metadata,
-        sparseIdf,
-        walSegmentBytes,
-        memoryShown,
-        segmentNumber,
-        quantizationConfig,
-        walRetainClosed,
-        n);
+    return with(c -> c.optimizationJobs = n);
   }
 
   /** The {@code memoryShown} of the graph's vector's {@code memory}. */
@@ -239,54 +215,18 @@ public record CollectionTuning(
 
   /** This tuning with the collection's {@code quantization_config} shown as {@code json}. */
   public CollectionTuning withQuantizationConfig(String json) {
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        strictMode,
-        metadata,
-        sparseIdf,
-        walSegmentBytes,
-        memoryShown,
-        segmentNumber,
-        json,
-        walRetainClosed,
-        optimizationJobs);
+    return with(c -> c.quantizationConfig = json);
   }
 
   public CollectionTuning withSegmentNumber(int n) {
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        strictMode,
-        metadata,
-        sparseIdf,
-        walSegmentBytes,
-        memoryShown,
-        n,
-        quantizationConfig,
-        walRetainClosed,
-        optimizationJobs);
+    return with(c -> c.segmentNumber = n);
   }
 
   /** This tuning with {@code given} added to the {@code memory} placements shown. */
   public CollectionTuning withMemoryShown(java.util.Set<String> given) {
     java.util.Set<String> all = new java.util.TreeSet<>(memoryShown);
     all.addAll(given);
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        strictMode,
-        metadata,
-        sparseIdf,
-        walSegmentBytes,
-        all,
-        segmentNumber,
-        quantizationConfig,
-        walRetainClosed,
-        optimizationJobs);
+    return with(c -> c.memoryShown = all);
   }
 
   /** Settings without sparse fields weighted by IDF. */
@@ -302,19 +242,7 @@ public record CollectionTuning(
 
   /** This tuning with {@code fields} as the sparse fields weighted by IDF. */
   public CollectionTuning withSparseIdf(java.util.Set<String> fields) {
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        strictMode,
-        metadata,
-        fields,
-        walSegmentBytes,
-        memoryShown,
-        segmentNumber,
-        quantizationConfig,
-        walRetainClosed,
-        optimizationJobs);
+    return with(c -> c.sparseIdf = fields);
   }
 
   /** Settings without a strict mode or metadata. */
@@ -339,69 +267,79 @@ public record CollectionTuning(
 
   /** This tuning with the non-null parts of {@code patch} applied. */
   public CollectionTuning merge(Integer threshold, FsyncPolicy policy, Boolean onDisk) {
-    return new CollectionTuning(
-        threshold != null ? threshold : indexingThreshold,
-        policy != null ? policy : fsyncPolicy,
-        onDisk != null ? onDisk : onDiskPayload,
-        strictMode,
-        metadata,
-        sparseIdf,
-        walSegmentBytes,
-        memoryShown,
-        segmentNumber,
-        quantizationConfig,
-        walRetainClosed,
-        optimizationJobs);
+    return with(
+        c -> {
+          c.indexingThreshold = threshold != null ? threshold : indexingThreshold;
+          c.fsyncPolicy = policy != null ? policy : fsyncPolicy;
+          c.onDiskPayload = onDisk != null ? onDisk : onDiskPayload;
+        });
   }
 
   /** This tuning with {@code json} as its strict mode configuration ({@code null}: none). */
   public CollectionTuning withStrictMode(String json) {
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        json,
-        metadata,
-        sparseIdf,
-        walSegmentBytes,
-        memoryShown,
-        segmentNumber,
-        quantizationConfig,
-        walRetainClosed,
-        optimizationJobs);
+    return with(c -> c.strictMode = json);
   }
 
   /** This tuning with {@code json} as its metadata ({@code null}: none). */
   public CollectionTuning withMetadata(String json) {
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        strictMode,
-        json,
-        sparseIdf,
-        walSegmentBytes,
-        memoryShown,
-        segmentNumber,
-        quantizationConfig,
-        walRetainClosed,
-        optimizationJobs);
+    return with(c -> c.metadata = json);
   }
 
   /** This tuning with WAL segments of {@code bytes} ({@code 0}: the server's size). */
   public CollectionTuning withWalSegmentBytes(long bytes) {
-    return new CollectionTuning(
-        indexingThreshold,
-        fsyncPolicy,
-        onDiskPayload,
-        strictMode,
-        metadata,
-        sparseIdf,
-        bytes,
-        memoryShown,
-        segmentNumber,
-        quantizationConfig,
-        walRetainClosed,
-        optimizationJobs);
+    return with(c -> c.walSegmentBytes = bytes);
+  }
+
+  private CollectionTuning with(java.util.function.Consumer<Copy> change) {
+    Copy c = new Copy(this);
+    change.accept(c);
+    return c.build();
+  }
+
+  /** A mutable copy of a tuning, for the {@code with*} methods. */
+  private static final class Copy {
+    int indexingThreshold;
+    FsyncPolicy fsyncPolicy;
+    boolean onDiskPayload;
+    String strictMode;
+    String metadata;
+    java.util.Set<String> sparseIdf;
+    long walSegmentBytes;
+    java.util.Set<String> memoryShown;
+    int segmentNumber;
+    String quantizationConfig;
+    int walRetainClosed;
+    int optimizationJobs;
+
+    Copy(CollectionTuning t) {
+      indexingThreshold = t.indexingThreshold;
+      fsyncPolicy = t.fsyncPolicy;
+      onDiskPayload = t.onDiskPayload;
+      strictMode = t.strictMode;
+      metadata = t.metadata;
+      sparseIdf = t.sparseIdf;
+      walSegmentBytes = t.walSegmentBytes;
+      memoryShown = t.memoryShown;
+      segmentNumber = t.segmentNumber;
+      quantizationConfig = t.quantizationConfig;
+      walRetainClosed = t.walRetainClosed;
+      optimizationJobs = t.optimizationJobs;
+    }
+
+    CollectionTuning build() {
+      return new CollectionTuning(
+          indexingThreshold,
+          fsyncPolicy,
+          onDiskPayload,
+          strictMode,
+          metadata,
+          sparseIdf,
+          walSegmentBytes,
+          memoryShown,
+          segmentNumber,
+          quantizationConfig,
+          walRetainClosed,
+          optimizationJobs);
+    }
   }
 }
